@@ -1,0 +1,282 @@
+"""Registry of trace loaders: built-in ones plus plugins from the ``hpctwin.dataloaders`` entry-point group.
+
+A plugin package declares, in its ``pyproject.toml``::
+
+    [project.entry-points."hpctwin.dataloaders"]
+    mysite = "mysite_loader:MySiteLoader"
+
+where ``MySiteLoader`` subclasses :class:`BaseLoader`. Built-in loaders are known even when hpctwin itself is not
+installed (running from a checkout), so the registry never depends on package metadata being present.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import importlib.metadata
+import os
+import warnings
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dataloaders.report import LoadResult
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BaseLoader",
+    "available_loaders",
+    "get_loader",
+    "guess_format",
+    "load_trace",
+    "register_loader",
+]
+
+#: Entry-point group scanned for third-party loaders.
+ENTRY_POINT_GROUP = "hpctwin.dataloaders"
+
+#: Built-in loaders, name -> "module:Class" (imported lazily).
+_BUILTIN: dict[str, str] = {
+    "swf": "dataloaders.swf:SWFLoader",
+}
+
+#: Loaders registered at run time with :func:`register_loader`.
+_RUNTIME: dict[str, type[BaseLoader]] = {}
+
+
+class BaseLoader(abc.ABC):
+    """Abstract trace loader: reads one site trace into the canonical job table.
+
+    Subclasses set the class attributes and implement :meth:`load`.
+
+    Attributes
+    ----------
+    name : str
+        Registry name, lower case (e.g. ``"swf"``).
+    description : str
+        One-line description shown by :func:`available_loaders`.
+    suffixes : tuple of str
+        File suffixes (lower case, with the dot, without a compression suffix such as ``.gz``) used by
+        :func:`load_trace` to guess the format.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    suffixes: ClassVar[tuple[str, ...]] = ()
+
+    @abc.abstractmethod
+    def load(self, path: str | os.PathLike[str], **options: Any) -> LoadResult:
+        """Read a trace file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The trace file (compressed or not, as the loader supports).
+        **options
+            Loader-specific options; every loader accepts ``strict: bool``.
+
+        Returns
+        -------
+        LoadResult
+            The canonical job table and the load report.
+
+        Raises
+        ------
+        dataloaders.report.TraceError
+            If the trace yields zero jobs, or (``strict=True``) a record would be repaired or rejected.
+        """
+
+
+def _import_object(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    obj = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    try:
+        eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as exc:  # broken metadata must not hide the built-in loaders
+        warnings.warn(f"could not read entry points {ENTRY_POINT_GROUP!r}: {exc}", RuntimeWarning, stacklevel=3)
+        return {}
+    return {ep.name: ep for ep in eps}
+
+
+def _targets() -> dict[str, Any]:
+    """Name -> class, "module:Class" string, or EntryPoint; run-time > built-in > entry point."""
+    out: dict[str, Any] = {}
+    for name, ep in _entry_points().items():
+        if name in _BUILTIN and ep.value.replace(" ", "") != _BUILTIN[name]:
+            warnings.warn(
+                f"entry point {name!r} = {ep.value!r} ({ENTRY_POINT_GROUP}) shadows a built-in loader; "
+                f"the built-in {_BUILTIN[name]!r} is used",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            continue
+        out[name] = ep
+    out.update(_BUILTIN)
+    out.update(_RUNTIME)
+    return out
+
+
+def _resolve(name: str, target: Any) -> type[BaseLoader]:
+    if isinstance(target, importlib.metadata.EntryPoint):
+        cls = target.load()
+    elif isinstance(target, str):
+        cls = _import_object(target)
+    else:
+        cls = target
+    if not (isinstance(cls, type) and issubclass(cls, BaseLoader)):
+        raise TypeError(f"loader {name!r} resolves to {cls!r}, which is not a BaseLoader subclass")
+    return cls
+
+
+def register_loader(cls: type[BaseLoader], *, replace: bool = False) -> type[BaseLoader]:
+    """Register a loader class at run time (usable as a class decorator).
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`BaseLoader` subclass with a non-empty ``name``.
+    replace : bool, optional
+        Allow replacing a loader of the same name (default False).
+
+    Returns
+    -------
+    type
+        ``cls`` unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``cls`` is not a BaseLoader subclass.
+    ValueError
+        If ``cls.name`` is empty, or already registered and ``replace`` is False.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, BaseLoader)):
+        raise TypeError(f"{cls!r} is not a BaseLoader subclass")
+    if not cls.name:
+        raise ValueError(f"{cls.__name__}.name is empty")
+    if not replace and cls.name in _targets():
+        raise ValueError(f"a loader named {cls.name!r} is already registered; pass replace=True to replace it")
+    _RUNTIME[cls.name] = cls
+    return cls
+
+
+def _unknown(name: str, known: dict[str, Any]) -> ValueError:
+    return ValueError(f"unknown trace format {name!r}; known loaders: {', '.join(sorted(known)) or '(none)'}")
+
+
+def get_loader(name: str) -> BaseLoader:
+    """Return an instance of the loader registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (case-insensitive), e.g. ``"swf"``.
+
+    Returns
+    -------
+    BaseLoader
+        A new loader instance.
+
+    Raises
+    ------
+    ValueError
+        If no loader has that name; the message lists the known names.
+    TypeError
+        If the registered object is not a BaseLoader subclass.
+    """
+    targets = _targets()
+    key = name.lower()
+    if key not in targets:
+        raise _unknown(name, targets)
+    return _resolve(key, targets[key])()
+
+
+def available_loaders() -> dict[str, str]:
+    """Return every known loader with its one-line description.
+
+    Returns
+    -------
+    dict of str to str
+        Name -> description, sorted by name. A plugin that fails to import is listed with the error as its
+        description rather than hiding the others.
+    """
+    out: dict[str, str] = {}
+    for name, target in sorted(_targets().items()):
+        try:
+            out[name] = _resolve(name, target).description
+        except Exception as exc:  # one broken plugin must not hide the rest
+            out[name] = f"(cannot be loaded: {type(exc).__name__}: {exc})"
+    return out
+
+
+_COMPRESSION_SUFFIXES = (".gz",)
+
+
+def guess_format(path: str | os.PathLike[str]) -> str:
+    """Guess a trace's loader name from its file name.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Trace file name; a trailing ``.gz`` is ignored (``x.swf.gz`` -> ``swf``).
+
+    Returns
+    -------
+    str
+        The registry name of the first loader whose ``suffixes`` contains the file's suffix.
+
+    Raises
+    ------
+    ValueError
+        If no loader claims the suffix; the message lists the known loaders and their suffixes.
+    """
+    p = Path(path)
+    suffixes = [s.lower() for s in p.suffixes]
+    while suffixes and suffixes[-1] in _COMPRESSION_SUFFIXES:
+        suffixes.pop()
+    suffix = suffixes[-1] if suffixes else ""
+    claims: dict[str, tuple[str, ...]] = {}
+    for name, target in sorted(_targets().items()):
+        try:
+            claims[name] = tuple(_resolve(name, target).suffixes)
+        except Exception:  # noqa: BLE001 - a broken plugin cannot claim a suffix
+            continue
+        if suffix and suffix in claims[name]:
+            return name
+    known = ", ".join(f"{n} {list(s)}" for n, s in claims.items())
+    raise ValueError(f"cannot guess the trace format of {str(path)!r} (suffix {suffix!r}); known loaders: {known}")
+
+
+def load_trace(path: str | os.PathLike[str], format: str | None = None, **options: Any) -> LoadResult:  # noqa: A002
+    """Load a trace with the loader named ``format``, or the one guessed from the file suffix.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The trace file.
+    format : str, optional
+        Loader name; guessed with :func:`guess_format` when None.
+    **options
+        Passed to the loader's ``load`` (e.g. ``cores_per_node``, ``max_nodes``, ``strict`` for SWF).
+
+    Returns
+    -------
+    LoadResult
+        The canonical job table and the load report.
+
+    Raises
+    ------
+    ValueError
+        If the format is unknown or cannot be guessed (message lists the known loaders).
+    dataloaders.report.TraceError
+        From the loader: zero jobs, unreadable file, or a strict-mode violation.
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    name = format if format is not None else guess_format(path)
+    return get_loader(name).load(path, **options)

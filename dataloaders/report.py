@@ -1,0 +1,268 @@
+"""What a loader did to a trace: counts, per-record issues, file-level notes, and the strict-mode error.
+
+Every loader returns a :class:`LoadResult`: the canonical job table (:mod:`jobs.table`) and a :class:`LoadReport`
+that says, record by record, what was repaired or rejected and why. ``LoadReport.to_dict()`` is meant for the run
+provenance written beside the results; ``LoadReport.summary()`` is meant for a human.
+
+Actions on a record
+-------------------
+``rejected``
+    The record is not in the job table (bad line, job larger than the machine, duplicate id, ...).
+``repaired``
+    The record is in the table but a value was changed (e.g. a CPU utilisation clipped to 1).
+``flagged``
+    The record is in the table unchanged, but a value the simulator needs is missing (e.g. run time -1 -> NaN).
+    Missing values are legal in the canonical table, so ``strict=True`` does not raise on them.
+``folded``
+    The record was merged into another one (SWF partial-execution lines); no information the table holds is lost.
+
+With ``strict=True`` a loader raises :class:`TraceError` for the first ``repaired`` or ``rejected`` record.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Any, Literal, NamedTuple
+
+import pandas as pd
+
+__all__ = ["ACTIONS", "Issue", "LoadReport", "LoadResult", "TraceError"]
+
+#: The actions a loader may take on one record, see the module docstring.
+ACTIONS: tuple[str, ...] = ("rejected", "repaired", "flagged", "folded")
+
+Action = Literal["rejected", "repaired", "flagged", "folded"]
+
+
+class TraceError(ValueError):
+    """A trace cannot be loaded, or (``strict=True``) a record would have been repaired or rejected.
+
+    Parameters
+    ----------
+    path : str
+        The trace file.
+    message : str
+        What is wrong.
+    line : int or None, optional
+        1-based line number in the (decompressed) file, None when the problem concerns the whole file.
+    field : str, optional
+        Field name (e.g. ``"run_time"``), ``""`` when not about one field.
+    expected : str, optional
+        What a valid value looks like.
+    found : str, optional
+        What the file holds.
+
+    Attributes
+    ----------
+    path, line, field, expected, found
+        As given, so callers can act on them without parsing the message.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        line: int | None = None,
+        field: str = "",
+        expected: str = "",
+        found: str = "",
+    ) -> None:
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.expected = expected
+        self.found = found
+        where = f"{self.path}, line {line}" if line is not None else self.path
+        parts = [f"{where}: {message}"]
+        if field:
+            parts.append(f"field {field!r}")
+        if found:
+            parts.append(f"found {found!r}")
+        if expected:
+            parts.append(f"expected {expected}")
+        super().__init__("; ".join(parts))
+
+
+@dataclasses.dataclass(frozen=True)
+class Issue:
+    """One action a loader took on one record.
+
+    Attributes
+    ----------
+    line : int or None
+        1-based line number in the (decompressed) file; None for a record synthesised from several lines.
+    job_id : int or None
+        Job id of the record when it could be read, else None.
+    field : str
+        Name of the field concerned (loader-specific, e.g. ``"allocated_processors"``), ``""`` for the whole line.
+    found : str
+        What the file holds (truncated to 80 characters).
+    expected : str
+        What a valid value looks like.
+    action : {"rejected", "repaired", "flagged", "folded"}
+        What the loader did, see the module docstring.
+    reason : str
+        Short machine-readable category used for counting, e.g. ``"wrong_field_count"``.
+    """
+
+    line: int | None
+    job_id: int | None
+    field: str
+    found: str
+    expected: str
+    action: Action
+    reason: str
+
+    def describe(self) -> str:
+        """Return one human-readable line for this issue.
+
+        Returns
+        -------
+        str
+            E.g. ``"line 12 (job 7): run_time = '-1', expected >= 0 -> flagged [runtime_missing]"``.
+        """
+        where = f"line {self.line}" if self.line is not None else "(no line)"
+        if self.job_id is not None:
+            where += f" (job {self.job_id})"
+        what = f"{self.field} = {self.found!r}" if self.field else repr(self.found)
+        return f"{where}: {what}, expected {self.expected} -> {self.action} [{self.reason}]"
+
+
+@dataclasses.dataclass
+class LoadReport:
+    """Counts and issues of one trace load.
+
+    ``records_read == accepted + rejected + folded`` always holds. ``repaired`` counts accepted records with at
+    least one ``repaired`` issue (one record may carry several issues).
+
+    Attributes
+    ----------
+    source : str
+        Path of the trace file.
+    loader : str
+        Registry name of the loader (e.g. ``"swf"``).
+    records_read : int
+        Data records (non-blank, non-comment lines) read.
+    accepted : int
+        Rows in the returned job table.
+    repaired : int
+        Accepted rows with at least one repaired value.
+    rejected : int
+        Records left out of the table.
+    folded : int
+        Records merged into another record (e.g. SWF partial-execution lines).
+    issues : list of Issue
+        Every per-record action, in line order.
+    notes : list of str
+        File-level observations (header claims vs. actual counts, time origin, sort order, ...).
+    header : dict
+        Header fields the loader parsed (format-specific; for SWF e.g. ``{"MaxJobs": 527371}``).
+    """
+
+    source: str
+    loader: str
+    records_read: int = 0
+    accepted: int = 0
+    repaired: int = 0
+    rejected: int = 0
+    folded: int = 0
+    issues: list[Issue] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    header: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def counts_by_reason(self) -> dict[tuple[str, str], int]:
+        """Count issues by (action, reason).
+
+        Returns
+        -------
+        dict
+            ``{(action, reason): count}``, ordered by action (rejected, repaired, flagged, folded), then by count
+            (largest first).
+        """
+        c = collections.Counter((i.action, i.reason) for i in self.issues)
+        order = {a: k for k, a in enumerate(ACTIONS)}
+        return dict(sorted(c.items(), key=lambda kv: (order[kv[0][0]], -kv[1], kv[0][1])))
+
+    def first_error(self) -> Issue | None:
+        """Return the first (lowest line) ``repaired`` or ``rejected`` issue, the one strict mode raises for.
+
+        Returns
+        -------
+        Issue or None
+            None when the load needed no repair and rejected nothing.
+        """
+        bad = [i for i in self.issues if i.action in ("repaired", "rejected")]
+        if not bad:
+            return None
+        return min(bad, key=lambda i: (i.line if i.line is not None else -1))
+
+    def summary(self, max_examples: int = 3) -> str:
+        """Return a human-readable summary: counts, notes, counts by reason with the first few examples.
+
+        Parameters
+        ----------
+        max_examples : int, optional
+            Examples (with line numbers) shown per (action, reason), default 3.
+
+        Returns
+        -------
+        str
+            Several lines of text, no trailing newline.
+        """
+        lines = [
+            f"{self.loader} load of {self.source}",
+            f"  records read {self.records_read}: accepted {self.accepted} (repaired {self.repaired}), "
+            f"rejected {self.rejected}, folded {self.folded}",
+        ]
+        for note in self.notes:
+            lines.append(f"  note: {note}")
+        by_reason = self.counts_by_reason()
+        if by_reason:
+            lines.append("  issues by reason:")
+        for (action, reason), n in by_reason.items():
+            lines.append(f"    {action:8s} {n:7d}  {reason}")
+            examples = [i for i in self.issues if i.action == action and i.reason == reason][:max_examples]
+            for ex in examples:
+                lines.append(f"        e.g. {ex.describe()}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the report as plain JSON-serialisable Python objects, for run provenance.
+
+        Returns
+        -------
+        dict
+            Keys ``source, loader, records_read, accepted, repaired, rejected, folded, counts_by_reason`` (a dict
+            ``"action:reason" -> count``), ``notes``, ``header`` and ``issues`` (list of dicts with the
+            :class:`Issue` fields).
+        """
+        return {
+            "source": self.source,
+            "loader": self.loader,
+            "records_read": int(self.records_read),
+            "accepted": int(self.accepted),
+            "repaired": int(self.repaired),
+            "rejected": int(self.rejected),
+            "folded": int(self.folded),
+            "counts_by_reason": {f"{a}:{r}": int(n) for (a, r), n in self.counts_by_reason().items()},
+            "notes": list(self.notes),
+            "header": dict(self.header),
+            "issues": [dataclasses.asdict(i) for i in self.issues],
+        }
+
+
+class LoadResult(NamedTuple):
+    """A loaded trace: the canonical job table and the report of what the loader did.
+
+    Attributes
+    ----------
+    jobs : pandas.DataFrame
+        Shape (n_jobs, >= 13), the canonical job table (:data:`jobs.table.JOB_COLUMNS`), sorted by submit time
+        then job id, ``attrs["time_origin_unix_s"]`` set (NaN when the trace gives no absolute time).
+    report : LoadReport
+        Counts, issues and notes.
+    """
+
+    jobs: pd.DataFrame
+    report: LoadReport

@@ -1,0 +1,641 @@
+"""Standard Workload Format (SWF) v2.2 loader: Parallel Workloads Archive traces -> canonical job table.
+
+An SWF file has one job per line, 18 whitespace-separated numeric fields, ``-1`` meaning "missing" in any field, and
+header comments starting with ``;`` (``; MaxJobs: 527371``). This loader reads plain or gzip-compressed files (by
+content, whatever the suffix), parses the numbers vectorised with numpy (a per-line slow path only runs for lines
+that fail the fast path, so every rejection still carries its line number) and returns :class:`LoadResult`.
+
+Field -> canonical column (:data:`jobs.table.JOB_COLUMNS`)
+----------------------------------------------------------
+===========================  ====================================================================================
+``job_id``                   field 1 (job number); must be an integer >= 0, else the line is rejected
+``submit_time_s``            field 2 relative to the time origin (see below); -1 -> line rejected
+``requested_walltime_s``     field 9; -1 -> NaN (never 0); 0 or negative -> NaN, repaired
+``nodes``                    ceil(processors / cores_per_node); processors = field 5 (allocated) when > 0, else
+                             field 8 (requested); neither -> line rejected. ``report.notes`` says how many
+                             came from each field.
+``runtime_s``                field 4; -1 -> NaN (flagged); 0 is legal and kept
+``start_time_s``             submit + field 3 (wait) when the wait is known, else NaN
+``end_time_s``               start + run time when both are known, else NaN
+``user`` / ``account``       fields 12 / 13 as text; ``""`` when -1
+``queue``                    field 15 as text; ``""`` when -1
+``status``                   field 11: 0 failed, 1 completed, 5 cancelled, -1 unknown (other codes -> unknown,
+                             repaired); 2/3/4 see partial executions below
+``cpu_util``                 field 6 (average CPU time per processor, s) / run time, clipped to [0, 1] (clipping is
+                             reported as a repair); NaN when either is missing or the run time is 0
+``gpu_util``                 NaN (SWF has no GPU field)
+===========================  ====================================================================================
+
+Two extra columns follow the canonical ones: ``procs`` (int64, the processor count used for ``nodes``) and
+``source_line`` (int64, 1-based line of the record in the decompressed file).
+
+Time origin
+-----------
+If the header gives ``UnixStartTime`` > 0, it is the origin. Otherwise, if the submit times look like Unix epochs
+(smallest submit > 1e8 s, i.e. after 1973), the origin is the first (smallest) submit time. Submit times that are
+epochs are made relative to the origin. ``jobs.attrs["time_origin_unix_s"]`` holds the origin (NaN when the trace
+gives no absolute time).
+
+Partial executions (status 2, 3, 4)
+-----------------------------------
+SWF v2.2 writes a checkpointed or swapped job as one summary line (status 0/1/5, totals) followed by one line per
+part (status 2 "will be continued", 3 "last part, completed", 4 "last part, failed") with the same job number.
+Choice made here: the summary line is kept and its part lines are *folded* (counted, reported as ``folded``,
+not rejected; no information the canonical table holds is lost). Parts without a summary line are folded into one
+synthetic job: fields of the first part (by line), run time = sum of the parts' run times, start = first part's
+start, end = start + that run time, status from the last part (3 -> completed, 4 -> failed, only 2 -> unknown),
+reported as ``repaired`` (reason ``partial_execution_without_summary``).
+
+Order of checks
+---------------
+1. lines with a field count other than 18, or non-numeric / non-finite text -> rejected;
+2. job id, submit time, processor count unusable -> rejected;
+3. partial-execution lines folded (above);
+4. a job id seen on an earlier valid line -> rejected (``duplicate_job_id``);
+5. ``nodes > max_nodes`` -> rejected (``larger_than_machine``); the load continues;
+6. value repairs / flags on the accepted rows; sort by (submit, job id), stable.
+
+References
+----------
+D. Feitelson, Parallel Workloads Archive, "The Standard Workload Format", version 2.2,
+https://www.cs.huji.ac.il/labs/parallel/workload/swf.html
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dataloaders.registry import BaseLoader
+from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
+from jobs.table import JobStatus, validate_job_table
+
+__all__ = ["EPOCH_THRESHOLD_S", "SWF_FIELDS", "SWFLoader", "parse_swf_header", "read_swf"]
+
+#: The 18 SWF v2.2 fields, in file order (names used in issues and notes).
+SWF_FIELDS: tuple[str, ...] = (
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
+_N = len(SWF_FIELDS)
+(
+    _JOB,
+    _SUBMIT,
+    _WAIT,
+    _RUN,
+    _ALLOC,
+    _CPU,
+    _MEM,
+    _REQP,
+    _REQT,
+    _REQM,
+    _STATUS,
+    _USER,
+    _GROUP,
+    _EXE,
+    _QUEUE,
+    _PART,
+    _PREC,
+    _THINK,
+) = range(_N)
+
+#: Submit times above this (s) are taken as absolute Unix epochs (1e8 s is 1973-03-03).
+EPOCH_THRESHOLD_S = 1e8
+
+_HEADER_NUMERIC = ("UnixStartTime", "MaxNodes", "MaxProcs", "MaxJobs", "MaxRecords", "TimeZone", "MaxQueues",
+                   "MaxPartitions")
+_PARTIAL_STATUS = (2, 3, 4)
+_MAX_FOUND = 80
+
+
+def parse_swf_header(comment_lines: list[str]) -> dict[str, Any]:
+    """Parse SWF header comments (``; Key: value``) into a dict.
+
+    Parameters
+    ----------
+    comment_lines : list of str
+        Lines starting with ``;`` (leading whitespace allowed).
+
+    Returns
+    -------
+    dict
+        Key -> value. ``UnixStartTime``, ``MaxNodes``, ``MaxProcs``, ``MaxJobs``, ``MaxRecords``, ``TimeZone``,
+        ``MaxQueues`` and ``MaxPartitions`` are ints (or floats when fractional) when they parse as numbers;
+        other keys keep their text. A key that occurs several times (``Note``, ``Queue``) keeps the first value;
+        continuation lines without a key are ignored.
+    """
+    header: dict[str, Any] = {}
+    for raw in comment_lines:
+        body = raw.strip().lstrip(";").strip()
+        key, sep, value = body.partition(":")
+        key = key.strip()
+        if not sep or not key or " " in key:
+            continue
+        value = value.strip()
+        if key in _HEADER_NUMERIC:
+            try:
+                num = float(value.split()[0])
+            except (ValueError, IndexError):
+                header.setdefault(key, value)
+                continue
+            header.setdefault(key, int(num) if num.is_integer() else num)
+        else:
+            header.setdefault(key, value)
+    return header
+
+
+def _read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _id_text(values: np.ndarray) -> np.ndarray:
+    """Ids as text: integral -> '123', fractional -> '1.5', negative (missing) -> ''."""
+    out = np.full(values.shape, "", dtype=object)
+    ok = values >= 0
+    integral = ok & (values == np.floor(values))
+    out[integral] = values[integral].astype(np.int64).astype(str)
+    frac = ok & ~integral
+    if frac.any():
+        out[frac] = [repr(float(v)) for v in values[frac]]
+    return out
+
+
+class _Issues:
+    """Collects issues while the loader works on arrays."""
+
+    def __init__(self) -> None:
+        self.items: list[Issue] = []
+
+    def add(self, line, job_id, field, found, expected, action, reason) -> None:  # noqa: ANN001, D102
+        jid = None if job_id is None or not np.isfinite(job_id) else int(job_id)
+        self.items.append(Issue(None if line is None else int(line), jid, field, str(found)[:_MAX_FOUND],
+                                expected, action, reason))
+
+    def add_mask(self, mask, lines, ids, field, found, expected, action, reason) -> None:  # noqa: ANN001, D102
+        for k in np.flatnonzero(mask):
+            f = found[k] if isinstance(found, (np.ndarray, list)) else found
+            self.add(lines[k], ids[k], field, f if isinstance(f, str) else _fmt(float(f)), expected, action, reason)
+
+
+def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues) -> tuple[np.ndarray, np.ndarray]:
+    """Return (values shape (n_ok, 18) float64, line numbers of those rows); reject the rest with issues."""
+    toks = [s.split() for s in data]
+    nf = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    well = nf == _N
+    for k in np.flatnonzero(~well):
+        first = toks[k][0] if toks[k] else ""
+        jid = float(first) if first.lstrip("-").isdigit() else None
+        issues.add(line_no[k], jid, "", data[k], f"{_N} whitespace-separated fields, found {nf[k]}", "rejected",
+                   "wrong_field_count")
+    good_idx = np.flatnonzero(well)
+    rows = [toks[k] for k in good_idx]
+    try:
+        values = np.array(rows, dtype=np.float64).reshape(len(rows), _N)
+        bad = ~np.isfinite(values).all(axis=1)
+    except ValueError:
+        # slow path: find the offending lines one by one
+        values = np.full((len(rows), _N), np.nan)
+        bad = np.zeros(len(rows), dtype=bool)
+        for r, tk in enumerate(rows):
+            try:
+                values[r] = [float(t) for t in tk]
+            except ValueError:
+                bad[r] = True
+        bad |= ~np.isfinite(values).all(axis=1)
+    for r in np.flatnonzero(bad):
+        tk = rows[r]
+        col = next((c for c, t in enumerate(tk) if not _is_finite_number(t)), 0)
+        first = tk[0]
+        jid = float(first) if first.lstrip("-").isdigit() else None
+        issues.add(line_no[good_idx[r]], jid, SWF_FIELDS[col], tk[col], "a finite number (-1 when missing)",
+                   "rejected", "non_numeric")
+    keep = ~bad
+    return values[keep], line_no[good_idx[keep]]
+
+
+def _is_finite_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _fold_orphan_parts(v: np.ndarray, lines: np.ndarray, issues: _Issues) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Build one synthetic row per job id that has partial lines but no summary line.
+
+    Returns the synthetic rows, their line numbers and the indices (into v) of all part rows used.
+    """
+    order = np.lexsort((lines, v[:, _JOB]))
+    rows, row_lines, used = [], [], []
+    ids = v[order, _JOB]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    ends = np.r_[starts[1:], len(ids)]
+    for a, b in zip(starts, ends):
+        idx = order[a:b]  # sorted by line within the job
+        parts = v[idx]
+        row = parts[0].copy()
+        rt = parts[:, _RUN]
+        row[_RUN] = rt.sum() if (rt >= 0).all() else -1.0
+        cpu = parts[:, _CPU]
+        row[_CPU] = cpu.sum() if (cpu >= 0).all() else -1.0
+        last = int(parts[-1, _STATUS])
+        row[_STATUS] = {3: 1, 4: 0}.get(last, -1)
+        rows.append(row)
+        row_lines.append(lines[idx[0]])
+        used.extend(idx.tolist())
+        issues.add(lines[idx[0]], row[_JOB], "status",
+                   f"{len(idx)} partial-execution line(s) (status {','.join(str(int(s)) for s in parts[:, _STATUS])})"
+                   " and no summary line", "a summary line with status 0/1/5", "repaired",
+                   "partial_execution_without_summary")
+        for k in idx[1:]:
+            issues.add(lines[k], v[k, _JOB], "status", _fmt(v[k, _STATUS]),
+                       f"part of job folded into line {lines[idx[0]]}", "folded", "partial_execution_line")
+    return np.array(rows).reshape(-1, _N), np.array(row_lines, dtype=np.int64), used
+
+
+def read_swf(
+    path: str | os.PathLike[str],
+    *,
+    cores_per_node: int = 1,
+    max_nodes: int | None = None,
+    strict: bool = False,
+) -> LoadResult:
+    """Read a Standard Workload Format v2.2 trace (plain or gzip) into the canonical job table.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        SWF file; gzip is detected from the content, not the suffix.
+    cores_per_node : int, optional
+        Processors per node; nodes = ceil(processors / cores_per_node). Default 1 (SWF processors are nodes).
+    max_nodes : int, optional
+        Machine size in nodes; a job needing more is rejected (``larger_than_machine``) and the load continues.
+        None (default): no check (the header's ``MaxNodes`` is only reported, since header units vary by log).
+    strict : bool, optional
+        Raise :class:`TraceError` for the first record that would be repaired or rejected (default False).
+        Flagged (missing) values and folded partial-execution lines do not raise.
+
+    Returns
+    -------
+    LoadResult
+        ``jobs``: shape (n_jobs, 15), canonical columns plus ``procs`` and ``source_line``, sorted by
+        (submit_time_s, job_id); ``attrs`` holds ``time_origin_unix_s`` (Unix s, NaN if none), ``source``,
+        ``loader`` and ``swf_header``. ``report``: counts, issues and notes (see the module docstring).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If ``cores_per_node`` < 1 or ``max_nodes`` < 1.
+    TraceError
+        If the file yields zero jobs, the gzip data is corrupt, or (``strict=True``) a record is repaired or
+        rejected; the message names the file, line, field and what was expected.
+    """
+    if int(cores_per_node) != cores_per_node or cores_per_node < 1:
+        raise ValueError(f"cores_per_node must be an integer >= 1, got {cores_per_node!r}")
+    if max_nodes is not None and (int(max_nodes) != max_nodes or max_nodes < 1):
+        raise ValueError(f"max_nodes must be an integer >= 1 or None, got {max_nodes!r}")
+    p = Path(path)
+    src = str(p)
+    text = _read_text(p)
+    report = LoadReport(source=src, loader="swf")
+    issues = _Issues()
+
+    # ---- split header / data, keeping 1-based line numbers -------------------------------------------------
+    comments: list[str] = []
+    data: list[str] = []
+    data_line: list[int] = []
+    for i, ln in enumerate(text.split("\n"), start=1):
+        s = ln.strip()
+        if not s:
+            continue
+        if s[0] == ";":
+            comments.append(s)
+        else:
+            data.append(s)
+            data_line.append(i)
+    header = parse_swf_header(comments)
+    report.header = header
+    report.records_read = len(data)
+
+    # ---- fast numeric parse ----------------------------------------------------------------------------
+    v, lines = _parse_lines(data, np.asarray(data_line, dtype=np.int64), issues)
+
+    # ---- required fields -----------------------------------------------------------------------------------
+    jid = v[:, _JOB]
+    bad_id = (jid < 0) | (jid != np.floor(jid))
+    issues.add_mask(bad_id, lines, np.where(bad_id, np.nan, jid), "job_number", jid, "an integer >= 0",
+                    "rejected", "bad_job_id")
+    bad_submit = ~bad_id & (v[:, _SUBMIT] < 0)
+    issues.add_mask(bad_submit, lines, jid, "submit_time", v[:, _SUBMIT], "a time >= 0 s", "rejected",
+                    "submit_time_missing")
+    alloc, reqp = v[:, _ALLOC], v[:, _REQP]
+    no_procs = ~bad_id & ~bad_submit & ~(alloc > 0) & ~(reqp > 0)
+    issues.add_mask(no_procs, lines, jid, "allocated_processors",
+                    [f"allocated={_fmt(a)}, requested={_fmt(r)}" for a, r in zip(alloc, reqp)],
+                    "allocated or requested processors > 0", "rejected", "processors_missing")
+    valid = ~(bad_id | bad_submit | no_procs)
+    v, lines = v[valid], lines[valid]
+
+    # ---- partial executions (status 2/3/4) ------------------------------------------------------------
+    status = v[:, _STATUS]
+    partial = np.isin(status, _PARTIAL_STATUS)
+    n_folded_parts = 0
+    if partial.any():
+        summary_ids = set(v[~partial, _JOB].tolist())
+        has_summary = partial & np.isin(v[:, _JOB], list(summary_ids))
+        issues.add_mask(has_summary, lines, v[:, _JOB], "status", status,
+                        "summary line (status 0/1/5) kept, part lines folded into it", "folded",
+                        "partial_execution_line")
+        orphan = partial & ~has_summary
+        n_folded_parts = int(has_summary.sum())
+        keep = ~partial
+        if orphan.any():
+            o_idx = np.flatnonzero(orphan)
+            rows, row_lines, used = _fold_orphan_parts(v[o_idx], lines[o_idx], issues)
+            n_folded_parts += len(used) - len(rows)
+            v = np.vstack([v[keep], rows])
+            lines = np.r_[lines[keep], row_lines]
+        else:
+            v, lines = v[keep], lines[keep]
+        report.notes.append(
+            f"{int(partial.sum())} partial-execution line(s) (status 2/3/4): summary lines kept, part lines folded"
+        )
+        # back to file order for the duplicate check
+        o = np.argsort(lines, kind="stable")
+        v, lines = v[o], lines[o]
+    report.folded = n_folded_parts
+
+    # ---- duplicates: keep the first valid occurrence in file order ------------------------------------
+    jid = v[:, _JOB]
+    dup = pd.Series(jid).duplicated(keep="first").to_numpy()
+    if dup.any():
+        first_line = pd.Series(lines, index=jid)[~dup]
+        first_line = first_line[~first_line.index.duplicated()]
+        for k in np.flatnonzero(dup):
+            issues.add(lines[k], jid[k], "job_number", _fmt(jid[k]),
+                       f"a unique job number (first seen on line {int(first_line[jid[k]])}, kept)", "rejected",
+                       "duplicate_job_id")
+        v, lines = v[~dup], lines[~dup]
+        jid = v[:, _JOB]
+
+    # ---- processors -> nodes -----------------------------------------------------------------------------
+    alloc, reqp = v[:, _ALLOC], v[:, _REQP]
+    from_alloc = alloc > 0
+    procs = np.where(from_alloc, alloc, reqp)
+    frac_procs = procs != np.floor(procs)
+    issues.add_mask(frac_procs, lines, jid, "allocated_processors", procs, "an integer (rounded up)", "repaired",
+                    "fractional_processors")
+    procs = np.ceil(procs)
+    nodes = np.ceil(procs / cores_per_node).astype(np.int64)
+    if max_nodes is not None:
+        too_big = nodes > max_nodes
+        issues.add_mask(too_big, lines, jid, "allocated_processors",
+                        [f"{int(pp)} processors = {n} nodes" for pp, n in zip(procs, nodes)],
+                        f"<= {max_nodes} nodes (max_nodes)", "rejected", "larger_than_machine")
+        keep = ~too_big
+        v, lines, procs, nodes, jid, from_alloc = (v[keep], lines[keep], procs[keep], nodes[keep], jid[keep],
+                                                   from_alloc[keep])
+    else:
+        hdr_size = {k: header[k] for k in ("MaxNodes", "MaxProcs") if k in header}
+        if hdr_size:
+            sizes = ", ".join(f"{k} {x}" for k, x in hdr_size.items())
+            report.notes.append(
+                f"max_nodes not given: job sizes not checked (header {sizes}"
+                f"; largest job {int(procs.max()) if len(procs) else 0} processors)"
+            )
+
+    report.notes.append(
+        f"nodes = ceil(processors / {cores_per_node}); processors from allocated_processors (field 5) for "
+        f"{int(from_alloc.sum())} job(s), from requested_processors (field 8) for {int((~from_alloc).sum())}"
+    )
+
+    # ---- value repairs / flags on accepted rows -----------------------------------------------------
+    submit = v[:, _SUBMIT].copy()
+    wait = v[:, _WAIT].copy()
+    neg_wait = (wait < 0) & (wait != -1)
+    issues.add_mask(neg_wait, lines, jid, "wait_time", wait, "a time >= 0 s or -1", "repaired", "negative_wait")
+    wait[wait < 0] = np.nan
+
+    run = v[:, _RUN].copy()
+    miss_run = run == -1
+    issues.add_mask(miss_run, lines, jid, "run_time", run, "a time >= 0 s (kept as NaN)", "flagged",
+                    "runtime_missing")
+    neg_run = (run < 0) & ~miss_run
+    issues.add_mask(neg_run, lines, jid, "run_time", run, "a time >= 0 s or -1", "repaired", "negative_runtime")
+    run[run < 0] = np.nan
+
+    req = v[:, _REQT].copy()
+    bad_req = (req <= 0) & (req != -1)
+    issues.add_mask(bad_req, lines, jid, "requested_time", req, "a time > 0 s or -1 (set to NaN)", "repaired",
+                    "requested_time_not_positive")
+    req[req <= 0] = np.nan
+
+    st = v[:, _STATUS].copy()
+    known_status = np.isin(st, [s.value for s in JobStatus])
+    issues.add_mask(~known_status, lines, jid, "status", st, "one of -1, 0, 1, 5 (set to -1 unknown)", "repaired",
+                    "unknown_status")
+    st[~known_status] = JobStatus.UNKNOWN.value
+
+    cpu = v[:, _CPU].copy()
+    neg_cpu = (cpu < 0) & (cpu != -1)
+    issues.add_mask(neg_cpu, lines, jid, "average_cpu_time", cpu, "a time >= 0 s or -1", "repaired",
+                    "negative_cpu_time")
+    cpu[cpu < 0] = np.nan
+    util = np.full(len(v), np.nan)
+    ok = np.isfinite(cpu) & (run > 0)
+    util[ok] = cpu[ok] / run[ok]
+    over = ok & (util > 1)
+    issues.add_mask(over, lines, jid, "average_cpu_time",
+                    [f"{_fmt(c)} s CPU per processor over {_fmt(r)} s run" for c, r in zip(cpu, run)],
+                    "<= run time (cpu_util clipped to 1)", "repaired", "cpu_util_clipped")
+    util = np.clip(util, 0.0, 1.0)
+
+    # ---- time origin -------------------------------------------------------------------------------------
+    hdr_origin = header.get("UnixStartTime")
+    hdr_origin = float(hdr_origin) if isinstance(hdr_origin, (int, float)) else float("nan")
+    looks_epoch = len(submit) > 0 and float(submit.min()) > EPOCH_THRESHOLD_S
+    if np.isfinite(hdr_origin) and hdr_origin > 0:
+        origin = hdr_origin
+        if looks_epoch:
+            submit = submit - origin
+            report.notes.append(f"submit times are Unix epochs; made relative to header UnixStartTime {origin:.0f}")
+        else:
+            report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (submit times are offsets)")
+        if looks_epoch and (submit < 0).any():
+            report.notes.append(f"{int((submit < 0).sum())} submit time(s) before the header UnixStartTime")
+    elif looks_epoch:
+        origin = float(submit.min())
+        submit = submit - origin
+        report.notes.append(
+            f"submit times are Unix epochs (> {EPOCH_THRESHOLD_S:.0e} s); origin = first submit {origin:.0f}"
+            + (" (header UnixStartTime is 0)" if hdr_origin == 0 else "")
+        )
+    else:
+        origin = float("nan")
+        report.notes.append("no absolute time origin (submit times are offsets, no header UnixStartTime > 0)")
+
+    start = submit + wait
+    end = start + run
+
+    # ---- notes on the file as a whole -------------------------------------------------------------------
+    running_max = np.maximum.accumulate(submit) if len(submit) else submit
+    n_unsorted = int((submit[1:] < running_max[:-1]).sum()) if len(submit) > 1 else 0
+    if n_unsorted:
+        report.notes.append(f"{n_unsorted} record(s) out of submit-time order in the file; sorted by submit, job id")
+    missing = {SWF_FIELDS[c]: int((v[:, c] == -1).sum()) for c in (_WAIT, _RUN, _ALLOC, _CPU, _REQP, _REQT,
+                                                                     _STATUS, _USER, _GROUP, _QUEUE)}
+    missing = {k: n for k, n in missing.items() if n}
+    if missing:
+        listed = ", ".join(f"{k} {n}" for k, n in missing.items())
+        report.notes.append(f"missing (-1) values in accepted jobs: {listed}")
+    n_zero = int((run == 0).sum())
+    if n_zero:
+        report.notes.append(f"{n_zero} job(s) with run time 0 (legal, kept)")
+    longer = np.isfinite(run) & np.isfinite(req) & (run > req)
+    if longer.any():
+        report.notes.append(f"{int(longer.sum())} job(s) ran longer than requested ({100 * longer.mean():.1f}%)")
+    if len(st) and (st == JobStatus.FAILED.value).all():
+        report.notes.append("every job has status 0 (failed); the converter may have used 0 for 'unknown'")
+    n_records = report.records_read
+    for key, actual, what in (("MaxJobs", None, "jobs were loaded"), ("MaxRecords", n_records, "records were read")):
+        if key not in header or not isinstance(header[key], (int, float)):
+            continue
+        if actual is None:
+            actual = len(v)
+        if header[key] != actual:
+            report.notes.append(f"header {key} = {header[key]} but {actual} {what}")
+
+    # ---- table ---------------------------------------------------------------------------------------------
+    df = pd.DataFrame(
+        {
+            "job_id": jid.astype(np.int64),
+            "submit_time_s": submit,
+            "requested_walltime_s": req,
+            "nodes": nodes,
+            "runtime_s": run,
+            "start_time_s": start,
+            "end_time_s": end,
+            "user": _id_text(v[:, _USER]),
+            "account": _id_text(v[:, _GROUP]),
+            "queue": _id_text(v[:, _QUEUE]),
+            "status": st.astype(np.int8),
+            "cpu_util": util,
+            "gpu_util": np.full(len(v), np.nan),
+            "procs": procs.astype(np.int64),
+            "source_line": lines.astype(np.int64),
+        }
+    )
+    df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)
+    df.attrs = {"time_origin_unix_s": origin, "source": src, "loader": "swf", "swf_header": dict(header)}
+
+    report.issues = sorted(issues.items, key=lambda i: (i.line if i.line is not None else -1))
+    report.accepted = len(df)
+    report.rejected = sum(1 for i in report.issues if i.action == "rejected")
+    accepted_lines = set(df["source_line"].tolist())
+    report.repaired = len({i.line for i in report.issues if i.action == "repaired" and i.line in accepted_lines})
+    assert report.records_read == report.accepted + report.rejected + report.folded, report
+
+    if strict:
+        first = report.first_error()
+        if first is not None:
+            raise TraceError(src, f"strict mode: record {first.action} ({first.reason})", line=first.line,
+                             field=first.field, expected=first.expected, found=first.found)
+    if len(df) == 0:
+        raise TraceError(src, f"the trace yields zero jobs ({report.records_read} record(s) read, "
+                              f"{report.rejected} rejected)\n{report.summary()}")
+    return LoadResult(validate_job_table(df), report)
+
+
+class SWFLoader(BaseLoader):
+    """Loader for Standard Workload Format v2.2 traces (``.swf``, ``.swf.gz``); see :func:`read_swf`.
+
+    Attributes
+    ----------
+    name : str
+        ``"swf"``.
+    description : str
+        One-line description.
+    suffixes : tuple of str
+        ``(".swf",)``.
+    """
+
+    name = "swf"
+    description = "Standard Workload Format v2.2 (Parallel Workloads Archive), plain or gzip"
+    suffixes = (".swf",)
+
+    def load(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        cores_per_node: int = 1,
+        max_nodes: int | None = None,
+        strict: bool = False,
+    ) -> LoadResult:
+        """Read an SWF trace; see :func:`read_swf` for the full contract.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            SWF file, plain or gzip.
+        cores_per_node : int, optional
+            Processors per node, default 1.
+        max_nodes : int, optional
+            Machine size in nodes; larger jobs are rejected. Default None (no check).
+        strict : bool, optional
+            Raise on the first repaired or rejected record, default False.
+
+        Returns
+        -------
+        LoadResult
+            Job table and load report.
+
+        Raises
+        ------
+        TraceError
+            Zero jobs, corrupt gzip, or a strict-mode violation.
+        ValueError
+            Invalid ``cores_per_node`` / ``max_nodes``.
+        FileNotFoundError
+            If ``path`` does not exist.
+        """
+        return read_swf(path, cores_per_node=cores_per_node, max_nodes=max_nodes, strict=strict)

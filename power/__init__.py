@@ -1,0 +1,35 @@
+"""Power model of hpctwin: node DC power -> VRM / SIVOC loss -> rectifier loss -> rack input -> CDU heat.
+
+Pure functions with typed parameters (:mod:`power.node`, :mod:`power.conversion`), the platform description
+(:mod:`power.system`, files in ``power/systems/``) and the vectorised chain for one instant (:mod:`power.chain`).
+SI units throughout (W).
+"""
+
+from power.chain import ChainState, PowerChain
+from power.conversion import (
+    RectifierParams,
+    SivocParams,
+    rectifier_efficiency,
+    rectifier_input_w,
+    sivoc_efficiency,
+    sivoc_input_w,
+)
+from power.node import NodePowerParams, node_power_w
+from power.system import System, SystemFileError, available_systems, load_system
+
+__all__ = [
+    "ChainState",
+    "NodePowerParams",
+    "PowerChain",
+    "RectifierParams",
+    "SivocParams",
+    "System",
+    "SystemFileError",
+    "available_systems",
+    "load_system",
+    "node_power_w",
+    "rectifier_efficiency",
+    "rectifier_input_w",
+    "sivoc_efficiency",
+    "sivoc_input_w",
+]

@@ -1,0 +1,262 @@
+"""Vectorised power chain for one instant: node DC -> SIVOC -> rectifier -> rack input -> CDU heat.
+
+Chain (per rack ``r``, rectifier group ``g`` of ``n_g`` nodes)::
+
+    s_i  = (P_i + P_fixed,s) / eta_s + k_s P_i^2                  SIVOC input of node i
+    L_g  = sum_{i in g} s_i + O_g                                  rectifier DC output; O_g = DC overhead share
+    R_g  = (L_g + P_fixed,r) / eta_r + k_r L_g^2                   rectifier AC input
+    P_r  = sum_{g in r} R_g + O_r,ac                               rack input (IT power)
+    Q_c  = liquid_fraction * sum_{r in c} P_r                      heat to CDU c
+
+``O_g = rack_overhead_W / (rectifiers in the rack)`` when the overhead side is "dc", else 0; ``O_r,ac =
+rack_overhead_W`` when it is "ac". IT power is rack input (DESIGN.md: rectifier and VRM losses are inside IT).
+The CDU's own power is a cooling-plant figure and is never added here.
+
+With ``k_s = k_r = 0`` every node's rack-input share is affine, ``a P_i + b_i``, with ``a = 1 / (eta_s eta_r)``
+and ``b_i`` precomputed (it holds the fixed losses and overhead of the node's group and rack, so partial groups
+are exact too); :class:`PowerChain` then uses this faster path. Both paths give the same result (tested).
+
+Aggregation (node -> rectifier -> rack -> CDU) uses the topology index arrays, never a Python loop over nodes:
+contiguous-segment sums (``np.add.reduceat``) when the index array is sorted with no empty segment, which is
+what :func:`power.system.load_system` builds, else weighted ``np.bincount``. Measured per :meth:`evaluate`
+call: Theta (4,392 nodes) ~7 us, Frontier (9,472 nodes) ~9 us on the affine path (~17 / ~33 us general path);
+weighted ``np.bincount`` alone costs ~26 us per call at 9,472 nodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from power.system import System
+
+__all__ = ["ChainState", "PowerChain"]
+
+
+def _segment_sum(index: NDArray[np.intp], n: int) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+    """Return ``w -> sum of w per index value``, shape (n,): ``np.bincount(index, w, minlength=n)``.
+
+    When `index` is non-decreasing and every value 0..n-1 occurs (true for node -> rack, node -> rectifier,
+    rectifier -> rack and, without empty CDUs, rack -> CDU), the sums are contiguous segments and
+    ``np.add.reduceat`` over precomputed segment starts gives the same sums ~10x faster than weighted
+    ``np.bincount`` (measured 2.5 us vs 26 us for 9,472 nodes). Otherwise weighted ``np.bincount`` is used.
+    """
+    counts = np.bincount(index, minlength=n)
+    if index.size and counts.size == n and np.all(counts > 0) and np.all(np.diff(index) >= 0):
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+        return lambda w: np.add.reduceat(w, starts)
+    return lambda w: np.bincount(index, weights=w, minlength=n)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChainState:
+    """Power flows of the whole system at one instant (all W).
+
+    Attributes
+    ----------
+    node_dc_W : float
+        Sum of node component (DC) power, W.
+    sivoc_loss_W : float
+        Sum of VRM / SIVOC losses, W.
+    rectifier_loss_W : float
+        Sum of rectifier losses, W.
+    rack_overhead_W : float
+        Sum of rack overhead device power (switches, controllers), W.
+    it_input_W : float
+        IT power = sum of rack input, W; equals the sum of the four terms above (energy balance).
+    rack_input_W : ndarray of float64, shape (n_racks,)
+        Input power of each rack, W.
+    cdu_heat_W : ndarray of float64, shape (n_cdus,)
+        Heat sent to each CDU loop, W (``liquid_fraction`` x rack input summed per CDU).
+    """
+
+    node_dc_W: float
+    sivoc_loss_W: float
+    rectifier_loss_W: float
+    rack_overhead_W: float
+    it_input_W: float
+    rack_input_W: NDArray[np.float64]
+    cdu_heat_W: NDArray[np.float64]
+
+    @property
+    def conversion_loss_W(self) -> float:
+        """SIVOC plus rectifier loss, W."""
+        return self.sivoc_loss_W + self.rectifier_loss_W
+
+    @property
+    def itue(self) -> float:
+        """ITUE = rack input / component DC power (node DC + rack overhead devices), dimensionless >= 1."""
+        return self.it_input_W / (self.node_dc_W + self.rack_overhead_W)
+
+
+class PowerChain:
+    """Precomputed, vectorised power chain of one :class:`~power.system.System`.
+
+    Parameters
+    ----------
+    system : System
+        Platform description (topology index arrays and conversion parameters).
+    allow_affine : bool, default True
+        Use the per-node affine fast path when both conversion stages are linear (``k_per_W == 0``).
+        ``False`` forces the general path (used by tests to prove the two agree).
+
+    Attributes
+    ----------
+    system : System
+        The platform.
+    uses_affine_path : bool
+        Whether :meth:`evaluate` uses the affine fast path.
+
+    References
+    ----------
+    .. [1] ExaDigiT/RAPS ``raps/power.py::compute_rack_power`` (rectifier loss applied per rectifier to its
+       nodes' SIVOC input plus its share of switch power).
+    .. [2] DESIGN.md, "Choices that matter": IT power is rack input; aggregation by index arrays.
+    """
+
+    def __init__(self, system: System, allow_affine: bool = True) -> None:
+        self.system = system
+        s, r = system.sivoc, system.rectifier
+        n_nodes, n_racks, n_rect = system.n_nodes, system.n_racks, system.n_rectifiers
+        self._node_rack = np.asarray(system.node_rack, dtype=np.intp)
+        self._node_rect = np.asarray(system.node_rectifier, dtype=np.intp)
+        self._rect_rack = np.asarray(system.rectifier_rack, dtype=np.intp)
+        self._rack_cdu = np.asarray(system.rack_cdu, dtype=np.intp)
+        self._sum_node_rack = _segment_sum(self._node_rack, n_racks)
+        self._sum_node_rect = _segment_sum(self._node_rect, n_rect)
+        self._sum_rect_rack = _segment_sum(self._rect_rack, n_racks)
+        self._sum_rack_cdu = _segment_sum(self._rack_cdu, system.n_cdus)
+        self._group_n = np.bincount(self._node_rect, minlength=n_rect).astype(np.float64)  # n_g
+        rect_per_rack = np.bincount(self._rect_rack, minlength=n_racks).astype(np.float64)
+        nodes_per_rack = np.bincount(self._node_rack, minlength=n_racks).astype(np.float64)
+        dc = system.rack_overhead_side == "dc"
+        # O_g: DC overhead carried by each rectifier; O_ac: AC overhead added at each rack's input.
+        self._O_g = (system.rack_overhead_W / rect_per_rack)[self._rect_rack] if dc else np.zeros(n_rect)
+        self._O_ac_rack = np.zeros(n_racks) if dc else np.full(n_racks, system.rack_overhead_W)
+        self._O_ac_node = (self._O_ac_rack / nodes_per_rack)[self._node_rack]
+        self._O_dc_total = float(self._O_g.sum())
+        self._overhead_total = system.rack_overhead_W * n_racks
+        self._n_nodes, self._n_racks, self._n_cdus, self._n_rect = n_nodes, n_racks, system.n_cdus, n_rect
+        self._lf = system.liquid_fraction
+        self._s, self._r = s, r
+        self.uses_affine_path = bool(allow_affine and s.k_per_W == 0.0 and r.k_per_W == 0.0)
+        # Affine form: node rack-input share = a P_i + b_i (see module docstring).
+        self._a = 1.0 / (s.eta * r.eta)
+        self._b_node = (
+            s.P_fixed_W / (s.eta * r.eta)
+            + ((self._O_g + r.P_fixed_W) / (r.eta * self._group_n))[self._node_rect]
+            + self._O_ac_node
+        )
+        self._B_rack = np.bincount(self._node_rack, weights=self._b_node, minlength=n_racks)
+        self._sivoc_fixed_total = n_nodes * s.P_fixed_W / s.eta
+        self._rect_fixed_total = n_rect * r.P_fixed_W / r.eta
+
+    def _check(self, node_dc_w: ArrayLike) -> tuple[NDArray[np.float64], float]:
+        p = np.asarray(node_dc_w, dtype=np.float64)
+        if p.shape != (self._n_nodes,):
+            raise ValueError(f"node_dc_w must have shape ({self._n_nodes},), got {p.shape}")
+        total = float(p.sum())
+        if not (np.isfinite(total) and p.min() >= 0.0):
+            raise ValueError("node_dc_w must be finite and >= 0 W")
+        return p, total
+
+    def evaluate(self, node_dc_w: ArrayLike) -> ChainState:
+        """Evaluate the chain for one instant.
+
+        Parameters
+        ----------
+        node_dc_w : array_like, shape (n_nodes,), W (finite, >= 0)
+            Component (DC) power of every node; 0 for a node that is powered off.
+
+        Returns
+        -------
+        ChainState
+            Totals, per-rack input (n_racks,) and per-CDU heat (n_cdus,).
+
+        Raises
+        ------
+        ValueError
+            If `node_dc_w` has the wrong shape, or holds a NaN, an infinity or a negative value.
+
+        References
+        ----------
+        .. [1] Chain equations: module docstring of :mod:`power.chain`; loss form: :mod:`power.conversion`.
+        """
+        p, dc_total = self._check(node_dc_w)
+        if self.uses_affine_path:
+            rack_in = self._a * self._sum_node_rack(p) + self._B_rack
+            s_eta, r_eta = self._s.eta, self._r.eta
+            sivoc_loss = dc_total * (1.0 / s_eta - 1.0) + self._sivoc_fixed_total
+            rect_out = dc_total + sivoc_loss + self._O_dc_total
+            rect_loss = rect_out * (1.0 / r_eta - 1.0) + self._rect_fixed_total
+        else:
+            s_in, load, r_in = self._general(p)
+            rack_in = self._sum_rect_rack(r_in) + self._O_ac_rack
+            sivoc_loss = float(s_in.sum()) - dc_total
+            rect_loss = float(r_in.sum()) - float(load.sum())
+        cdu = self._sum_rack_cdu(rack_in)
+        if self._lf != 1.0:
+            cdu *= self._lf
+        return ChainState(
+            node_dc_W=dc_total,
+            sivoc_loss_W=float(sivoc_loss),
+            rectifier_loss_W=float(rect_loss),
+            rack_overhead_W=self._overhead_total,
+            it_input_W=float(rack_in.sum()),
+            rack_input_W=rack_in,
+            cdu_heat_W=cdu,
+        )
+
+    def _general(self, p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        s, r = self._s, self._r
+        s_in = (p + s.P_fixed_W) / s.eta
+        if s.k_per_W:
+            s_in += s.k_per_W * p * p
+        load = self._sum_node_rect(s_in) + self._O_g
+        r_in = (load + r.P_fixed_W) / r.eta
+        if r.k_per_W:
+            r_in += r.k_per_W * load * load
+        return s_in, load, r_in
+
+    def node_it_input_w(self, node_dc_w: ArrayLike) -> NDArray[np.float64]:
+        """Rack-input (IT) power attributed to each node: its SIVOC input plus its share of its rectifier.
+
+        Attribution rule (shares sum exactly to rack input, hence to IT input): in rectifier group ``g`` of
+        ``n_g`` nodes with DC overhead share ``O_g`` and load ``L_g``, node ``i`` receives
+        ``s_i / eta_r`` (its proportional load) + ``(P_fixed,r + O_g) / (eta_r n_g)`` (fixed loss and overhead
+        split equally) + ``k_r L_g (s_i + O_g / n_g)`` (I^2 R loss in proportion to its share of the load),
+        plus ``rack_overhead_W / (nodes in rack)`` when the overhead is on the AC side. Idle nodes carry their
+        own share; the caller decides to which job / bucket each node's share goes.
+
+        Parameters
+        ----------
+        node_dc_w : array_like, shape (n_nodes,), W (finite, >= 0)
+            Component (DC) power of every node.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_nodes,)
+            Rack-input power attributed to each node, W; ``sum == evaluate(node_dc_w).it_input_W``.
+
+        Raises
+        ------
+        ValueError
+            If `node_dc_w` has the wrong shape, or holds a NaN, an infinity or a negative value.
+
+        References
+        ----------
+        .. [1] Chain equations: module docstring of :mod:`power.chain`.
+        """
+        p, _ = self._check(node_dc_w)
+        if self.uses_affine_path:
+            return self._a * p + self._b_node
+        s_in, load, _ = self._general(p)
+        r = self._r
+        g = self._node_rect
+        share = s_in / r.eta + ((r.P_fixed_W + self._O_g) / (r.eta * self._group_n))[g] + self._O_ac_node
+        if r.k_per_W:
+            share += r.k_per_W * load[g] * (s_in + (self._O_g / self._group_n)[g])
+        return share

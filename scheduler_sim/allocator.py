@@ -1,0 +1,114 @@
+"""Node allocator: which node runs which job, and which nodes are down.
+
+State lives in numpy arrays (``owner`` per node, ``down`` per node); allocation picks the lowest-index free,
+up nodes (first fit). Invariants, checked on every call: a node has at most one owner; a down node is never
+allocated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["NodeAllocator", "AllocationError"]
+
+FREE = -1
+
+
+class AllocationError(RuntimeError):
+    """A request that would break an allocator invariant (double booking, a down node, too few nodes)."""
+
+
+class NodeAllocator:
+    """Track node ownership and availability.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes in the system (>= 1).
+
+    Attributes
+    ----------
+    owner : ndarray of int64, shape (n_nodes,)
+        Job index running on each node, or -1 when idle.
+    down : ndarray of bool, shape (n_nodes,)
+        True while a node is down (failed, drained or in maintenance).
+    """
+
+    def __init__(self, n_nodes: int) -> None:
+        if n_nodes < 1:
+            raise ValueError(f"n_nodes must be >= 1, got {n_nodes}")
+        self.n_nodes = int(n_nodes)
+        self.owner = np.full(self.n_nodes, FREE, dtype=np.int64)
+        self.down = np.zeros(self.n_nodes, dtype=bool)
+        self._n_free = self.n_nodes  # idle and up
+
+    @property
+    def n_free(self) -> int:
+        """Number of nodes that are idle and up (allocatable now)."""
+        return self._n_free
+
+    @property
+    def n_busy(self) -> int:
+        """Number of nodes running a job."""
+        return int(np.count_nonzero(self.owner != FREE))
+
+    @property
+    def n_up(self) -> int:
+        """Number of nodes not down."""
+        return self.n_nodes - int(np.count_nonzero(self.down))
+
+    def allocate(self, job: int, n: int) -> np.ndarray:
+        """Give ``n`` idle, up nodes to ``job`` (lowest indices first).
+
+        Parameters
+        ----------
+        job : int
+            Job index (>= 0).
+        n : int
+            Number of nodes (>= 1).
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+            The allocated node indices, ascending.
+
+        Raises
+        ------
+        AllocationError
+            If fewer than ``n`` nodes are free.
+        """
+        if n > self._n_free:
+            raise AllocationError(f"job {job} asks for {n} nodes but only {self._n_free} are free")
+        free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n]
+        self.owner[free] = job
+        self._n_free -= n
+        return free
+
+    def release(self, job: int, nodes: np.ndarray) -> None:
+        """Return ``nodes`` held by ``job`` to the pool.
+
+        Raises
+        ------
+        AllocationError
+            If any of the nodes is not owned by ``job``.
+        """
+        if np.any(self.owner[nodes] != job):
+            raise AllocationError(f"job {job} releases nodes it does not own")
+        self.owner[nodes] = FREE
+        self._n_free += int(np.count_nonzero(~self.down[nodes]))
+
+    def set_down(self, nodes: np.ndarray) -> np.ndarray:
+        """Mark nodes down; return the indices of the jobs that were running on them (to be killed by the caller)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        newly = nodes[~self.down[nodes]]
+        self._n_free -= int(np.count_nonzero(self.owner[newly] == FREE))
+        self.down[newly] = True
+        jobs = self.owner[nodes]
+        return np.unique(jobs[jobs != FREE])
+
+    def set_up(self, nodes: np.ndarray) -> None:
+        """Return nodes to service (idle nodes become allocatable)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        back = nodes[self.down[nodes]]
+        self.down[back] = False
+        self._n_free += int(np.count_nonzero(self.owner[back] == FREE))

@@ -1,0 +1,183 @@
+"""Command line: ``hpctwin run | sweep | list | validate`` (also ``python -m scheduler_sim``).
+
+Errors the user can fix (a bad configuration, a bad trace, an unknown name) are printed as one clear message and
+exit with status 2; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+EPILOG_RUN = """\
+examples:
+  hpctwin run                                  # main job: 30 days of ALCF Theta 2022, EASY, cooling FMU
+  hpctwin run experiments/theta_easy.toml --out out/run.h5
+  hpctwin run --policy fcfs --days 7 --no-cooling
+  hpctwin run --weather constant --wet-bulb 24
+
+CONFIG is a TOML file with the sections of scheduler_sim.config.RunConfig (see docs/configuration.md); options given
+on the command line override it.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``hpctwin`` command (every option documented in ``--help``)."""
+    p = argparse.ArgumentParser(
+        prog="hpctwin",
+        description="hpctwin: event-driven digital twin of an HPC facility. Replays a job trace through a "
+                    "scheduler and follows every decision to node power, conversion losses, CDU heat, a Modelica "
+                    "cooling plant (FMU) and PUE; writes the causal chain to HDF5.")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run one simulation and write its HDF5 file",
+                       description="Run one simulation (default: the embedded main job) and write an HDF5 file.",
+                       epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration TOML (default: built-in main job)")
+    r.add_argument("--out", metavar="FILE.h5", help="output HDF5 file (default: out/<run name>.h5)")
+    r.add_argument("--policy", help="scheduling policy (see `hpctwin list policies`)")
+    r.add_argument("--system", help="system description name or TOML file (see `hpctwin list systems`)")
+    r.add_argument("--trace", metavar="FILE", help="job trace file (default: embedded ALCF Theta 2022 SWF)")
+    r.add_argument("--format", help="trace loader name (default: guessed from the file suffix)")
+    r.add_argument("--start-day", type=float, metavar="D", help="window start, days after the trace origin")
+    r.add_argument("--days", type=float, metavar="D", help="window length in days")
+    r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported)")
+    r.add_argument("--weather", choices=["tmy3", "constant"], help="weather source for the cooling towers")
+    r.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb temperature [degC] (implies --weather constant)")
+    r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
+    r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
+    r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
+    r.add_argument("--seed", type=int, help="seed for every random choice")
+    r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+
+    s = sub.add_parser("sweep", help="run a policy study (use `mpirun -n N hpctwin sweep ...` to spread it over ranks)",
+                       description="Run every scenario of a study file; under mpirun scenarios are spread over the "
+                                   "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
+    s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
+    s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+
+    ls = sub.add_parser("list", help="list policies, trace loaders, systems or cooling plants")
+    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants"], help="what to list")
+
+    v = sub.add_parser("validate", help="load a trace and print its load report",
+                       description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
+                                   "clean, 1 records repaired or rejected, 2 the file cannot be used.")
+    v.add_argument("trace", metavar="TRACE", help="trace file")
+    v.add_argument("--format", help="loader name (default: from the suffix)")
+    v.add_argument("--cores-per-node", type=int, default=1, help="processors per node (SWF)")
+    v.add_argument("--max-nodes", type=int, help="reject jobs larger than this many nodes")
+    v.add_argument("--strict", action="store_true", help="turn every repair or rejection into an error")
+    return p
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    from .config import load_config
+    from .runner import format_summary, run_one
+
+    cfg = load_config(a.config)
+    ov: dict = {}
+    for key, val in (("scheduler.policy", a.policy), ("system", a.system), ("trace.path", a.trace),
+                     ("trace.format", a.format), ("trace.window_start_days", a.start_day),
+                     ("trace.window_days", a.days), ("cooling.weather", a.weather),
+                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
+        if val is not None:
+            ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.wet_bulb is not None:
+        ov["cooling.weather"] = "constant"
+        ov["cooling.T_wb_C"] = a.wet_bulb
+    if a.no_cooling:
+        ov["cooling.enabled"] = False
+    if a.strict:
+        ov["trace.strict"] = True
+    if a.quiet:
+        ov["output.progress"] = False
+    if a.step is not None and a.interval is None:
+        ratio = max(1, round(cfg.output.interval_s / a.step))
+        ov["output.interval_s"] = ratio * a.step
+    if ov:
+        cfg = cfg.with_overrides(ov)
+    out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
+    t0 = time.perf_counter()
+    print(f"hpctwin run '{cfg.name}': system {cfg.system}, policy {cfg.scheduler.policy}, "
+          f"window day {cfg.trace.window_start_days:g} + {cfg.trace.window_days:g} days, "
+          f"cooling {'FMU, ' + cfg.cooling.weather + ' weather' if cfg.cooling.enabled else 'off'}")
+    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
+                  echo=None if a.quiet else (lambda m: print("  " + m)))
+    wall = time.perf_counter() - t0
+    if not a.quiet:
+        print(res.load_summary)
+    print(f"summary ({res.info['events']} events, {wall:.1f} s wall, "
+          f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
+    print(format_summary(res.summary))
+    print(f"wrote {res.path}")
+    return 0
+
+
+def _cmd_sweep(a: argparse.Namespace) -> int:
+    from .sweep import load_study, run_sweep
+
+    study, _ = load_study(a.study)
+    out = Path(a.out) if a.out else Path("out") / study
+    run_sweep(a.study, out)
+    return 0
+
+
+def _cmd_list(a: argparse.Namespace) -> int:
+    if a.what == "policies":
+        from .policies import POLICIES
+        for name, cls in POLICIES.items():
+            print(f"{name:10s} {cls.description}")
+    elif a.what == "loaders":
+        from dataloaders.registry import available_loaders
+        for name, desc in available_loaders().items():
+            print(f"{name:10s} {desc}")
+    elif a.what == "systems":
+        from power import available_systems, load_system
+        for name in available_systems():
+            s = load_system(name)
+            print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'")
+    else:
+        from cooling_fmu.params import plant_names
+        for name in plant_names():
+            print(name)
+    return 0
+
+
+def _cmd_validate(a: argparse.Namespace) -> int:
+    from dataloaders.registry import load_trace
+    from dataloaders.report import TraceError
+
+    try:
+        res = load_trace(a.trace, format=a.format, cores_per_node=a.cores_per_node, max_nodes=a.max_nodes,
+                         strict=a.strict)
+    except (TraceError, OSError, ValueError) as exc:
+        print(f"hpctwin validate: {a.trace}: cannot be used: {exc}", file=sys.stderr)
+        return 2
+    print(res.report.summary())
+    return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``hpctwin`` command; returns the exit status."""
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "list": _cmd_list, "validate": _cmd_validate}
+    if a.debug:
+        return handlers[a.command](a)
+    try:
+        return handlers[a.command](a)
+    except KeyboardInterrupt:
+        print("hpctwin: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RuntimeError, KeyError) as exc:
+        print(f"hpctwin {a.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

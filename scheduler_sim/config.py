@@ -1,0 +1,179 @@
+"""Run configuration: a validated, typed description of one simulation run (loaded from TOML).
+
+Every field carries its unit in its name or description. Unknown keys are errors (a typo must not be silently
+ignored). The default configuration is the project's main job: 30 days of the embedded ALCF Theta 2022 trace on
+the Theta-like system under EASY backfill with the cooling FMU and Golden, CO weather.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = ["RunConfig", "TraceConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
+           "embedded_trace_path", "ConfigError"]
+
+DAY_S = 86400.0
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def embedded_trace_path() -> Path:
+    """Path of the embedded ALCF Theta 2022 SWF trace (gzip) shipped in ``experiments/data``."""
+    return Path(str(resources.files("experiments") / "data" / "theta_2022.swf.gz"))
+
+
+class TraceConfig(_Strict):
+    """Which trace to replay and which window of it."""
+
+    path: str = Field("", description="Trace file; '' means the embedded Theta 2022 SWF trace")
+    format: str = Field("", description="Loader name (see `hpctwin list loaders`); '' guesses from the suffix")
+    window_start_days: float = Field(181.0, ge=0, description="Window start, days after the trace time origin")
+    window_days: float = Field(30.0, gt=0, description="Window length [days]; jobs submitted in it are simulated")
+    strict: bool = Field(False, description="Stop at the first bad record instead of reporting and skipping it")
+    cores_per_node: int = Field(
+        1, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
+                             "1 for traces that count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
+
+    def resolved_path(self) -> Path:
+        """The trace path, with '' resolved to the embedded trace."""
+        return Path(self.path) if self.path else embedded_trace_path()
+
+
+class SchedulerConfig(_Strict):
+    """Scheduling policy and its settings."""
+
+    policy: str = Field("easy", description="Policy name (see `hpctwin list policies`)")
+    default_walltime_s: float = Field(
+        86400.0, gt=0,
+        description="Run-time estimate [s] for jobs whose trace gives no requested time; such jobs are not killed")
+
+
+class CoolingConfig(_Strict):
+    """Cooling plant and weather."""
+
+    enabled: bool = Field(True, description="Run the cooling FMU; if false, cooling power is not modelled (PUE is then IT-only and flagged)")
+    plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
+    step_s: float = Field(15.0, gt=0, description="FMU communication step [s]")
+    weather: Literal["tmy3", "constant"] = Field("tmy3", description="'tmy3': NREL Golden TMY3 (or weather_path); 'constant': T_wb_C")
+    weather_path: str = Field("", description="TMY3 CSV path; '' uses the shipped Golden, CO file")
+    T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
+    utc_offset_h: float = Field(-7.0, description="Hours from UTC to the weather file's local standard time (Golden: -7)")
+
+
+class OutputConfig(_Strict):
+    """What to write and how often."""
+
+    interval_s: float = Field(60.0, gt=0, description="Output averaging interval [s]; a whole multiple of cooling.step_s")
+    progress: bool = Field(True, description="Show a progress bar on a terminal")
+
+
+class RunConfig(_Strict):
+    """One simulation run."""
+
+    name: str = Field("theta-easy-30d", description="Run name, stored in the output")
+    seed: int = Field(0, ge=0, description="Seed of every random choice (numpy.random.Generator)")
+    system: str = Field("theta", description="System description name or TOML path (see `hpctwin list systems`)")
+    trace: TraceConfig = TraceConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    cooling: CoolingConfig = CoolingConfig()
+    output: OutputConfig = OutputConfig()
+
+    @model_validator(mode="after")
+    def _interval_multiple(self) -> "RunConfig":
+        ratio = self.output.interval_s / self.cooling.step_s
+        if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+            raise ValueError(f"output.interval_s ({self.output.interval_s}) must be a whole multiple of "
+                             f"cooling.step_s ({self.cooling.step_s})")
+        return self
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not v or any(c in v for c in "/\\\0"):
+            raise ValueError("name must be non-empty and contain no path separators")
+        return v
+
+    def to_json(self) -> str:
+        """Canonical JSON of the configuration (sorted keys), stored as provenance."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+
+    def with_overrides(self, overrides: dict) -> "RunConfig":
+        """Return a copy with dotted-key overrides applied, e.g. ``{"scheduler.policy": "fcfs"}``.
+
+        Raises
+        ------
+        ConfigError
+            If a key does not exist or a value is invalid.
+        """
+        data = self.model_dump(mode="json")
+        for key, value in overrides.items():
+            parts = key.split(".")
+            node = data
+            for p in parts[:-1]:
+                if p not in node or not isinstance(node[p], dict):
+                    raise ConfigError(f"unknown configuration key {key!r}")
+                node = node[p]
+            if parts[-1] not in node:
+                raise ConfigError(f"unknown configuration key {key!r}")
+            node[parts[-1]] = value
+        try:
+            return RunConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_format_errors("overrides", exc)) from None
+
+
+def _format_errors(source: str, exc: ValidationError) -> str:
+    lines = [f"{source}: invalid configuration"]
+    for e in exc.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        lines.append(f"  {loc}: {e['msg']} (got {e.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_config(path: str | Path | None = None) -> RunConfig:
+    """Load a run configuration from a TOML file, or return the default (main job) when ``path`` is None.
+
+    Parameters
+    ----------
+    path : str or Path or None
+        TOML file with the sections of :class:`RunConfig` (top-level keys ``name``, ``seed``, ``system`` and tables
+        ``[trace]``, ``[scheduler]``, ``[cooling]``, ``[output]``).
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, is not valid TOML (with the line), or a field is unknown or invalid (with the
+        dotted field name, the value and what was expected).
+    """
+    if path is None:
+        return RunConfig()
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: configuration file not found")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        cfg = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(str(path), exc)) from None
+    # relative paths in the file are relative to the file
+    updates = {}
+    if cfg.trace.path and not Path(cfg.trace.path).is_absolute():
+        updates["trace.path"] = str((path.parent / cfg.trace.path).resolve())
+    if cfg.cooling.weather_path and not Path(cfg.cooling.weather_path).is_absolute():
+        updates["cooling.weather_path"] = str((path.parent / cfg.cooling.weather_path).resolve())
+    return cfg.with_overrides(updates) if updates else cfg

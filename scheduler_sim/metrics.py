@@ -1,0 +1,121 @@
+"""Scheduling and facility metrics, with the field's definitions.
+
+Per job (columns added by :func:`add_job_metrics`):
+
+* ``wait_s = sim_start_s - submit_time_s``
+* ``turnaround_s = sim_end_s - submit_time_s``
+* ``run_s = sim_end_s - sim_start_s`` (simulated run time, after a walltime kill if any)
+* ``bounded_slowdown = max(1, turnaround_s / max(run_s, tau))`` with ``tau = 10 s``
+  (Feitelson, Rudolph, Schwiegelshohn, Sevcik, Wong, "Theory and practice in parallel job scheduling",
+  JSSPP 1997).
+
+Facility (energy-weighted over the run, never a mean of instantaneous ratios; The Green Grid, "PUE: a
+comprehensive examination of the metric", White Paper 49, 2012; ITUE/TUE: Patterson et al., "TUE, a new
+energy-efficiency metric applied at ORNL's Jaguar", ISC 2013):
+
+* ``PUE = E_facility / E_IT`` where ``E_IT`` is the energy entering the IT equipment (rack input: node DC power,
+  SIVOC/VRM and rectifier losses and rack network overhead are all inside IT) and ``E_facility = E_IT + E_cooling``
+  (pumps, tower fans; no other facility loads are modelled);
+* ``ITUE = E_IT / E_compute`` with ``E_compute = E_node_dc + E_rack_overhead`` (power delivered to components);
+* ``TUE = ITUE * PUE = E_facility / E_compute``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TAU_S", "add_job_metrics", "summarize"]
+
+#: Bounded-slowdown threshold [s].
+TAU_S = 10.0
+
+
+def add_job_metrics(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Add ``wait_s``, ``turnaround_s``, ``run_s``, ``bounded_slowdown`` to a result table.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        Needs ``submit_time_s``, ``sim_start_s``, ``sim_end_s`` [s] (NaN for jobs that never ran).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with the four columns (NaN where the job did not run).
+    """
+    out = jobs.copy()
+    sub = out["submit_time_s"].to_numpy(float)
+    st = out["sim_start_s"].to_numpy(float)
+    en = out["sim_end_s"].to_numpy(float)
+    out["wait_s"] = st - sub
+    out["turnaround_s"] = en - sub
+    out["run_s"] = en - st
+    with np.errstate(invalid="ignore"):
+        out["bounded_slowdown"] = np.maximum(1.0, (en - sub) / np.maximum(en - st, TAU_S))
+    out.loc[np.isnan(en), "bounded_slowdown"] = np.nan
+    return out
+
+
+def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int, t0: float,
+              cooling: bool) -> dict[str, float]:
+    """Headline metrics of one run.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        Output of :func:`add_job_metrics` plus ``prefilled``, ``nodes``, ``outcome``.
+    totals : dict
+        Exact energies [J] from the step integration: ``E_node_dc_J``, ``E_sivoc_loss_J``, ``E_rectifier_loss_J``,
+        ``E_rack_overhead_J``, ``E_it_J``, ``E_cooling_J``, ``E_facility_J``, ``duration_s``.
+    facility : dict
+        Interval series; ``busy_nodes`` is used for utilisation and ``P_facility_W`` for peak power.
+    n_nodes : int
+        Nodes in the system.
+    t0 : float
+        Window start [s].
+    cooling : bool
+        Whether cooling power was modelled (if not, PUE is NaN: it would be a meaningless 1.0).
+
+    Returns
+    -------
+    dict of str -> float
+        ``jobs_completed``, ``jobs_killed_walltime``, ``mean_wait_s``, ``median_wait_s``, ``mean_turnaround_s``,
+        ``mean_bounded_slowdown``, ``utilisation`` (busy node-seconds / (n_nodes * duration)), ``makespan_s``
+        (last end - t0), the energies [J], ``PUE``, ``ITUE``, ``TUE``, ``mean_P_it_W``, ``peak_P_facility_W``
+        (peak of the output-interval averages), ``loss_fraction`` ((SIVOC + rectifier loss) / IT energy).
+        Wait metrics exclude prefilled jobs (they started before the window).
+    """
+    sched = jobs.loc[~jobs["prefilled"].to_numpy(bool)]
+    ran = sched.loc[sched["sim_end_s"].notna()]
+    dur = float(totals["duration_s"])
+    busy_node_s = float(np.sum(facility["busy_nodes"])) * (dur / max(len(facility["busy_nodes"]), 1))
+    E_compute = totals["E_node_dc_J"] + totals["E_rack_overhead_J"]
+    E_it = totals["E_it_J"]
+    itue = E_it / E_compute if E_compute > 0 else float("nan")
+    pue = totals["E_facility_J"] / E_it if (cooling and E_it > 0) else float("nan")
+    out = {
+        "jobs_simulated": float(len(jobs)),
+        "jobs_completed": float(np.count_nonzero(jobs["outcome"].to_numpy() == 1)),
+        "jobs_killed_walltime": float(np.count_nonzero(jobs["outcome"].to_numpy() == 2)),
+        "mean_wait_s": float(ran["wait_s"].mean()) if len(ran) else float("nan"),
+        "median_wait_s": float(ran["wait_s"].median()) if len(ran) else float("nan"),
+        "mean_turnaround_s": float(ran["turnaround_s"].mean()) if len(ran) else float("nan"),
+        "mean_bounded_slowdown": float(ran["bounded_slowdown"].mean()) if len(ran) else float("nan"),
+        "utilisation": busy_node_s / (n_nodes * dur) if dur > 0 else float("nan"),
+        "makespan_s": float(np.nanmax(jobs["sim_end_s"].to_numpy(float)) - t0),
+        "duration_s": dur,
+        "E_node_dc_J": totals["E_node_dc_J"],
+        "E_it_J": E_it,
+        "E_loss_J": totals["E_sivoc_loss_J"] + totals["E_rectifier_loss_J"],
+        "E_cooling_J": totals["E_cooling_J"],
+        "E_facility_J": totals["E_facility_J"],
+        "loss_fraction": (totals["E_sivoc_loss_J"] + totals["E_rectifier_loss_J"]) / E_it if E_it > 0 else float("nan"),
+        "PUE": pue,
+        "ITUE": itue,
+        "TUE": itue * pue,
+        "mean_P_it_W": E_it / dur if dur > 0 else float("nan"),
+        "mean_P_facility_W": totals["E_facility_J"] / dur if dur > 0 else float("nan"),
+        "peak_P_facility_W": float(np.max(facility["P_facility_W"])) if len(facility["P_facility_W"]) else float("nan"),
+    }
+    return out

@@ -1,0 +1,107 @@
+"""The decision interface between the platform and a scheduling policy (after Batsim's decision/platform split).
+
+A policy receives a read-only :class:`SchedulerView` of the platform at one timestamp and returns *decisions*: the
+job indices to start now, in order. It never changes the platform itself; the platform
+(:class:`scheduler_sim.simulation.Simulation`) validates each decision (the job is queued and fits in the free
+nodes) and raises :class:`PolicyError` otherwise. See docs/decision_interface.md.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+__all__ = ["BasePolicy", "PolicyError", "SchedulerView"]
+
+
+class PolicyError(RuntimeError):
+    """A policy returned a decision the platform cannot carry out (job not queued, not enough free nodes)."""
+
+
+@dataclass(frozen=True)
+class SchedulerView:
+    """What a policy may see at one scheduling pass.
+
+    Attributes
+    ----------
+    now_s : float
+        Current simulated time [s].
+    queue : list of int
+        Indices of queued jobs in arrival order (submit time, then trace order).
+    free_nodes : int
+        Nodes idle and up now.
+    nodes : ndarray of int64, shape (n_jobs,)
+        Nodes requested by every job.
+    estimate_s : ndarray of float64, shape (n_jobs,)
+        Run-time estimate of every job [s]: the requested wall time, or the configured default when the trace
+        has none (never 0 for a missing value).
+    submit_s : ndarray of float64, shape (n_jobs,)
+        Submission time of every job [s].
+    recorded_start_s : ndarray of float64, shape (n_jobs,)
+        Recorded start time of every job in the trace [s] (NaN when unknown); used by replay.
+    running : list of int
+        Indices of running jobs.
+    start_s : ndarray of float64, shape (n_jobs,)
+        Simulated start time of every job [s] (NaN when not started).
+    """
+
+    now_s: float
+    queue: list[int]
+    free_nodes: int
+    nodes: np.ndarray
+    estimate_s: np.ndarray
+    submit_s: np.ndarray
+    recorded_start_s: np.ndarray
+    running: list[int]
+    start_s: np.ndarray
+
+    def expected_end_s(self, job: int) -> float:
+        """Expected end of a running job [s]: start + estimate, never earlier than now.
+
+        A job without a wall-time limit may outlive its estimate; it is then expected to end "any moment now".
+        """
+        return max(self.now_s, float(self.start_s[job] + self.estimate_s[job]))
+
+
+class BasePolicy(abc.ABC):
+    """A scheduling policy: turns a :class:`SchedulerView` into the list of jobs to start now.
+
+    Class attributes
+    ----------------
+    name : str
+        Registry name used in configs and on the command line.
+    description : str
+        One line for ``hpctwin list policies``.
+    kills_at_walltime : bool
+        Whether the platform kills a job when it reaches its requested wall time under this policy
+        (True for every policy that schedules on requested times; False for a faithful replay).
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    kills_at_walltime: ClassVar[bool] = True
+
+    def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
+        """Return a time [s] at which the platform must run a scheduling pass for this newly queued job, or None.
+
+        Called once when a job enters the queue. The default asks for nothing.
+        """
+        return None
+
+    @abc.abstractmethod
+    def schedule(self, view: SchedulerView) -> list[int]:
+        """Return the queued jobs to start now, in the order they must be started.
+
+        Parameters
+        ----------
+        view : SchedulerView
+            The platform at this timestamp.
+
+        Returns
+        -------
+        list of int
+            Job indices, each in ``view.queue``; their total nodes must not exceed ``view.free_nodes``.
+        """

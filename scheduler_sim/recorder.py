@@ -1,0 +1,150 @@
+"""Exact integration of piecewise-constant signals into fixed steps, and reduction to output intervals.
+
+Between events every platform quantity (node power, CDU heat, queue length ...) is constant, so its average over
+a fixed step is computed exactly from the event times: no sampling. :class:`StepIntegrator` turns the step
+function into per-step averages (the cooling communication step); :class:`IntervalReducer` averages whole steps
+into output intervals (an integer number of steps each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["StepIntegrator", "IntervalReducer"]
+
+
+class StepIntegrator:
+    """Average a piecewise-constant vector signal over consecutive fixed steps, exactly.
+
+    Parameters
+    ----------
+    t0_s : float
+        Start of step 0 [s].
+    step_s : float
+        Step length [s] (> 0).
+    n_values : int
+        Length of the signal vector.
+    emit : callable(k0, block)
+        Called with the index of the first completed step and ``block``, an array of shape (m, n_values) holding
+        the averages of steps ``k0 .. k0+m-1``, in order, as soon as those steps are complete. Runs of identical
+        whole steps are emitted as one block (the caller may step a cooling plant over all of them at once).
+
+    Notes
+    -----
+    The value is set with :meth:`set` and holds until the next :meth:`set`; :meth:`advance` moves time forward.
+    Step ``k`` covers ``[t0 + k*step, t0 + (k+1)*step)``. Step boundaries are computed as ``t0 + k*step``
+    (never by repeated addition) so rounding does not drift over a year.
+    """
+
+    def __init__(self, t0_s: float, step_s: float, n_values: int, emit: Callable[[int, np.ndarray], None]) -> None:
+        if not step_s > 0:
+            raise ValueError(f"step_s must be > 0, got {step_s}")
+        self.t0 = float(t0_s)
+        self.step = float(step_s)
+        self.value = np.zeros(n_values)
+        self._acc = np.zeros(n_values)
+        self._t = self.t0
+        self._k = 0  # index of the step in progress
+        self._emit = emit
+
+    @property
+    def steps_done(self) -> int:
+        """Number of completed steps."""
+        return self._k
+
+    def set(self, value: np.ndarray) -> None:
+        """Set the signal's value from the current time on (shape (n_values,))."""
+        self.value[:] = value
+
+    def boundary(self, k: int) -> float:
+        """Start time of step ``k`` [s]."""
+        return self.t0 + k * self.step
+
+    def advance(self, t_s: float) -> None:
+        """Integrate the current value up to ``t_s`` and emit every step completed on the way.
+
+        Raises
+        ------
+        ValueError
+            If ``t_s`` is earlier than the time already reached.
+        """
+        if t_s < self._t:
+            raise ValueError(f"time went backwards: {t_s} < {self._t}")
+        end = self.boundary(self._k + 1)
+        if t_s < end:
+            self._acc += self.value * (t_s - self._t)
+            self._t = t_s
+            return
+        # finish the step in progress
+        self._acc += self.value * (end - self._t)
+        self._emit(self._k, (self._acc / self.step)[None, :])
+        self._k += 1
+        # whole steps with the constant value
+        m = int((t_s - self.boundary(self._k)) // self.step)
+        while m > 0 and self.boundary(self._k + m) > t_s:  # guard against floor rounding
+            m -= 1
+        if m > 0:
+            self._emit(self._k, np.broadcast_to(self.value, (m, self.value.size)))
+            self._k += m
+        start = self.boundary(self._k)
+        self._acc = self.value * (t_s - start)
+        self._t = t_s
+
+
+class IntervalReducer:
+    """Average blocks of per-step rows into output intervals of ``ratio`` steps each.
+
+    Parameters
+    ----------
+    ratio : int
+        Steps per output interval (>= 1).
+    n_values : int
+        Columns per row.
+    chunk_rows : int
+        Output rows buffered before being appended to the result list (memory bound).
+
+    Notes
+    -----
+    Rows must arrive in step order. A trailing partial interval is kept until :meth:`finish`.
+    """
+
+    def __init__(self, ratio: int, n_values: int, chunk_rows: int = 4096) -> None:
+        if ratio < 1:
+            raise ValueError(f"ratio must be >= 1, got {ratio}")
+        self.ratio = int(ratio)
+        self.n_values = int(n_values)
+        self._buf = np.empty((chunk_rows * self.ratio, self.n_values))
+        self._fill = 0
+        self._chunks: list[np.ndarray] = []
+
+    def push(self, rows: np.ndarray) -> None:
+        """Append rows of shape (m, n_values)."""
+        i = 0
+        m = rows.shape[0]
+        while i < m:
+            take = min(m - i, self._buf.shape[0] - self._fill)
+            self._buf[self._fill:self._fill + take] = rows[i:i + take]
+            self._fill += take
+            i += take
+            if self._fill == self._buf.shape[0]:
+                self._flush()
+
+    def _flush(self) -> None:
+        whole = (self._fill // self.ratio) * self.ratio
+        if whole:
+            self._chunks.append(self._buf[:whole].reshape(-1, self.ratio, self.n_values).mean(axis=1))
+            rest = self._fill - whole
+            self._buf[:rest] = self._buf[whole:self._fill]
+            self._fill = rest
+
+    def finish(self) -> np.ndarray:
+        """Return all complete intervals, shape (n_intervals, n_values); a partial last interval is dropped.
+
+        Callers run the simulation to an interval boundary so nothing is dropped.
+        """
+        self._flush()
+        if not self._chunks:
+            return np.empty((0, self.n_values))
+        return np.concatenate(self._chunks, axis=0)

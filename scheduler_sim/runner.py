@@ -1,0 +1,168 @@
+"""One run, end to end: configuration -> trace -> simulation (with cooling FMU) -> HDF5 -> summary.
+
+This is the pure function a sweep maps over its scenarios (:func:`run_one`); the command line calls it too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .config import DAY_S, RunConfig
+
+__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
+
+
+@dataclass
+class RunOutput:
+    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary."""
+
+    path: Path | None
+    summary: dict[str, float]
+    info: dict
+    load_summary: str
+
+
+def build_weather(cfg: RunConfig, time_origin_unix_s: float):
+    """Return (wet_bulb_K(t_s) callable, weather file path or None) for simulation times ``t_s`` [s].
+
+    The TMY3 year is aligned to the trace by its Unix time origin: a simulation time ``t`` maps to the second
+    of the (typical) year of local standard time ``origin + t + utc_offset``. A trace without a Unix origin
+    starts on January 1st, 00:00.
+    """
+    from cooling_fmu.weather import Weather, default_weather, load_tmy3
+
+    c = cfg.cooling
+    if c.weather == "constant":
+        w = Weather.constant(c.T_wb_C + 273.15)
+        return w.wet_bulb_K, None
+    if c.weather_path:
+        df, _ = load_tmy3(c.weather_path)
+        w = Weather(df)
+        wpath = Path(c.weather_path)
+    else:
+        w = default_weather()
+        from cooling_fmu.weather import DEFAULT_WEATHER_PATH
+        wpath = Path(DEFAULT_WEATHER_PATH)
+    if math.isfinite(time_origin_unix_s):
+        import datetime as _dt
+        local = _dt.datetime.fromtimestamp(time_origin_unix_s, _dt.timezone.utc) + _dt.timedelta(hours=c.utc_offset_h)
+        year_start = _dt.datetime(local.year, 1, 1, tzinfo=_dt.timezone.utc)
+        offset = (local - year_start).total_seconds()
+    else:
+        offset = 0.0
+
+    def wet_bulb(t_s: np.ndarray) -> np.ndarray:
+        return w.wet_bulb_K(np.asarray(t_s, dtype=float) + offset)
+
+    return wet_bulb, wpath
+
+
+def build_plant(cfg: RunConfig, system):
+    """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
+
+    Raises
+    ------
+    ValueError
+        If the plant description's number of CDUs differs from the system's.
+    """
+    from cooling_fmu.params import load_plant_params
+    from cooling_fmu.plant import CoolingPlant
+
+    params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
+    if params.n_cdu != system.n_cdus:
+        raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
+                         f"{system.name!r} has {system.n_cdus}")
+    return CoolingPlant(params, step_s=cfg.cooling.step_s)
+
+
+def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None) -> RunOutput:
+    """Run one configuration and write its HDF5 file.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    out : str or Path or None
+        Output HDF5 path; None runs without writing (tests, benchmarks).
+    progress : bool or None
+        Override ``cfg.output.progress``.
+    echo : callable(str) or None
+        Where to print stage messages (None: silent).
+
+    Returns
+    -------
+    RunOutput
+
+    Raises
+    ------
+    dataloaders.report.TraceError, ValueError, cooling_fmu errors
+        With messages naming the file / field at fault.
+    """
+    from dataloaders.registry import load_trace
+    from power import load_system
+
+    from .hdf5io import sha256_file, write_run
+    from .simulation import Simulation
+
+    say = echo or (lambda s: None)
+    system = load_system(cfg.system)
+    trace_path = cfg.trace.resolved_path()
+    say(f"trace   {trace_path}")
+    loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                        cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+    jobs = loaded.jobs
+    origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+    checksums = {"trace": sha256_file(trace_path)}
+    plant = None
+    wet_bulb = None
+    if cfg.cooling.enabled:
+        wet_bulb, wpath = build_weather(cfg, origin)
+        if wpath is not None:
+            checksums["weather"] = sha256_file(wpath)
+        plant = build_plant(cfg, system)
+        checksums["fmu"] = sha256_file(plant.fmu_path)
+        say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
+    sim = Simulation(jobs, system, cfg.scheduler.policy,
+                     window_start_s=cfg.trace.window_start_days * DAY_S, window_s=cfg.trace.window_days * DAY_S,
+                     plant=plant, wet_bulb_K=wet_bulb, step_s=cfg.cooling.step_s,
+                     interval_s=cfg.output.interval_s, default_walltime_s=cfg.scheduler.default_walltime_s,
+                     progress=cfg.output.progress if progress is None else progress)
+    try:
+        result = sim.run()
+    finally:
+        if plant is not None:
+            plant.close()
+    path = None
+    if out is not None:
+        path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
+                         policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
+                         load_report=loaded.report.to_dict(), time_origin_unix_s=origin)
+    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=loaded.report.summary())
+
+
+def format_summary(s: dict[str, float]) -> str:
+    """Human-readable headline metrics (units converted for reading: MWh, MW, hours)."""
+    def f(x: float, fmt: str) -> str:
+        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+    J_MWh = 1 / 3.6e9
+    lines = [
+        f"  jobs simulated        {int(s['jobs_simulated'])}  (completed {int(s['jobs_completed'])}, "
+        f"killed at walltime {int(s['jobs_killed_walltime'])})",
+        f"  simulated span        {f(s['duration_s'] / DAY_S, '.2f')} days (makespan {f(s['makespan_s'] / DAY_S, '.2f')} days)",
+        f"  utilisation           {f(100 * s['utilisation'], '.1f')} %",
+        f"  mean wait             {f(s['mean_wait_s'] / 3600, '.2f')} h   (median {f(s['median_wait_s'] / 3600, '.2f')} h)",
+        f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
+        f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
+        f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
+        f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+        f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean {f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, "
+        f"peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
+        f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+        f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+        f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
+    ]
+    return "\n".join(lines)
