@@ -51,6 +51,40 @@ class TraceConfig(_Strict):
         return Path(self.path) if self.path else embedded_trace_path()
 
 
+class DowntimeConfig(_Strict):
+    """Nodes out of service for a period (maintenance or drain). Windows for the same node must not overlap."""
+
+    start_day: float = Field(..., ge=0, description="Start, days after the trace time origin")
+    hours: float = Field(..., gt=0, description="Duration [h]")
+    nodes: str = Field(..., description="Node indices, e.g. '0-127,200' (0-based, inclusive ranges)")
+
+    def node_indices(self, n_nodes: int) -> list[int]:
+        """The node indices as a sorted list.
+
+        Raises
+        ------
+        ValueError
+            If the text is malformed or an index is outside ``0 .. n_nodes-1``.
+        """
+        out: set[int] = set()
+        for part in self.nodes.split(","):
+            part = part.strip()
+            try:
+                if "-" in part:
+                    a, b = (int(x) for x in part.split("-", 1))
+                    if b < a:
+                        raise ValueError
+                    out.update(range(a, b + 1))
+                else:
+                    out.add(int(part))
+            except ValueError:
+                raise ValueError(f"downtime nodes: cannot read {part!r} (expected e.g. '0-127,200')") from None
+        bad = [i for i in out if i < 0 or i >= n_nodes]
+        if bad:
+            raise ValueError(f"downtime nodes: index {bad[0]} outside 0..{n_nodes - 1}")
+        return sorted(out)
+
+
 class SchedulerConfig(_Strict):
     """Scheduling policy and its settings."""
 
@@ -58,6 +92,7 @@ class SchedulerConfig(_Strict):
     default_walltime_s: float = Field(
         86400.0, gt=0,
         description="Run-time estimate [s] for jobs whose trace gives no requested time; such jobs are not killed")
+    downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
 
 
 class CoolingConfig(_Strict):

@@ -130,7 +130,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                      window_start_s=cfg.trace.window_start_days * DAY_S, window_s=cfg.trace.window_days * DAY_S,
                      plant=plant, wet_bulb_K=wet_bulb, step_s=cfg.cooling.step_s,
                      interval_s=cfg.output.interval_s, default_walltime_s=cfg.scheduler.default_walltime_s,
-                     progress=cfg.output.progress if progress is None else progress)
+                     progress=cfg.output.progress if progress is None else progress,
+                     downtimes=[(d.start_day * DAY_S, d.start_day * DAY_S + d.hours * 3600.0,
+                                 np.array(d.node_indices(system.n_nodes))) for d in cfg.scheduler.downtime])
     try:
         result = sim.run()
     finally:

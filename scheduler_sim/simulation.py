@@ -116,6 +116,9 @@ class Simulation:
         Estimate for jobs without a requested time [s].
     progress : bool
         Show a tqdm progress bar over simulated time.
+    downtimes : list of (start_s, end_s, node indices)
+        Nodes out of service during ``[start_s, end_s)`` (maintenance, drain). A job running on a node that goes
+        down is killed (outcome ``KILLED_NODE_DOWN``); down nodes are never allocated and draw idle power.
 
     Raises
     ------
@@ -125,7 +128,8 @@ class Simulation:
 
     def __init__(self, jobs: pd.DataFrame, system, policy: str = "easy", *, window_start_s: float = 0.0,
                  window_s: float = 30 * DAY_S, plant=None, wet_bulb_K=None, step_s: float = 15.0,
-                 interval_s: float = 60.0, default_walltime_s: float = DAY_S, progress: bool = False) -> None:
+                 interval_s: float = 60.0, default_walltime_s: float = DAY_S, progress: bool = False,
+                 downtimes: list[tuple[float, float, np.ndarray]] = ()) -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -144,6 +148,14 @@ class Simulation:
         self.t1 = float(window_start_s + window_s)
         self.default_walltime_s = float(default_walltime_s)
         self.info: dict = {}
+        self.downtimes = []
+        for (a, b, nodes) in downtimes:
+            nodes = np.unique(np.asarray(nodes, dtype=np.int64))
+            if not (b > a):
+                raise ValueError(f"downtime end {b} s must be after its start {a} s")
+            if nodes.size == 0 or nodes.min() < 0 or nodes.max() >= system.n_nodes:
+                raise ValueError(f"downtime nodes must lie in 0..{system.n_nodes - 1}")
+            self.downtimes.append((float(a), float(b), nodes))
         self._node_power_w = node_power_w
         self._prepare_jobs(jobs)
 
@@ -344,6 +356,9 @@ class Simulation:
             if not self.prefilled[j]:
                 self.env.schedule(max(self.submit[j], self.t0), EventKind.JOB_SUBMIT, int(j))
 
+        for a, b, nodes in self.downtimes:
+            self.env.schedule(max(a, self.t0), EventKind.NODE_DOWN, nodes)
+            self.env.schedule(max(b, self.t0), EventKind.NODE_UP, nodes)
         idle_energy_dc = 0.0
         idle_energy_it = 0.0
         t_last = self.t0

@@ -1,0 +1,54 @@
+"""Shared test helpers: tiny systems and job tables built in code (no files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jobs.table import validate_job_table
+
+#: The public data folder beside the checkout (../shared/data), present on developer machines and in CI.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def tiny_system_spec(n_nodes: int = 4, n_cdus: int = 1, racks_per_cdu: int = 1) -> dict:
+    """A System spec (power/systems layout) with easy numbers: idle 100 W, max 300 W per node, lossless-ish."""
+    per_rack = n_nodes // (n_cdus * racks_per_cdu)
+    return {
+        "name": "tiny", "description": "test system", "cores_per_node": 1, "cooling_plant": "theta",
+        "liquid_fraction": 1.0, "default_cpu_util": 1.0, "default_gpu_util": 0.0,
+        "topology": {"n_cdus": n_cdus, "rack_positions_per_cdu": racks_per_cdu, "nodes_per_rack": per_rack,
+                     "missing_rack_positions": [], "n_nodes": n_nodes},
+        "node": {"cpu_idle_W": 100.0, "cpu_max_W": 300.0, "cpus_per_node": 1},
+        "sivoc": {"P_fixed_W": 10.0, "eta": 0.9, "k_per_W": 0.0},
+        "rectifier": {"P_fixed_W": 20.0, "eta": 0.95, "k_per_W": 0.0, "nodes_per_rectifier": 2},
+        "rack_overhead": {"P_W": 0.0, "side": "dc"},
+        "cdu": {"P_own_W": 0.0},
+    }
+
+
+@pytest.fixture
+def tiny_system():
+    from power.system import System
+    return System.from_spec(tiny_system_spec(), source="tiny")
+
+
+def make_jobs(rows: list[tuple], origin: float = float("nan")) -> pd.DataFrame:
+    """Job table from (job_id, submit_s, nodes, runtime_s, requested_s[, start_s]) tuples; NaN = missing."""
+    recs = []
+    for r in rows:
+        jid, sub, nodes, rt, req = r[:5]
+        start = r[5] if len(r) > 5 else float("nan")
+        recs.append({
+            "job_id": jid, "submit_time_s": float(sub), "requested_walltime_s": float(req), "nodes": nodes,
+            "runtime_s": float(rt), "start_time_s": float(start),
+            "end_time_s": float(start + rt) if np.isfinite(start) else float("nan"),
+            "user": "", "account": "", "queue": "", "status": 1, "cpu_util": float("nan"),
+            "gpu_util": float("nan"),
+        })
+    df = validate_job_table(pd.DataFrame(recs))
+    df.attrs["time_origin_unix_s"] = origin
+    return df
