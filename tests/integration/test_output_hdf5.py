@@ -1,0 +1,84 @@
+"""The HDF5 run file: schema, units, round trip, atomic writing, determinism, version check."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from scheduler_sim import hdf5io
+from scheduler_sim.simulation import Simulation
+from tests.conftest import make_jobs
+from tests.integration.test_schedules import EIGHT
+
+
+def _result(tiny_system):
+    return Simulation(make_jobs(EIGHT), tiny_system, "easy", window_start_s=0.0, window_s=1e6).run()
+
+
+def _write(path, res):
+    return hdf5io.write_run(path, res, '{"x": 1}', run_name="t", system_name="tiny", policy="easy", seed=3,
+                            input_checksums={"trace": "abc"}, load_report={"records_read": 8})
+
+
+def test_round_trip_and_units(tmp_path, tiny_system):
+    res = _result(tiny_system)
+    p = _write(tmp_path / "r.h5", res)
+    jobs = hdf5io.read_jobs(p)
+    assert list(jobs["job_id"]) == list(res.jobs["job_id"])
+    assert np.array_equal(jobs["sim_start_s"].to_numpy(), res.jobs["sim_start_s"].to_numpy())
+    with h5py.File(p, "r") as f:
+        assert f.attrs["schema_version"] == hdf5io.SCHEMA_VERSION
+        assert f["jobs/wait_s"].attrs["units"] == "s"
+        assert f["jobs/energy_dc_J"].attrs["units"] == "J"
+        assert f["timeseries/facility/P_it_W"].attrs["units"] == "W"
+        assert f["timeseries/cdu/Q_flow_W"].shape == (len(res.time_s), 1)
+        assert f["summary"].attrs["makespan_s"] == 350
+        assert f["provenance"].attrs["input_checksums_json"] == '{"trace": "abc"}'
+    fac = hdf5io.read_series(p)
+    assert fac.index[1] - fac.index[0] == 60.0
+    # interval-average IT power integrates to the exact total energy
+    assert fac["P_it_W"].sum() * 60.0 == pytest.approx(res.totals["E_it_J"], rel=1e-12)
+
+
+def test_same_inputs_same_content(tmp_path, tiny_system):
+    a = _write(tmp_path / "a.h5", _result(tiny_system))
+    b = _write(tmp_path / "b.h5", _result(tiny_system))
+    assert h5_content(a) == h5_content(b)
+
+
+def test_failed_write_leaves_nothing(tmp_path, tiny_system):
+    res = _result(tiny_system)
+    res.summary["bad"] = object()  # cannot be stored as a float attribute
+    with pytest.raises(TypeError):
+        _write(tmp_path / "x.h5", res)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_incompatible_schema_refused(tmp_path, tiny_system):
+    p = _write(tmp_path / "r.h5", _result(tiny_system))
+    with h5py.File(p, "a") as f:
+        f.attrs["schema_version"] = "99.0"
+    with pytest.raises(hdf5io.SchemaError, match="99.0"):
+        hdf5io.read_summary(p)
+    q = tmp_path / "plain.h5"
+    with h5py.File(q, "w") as f:
+        f["x"] = 1
+    with pytest.raises(hdf5io.SchemaError, match="not an hpctwin run file"):
+        hdf5io.read_jobs(q)
+
+
+def h5_content(path) -> dict:
+    """Every dataset's bytes and every attribute of a file, minus the documented volatile attributes."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            attrs = {k: (v if isinstance(v, str) else np.asarray(v).tobytes()) for k, v in obj.attrs.items()
+                     if k not in hdf5io.VOLATILE_ATTRS}  # bytes: NaN compares equal to NaN
+            if isinstance(obj, h5py.Dataset):
+                out[name] = (obj[()].tobytes() if obj.dtype.kind != "O" else tuple(obj[()]), attrs)
+            else:
+                out[name] = attrs
+        visit("/", f)
+        f.visititems(visit)
+    return out
