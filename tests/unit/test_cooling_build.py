@@ -1,0 +1,121 @@
+"""Unit tests: FMU build, cache, modelDescription fix-up, adapter errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cooling_fmu.build as build
+from cooling_fmu.adapter import FMUError
+from cooling_fmu.build import FMUBuildError, build_fmu, fix_model_description
+from cooling_fmu.modelica import generate_plant_modelica, model_name_for
+from cooling_fmu.params import load_plant_params
+from cooling_fmu.plant import CoolingPlant
+
+pytestmark = pytest.mark.fmu
+
+
+@pytest.fixture(scope="module")
+def theta_fmu(tmp_path_factory):
+    p = load_plant_params("theta")
+    cache = tmp_path_factory.mktemp("fmu-cache")
+    return p, cache, build_fmu(generate_plant_modelica(p), model_name_for(p), cache)
+
+
+def test_fmu_validates_with_fmpy(theta_fmu):
+    from fmpy.validation import validate_fmu
+
+    _, _, fmu = theta_fmu
+    assert validate_fmu(str(fmu)) == []
+
+
+def test_cache_hit_does_not_rebuild(theta_fmu, monkeypatch):
+    p, cache, fmu = theta_fmu
+    stat = fmu.stat()
+
+    def boom(*a, **k):
+        raise AssertionError("rebuilt on a cache hit")
+
+    monkeypatch.setattr(build, "_codegen", boom)
+    monkeypatch.setattr(build, "_compile", boom)
+    again = build_fmu(generate_plant_modelica(p), model_name_for(p), cache)
+    assert again == fmu and again.stat().st_mtime_ns == stat.st_mtime_ns
+    assert [f.name for f in cache.iterdir() if f.name.endswith(".tmp")] == []
+
+
+def test_cache_key_changes_with_source_and_script_version(theta_fmu, monkeypatch):
+    p, _, _ = theta_fmu
+    src = generate_plant_modelica(p)
+    k = build.cache_key(src, model_name_for(p))
+    assert build.cache_key(src + "\n", model_name_for(p)) != k
+    monkeypatch.setattr(build, "BUILD_SCRIPT_VERSION", "999")
+    assert build.cache_key(src, model_name_for(p)) != k
+
+
+def test_env_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("HPCTWIN_CACHE_DIR", str(tmp_path / "c"))
+    assert build.default_cache_dir() == tmp_path / "c"
+
+
+def test_rumoca_error_is_clear(tmp_path):
+    with pytest.raises(FMUBuildError, match="rumoca"):
+        build_fmu("model Broken\n  Real x\nequation\n  der(x) = ;\nend Broken;\n", "Broken", tmp_path)
+    assert not list(tmp_path.glob("*.fmu"))
+
+
+def test_gcc_error_includes_compiler_output(tmp_path):
+    bad = tmp_path / "bad.c"
+    bad.write_text("int f(void) { return undefined_symbol_xyz; }\n")
+    with pytest.raises(FMUBuildError, match="undefined_symbol_xyz"):
+        build._compile(bad, tmp_path / "bad.so")
+
+
+def test_fix_model_description_small():
+    xml = """<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="M" guid="g">
+  <CoSimulation modelIdentifier="M"/>
+  <ModelVariables>
+    <ScalarVariable name="x" valueReference="0" causality="local" variability="continuous" initial="exact"><Real start="1" unit="K"/></ScalarVariable>
+    <ScalarVariable name="der(x)" valueReference="1" causality="local" variability="continuous" initial="calculated"><Real/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="2" causality="output" variability="continuous" initial="calculated"><Real start="0.0" unit="W"/></ScalarVariable>
+    <ScalarVariable name="a[2]" valueReference="3" causality="parameter" variability="fixed" initial="exact"><Real start="[300, 301]" unit="K"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure/>
+</fmiModelDescription>"""
+    out = fix_model_description(xml)
+    assert 'derivative="1"' in out and 'start="301"' in out and '<Unit name="W"' in out
+    assert '<Real unit="W"' in out  # start removed from the calculated output
+    assert "<InitialUnknowns>" in out and out.index("<UnitDefinitions>") > out.index("<CoSimulation")
+
+
+def test_adapter_raises_fmu_error_with_context(theta_fmu):
+    p, cache, _ = theta_fmu
+    with CoolingPlant(p, cache_dir=cache) as plant:
+        plant.initialize(np.full(6, 1e5), 290.0)
+        fmu = plant._fmu
+        with pytest.raises(FMUError) as exc:
+            fmu.getReal([10_000])  # no such value reference: rumoca returns fmi2Error
+        assert exc.value.function == "fmi2GetReal" and exc.value.status == 3
+        assert "T_wb" in str(exc.value) and "t = " in str(exc.value)
+
+
+def test_plant_rejects_bad_inputs_and_lifecycle(theta_fmu):
+    p, cache, _ = theta_fmu
+    with pytest.raises(ValueError, match="too long"):
+        CoolingPlant(p, step_s=3600.0, cache_dir=cache)
+    plant = CoolingPlant(p, cache_dir=cache)
+    with pytest.raises(RuntimeError):
+        plant.step(np.zeros(6), 290.0)
+    plant.initialize(np.zeros(6), 290.0)
+    with pytest.raises(ValueError):
+        plant.step(np.zeros(5), 290.0)
+    with pytest.raises(ValueError):
+        plant.step(np.array([0, 0, -1.0, 0, 0, 0]), 290.0)
+    with pytest.raises(ValueError):
+        plant.step(np.array([0, 0, np.nan, 0, 0, 0]), 290.0)
+    with pytest.raises(ValueError, match="kelvin"):
+        plant.step(np.zeros(6), 17.0)  # Celsius by mistake
+    with pytest.raises(RuntimeError):
+        plant.initialize(np.zeros(6), 290.0)
+    plant.close()
+    plant.close()  # idempotent
