@@ -203,10 +203,10 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         ts.attrs["time_origin_unix_s"] = float(time_origin_unix_s)
         fac = ts.create_group("facility")
         for name, arr in result.facility.items():
-            _dataset(fac, name, arr, unit_of(name), _LONG_NAMES.get(name, ""))
+            _dataset(fac, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))
         cdu = ts.create_group("cdu")
         for name, arr in result.cdu.items():
-            _dataset(cdu, name, arr, unit_of(name), _LONG_NAMES.get(name, ""))
+            _dataset(cdu, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))
 
         sg = f.create_group("summary")
         for k, v in result.summary.items():

@@ -33,31 +33,20 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float):
     of the (typical) year of local standard time ``origin + t + utc_offset``. A trace without a Unix origin
     starts on January 1st, 00:00.
     """
-    from cooling_fmu.weather import Weather, default_weather, load_tmy3
+    from cooling_fmu.weather import DEFAULT_TMY3, Weather
 
     c = cfg.cooling
     if c.weather == "constant":
-        w = Weather.constant(c.T_wb_C + 273.15)
-        return w.wet_bulb_K, None
-    if c.weather_path:
-        df, _ = load_tmy3(c.weather_path)
-        w = Weather(df)
-        wpath = Path(c.weather_path)
-    else:
-        w = default_weather()
-        from cooling_fmu.weather import DEFAULT_WEATHER_PATH
-        wpath = Path(DEFAULT_WEATHER_PATH)
+        return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None
+    wpath = Path(c.weather_path) if c.weather_path else Path(DEFAULT_TMY3)
     if math.isfinite(time_origin_unix_s):
         import datetime as _dt
         local = _dt.datetime.fromtimestamp(time_origin_unix_s, _dt.timezone.utc) + _dt.timedelta(hours=c.utc_offset_h)
-        year_start = _dt.datetime(local.year, 1, 1, tzinfo=_dt.timezone.utc)
-        offset = (local - year_start).total_seconds()
+        offset = (local - local.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)).total_seconds()
     else:
         offset = 0.0
-
-    def wet_bulb(t_s: np.ndarray) -> np.ndarray:
-        return w.wet_bulb_K(np.asarray(t_s, dtype=float) + offset)
-
+    weather = Weather.from_tmy3(wpath, offset_s=offset)
+    wet_bulb = weather.wet_bulb_K
     return wet_bulb, wpath
 
 

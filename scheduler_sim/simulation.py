@@ -79,6 +79,8 @@ class SimulationResult:
         Headline metrics (see :mod:`scheduler_sim.metrics`).
     info : dict
         Counts and notes: excluded jobs, delayed replays, prefill size, idle energy, wall time ...
+    units : dict of str -> str
+        Units of series whose name carries no unit suffix (the cooling plant's outputs).
     """
 
     jobs: pd.DataFrame
@@ -88,6 +90,7 @@ class SimulationResult:
     totals: dict[str, float]
     summary: dict[str, float]
     info: dict = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
 
 
 class Simulation:
@@ -448,6 +451,7 @@ class Simulation:
         time_s = self.t0 + np.arange(n_int) * self.interval_s
         facility: dict[str, np.ndarray] = {}
         cdu: dict[str, np.ndarray] = {"Q_flow_W": rows[:, :nc]}
+        units: dict[str, str] = {}
         for i, name in enumerate(POWER_SERIES):
             facility[name] = rows[:, nc + i]
         off = nc + len(POWER_SERIES)
@@ -465,13 +469,13 @@ class Simulation:
             off2 = off + len(SCHEDULER_SERIES)
             facility["T_wb_K"] = rows[:, off2]
             for i, name in enumerate(self.plant.output_names):
-                col = rows[:, off2 + 1 + i]
-                cdu_name = _cdu_series_name(name)
-                if cdu_name is None:
-                    facility[name] = col
+                base = _cdu_series_name(name)
+                units[base or name] = self.plant.output_units[i]
+                if base is None:
+                    facility[name] = rows[:, off2 + 1 + i]
             for base, idx in _group_cdu_columns(self.plant.output_names).items():
                 cdu[base] = rows[:, [off2 + 1 + i for i in idx]]
-            pi = self.plant.output_names.index("P_cooling_W")
+            pi = self.plant.P_cooling_index
             totals["E_cooling_J"] = float(self._plant_sums[pi])
             facility["P_cooling_W"] = rows[:, off2 + 1 + pi]
         else:
@@ -494,7 +498,7 @@ class Simulation:
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0,
                                     cooling=self.plant is not None)
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
-                                summary=summary, info=dict(self.info))
+                                summary=summary, info=dict(self.info), units=units)
 
 
 def _cdu_series_name(name: str) -> str | None:

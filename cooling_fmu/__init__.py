@@ -1,0 +1,40 @@
+"""Cooling plant of the hpctwin digital twin: Modelica model -> FMI 2.0 FMU (rumoca + gcc) -> fmpy co-simulation.
+
+Public API
+----------
+load_plant_params, PlantParams
+    Typed plant descriptions (``cooling_fmu/plants/*.toml``).
+generate_plant_modelica, analytic_steady_state
+    The flat Modelica model generated from a description, and its hand-derived steady state.
+build_fmu
+    Content-hash-cached FMU build.
+CoolingPlant
+    Facade stepped once per communication step (``step``) or over many steps (``run``).
+Weather, load_tmy3, default_weather
+    Wet-bulb temperature from NREL TMY3 weather (psychrolib) or a constant.
+"""
+
+from .adapter import FMU2CoSimulation, FMUError
+from .build import FMUBuildError, build_fmu
+from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for
+from .params import PlantParams, PlantParamsError, load_plant_params
+from .plant import CoolingPlant
+from .weather import Weather, WeatherReport, default_weather, load_tmy3
+
+__all__ = [
+    "CoolingPlant",
+    "FMU2CoSimulation",
+    "FMUBuildError",
+    "FMUError",
+    "PlantParams",
+    "PlantParamsError",
+    "Weather",
+    "WeatherReport",
+    "analytic_steady_state",
+    "build_fmu",
+    "default_weather",
+    "generate_plant_modelica",
+    "load_plant_params",
+    "load_tmy3",
+    "model_name_for",
+]

@@ -1,0 +1,475 @@
+"""Thin FMI 2.0 co-simulation layer over fmpy's ``FMU2Slave``, plus the variable map.
+
+Methods are named after the standard (``instantiate``, ``setupExperiment``, ``enterInitializationMode``,
+``exitInitializationMode``, ``setReal``, ``getReal``, ``doStep``, ``reset``, ``terminate``, ``freeInstance``).
+Every status goes through :meth:`FMU2CoSimulation._check`, which raises :class:`FMUError` carrying the FMI function,
+the status, the simulation time, the last inputs and the FMU log. The hot-path calls (:meth:`FMU2CoSimulation.raw`)
+are plain ctypes function pointers taking integer addresses; their status is still checked by ``_check``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import tempfile
+from collections import deque
+from ctypes import c_double, c_int, c_size_t, c_void_p
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+__all__ = ["FMU2CoSimulation", "FMUError", "MapEntry", "VariableMap", "load_variable_map"]
+
+MAPS_DIR = Path(__file__).resolve().parent / "maps"
+
+_STATUS = ("ok", "warning", "discard", "error", "fatal", "pending")
+
+
+class FMUError(RuntimeError):
+    """An FMI call returned a status worse than warning.
+
+    Attributes
+    ----------
+    function : str
+        FMI function name, e.g. ``"fmi2DoStep"``.
+    status : int
+        FMI status code (2 discard, 3 error, 4 fatal, 5 pending).
+    time_s : float
+        Simulation time at the call [s].
+    inputs : dict of str to float
+        Last input values set through the adapter (FMU variable name -> value, FMU units).
+    log : list of str
+        Messages the FMU sent to the logger callback (most recent last, at most 200).
+    """
+
+    def __init__(self, function: str, status: int, time_s: float, inputs: dict[str, float], log: list[str]):
+        label = _STATUS[status] if 0 <= status < len(_STATUS) else "illegal"
+        shown = ", ".join(f"{k}={v:.6g}" for k, v in list(inputs.items())[:40])
+        msg = (
+            f"{function} returned status {status} ({label}) at t = {time_s:.6g} s; inputs: {{{shown}}}; "
+            f"FMU log: {log[-20:] if log else '(empty)'}"
+        )
+        super().__init__(msg)
+        self.function, self.status, self.time_s, self.inputs, self.log = function, status, time_s, inputs, log
+
+
+@dataclass(frozen=True)
+class MapEntry:
+    """One hpctwin variable mapped to one FMU variable.
+
+    Attributes
+    ----------
+    name : str
+        hpctwin name, e.g. ``"T_sec_sup[3]"``.
+    fmu : str
+        FMU variable name, e.g. ``"T_sec_sup[3]"``.
+    unit : str
+        SI unit expected by hpctwin and required of the FMU variable.
+    description : str
+        Human description.
+    """
+
+    name: str
+    fmu: str
+    unit: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class VariableMap:
+    """Expanded variable map for a plant with ``n_cdu`` CDUs.
+
+    Attributes
+    ----------
+    inputs, states, outputs : tuple of MapEntry
+        Entries in FMU input order (per-CDU entries first, element 1..n_cdu), states, outputs.
+    """
+
+    inputs: tuple[MapEntry, ...]
+    states: tuple[MapEntry, ...]
+    outputs: tuple[MapEntry, ...]
+
+
+def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap:
+    """Load a variable-map YAML file and expand per-CDU entries.
+
+    Parameters
+    ----------
+    n_cdu : int
+        Number of CDUs (>= 1).
+    path : str or pathlib.Path, optional
+        Map file; default ``cooling_fmu/maps/hpctwin_plant.yaml``.
+
+    Returns
+    -------
+    VariableMap
+        The expanded map.
+
+    Raises
+    ------
+    ValueError
+        If the file lacks a section or an entry lacks ``fmu`` / ``unit`` (message names file and entry).
+    """
+    path = Path(path) if path is not None else MAPS_DIR / "hpctwin_plant.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    sections: dict[str, tuple[MapEntry, ...]] = {}
+    for section in ("inputs", "states", "outputs"):
+        if not isinstance(data.get(section), dict):
+            raise ValueError(f"{path}: missing section '{section}'")
+        entries: list[MapEntry] = []
+        for name, spec in data[section].items():
+            if not isinstance(spec, dict) or "fmu" not in spec or "unit" not in spec:
+                raise ValueError(f"{path}: entry '{section}.{name}' needs 'fmu' and 'unit'")
+            desc = str(spec.get("description", ""))
+            if spec.get("per_cdu", False):
+                entries += [
+                    MapEntry(f"{name}[{i}]", f"{spec['fmu']}[{i}]", str(spec["unit"]), desc)
+                    for i in range(1, n_cdu + 1)
+                ]
+            else:
+                entries.append(MapEntry(str(name), str(spec["fmu"]), str(spec["unit"]), desc))
+        sections[section] = tuple(entries)
+    return VariableMap(**sections)
+
+
+class _Raw:
+    """Raw ctypes FMI functions with pointer arguments passed as integer addresses (hot path)."""
+
+    def __init__(self, dll: ctypes.CDLL):
+        def fn(name: str, *argtypes):
+            return ctypes.CFUNCTYPE(c_int, *argtypes)((name, dll))
+
+        self.fmi2SetReal = fn("fmi2SetReal", c_void_p, c_void_p, c_size_t, c_void_p)
+        self.fmi2GetReal = fn("fmi2GetReal", c_void_p, c_void_p, c_size_t, c_void_p)
+        self.fmi2DoStep = fn("fmi2DoStep", c_void_p, c_double, c_double, c_int)
+
+
+class FMU2CoSimulation:
+    """One FMI 2.0 co-simulation instance of an FMU file, extracted once.
+
+    Parameters
+    ----------
+    fmu_path : str or pathlib.Path
+        Path of the ``.fmu`` file (must support co-simulation on this platform).
+    instance_name : str, optional
+        FMI instance name.
+
+    Attributes
+    ----------
+    model_description : fmpy.model_description.ModelDescription
+        Parsed modelDescription.xml.
+    variables : dict of str to fmpy ScalarVariable
+        FMU variables by name.
+    time_s : float
+        Current simulation time as tracked by the adapter [s].
+
+    Raises
+    ------
+    ValueError
+        If the FMU has no co-simulation interface.
+    """
+
+    def __init__(self, fmu_path: str | Path, instance_name: str = "hpctwin_plant"):
+        from fmpy import extract, read_model_description
+        from fmpy.fmi2 import FMU2Slave
+
+        self.fmu_path = Path(fmu_path)
+        self.model_description = read_model_description(str(self.fmu_path))
+        cs = self.model_description.coSimulation
+        if cs is None:
+            raise ValueError(f"{self.fmu_path}: FMU has no co-simulation interface")
+        self._unzip_dir = tempfile.mkdtemp(prefix="hpctwin-fmu-")
+        extract(str(self.fmu_path), unzipdir=self._unzip_dir)
+        self.variables = {v.name: v for v in self.model_description.modelVariables}
+        self._slave = FMU2Slave(
+            guid=self.model_description.guid,
+            unzipDirectory=self._unzip_dir,
+            modelIdentifier=cs.modelIdentifier,
+            instanceName=instance_name,
+        )
+        self.raw = _Raw(self._slave.dll)
+        self.log: deque[str] = deque(maxlen=200)
+        self.last_inputs: dict[int, float] = {}
+        self.time_s = 0.0
+        self._instantiated = False
+        self._callbacks = None
+
+    # ---- status checking: the one place --------------------------------------------------------------------------
+    def _check(self, function: str, status: int) -> int:
+        """Check an FMI status; raise :class:`FMUError` if worse than warning.
+
+        Parameters
+        ----------
+        function : str
+            FMI function name.
+        status : int
+            Returned status.
+
+        Returns
+        -------
+        int
+            ``status`` (0 ok or 1 warning; warnings are appended to :attr:`log`).
+
+        Raises
+        ------
+        FMUError
+            If ``status`` > 1 (discard, error, fatal, pending) or not an int.
+        """
+        if status == 0:
+            return 0
+        if status == 1:
+            self.log.append(f"{function}: warning at t = {self.time_s} s")
+            return 1
+        names = {v.valueReference: n for n, v in self.variables.items() if v.causality == "input"}
+        inputs = {names.get(vr, str(vr)): val for vr, val in self.last_inputs.items()}
+        raise FMUError(function, int(status), self.time_s, inputs, list(self.log))
+
+    def _call(self, function: str, method, *args):
+        from fmpy.fmi1 import FMICallException
+
+        try:
+            res = method(*args)
+        except FMICallException as exc:
+            self._check(function, exc.status)
+            raise  # pragma: no cover - _check always raises for status > 1
+        return res
+
+    def check_raw(self, function: str, status: int) -> int:
+        """Check the status of a :attr:`raw` call (hot path); see :meth:`_check`.
+
+        Parameters
+        ----------
+        function : str
+            FMI function name.
+        status : int
+            Returned status.
+
+        Returns
+        -------
+        int
+            ``status`` when it is ok or warning.
+
+        Raises
+        ------
+        FMUError
+            If the status is worse than warning.
+        """
+        return self._check(function, status)
+
+    # ---- FMI 2.0 API ---------------------------------------------------------------------------------------------
+    def instantiate(self, logging_on: bool = False) -> None:
+        """``fmi2Instantiate`` as co-simulation, with a logger that records FMU messages in :attr:`log`.
+
+        Parameters
+        ----------
+        logging_on : bool, optional
+            Passed to the FMU as ``loggingOn``.
+
+        Raises
+        ------
+        FMUError
+            If the FMU returns a NULL instance.
+        """
+        from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+
+        log = self.log
+
+        def logger(env, instance, status, category, message):  # pragma: no cover - rumoca FMUs never log
+            log.append(f"[{_STATUS[status] if 0 <= status < 6 else status}] {category!r}: {message!r}")
+
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(logger)
+        cb.allocateMemory = defaultCallbacks.allocateMemory
+        cb.freeMemory = defaultCallbacks.freeMemory
+        self._callbacks = cb
+        try:
+            self._slave.instantiate(callbacks=cb, loggingOn=logging_on)
+        except Exception as exc:  # fmpy raises a bare Exception on NULL
+            raise FMUError("fmi2Instantiate", 3, self.time_s, {}, list(self.log) + [str(exc)]) from exc
+        self._instantiated = True
+
+    def setupExperiment(self, start_time_s: float = 0.0, stop_time_s: float | None = None) -> None:
+        """``fmi2SetupExperiment`` without tolerance.
+
+        Parameters
+        ----------
+        start_time_s : float, optional
+            Start time [s].
+        stop_time_s : float, optional
+            Stop time [s]; undefined if None.
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        self.time_s = float(start_time_s)
+        self._call("fmi2SetupExperiment", self._slave.setupExperiment, None, start_time_s, stop_time_s)
+
+    def enterInitializationMode(self) -> None:
+        """``fmi2EnterInitializationMode``.
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        self._call("fmi2EnterInitializationMode", self._slave.enterInitializationMode)
+
+    def exitInitializationMode(self) -> None:
+        """``fmi2ExitInitializationMode``.
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        self._call("fmi2ExitInitializationMode", self._slave.exitInitializationMode)
+
+    def setReal(self, vrs: list[int], values: np.ndarray | list[float]) -> None:
+        """``fmi2SetReal``.
+
+        Parameters
+        ----------
+        vrs : list of int
+            Value references.
+        values : array_like, shape (len(vrs),)
+            Values in the FMU's units.
+
+        Raises
+        ------
+        ValueError
+            If lengths differ.
+        FMUError
+            On a failing status.
+        """
+        values = [float(v) for v in np.asarray(values, dtype=float).ravel()]
+        if len(values) != len(vrs):
+            raise ValueError(f"setReal: {len(vrs)} value references but {len(values)} values")
+        for vr, v in zip(vrs, values):
+            self.last_inputs[vr] = v
+        self._call("fmi2SetReal", self._slave.setReal, list(vrs), values)
+
+    def getReal(self, vrs: list[int]) -> np.ndarray:
+        """``fmi2GetReal``.
+
+        Parameters
+        ----------
+        vrs : list of int
+            Value references.
+
+        Returns
+        -------
+        ndarray, shape (len(vrs),)
+            Values in the FMU's units.
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        return np.asarray(self._call("fmi2GetReal", self._slave.getReal, list(vrs)), dtype=float)
+
+    def doStep(self, current_time_s: float, step_s: float) -> None:
+        """``fmi2DoStep`` from ``current_time_s`` over ``step_s``.
+
+        Parameters
+        ----------
+        current_time_s : float
+            Current communication point [s].
+        step_s : float
+            Communication step size [s] (> 0).
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        self.time_s = float(current_time_s)
+        self._call("fmi2DoStep", self._slave.doStep, current_time_s, step_s)
+        self.time_s = float(current_time_s) + float(step_s)
+
+    def reset(self) -> None:
+        """``fmi2Reset``: back to the instantiated state with default start values.
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        self._call("fmi2Reset", self._slave.reset)
+        self.time_s = 0.0
+        self.last_inputs.clear()
+
+    def terminate(self) -> None:
+        """``fmi2Terminate``.
+
+        Raises
+        ------
+        FMUError
+            On a failing status.
+        """
+        self._call("fmi2Terminate", self._slave.terminate)
+
+    def freeInstance(self) -> None:
+        """``fmi2FreeInstance``, unload the library and delete the extracted FMU (idempotent)."""
+        if self._instantiated:
+            self._instantiated = False
+            self._slave.freeInstance()
+        if self._unzip_dir:
+            shutil.rmtree(self._unzip_dir, ignore_errors=True)
+            self._unzip_dir = ""
+
+    @property
+    def component(self) -> int:
+        """int: address of the FMI instance, for the :attr:`raw` hot-path calls."""
+        return self._slave.component
+
+    def value_references(self, names: list[str] | tuple[str, ...]) -> list[int]:
+        """Value references of FMU variables.
+
+        Parameters
+        ----------
+        names : sequence of str
+            FMU variable names.
+
+        Returns
+        -------
+        list of int
+            Value references in the same order.
+
+        Raises
+        ------
+        KeyError
+            If a name is not in the FMU (the message lists it).
+        """
+        missing = [n for n in names if n not in self.variables]
+        if missing:
+            raise KeyError(f"{self.fmu_path.name}: variables not in the FMU: {missing}")
+        return [self.variables[n].valueReference for n in names]
+
+    def check_units(self, entries: tuple[MapEntry, ...]) -> None:
+        """Check that each mapped FMU variable declares the expected unit.
+
+        Parameters
+        ----------
+        entries : tuple of MapEntry
+            Map entries to check.
+
+        Raises
+        ------
+        KeyError
+            If a variable is missing.
+        ValueError
+            If a declared unit differs from the map's unit (no silent conversion).
+        """
+        self.value_references([e.fmu for e in entries])
+        bad = [
+            f"{e.fmu}: FMU unit {self.variables[e.fmu].unit!r}, map expects {e.unit!r}"
+            for e in entries
+            if (self.variables[e.fmu].unit or "") != e.unit
+        ]
+        if bad:
+            raise ValueError(f"{self.fmu_path.name}: unit mismatch: " + "; ".join(bad))
