@@ -291,9 +291,18 @@ class Simulation:
             twb = np.asarray(self.wet_bulb_K(t_mid), dtype=float)
             heat = np.ascontiguousarray(block[:, :nc])
             if not self._plant_ready:
-                self.plant.initialize(heat[0], float(twb[0]))
+                init = self.plant.initialize(heat[0], float(twb[0]))
                 self._plant_ready = True
+                self._avg_pairs = _average_pairs(self.plant.output_names)
+                self._last_totals = {e: float(init[ie]) for _, _, e, ie in self._avg_pairs}
             out = self.plant.run(heat, twb)
+            # Power outputs sampled at the end of a step are replaced by their exact step averages where the
+            # plant integrates them itself (a running energy total E_x: P_avg = dE / step).
+            for name, ip, e, ie in self._avg_pairs:
+                tot = out[:, ie]
+                prev = np.concatenate(([self._last_totals[e]], tot[:-1]))
+                out[:, ip] = (tot - prev) / self.step_s
+                self._last_totals[e] = float(tot[-1])
             self.plant_state = out[-1]
             self._plant_sums += out.sum(axis=0) * self.step_s
             rows = np.concatenate([block, twb[:, None], out], axis=1)
@@ -471,7 +480,7 @@ class Simulation:
             for i, name in enumerate(self.plant.output_names):
                 base = _cdu_series_name(name)
                 units[base or name] = self.plant.output_units[i]
-                if base is None:
+                if base is None and i != self.plant.P_cooling_index:  # that one is P_cooling_W below
                     facility[name] = rows[:, off2 + 1 + i]
             for base, idx in _group_cdu_columns(self.plant.output_names).items():
                 cdu[base] = rows[:, [off2 + 1 + i for i in idx]]
@@ -499,6 +508,16 @@ class Simulation:
                                     cooling=self.plant is not None)
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(self.info), units=units)
+
+
+#: Plant power outputs and the running energy totals the plant integrates them into (when it has them).
+_AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out"}
+
+
+def _average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:
+    """(power name, its index, total name, its index) for each power output whose running total exists."""
+    return [(p, names.index(p), e, names.index(e)) for p, e in _AVERAGED_BY_TOTAL.items()
+            if p in names and e in names]
 
 
 def _cdu_series_name(name: str) -> str | None:
