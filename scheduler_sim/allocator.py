@@ -12,6 +12,8 @@ import numpy as np
 __all__ = ["NodeAllocator", "AllocationError"]
 
 FREE = -1
+#: Owner code of nodes reserved for a partition the batch scheduler does not manage (e.g. LLM serving).
+RESERVED = -2
 
 
 class AllocationError(RuntimeError):
@@ -49,8 +51,22 @@ class NodeAllocator:
 
     @property
     def n_busy(self) -> int:
-        """Number of nodes running a job."""
-        return int(np.count_nonzero(self.owner != FREE))
+        """Number of nodes running a batch job."""
+        return int(np.count_nonzero(self.owner >= 0))
+
+    def reserve(self, nodes: np.ndarray) -> None:
+        """Take idle nodes out of the batch pool for good (a partition managed elsewhere, e.g. serving).
+
+        Raises
+        ------
+        AllocationError
+            If a node is already busy or reserved.
+        """
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if np.any(self.owner[nodes] != FREE):
+            raise AllocationError("cannot reserve nodes that are busy or already reserved")
+        self._n_free -= int(np.count_nonzero(~self.down[nodes]))
+        self.owner[nodes] = RESERVED
 
     @property
     def n_up(self) -> int:
@@ -104,7 +120,7 @@ class NodeAllocator:
         self._n_free -= int(np.count_nonzero(self.owner[newly] == FREE))
         self.down[newly] = True
         jobs = self.owner[nodes]
-        return np.unique(jobs[jobs != FREE])
+        return np.unique(jobs[jobs >= 0])
 
     def set_up(self, nodes: np.ndarray) -> None:
         """Return nodes to service (idle nodes become allocatable)."""

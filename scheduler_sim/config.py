@@ -95,6 +95,14 @@ class SchedulerConfig(_Strict):
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
 
 
+class PowerConfig(_Strict):
+    """Where job power comes from."""
+
+    use_measured_power: bool = Field(
+        False, description="Use the trace's measured per-node job power (column measured_node_power_W) where "
+                           "present instead of the utilisation model")
+
+
 class CoolingConfig(_Strict):
     """Cooling plant and weather."""
 
@@ -122,6 +130,7 @@ class RunConfig(_Strict):
     system: str = Field("theta", description="System description name or TOML path (see `hpctwin list systems`)")
     trace: TraceConfig = TraceConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
+    power: PowerConfig = PowerConfig()
     cooling: CoolingConfig = CoolingConfig()
     output: OutputConfig = OutputConfig()
 

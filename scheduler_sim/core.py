@@ -10,7 +10,8 @@ The heap is ordered by the key ``(time_s, priority, seq)``:
 
 * ``time_s`` -- simulated time in seconds (float).
 * ``priority`` -- an :class:`EventKind` value; at equal times lower values are handled first. The fixed order is
-  ``JOB_END`` (completions and walltime kills) < ``NODE_DOWN`` < ``NODE_UP`` < ``JOB_SUBMIT`` < ``WAKEUP``.
+  ``JOB_END`` (completions and walltime kills) < ``NODE_DOWN`` < ``NODE_UP`` < ``JOB_SUBMIT`` < ``WAKEUP`` <
+  ``POWER_CHANGE``.
   Every event of one timestamp is handled before the single scheduling pass of that timestamp, so a job ending at
   ``t`` frees its nodes for a job starting at ``t`` (DESIGN.md, EASY pitfalls: "completions are processed before
   the scheduling pass at the same timestamp").
@@ -45,6 +46,8 @@ class EventKind(enum.IntEnum):
     """A job enters the queue. Payload: job index."""
     WAKEUP = 4
     """A policy asked to be woken at this time (e.g. replay at a recorded start). Payload: None."""
+    POWER_CHANGE = 5
+    """The power of a reserved partition changes (e.g. an LLM-serving partition). Payload: profile row index."""
 
 
 class Environment:

@@ -8,6 +8,7 @@ Layout (schema 1.0)::
     /timeseries/time_s     (n_intervals,)      start of each output interval [s]; attrs interval_s, time_origin_unix_s
     /timeseries/facility/<name>  (n_intervals,)          interval averages
     /timeseries/cdu/<name>       (n_intervals, n_cdus)   interval averages per CDU
+    /timeseries/rack/P_in_W      (n_intervals, n_racks)  interval-average rack input power
     /summary               attrs: headline metrics (see scheduler_sim.metrics.summarize)
     /totals                attrs: exact energies [J] integrated over the run
     /provenance            attrs: input_checksums_json, versions_json, load_report_json, info_json,
@@ -197,6 +198,9 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
             desc = JOB_COLUMNS[col][2] if col in JOB_COLUMNS else _JOB_RESULT_DOCS.get(col, "")
             _dataset(g, col, data, units, desc)
 
+        if result.job_cdu_it_W is not None:
+            _dataset(g, "it_power_cdu_W", result.job_cdu_it_W, "W",
+                     "Rack-input power of the job in each CDU while it runs, shape (n_jobs, n_cdus)")
         ts = f.create_group("timeseries")
         _dataset(ts, "time_s", result.time_s, "s", "Start of the output interval (simulation time)")
         ts.attrs["interval_s"] = float(result.time_s[1] - result.time_s[0]) if len(result.time_s) > 1 else float("nan")
@@ -208,6 +212,9 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         for name, arr in result.cdu.items():
             _dataset(cdu, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))
 
+        rk = ts.create_group("rack")
+        for name, arr in result.rack.items():
+            _dataset(rk, name, arr, unit_of(name), "Rack input power (IT power of the rack)")
         sg = f.create_group("summary")
         for k, v in result.summary.items():
             sg.attrs[k] = float(v)
@@ -262,6 +269,8 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
         check_schema(f, path)
         data = {}
         for name, ds in f["jobs"].items():
+            if ds.ndim != 1:
+                continue  # per-job matrices (e.g. it_power_cdu_W) are read with h5py
             arr = ds[()]
             if ds.dtype.kind == "O":
                 arr = np.array([x.decode() if isinstance(x, bytes) else x for x in arr], dtype=object)

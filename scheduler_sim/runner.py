@@ -121,7 +121,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                      interval_s=cfg.output.interval_s, default_walltime_s=cfg.scheduler.default_walltime_s,
                      progress=cfg.output.progress if progress is None else progress,
                      downtimes=[(d.start_day * DAY_S, d.start_day * DAY_S + d.hours * 3600.0,
-                                 np.array(d.node_indices(system.n_nodes))) for d in cfg.scheduler.downtime])
+                                 np.array(d.node_indices(system.n_nodes))) for d in cfg.scheduler.downtime],
+                     use_measured_power=cfg.power.use_measured_power)
     try:
         result = sim.run()
     finally:

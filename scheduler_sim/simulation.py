@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .allocator import NodeAllocator
+from .allocator import FREE, NodeAllocator
 from .core import Environment, EventKind
 from .policies import PolicyError, SchedulerView, make_policy
 from .recorder import IntervalReducer, StepIntegrator
 
-__all__ = ["Simulation", "SimulationResult", "JobOutcome", "SCHEDULER_SERIES", "POWER_SERIES"]
+__all__ = ["Simulation", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES", "POWER_SERIES"]
 
 DAY_S = 86400.0
 
@@ -54,6 +54,46 @@ class JobOutcome:
     """Killed on reaching its requested wall time (it ran longer than requested in the trace)."""
     KILLED_NODE_DOWN = 3
     """Killed because one of its nodes went down."""
+
+
+@dataclass(frozen=True)
+class NodePowerProfile:
+    """Piecewise-constant DC power of a partition of nodes that the batch scheduler does not manage.
+
+    Used for co-location: e.g. an LLM-serving partition simulated by its own engine, whose node power then flows
+    through the same conversion losses, CDU heat and cooling plant as the batch jobs.
+
+    Attributes
+    ----------
+    nodes : ndarray of int64, shape (m,)
+        Node indices of the partition (unique, within the system); they are never given to batch jobs.
+    t_s : ndarray of float64, shape (k,)
+        Times at which the partition's power changes [s] (strictly increasing, simulation time).
+    P_W : ndarray of float64, shape (k, m)
+        DC power of each partition node from ``t_s[i]`` until ``t_s[i+1]`` (the last row holds to the end) [W].
+        Before ``t_s[0]`` the nodes draw idle power.
+    label : str
+        Name of the partition (reported).
+    """
+
+    nodes: np.ndarray
+    t_s: np.ndarray
+    P_W: np.ndarray
+    label: str = "partition"
+
+    def __post_init__(self) -> None:
+        nodes = np.asarray(self.nodes, dtype=np.int64)
+        t = np.asarray(self.t_s, dtype=float)
+        P = np.asarray(self.P_W, dtype=float)
+        if nodes.ndim != 1 or nodes.size == 0 or np.unique(nodes).size != nodes.size:
+            raise ValueError("NodePowerProfile.nodes must be a non-empty 1-D array of unique node indices")
+        if t.ndim != 1 or t.size == 0 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
+            raise ValueError("NodePowerProfile.t_s must be a non-empty, finite, strictly increasing 1-D array")
+        if P.shape != (t.size, nodes.size) or not np.all(np.isfinite(P)) or np.any(P < 0):
+            raise ValueError(f"NodePowerProfile.P_W must have shape {(t.size, nodes.size)} with finite values >= 0")
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "t_s", t)
+        object.__setattr__(self, "P_W", P)
 
 
 @dataclass
@@ -81,6 +121,11 @@ class SimulationResult:
         Counts and notes: excluded jobs, delayed replays, prefill size, idle energy, wall time ...
     units : dict of str -> str
         Units of series whose name carries no unit suffix (the cooling plant's outputs).
+    rack : dict of str -> ndarray (n_intervals, n_racks)
+        Interval-average per-rack series (``P_in_W``: rack input power).
+    job_cdu_it_W : ndarray, shape (n_jobs, n_cdus)
+        Rack-input power of each job in each CDU while it runs [W] (rows sum to the job's IT power), for
+        attributing CDU heat and cooling energy to jobs.
     """
 
     jobs: pd.DataFrame
@@ -91,6 +136,8 @@ class SimulationResult:
     summary: dict[str, float]
     info: dict = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
+    rack: dict[str, np.ndarray] = field(default_factory=dict)
+    job_cdu_it_W: np.ndarray | None = None
 
 
 class Simulation:
@@ -122,6 +169,11 @@ class Simulation:
     downtimes : list of (start_s, end_s, node indices)
         Nodes out of service during ``[start_s, end_s)`` (maintenance, drain). A job running on a node that goes
         down is killed (outcome ``KILLED_NODE_DOWN``); down nodes are never allocated and draw idle power.
+    partition : NodePowerProfile or None
+        Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
+    use_measured_power : bool
+        Use the job table's ``measured_node_power_W`` column (per-node mean DC power from telemetry) where it is
+        finite, instead of the utilisation model; counts are reported in ``info``.
 
     Raises
     ------
@@ -132,7 +184,8 @@ class Simulation:
     def __init__(self, jobs: pd.DataFrame, system, policy: str = "easy", *, window_start_s: float = 0.0,
                  window_s: float = 30 * DAY_S, plant=None, wet_bulb_K=None, step_s: float = 15.0,
                  interval_s: float = 60.0, default_walltime_s: float = DAY_S, progress: bool = False,
-                 downtimes: list[tuple[float, float, np.ndarray]] = ()) -> None:
+                 downtimes: list[tuple[float, float, np.ndarray]] = (),
+                 partition: NodePowerProfile | None = None, use_measured_power: bool = False) -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -160,6 +213,10 @@ class Simulation:
                 raise ValueError(f"downtime nodes must lie in 0..{system.n_nodes - 1}")
             self.downtimes.append((float(a), float(b), nodes))
         self._node_power_w = node_power_w
+        self.partition = partition
+        self.use_measured_power = bool(use_measured_power)
+        if partition is not None and partition.nodes.max() >= system.n_nodes:
+            raise ValueError(f"partition node {int(partition.nodes.max())} outside 0..{system.n_nodes - 1}")
         self._prepare_jobs(jobs)
 
     # ------------------------------------------------------------------ job preparation
@@ -174,7 +231,7 @@ class Simulation:
         keep = in_window | running_at_t0 | waiting_at_t0
         df = table.loc[keep].reset_index(drop=True)
         prefilled = running_at_t0[keep]
-        n_nodes = self.system.n_nodes
+        n_nodes = self.system.n_nodes - (self.partition.nodes.size if self.partition is not None else 0)
 
         bad_runtime = df["runtime_s"].isna().to_numpy()
         too_big = (df["nodes"].to_numpy() > n_nodes)
@@ -208,6 +265,14 @@ class Simulation:
         gpu = np.where(np.isnan(gpu), self.system.default_gpu_util, gpu)
         self.cpu_util, self.gpu_util = cpu, gpu
         self.job_node_power = self._node_power_w(cpu, gpu, self.system.node)  # (n_jobs,) W per node
+        if self.use_measured_power:
+            if "measured_node_power_W" not in df.columns:
+                raise ValueError("use_measured_power is set but the trace has no measured_node_power_W column")
+            meas = df["measured_node_power_W"].to_numpy(float)
+            ok = np.isfinite(meas) & (meas >= 0)
+            self.job_node_power = np.where(ok, meas, self.job_node_power)
+            self.info["jobs_power_measured"] = int(ok.sum())
+            self.info["jobs_power_modelled"] = int((~ok).sum())
         self.idle_node_power = float(self._node_power_w(0.0, 0.0, self.system.node))
 
         self.start = np.full(n, np.nan)
@@ -231,7 +296,9 @@ class Simulation:
         self.node_dc[nodes] = self.job_node_power[j]
         # rack-input power attributed to the job's nodes (power.PowerChain.node_it_input_w: exact when the
         # conversion stages are affine, the default; with an I^2R term it is evaluated at the job's start)
-        self.job_it_power[j] = float(self.chain.node_it_input_w(self.node_dc)[nodes].sum())
+        shares = self.chain.node_it_input_w(self.node_dc)[nodes]
+        self.job_it_power[j] = float(shares.sum())
+        self.job_cdu_it_W[j] = np.bincount(self.system.node_cdu[nodes], weights=shares, minlength=self.system.n_cdus)
         if not self.prefilled[j]:
             self.start[j] = now
         else:
@@ -270,9 +337,14 @@ class Simulation:
             st = self.chain.evaluate(self.node_dc)
             v[:nc] = st.cdu_heat_W
             v[nc:nc + 5] = (st.node_dc_W, st.sivoc_loss_W, st.rectifier_loss_W, st.rack_overhead_W, st.it_input_W)
-            idle = self.alloc.owner < 0
+            v[self._o_rack:] = st.rack_input_W
+            idle = self.alloc.owner == FREE
+            shares = self.chain.node_it_input_w(self.node_dc)
             self._idle_dc_W = float(self.node_dc[idle].sum())
-            self._idle_it_W = float(self.chain.node_it_input_w(self.node_dc)[idle].sum())
+            self._idle_it_W = float(shares[idle].sum())
+            if self.partition is not None:
+                self._part_dc_W = float(self.node_dc[self.partition.nodes].sum())
+                self._part_it_W = float(shares[self.partition.nodes].sum())
             self._power_dirty = False
         v[nc + 5] = float(np.count_nonzero(self.alloc.owner >= 0))
         v[nc + 6] = len(self.running)
@@ -333,9 +405,13 @@ class Simulation:
         self.energy_dc = np.zeros(n)
         self.energy_it = np.zeros(n)
         self.job_it_power = np.zeros(n)
+        self.job_cdu_it_W = np.zeros((n, sysm.n_cdus))
+        self._part_energy = [0.0, 0.0]
+        self._part_dc_W = self._part_it_W = 0.0
         self._power_dirty = True
         nc = sysm.n_cdus
-        n_state = nc + len(POWER_SERIES) + len(SCHEDULER_SERIES)
+        self._o_rack = nc + len(POWER_SERIES) + len(SCHEDULER_SERIES)
+        n_state = self._o_rack + sysm.n_racks
         self._vec = np.zeros(n_state)
         self._step_sums = np.zeros(n_state)
         n_plant = len(self.plant.output_names) if self.plant is not None else 0
@@ -351,6 +427,14 @@ class Simulation:
             self._pbar = tqdm(total=(self.t1 - self.t0) / 3600.0, unit="h", desc="simulated", leave=False,
                               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} h sim [{elapsed}<{remaining}]")
 
+        if self.partition is not None:
+            self.alloc.reserve(self.partition.nodes)
+            for i, t in enumerate(self.partition.t_s):
+                if t >= self.t0:
+                    self.env.schedule(float(t), EventKind.POWER_CHANGE, i)
+            before = np.flatnonzero(self.partition.t_s < self.t0)
+            if before.size:  # the row in force at t0
+                self.node_dc[self.partition.nodes] = self.partition.P_W[before[-1]]
         # prefill: jobs running at t0, placed first in recorded-start order
         pre = np.flatnonzero(self.prefilled)
         pre = pre[np.argsort(self.recorded_start[pre], kind="stable")]
@@ -385,6 +469,8 @@ class Simulation:
             integ.advance(t)
             idle_energy_dc += self._idle_dc_W * (t - t_last)
             idle_energy_it += self._idle_it_W * (t - t_last)
+            self._part_energy[0] += self._part_dc_W * (t - t_last)
+            self._part_energy[1] += self._part_it_W * (t - t_last)
             t_last = t
             batch = env.pop_batch()
             n_events += len(batch)
@@ -403,6 +489,9 @@ class Simulation:
                         self._finish(int(j), t, JobOutcome.KILLED_NODE_DOWN)
                 elif kind is EventKind.NODE_UP:
                     self.alloc.set_up(payload)
+                elif kind is EventKind.POWER_CHANGE:
+                    self.node_dc[self.partition.nodes] = self.partition.P_W[payload]
+                    self._power_dirty = True
             # one scheduling pass per timestamp, after every event of that timestamp
             if self.queue and self.alloc.n_free > 0:
                 n_passes += 1
@@ -421,6 +510,8 @@ class Simulation:
         integ.advance(t_final)
         idle_energy_dc += self._idle_dc_W * (t_final - t_last)
         idle_energy_it += self._idle_it_W * (t_final - t_last)
+        self._part_energy[0] += self._part_dc_W * (t_final - t_last)
+        self._part_energy[1] += self._part_it_W * (t_final - t_last)
         if self._pbar is not None:
             self._pbar.close()
 
@@ -466,16 +557,18 @@ class Simulation:
         off = nc + len(POWER_SERIES)
         for i, name in enumerate(SCHEDULER_SERIES):
             facility[name] = rows[:, off + i]
+        rack = {"P_in_W": rows[:, self._o_rack:self._o_rack + sysm.n_racks]}
         s = self._step_sums
         totals = {
             "E_node_dc_J": float(s[nc + 0]), "E_sivoc_loss_J": float(s[nc + 1]),
             "E_rectifier_loss_J": float(s[nc + 2]), "E_rack_overhead_J": float(s[nc + 3]),
             "E_it_J": float(s[nc + 4]), "E_cdu_heat_J": float(s[:nc].sum()),
             "E_idle_node_dc_J": idle_energy_dc, "E_idle_node_it_J": idle_energy_it,
+            "E_partition_node_dc_J": self._part_energy[0], "E_partition_node_it_J": self._part_energy[1],
             "duration_s": float(self.info["t_final_s"] - self.t0),
         }
         if self.plant is not None:
-            off2 = off + len(SCHEDULER_SERIES)
+            off2 = self._o_rack + sysm.n_racks
             facility["T_wb_K"] = rows[:, off2]
             for i, name in enumerate(self.plant.output_names):
                 base = _cdu_series_name(name)
@@ -507,7 +600,8 @@ class Simulation:
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0,
                                     cooling=self.plant is not None)
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
-                                summary=summary, info=dict(self.info), units=units)
+                                summary=summary, info=dict(self.info), units=units, rack=rack,
+                                job_cdu_it_W=self.job_cdu_it_W)
 
 
 #: Plant power outputs and the running energy totals the plant integrates them into (when it has them).

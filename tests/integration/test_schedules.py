@@ -164,3 +164,38 @@ def test_prefill_places_running_jobs_first(tiny_system):
     assert res.info["jobs_prefilled"] == 1
     # the prefilled job's energy counts only its time inside the run (1000-1100)
     assert j.loc[1, "energy_dc_J"] == pytest.approx(2 * 300.0 * 100)
+
+
+def test_partition_power_profile_and_energy_split(tiny_system):
+    # Nodes 2-3 belong to a partition (e.g. serving) with its own power: 200 W each from t=0, 250 W from t=100.
+    # Batch J1 (2 nodes, 0-60 s) runs on nodes 0-1; J2 (3 nodes) can never fit the 2-node batch pool: excluded.
+    from scheduler_sim.simulation import NodePowerProfile
+    prof = NodePowerProfile(nodes=np.array([2, 3]), t_s=np.array([0.0, 100.0]),
+                            P_W=np.array([[200.0, 200.0], [250.0, 250.0]]), label="serving")
+    rows = [(1, 0, 2, 60, 60), (2, 0, 3, 10, 10)]
+    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6, partition=prof)
+    res = sim.run()
+    t = res.totals
+    assert res.info["jobs_excluded_larger_than_machine"] == 1
+    # run lasts to the last partition change (100 s) padded to 120 s
+    assert t["duration_s"] == 120.0
+    # partition: 2 x 200 W x 100 s + 2 x 250 W x 20 s = 50,000 J
+    assert t["E_partition_node_dc_J"] == pytest.approx(50_000.0)
+    # batch job 2 x 300 W x 60 s = 36,000 J; idle nodes 0-1 after 60 s: 2 x 100 W x 60 s = 12,000 J
+    assert res.jobs["energy_dc_J"].sum() == pytest.approx(36_000.0)
+    assert t["E_idle_node_dc_J"] == pytest.approx(12_000.0)
+    assert t["E_node_dc_J"] == pytest.approx(50_000.0 + 36_000.0 + 12_000.0, rel=1e-12)
+    assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"] + t["E_partition_node_it_J"]
+            == pytest.approx(t["E_it_J"], rel=1e-12))
+    # per-job per-CDU IT power sums to the job's IT power (1 CDU here)
+    assert res.job_cdu_it_W[:, 0] * 60.0 == pytest.approx(res.jobs["energy_it_J"].to_numpy())
+
+
+def test_measured_power_replaces_the_model(tiny_system):
+    jobs = make_jobs([(1, 0, 2, 100, 100), (2, 0, 2, 100, 100)])
+    jobs["measured_node_power_W"] = [250.0, float("nan")]
+    res = Simulation(jobs, tiny_system, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True).run()
+    j = res.jobs.set_index("job_id")
+    assert j.loc[1, "energy_dc_J"] == pytest.approx(2 * 250.0 * 100)   # telemetry
+    assert j.loc[2, "energy_dc_J"] == pytest.approx(2 * 300.0 * 100)   # model (no telemetry)
+    assert res.info["jobs_power_measured"] == 1 and res.info["jobs_power_modelled"] == 1
