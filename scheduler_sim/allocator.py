@@ -42,6 +42,7 @@ class NodeAllocator:
         self.n_nodes = int(n_nodes)
         self.owner = np.full(self.n_nodes, FREE, dtype=np.int64)
         self.down = np.zeros(self.n_nodes, dtype=bool)
+        self._down_count = np.zeros(self.n_nodes, dtype=np.int64)
         self._n_free = self.n_nodes  # idle and up
 
     @property
@@ -73,8 +74,8 @@ class NodeAllocator:
         """Number of nodes not down."""
         return self.n_nodes - int(np.count_nonzero(self.down))
 
-    def allocate(self, job: int, n: int) -> np.ndarray:
-        """Give ``n`` idle, up nodes to ``job`` (lowest indices first).
+    def allocate(self, job: int, n: int, order: np.ndarray | None = None) -> np.ndarray:
+        """Give ``n`` idle, up nodes to ``job`` (lowest indices first, or first in ``order``).
 
         Parameters
         ----------
@@ -82,6 +83,8 @@ class NodeAllocator:
             Job index (>= 0).
         n : int
             Number of nodes (>= 1).
+        order : ndarray of int64, shape (n_nodes,), or None
+            Preference order of all nodes (a permutation); None means ascending index.
 
         Returns
         -------
@@ -95,7 +98,11 @@ class NodeAllocator:
         """
         if n > self._n_free:
             raise AllocationError(f"job {job} asks for {n} nodes but only {self._n_free} are free")
-        free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n]
+        if order is None:
+            free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n]
+        else:
+            ok = (self.owner[order] == FREE) & ~self.down[order]
+            free = np.sort(order[np.flatnonzero(ok)[:n]])
         self.owner[free] = job
         self._n_free -= n
         return free
@@ -114,9 +121,14 @@ class NodeAllocator:
         self._n_free += int(np.count_nonzero(~self.down[nodes]))
 
     def set_down(self, nodes: np.ndarray) -> np.ndarray:
-        """Mark nodes down; return the indices of the jobs that were running on them (to be killed by the caller)."""
+        """Mark nodes down; return the indices of the jobs running on them (the caller kills or lets them finish).
+
+        Nodes already down stay down; a down count per node lets overlapping windows (a failure during a
+        maintenance) nest: a node is up again only when every window that took it down has ended.
+        """
         nodes = np.asarray(nodes, dtype=np.int64)
-        newly = nodes[~self.down[nodes]]
+        newly = nodes[self._down_count[nodes] == 0]
+        self._down_count[nodes] += 1
         self._n_free -= int(np.count_nonzero(self.owner[newly] == FREE))
         self.down[newly] = True
         jobs = self.owner[nodes]
@@ -125,6 +137,9 @@ class NodeAllocator:
     def set_up(self, nodes: np.ndarray) -> None:
         """Return nodes to service (idle nodes become allocatable)."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        back = nodes[self.down[nodes]]
+        if np.any(self._down_count[nodes] == 0):
+            raise AllocationError("set_up on a node that is not down")
+        self._down_count[nodes] -= 1
+        back = nodes[self._down_count[nodes] == 0]
         self.down[back] = False
         self._n_free += int(np.count_nonzero(self.owner[back] == FREE))

@@ -16,12 +16,13 @@ __all__ = ["main", "build_parser"]
 EPILOG_RUN = """\
 examples:
   hpctwin run                                  # main job: 30 days of ALCF Theta 2022, EASY, cooling FMU
-  hpctwin run experiments/theta_easy.toml --out out/run.h5
-  hpctwin run --policy fcfs --days 7 --no-cooling
+  hpctwin run experiments/theta_easy_30d.toml --out out/run.h5
+  hpctwin run --policy sjf --backfill conservative --days 7 --no-cooling
   hpctwin run --weather constant --wet-bulb 24
 
 CONFIG is a TOML file with the sections of scheduler_sim.config.RunConfig (see docs/configuration.md); options given
-on the command line override it.
+on the command line override it. --days is the window of SUBMISSIONS: the run goes on until those jobs end.
+Without --out the file is out/<run name>.h5, where options given here are appended to the run name.
 """
 
 
@@ -40,7 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration TOML (default: built-in main job)")
     r.add_argument("--out", metavar="FILE.h5", help="output HDF5 file (default: out/<run name>.h5)")
-    r.add_argument("--policy", help="scheduling policy (see `hpctwin list policies`)")
+    r.add_argument("--policy", help="policy: replay, fcfs, sjf, ljf, largest, priority, easy, conservative "
+                                    "(see `hpctwin list policies`)")
+    r.add_argument("--backfill", help="backfill: none, easy, easy-bestfit, conservative, firstfit")
+    r.add_argument("--placement", choices=["lowest", "spread", "pack"],
+                   help="node placement: lowest index, spread heat over CDUs, or pack it")
     r.add_argument("--system", help="system description name or TOML file (see `hpctwin list systems`)")
     r.add_argument("--trace", metavar="FILE", help="job trace file (default: embedded ALCF Theta 2022 SWF)")
     r.add_argument("--format", help="trace loader name (default: guessed from the file suffix)")
@@ -81,7 +86,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
 
     cfg = load_config(a.config)
     ov: dict = {}
-    for key, val in (("scheduler.policy", a.policy), ("system", a.system), ("trace.path", a.trace),
+    for key, val in (("scheduler.policy", a.policy), ("scheduler.backfill", a.backfill),
+                     ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days), ("cooling.weather", a.weather),
                      ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
@@ -100,6 +106,17 @@ def _cmd_run(a: argparse.Namespace) -> int:
         ratio = max(1, round(cfg.output.interval_s / a.step))
         ov["output.interval_s"] = ratio * a.step
     if ov:
+        tag = "-".join(f"{v}" for k, v in ov.items() if k in ("scheduler.policy", "scheduler.backfill",
+                                                               "scheduler.placement", "system"))
+        for k, unit in (("trace.window_start_days", "d"), ("trace.window_days", "days")):
+            if k in ov:
+                tag += f"-{ov[k]:g}{unit}"
+        if "cooling.T_wb_C" in ov:
+            tag += f"-wb{ov['cooling.T_wb_C']:g}C"
+        if ov.get("cooling.enabled") is False:
+            tag += "-nocooling"
+        if tag:
+            ov["name"] = f"{cfg.name}-{tag.strip('-')}".replace("/", "_")
         cfg = cfg.with_overrides(ov)
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
@@ -129,9 +146,9 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
 
 def _cmd_list(a: argparse.Namespace) -> int:
     if a.what == "policies":
-        from .policies import POLICIES
-        for name, cls in POLICIES.items():
-            print(f"{name:10s} {cls.description}")
+        from .policies import policy_catalogue
+        for name, desc in policy_catalogue():
+            print(f"{name:26s} {desc}")
     elif a.what == "loaders":
         from dataloaders.registry import available_loaders
         for name, desc in available_loaders().items():

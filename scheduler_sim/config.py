@@ -57,6 +57,7 @@ class DowntimeConfig(_Strict):
     start_day: float = Field(..., ge=0, description="Start, days after the trace time origin")
     hours: float = Field(..., gt=0, description="Duration [h]")
     nodes: str = Field(..., description="Node indices, e.g. '0-127,200' (0-based, inclusive ranges)")
+    drain: bool = Field(False, description="Drain: running jobs finish, no new job starts (else they are killed)")
 
     def node_indices(self, n_nodes: int) -> list[int]:
         """The node indices as a sorted list.
@@ -85,14 +86,53 @@ class DowntimeConfig(_Strict):
         return sorted(out)
 
 
+class PriorityConfig(_Strict):
+    """Weights of the multi-factor priority order (Slurm-style; see scheduler_sim.policies.order)."""
+
+    w_age: float = Field(1000.0, ge=0, description="Weight of the age factor")
+    w_size: float = Field(100.0, ge=0, description="Weight of the size factor (nodes / machine)")
+    w_fairshare: float = Field(1000.0, ge=0, description="Weight of the fair-share factor 2^(-U/S)")
+    w_qos: float = Field(0.0, ge=0, description="Weight of the QoS factor")
+    max_age_days: float = Field(7.0, gt=0, description="Age at which the age factor saturates [days]")
+    half_life_days: float = Field(7.0, gt=0, description="Half-life of the fair-share usage decay [days]")
+    qos_weights: dict[str, float] = Field(default_factory=dict, description="Weight per queue name")
+
+
+class PowerCapConfig(_Strict):
+    """One step of the facility power budget schedule."""
+
+    start_day: float = Field(..., ge=0, description="From this day (after the trace origin) on")
+    cap_MW: float = Field(..., gt=0, description="Facility power budget [MW] (IT with losses + cooling)")
+
+
 class SchedulerConfig(_Strict):
     """Scheduling policy and its settings."""
 
-    policy: str = Field("easy", description="Policy name (see `hpctwin list policies`)")
+    policy: str = Field("easy", description="Policy: replay, fcfs, sjf, ljf, largest, priority, or the shorthands "
+                                            "easy / conservative (see `hpctwin list policies`)")
+    backfill: str = Field("", description="Backfill: none, easy, easy-bestfit, conservative, firstfit; '' = the "
+                                          "policy's own (none for a plain order)")
     default_walltime_s: float = Field(
         86400.0, gt=0,
         description="Run-time estimate [s] for jobs whose trace gives no requested time; such jobs are not killed")
+    placement: Literal["lowest", "spread", "pack"] = Field(
+        "lowest", description="Node choice: lowest index; spread heat over CDUs (most margin first); pack it")
+    cooling_estimate: float = Field(0.05, ge=0, description="Cooling W per IT W assumed by the power cap before "
+                                                            "the plant reports")
+    priority: PriorityConfig = PriorityConfig()
+    power_cap: list[PowerCapConfig] = Field(default_factory=list, description="Facility power budget schedule")
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
+
+
+class FaultConfig(_Strict):
+    """Random node failures (seeded by the run seed)."""
+
+    enabled: bool = Field(False, description="Sample node failures")
+    mtbf_node_h: float = Field(8760.0 * 5, gt=0, description="Mean time between failures of one node [h]")
+    mttr_h: float = Field(24.0, gt=0, description="Mean time to repair [h]")
+    distribution: Literal["exponential", "weibull"] = Field("exponential", description="Time-between-failures law")
+    weibull_shape: float = Field(0.75, gt=0, description="Weibull shape (Schroeder & Gibson 2010: 0.7-0.8)")
+    on_failure: Literal["requeue", "end"] = Field("requeue", description="A killed job is requeued or ended")
 
 
 class PowerConfig(_Strict):
@@ -131,6 +171,7 @@ class RunConfig(_Strict):
     trace: TraceConfig = TraceConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     power: PowerConfig = PowerConfig()
+    faults: FaultConfig = FaultConfig()
     cooling: CoolingConfig = CoolingConfig()
     output: OutputConfig = OutputConfig()
 

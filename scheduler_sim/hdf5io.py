@@ -12,7 +12,8 @@ Layout (schema 1.0)::
     /summary               attrs: headline metrics (see scheduler_sim.metrics.summarize)
     /totals                attrs: exact energies [J] integrated over the run
     /provenance            attrs: input_checksums_json, versions_json, load_report_json, info_json,
-                                  created, wall_time_s (the only two attributes that vary between identical runs)
+                                  created, wall_time_s, scheduling_time_s (the only attributes that vary
+                                  between identical runs: wall-clock measurements)
 
 A file is written to a temporary name in the same folder and renamed into place only when complete, so a reader
 never sees a half-written file.
@@ -38,7 +39,7 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
 
 SCHEMA_VERSION = "1.0"
 #: Attributes (in /provenance) that legitimately differ between two runs of the same inputs.
-VOLATILE_ATTRS = ("created", "wall_time_s")
+VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s")
 
 PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49). E_IT = rack input energy "
                   "(node DC + SIVOC/VRM loss + rectifier loss + rack overhead). E_facility = E_IT + cooling "
@@ -225,10 +226,11 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         pg.attrs["input_checksums_json"] = json.dumps(input_checksums, sort_keys=True)
         pg.attrs["versions_json"] = json.dumps(package_versions(), sort_keys=True)
         pg.attrs["load_report_json"] = json.dumps(load_report or {}, sort_keys=True, default=str)
-        info = {k: v for k, v in result.info.items() if k != "wall_time_s"}
+        info = {k: v for k, v in result.info.items() if k not in VOLATILE_ATTRS}
         pg.attrs["info_json"] = json.dumps(info, sort_keys=True, default=str)
         pg.attrs["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         pg.attrs["wall_time_s"] = float(result.info.get("wall_time_s", float("nan")))
+        pg.attrs["scheduling_time_s"] = float(result.info.get("scheduling_time_s", float("nan")))
     return path
 
 

@@ -115,14 +115,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         plant = build_plant(cfg, system)
         checksums["fmu"] = sha256_file(plant.fmu_path)
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
-    sim = Simulation(jobs, system, cfg.scheduler.policy,
-                     window_start_s=cfg.trace.window_start_days * DAY_S, window_s=cfg.trace.window_days * DAY_S,
-                     plant=plant, wet_bulb_K=wet_bulb, step_s=cfg.cooling.step_s,
-                     interval_s=cfg.output.interval_s, default_walltime_s=cfg.scheduler.default_walltime_s,
-                     progress=cfg.output.progress if progress is None else progress,
-                     downtimes=[(d.start_day * DAY_S, d.start_day * DAY_S + d.hours * 3600.0,
-                                 np.array(d.node_indices(system.n_nodes))) for d in cfg.scheduler.downtime],
-                     use_measured_power=cfg.power.use_measured_power)
+    sim = Simulation(jobs, system, cfg.scheduler.policy, **simulation_options(cfg, system),
+                     plant=plant, wet_bulb_K=wet_bulb,
+                     progress=cfg.output.progress if progress is None else progress)
     try:
         result = sim.run()
     finally:
@@ -134,6 +129,42 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict(), time_origin_unix_s=origin)
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=loaded.report.summary())
+
+
+def simulation_options(cfg: RunConfig, system) -> dict:
+    """Keyword arguments of :class:`scheduler_sim.simulation.Simulation` from a configuration (no plant / weather).
+
+    Converts the configuration's edge units (days, hours, MW) to SI and samples node failures with the run seed.
+    """
+    from .faults import sample_failures
+
+    sc = cfg.scheduler
+    pr = sc.priority
+    params = {}
+    if sc.policy == "priority":
+        params = dict(w_age=pr.w_age, w_size=pr.w_size, w_fairshare=pr.w_fairshare, w_qos=pr.w_qos,
+                      max_age_s=pr.max_age_days * DAY_S, half_life_s=pr.half_life_days * DAY_S,
+                      qos_weights=pr.qos_weights)
+    t0 = cfg.trace.window_start_days * DAY_S
+    failures = None
+    if cfg.faults.enabled:
+        f = cfg.faults
+        # horizon: the window plus as long again for the drain (failures after the last job are not simulated)
+        failures = sample_failures(system.n_nodes, t0, t0 + 2 * cfg.trace.window_days * DAY_S,
+                                   f.mtbf_node_h * 3600.0, f.mttr_h * 3600.0, seed=cfg.seed,
+                                   distribution=f.distribution, weibull_shape=f.weibull_shape)
+    return dict(
+        backfill=sc.backfill or None, policy_params=params,
+        window_start_s=t0, window_s=cfg.trace.window_days * DAY_S,
+        step_s=cfg.cooling.step_s, interval_s=cfg.output.interval_s,
+        default_walltime_s=sc.default_walltime_s,
+        downtimes=[(d.start_day * DAY_S, d.start_day * DAY_S + d.hours * 3600.0,
+                    np.array(d.node_indices(system.n_nodes)), d.drain) for d in sc.downtime],
+        use_measured_power=cfg.power.use_measured_power,
+        power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6) for c in sc.power_cap],
+        cooling_estimate=sc.cooling_estimate, placement=sc.placement,
+        failures=failures, on_failure=cfg.faults.on_failure,
+    )
 
 
 def format_summary(s: dict[str, float]) -> str:

@@ -21,6 +21,7 @@ ends, and is padded with idle time to a whole output interval.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ import pandas as pd
 
 from .allocator import FREE, NodeAllocator
 from .core import Environment, EventKind
-from .policies import PolicyError, SchedulerView, make_policy
+from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
+from .policies.replay import Replay
 from .recorder import IntervalReducer, StepIntegrator
 
 __all__ = ["Simulation", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES", "POWER_SERIES"]
@@ -167,8 +169,33 @@ class Simulation:
     progress : bool
         Show a tqdm progress bar over simulated time.
     downtimes : list of (start_s, end_s, node indices)
-        Nodes out of service during ``[start_s, end_s)`` (maintenance, drain). A job running on a node that goes
-        down is killed (outcome ``KILLED_NODE_DOWN``); down nodes are never allocated and draw idle power.
+        Nodes out of service during ``[start_s, end_s)`` (maintenance). A 4th element ``True`` makes it a
+        *drain*: running jobs finish, but no job starts on those nodes. Otherwise a job running on a node that
+        goes down is killed (outcome ``KILLED_NODE_DOWN``). Down nodes are never allocated and draw idle power.
+    policy : str or BasePolicy
+        Policy name (``replay``, an order such as ``fcfs`` / ``sjf`` / ``priority``, or a shorthand ``easy`` /
+        ``conservative``; see :func:`scheduler_sim.policies.make_policy`) or a policy instance.
+    backfill : str or None
+        Backfill strategy for an order policy (``none``, ``easy``, ``easy-bestfit``, ``conservative``,
+        ``firstfit``).
+    policy_params : dict or None
+        Parameters of the order (e.g. multi-factor priority weights).
+    power_cap : list of (t_s, cap_W)
+        Facility power budget schedule: from ``t_s`` on, the budget is ``cap_W`` [W] (``inf`` = none). A job is
+        never started if the predicted facility power (IT with losses of every node, plus
+        ``cooling_estimate`` x IT) would exceed the budget in force. Running jobs are never stopped.
+    cooling_estimate : float
+        Cooling power per watt of IT power used for the cap prediction, before the plant reports (then the
+        plant's last step ratio is used).
+    placement : {"lowest", "spread", "pack"}
+        Node choice: lowest free indices; ``spread`` takes nodes from the CDU with the largest margin first
+        (plant's CDU supply temperature below its highest, else the least heat) to even out heat; ``pack`` from
+        the most loaded CDU first (concentrates heat).
+    failures : ndarray of shape (k, 3) or None
+        Node failures ``(t_down_s, t_up_s, node)``; see :func:`scheduler_sim.faults.sample_failures`.
+    on_failure : {"requeue", "end"}
+        What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
+        submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
     partition : NodePowerProfile or None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
     use_measured_power : bool
@@ -181,15 +208,20 @@ class Simulation:
         For an unknown policy, an interval that is not a whole number of steps, or an empty window.
     """
 
-    def __init__(self, jobs: pd.DataFrame, system, policy: str = "easy", *, window_start_s: float = 0.0,
+    def __init__(self, jobs: pd.DataFrame, system, policy="easy", *, backfill: str | None = None,
+                 policy_params: dict | None = None, window_start_s: float = 0.0,
                  window_s: float = 30 * DAY_S, plant=None, wet_bulb_K=None, step_s: float = 15.0,
                  interval_s: float = 60.0, default_walltime_s: float = DAY_S, progress: bool = False,
-                 downtimes: list[tuple[float, float, np.ndarray]] = (),
-                 partition: NodePowerProfile | None = None, use_measured_power: bool = False) -> None:
+                 downtimes: list[tuple] = (),
+                 partition: NodePowerProfile | None = None, use_measured_power: bool = False,
+                 power_cap: list[tuple[float, float]] = (), cooling_estimate: float = 0.05,
+                 placement: str = "lowest", failures: np.ndarray | None = None,
+                 on_failure: str = "requeue") -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
-        self.policy = make_policy(policy)
+        self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, backfill,
+                                                                                 **(policy_params or {}))
         self.chain = PowerChain(system)
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K
@@ -205,13 +237,27 @@ class Simulation:
         self.default_walltime_s = float(default_walltime_s)
         self.info: dict = {}
         self.downtimes = []
-        for (a, b, nodes) in downtimes:
+        for d in downtimes:
+            a, b, nodes = d[:3]
+            drain = bool(d[3]) if len(d) > 3 else False
             nodes = np.unique(np.asarray(nodes, dtype=np.int64))
             if not (b > a):
                 raise ValueError(f"downtime end {b} s must be after its start {a} s")
             if nodes.size == 0 or nodes.min() < 0 or nodes.max() >= system.n_nodes:
                 raise ValueError(f"downtime nodes must lie in 0..{system.n_nodes - 1}")
-            self.downtimes.append((float(a), float(b), nodes))
+            self.downtimes.append((float(a), float(b), nodes, drain))
+        if placement not in ("lowest", "spread", "pack"):
+            raise ValueError(f"placement must be 'lowest', 'spread' or 'pack', got {placement!r}")
+        if on_failure not in ("requeue", "end"):
+            raise ValueError(f"on_failure must be 'requeue' or 'end', got {on_failure!r}")
+        self.placement = placement
+        self.on_failure = on_failure
+        self.failures = np.zeros((0, 3)) if failures is None else np.asarray(failures, dtype=float).reshape(-1, 3)
+        cap = sorted((float(t), float(w)) for t, w in power_cap)
+        if any(not (w > 0) for _, w in cap):
+            raise ValueError("power_cap values must be > 0 W")
+        self.power_cap = cap
+        self.cooling_estimate = float(cooling_estimate)
         self._node_power_w = node_power_w
         self.partition = partition
         self.use_measured_power = bool(use_measured_power)
@@ -275,6 +321,18 @@ class Simulation:
             self.info["jobs_power_modelled"] = int((~ok).sum())
         self.idle_node_power = float(self._node_power_w(0.0, 0.0, self.system.node))
 
+        self._n_pool = int(n_nodes)
+        # integer codes for fair-share (account, else user, else group '') and QoS (queue); 0 = unknown
+        acct = df["account"].astype(str).where(df["account"].astype(str) != "", df["user"].astype(str))
+        self.account_id = pd.factorize(acct.where(acct != "", "\0unknown"), sort=True)[0].astype(np.int64)
+        self.queue_id = pd.factorize(df["queue"].astype(str), sort=True)[0].astype(np.int64)
+        self.account_names = list(pd.factorize(acct.where(acct != "", "\0unknown"), sort=True)[1])
+        self.queue_names = list(pd.factorize(df["queue"].astype(str), sort=True)[1])
+        self.policy.bind(self.queue_names, self.account_names)
+        # marginal rack-input power of starting a job (per-node affine chain: slope a = dP_in / dP_dc)
+        p0 = np.full(self.system.n_nodes, self.idle_node_power)
+        slope = (self.chain.node_it_input_w(p0 + 1.0) - self.chain.node_it_input_w(p0)).mean()
+        self._job_marginal_it = self.nodes * slope * (self.job_node_power - self.idle_node_power)
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.outcome = np.zeros(n, dtype=np.int8)
@@ -284,14 +342,62 @@ class Simulation:
 
     # ------------------------------------------------------------------ helpers
     def _view(self) -> SchedulerView:
+        headroom = math.inf
+        power = None
+        cap = self._cap_now()
+        if math.isfinite(cap):
+            power = self._job_marginal_it * (1.0 + self._cooling_ratio())
+            headroom = cap - self._predicted_facility_W()
         return SchedulerView(
             now_s=self.env.now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
             estimate_s=self.estimate, submit_s=self.submit, recorded_start_s=self.recorded_start,
-            running=list(self.running), start_s=self.start,
+            running=list(self.running), start_s=self.start, n_nodes=self._n_pool,
+            account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
         )
 
+    # ------------------------------------------------------------------ facility power cap
+    def _cap_now(self) -> float:
+        """Facility power budget in force now [W] (inf when none)."""
+        cap = math.inf
+        for t, w in self.power_cap:
+            if t <= self.env.now:
+                cap = w
+            else:
+                break
+        return cap
+
+    def _cooling_ratio(self) -> float:
+        """Cooling power per IT watt for the cap prediction: the plant's last step, else the configured estimate."""
+        if self.plant_state is not None and self._last_it_W > 0:
+            return float(self.plant_state[self.plant.P_cooling_index]) / self._last_it_W
+        return self.cooling_estimate
+
+    def _predicted_facility_W(self) -> float:
+        """Predicted facility power now [W]: IT (rack input, from the power chain) x (1 + cooling ratio)."""
+        it = float(self.chain.evaluate(self.node_dc).it_input_W) if self._power_dirty else self._vec_it()
+        return it * (1.0 + self._cooling_ratio())
+
+    def _vec_it(self) -> float:
+        return float(self._vec[self.system.n_cdus + 4])
+
+    # ------------------------------------------------------------------ placement
+    def _node_order(self) -> np.ndarray | None:
+        """Preferred node order for the next allocation (None = lowest index first)."""
+        if self.placement == "lowest":
+            return None
+        nc = self.system.n_cdus
+        if self.plant_state is not None and self._i_T_sec_sup is not None:
+            score = -self.plant_state[self._i_T_sec_sup]  # higher = cooler CDU supply = more margin
+        else:
+            score = -self._vec[:nc]  # less heat = more margin
+        if self.placement == "pack":
+            score = -score
+        rank = np.empty(nc, dtype=np.int64)
+        rank[np.argsort(-score, kind="stable")] = np.arange(nc)
+        return np.lexsort((np.arange(self.system.n_nodes), rank[self.system.node_cdu]))
+
     def _start(self, j: int, now: float, duration: float) -> None:
-        nodes = self.alloc.allocate(j, int(self.nodes[j]))
+        nodes = self.alloc.allocate(j, int(self.nodes[j]), self._node_order())
         self.job_nodes[j] = nodes
         self.node_dc[nodes] = self.job_node_power[j]
         # rack-input power attributed to the job's nodes (power.PowerChain.node_it_input_w: exact when the
@@ -320,7 +426,26 @@ class Simulation:
         self.end[j] = now
         self.outcome[j] = outcome
         del self.running[j]
+        self._attempts.append((j, self._running_since[j], now, nodes))
         self._power_dirty = True
+        self._jobs_left -= 1
+
+    def _kill(self, j: int, now: float) -> None:
+        """Kill a job whose node went down: end it, or requeue it (``on_failure``), counting what was lost."""
+        nodes = self.job_nodes[j]
+        dt = now - self._running_since[j]
+        self.lost_node_s[j] += nodes.size * dt
+        self.lost_energy_dc[j] += self.job_node_power[j] * nodes.size * dt
+        self._finish(j, now, JobOutcome.KILLED_NODE_DOWN)
+        if self.on_failure == "requeue":
+            self._jobs_left += 1
+            self.n_requeues[j] += 1
+            self.start[j] = self.end[j] = np.nan
+            self.outcome[j] = JobOutcome.NOT_RUN
+            self.prefilled[j] = False
+            key = (self.submit[j], j)
+            pos = bisect.bisect_left([(self.submit[q], q) for q in self.queue], key)
+            self.queue.insert(pos, j)
 
     def _run_duration(self, j: int) -> tuple[float, int]:
         """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
@@ -358,6 +483,7 @@ class Simulation:
         m = block.shape[0]
         nc = self.system.n_cdus
         self._step_sums += block.sum(axis=0) * self.step_s
+        self._last_it_W = float(block[-1, nc + 4])
         if self.plant is not None:
             t_mid = self.t0 + (np.arange(k0, k0 + m) + 0.5) * self.step_s
             twb = np.asarray(self.wet_bulb_K(t_mid), dtype=float)
@@ -386,12 +512,12 @@ class Simulation:
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> SimulationResult:
-        """Run the simulation to the end of the last job and return its results.
+        """Run the simulation until every job has ended (and the partition profile is over); return its results.
 
         Raises
         ------
         PolicyError
-            If the policy returns a job that is not queued or does not fit.
+            If the policy returns a job that is not queued or does not fit (nodes or power budget).
         """
         wall0 = time.perf_counter()
         sysm = self.system
@@ -406,9 +532,15 @@ class Simulation:
         self.energy_it = np.zeros(n)
         self.job_it_power = np.zeros(n)
         self.job_cdu_it_W = np.zeros((n, sysm.n_cdus))
+        self.lost_node_s = np.zeros(n)
+        self.lost_energy_dc = np.zeros(n)
+        self.n_requeues = np.zeros(n, dtype=np.int64)
+        self._attempts: list[tuple[int, float, float, np.ndarray]] = []
+        self._jobs_left = n
         self._part_energy = [0.0, 0.0]
         self._part_dc_W = self._part_it_W = 0.0
         self._power_dirty = True
+        self._last_it_W = 0.0
         nc = sysm.n_cdus
         self._o_rack = nc + len(POWER_SERIES) + len(SCHEDULER_SERIES)
         n_state = self._o_rack + sysm.n_racks
@@ -418,6 +550,10 @@ class Simulation:
         self._plant_sums = np.zeros(n_plant)
         self._plant_ready = False
         self.plant_state = None
+        self._i_T_sec_sup = None
+        if self.plant is not None:
+            idx = _group_cdu_columns(self.plant.output_names).get("T_sec_sup")
+            self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
         n_cols = n_state + (1 + n_plant if self.plant is not None else 0)
         self.reducer = IntervalReducer(self.ratio, n_cols)
         integ = StepIntegrator(self.t0, self.step_s, n_state, self._emit)
@@ -427,11 +563,13 @@ class Simulation:
             self._pbar = tqdm(total=(self.t1 - self.t0) / 3600.0, unit="h", desc="simulated", leave=False,
                               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} h sim [{elapsed}<{remaining}]")
 
+        required = 0  # events the run must reach even when every job is done (the partition's profile)
         if self.partition is not None:
             self.alloc.reserve(self.partition.nodes)
             for i, t in enumerate(self.partition.t_s):
                 if t >= self.t0:
                     self.env.schedule(float(t), EventKind.POWER_CHANGE, i)
+                    required += 1
             before = np.flatnonzero(self.partition.t_s < self.t0)
             if before.size:  # the row in force at t0
                 self.node_dc[self.partition.nodes] = self.partition.P_W[before[-1]]
@@ -443,7 +581,6 @@ class Simulation:
             if self.nodes[j] > self.alloc.n_free:
                 n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
                 self.prefilled[j] = False
-                self.env.schedule(self.t0, EventKind.JOB_SUBMIT, j)
                 continue
             self._start(int(j), self.t0, float(self.recorded_end[j] - self.t0))
         self.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
@@ -452,17 +589,29 @@ class Simulation:
             if not self.prefilled[j]:
                 self.env.schedule(max(self.submit[j], self.t0), EventKind.JOB_SUBMIT, int(j))
 
-        for a, b, nodes in self.downtimes:
-            self.env.schedule(max(a, self.t0), EventKind.NODE_DOWN, nodes)
+        drained_kills = 0
+        for a, b, nodes, drain in self.downtimes:
+            self.env.schedule(max(a, self.t0), EventKind.NODE_DOWN, (nodes, drain))
             self.env.schedule(max(b, self.t0), EventKind.NODE_UP, nodes)
+        for t_down, t_up, node in self.failures:
+            if t_up > self.t0:
+                nd = np.array([int(node)])
+                self.env.schedule(max(t_down, self.t0), EventKind.NODE_DOWN, (nd, False))
+                self.env.schedule(max(t_up, self.t0), EventKind.NODE_UP, nd)
         idle_energy_dc = 0.0
         idle_energy_it = 0.0
         t_last = self.t0
         n_events = 0
         n_passes = 0
         n_late_replay = 0
+        cap_bound_s = 0.0
+        cap_bound_passes = 0
+        cap_binding = False
+        pass_time_s = 0.0
+        max_queue = 0
+        is_replay = isinstance(self.policy, Replay)
         env = self.env
-        while len(env):
+        while len(env) and (self._jobs_left > 0 or required > 0):
             t = env.peek_time()
             # integrate the step function up to t (this may step the cooling plant)
             integ.set(self._state_vector())
@@ -471,6 +620,8 @@ class Simulation:
             idle_energy_it += self._idle_it_W * (t - t_last)
             self._part_energy[0] += self._part_dc_W * (t - t_last)
             self._part_energy[1] += self._part_it_W * (t - t_last)
+            if cap_binding:
+                cap_bound_s += t - t_last
             t_last = t
             batch = env.pop_batch()
             n_events += len(batch)
@@ -485,25 +636,42 @@ class Simulation:
                     if wt is not None:
                         env.schedule(wt, EventKind.WAKEUP, None)
                 elif kind is EventKind.NODE_DOWN:
-                    for j in self.alloc.set_down(payload):
-                        self._finish(int(j), t, JobOutcome.KILLED_NODE_DOWN)
+                    nodes, drain = payload
+                    hit = self.alloc.set_down(nodes)
+                    self._power_dirty = True
+                    if not drain:
+                        for j in hit:
+                            self._kill(int(j), t)
+                            drained_kills += 1
                 elif kind is EventKind.NODE_UP:
                     self.alloc.set_up(payload)
+                    self._power_dirty = True
                 elif kind is EventKind.POWER_CHANGE:
                     self.node_dc[self.partition.nodes] = self.partition.P_W[payload]
                     self._power_dirty = True
+                    required -= 1
             # one scheduling pass per timestamp, after every event of that timestamp
+            cap_binding = False
             if self.queue and self.alloc.n_free > 0:
                 n_passes += 1
-                decisions = self.policy.schedule(self._view())
+                max_queue = max(max_queue, len(self.queue))
+                tp = time.perf_counter()
+                view = self._view()
+                decisions = self.policy.schedule(view)
+                pass_time_s += time.perf_counter() - tp
                 if decisions:
-                    self._apply(decisions, t)
-                    if self.policy.name == "replay":
+                    self._apply(decisions, t, view)
+                    if is_replay:
                         n_late_replay += sum(1 for j in decisions
                                              if math.isfinite(self.recorded_start[j]) and self.recorded_start[j] < t)
+                if view.power_W is not None and self.queue:
+                    head = view.power_headroom_W - sum(float(view.power_W[j]) for j in decisions)
+                    free = self.alloc.n_free
+                    cap_binding = any(self.nodes[j] <= free and view.power_W[j] > head for j in self.queue)
+                    cap_bound_passes += int(cap_binding)
 
         # pad with idle time to a whole output interval (at least one)
-        t_end = env.now
+        t_end = max(t_last, self.t0)
         n_int = max(1, math.ceil((t_end - self.t0) / self.interval_s - 1e-12))
         t_final = self.t0 + n_int * self.interval_s
         integ.set(self._state_vector())
@@ -520,19 +688,32 @@ class Simulation:
             "events": n_events, "scheduling_passes": n_passes, "replay_started_late": n_late_replay,
             "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
             "cooling_steps": integ.steps_done, "wall_time_s": time.perf_counter() - wall0,
+            "policy": self.policy.name, "placement": self.placement,
+            "scheduling_time_s": pass_time_s, "max_queue_length": max_queue,
+            "jobs_killed_by_node_down": int(drained_kills), "requeues": int(self.n_requeues.sum()),
+            "lost_node_s": float(self.lost_node_s.sum()), "lost_energy_dc_J": float(self.lost_energy_dc.sum()),
+            "power_cap_bound_s": cap_bound_s, "power_cap_bound_passes": cap_bound_passes,
         })
         return self._result(idle_energy_dc, idle_energy_it)
 
-    def _apply(self, decisions: list[int], now: float) -> None:
+    def _apply(self, decisions: list[int], now: float, view: SchedulerView) -> None:
         queued = set(self.queue)
         need = 0
+        power = 0.0
+        if len(set(decisions)) != len(decisions):
+            raise PolicyError(f"policy {self.policy.name!r} started a job twice at t={now}")
         for j in decisions:
             if j not in queued:
                 raise PolicyError(f"policy {self.policy.name!r} started job index {j} which is not queued at t={now}")
             need += int(self.nodes[j])
+            if view.power_W is not None:
+                power += float(view.power_W[j])
         if need > self.alloc.n_free:
             raise PolicyError(f"policy {self.policy.name!r} asked for {need} nodes at t={now} but only "
                               f"{self.alloc.n_free} are free")
+        if power > view.power_headroom_W + 1e-6:
+            raise PolicyError(f"policy {self.policy.name!r} would exceed the facility power budget at t={now}: "
+                              f"+{power:.0f} W with {view.power_headroom_W:.0f} W of headroom")
         started = set(decisions)
         self.queue = [j for j in self.queue if j not in started]
         for j in decisions:
@@ -596,6 +777,9 @@ class Simulation:
         jobs["node_power_W"] = self.job_node_power
         jobs["energy_dc_J"] = self.energy_dc
         jobs["energy_it_J"] = self.energy_it
+        jobs["requeues"] = self.n_requeues
+        jobs["lost_node_s"] = self.lost_node_s
+        jobs["lost_energy_dc_J"] = self.lost_energy_dc
         jobs = metrics.add_job_metrics(jobs)
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0,
                                     cooling=self.plant is not None)

@@ -1,6 +1,8 @@
-"""Scheduling policies behind one decision interface (:class:`BasePolicy`)."""
+"""Scheduling policies behind one decision interface (:class:`BasePolicy`): queue orders x backfill strategies,
+and replay."""
 
 from .base import BasePolicy, PolicyError, SchedulerView
-from .registry import POLICIES, make_policy
+from .registry import POLICIES, OrderedPolicy, make_policy, policy_catalogue
 
-__all__ = ["BasePolicy", "PolicyError", "SchedulerView", "POLICIES", "make_policy"]
+__all__ = ["BasePolicy", "PolicyError", "SchedulerView", "POLICIES", "OrderedPolicy", "make_policy",
+           "policy_catalogue"]

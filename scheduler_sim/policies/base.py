@@ -46,6 +46,16 @@ class SchedulerView:
         Indices of running jobs.
     start_s : ndarray of float64, shape (n_jobs,)
         Simulated start time of every job [s] (NaN when not started).
+    n_nodes : int
+        Nodes of the batch pool (for size factors).
+    account_id, queue_id : ndarray of int64, shape (n_jobs,), or None
+        Integer codes of each job's account and queue (0 = unknown), for fair-share and QoS.
+    power_W : ndarray of float64, shape (n_jobs,), or None
+        Predicted increase of facility power if the job starts now [W] (IT with losses, plus the cooling
+        estimate), when a facility power cap is active; None without a cap.
+    power_headroom_W : float
+        Facility power budget minus the predicted facility power now [W] (``inf`` without a cap). A start that
+        would exceed it is refused by the platform.
     """
 
     now_s: float
@@ -57,6 +67,17 @@ class SchedulerView:
     recorded_start_s: np.ndarray
     running: list[int]
     start_s: np.ndarray
+    n_nodes: int = 0
+    account_id: np.ndarray | None = None
+    queue_id: np.ndarray | None = None
+    power_W: np.ndarray | None = None
+    power_headroom_W: float = float("inf")
+
+    def fits(self, job: int, free_nodes: int, headroom_W: float) -> bool:
+        """Whether ``job`` fits in ``free_nodes`` nodes and ``headroom_W`` of facility power budget."""
+        if int(self.nodes[job]) > free_nodes:
+            return False
+        return self.power_W is None or float(self.power_W[job]) <= headroom_W
 
     def expected_end_s(self, job: int) -> float:
         """Expected end of a running job [s]: start + estimate, never earlier than now.
@@ -83,6 +104,12 @@ class BasePolicy(abc.ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     kills_at_walltime: ClassVar[bool] = True
+
+    #: Reservations made in the last pass: job index -> reserved start time [s] (for validation and reports).
+    reservations: dict[int, float]
+
+    def bind(self, queue_names: list[str], account_names: list[str]) -> None:
+        """Called once before the run with the names behind ``view.queue_id`` / ``view.account_id`` codes."""
 
     def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
         """Return a time [s] at which the platform must run a scheduling pass for this newly queued job, or None.

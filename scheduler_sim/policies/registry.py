@@ -1,27 +1,94 @@
-"""Registry of scheduling policies by name (configs and ``--policy`` use these names)."""
+"""Registry of scheduling policies: a queue order x a backfill strategy, or replay.
+
+Names used in configs and on the command line: ``--policy`` is an order (``fcfs``, ``sjf``, ``ljf``, ``largest``,
+``priority``) or ``replay``; ``--backfill`` is a strategy (``none``, ``easy``, ``easy-bestfit``,
+``conservative``, ``firstfit``). The shorthands ``easy`` and ``conservative`` as a policy mean FCFS with that
+backfill.
+"""
 
 from __future__ import annotations
 
-from .base import BasePolicy
-from .easy import EASY
-from .fcfs import FCFS
+from .backfill import BACKFILLS
+from .base import BasePolicy, SchedulerView
+from .order import ORDERS, QueueOrder
 from .replay import Replay
 
-__all__ = ["POLICIES", "make_policy"]
+__all__ = ["OrderedPolicy", "make_policy", "policy_catalogue", "POLICIES"]
 
-#: name -> policy class, in the order ``hpctwin list policies`` prints them.
-POLICIES: dict[str, type[BasePolicy]] = {cls.name: cls for cls in (Replay, FCFS, EASY)}
+#: policy shorthands -> (order, backfill)
+SHORTHANDS = {"easy": ("fcfs", "easy"), "conservative": ("fcfs", "conservative")}
 
 
-def make_policy(name: str) -> BasePolicy:
-    """Instantiate the policy registered under ``name``.
+class OrderedPolicy(BasePolicy):
+    """A queue order combined with a backfill strategy (see :mod:`.order` and :mod:`.backfill`)."""
+
+    kills_at_walltime = True
+
+    def __init__(self, order: QueueOrder, backfill: str) -> None:
+        if backfill not in BACKFILLS:
+            raise ValueError(f"unknown backfill {backfill!r}; known: {', '.join(BACKFILLS)}")
+        self.order = order
+        self.backfill = backfill
+        self._fn = BACKFILLS[backfill][0]
+        self.name = order.name if backfill == "none" else f"{order.name}+{backfill}"
+        self.description = f"{order.description}; backfill {backfill}"
+        self.reservations: dict[int, float] = {}
+
+    def bind(self, queue_names: list[str], account_names: list[str]) -> None:
+        """Pass the queue / account names to the order (multi-factor priority maps names to codes)."""
+        if hasattr(self.order, "bind"):
+            self.order.bind(queue_names, account_names)
+
+    def schedule(self, view: SchedulerView) -> list[int]:
+        """Order the queue, then apply the backfill strategy; reservations are kept in :attr:`reservations`."""
+        self.reservations = {}
+        return self._fn(view, self.order.order(view), self.reservations)
+
+
+def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
+    """Instantiate a policy.
+
+    Parameters
+    ----------
+    name : str
+        ``replay``, an order name (:data:`ORDERS`) or a shorthand (``easy``, ``conservative``).
+    backfill : str or None
+        Backfill strategy; None means the shorthand's, or ``none`` for a plain order.
+    **params
+        Order parameters (e.g. multi-factor weights for ``priority``).
 
     Raises
     ------
     ValueError
-        If ``name`` is unknown; the message lists the known names.
+        If a name is unknown (the message lists the known names) or replay is combined with a backfill.
     """
-    try:
-        return POLICIES[name.lower()]()
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(POLICIES)}") from None
+    key = name.lower()
+    if key == "replay":
+        if backfill not in (None, "none"):
+            raise ValueError("replay starts jobs at their recorded times; it takes no backfill")
+        return Replay()
+    if key in SHORTHANDS:
+        order_name, bf = SHORTHANDS[key]
+        if backfill not in (None, bf):
+            raise ValueError(f"policy {name!r} already means {order_name} + {bf} backfill; use --policy "
+                             f"{order_name} --backfill {backfill}")
+        backfill = bf
+    elif key in ORDERS:
+        order_name = key
+    else:
+        known = ["replay", *ORDERS, *SHORTHANDS]
+        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(known)}")
+    return OrderedPolicy(ORDERS[order_name](**params), backfill or "none")
+
+
+def policy_catalogue() -> list[tuple[str, str]]:
+    """(name, one-line description) of every order, backfill strategy and shorthand, for ``hpctwin list``."""
+    rows = [("replay", Replay.description)]
+    rows += [(n, c.description) for n, c in ORDERS.items()]
+    rows += [(f"--backfill {n}", d) for n, (_, d) in BACKFILLS.items()]
+    rows += [(n, f"shorthand for --policy {o} --backfill {b}") for n, (o, b) in SHORTHANDS.items()]
+    return rows
+
+
+#: Kept for the CLI: policy names accepted by ``--policy``.
+POLICIES = {"replay": Replay, **ORDERS, **{k: None for k in SHORTHANDS}}

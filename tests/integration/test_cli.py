@@ -23,7 +23,9 @@ def test_help_explains_every_option(capsys):
 def test_list_policies(capsys):
     assert main(["list", "policies"]) == 0
     out = capsys.readouterr().out
-    assert {line.split()[0] for line in out.splitlines()} == {"replay", "fcfs", "easy"}
+    names = {line.split()[0] for line in out.splitlines()}
+    assert {"replay", "fcfs", "sjf", "ljf", "largest", "priority", "easy", "conservative"} <= names
+    assert "easy-bestfit" in out and "firstfit" in out
 
 
 def test_bad_config_is_a_clear_error(tmp_path, capsys):

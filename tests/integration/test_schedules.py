@@ -142,7 +142,7 @@ def test_down_nodes_kill_running_job_and_are_never_allocated(tiny_system):
     # J2 (3 nodes) submitted at 60: only nodes 2-3 are up -> waits until 150, runs 150-160.
     rows = [(1, 0, 2, 100, 100), (2, 60, 3, 10, 10)]
     sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
-                     downtimes=[(50.0, 150.0, np.array([0, 1]))])
+                     downtimes=[(50.0, 150.0, np.array([0, 1]))], on_failure="end")
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "sim_end_s"] == 50 and j.loc[1, "outcome"] == JobOutcome.KILLED_NODE_DOWN
@@ -199,3 +199,35 @@ def test_measured_power_replaces_the_model(tiny_system):
     assert j.loc[1, "energy_dc_J"] == pytest.approx(2 * 250.0 * 100)   # telemetry
     assert j.loc[2, "energy_dc_J"] == pytest.approx(2 * 300.0 * 100)   # model (no telemetry)
     assert res.info["jobs_power_measured"] == 1 and res.info["jobs_power_modelled"] == 1
+
+
+def test_node_down_requeues_job_and_counts_the_loss(tiny_system):
+    # Same as above with requeue: J1 is killed at 50 (lost 2 nodes x 50 s) and requeued with its submit time 0;
+    # the pass at 50 restarts it at once on the free nodes 2-3, from scratch: 50-150.
+    # J2 (3 nodes, submit 60) waits until 150 (nodes 0-1 back up, J1 ended): 150-160.
+    rows = [(1, 0, 2, 100, 100), (2, 60, 3, 10, 10)]
+    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
+                     downtimes=[(50.0, 150.0, np.array([0, 1]))], on_failure="requeue")
+    res = sim.run()
+    j = res.jobs.set_index("job_id")
+    assert j.loc[1, "sim_start_s"] == 50 and j.loc[1, "sim_end_s"] == 150
+    assert j.loc[1, "requeues"] == 1 and j.loc[1, "outcome"] == JobOutcome.COMPLETED
+    assert j.loc[1, "lost_node_s"] == pytest.approx(100.0)
+    assert j.loc[1, "lost_energy_dc_J"] == pytest.approx(2 * 300.0 * 50)
+    # the job's energy covers both attempts: 2 x 300 W x (50 + 100) s
+    assert j.loc[1, "energy_dc_J"] == pytest.approx(2 * 300.0 * 150)
+    assert j.loc[2, "sim_start_s"] == 150
+    assert res.info["lost_node_s"] == pytest.approx(100.0)
+
+
+def test_drain_lets_running_jobs_finish(tiny_system):
+    # Drain nodes 0-1 over [50, 150): J1 on them keeps running to 100; J2 (2 nodes, submit 60) gets nodes 2-3.
+    # J3 (4 nodes, submit 70) must wait for the drain to end at 150.
+    rows = [(1, 0, 2, 100, 100), (2, 60, 2, 10, 10), (3, 70, 4, 10, 10)]
+    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
+                     downtimes=[(50.0, 150.0, np.array([0, 1]), True)])
+    res = sim.run()
+    j = res.jobs.set_index("job_id")
+    assert j.loc[1, "sim_end_s"] == 100 and j.loc[1, "outcome"] == JobOutcome.COMPLETED
+    assert j.loc[2, "sim_start_s"] == 60
+    assert j.loc[3, "sim_start_s"] == 150

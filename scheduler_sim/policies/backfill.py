@@ -1,0 +1,237 @@
+"""Backfill strategies: given the queue in policy order, which jobs start now, and which reservations are made.
+
+* ``none``: start jobs in order until the first that does not fit (it blocks the queue).
+* ``easy``: EASY backfilling (Lifka 1995): the first job that does not fit gets a reservation at the *shadow time*
+  computed from the running jobs' requested times; a later job may start now if it fits and either ends (by its
+  requested time) by the shadow time or uses only the *extra* nodes left at the shadow time.
+* ``easy-bestfit``: EASY where backfill candidates are tried by how well they fill the free nodes (most nodes
+  first, then order) instead of queue order.
+* ``conservative``: every queued job, in order, gets the earliest reservation that does not delay any earlier
+  reservation (Mu'alem and Feitelson, IEEE TPDS 12(6), 2001); a job whose reservation is *now* starts.
+* ``firstfit``: no reservations: every job that fits, in order (may starve large jobs; a baseline).
+
+Reservations use node counts and requested times only. When a facility power cap is active, a start must also fit
+the power headroom (the platform refuses it otherwise); the cap may therefore delay a reservation, which is
+reported as time the cap was binding.
+
+References
+----------
+D. Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995, LNCS 949.
+A. Mu'alem, D. Feitelson, "Utilization, predictability, workloads, and user runtime estimates in scheduling the
+IBM SP2 with backfilling", IEEE TPDS 12(6), 2001.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import SchedulerView
+
+__all__ = ["BACKFILLS", "shadow_time", "backfill_none", "backfill_easy", "backfill_conservative",
+           "backfill_firstfit", "Profile"]
+
+
+def shadow_time(view: SchedulerView, need: int, free: int, started: list[int] = ()) -> tuple[float, int]:
+    """Earliest time the head job can start, from running jobs' REQUESTED times, and the spare nodes then.
+
+    Parameters
+    ----------
+    view : SchedulerView
+        The platform now.
+    need : int
+        Nodes the head job needs (> ``free``).
+    free : int
+        Nodes free now (after the jobs already chosen in this pass).
+    started : list of int
+        Jobs chosen to start now in this pass; they are expected to end at now + estimate.
+
+    Returns
+    -------
+    shadow_s : float
+        Reservation time of the head job [s] (``inf`` if the running jobs never free enough nodes, e.g. while
+        nodes are down).
+    extra : int
+        Nodes free at ``shadow_s`` beyond what the head job needs.
+    """
+    ends = [(view.expected_end_s(j), j) for j in view.running]
+    ends += [(view.now_s + float(view.estimate_s[j]), j) for j in started]
+    ends.sort()
+    avail = free
+    for t_end, j in ends:
+        avail += int(view.nodes[j])
+        if avail >= need:
+            return t_end, avail - need
+    return math.inf, 0
+
+
+def backfill_none(view: SchedulerView, order: list[int], reservations: dict) -> list[int]:
+    """Start jobs in ``order`` until the first that does not fit."""
+    free, head = view.free_nodes, view.power_headroom_W
+    out: list[int] = []
+    for j in order:
+        if not view.fits(j, free, head):
+            break
+        out.append(j)
+        free -= int(view.nodes[j])
+        head -= _pw(view, j)
+    return out
+
+
+def backfill_firstfit(view: SchedulerView, order: list[int], reservations: dict) -> list[int]:
+    """Start every job that fits, in ``order`` (no reservation)."""
+    free, head = view.free_nodes, view.power_headroom_W
+    out: list[int] = []
+    for j in order:
+        if view.fits(j, free, head):
+            out.append(j)
+            free -= int(view.nodes[j])
+            head -= _pw(view, j)
+            if free == 0:
+                break
+    return out
+
+
+def _pw(view: SchedulerView, j: int) -> float:
+    return 0.0 if view.power_W is None else float(view.power_W[j])
+
+
+def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, best_fit: bool = False) -> list[int]:
+    """EASY backfill (see module docstring); records the head job's reservation in ``reservations``."""
+    free, head = view.free_nodes, view.power_headroom_W
+    out: list[int] = []
+    i = 0
+    while i < len(order) and view.fits(order[i], free, head):
+        free -= int(view.nodes[order[i]])
+        head -= _pw(view, order[i])
+        out.append(order[i])
+        i += 1
+    if i >= len(order):
+        return out
+    h = order[i]
+    shadow, extra = shadow_time(view, int(view.nodes[h]), free, out)
+    if int(view.nodes[h]) <= free:  # blocked by the power cap only: it may start as soon as power allows
+        shadow, extra = view.now_s, free - int(view.nodes[h])
+    reservations[h] = shadow
+    if free == 0:
+        return out
+    cands = order[i + 1:]
+    if best_fit:
+        cands = sorted(cands, key=lambda j: -int(view.nodes[j]))  # stable: ties keep policy order
+    now = view.now_s
+    for j in cands:
+        n = int(view.nodes[j])
+        if not view.fits(j, free, head):
+            continue
+        if now + float(view.estimate_s[j]) <= shadow:
+            pass
+        elif n <= extra:
+            extra -= n
+        else:
+            continue
+        out.append(j)
+        free -= n
+        head -= _pw(view, j)
+        if free == 0:
+            break
+    return out
+
+
+class Profile:
+    """Free-node profile over time: a step function ``free(t)`` from now on (conservative backfilling).
+
+    ``times`` (k,) are increasing breakpoints starting at now; ``free[i]`` holds on ``[times[i], times[i+1])`` and
+    the last value to infinity.
+    """
+
+    def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]]) -> None:
+        self.times = [now]
+        self.free = [free_now]
+        for t, n in sorted(releases):
+            t = max(t, now)
+            if t == self.times[-1]:
+                self.free[-1] += n
+            else:
+                self.times.append(t)
+                self.free.append(self.free[-1] + n)
+
+    def earliest(self, need: int, duration: float) -> float:
+        """Earliest breakpoint ``t`` with ``free >= need`` on all of ``[t, t + duration)`` (``inf`` if none)."""
+        times, free = self.times, self.free
+        k = len(times)
+        i = 0
+        while i < k:
+            if free[i] < need:
+                i += 1
+                continue
+            end = times[i] + duration
+            j = i + 1
+            ok = True
+            while j < k and times[j] < end:
+                if free[j] < need:
+                    ok = False
+                    break
+                j += 1
+            if ok:
+                return times[i]
+            i = j + 1  # every start before breakpoint j would still cover the blocking step j
+        return math.inf
+
+    def reserve(self, start: float, duration: float, n: int) -> None:
+        """Subtract ``n`` nodes on ``[start, start + duration)``, adding breakpoints as needed."""
+        end = start + duration
+        self._split(start)
+        if math.isfinite(end):
+            self._split(end)
+        for i, t in enumerate(self.times):
+            if start <= t < end:
+                self.free[i] -= n
+
+    def _split(self, t: float) -> None:
+        times = self.times
+        if t <= times[0]:
+            return
+        # insert a breakpoint at t (free value of the step containing t)
+        lo = 0
+        hi = len(times)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if times[mid] < t:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(times) and times[lo] == t:
+            return
+        times.insert(lo, t)
+        self.free.insert(lo, self.free[lo - 1])
+
+
+def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict) -> list[int]:
+    """Conservative backfill: a reservation for every queued job, in ``order``; start those reserved for now."""
+    now = view.now_s
+    prof = Profile(now, view.free_nodes, [(view.expected_end_s(j), int(view.nodes[j])) for j in view.running])
+    head = view.power_headroom_W
+    out: list[int] = []
+    for j in order:
+        n = int(view.nodes[j])
+        est = float(view.estimate_s[j])
+        t = prof.earliest(n, est)
+        reservations[j] = t
+        if math.isfinite(t):
+            prof.reserve(t, est, n)
+        if t == now and _pw(view, j) <= head:  # reserved for now; a power cap may still hold it back
+            out.append(j)
+            head -= _pw(view, j)
+    return out
+
+
+#: name -> (function, description)
+BACKFILLS = {
+    "none": (backfill_none, "no backfill: the first job that does not fit blocks the queue"),
+    "easy": (backfill_easy, "EASY: one reservation (queue head); later jobs backfill if they do not delay it"),
+    "easy-bestfit": (lambda v, o, r: backfill_easy(v, o, r, best_fit=True),
+                     "EASY with best-fit candidate choice (largest job that fits first)"),
+    "conservative": (backfill_conservative, "conservative: a reservation for every queued job; none is delayed"),
+    "firstfit": (backfill_firstfit, "no reservation: any job that fits, in order (can starve large jobs)"),
+}

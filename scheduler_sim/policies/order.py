@@ -1,0 +1,198 @@
+"""Queue orders: which queued job comes first. An order is combined with a backfill strategy into a policy.
+
+References
+----------
+Slurm multifactor priority plugin, https://slurm.schedmd.com/priority_multifactor.html (factors in [0, 1], weighted
+sum; classic fair-share factor F = 2^(-U/S) with decayed usage U and shares S, both normalised).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from .base import SchedulerView
+
+__all__ = ["QueueOrder", "FCFSOrder", "SJFOrder", "LJFOrder", "LargestFirstOrder", "MultiFactorPriority", "ORDERS"]
+
+
+class QueueOrder(abc.ABC):
+    """Sorts the queue; stateless unless stated (the multi-factor order keeps fair-share usage)."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def order(self, view: SchedulerView) -> list[int]:
+        """Return ``view.queue`` sorted by this order (ties broken by arrival order)."""
+
+
+class FCFSOrder(QueueOrder):
+    """First come, first served: arrival order (submit time, then trace order)."""
+
+    name = "fcfs"
+    description = "first come, first served (arrival order)"
+
+    def order(self, view: SchedulerView) -> list[int]:
+        """Arrival order, i.e. ``view.queue`` unchanged."""
+        return list(view.queue)
+
+
+def _sorted(view: SchedulerView, key: np.ndarray) -> list[int]:
+    q = np.asarray(view.queue, dtype=np.int64)
+    if q.size == 0:
+        return []
+    pos = np.arange(q.size)  # arrival rank breaks ties
+    return [int(x) for x in q[np.lexsort((pos, key))]]
+
+
+class SJFOrder(QueueOrder):
+    """Shortest job first, by requested (estimated) run time."""
+
+    name = "sjf"
+    description = "shortest requested run time first"
+
+    def order(self, view: SchedulerView) -> list[int]:
+        """Queue sorted by ascending estimate."""
+        return _sorted(view, view.estimate_s[view.queue])
+
+
+class LJFOrder(QueueOrder):
+    """Longest job first, by requested (estimated) run time."""
+
+    name = "ljf"
+    description = "longest requested run time first"
+
+    def order(self, view: SchedulerView) -> list[int]:
+        """Queue sorted by descending estimate."""
+        return _sorted(view, -view.estimate_s[view.queue])
+
+
+class LargestFirstOrder(QueueOrder):
+    """Largest job (most nodes) first."""
+
+    name = "largest"
+    description = "largest node count first"
+
+    def order(self, view: SchedulerView) -> list[int]:
+        """Queue sorted by descending node count."""
+        return _sorted(view, -view.nodes[view.queue].astype(float))
+
+
+class MultiFactorPriority(QueueOrder):
+    """Slurm-style multi-factor priority: ``P = w_age A + w_size S + w_fs F + w_qos Q`` (each factor in [0, 1]).
+
+    * age ``A = min(1, (now - submit) / max_age_s)``;
+    * size ``S = nodes / n_nodes`` (favours large jobs, as Slurm's default ``PriorityFavorSmall=NO``);
+    * fair-share ``F = 2^(-U/S)`` with ``U`` the account's share of the decayed usage of all accounts and ``S`` its
+      normalised share (equal shares); usage is node-seconds, decayed with half-life ``half_life_s``
+      (Slurm ``PriorityDecayHalfLife``, default 7 days) and accrued while jobs run;
+    * QoS ``Q = qos_weight[queue] / max(qos_weight)`` (1 for every queue when no weights are given).
+
+    Parameters
+    ----------
+    w_age, w_size, w_fairshare, w_qos : float
+        Weights (>= 0); Slurm's defaults are site-specific, these defaults give age and fair-share equal say.
+    max_age_s : float
+        Age at which the age factor saturates [s] (Slurm ``PriorityMaxAge``, default 7 days).
+    half_life_s : float
+        Usage decay half-life [s].
+    qos_weights : dict of str -> float or None
+        Weight per queue name (mapped to the platform's queue codes by :meth:`bind`).
+    account_bonus : dict of str -> float or None
+        Additive priority per account name (used by incentive schemes, e.g. energy points); default none.
+    """
+
+    name = "priority"
+    description = "multi-factor priority: age, size, fair-share (decayed usage per account), QoS (Slurm-style)"
+
+    def __init__(self, w_age: float = 1000.0, w_size: float = 100.0, w_fairshare: float = 1000.0,
+                 w_qos: float = 0.0, max_age_s: float = 7 * 86400.0, half_life_s: float = 7 * 86400.0,
+                 qos_weights: dict[str, float] | None = None, account_bonus: dict[str, float] | None = None) -> None:
+        for nm, v in (("w_age", w_age), ("w_size", w_size), ("w_fairshare", w_fairshare), ("w_qos", w_qos)):
+            if not (v >= 0 and math.isfinite(v)):
+                raise ValueError(f"{nm} must be a finite number >= 0, got {v}")
+        if not (max_age_s > 0 and half_life_s > 0):
+            raise ValueError("max_age_s and half_life_s must be > 0")
+        self.w_age, self.w_size, self.w_fs, self.w_qos = w_age, w_size, w_fairshare, w_qos
+        self.max_age_s, self.half_life_s = max_age_s, half_life_s
+        self.qos_weights = dict(qos_weights or {})
+        self.account_bonus_by_name = dict(account_bonus or {})
+        self.qos_weight: dict[int, float] = {}
+        self.account_bonus: dict[int, float] = {}
+
+    def bind(self, queue_names: list[str], account_names: list[str]) -> None:
+        """Map QoS weights and account bonuses given by name onto the platform's integer codes.
+
+        Raises
+        ------
+        ValueError
+            If a named queue or account does not occur in the trace.
+        """
+        qi = {n: i for i, n in enumerate(queue_names)}
+        ai = {n: i for i, n in enumerate(account_names)}
+        for n in self.qos_weights:
+            if n not in qi:
+                raise ValueError(f"priority.qos_weights: queue {n!r} does not occur in the trace")
+        for n in self.account_bonus_by_name:
+            if n not in ai:
+                raise ValueError(f"account bonus: account {n!r} does not occur in the trace")
+        self.qos_weight = {qi[n]: w for n, w in self.qos_weights.items()}
+        self.account_bonus = {ai[n]: b for n, b in self.account_bonus_by_name.items()}
+        self._usage = np.zeros(0)
+        self._t_usage = None
+
+    def _accrue(self, view: SchedulerView) -> None:
+        """Decay usage to ``now`` and add the node-seconds run since the last update (running jobs)."""
+        acc = view.account_id
+        n_acc = int(acc.max()) + 1 if acc is not None and acc.size else 1
+        if self._usage.size < n_acc:
+            self._usage = np.concatenate([self._usage, np.zeros(n_acc - self._usage.size)])
+        now = view.now_s
+        if self._t_usage is None:
+            self._t_usage = now
+            return
+        dt = now - self._t_usage
+        if dt <= 0:
+            return
+        self._usage *= 2.0 ** (-dt / self.half_life_s)
+        if view.running and acc is not None:
+            r = np.asarray(view.running, dtype=np.int64)
+            ran = np.minimum(dt, now - view.start_s[r])  # node-seconds since the later of start / last update
+            np.add.at(self._usage, acc[r], view.nodes[r] * np.maximum(ran, 0.0))
+        self._t_usage = now
+
+    def priority(self, view: SchedulerView) -> np.ndarray:
+        """Priority of each queued job (shape (len(queue),)), higher first."""
+        self._accrue(view)
+        q = np.asarray(view.queue, dtype=np.int64)
+        age = np.minimum(1.0, (view.now_s - view.submit_s[q]) / self.max_age_s)
+        size = view.nodes[q] / max(view.n_nodes, 1)
+        p = self.w_age * age + self.w_size * size
+        if view.account_id is not None and self.w_fs:
+            acc = view.account_id[q]
+            total = self._usage.sum()
+            n_acc = max(int(np.count_nonzero(self._usage)), len(np.unique(acc)), 1)
+            U = self._usage[acc] / total if total > 0 else np.zeros(q.size)
+            S = 1.0 / n_acc
+            p = p + self.w_fs * 2.0 ** (-U / S)
+        if self.w_qos and view.queue_id is not None and self.qos_weight:
+            wmax = max(self.qos_weight.values()) or 1.0
+            p = p + self.w_qos * np.array([self.qos_weight.get(int(x), 0.0) for x in view.queue_id[q]]) / wmax
+        if self.account_bonus and view.account_id is not None:
+            p = p + np.array([self.account_bonus.get(int(a), 0.0) for a in view.account_id[q]])
+        return p
+
+    def order(self, view: SchedulerView) -> list[int]:
+        """Queue sorted by descending priority (ties: arrival order)."""
+        if not view.queue:
+            return []
+        return _sorted(view, -self.priority(view))
+
+
+#: name -> order class.
+ORDERS: dict[str, type[QueueOrder]] = {c.name: c for c in (FCFSOrder, SJFOrder, LJFOrder, LargestFirstOrder,
+                                                             MultiFactorPriority)}
