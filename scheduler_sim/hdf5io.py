@@ -202,6 +202,11 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         if result.job_cdu_it_W is not None:
             _dataset(g, "it_power_cdu_W", result.job_cdu_it_W, "W",
                      "Rack-input power of the job in each CDU while it runs, shape (n_jobs, n_cdus)")
+        if result.allocations:
+            al = f.create_group("allocations")
+            al.attrs["long_name"] = "Every run attempt of every job as runs of consecutive nodes"
+            for name, arr in result.allocations.items():
+                _dataset(al, name, arr, "s" if name.endswith("_s") else "1")
         ts = f.create_group("timeseries")
         _dataset(ts, "time_s", result.time_s, "s", "Start of the output interval (simulation time)")
         ts.attrs["interval_s"] = float(result.time_s[1] - result.time_s[0]) if len(result.time_s) > 1 else float("nan")

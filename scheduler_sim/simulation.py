@@ -128,6 +128,10 @@ class SimulationResult:
     job_cdu_it_W : ndarray, shape (n_jobs, n_cdus)
         Rack-input power of each job in each CDU while it runs [W] (rows sum to the job's IT power), for
         attributing CDU heat and cooling energy to jobs.
+    allocations : dict of str -> ndarray (n_runs,)
+        Every run attempt of every job as runs of consecutive nodes: ``job_id``, ``start_s``, ``end_s``,
+        ``node_first``, ``node_count`` (a job on nodes 0-3 and 8 has two rows per attempt). Node occupancy
+        (Gantt charts, double-booking checks) is exact from this table.
     """
 
     jobs: pd.DataFrame
@@ -140,6 +144,7 @@ class SimulationResult:
     units: dict[str, str] = field(default_factory=dict)
     rack: dict[str, np.ndarray] = field(default_factory=dict)
     job_cdu_it_W: np.ndarray | None = None
+    allocations: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class Simulation:
@@ -196,6 +201,8 @@ class Simulation:
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
+    record_reservations : bool
+        Keep the policy's reservations after every pass in :attr:`reservation_log` (for validation).
     partition : NodePowerProfile or None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
     use_measured_power : bool
@@ -216,7 +223,7 @@ class Simulation:
                  partition: NodePowerProfile | None = None, use_measured_power: bool = False,
                  power_cap: list[tuple[float, float]] = (), cooling_estimate: float = 0.05,
                  placement: str = "lowest", failures: np.ndarray | None = None,
-                 on_failure: str = "requeue") -> None:
+                 on_failure: str = "requeue", record_reservations: bool = False) -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -258,6 +265,8 @@ class Simulation:
             raise ValueError("power_cap values must be > 0 W")
         self.power_cap = cap
         self.cooling_estimate = float(cooling_estimate)
+        self.record_reservations = bool(record_reservations)
+        self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self._node_power_w = node_power_w
         self.partition = partition
         self.use_measured_power = bool(use_measured_power)
@@ -385,11 +394,16 @@ class Simulation:
         """Preferred node order for the next allocation (None = lowest index first)."""
         if self.placement == "lowest":
             return None
-        nc = self.system.n_cdus
-        if self.plant_state is not None and self._i_T_sec_sup is not None:
-            score = -self.plant_state[self._i_T_sec_sup]  # higher = cooler CDU supply = more margin
+        sysm = self.system
+        nc = sysm.n_cdus
+        heat_now = np.bincount(sysm.node_cdu, weights=self.chain.node_it_input_w(self.node_dc), minlength=nc)
+        if self.plant_state is not None and self._i_T_sec_sup is not None and self._dT_per_W is not None:
+            # margin: the plant's last CDU supply temperature, plus the rise the heat added since then will cause
+            # (secondary loop: dT = dQ / (m_flow cp)); higher score = cooler = more margin
+            T_pred = self.plant_state[self._i_T_sec_sup] + (heat_now - self._last_step_heat) * self._dT_per_W
+            score = -T_pred
         else:
-            score = -self._vec[:nc]  # less heat = more margin
+            score = -heat_now / np.bincount(sysm.node_cdu, minlength=nc)  # least heat per node first
         if self.placement == "pack":
             score = -score
         rank = np.empty(nc, dtype=np.int64)
@@ -417,6 +431,7 @@ class Simulation:
         self._power_dirty = True
 
     def _finish(self, j: int, now: float, outcome: int) -> None:
+        self.policy.job_ended(j, self._view())
         nodes = self.job_nodes[j]
         self.alloc.release(j, nodes)
         self.node_dc[nodes] = self.idle_node_power
@@ -483,6 +498,7 @@ class Simulation:
         m = block.shape[0]
         nc = self.system.n_cdus
         self._step_sums += block.sum(axis=0) * self.step_s
+        self._last_step_heat = block[-1, :nc].copy()
         self._last_it_W = float(block[-1, nc + 4])
         if self.plant is not None:
             t_mid = self.t0 + (np.arange(k0, k0 + m) + 0.5) * self.step_s
@@ -551,6 +567,11 @@ class Simulation:
         self._plant_ready = False
         self.plant_state = None
         self._i_T_sec_sup = None
+        self._dT_per_W = None
+        self._last_step_heat = np.zeros(nc)
+        cdu_params = getattr(getattr(self.plant, "params", None), "cdu", None)
+        if cdu_params is not None and hasattr(cdu_params, "m_flow_sec_nominal_kg_s"):
+            self._dT_per_W = 1.0 / (cdu_params.m_flow_sec_nominal_kg_s * 4186.0)  # water cp [J/(kg K)]
         if self.plant is not None:
             idx = _group_cdu_columns(self.plant.output_names).get("T_sec_sup")
             self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
@@ -589,6 +610,9 @@ class Simulation:
             if not self.prefilled[j]:
                 self.env.schedule(max(self.submit[j], self.t0), EventKind.JOB_SUBMIT, int(j))
 
+        for t_cap, _ in self.power_cap:
+            if t_cap > self.t0:
+                self.env.schedule(t_cap, EventKind.WAKEUP, None)  # a pass when the budget changes
         drained_kills = 0
         for a, b, nodes, drain in self.downtimes:
             self.env.schedule(max(a, self.t0), EventKind.NODE_DOWN, (nodes, drain))
@@ -659,6 +683,8 @@ class Simulation:
                 view = self._view()
                 decisions = self.policy.schedule(view)
                 pass_time_s += time.perf_counter() - tp
+                if self.record_reservations:
+                    self.reservation_log.append((t, dict(getattr(self.policy, "reservations", {}))))
                 if decisions:
                     self._apply(decisions, t, view)
                     if is_replay:
@@ -781,11 +807,30 @@ class Simulation:
         jobs["lost_node_s"] = self.lost_node_s
         jobs["lost_energy_dc_J"] = self.lost_energy_dc
         jobs = metrics.add_job_metrics(jobs)
+        allocations = _allocation_runs(self._attempts, jobs["job_id"].to_numpy())
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0,
                                     cooling=self.plant is not None)
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(self.info), units=units, rack=rack,
-                                job_cdu_it_W=self.job_cdu_it_W)
+                                job_cdu_it_W=self.job_cdu_it_W, allocations=allocations)
+
+
+def _allocation_runs(attempts: list, job_ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Turn (job index, start, end, nodes) attempts into rows of consecutive-node runs (see SimulationResult)."""
+    cols: dict[str, list] = {"job_id": [], "start_s": [], "end_s": [], "node_first": [], "node_count": []}
+    for j, a, b, nodes in attempts:
+        nodes = np.sort(nodes)
+        breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
+        firsts = nodes[np.concatenate(([0], breaks))]
+        counts = np.diff(np.concatenate(([0], breaks, [nodes.size])))
+        k = firsts.size
+        cols["job_id"] += [int(job_ids[j])] * k
+        cols["start_s"] += [float(a)] * k
+        cols["end_s"] += [float(b)] * k
+        cols["node_first"] += firsts.tolist()
+        cols["node_count"] += counts.tolist()
+    dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64}
+    return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}
 
 
 #: Plant power outputs and the running energy totals the plant integrates them into (when it has them).

@@ -66,7 +66,7 @@ def shadow_time(view: SchedulerView, need: int, free: int, started: list[int] = 
     return math.inf, 0
 
 
-def backfill_none(view: SchedulerView, order: list[int], reservations: dict) -> list[int]:
+def backfill_none(view: SchedulerView, order: list[int], reservations: dict, previous: dict | None = None) -> list[int]:
     """Start jobs in ``order`` until the first that does not fit."""
     free, head = view.free_nodes, view.power_headroom_W
     out: list[int] = []
@@ -79,7 +79,7 @@ def backfill_none(view: SchedulerView, order: list[int], reservations: dict) -> 
     return out
 
 
-def backfill_firstfit(view: SchedulerView, order: list[int], reservations: dict) -> list[int]:
+def backfill_firstfit(view: SchedulerView, order: list[int], reservations: dict, previous: dict | None = None) -> list[int]:
     """Start every job that fits, in ``order`` (no reservation)."""
     free, head = view.free_nodes, view.power_headroom_W
     out: list[int] = []
@@ -97,7 +97,8 @@ def _pw(view: SchedulerView, j: int) -> float:
     return 0.0 if view.power_W is None else float(view.power_W[j])
 
 
-def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, best_fit: bool = False) -> list[int]:
+def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, previous: dict | None = None,
+                  best_fit: bool = False) -> list[int]:
     """EASY backfill (see module docstring); records the head job's reservation in ``reservations``."""
     free, head = view.free_nodes, view.power_headroom_W
     out: list[int] = []
@@ -207,13 +208,24 @@ class Profile:
         self.free.insert(lo, self.free[lo - 1])
 
 
-def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict) -> list[int]:
-    """Conservative backfill: a reservation for every queued job, in ``order``; start those reserved for now."""
+def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict,
+                          previous: dict | None = None) -> list[int]:
+    """Conservative backfill: a reservation for every queued job; start those reserved for now.
+
+    Jobs that already hold a reservation are re-placed first, in order of that reservation (then policy order),
+    each at the earliest feasible time (schedule compression, Mu'alem and Feitelson 2001): moving earlier jobs
+    earlier never takes capacity inside a later job's old window, so no reservation is ever delayed as long as
+    running jobs end no later than their requested times (they are killed there). New jobs follow, in policy order.
+    """
     now = view.now_s
+    previous = previous or {}
     prof = Profile(now, view.free_nodes, [(view.expected_end_s(j), int(view.nodes[j])) for j in view.running])
     head = view.power_headroom_W
+    rank = {j: k for k, j in enumerate(order)}
+    held = sorted((j for j in order if j in previous), key=lambda j: (previous[j], rank[j]))
+    fresh = [j for j in order if j not in previous]
     out: list[int] = []
-    for j in order:
+    for j in held + fresh:
         n = int(view.nodes[j])
         est = float(view.estimate_s[j])
         t = prof.earliest(n, est)
@@ -223,6 +235,7 @@ def backfill_conservative(view: SchedulerView, order: list[int], reservations: d
         if t == now and _pw(view, j) <= head:  # reserved for now; a power cap may still hold it back
             out.append(j)
             head -= _pw(view, j)
+    out.sort(key=lambda j: rank[j])
     return out
 
 
@@ -230,7 +243,7 @@ def backfill_conservative(view: SchedulerView, order: list[int], reservations: d
 BACKFILLS = {
     "none": (backfill_none, "no backfill: the first job that does not fit blocks the queue"),
     "easy": (backfill_easy, "EASY: one reservation (queue head); later jobs backfill if they do not delay it"),
-    "easy-bestfit": (lambda v, o, r: backfill_easy(v, o, r, best_fit=True),
+    "easy-bestfit": (lambda v, o, r, p=None: backfill_easy(v, o, r, best_fit=True),
                      "EASY with best-fit candidate choice (largest job that fits first)"),
     "conservative": (backfill_conservative, "conservative: a reservation for every queued job; none is delayed"),
     "firstfit": (backfill_firstfit, "no reservation: any job that fits, in order (can starve large jobs)"),

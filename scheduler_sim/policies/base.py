@@ -111,6 +111,9 @@ class BasePolicy(abc.ABC):
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Called once before the run with the names behind ``view.queue_id`` / ``view.account_id`` codes."""
 
+    def job_ended(self, job: int, view: SchedulerView) -> None:
+        """Called when a running job ends (completes or is killed), before the next scheduling pass."""
+
     def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
         """Return a time [s] at which the platform must run a scheduling pass for this newly queued job, or None.
 

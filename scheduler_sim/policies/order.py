@@ -144,26 +144,44 @@ class MultiFactorPriority(QueueOrder):
         self.account_bonus = {ai[n]: b for n, b in self.account_bonus_by_name.items()}
         self._usage = np.zeros(0)
         self._t_usage = None
+        self._charged: dict[int, float] = {}
 
-    def _accrue(self, view: SchedulerView) -> None:
-        """Decay usage to ``now`` and add the node-seconds run since the last update (running jobs)."""
-        acc = view.account_id
-        n_acc = int(acc.max()) + 1 if acc is not None and acc.size else 1
+    def _grow(self, n_acc: int) -> None:
         if self._usage.size < n_acc:
             self._usage = np.concatenate([self._usage, np.zeros(n_acc - self._usage.size)])
-        now = view.now_s
+
+    def _decay_to(self, now: float) -> None:
         if self._t_usage is None:
             self._t_usage = now
+        elif now > self._t_usage:
+            self._usage *= 2.0 ** (-(now - self._t_usage) / self.half_life_s)
+            self._t_usage = now
+
+    def _charge(self, view: SchedulerView, jobs: list[int], now: float) -> None:
+        """Add the node-seconds each job ran since it was last charged (or started) up to ``now``."""
+        for j in jobs:
+            since = max(float(view.start_s[j]), self._charged.get(j, -math.inf))
+            if now > since:
+                self._usage[view.account_id[j]] += float(view.nodes[j]) * (now - since)
+            self._charged[j] = now
+
+    def _accrue(self, view: SchedulerView) -> None:
+        """Decay usage to now and charge running jobs (usage accrues while jobs run, as in Slurm)."""
+        acc = view.account_id
+        if acc is None:
             return
-        dt = now - self._t_usage
-        if dt <= 0:
+        self._grow(int(acc.max()) + 1 if acc.size else 1)
+        self._decay_to(view.now_s)
+        self._charge(view, list(view.running), view.now_s)
+
+    def job_ended(self, job: int, view: SchedulerView) -> None:
+        """Charge a job's last stretch of usage when it ends (called by the platform)."""
+        if view.account_id is None:
             return
-        self._usage *= 2.0 ** (-dt / self.half_life_s)
-        if view.running and acc is not None:
-            r = np.asarray(view.running, dtype=np.int64)
-            ran = np.minimum(dt, now - view.start_s[r])  # node-seconds since the later of start / last update
-            np.add.at(self._usage, acc[r], view.nodes[r] * np.maximum(ran, 0.0))
-        self._t_usage = now
+        self._grow(int(view.account_id.max()) + 1)
+        self._decay_to(view.now_s)
+        self._charge(view, [job], view.now_s)
+        self._charged.pop(job, None)
 
     def priority(self, view: SchedulerView) -> np.ndarray:
         """Priority of each queued job (shape (len(queue),)), higher first."""

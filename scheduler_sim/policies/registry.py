@@ -39,10 +39,16 @@ class OrderedPolicy(BasePolicy):
         if hasattr(self.order, "bind"):
             self.order.bind(queue_names, account_names)
 
+    def job_ended(self, job: int, view: SchedulerView) -> None:
+        """Forward job ends to the order (fair-share usage)."""
+        if hasattr(self.order, "job_ended"):
+            self.order.job_ended(job, view)
+
     def schedule(self, view: SchedulerView) -> list[int]:
         """Order the queue, then apply the backfill strategy; reservations are kept in :attr:`reservations`."""
+        previous = self.reservations
         self.reservations = {}
-        return self._fn(view, self.order.order(view), self.reservations)
+        return self._fn(view, self.order.order(view), self.reservations, previous)
 
 
 def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
