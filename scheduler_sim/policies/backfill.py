@@ -143,14 +143,17 @@ class Profile:
     """Free-node profile over time: a step function ``free(t)`` from now on (conservative backfilling).
 
     ``times`` (k,) are increasing breakpoints starting at now; ``free[i]`` holds on ``[times[i], times[i+1])`` and
-    the last value to infinity.
+    the last value to infinity. A release at or before now (a running job past its estimate) is placed just after
+    now: its nodes are not free yet.
     """
 
     def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]]) -> None:
         self.times = [now]
         self.free = [free_now]
+        soon = math.nextafter(now, math.inf)
         for t, n in sorted(releases):
-            t = max(t, now)
+            # a job already past its estimate (no walltime limit) ends "any moment": its nodes are not free now
+            t = max(t, soon)
             if t == self.times[-1]:
                 self.free[-1] += n
             else:
