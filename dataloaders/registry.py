@@ -37,6 +37,13 @@ ENTRY_POINT_GROUP = "hpctwin.dataloaders"
 #: Built-in loaders, name -> "module:Class" (imported lazily).
 _BUILTIN: dict[str, str] = {
     "swf": "dataloaders.swf:SWFLoader",
+    "sacct": "dataloaders.slurm:SacctLoader",
+    "batsim": "dataloaders.batsim:BatsimLoader",
+    "alibaba_pods": "dataloaders.alibaba:AlibabaPodLoader",
+    "pm100": "dataloaders.power_datasets:PM100Loader",
+    "fugaku": "dataloaders.power_datasets:FugakuLoader",
+    "adastra": "dataloaders.power_datasets:AdastraLoader",
+    "lassen": "dataloaders.power_datasets:LassenLoader",
 }
 
 #: Loaders registered at run time with :func:`register_loader`.
