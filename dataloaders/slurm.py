@@ -339,7 +339,10 @@ def _read_rows(text: str, src: str, columns: list[str] | None, delimiter: str, i
         chunk = idx[a:a + _CHUNK_LINES]
         buf = io.StringIO("\n".join(body[k] for k in chunk))
         part = pd.read_csv(buf, sep=delimiter, header=None, names=names, dtype=str, keep_default_na=False,
-                           na_filter=False, quoting=3, engine="c")
+                           na_filter=False, quoting=3, engine="c", lineterminator="\n")
+        if len(part) != len(chunk):
+            raise TraceError(src, f"lines {int(line_no_all[chunk[0]])}-{int(line_no_all[chunk[-1]])} did not split "
+                             "into one record per line", expected="one record per line")
         if trailing:
             part = part.drop(columns=[" trailing"])
         frames.append(part)
