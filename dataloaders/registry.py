@@ -37,6 +37,13 @@ ENTRY_POINT_GROUP = "hpctwin.dataloaders"
 #: Built-in loaders, name -> "module:Class" (imported lazily).
 _BUILTIN: dict[str, str] = {
     "swf": "dataloaders.swf:SWFLoader",
+    "sacct": "dataloaders.slurm:SacctLoader",
+    "batsim": "dataloaders.batsim:BatsimLoader",
+    "alibaba_pods": "dataloaders.alibaba:AlibabaPodLoader",
+    "pm100": "dataloaders.power_datasets:PM100Loader",
+    "fugaku": "dataloaders.power_datasets:FugakuLoader",
+    "adastra": "dataloaders.power_datasets:AdastraLoader",
+    "lassen": "dataloaders.power_datasets:LassenLoader",
 }
 
 #: Loaders registered at run time with :func:`register_loader`.
@@ -252,7 +259,8 @@ def guess_format(path: str | os.PathLike[str]) -> str:
     raise ValueError(f"cannot guess the trace format of {str(path)!r} (suffix {suffix!r}); known loaders: {known}")
 
 
-def load_trace(path: str | os.PathLike[str], format: str | None = None, **options: Any) -> LoadResult:  # noqa: A002
+def load_trace(path: str | os.PathLike[str], format: str | None = None, *, cache: bool = False,  # noqa: A002
+               **options: Any) -> LoadResult:
     """Load a trace with the loader named ``format``, or the one guessed from the file suffix.
 
     Parameters
@@ -261,6 +269,9 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None, **option
         The trace file.
     format : str, optional
         Loader name; guessed with :func:`guess_format` when None.
+    cache : bool, optional
+        Use the parsed-trace cache (:mod:`dataloaders.cache`, keyed by the input's sha256, the loader version and
+        the options); default False. A strict load that would raise is never cached.
     **options
         Passed to the loader's ``load`` (e.g. ``cores_per_node``, ``max_nodes``, ``strict`` for SWF).
 
@@ -279,4 +290,20 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None, **option
         If ``path`` does not exist.
     """
     name = format if format is not None else guess_format(path)
-    return get_loader(name).load(path, **options)
+    loader = get_loader(name)
+    if not cache:
+        return loader.load(path, **options)
+    from dataloaders.cache import cache_key, load_cached, store_cached
+
+    if not Path(path).exists():
+        raise FileNotFoundError(str(path))
+    key = cache_key(path, loader.name or name, options)
+    hit = load_cached(key)
+    if hit is not None:
+        return hit
+    res = loader.load(path, **options)
+    try:
+        store_cached(key, res)
+    except OSError as exc:
+        warnings.warn(f"could not write the trace cache: {exc}", RuntimeWarning, stacklevel=2)
+    return res

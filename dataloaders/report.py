@@ -252,17 +252,42 @@ class LoadReport:
         }
 
 
-class LoadResult(NamedTuple):
-    """A loaded trace: the canonical job table and the report of what the loader did.
+class _LoadResultBase(NamedTuple):
+    jobs: pd.DataFrame
+    report: LoadReport
+
+
+class LoadResult(_LoadResultBase):
+    """A loaded trace: the canonical job table and the report of what the loader did (+ optional power profiles).
+
+    Unpacks as ``jobs, report = result`` (a 2-tuple, as before); ``profiles`` is an attribute, not a tuple item.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        The job table.
+    report : LoadReport
+        The load report.
+    profiles : pandas.DataFrame, optional
+        Measured power time series, see Attributes. None when the trace has none.
 
     Attributes
     ----------
     jobs : pandas.DataFrame
         Shape (n_jobs, >= 13), the canonical job table (:data:`jobs.table.JOB_COLUMNS`), sorted by submit time
-        then job id, ``attrs["time_origin_unix_s"]`` set (NaN when the trace gives no absolute time).
+        then job id, ``attrs["time_origin_unix_s"]`` set (NaN when the trace gives no absolute time). Loaders of
+        traces with power telemetry add ``measured_node_power_W`` (float64, mean DC power per node over the run, W,
+        NaN when unknown).
     report : LoadReport
         Counts, issues and notes.
+    profiles : pandas.DataFrame or None
+        Long table, shape (n_samples, 3): ``job_id`` (int64), ``t_offset_s`` (float64, s after the job's start,
+        the sample's start), ``node_power_W`` (float64, mean DC power per node of the job over the sample, W);
+        sorted by job id then offset; only jobs present in ``jobs``. None when the trace has no time series.
     """
 
-    jobs: pd.DataFrame
-    report: LoadReport
+    def __new__(cls, jobs: pd.DataFrame, report: LoadReport, profiles: pd.DataFrame | None = None) -> LoadResult:
+        """Build the result; see the class docstring."""
+        self = super().__new__(cls, jobs, report)
+        self.profiles = profiles
+        return self

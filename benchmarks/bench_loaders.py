@@ -1,0 +1,99 @@
+"""Loader throughput: generate an N-job trace per text format in a temp dir, load it R times, print medians.
+
+Usage: ``python benchmarks/bench_loaders.py [--jobs 1000000] [--repeat 3] [--formats swf,sacct,batsim]``
+(run from the checkout root). Prints jobs/s (median of the repeats) and the peak RSS growth of a fresh child
+process per load (ru_maxrss of that process, MB), so each figure is independent of the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def make_swf(path: Path, n: int, rng: np.random.Generator) -> None:
+    """Write an SWF trace of ``n`` jobs."""
+    sub = np.cumsum(rng.integers(0, 60, n))
+    run = rng.integers(0, 86400, n)
+    procs = rng.integers(1, 512, n)
+    rows = np.column_stack([np.arange(1, n + 1), sub, rng.integers(0, 3600, n), run, procs, run // 2,
+                            np.full(n, -1), procs, run + 600, np.full(n, -1), np.ones(n, int),
+                            rng.integers(1, 500, n), rng.integers(1, 50, n), np.full(n, -1), np.ones(n, int),
+                            np.ones(n, int), np.full(n, -1), np.full(n, -1)])
+    np.savetxt(path, rows, fmt="%d", delimiter=" ", header="Version: 2.2", comments="; ")
+
+
+def make_sacct(path: Path, n: int, rng: np.random.Generator) -> None:
+    """Write sacct -P output of ``n`` jobs, each with a .batch step."""
+    t0 = np.datetime64("2024-01-01T00:00:00")
+    sub = t0 + np.cumsum(rng.integers(0, 60, n)).astype("timedelta64[s]")
+    start = sub + rng.integers(0, 3600, n).astype("timedelta64[s]")
+    run = rng.integers(0, 86400, n)
+    end = start + run.astype("timedelta64[s]")
+    nn = rng.integers(1, 64, n)
+    el = [f"{r // 86400}-{r % 86400 // 3600:02d}:{r % 3600 // 60:02d}:{r % 60:02d}" if r >= 86400 else
+          f"{r // 3600:02d}:{r % 3600 // 60:02d}:{r % 60:02d}" for r in run.tolist()]
+    with open(path, "w") as f:
+        f.write("JobID|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|NNodes|State|ConsumedEnergyRaw\n")
+        for i in range(n):
+            s, a, e = str(sub[i]), str(start[i]), str(end[i])
+            f.write(f"{i + 1}|u{i % 97}|a{i % 13}|batch|{s}|{a}|{e}|{el[i]}|1-00:00:00|{nn[i]}|COMPLETED|\n")
+            f.write(f"{i + 1}.batch|||| {s}|{a}|{e}|{el[i]}||1|COMPLETED|{int(run[i]) * 300}\n")
+
+
+def make_batsim(path: Path, n: int, rng: np.random.Generator) -> None:
+    """Write a Batsim workload of ``n`` jobs with 100 delay profiles."""
+    sub = np.cumsum(rng.integers(0, 60, n)).tolist()
+    res = rng.integers(1, 64, n).tolist()
+    prof = rng.integers(0, 100, n).tolist()
+    jobs = [{"id": i + 1, "subtime": sub[i], "walltime": 90000, "res": res[i], "profile": f"p{prof[i]}"}
+            for i in range(n)]
+    json.dump({"nb_res": 1024, "jobs": jobs,
+               "profiles": {f"p{k}": {"type": "delay", "delay": 60.0 * (k + 1)} for k in range(100)}},
+              open(path, "w"))
+
+
+FORMATS = {"swf": (make_swf, ".swf"), "sacct": (make_sacct, ".sacct"), "batsim": (make_batsim, ".json")}
+CHILD = ("import resource, sys, time; sys.path.insert(0, {root!r}); from dataloaders import load_trace; "
+         "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; t = time.perf_counter(); "
+         "df, rep = load_trace({path!r}); dt = time.perf_counter() - t; "
+         "print(len(df), dt, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - r0) / 1024)")
+
+
+def main() -> None:
+    """Generate, load, report."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--jobs", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--formats", default="swf,sacct,batsim")
+    a = ap.parse_args()
+    root = str(Path(__file__).resolve().parents[1])
+    rng = np.random.default_rng(8)
+    print(f"{'format':8s} {'jobs':>9s} {'file MB':>8s} {'median s':>9s} {'jobs/s':>10s} {'peak RSS +MB':>12s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in a.formats.split(","):
+            make, suffix = FORMATS[name]
+            p = Path(tmp) / f"bench{suffix}"
+            make(p, a.jobs, rng)
+            runs = []
+            for _ in range(a.repeat):
+                out = subprocess.run([sys.executable, "-c", CHILD.format(root=root, path=str(p))], check=True,
+                                     capture_output=True, text=True).stdout.split()
+                runs.append((int(out[0]), float(out[1]), float(out[2])))
+            n = runs[0][0]
+            med = statistics.median(r[1] for r in runs)
+            mem = statistics.median(r[2] for r in runs)
+            print(f"{name:8s} {n:9d} {p.stat().st_size / 1e6:8.1f} {med:9.2f} {n / med:10.0f} {mem:12.0f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,352 @@
+"""Helpers shared by the trace loaders: reading text, collecting issues, unit parsing, finishing a load.
+
+Not a public API: loaders import these so that every format reports problems, sorts, applies strict mode and
+checks the canonical table the same way as the SWF loader (:mod:`dataloaders.swf`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
+from jobs.table import validate_job_table
+
+__all__ = [
+    "MEASURED_POWER_COLUMN",
+    "Issues",
+    "check_common_options",
+    "finish_load",
+    "local_times_to_epoch",
+    "read_text",
+]
+
+#: Extra column with the measured mean DC power per node of a job over its run [W]; NaN when unknown.
+MEASURED_POWER_COLUMN = "measured_node_power_W"
+
+_MAX_FOUND = 80
+
+
+def read_text(path: Path) -> str:
+    """Read a text trace: gzip detected from the content, UTF-8 BOM stripped, latin-1 fallback.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The trace file.
+
+    Returns
+    -------
+    str
+        The decoded text, without a leading byte-order mark.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    TraceError
+        If the gzip stream is corrupt.
+    """
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def check_common_options(cores_per_node: Any, max_nodes: Any) -> None:
+    """Validate the options every loader accepts.
+
+    Parameters
+    ----------
+    cores_per_node : int
+        Processors per node, >= 1.
+    max_nodes : int or None
+        Machine size in nodes, >= 1, or None.
+
+    Raises
+    ------
+    ValueError
+        If either value is out of range.
+    """
+    if isinstance(cores_per_node, bool) or int(cores_per_node) != cores_per_node or cores_per_node < 1:
+        raise ValueError(f"cores_per_node must be an integer >= 1, got {cores_per_node!r}")
+    if max_nodes is not None and (int(max_nodes) != max_nodes or max_nodes < 1):
+        raise ValueError(f"max_nodes must be an integer >= 1 or None, got {max_nodes!r}")
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, str):
+        return x
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(f):
+        return "nan"
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+class Issues:
+    """Collects :class:`Issue` records while a loader works on arrays.
+
+    Attributes
+    ----------
+    items : list of Issue
+        Issues in the order added.
+    """
+
+    def __init__(self) -> None:
+        self.items: list[Issue] = []
+
+    def add(self, line: Any, job_id: Any, field: str, found: Any, expected: str, action: str, reason: str) -> None:
+        """Add one issue.
+
+        Parameters
+        ----------
+        line : int or None
+            1-based line (or record number for non-line formats).
+        job_id : int or None
+            Job id when known.
+        field : str
+            Field concerned.
+        found : object
+            What the file holds (shown truncated to 80 characters).
+        expected : str
+            What a valid value looks like.
+        action : {"rejected", "repaired", "flagged", "folded"}
+            What the loader did.
+        reason : str
+            Machine-readable category.
+        """
+        jid = None
+        if job_id is not None:
+            try:
+                f = float(job_id)
+                jid = int(f) if math.isfinite(f) else None
+            except (TypeError, ValueError):
+                jid = None
+        ln = None if line is None or (isinstance(line, float) and math.isnan(line)) else int(line)
+        self.items.append(Issue(ln, jid, field, _fmt(found)[:_MAX_FOUND], expected, action, reason))  # type: ignore[arg-type]
+
+    def add_mask(self, mask: np.ndarray, lines: np.ndarray, ids: np.ndarray | None, field: str, found: Any,
+                 expected: str, action: str, reason: str) -> int:
+        """Add one issue per True entry of ``mask``.
+
+        Parameters
+        ----------
+        mask : ndarray of bool, shape (n,)
+            Rows concerned.
+        lines : ndarray, shape (n,)
+            Line / record numbers.
+        ids : ndarray, shape (n,), or None
+            Job ids (None when unknown).
+        field : str
+            Field concerned.
+        found : ndarray, shape (n,), or scalar
+            Values found, per row or one for all.
+        expected, action, reason : str
+            As in :meth:`add`.
+
+        Returns
+        -------
+        int
+            Number of issues added.
+        """
+        idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+        per_row = isinstance(found, (np.ndarray, list, pd.Series))
+        fv = np.asarray(found, dtype=object) if per_row else None
+        for k in idx:
+            self.add(lines[k], None if ids is None else ids[k], field, fv[k] if per_row else found, expected,
+                     action, reason)
+        return len(idx)
+
+
+def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarray, ids: np.ndarray | None,
+                         issues: Issues, *, fmt: str | None = None,
+                         missing: tuple[str, ...] = ("", "Unknown", "None", "N/A")) -> np.ndarray:
+    """Convert local wall-clock text times (ISO 8601, no zone) or Unix epochs to Unix seconds.
+
+    Parameters
+    ----------
+    values : pandas.Series of str, shape (n,)
+        Times as text: ``2023-03-26T02:30:00`` (local time in ``tz``), an ISO time with an explicit offset, or
+        all-digit Unix seconds (``SLURM_TIME_FORMAT=%s``).
+    tz : str
+        IANA time zone of the local times (e.g. ``"Europe/Rome"``, ``"UTC"``).
+    field : str
+        Field name, for issues.
+    lines : ndarray of int, shape (n,)
+        Line numbers, for issues.
+    ids : ndarray, shape (n,), or None
+        Job ids, for issues.
+    issues : Issues
+        Where unparseable values (``flagged``, set to NaN) and DST-ambiguous or non-existent local times
+        (``repaired``) are reported.
+    fmt : str, optional
+        strptime format of the local times (default ISO ``%Y-%m-%dT%H:%M:%S`` with a fallback to mixed ISO).
+    missing : tuple of str, optional
+        Texts that mean "no time" (NaN, not an issue).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        Unix seconds; NaN where missing or unparseable.
+    """
+    codes, uniq = pd.factorize(values.astype(str).str.strip(), sort=False)
+    u = pd.Series(uniq, dtype=object)
+    out_u = np.full(len(u), np.nan)
+    is_missing = u.isin(missing).to_numpy()
+    is_epoch = u.str.fullmatch(r"\d{9,11}(?:\.\d*)?").to_numpy(dtype=bool)
+    out_u[is_epoch] = u[is_epoch].astype(float).to_numpy()
+    rest = ~is_missing & ~is_epoch
+    bad_u = np.zeros(len(u), dtype=bool)
+    amb_u = np.zeros(len(u), dtype=bool)
+    if rest.any():
+        txt = u[rest]
+        has_zone = txt.str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True).to_numpy(dtype=bool)
+        vals = np.full(len(txt), np.nan)
+        if (~has_zone).any():
+            t = txt[~has_zone]
+            dt = pd.to_datetime(t, format=fmt or "%Y-%m-%dT%H:%M:%S", errors="coerce")
+            if dt.isna().any():
+                retry = dt.isna() & t.str.len().gt(0)
+                dt2 = pd.to_datetime(t[retry], format="ISO8601", errors="coerce")
+                dt = dt.where(~retry, dt2)
+            loc = pd.DatetimeIndex(dt).tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
+            odd = loc.isna() & ~pd.isna(dt)
+            if odd.any():
+                # DST: ambiguous -> first (DST) reading; non-existent -> shifted forward; reported as repairs
+                fix = pd.DatetimeIndex(dt[odd]).tz_localize(tz, ambiguous=np.ones(int(odd.sum()), dtype=bool),
+                                                            nonexistent="shift_forward")
+                loc = loc.to_series().reset_index(drop=True)
+                loc[np.flatnonzero(odd)] = fix
+                loc = pd.DatetimeIndex(loc)
+            ns = loc.as_unit("ns").asi8.astype(np.float64)
+            ns[pd.isna(loc)] = np.nan
+            v = ns / 1e9
+            sub = np.flatnonzero(~has_zone)
+            vals[sub] = v
+            amb = np.zeros(len(txt), dtype=bool)
+            amb[sub] = np.asarray(odd)
+            amb_full = np.zeros(len(u), dtype=bool)
+            amb_full[np.flatnonzero(rest)] = amb
+            amb_u = amb_full
+        if has_zone.any():
+            dtz = pd.to_datetime(txt[has_zone], format="ISO8601", errors="coerce", utc=True)
+            ns = pd.DatetimeIndex(dtz).as_unit("ns").asi8.astype(np.float64)
+            ns[pd.isna(dtz)] = np.nan
+            vals[np.flatnonzero(has_zone)] = ns / 1e9
+        out_u[np.flatnonzero(rest)] = vals
+        bad_u = rest & np.isnan(out_u)
+    out = out_u[codes] if len(u) else np.full(len(values), np.nan)
+    if bad_u.any():
+        bad = bad_u[codes]
+        issues.add_mask(bad, lines, ids, field, values.to_numpy(), f"a local ISO time YYYY-MM-DDTHH:MM:SS ({tz}) "
+                        "or Unix seconds (set to NaN)", "repaired", "bad_time")
+    if amb_u.any():
+        amb = amb_u[codes]
+        issues.add_mask(amb, lines, ids, field, values.to_numpy(),
+                        f"an unambiguous local time in {tz} (DST change: first reading / shifted forward)",
+                        "repaired", "dst_ambiguous_time")
+    return out
+
+
+def finish_load(df: pd.DataFrame, report: LoadReport, issues: Issues, *, strict: bool, origin: float,
+                attrs: dict[str, Any] | None = None, profiles: pd.DataFrame | None = None,
+                line_column: str = "source_line") -> LoadResult:
+    """Sort, count, apply strict mode, check the canonical table and build the :class:`LoadResult`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, shape (n_jobs, >= 13)
+        Accepted jobs with the canonical columns and ``line_column``.
+    report : LoadReport
+        Report with ``source``, ``loader``, ``records_read``, ``folded`` and notes already set.
+    issues : Issues
+        Every issue of the load (exactly one ``rejected`` issue per rejected record).
+    strict : bool
+        Raise for the first repaired or rejected record.
+    origin : float
+        Time origin [Unix s], NaN when the trace has no absolute time.
+    attrs : dict, optional
+        Extra ``df.attrs`` entries.
+    profiles : pandas.DataFrame, optional
+        Power time-series side table (see :class:`dataloaders.report.LoadResult`).
+    line_column : str, optional
+        Column holding each row's line / record number.
+
+    Returns
+    -------
+    LoadResult
+        Sorted job table (submit time, job id), report, profiles.
+
+    Raises
+    ------
+    TraceError
+        Strict-mode violation, or zero jobs.
+    """
+    src = report.source
+    df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)
+    df.attrs = {"time_origin_unix_s": float(origin), "source": src, "loader": report.loader, **(attrs or {})}
+    report.issues = sorted(issues.items, key=lambda i: (i.line if i.line is not None else -1))
+    report.accepted = len(df)
+    report.rejected = sum(1 for i in report.issues if i.action == "rejected")
+    accepted_lines = set(df[line_column].tolist()) if line_column in df else set()
+    report.repaired = len({i.line for i in report.issues if i.action == "repaired" and i.line in accepted_lines})
+    if report.records_read != report.accepted + report.rejected + report.folded:
+        report.notes.append(
+            f"internal count mismatch: read {report.records_read} != accepted {report.accepted} + rejected "
+            f"{report.rejected} + folded {report.folded}")
+    if strict:
+        first = report.first_error()
+        if first is not None:
+            raise TraceError(src, f"strict mode: record {first.action} ({first.reason})", line=first.line,
+                             field=first.field, expected=first.expected, found=first.found)
+    if len(df) == 0:
+        raise TraceError(src, f"the trace yields zero jobs ({report.records_read} record(s) read, "
+                              f"{report.rejected} rejected)\n{report.summary()}")
+    if profiles is not None:
+        profiles = profiles[profiles["job_id"].isin(df["job_id"])].reset_index(drop=True)
+    return LoadResult(validate_job_table(df), report, profiles)
+
+
+def reject_duplicates(ids: np.ndarray, lines: np.ndarray, issues: Issues, keep: str = "first") -> np.ndarray:
+    """Reject repeated job ids, keeping the ``keep`` occurrence in file order.
+
+    Parameters
+    ----------
+    ids : ndarray of int64, shape (n,)
+        Job ids in file order.
+    lines : ndarray of int, shape (n,)
+        Line / record numbers.
+    issues : Issues
+        Where each dropped occurrence is reported (``rejected``, ``duplicate_job_id``).
+    keep : {"first", "last"}
+        Which occurrence is kept.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for the rows kept.
+    """
+    s = pd.Series(ids)
+    dup = s.duplicated(keep=keep).to_numpy()
+    if dup.any():
+        kept_line = pd.Series(lines[~dup], index=ids[~dup])
+        for k in np.flatnonzero(dup):
+            issues.add(lines[k], ids[k], "job_id", ids[k],
+                       f"a unique job id (the {keep} occurrence, line {int(kept_line[ids[k]])}, is kept)",
+                       "rejected", "duplicate_job_id")
+    return ~dup

@@ -1,0 +1,693 @@
+"""Slurm ``sacct`` loader: ``sacct -P`` (or ``-p``) pipe-delimited accounting output -> canonical job table.
+
+Typical command (any column order; ``-X`` optional; ``--noheader`` needs ``columns=``)::
+
+    sacct -a -P -S 2024-01-01 -E 2024-02-01 \\
+        -o JobID,JobIDRaw,User,Account,Partition,Submit,Start,End,Elapsed,Timelimit,NNodes,NCPUS,NodeList,State,\\
+TotalCPU,ConsumedEnergyRaw
+
+Fields read (names as printed in the header, case-insensitive) -> canonical column
+-------------------------------------------------------------------------------
+==========================  ==========================================================================================
+``JobIDRaw`` / ``JobID``    ``job_id``: the numeric id before any ``.step``; array (``123_4``) or heterogeneous
+                            (``123+0``) ids without ``JobIDRaw`` get a new id above the largest numeric one
+                            (repaired, ``non_numeric_job_id``); the text id is kept in ``trace_job_id``
+step lines                  ``123.batch``, ``123.extern``, ``123.0``, ``123.interactive``: folded into job 123 (their
+                            energy is used, see below); a step whose job line is absent is rejected
+``Submit``                  ``submit_time_s``: local ISO time ``YYYY-MM-DDTHH:MM:SS`` in ``timezone`` (or Unix s with
+                            ``SLURM_TIME_FORMAT=%s``), made relative to the first submit; missing -> rejected
+``Start`` / ``End``         ``start_time_s`` / ``end_time_s``; ``Unknown`` / ``None`` -> NaN (pending / running)
+``ElapsedRaw`` / ``Elapsed`` ``runtime_s`` [s]: ``[D-]HH:MM:SS`` or ``MM:SS[.mmm]``; NaN unless the job has both a start
+                            and an end (a pending job's ``00:00:00`` is not a run time of 0)
+``TimelimitRaw`` [min] /    ``requested_walltime_s`` [s]: Slurm time syntax (``M``, ``M:S``, ``H:M:S``, ``D-H``,
+``Timelimit``               ``D-H:M``, ``D-H:M:S``); ``UNLIMITED``, ``Partition_Limit``, ``INVALID`` -> NaN (flagged)
+``NNodes`` / ``NodeList``   ``nodes``: ``NNodes``; when absent or 0, the count of the compressed host list
+                            (``nid[001-004,007]`` = 5); neither -> rejected
+``User``, ``Account``,      ``user``, ``account``, ``queue``
+``Partition``
+``State``                   ``status``: COMPLETED -> 1; CANCELLED (also ``CANCELLED by 123``) -> 5; FAILED, TIMEOUT,
+                            NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED -> 0; PENDING, RUNNING,
+                            REQUEUED, RESIZING, SUSPENDED, REVOKED -> -1; other text -> -1 (repaired). The first
+                            word is kept in ``state``.
+``TotalCPU`` + ``NCPUS``    ``cpu_util`` = TotalCPU / (NCPUS x run time), clipped to 1 (repaired); NaN otherwise
+``ConsumedEnergyRaw`` [J]   ``measured_node_power_W`` = energy / nodes / run time [W]. The job line's value, else
+(or ``ConsumedEnergy``      the largest of its steps' (the ``.extern`` step spans the allocation; steps are not
+with K/M/G suffixes)        summed, they overlap). NaN when absent, 0 or the run time is 0.
+==========================  ==========================================================================================
+
+Extra columns: ``measured_node_power_W``, ``trace_job_id``, ``state``, ``node_list`` (text, ``""`` when absent) and
+``source_line`` (1-based line of the job's record).
+
+Other quirks handled: UTF-8 BOM, gzip, CRLF line ends, a trailing ``|`` on every line (``sacct -p``), lines with
+the wrong number of fields (a ``|`` inside JobName, a truncated last line) rejected with their line number,
+repeated job ids (requeued jobs listed by ``sacct -D``): the last record is kept, earlier ones rejected.
+
+References
+----------
+SchedMD, "sacct" manual page (Slurm 23.x), https://slurm.schedmd.com/sacct.html ; job state codes:
+https://slurm.schedmd.com/job_state_codes.html ; host list syntax: ``scontrol show hostnames``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dataloaders._common import (
+    MEASURED_POWER_COLUMN,
+    Issues,
+    check_common_options,
+    finish_load,
+    local_times_to_epoch,
+    read_text,
+    reject_duplicates,
+)
+from dataloaders.registry import BaseLoader
+from dataloaders.report import LoadReport, LoadResult, TraceError
+from jobs.table import JobStatus
+
+__all__ = ["SacctLoader", "count_hostlist", "expand_hostlist", "parse_slurm_duration", "read_sacct"]
+
+_STATE_STATUS: dict[str, int] = {
+    "COMPLETED": JobStatus.COMPLETED, "CANCELLED": JobStatus.CANCELLED,
+    "FAILED": JobStatus.FAILED, "TIMEOUT": JobStatus.FAILED, "NODE_FAIL": JobStatus.FAILED,
+    "OUT_OF_MEMORY": JobStatus.FAILED, "BOOT_FAIL": JobStatus.FAILED, "DEADLINE": JobStatus.FAILED,
+    "PREEMPTED": JobStatus.FAILED,
+    "PENDING": JobStatus.UNKNOWN, "RUNNING": JobStatus.UNKNOWN, "REQUEUED": JobStatus.UNKNOWN,
+    "RESIZING": JobStatus.UNKNOWN, "SUSPENDED": JobStatus.UNKNOWN, "REVOKED": JobStatus.UNKNOWN,
+}
+_NO_LIMIT = ("UNLIMITED", "PARTITION_LIMIT", "INVALID", "NONE", "")
+_ENERGY_SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_CHUNK_LINES = 250_000
+
+
+def parse_slurm_duration(text: str, *, bare_unit_s: float = 60.0) -> float:
+    """Parse one Slurm duration to seconds.
+
+    Parameters
+    ----------
+    text : str
+        ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; seconds may carry a fraction (``05:03.250``).
+    bare_unit_s : float, optional
+        Unit of a lone number (Slurm time limits: minutes, 60 s, the default).
+
+    Returns
+    -------
+    float
+        Seconds; NaN for ``UNLIMITED``, ``Partition_Limit``, ``INVALID``, ``None`` or ``""``.
+
+    Raises
+    ------
+    ValueError
+        If the text is none of these forms.
+    """
+    t = text.strip()
+    if t.upper() in _NO_LIMIT:
+        return float("nan")
+    days = 0.0
+    if "-" in t:
+        d, _, t = t.partition("-")
+        if not d.isdigit():
+            raise ValueError(f"bad Slurm duration {text!r}")
+        days = float(d)
+        parts = t.split(":")
+        if not 1 <= len(parts) <= 3:
+            raise ValueError(f"bad Slurm duration {text!r}")
+        mult = (3600.0, 60.0, 1.0)
+    else:
+        parts = t.split(":")
+        if len(parts) == 1:
+            mult = (bare_unit_s,)
+        elif len(parts) == 2:
+            mult = (60.0, 1.0)
+        elif len(parts) == 3:
+            mult = (3600.0, 60.0, 1.0)
+        else:
+            raise ValueError(f"bad Slurm duration {text!r}")
+    total = days * 86400.0
+    for p, m in zip(parts, mult):
+        if not p or not p.replace(".", "", 1).isdigit():
+            raise ValueError(f"bad Slurm duration {text!r}")
+        total += float(p) * m
+    return total
+
+
+def _durations(col: pd.Series, *, bare_unit_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised over unique values: (seconds, bad mask)."""
+    codes, uniq = pd.factorize(col, sort=False)
+    vals = np.empty(len(uniq))
+    bad_u = np.zeros(len(uniq), dtype=bool)
+    for k, u in enumerate(uniq):
+        try:
+            vals[k] = parse_slurm_duration(u, bare_unit_s=bare_unit_s)
+        except ValueError:
+            vals[k] = np.nan
+            bad_u[k] = True
+    if len(uniq) == 0:
+        return np.full(len(col), np.nan), np.zeros(len(col), dtype=bool)
+    return vals[codes], bad_u[codes]
+
+
+def _split_top(text: str) -> list[str]:
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"unbalanced ']' in host list {text!r}")
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise ValueError(f"unbalanced '[' in host list {text!r}")
+    out.append("".join(cur))
+    return [s for s in out if s]
+
+
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+
+
+def _expand_item(item: str) -> list[str]:
+    m = _BRACKET.search(item)
+    if m is None:
+        if "[" in item or "]" in item:
+            raise ValueError(f"bad host list item {item!r}")
+        return [item]
+    head, tail = item[: m.start()], item[m.end():]
+    out: list[str] = []
+    for rng in m.group(1).split(","):
+        lo, sep, hi = rng.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise ValueError(f"bad range {rng!r} in host list item {item!r}")
+        if not sep:
+            nums = [lo]
+        else:
+            a, b = int(lo), int(hi)
+            if b < a:
+                raise ValueError(f"descending range {rng!r} in host list item {item!r}")
+            if b - a > 10_000_000:
+                raise ValueError(f"range {rng!r} too large in host list item {item!r}")
+            width = len(lo)
+            nums = [str(n).zfill(width) for n in range(a, b + 1)]
+        for n in nums:
+            out.extend(head + n + t for t in _expand_item(tail))
+    return out
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Expand a Slurm compressed host list into host names.
+
+    Parameters
+    ----------
+    text : str
+        E.g. ``"nid[001-004,007],login1"`` or ``"rack[1-2]n[01-02]"`` (several bracket groups multiply).
+        ``""`` and ``"None assigned"`` give an empty list.
+
+    Returns
+    -------
+    list of str
+        Host names in order, zero padding kept (``nid001 ... nid004, nid007, login1``).
+
+    Raises
+    ------
+    ValueError
+        Unbalanced brackets, a non-numeric or descending range.
+    """
+    t = text.strip()
+    if not t or t.lower().startswith("none"):
+        return []
+    out: list[str] = []
+    for item in _split_top(t):
+        out.extend(_expand_item(item))
+    return out
+
+
+def count_hostlist(text: str) -> int:
+    """Count the hosts of a Slurm compressed host list without building the names.
+
+    Parameters
+    ----------
+    text : str
+        As for :func:`expand_hostlist`.
+
+    Returns
+    -------
+    int
+        Number of hosts (``"nid[001-004,007]"`` -> 5).
+
+    Raises
+    ------
+    ValueError
+        As for :func:`expand_hostlist`.
+    """
+    t = text.strip()
+    if not t or t.lower().startswith("none"):
+        return 0
+    total = 0
+    for item in _split_top(t):
+        n = 1
+        rest = item
+        for m in _BRACKET.finditer(item):
+            k = 0
+            for rng in m.group(1).split(","):
+                lo, sep, hi = rng.partition("-")
+                if not lo.isdigit() or (sep and not hi.isdigit()):
+                    raise ValueError(f"bad range {rng!r} in host list item {item!r}")
+                if sep and int(hi) < int(lo):
+                    raise ValueError(f"descending range {rng!r} in host list item {item!r}")
+                k += (int(hi) - int(lo) + 1) if sep else 1
+            n *= k
+        rest = _BRACKET.sub("", item)
+        if "[" in rest or "]" in rest:
+            raise ValueError(f"bad host list item {item!r}")
+        total += n
+    return total
+
+
+def _energy_joule(col: pd.Series, raw: bool) -> np.ndarray:
+    codes, uniq = pd.factorize(col, sort=False)
+    vals = np.full(len(uniq), np.nan)
+    for k, u in enumerate(uniq):
+        t = u.strip()
+        if not t:
+            continue
+        mult = 1.0
+        if not raw and t[-1:].upper() in _ENERGY_SUFFIX and not t[-1:].isdigit():
+            mult = _ENERGY_SUFFIX[t[-1].upper()]
+            t = t[:-1]
+        try:
+            v = float(t) * mult
+        except ValueError:
+            continue
+        # Slurm prints 18446744073709551614 (NO_VAL64) when no energy plugin answered
+        vals[k] = v if 0 <= v < 1.8e19 else np.nan
+    return vals[codes] if len(uniq) else np.full(len(col), np.nan)
+
+
+def _read_rows(text: str, src: str, columns: list[str] | None, delimiter: str, issues: Issues
+               ) -> tuple[pd.DataFrame, int]:
+    """Split lines, reject wrong field counts, parse the rest (chunked) into a string DataFrame."""
+    lines = text.split("\n")
+    header: list[str] | None = list(columns) if columns is not None else None
+    header_line = 0
+    first_data = 0
+    if header is None:
+        for i, ln in enumerate(lines):
+            if ln.strip():
+                header = ln.rstrip("\r").split(delimiter)
+                header_line = i + 1
+                first_data = i + 1
+                break
+        if header is None:
+            raise TraceError(src, "empty file: no sacct header line", line=1, expected="a header such as "
+                             "'JobID|Submit|Start|End|...' (sacct -P)")
+        if not any(h.strip().lower() in ("jobid", "jobidraw") for h in header):
+            raise TraceError(src, "the first line is not a sacct -P header", line=header_line, field="JobID",
+                             found=delimiter.join(header)[:80],
+                             expected="a header naming JobID (or pass columns= for --noheader output)")
+    header = [h.strip() for h in header]
+    trailing = bool(header) and header[-1] == ""
+    if trailing:
+        header = header[:-1]
+    n_sep = len(header) - 1 + (1 if trailing else 0)
+    body = lines[first_data:]
+    line_no_all = np.arange(first_data + 1, first_data + 1 + len(body), dtype=np.int64)
+    body = [s[:-1] if s.endswith("\r") else s for s in body]
+    nonblank = np.fromiter((bool(s.strip()) for s in body), dtype=bool, count=len(body))
+    seps = np.fromiter((s.count(delimiter) for s in body), dtype=np.int64, count=len(body))
+    good = nonblank & (seps == n_sep)
+    bad = nonblank & ~good
+    for k in np.flatnonzero(bad):
+        issues.add(line_no_all[k], None, "", body[k], f"{n_sep + 1} '{delimiter}'-separated fields "
+                   f"(found {seps[k] + 1}; a '{delimiter}' inside a field or a truncated line)", "rejected",
+                   "wrong_field_count")
+    n_read = int(nonblank.sum())
+    idx = np.flatnonzero(good)
+    names = header + ([" trailing"] if trailing else [])
+    frames = []
+    for a in range(0, len(idx), _CHUNK_LINES):
+        chunk = idx[a:a + _CHUNK_LINES]
+        buf = io.StringIO("\n".join(body[k] for k in chunk))
+        part = pd.read_csv(buf, sep=delimiter, header=None, names=names, dtype=str, keep_default_na=False,
+                           na_filter=False, quoting=3, engine="c", lineterminator="\n")
+        if len(part) != len(chunk):
+            raise TraceError(src, f"lines {int(line_no_all[chunk[0]])}-{int(line_no_all[chunk[-1]])} did not split "
+                             "into one record per line", expected="one record per line")
+        if trailing:
+            part = part.drop(columns=[" trailing"])
+        frames.append(part)
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({h: pd.Series([], dtype=str)
+                                                                          for h in header})
+    df["__line"] = line_no_all[idx]
+    return df, n_read
+
+
+def read_sacct(
+    path: str | os.PathLike[str],
+    *,
+    timezone: str = "UTC",
+    columns: list[str] | None = None,
+    delimiter: str = "|",
+    cores_per_node: int = 1,
+    max_nodes: int | None = None,
+    strict: bool = False,
+) -> LoadResult:
+    """Read Slurm ``sacct -P`` output into the canonical job table (see the module docstring for the fields).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        sacct output, plain or gzip.
+    timezone : str, optional
+        IANA zone of the Submit/Start/End local times (sacct prints the local time of the machine that ran
+        it), default ``"UTC"``. DST-ambiguous or non-existent local times are repaired and reported.
+    columns : list of str, optional
+        Column names for output without a header line (``sacct --noheader``).
+    delimiter : str, optional
+        Field separator (``sacct --delimiter``), default ``"|"``.
+    cores_per_node : int, optional
+        Accepted for a uniform loader interface; unused (sacct gives nodes).
+    max_nodes : int, optional
+        Machine size in nodes; larger jobs are rejected (``larger_than_machine``).
+    strict : bool, optional
+        Raise for the first repaired or rejected record.
+
+    Returns
+    -------
+    LoadResult
+        ``jobs`` shape (n_jobs, 18): canonical columns + ``measured_node_power_W``, ``trace_job_id``, ``state``,
+        ``node_list``, ``source_line``; ``attrs["time_origin_unix_s"]`` = first submit [Unix s]. ``profiles`` None.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Bad ``cores_per_node`` / ``max_nodes`` / unknown ``timezone``.
+    TraceError
+        No header, no JobID/Submit column, zero jobs, or a strict-mode violation (message names file, line,
+        field and what was expected).
+
+    References
+    ----------
+    SchedMD, sacct(1), https://slurm.schedmd.com/sacct.html
+    """
+    check_common_options(cores_per_node, max_nodes)
+    try:
+        pd.Timestamp("2020-01-01").tz_localize(timezone)
+    except Exception as exc:  # noqa: BLE001 - pytz/zoneinfo raise different types
+        raise ValueError(f"unknown time zone {timezone!r}: {exc}") from exc
+    p = Path(path)
+    src = str(p)
+    issues = Issues()
+    report = LoadReport(source=src, loader="sacct")
+    raw, n_read = _read_rows(read_text(p), src, columns, delimiter, issues)
+    report.records_read = n_read
+    cols = {c.lower(): c for c in raw.columns if c != "__line"}
+
+    def col(*names: str) -> pd.Series | None:
+        for n in names:
+            if n.lower() in cols:
+                return raw[cols[n.lower()]].str.strip()
+        return None
+
+    idcol = col("JobIDRaw") if "jobidraw" in cols else col("JobID")
+    if idcol is None:
+        raise TraceError(src, "no JobID / JobIDRaw column", field="JobID", expected="a JobID column (sacct -o JobID)",
+                         found=",".join(raw.columns[:-1]))
+    if col("Submit") is None:
+        raise TraceError(src, "no Submit column", field="Submit", expected="a Submit column (sacct -o Submit)",
+                         found=",".join(raw.columns[:-1]))
+    shown_id = col("JobID") if "jobid" in cols else idcol
+    lines = raw["__line"].to_numpy()
+    base = idcol.str.split(".", n=1).str[0]
+    is_step = idcol.str.contains(".", regex=False).to_numpy()
+
+    # ---- steps: fold into their job ----------------------------------------------------------------------
+    energy_raw = col("ConsumedEnergyRaw")
+    energy = (_energy_joule(energy_raw, True) if energy_raw is not None else
+              (_energy_joule(col("ConsumedEnergy"), False) if col("ConsumedEnergy") is not None
+               else np.full(len(raw), np.nan)))
+    job_base = set(base[~is_step].tolist())
+    step_has_job = is_step & base.isin(job_base).to_numpy()
+    orphan = is_step & ~step_has_job
+    issues.add_mask(orphan, lines, None, "JobID", idcol.to_numpy(), "a step (.batch/.extern/.N) of a job listed "
+                    "in the file", "rejected", "step_without_job")
+    step_energy = (pd.Series(energy[step_has_job]).groupby(base[step_has_job].to_numpy()).max()
+                   if step_has_job.any() else pd.Series(dtype=float))
+    n_steps = int(step_has_job.sum())
+    report.folded = n_steps
+    if n_steps:
+        report.notes.append(f"{n_steps} job-step line(s) (.batch/.extern/.N) folded into their job")
+    keep = ~is_step
+    df = raw[keep].reset_index(drop=True)
+    lines = lines[keep]
+    base = base[keep].reset_index(drop=True)
+    energy = energy[keep]
+    shown = shown_id[keep].reset_index(drop=True)
+    if len(step_energy):
+        se = base.map(step_energy).to_numpy(dtype=float)
+        energy = np.where(np.isfinite(energy) & (energy > 0), energy, se)
+
+    # ---- job ids ---------------------------------------------------------------------------------------------
+    numeric = base.str.fullmatch(r"\d+").to_numpy(dtype=bool)
+    jid = np.full(len(df), -1, dtype=np.int64)
+    jid[numeric] = base[numeric].astype(np.int64).to_numpy()
+    if (~numeric).any():
+        start_id = int(jid[numeric].max()) + 1 if numeric.any() else 1
+        codes, _ = pd.factorize(base[~numeric])
+        jid[~numeric] = start_id + codes
+        issues.add_mask(~numeric, lines, None, "JobID", base.to_numpy(),
+                        f"a numeric id (add JobIDRaw to the sacct columns); new ids from {start_id} assigned, text "
+                        "kept in trace_job_id", "repaired", "non_numeric_job_id")
+    kept = reject_duplicates(jid, lines, issues, keep="last")
+    if not kept.all():
+        report.notes.append(f"{int((~kept).sum())} repeated job id record(s) (requeued jobs?): last record kept")
+
+    def sel(x: Any) -> Any:
+        return x[kept] if isinstance(x, np.ndarray) else x[kept].reset_index(drop=True)
+
+    df, lines, base, energy, shown, jid = (sel(df), sel(lines), sel(base), sel(energy), sel(shown), sel(jid))
+
+    # ---- times -------------------------------------------------------------------------------------------------
+    submit = local_times_to_epoch(df[cols["submit"]], timezone, "Submit", lines, jid, issues)
+    no_submit = np.isnan(submit)
+    # a bad time was already reported as 'repaired'; a missing submit makes the record unusable
+    issues.items = [i for i in issues.items if not (i.field == "Submit" and i.reason == "bad_time")]
+    issues.add_mask(no_submit, lines, jid, "Submit", df[cols["submit"]].to_numpy(),
+                    f"a local ISO time YYYY-MM-DDTHH:MM:SS ({timezone}) or Unix seconds", "rejected",
+                    "submit_time_missing")
+    ok = ~no_submit
+    start = (local_times_to_epoch(df[cols["start"]], timezone, "Start", lines, jid, issues)
+             if "start" in cols else np.full(len(df), np.nan))
+    end = (local_times_to_epoch(df[cols["end"]], timezone, "End", lines, jid, issues)
+           if "end" in cols else np.full(len(df), np.nan))
+
+    # ---- nodes ---------------------------------------------------------------------------------------------
+    nn = col("NNodes")
+    nodes = np.zeros(len(df), dtype=np.int64)
+    if nn is not None:
+        nn = nn[keep].reset_index(drop=True)[kept].reset_index(drop=True)
+        nn_num = pd.to_numeric(nn, errors="coerce").to_numpy()
+        good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num))
+        nodes[good_nn] = nn_num[good_nn].astype(np.int64)
+    nl_col = col("NodeList")
+    node_list = np.full(len(df), "", dtype=object)
+    if nl_col is not None:
+        nl = nl_col[keep].reset_index(drop=True)[kept].reset_index(drop=True)
+        node_list = nl.to_numpy(dtype=object)
+        need = ok & (nodes < 1)
+        if need.any():
+            for k in np.flatnonzero(need):
+                try:
+                    nodes[k] = count_hostlist(node_list[k])
+                except ValueError as exc:
+                    issues.add(lines[k], jid[k], "NodeList", node_list[k], f"a Slurm host list ({exc})", "rejected",
+                               "bad_node_list")
+                    nodes[k] = -1
+            got = need & (nodes >= 1)
+            if got.any():
+                report.notes.append(f"nodes counted from NodeList for {int(got.sum())} job(s) (NNodes absent or 0)")
+    bad_nodes = ok & (nodes == 0)
+    issues.add_mask(bad_nodes, lines, jid, "NNodes", nn.to_numpy() if nn is not None else "(no column)",
+                    "NNodes >= 1 or a non-empty NodeList", "rejected", "nodes_missing")
+    ok &= nodes >= 1
+    if max_nodes is not None:
+        big = ok & (nodes > max_nodes)
+        issues.add_mask(big, lines, jid, "NNodes", nodes, f"<= {max_nodes} nodes (max_nodes)", "rejected",
+                        "larger_than_machine")
+        ok &= ~big
+
+    # ---- durations ----------------------------------------------------------------------------------------------
+    def sub(c: pd.Series | None) -> pd.Series | None:
+        return None if c is None else c[keep].reset_index(drop=True)[kept].reset_index(drop=True)
+
+    er = sub(col("ElapsedRaw"))
+    if er is not None:
+        elapsed = pd.to_numeric(er, errors="coerce").to_numpy(dtype=float)
+        bad_el = np.isnan(elapsed) & er.ne("").to_numpy()
+        el_text = er
+    else:
+        el_text = sub(col("Elapsed"))
+        if el_text is not None:
+            elapsed, bad_el = _durations(el_text, bare_unit_s=1.0)
+        else:
+            elapsed, bad_el = np.full(len(df), np.nan), np.zeros(len(df), dtype=bool)
+    if el_text is not None:
+        issues.add_mask(ok & bad_el, lines, jid, "Elapsed", el_text.to_numpy(), "[D-]HH:MM:SS (set to NaN)",
+                        "repaired", "bad_elapsed")
+    finished = np.isfinite(start) & np.isfinite(end)
+    runtime = np.where(finished, elapsed, np.nan)
+    if not np.isfinite(elapsed).any() or el_text is None:
+        runtime = np.where(finished, end - start, np.nan)
+    fill = finished & np.isnan(runtime)
+    runtime[fill] = (end - start)[fill]
+    neg = ok & (runtime < 0)
+    issues.add_mask(neg, lines, jid, "End", end - start, "End >= Start (run time set to NaN)", "repaired",
+                    "end_before_start")
+    runtime[runtime < 0] = np.nan
+    not_run = ok & ~finished
+    if not_run.any():
+        report.notes.append(f"{int(not_run.sum())} job(s) without both Start and End (pending / running): "
+                            "run time NaN")
+
+    tr = sub(col("TimelimitRaw"))
+    if tr is not None:
+        limit, bad_lim = _durations(tr, bare_unit_s=60.0)
+        lim_text = tr
+    else:
+        lim_text = sub(col("Timelimit"))
+        if lim_text is not None:
+            limit, bad_lim = _durations(lim_text, bare_unit_s=60.0)
+        else:
+            limit, bad_lim = np.full(len(df), np.nan), np.zeros(len(df), dtype=bool)
+    if lim_text is not None:
+        issues.add_mask(ok & bad_lim, lines, jid, "Timelimit", lim_text.to_numpy(),
+                        "Slurm time (M, H:M:S, D-H:M:S) or UNLIMITED (set to NaN)", "repaired", "bad_timelimit")
+        unlimited = ok & np.isnan(limit) & ~bad_lim
+        if unlimited.any():
+            report.notes.append(f"{int(unlimited.sum())} job(s) with no time limit (UNLIMITED / Partition_Limit): "
+                                "requested walltime NaN")
+    zero_lim = limit <= 0
+    issues.add_mask(ok & zero_lim, lines, jid, "Timelimit", limit, "a limit > 0 (set to NaN)", "repaired",
+                    "timelimit_not_positive")
+    limit[zero_lim] = np.nan
+
+    # ---- state ---------------------------------------------------------------------------------------------------
+    st_col = sub(col("State"))
+    if st_col is not None:
+        word = st_col.str.split(" ", n=1).str[0].str.upper().str.rstrip("+")
+        status = word.map(_STATE_STATUS)
+        unknown = status.isna().to_numpy()
+        issues.add_mask(ok & unknown, lines, jid, "State", st_col.to_numpy(),
+                        "a Slurm job state (COMPLETED, CANCELLED, FAILED, TIMEOUT, ...; set to unknown)",
+                        "repaired", "unknown_state")
+        status = status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8)
+        state_word = word.to_numpy(dtype=object)
+    else:
+        status = np.full(len(df), JobStatus.UNKNOWN, dtype=np.int8)
+        state_word = np.full(len(df), "", dtype=object)
+
+    # ---- utilisation and power ------------------------------------------------------------------------------------
+    cpu_util = np.full(len(df), np.nan)
+    tc, nc = sub(col("TotalCPU")), sub(col("NCPUS"))
+    if tc is not None and nc is not None:
+        tcpu, _ = _durations(tc, bare_unit_s=1.0)
+        ncpu = pd.to_numeric(nc, errors="coerce").to_numpy(dtype=float)
+        okc = np.isfinite(tcpu) & (ncpu > 0) & (runtime > 0)
+        cpu_util[okc] = tcpu[okc] / (ncpu[okc] * runtime[okc])
+        over = ok & okc & (cpu_util > 1.0 + 1e-9)
+        issues.add_mask(over, lines, jid, "TotalCPU", tc.to_numpy(), "<= NCPUS x Elapsed (cpu_util clipped to 1)",
+                        "repaired", "cpu_util_clipped")
+        cpu_util = np.clip(cpu_util, 0.0, 1.0)
+    power = np.full(len(df), np.nan)
+    okp = np.isfinite(energy) & (energy > 0) & (runtime > 0)
+    power[okp] = energy[okp] / nodes[okp].clip(1) / runtime[okp]
+    if okp.any():
+        report.notes.append(f"measured_node_power_W from ConsumedEnergy for {int(okp.sum())} job(s)")
+
+    # ---- origin, table -------------------------------------------------------------------------------------------
+    sel_ok = ok
+    origin = float(np.nanmin(submit[sel_ok])) if sel_ok.any() else float("nan")
+    report.notes.append(f"local times read in time zone {timezone}; origin = first submit {origin:.0f} (Unix s)")
+    s_rel = submit - origin
+    running_max = np.maximum.accumulate(s_rel[sel_ok]) if sel_ok.any() else s_rel[sel_ok]
+    n_uns = int((s_rel[sel_ok][1:] < running_max[:-1]).sum()) if sel_ok.sum() > 1 else 0
+    if n_uns:
+        report.notes.append(f"{n_uns} record(s) out of submit-time order; sorted by submit, job id")
+
+    def text_col(name: str) -> np.ndarray:
+        c = sub(col(name))
+        return np.full(len(df), "", dtype=object) if c is None else c.to_numpy(dtype=object)
+
+    out = pd.DataFrame({
+        "job_id": jid,
+        "submit_time_s": s_rel,
+        "requested_walltime_s": limit,
+        "nodes": nodes,
+        "runtime_s": runtime,
+        "start_time_s": start - origin,
+        "end_time_s": end - origin,
+        "user": text_col("User"),
+        "account": text_col("Account"),
+        "queue": text_col("Partition"),
+        "status": status,
+        "cpu_util": cpu_util,
+        "gpu_util": np.full(len(df), np.nan),
+        MEASURED_POWER_COLUMN: power,
+        "trace_job_id": shown.to_numpy(dtype=object),
+        "state": state_word,
+        "node_list": node_list,
+        "source_line": lines.astype(np.int64),
+    })[sel_ok]
+    return finish_load(out, report, issues, strict=strict, origin=origin, attrs={"timezone": timezone})
+
+
+class SacctLoader(BaseLoader):
+    """Loader for Slurm ``sacct -P`` output (``.sacct``, ``.psv``); see :func:`read_sacct`.
+
+    Attributes
+    ----------
+    name : str
+        ``"sacct"``.
+    description : str
+        One-line description.
+    suffixes : tuple of str
+        ``(".sacct", ".psv")``.
+    """
+
+    name = "sacct"
+    description = "Slurm sacct -P pipe-delimited accounting output (steps folded, local times in a given zone)"
+    suffixes = (".sacct", ".psv")
+
+    def load(self, path: str | os.PathLike[str], **options: Any) -> LoadResult:
+        """Read sacct output; options as for :func:`read_sacct`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            sacct output file.
+        **options
+            ``timezone``, ``columns``, ``delimiter``, ``cores_per_node``, ``max_nodes``, ``strict``.
+
+        Returns
+        -------
+        LoadResult
+            Job table and load report.
+
+        Raises
+        ------
+        TraceError
+            See :func:`read_sacct`.
+        """
+        return read_sacct(path, **options)
