@@ -159,6 +159,8 @@ class OutputConfig(_Strict):
     """What to write and how often."""
 
     interval_s: float = Field(60.0, gt=0, description="Output averaging interval [s]; a whole multiple of cooling.step_s")
+    warmup_days: float = Field(1.0, ge=0, description="Warm-up excluded from utilisation_measured [days]; the drain "
+                                                      "after the window is always excluded from it")
     progress: bool = Field(True, description="Show a progress bar on a terminal")
 
 

@@ -221,6 +221,16 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         rk = ts.create_group("rack")
         for name, arr in result.rack.items():
             _dataset(rk, name, arr, unit_of(name), "Rack input power (IT power of the rack)")
+        from .metrics import group_metrics
+        mg = f.create_group("metrics")
+        for by in ("account", "size"):
+            gm = group_metrics(result.jobs, by)
+            gg = mg.create_group(f"by_{by}")
+            for col in gm.columns:
+                if gm[col].dtype == object:
+                    _dataset(gg, col, np.array(gm[col].astype(str).tolist(), dtype=h5py.string_dtype("utf-8")), "")
+                else:
+                    _dataset(gg, col, gm[col].to_numpy(), {"node_hours": "h"}.get(col, unit_of(col)))
         sg = f.create_group("summary")
         for k, v in result.summary.items():
             sg.attrs[k] = float(v)

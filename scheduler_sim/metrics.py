@@ -58,7 +58,8 @@ def add_job_metrics(jobs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int, t0: float,
-              cooling: bool) -> dict[str, float]:
+              cooling: bool, time_s: np.ndarray | None = None,
+              measure: tuple[float, float] | None = None) -> dict[str, float]:
     """Headline metrics of one run.
 
     Parameters
@@ -76,6 +77,11 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         Window start [s].
     cooling : bool
         Whether cooling power was modelled (if not, PUE is NaN: it would be a meaningless 1.0).
+    time_s : ndarray or None
+        Start of each output interval [s] (needed with ``measure``).
+    measure : (float, float) or None
+        ``[a, b)`` [s] over which ``utilisation_measured`` is computed, excluding a warm-up before ``a`` and the
+        drain after ``b`` (whole output intervals inside the window).
 
     Returns
     -------
@@ -83,7 +89,10 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         ``jobs_completed``, ``jobs_killed_walltime``, ``mean_wait_s``, ``median_wait_s``, ``mean_turnaround_s``,
         ``mean_bounded_slowdown``, ``utilisation`` (busy node-seconds / (n_nodes * duration)), ``makespan_s``
         (last end - t0), the energies [J], ``PUE``, ``ITUE``, ``TUE``, ``mean_P_it_W``, ``peak_P_facility_W``
-        (peak of the output-interval averages), ``loss_fraction`` ((SIVOC + rectifier loss) / IT energy).
+        (peak of the output-interval averages), ``loss_fraction`` ((SIVOC + rectifier loss) / IT energy),
+        ``awrt_s`` (average weighted response time, weights = nodes x run time: sum(w turnaround) / sum(w);
+        Schwiegelshohn and Yahyapour 2000), ``throughput_jobs_per_day`` (ended jobs / makespan),
+        ``EDP_Js`` = E_facility x makespan, ``ED2P_Js2`` = E_facility x makespan^2, ``utilisation_measured``.
         Wait metrics exclude prefilled jobs (they started before the window).
     """
     sched = jobs.loc[~jobs["prefilled"].to_numpy(bool)]
@@ -118,4 +127,64 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         "mean_P_facility_W": totals["E_facility_J"] / dur if dur > 0 else float("nan"),
         "peak_P_facility_W": float(np.max(facility["P_facility_W"])) if len(facility["P_facility_W"]) else float("nan"),
     }
+    w = (ran["nodes"] * ran["run_s"]).to_numpy(float)
+    out["awrt_s"] = float((w * ran["turnaround_s"].to_numpy(float)).sum() / w.sum()) if w.sum() > 0 else float("nan")
+    mk = out["makespan_s"]
+    ended = float(np.count_nonzero(np.isfinite(jobs["sim_end_s"].to_numpy(float))))
+    out["throughput_jobs_per_day"] = ended / (mk / 86400.0) if mk > 0 else float("nan")
+    out["EDP_Js"] = totals["E_facility_J"] * mk
+    out["ED2P_Js2"] = totals["E_facility_J"] * mk ** 2
+    out["utilisation_measured"] = float("nan")
+    if measure is not None and time_s is not None and len(time_s) > 1:
+        dt = float(time_s[1] - time_s[0])
+        sel = (time_s >= measure[0]) & (time_s + dt <= measure[1])
+        if sel.any():
+            out["utilisation_measured"] = float(np.mean(facility["busy_nodes"][sel])) / n_nodes
+    return out
+
+
+#: Default job-size classes [nodes]: (lower bound inclusive, label).
+SIZE_CLASSES = ((1, "1"), (2, "2-15"), (16, "16-127"), (128, "128-511"), (512, "512-2047"), (2048, "2048+"))
+
+
+def group_metrics(jobs: pd.DataFrame, by: str, size_classes=SIZE_CLASSES) -> pd.DataFrame:
+    """Per-account or per-size-class metrics.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        Result table (:func:`add_job_metrics` columns, ``energy_dc_J``, ``energy_it_J``, ``nodes``, ``account``,
+        ``user``, ``prefilled``).
+    by : {"account", "size"}
+        Group by account (else user; '' = unknown) or by node-count class (``size_classes``).
+    size_classes : sequence of (int, str)
+        Lower bounds and labels of the size classes, ascending.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``group``, ``jobs``, ``node_hours`` [h], ``mean_wait_s``, ``mean_bounded_slowdown``,
+        ``energy_dc_J``, ``energy_it_J``; prefilled jobs are left out of the wait statistics only.
+    """
+    df = jobs.copy()
+    if by == "account":
+        acct = df["account"].astype(str)
+        key = acct.where(acct != "", df["user"].astype(str))
+        df["group"] = key.where(key != "", "(unknown)")
+    elif by == "size":
+        bounds = np.array([b for b, _ in size_classes])
+        labels = [lab for _, lab in size_classes]
+        df["group"] = [labels[i] for i in np.searchsorted(bounds, df["nodes"].to_numpy(), side="right") - 1]
+    else:
+        raise ValueError(f"by must be 'account' or 'size', got {by!r}")
+    df["node_h"] = df["nodes"] * df["run_s"] / 3600.0
+    df["w_wait"] = df["wait_s"].where(~df["prefilled"].astype(bool))
+    df["w_bsld"] = df["bounded_slowdown"].where(~df["prefilled"].astype(bool))
+    g = df.groupby("group", sort=True)
+    out = pd.DataFrame({
+        "jobs": g.size(), "node_hours": g["node_h"].sum(), "mean_wait_s": g["w_wait"].mean(),
+        "mean_bounded_slowdown": g["w_bsld"].mean(), "energy_dc_J": g["energy_dc_J"].sum(),
+        "energy_it_J": g["energy_it_J"].sum(),
+    }).reset_index()
+    return out
     return out

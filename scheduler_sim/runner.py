@@ -163,7 +163,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
         use_measured_power=cfg.power.use_measured_power,
         power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, placement=sc.placement,
-        failures=failures, on_failure=cfg.faults.on_failure,
+        failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
     )
 
 

@@ -201,6 +201,9 @@ class Simulation:
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
+    warmup_s : float
+        Warm-up excluded from ``utilisation_measured`` (measured over ``[t0 + warmup_s, window end)``, so the
+        drain after the last submission is excluded too) [s].
     record_reservations : bool
         Keep the policy's reservations after every pass in :attr:`reservation_log` (for validation).
     partition : NodePowerProfile or None
@@ -223,7 +226,8 @@ class Simulation:
                  partition: NodePowerProfile | None = None, use_measured_power: bool = False,
                  power_cap: list[tuple[float, float]] = (), cooling_estimate: float = 0.05,
                  placement: str = "lowest", failures: np.ndarray | None = None,
-                 on_failure: str = "requeue", record_reservations: bool = False) -> None:
+                 on_failure: str = "requeue", record_reservations: bool = False,
+                 warmup_s: float = 0.0) -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -266,6 +270,7 @@ class Simulation:
         self.power_cap = cap
         self.cooling_estimate = float(cooling_estimate)
         self.record_reservations = bool(record_reservations)
+        self.warmup_s = float(warmup_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self._node_power_w = node_power_w
         self.partition = partition
@@ -808,7 +813,8 @@ class Simulation:
         jobs["lost_energy_dc_J"] = self.lost_energy_dc
         jobs = metrics.add_job_metrics(jobs)
         allocations = _allocation_runs(self._attempts, jobs["job_id"].to_numpy())
-        summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0,
+        summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0, time_s=time_s,
+                                    measure=(self.t0 + self.warmup_s, self.t1),
                                     cooling=self.plant is not None)
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(self.info), units=units, rack=rack,
