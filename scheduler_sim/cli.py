@@ -1,4 +1,4 @@
-"""Command line: ``hpctwin run | sweep | list | validate`` (also ``python -m scheduler_sim``).
+"""Command line: ``hpctwin run | sweep | compare | report | list | validate`` (also ``python -m scheduler_sim``).
 
 Errors the user can fix (a bad configuration, a bad trace, an unknown name) are printed as one clear message and
 exit with status 2; ``--debug`` shows the traceback instead.
@@ -65,6 +65,29 @@ def build_parser() -> argparse.ArgumentParser:
                                    "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
     s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
     s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+
+    c = sub.add_parser("compare", help="explain the change from run A to run B, link by link",
+                       description="Explain the change in facility energy and PUE from run A to run B along the chain "
+                                   "scheduling -> compute energy -> conversion losses -> cooling -> PUE (an exact "
+                                   "additive decomposition, see scheduler_sim.compare), with the jobs and periods "
+                                   "that changed most.")
+    c.add_argument("a", metavar="A.h5", help="reference run file")
+    c.add_argument("b", metavar="B.h5", help="run file to explain against A")
+    c.add_argument("--top", type=int, default=10, metavar="N", help="jobs and periods to list (default 10)")
+    c.add_argument("--period-h", type=float, default=24.0, metavar="H", help="period length in hours (default 24)")
+    c.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+
+    rp = sub.add_parser("report", help="plots and a single-file HTML report of a run (or of a sweep's summary.h5)",
+                        description="Write PNG and SVG figures and a self-contained HTML report (figures embedded, "
+                                    "provenance included) for a run file or a sweep summary file.")
+    rp.add_argument("file", metavar="FILE.h5", help="run file, or a sweep's summary.h5")
+    rp.add_argument("--out", metavar="DIR", help="output folder (default: <file stem>_report beside the file)")
+    rp.add_argument("--gantt-start-day", type=float, metavar="D",
+                    help="start of the node-occupancy window, days after the run start (default 0)")
+    rp.add_argument("--gantt-days", type=float, default=3.0, metavar="D", help="node-occupancy window length (default 3)")
+    rp.add_argument("--pareto", action="append", metavar="X,Y",
+                    help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
+                         "and mean_bounded_slowdown,PUE)")
 
     ls = sub.add_parser("list", help="list policies, trace loaders, systems or cooling plants")
     ls.add_argument("what", choices=["policies", "loaders", "systems", "plants"], help="what to list")
@@ -147,6 +170,29 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(a: argparse.Namespace) -> int:
+    import json
+
+    from .compare import compare
+
+    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
+    print(cmp.format())
+    if a.json:
+        Path(a.json).write_text(json.dumps(cmp.to_dict(), indent=2))
+        print(f"wrote {a.json}")
+    return 0
+
+
+def _cmd_report(a: argparse.Namespace) -> int:
+    from .report import make_report
+
+    t0 = time.perf_counter()
+    html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
+                       pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None)
+    print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
 def _cmd_list(a: argparse.Namespace) -> int:
     if a.what == "policies":
         from .policies import policy_catalogue
@@ -201,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hpctwin`` command; returns the exit status."""
     parser = build_parser()
     a = parser.parse_args(argv)
-    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "list": _cmd_list, "validate": _cmd_validate}
+    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "compare": _cmd_compare, "report": _cmd_report,
+                "list": _cmd_list, "validate": _cmd_validate}
     if a.debug:
         return handlers[a.command](a)
     try:

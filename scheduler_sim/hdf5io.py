@@ -1,6 +1,6 @@
 """HDF5 output of one run: a documented, versioned schema (docs/output_schema.md), written atomically.
 
-Layout (schema 1.0)::
+Layout (schema 1.1; 1.1 added /attribution, readers accept any 1.x)::
 
     /                      attrs: schema_version, software_version, git_sha, run_name, system, policy, seed,
                                   config_json, pue_definition, cooling_modelled
@@ -11,6 +11,7 @@ Layout (schema 1.0)::
     /timeseries/rack/P_in_W      (n_intervals, n_racks)  interval-average rack input power
     /summary               attrs: headline metrics (see scheduler_sim.metrics.summarize)
     /totals                attrs: exact energies [J] integrated over the run
+    /attribution/...       job -> PUE attribution (scheduler_sim.attribution; docs/output_schema.md)
     /provenance            attrs: input_checksums_json, versions_json, load_report_json, info_json,
                                   created, wall_time_s, scheduling_time_s (the only attributes that vary
                                   between identical runs: wall-clock measurements)
@@ -34,10 +35,12 @@ import h5py
 import numpy as np
 import pandas as pd
 
+from .attribution import write_attribution
+
 __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_series", "read_summary",
            "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5"]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 #: Attributes (in /provenance) that legitimately differ between two runs of the same inputs.
 VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s")
 
@@ -237,6 +240,7 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         tg = f.create_group("totals")
         for k, v in result.totals.items():
             tg.attrs[k] = float(v)
+        write_attribution(f, result, config_json)
         pg = f.create_group("provenance")
         pg.attrs["input_checksums_json"] = json.dumps(input_checksums, sort_keys=True)
         pg.attrs["versions_json"] = json.dumps(package_versions(), sort_keys=True)

@@ -1,0 +1,506 @@
+"""Attribution: who caused which joule, from job to PUE (the ``/attribution`` group of a run file).
+
+A pure function of a :class:`~scheduler_sim.simulation.SimulationResult` (or of the same datasets read back from a
+run file). Every facility energy of the run is given to a *consumer*: a job, or one of two pseudo-consumers,
+``idle`` (nodes running no job, and whatever the chain does not attribute to a job) and ``partition`` (a co-located
+partition, :class:`~scheduler_sim.simulation.NodePowerProfile`). The pseudo-consumers receive the remainder, so the
+shares of every quantity sum to the run total to round-off (tested at 1e-9 relative).
+
+Allocation rules
+----------------
+Let ``dt`` be the output interval, ``k`` an interval, ``c`` a CDU, ``P_jc`` the rack-input power of job ``j`` in
+CDU ``c`` while it runs (``/jobs/it_power_cdu_W``, constant while the job runs) and ``o_jk`` the seconds job ``j``
+runs inside interval ``k`` (exact, from ``sim_start_s`` clipped to the run start, and ``sim_end_s``).
+
+* IT energy of job ``j`` in interval ``k`` and CDU ``c``: ``E_jkc = P_jc o_jk``; its heat ``lf E_jkc`` with the
+  liquid fraction ``lf = E_cdu_heat_J / E_it_J`` (uniform over racks, as in :class:`power.PowerChain`).
+* Conversion losses of a job (``E_it = E_dc + E_sivoc + E_rectifier + E_overhead``): ``E_dc`` is the job's node
+  DC energy (``energy_dc_J``); ``E_sivoc = n_nodes t_run (s(P) - P)`` with the node-local SIVOC / VRM stage
+  ``s(P) = (P + P_fixed) / eta + k P^2`` of the system (exact); ``E_overhead = n_nodes t_run O / N`` (rack
+  overhead devices, shared equally per node: ``O`` the system's overhead power, ``N`` its nodes);
+  ``E_rectifier = E_it - E_dc - E_sivoc - E_overhead`` (the job's rectifier loss incl. its share of the
+  rectifier's fixed loss). Without a loadable system description the job's ``E_it - E_dc`` is split in the
+  proportions of the run's facility totals (attribute ``conversion_split`` says which rule was used).
+* CDU secondary pumps: pump energy of CDU ``c`` in interval ``k`` goes to the consumers in proportion to their
+  share of that CDU's heat in that interval: ``E_pump,jc = sum_k lf E_jkc / (Q_kc dt) * P_pump,kc dt``.
+* Plant (facility pumps, tower fans, chiller if present): in proportion to the consumer's share of the whole
+  facility's heat in the interval: ``E_x,j = sum_k (sum_c lf E_jkc) / (sum_c Q_kc dt) * P_x,k dt``.
+* Cooling components: the FMU reports each component at the end of a communication step, but the total
+  ``P_cooling_W`` as an exact step average; within each interval the exact total is split over the components in
+  proportion to their interval means (so components sum exactly to ``P_cooling_W``).
+* Pseudo-consumers: ``idle + partition = total - sum over jobs`` for every quantity. The remainder is split
+  between ``idle`` and ``partition`` in the proportions of ``E_idle_node_*_J`` and ``E_partition_node_*_J`` of
+  ``/totals`` (DC energies for ``E_node_dc_J``, IT energies for every other quantity); the partition's own
+  per-interval power is not in the run file.
+* Effective PUE of a consumer: ``(E_it + E_cooling) / E_it`` with ``E_cooling`` its CDU pump + plant shares.
+
+Per CDU and rack: IT energy, heat, SIVOC / rectifier losses (exact inversion of the affine power chain:
+``P_dc,rack = (P_in,rack - B_rack) / a``; NaN with an I^2R conversion term), pump and plant shares (CDUs), and the
+time the CDU supply temperature (``T_sec_sup``) spends above a limit ``T_supply_limit_K`` (default 300.15 K =
+27 degC, the ASHRAE W27 facility-water class limit; configurable), counted on interval averages.
+
+Per interval: facility power decomposed exactly as ``P_facility = P_node_dc + P_rack_overhead + P_sivoc_loss +
+P_rectifier_loss + P_cdu_pump + P_facility_pump + P_tower_fan + P_chiller``; IT power of jobs and of the rest;
+interval PUE and cumulative PUE ``sum_{i<=k} E_facility,i / sum_{i<=k} E_it,i``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_file", "write_attribution",
+           "read_attribution", "load_result"]
+
+#: Default CDU supply-temperature limit [K]: 27 degC, the ASHRAE W27 facility-water class limit.
+DEFAULT_T_SUPPLY_LIMIT_K = 300.15
+
+#: Consumer quantities, in the order written.
+JOB_QUANTITIES = ("E_it_J", "E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J",
+                  "E_cdu_pump_J", "E_facility_pump_J", "E_tower_fan_J", "E_chiller_J", "E_cooling_J",
+                  "E_facility_J")
+#: Plant components (facility-level, allocated by facility heat) -> plant output names that feed them.
+_PLANT = {"E_facility_pump_J": "P_pump_fac", "E_tower_fan_J": "P_fan_tower", "E_chiller_J": "P_chiller"}
+
+_DOCS = {
+    "E_it_J": "IT (rack-input) energy",
+    "E_node_dc_J": "Node component (DC) energy",
+    "E_sivoc_loss_J": "VRM/SIVOC conversion loss",
+    "E_rectifier_loss_J": "Rectifier conversion loss",
+    "E_rack_overhead_J": "Rack overhead devices (equal share per node-second)",
+    "E_cdu_pump_J": "CDU secondary pump energy (share of the CDU's heat per interval)",
+    "E_facility_pump_J": "Facility pump energy (share of the facility heat per interval)",
+    "E_tower_fan_J": "Cooling-tower fan energy (share of the facility heat per interval)",
+    "E_chiller_J": "Chiller energy (share of the facility heat per interval; 0 without a chiller)",
+    "E_cooling_J": "Cooling energy = CDU pumps + facility pumps + tower fans + chiller",
+    "E_facility_J": "Facility energy = E_it_J + E_cooling_J",
+    "PUE_effective": "Effective PUE = E_facility_J / E_it_J",
+}
+
+
+@dataclass
+class Attribution:
+    """Attribution of one run (all SI: J, W, s, K).
+
+    Attributes
+    ----------
+    jobs : dict of str -> ndarray, shape (n_jobs,)
+        Per-job energies (:data:`JOB_QUANTITIES`) and ``PUE_effective``, aligned with ``/jobs``.
+    pseudo : dict of str -> ndarray, shape (2,)
+        The same for the pseudo-consumers ``idle`` and ``partition`` (``name`` holds the labels).
+    timeseries : dict of str -> ndarray, shape (n_intervals,)
+        Facility power decomposition, job / non-job IT power, interval and cumulative PUE.
+    cdu : dict of str -> ndarray, shape (n_cdus,)
+        Per-CDU energies and time above the supply-temperature limit.
+    rack : dict of str -> ndarray, shape (n_racks,)
+        Per-rack energies and time above the limit (of the rack's CDU).
+    totals : dict of str -> float
+        Run totals the shares close on (jobs + pseudo-consumers = total, by construction), and two independent
+        checks: ``closure_rel_error`` (the idle + partition remainder of IT and DC energy against the energies the
+        simulation integrated event by event, relative to the run total) and ``decomposition_rel_error`` (largest
+        gap between the sum of the facility power components and ``P_facility_W``, relative to its peak).
+    attrs : dict
+        Rules used (``conversion_split``, ``T_supply_limit_K``, ``liquid_fraction``).
+    """
+
+    jobs: dict[str, np.ndarray]
+    pseudo: dict[str, np.ndarray]
+    timeseries: dict[str, np.ndarray]
+    cdu: dict[str, np.ndarray]
+    rack: dict[str, np.ndarray]
+    totals: dict[str, float]
+    attrs: dict = field(default_factory=dict)
+
+    def jobs_frame(self, job_id: np.ndarray | None = None) -> pd.DataFrame:
+        """Per-job attribution as a DataFrame (indexed by ``job_id`` when given)."""
+        df = pd.DataFrame(self.jobs)
+        if job_id is not None:
+            df.index = pd.Index(np.asarray(job_id), name="job_id")
+        return df
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray, t0: float, dt: float, n: int):
+    """Interval indices and seconds of overlap of ``[a, b)`` with intervals ``[t0 + k dt, t0 + (k+1) dt)``.
+
+    Returns ``ka, kb, wa, wb``: first and last interval (``kb`` may equal ``n``), seconds in ``ka`` and in ``kb``
+    (``wb = 0`` when ``ka == kb``); intervals strictly between ``ka`` and ``kb`` are fully covered.
+    """
+    ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+    a = np.where(ok, a, t0)
+    b = np.where(ok, b, t0)
+    ka = np.clip(np.floor((a - t0) / dt).astype(np.int64), 0, n)
+    kb = np.clip(np.floor((b - t0) / dt).astype(np.int64), 0, n)
+    same = ka == kb
+    wa = np.where(same, b - a, (t0 + (ka + 1) * dt) - a)
+    wb = np.where(same, 0.0, b - (t0 + kb * dt))
+    wa = np.where(ok, wa, 0.0)
+    wb = np.where(ok, wb, 0.0)
+    return ka, kb, wa, wb
+
+
+def _per_interval(P: np.ndarray, ka, kb, wa, wb, dt: float, n: int) -> np.ndarray:
+    """Sum over jobs of ``P_j o_jk``, shape (n, m) for ``P`` of shape (n_jobs, m) [J]."""
+    m = P.shape[1]
+    E = np.zeros((n + 2, m))
+    np.add.at(E, ka, P * wa[:, None])
+    np.add.at(E, kb, P * wb[:, None])
+    D = np.zeros((n + 2, m))
+    lo = ka + 1
+    hi = np.maximum(kb, lo)
+    np.add.at(D, lo, P)
+    np.add.at(D, hi, -P)
+    E += np.cumsum(D, axis=0) * dt
+    return E[:n]
+
+
+def _weighted(P: np.ndarray, q: np.ndarray, ka, kb, wa, wb, dt: float) -> np.ndarray:
+    """Per job ``sum_k sum_c P_jc o_jk q_kc`` for a price ``q`` of shape (n, m) [J per J] -> (n_jobs,)."""
+    n, m = q.shape
+    qp = np.vstack([q, np.zeros((2, m))])
+    Q = np.vstack([np.zeros((1, m)), np.cumsum(qp, axis=0)])  # Q[k] = sum_{i<k} q[i]
+    lo = ka + 1
+    hi = np.maximum(kb, lo)
+    per_c = wa[:, None] * qp[ka] + wb[:, None] * qp[kb] + dt * (Q[hi] - Q[lo])
+    return np.sum(P * per_c, axis=1)
+
+
+def _safe_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(y > 0, x / np.where(y > 0, y, 1.0), 0.0)
+
+
+def _cooling_components(facility: dict, cdu: dict, n: int, n_cdus: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """CDU pump power (n, n_cdus) and plant component powers (n,), scaled to sum exactly to ``P_cooling_W``."""
+    pump = np.asarray(cdu.get("P_pump_sec", np.zeros((n, n_cdus))), dtype=float)
+    plant = {k: np.asarray(facility.get(v, np.zeros(n)), dtype=float) for k, v in _PLANT.items()}
+    raw = pump.sum(axis=1) + sum(plant.values())
+    total = np.asarray(facility.get("P_cooling_W", np.zeros(n)), dtype=float)
+    scale = _safe_div(total, raw)
+    missing = (raw <= 0) & (total > 0)  # no component reported: put it on the facility pumps
+    pump = pump * scale[:, None]
+    plant = {k: v * scale for k, v in plant.items()}
+    plant["E_facility_pump_J"] = np.where(missing, total, plant["E_facility_pump_J"])
+    return pump, plant
+
+
+def _conversion(system):
+    """Node-local SIVOC loss function, per-node overhead [W] and the affine rack inversion, or None."""
+    if system is None:
+        return None
+    from power import PowerChain
+
+    s, r = system.sivoc, system.rectifier
+    chain = PowerChain(system)
+    rack_B = chain.evaluate(np.zeros(system.n_nodes)).rack_input_W
+    affine = s.k_per_W == 0.0 and r.k_per_W == 0.0
+    return SimpleNamespace(
+        sivoc_loss=lambda P: (P + s.P_fixed_W) / s.eta + s.k_per_W * P * P - P,
+        overhead_per_node_W=system.rack_overhead_W * system.n_racks / system.n_nodes,
+        affine=affine, a=1.0 / (s.eta * r.eta), rack_B=rack_B, s=s,
+        rack_nodes=np.bincount(system.node_rack, minlength=system.n_racks).astype(float),
+        rack_overhead_W=system.rack_overhead_W, rack_cdu=np.asarray(system.rack_cdu))
+
+
+def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
+    """Attribute every facility joule of a run to jobs and pseudo-consumers (rules: module docstring).
+
+    Parameters
+    ----------
+    result : SimulationResult or namespace with the same attributes
+        Needs ``jobs`` (``sim_start_s``, ``sim_end_s``, ``nodes``, ``node_power_W``, ``energy_dc_J``), ``time_s``
+        (n_intervals,) [s], ``facility``, ``cdu``, ``rack`` series [W, K], ``totals`` [J] and ``job_cdu_it_W``
+        (n_jobs, n_cdus) [W].
+    system : power.System or None
+        The platform; gives the exact SIVOC / overhead split per job and the per-rack losses. None: the job's
+        conversion energy is split in the run's facility proportions and per-rack losses are NaN.
+    T_supply_limit_K : float
+        CDU supply-temperature limit [K] for the time-above-limit figures.
+
+    Returns
+    -------
+    Attribution
+
+    Raises
+    ------
+    ValueError
+        If the result has no per-job per-CDU IT power or fewer than one output interval.
+    """
+    if result.job_cdu_it_W is None:
+        raise ValueError("attribution needs the per-job per-CDU IT power (job_cdu_it_W / /jobs/it_power_cdu_W)")
+    time_s = np.asarray(result.time_s, dtype=float)
+    n = time_s.size
+    if n < 1:
+        raise ValueError("attribution needs at least one output interval")
+    tot = {k: float(v) for k, v in result.totals.items()}
+    dt = float(time_s[1] - time_s[0]) if n > 1 else float(tot["duration_s"])
+    t0 = float(time_s[0])
+    fac, cdu = result.facility, result.cdu
+    Q = np.asarray(cdu["Q_flow_W"], dtype=float)  # (n, n_cdus)
+    n_cdus = Q.shape[1]
+    P_jc = np.asarray(result.job_cdu_it_W, dtype=float)
+    jobs = result.jobs
+    a = np.maximum(jobs["sim_start_s"].to_numpy(float), t0)
+    b = jobs["sim_end_s"].to_numpy(float)
+    ka, kb, wa, wb = _overlaps(a, b, t0, dt, n)
+    run_s = np.where(np.isfinite(a) & np.isfinite(b) & (b > a), b - a, 0.0)
+    nodes = jobs["nodes"].to_numpy(float)
+    P_node = jobs["node_power_W"].to_numpy(float)
+
+    E_it_tot = tot["E_it_J"]
+    lf = tot["E_cdu_heat_J"] / E_it_tot if E_it_tot > 0 else 1.0
+    pump, plant = _cooling_components(fac, cdu, n, n_cdus)
+
+    # ---- per job
+    J: dict[str, np.ndarray] = {}
+    J["E_it_J"] = _weighted(P_jc, np.ones((n, n_cdus)), ka, kb, wa, wb, dt)
+    J["E_node_dc_J"] = np.where(run_s > 0, P_node * nodes * run_s, 0.0)
+    conv_tot = {k: tot[k] for k in ("E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J")}
+    cv = _conversion(system)
+    if cv is not None:
+        J["E_sivoc_loss_J"] = nodes * run_s * cv.sivoc_loss(P_node)
+        J["E_rack_overhead_J"] = nodes * run_s * cv.overhead_per_node_W
+        J["E_rectifier_loss_J"] = J["E_it_J"] - J["E_node_dc_J"] - J["E_sivoc_loss_J"] - J["E_rack_overhead_J"]
+        split = "system"
+    else:
+        rest = J["E_it_J"] - J["E_node_dc_J"]
+        s = sum(conv_tot.values())
+        for k, v in conv_tot.items():
+            J[k] = rest * (v / s if s > 0 else 0.0)
+        split = "facility-proportional"
+    H = Q * dt  # CDU heat per interval [J]
+    H_fac = H.sum(axis=1)
+    J["E_cdu_pump_J"] = lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt)
+    for k, p in plant.items():
+        q = _safe_div(p * dt, H_fac)[:, None]
+        J[k] = lf * _weighted(P_jc.sum(axis=1, keepdims=True), q, ka, kb, wa, wb, dt)
+    J["E_cooling_J"] = J["E_cdu_pump_J"] + J["E_facility_pump_J"] + J["E_tower_fan_J"] + J["E_chiller_J"]
+    J["E_facility_J"] = J["E_it_J"] + J["E_cooling_J"]
+    J["PUE_effective"] = _safe_div(J["E_facility_J"], J["E_it_J"])
+    J["PUE_effective"][J["E_it_J"] <= 0] = np.nan
+
+    # ---- run totals every share closes on
+    T = {"E_it_J": E_it_tot, "E_node_dc_J": tot["E_node_dc_J"], **conv_tot,
+         "E_cdu_pump_J": float(pump.sum() * dt)}
+    for k, p in plant.items():
+        T[k] = float(p.sum() * dt)
+    T["E_cooling_J"] = tot.get("E_cooling_J", 0.0)
+    T["E_facility_J"] = tot.get("E_facility_J", E_it_tot + T["E_cooling_J"])
+
+    # ---- pseudo-consumers: the remainder, split idle / partition
+    def frac(kind: str) -> float:
+        i, p = tot.get(f"E_idle_node_{kind}_J", 0.0), tot.get(f"E_partition_node_{kind}_J", 0.0)
+        return p / (i + p) if (i + p) > 0 else 0.0
+
+    pseudo: dict[str, np.ndarray] = {}
+    for k in JOB_QUANTITIES:
+        rest = T[k] - float(np.sum(J[k]))
+        f = frac("dc" if k == "E_node_dc_J" else "it")
+        pseudo[k] = np.array([rest * (1.0 - f), rest * f])
+    pseudo["PUE_effective"] = _safe_div(pseudo["E_facility_J"], pseudo["E_it_J"])
+    # independent cross-check: the remainder of IT / DC energy after the jobs' interval integration must equal
+    # the idle + partition energies the simulation integrated event by event
+    other_it = tot.get("E_idle_node_it_J", np.nan) + tot.get("E_partition_node_it_J", 0.0)
+    other_dc = tot.get("E_idle_node_dc_J", np.nan) + tot.get("E_partition_node_dc_J", 0.0)
+    closure = max(abs(float(np.sum(pseudo["E_it_J"])) - other_it) / E_it_tot if E_it_tot > 0 else 0.0,
+                  abs(float(np.sum(pseudo["E_node_dc_J"])) - other_dc) / T["E_node_dc_J"] if T["E_node_dc_J"] > 0
+                  else 0.0)
+
+    # ---- per interval
+    ts: dict[str, np.ndarray] = {}
+    for name in ("P_node_dc_W", "P_rack_overhead_W", "P_sivoc_loss_W", "P_rectifier_loss_W"):
+        ts[name] = np.asarray(fac[name], dtype=float)
+    ts["P_cdu_pump_W"] = pump.sum(axis=1)
+    ts["P_facility_pump_W"] = plant["E_facility_pump_J"]
+    ts["P_tower_fan_W"] = plant["E_tower_fan_J"]
+    ts["P_chiller_W"] = plant["E_chiller_J"]
+    ts["P_it_W"] = np.asarray(fac["P_it_W"], dtype=float)
+    ts["P_cooling_W"] = np.asarray(fac.get("P_cooling_W", np.zeros(n)), dtype=float)
+    ts["P_facility_W"] = ts["P_it_W"] + ts["P_cooling_W"]
+    ts["P_it_jobs_W"] = _per_interval(P_jc.sum(axis=1, keepdims=True), ka, kb, wa, wb, dt, n)[:, 0] / dt
+    ts["P_it_other_W"] = ts["P_it_W"] - ts["P_it_jobs_W"]
+    parts = ("P_node_dc_W", "P_rack_overhead_W", "P_sivoc_loss_W", "P_rectifier_loss_W", "P_cdu_pump_W",
+             "P_facility_pump_W", "P_tower_fan_W", "P_chiller_W")
+    decomp_err = float(np.max(np.abs(sum(ts[k] for k in parts) - ts["P_facility_W"]), initial=0.0)
+                       / max(float(np.max(ts["P_facility_W"], initial=0.0)), 1e-300))
+    cooled = "T_wb_K" in fac
+    ts["PUE"] = _safe_div(ts["P_facility_W"], ts["P_it_W"]) if cooled else np.full(n, np.nan)
+    ts["PUE_cumulative"] = (_safe_div(np.cumsum(ts["P_facility_W"]), np.cumsum(ts["P_it_W"])) if cooled
+                            else np.full(n, np.nan))
+
+    # ---- per CDU and rack
+    P_rack = np.asarray(result.rack.get("P_in_W", np.zeros((n, 0))), dtype=float)
+    n_racks = P_rack.shape[1]
+    R: dict[str, np.ndarray] = {"E_it_J": P_rack.sum(axis=0) * dt}
+    R["E_heat_J"] = lf * R["E_it_J"]
+    if cv is not None and cv.affine and cv.rack_B.size == n_racks:
+        E_dc = (R["E_it_J"] - cv.rack_B * dt * n) / cv.a
+        R["E_node_dc_J"] = E_dc
+        R["E_sivoc_loss_J"] = E_dc * (1.0 / cv.s.eta - 1.0) + cv.rack_nodes * cv.s.P_fixed_W / cv.s.eta * dt * n
+        R["E_rectifier_loss_J"] = R["E_it_J"] - E_dc - R["E_sivoc_loss_J"] - cv.rack_overhead_W * dt * n
+        rack_cdu = cv.rack_cdu
+    else:
+        for k in ("E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J"):
+            R[k] = np.full(n_racks, np.nan)
+        rack_cdu = None
+    C: dict[str, np.ndarray] = {"E_heat_J": H.sum(axis=0), "E_it_J": H.sum(axis=0) / lf if lf > 0 else H.sum(axis=0)}
+    for k in ("E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J"):
+        C[k] = (np.bincount(rack_cdu, weights=R[k], minlength=n_cdus) if rack_cdu is not None
+                else np.full(n_cdus, np.nan))
+    C["E_cdu_pump_J"] = pump.sum(axis=0) * dt
+    share = _safe_div(H, H_fac[:, None])
+    C["E_plant_share_J"] = (share * (sum(plant.values()) * dt)[:, None]).sum(axis=0)
+    C["E_cooling_J"] = C["E_cdu_pump_J"] + C["E_plant_share_J"]
+    Ts = cdu.get("T_sec_sup")
+    if Ts is not None:
+        Ts = np.asarray(Ts, dtype=float)
+        C["time_above_limit_s"] = (Ts > T_supply_limit_K).sum(axis=0) * dt
+        C["T_supply_max_K"] = Ts.max(axis=0)
+    else:
+        C["time_above_limit_s"] = np.full(n_cdus, np.nan)
+        C["T_supply_max_K"] = np.full(n_cdus, np.nan)
+    if rack_cdu is not None:
+        R["time_above_limit_s"] = C["time_above_limit_s"][rack_cdu]
+        R["cdu"] = rack_cdu.astype(np.int64)
+    return Attribution(
+        jobs=J, pseudo={"name": np.array(["idle", "partition"]), **pseudo}, timeseries=ts, cdu=C, rack=R,
+        totals={**T, "closure_rel_error": float(closure), "decomposition_rel_error": decomp_err},
+        attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K), "liquid_fraction": lf,
+               "interval_s": dt})
+
+
+def _system_from_config(config_json: str):
+    """The run's :class:`power.System` from its configuration, or None if it cannot be loaded."""
+    try:
+        name = json.loads(config_json).get("system")
+        if not name:
+            return None
+        from power import load_system
+        return load_system(name)
+    except Exception:  # an unloadable description only degrades the conversion split (recorded in attrs)
+        return None
+
+
+def write_attribution(f, result, config_json: str, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> None:
+    """Add the ``/attribution`` group to an open run file (called by :func:`scheduler_sim.hdf5io.write_run`).
+
+    Parameters
+    ----------
+    f : h5py.File
+        The run file being written.
+    result : SimulationResult
+        The run.
+    config_json : str
+        The run configuration (its ``system`` key selects the system description).
+    T_supply_limit_K : float
+        CDU supply-temperature limit [K].
+
+    Notes
+    -----
+    Nothing is written when the result has no per-job per-CDU IT power (older results).
+    """
+    if getattr(result, "job_cdu_it_W", None) is None:
+        return
+    att = attribute(result, _system_from_config(config_json), T_supply_limit_K=T_supply_limit_K)
+    _write_group(f, att)
+
+
+def _write_group(f, att: Attribution) -> None:
+    import h5py
+
+    from .hdf5io import _dataset, unit_of
+
+    g = f.create_group("attribution")
+    g.attrs["rules"] = ("Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "
+                        "plant (facility pumps, tower fans, chiller) by share of the facility heat per interval; "
+                        "idle and partition pseudo-consumers take the remainder. See scheduler_sim.attribution.")
+    for k, v in att.attrs.items():
+        g.attrs[k] = v
+    for sub, data in (("jobs", att.jobs), ("pseudo", att.pseudo), ("timeseries", att.timeseries),
+                      ("cdu", att.cdu), ("rack", att.rack)):
+        sg = g.create_group(sub)
+        for name, arr in data.items():
+            arr = np.asarray(arr)
+            if arr.dtype.kind == "U":
+                sg.create_dataset(name, data=arr.astype(object), dtype=h5py.string_dtype("utf-8"))
+                continue
+            units = "1" if name in ("PUE", "PUE_cumulative", "PUE_effective", "cdu") else unit_of(name)
+            _dataset(sg, name, arr, units, _DOCS.get(name, ""))
+    tg = g.create_group("totals")
+    for k, v in att.totals.items():
+        tg.attrs[k] = float(v)
+
+
+def load_result(path: str | Path) -> SimpleNamespace:
+    """Read a run file back into a :class:`SimulationResult`-like namespace (jobs, series, totals, config).
+
+    Raises
+    ------
+    scheduler_sim.hdf5io.SchemaError
+        If the file is not a compatible run file.
+    """
+    import h5py
+
+    from .hdf5io import check_schema, read_jobs
+
+    jobs = read_jobs(path)
+    with h5py.File(path, "r") as f:
+        check_schema(f, path)
+        ts = f["timeseries"]
+        ns = SimpleNamespace(
+            jobs=jobs, time_s=ts["time_s"][()],
+            facility={k: v[()] for k, v in ts["facility"].items()},
+            cdu={k: v[()] for k, v in ts["cdu"].items()},
+            rack={k: v[()] for k, v in ts["rack"].items()} if "rack" in ts else {},
+            totals={k: float(v) for k, v in f["totals"].attrs.items()},
+            summary={k: float(v) for k, v in f["summary"].attrs.items()},
+            job_cdu_it_W=f["jobs/it_power_cdu_W"][()] if "it_power_cdu_W" in f["jobs"] else None,
+            config_json=str(f.attrs.get("config_json", "{}")),
+            interval_s=float(ts.attrs.get("interval_s", np.nan)),
+            time_origin_unix_s=float(ts.attrs.get("time_origin_unix_s", np.nan)),
+            attrs={k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()},
+            provenance={k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["provenance"].attrs.items()},
+        )
+    return ns
+
+
+def attribute_file(path: str | Path, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
+    """Compute the attribution of a run file from its datasets (works on schema 1.0 files too)."""
+    res = load_result(path)
+    return attribute(res, _system_from_config(res.config_json), T_supply_limit_K=T_supply_limit_K)
+
+
+def read_attribution(path: str | Path) -> Attribution:
+    """Read ``/attribution`` from a run file, or compute it when the file predates it (schema 1.0).
+
+    Raises
+    ------
+    scheduler_sim.hdf5io.SchemaError
+        If the file is not a compatible run file.
+    """
+    import h5py
+
+    from .hdf5io import check_schema
+
+    with h5py.File(path, "r") as f:
+        check_schema(f, path)
+        if "attribution" not in f:
+            return attribute_file(path)
+        g = f["attribution"]
+
+        def grp(name):
+            out = {}
+            for k, ds in g[name].items():
+                arr = ds[()]
+                if ds.dtype.kind == "O":
+                    arr = np.array([x.decode() if isinstance(x, bytes) else x for x in arr])
+                out[k] = arr
+            return out
+
+        return Attribution(jobs=grp("jobs"), pseudo=grp("pseudo"), timeseries=grp("timeseries"), cdu=grp("cdu"),
+                           rack=grp("rack"), totals={k: float(v) for k, v in g["totals"].attrs.items()},
+                           attrs={k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()})

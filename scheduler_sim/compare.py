@@ -1,0 +1,296 @@
+"""Run-vs-run explanation: why B's facility energy and PUE differ from A's, link by link.
+
+The causal chain is cut into four links whose contributions add up *exactly* to the total change
+(``Delta X = X_B - X_A``):
+
+============================  ===================================================================================
+link                          what it holds
+============================  ===================================================================================
+``scheduling -> compute``     node DC + rack overhead energy ``E_compute`` (what the scheduler and the workload
+                              make the nodes draw, idle nodes included)
+``conversion losses``         SIVOC / VRM + rectifier losses ``E_loss``
+``cooling: heat load``        cooling energy change explained by the change in CDU heat ``H``
+``cooling: plant efficiency`` cooling energy change explained by the cooling energy per joule of heat
+                              ``c = E_cooling / H`` (weather, plant parameters, part-load behaviour)
+============================  ===================================================================================
+
+Facility energy (J), with ``E_facility = E_compute + E_loss + E_cooling`` and ``E_cooling = H c``::
+
+    Delta E_facility = Delta E_compute + Delta E_loss + L(C_A, C_B) ln(H_B / H_A) + L(C_A, C_B) ln(c_B / c_A)
+
+PUE (dimensionless), with ``r = PUE - 1 = E_cooling / E_IT = (H / E_IT) c`` and ``E_IT = E_compute + E_loss``::
+
+    Delta PUE = L(r_A, r_B) [ ln(H_B / H_A) + ln(c_B / c_A) - ln(IT_B / IT_A) ]
+
+where the IT term ``-L(r_A, r_B) ln(IT_B / IT_A)`` (more IT energy dilutes PUE) is split between
+``scheduling -> compute`` and ``conversion losses`` in proportion to ``Delta E_compute`` and ``Delta E_loss``.
+``L(x, y) = (y - x) / (ln y - ln x)`` (``L(x, x) = x``) is the logarithmic mean, which makes the log
+decomposition exact (LMDI-I: Ang, "The LMDI approach to decomposition analysis", Energy Policy 33, 2005). Each
+term has the sign of the change in its factor. ``compare(A, A)`` is all zeros. When a run has no cooling energy,
+the whole cooling change is put on the plant-efficiency link.
+
+Besides the links the comparison lists the jobs (matched by ``job_id``; attributed facility energy from
+:mod:`scheduler_sim.attribution`) and the periods (bins of ``period_s`` on the common time grid) that change most.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Comparison", "compare", "LINKS", "log_mean"]
+
+#: The links of the chain, in causal order.
+LINKS = ("scheduling -> compute", "conversion losses", "cooling: heat load", "cooling: plant efficiency")
+
+
+def log_mean(x: float, y: float) -> float:
+    """Logarithmic mean ``(y - x) / (ln y - ln x)``, ``x`` when ``x == y`` (both > 0)."""
+    if x == y:
+        return float(x)
+    return float((y - x) / (math.log(y) - math.log(x)))
+
+
+@dataclass
+class Comparison:
+    """Result of :func:`compare` (SI: J, s; PUE dimensionless).
+
+    Attributes
+    ----------
+    a, b : str
+        The two run files.
+    totals : pandas.DataFrame
+        Rows ``E_compute_J, E_loss_J, E_heat_J, E_cooling_J, E_it_J, E_facility_J, c_cooling_per_heat, PUE``;
+        columns ``A``, ``B``, ``delta``.
+    energy : pandas.Series
+        Contribution of each link to ``Delta E_facility`` [J] (index :data:`LINKS`); sums to it exactly.
+    pue : pandas.Series
+        Contribution of each link to ``Delta PUE`` [1]; sums to it exactly.
+    context : dict
+        Scheduling figures behind the first link: change in job / idle node DC energy [J], mean wait [s],
+        utilisation [1], makespan [s], jobs matched / only in A / only in B.
+    top_jobs, top_periods : pandas.DataFrame
+        Jobs and periods with the largest absolute change in attributed facility energy.
+    notes : list of str
+        Caveats (different time grids, unmatched jobs ...).
+    """
+
+    a: str
+    b: str
+    totals: pd.DataFrame
+    energy: pd.Series
+    pue: pd.Series
+    context: dict
+    top_jobs: pd.DataFrame
+    top_periods: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dictionary of the comparison."""
+        return {
+            "a": self.a, "b": self.b,
+            "totals": {r: {c: float(v) for c, v in row.items()} for r, row in self.totals.iterrows()},
+            "energy_links_J": {k: float(v) for k, v in self.energy.items()},
+            "pue_links": {k: float(v) for k, v in self.pue.items()},
+            "context": {k: float(v) for k, v in self.context.items()},
+            "top_jobs": json.loads(self.top_jobs.to_json(orient="records")),
+            "top_periods": json.loads(self.top_periods.to_json(orient="records")),
+            "notes": self.notes,
+        }
+
+    def format(self) -> str:
+        """Human-readable explanation (MWh, hours, days)."""
+        mwh = 3.6e9
+        t = self.totals
+        dE = t.loc["E_facility_J", "delta"]
+        dP = t.loc["PUE", "delta"]
+        lines = [f"A: {self.a}", f"B: {self.b}", "",
+                 f"facility energy  A {t.loc['E_facility_J', 'A'] / mwh:,.3f} MWh   B {t.loc['E_facility_J', 'B'] / mwh:,.3f}"
+                 f" MWh   change {dE / mwh:+,.4f} MWh",
+                 f"PUE              A {t.loc['PUE', 'A']:.5f}        B {t.loc['PUE', 'B']:.5f}        change {dP:+.6f}",
+                 "", f"{'link (causal order)':30s} {'facility energy':>18s} {'share':>8s} {'PUE':>12s}"]
+        for k in LINKS:
+            share = self.energy[k] / dE * 100 if dE != 0 else float("nan")
+            lines.append(f"{k:30s} {self.energy[k] / mwh:+15.4f} MWh {share:7.1f}% {self.pue[k]:+12.6f}")
+        lines.append(f"{'total':30s} {self.energy.sum() / mwh:+15.4f} MWh {'':8s} {self.pue.sum():+12.6f}")
+        c = self.context
+        lines += ["", "scheduling context (B - A):",
+                  f"  job node DC energy {c['delta_E_job_node_dc_J'] / mwh:+,.3f} MWh, idle node DC energy "
+                  f"{c['delta_E_idle_node_dc_J'] / mwh:+,.3f} MWh",
+                  f"  mean wait {c['delta_mean_wait_s'] / 3600:+.2f} h, utilisation {c['delta_utilisation'] * 100:+.2f} "
+                  f"points, makespan {c['delta_makespan_s'] / 86400:+.3f} days",
+                  f"  jobs matched {int(c['jobs_matched'])}, only in A {int(c['jobs_only_a'])}, only in B "
+                  f"{int(c['jobs_only_b'])}"]
+        if len(self.top_periods):
+            lines += ["", "periods that changed most (facility energy, MWh):"]
+            for _, r in self.top_periods.iterrows():
+                lines.append(f"  day {r['start_s'] / 86400:8.2f} .. {r['end_s'] / 86400:8.2f}: {r['delta_E_facility_J'] / mwh:+.4f}"
+                             f" (IT {r['delta_E_it_J'] / mwh:+.4f}, cooling {r['delta_E_cooling_J'] / mwh:+.4f})")
+        if len(self.top_jobs):
+            lines += ["", "jobs that changed most (attributed facility energy, MWh; start shift, hours):"]
+            for _, r in self.top_jobs.iterrows():
+                lines.append(f"  job {int(r['job_id']):>8d} ({int(r['nodes'])} nodes): {r['delta_E_facility_J'] / mwh:+.4f}"
+                             f"  start {r['delta_start_s'] / 3600:+.2f} h, wait {r['delta_wait_s'] / 3600:+.2f} h")
+        for n in self.notes:
+            lines.append(f"note: {n}")
+        return "\n".join(lines)
+
+
+def _totals(res, att) -> dict[str, float]:
+    T = res.totals
+    comp = T["E_node_dc_J"] + T["E_rack_overhead_J"]
+    loss = T["E_sivoc_loss_J"] + T["E_rectifier_loss_J"]
+    it = T["E_it_J"]
+    cool = T.get("E_cooling_J", 0.0)
+    heat = T["E_cdu_heat_J"]
+    return {"E_compute_J": comp, "E_loss_J": loss, "E_heat_J": heat, "E_cooling_J": cool, "E_it_J": it,
+            "E_facility_J": T["E_facility_J"], "c_cooling_per_heat": cool / heat if heat > 0 else 0.0,
+            "PUE": T["E_facility_J"] / it if it > 0 else float("nan")}
+
+
+def decompose(A: dict[str, float], B: dict[str, float]) -> tuple[pd.Series, pd.Series]:
+    """Link contributions to the change in facility energy [J] and in PUE [1] (formulas: module docstring).
+
+    Parameters
+    ----------
+    A, B : dict
+        Totals of each run: ``E_compute_J``, ``E_loss_J``, ``E_heat_J``, ``E_cooling_J``, ``E_it_J`` [J].
+
+    Returns
+    -------
+    (pandas.Series, pandas.Series)
+        Contributions indexed by :data:`LINKS`; they sum to ``Delta E_facility`` and ``Delta PUE``.
+    """
+    dcomp = B["E_compute_J"] - A["E_compute_J"]
+    dloss = B["E_loss_J"] - A["E_loss_J"]
+    CA, CB, HA, HB = A["E_cooling_J"], B["E_cooling_J"], A["E_heat_J"], B["E_heat_J"]
+    if CA > 0 and CB > 0 and HA > 0 and HB > 0:
+        Lc = log_mean(CA, CB)
+        heat_E = Lc * math.log(HB / HA)
+        eff_E = (CB - CA) - heat_E if CA != CB else Lc * math.log((CB / HB) / (CA / HA))
+        # eff_E computed as the remainder keeps the sum exact to round-off; it equals Lc ln(c_B / c_A)
+        rA, rB = CA / A["E_it_J"], CB / B["E_it_J"]
+        Lr = log_mean(rA, rB)
+        ln_it = math.log(B["E_it_J"] / A["E_it_J"])
+        heat_P = Lr * math.log(HB / HA)
+        it_P = -Lr * ln_it
+        eff_P = (rB - rA) - heat_P - it_P
+    else:
+        heat_E, eff_E = 0.0, CB - CA
+        rA = CA / A["E_it_J"] if A["E_it_J"] > 0 else 0.0
+        rB = CB / B["E_it_J"] if B["E_it_J"] > 0 else 0.0
+        heat_P, it_P, eff_P = 0.0, 0.0, rB - rA
+    dit = dcomp + dloss
+    w_comp = dcomp / dit if dit != 0 else 0.5
+    energy = pd.Series([dcomp, dloss, heat_E, eff_E], index=list(LINKS), name="delta_E_facility_J")
+    pue = pd.Series([it_P * w_comp, it_P * (1.0 - w_comp), heat_P, eff_P], index=list(LINKS), name="delta_PUE")
+    return energy, pue
+
+
+def _periods(ra, rb, aa, ab, period_s: float, top: int, notes: list[str]) -> pd.DataFrame:
+    cols = ["start_s", "end_s", "delta_E_facility_J", "delta_E_it_J", "delta_E_cooling_J"]
+    ta, tb = np.asarray(ra.time_s), np.asarray(rb.time_s)
+    dta = float(ta[1] - ta[0]) if ta.size > 1 else float("nan")
+    dtb = float(tb[1] - tb[0]) if tb.size > 1 else float("nan")
+    if not (dta == dtb and ta[0] == tb[0]):
+        notes.append("the runs have different time grids (origin or interval); periods are not compared")
+        return pd.DataFrame(columns=cols)
+    n = max(ta.size, tb.size)
+
+    def pad(x):
+        return np.concatenate([x, np.zeros(n - x.size)])
+
+    d_it = (pad(ab.timeseries["P_it_W"]) - pad(aa.timeseries["P_it_W"])) * dta
+    d_cool = (pad(ab.timeseries["P_cooling_W"]) - pad(aa.timeseries["P_cooling_W"])) * dta
+    per = max(1, int(round(period_s / dta)))
+    nb = math.ceil(n / per)
+    idx = np.arange(n) // per
+    it_b = np.bincount(idx, d_it, minlength=nb)
+    cool_b = np.bincount(idx, d_cool, minlength=nb)
+    start = ta[0] + np.arange(nb) * per * dta
+    df = pd.DataFrame({"start_s": start, "end_s": start + per * dta, "delta_E_facility_J": it_b + cool_b,
+                       "delta_E_it_J": it_b, "delta_E_cooling_J": cool_b})
+    df = df.loc[df["delta_E_facility_J"] != 0]
+    return df.reindex(df["delta_E_facility_J"].abs().sort_values(ascending=False).index).head(top).reset_index(drop=True)
+
+
+def _jobs(ra, rb, aa, ab, top: int) -> tuple[pd.DataFrame, dict]:
+    def frame(r, at):
+        return pd.DataFrame({"job_id": r.jobs["job_id"].to_numpy(), "nodes": r.jobs["nodes"].to_numpy(),
+                             "start": r.jobs["sim_start_s"].to_numpy(float), "wait": r.jobs["wait_s"].to_numpy(float),
+                             "E_fac": at.jobs["E_facility_J"], "E_it": at.jobs["E_it_J"],
+                             "E_cool": at.jobs["E_cooling_J"]}).drop_duplicates("job_id").set_index("job_id")
+
+    fa, fb = frame(ra, aa), frame(rb, ab)
+    m = fa.add_suffix("_a").join(fb.add_suffix("_b"), how="outer")
+    ctx = {"jobs_matched": float(len(fa.index.intersection(fb.index))),
+           "jobs_only_a": float(len(fa.index.difference(fb.index))),
+           "jobs_only_b": float(len(fb.index.difference(fa.index)))}
+    out = pd.DataFrame({
+        "job_id": m.index.to_numpy(), "nodes": m["nodes_a"].fillna(m["nodes_b"]).to_numpy(),
+        "delta_E_facility_J": (m["E_fac_b"].fillna(0) - m["E_fac_a"].fillna(0)).to_numpy(),
+        "delta_E_it_J": (m["E_it_b"].fillna(0) - m["E_it_a"].fillna(0)).to_numpy(),
+        "delta_E_cooling_J": (m["E_cool_b"].fillna(0) - m["E_cool_a"].fillna(0)).to_numpy(),
+        "delta_start_s": (m["start_b"] - m["start_a"]).to_numpy(),
+        "delta_wait_s": (m["wait_b"] - m["wait_a"]).to_numpy(),
+    })
+    out = out.loc[out["delta_E_facility_J"] != 0]
+    out = out.reindex(out["delta_E_facility_J"].abs().sort_values(ascending=False).index).head(top)
+    return out.reset_index(drop=True), ctx
+
+
+def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86400.0) -> Comparison:
+    """Explain run B against run A (formulas: module docstring).
+
+    Parameters
+    ----------
+    a, b : str or Path
+        Run files (schema 1.x; the attribution is computed when a file predates ``/attribution``).
+    top : int
+        How many jobs and periods to list.
+    period_s : float
+        Length of the periods compared [s] (default one day).
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    scheduler_sim.hdf5io.SchemaError
+        If a file is not a compatible run file.
+    """
+    from .attribution import load_result, read_attribution
+
+    ra, rb = load_result(a), load_result(b)
+    aa, ab = read_attribution(a), read_attribution(b)
+    TA, TB = _totals(ra, aa), _totals(rb, ab)
+    totals = pd.DataFrame({"A": TA, "B": TB})
+    totals["delta"] = totals["B"] - totals["A"]
+    energy, pue = decompose(TA, TB)
+    notes: list[str] = []
+    if (TA["E_cooling_J"] == 0) != (TB["E_cooling_J"] == 0):
+        notes.append("one run has no cooling plant: its PUE is not comparable")
+    top_jobs, jctx = _jobs(ra, rb, aa, ab, top)
+
+    def job_dc(att):
+        return float(np.sum(att.jobs["E_node_dc_J"]))
+
+    def mean_wait(r):
+        j = r.jobs
+        w = j.loc[~j["prefilled"].to_numpy(bool), "wait_s"]
+        return float(w.mean()) if len(w) else float("nan")
+
+    ctx = {"delta_E_job_node_dc_J": job_dc(ab) - job_dc(aa),
+           "delta_E_idle_node_dc_J": float(np.sum(ab.pseudo["E_node_dc_J"]) - np.sum(aa.pseudo["E_node_dc_J"])),
+           "delta_mean_wait_s": mean_wait(rb) - mean_wait(ra),
+           "delta_utilisation": rb.summary.get("utilisation", np.nan) - ra.summary.get("utilisation", np.nan),
+           "delta_makespan_s": rb.summary.get("makespan_s", np.nan) - ra.summary.get("makespan_s", np.nan), **jctx}
+    top_periods = _periods(ra, rb, aa, ab, period_s, top, notes)
+    return Comparison(a=str(a), b=str(b), totals=totals, energy=energy, pue=pue, context=ctx, top_jobs=top_jobs,
+                      top_periods=top_periods, notes=notes)

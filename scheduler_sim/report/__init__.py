@@ -1,0 +1,248 @@
+"""Plots and a single-file HTML report of a run file, or of a sweep's ``summary.h5``.
+
+``make_report(path)`` writes every figure as PNG and SVG into a folder (default ``<stem>_report`` beside the file)
+and ``report.html``, which embeds the PNGs (base64) and the provenance (configuration, input checksums, versions,
+load report), so the HTML can be mailed on its own. Figures of a run (names are the file stems):
+
+* ``facility_power`` - facility power stacked by component over time, and the losses + cooling alone;
+* ``pue_weather`` - PUE per bin and cumulative, with the outdoor wet-bulb temperature;
+* ``cdu_heatmap`` - heat per CDU and CDU supply temperature, time x CDU;
+* ``utilisation_queue`` - utilisation and queue length;
+* ``occupancy`` - node occupancy in a window as job blocks packed by start time (the file has node counts, not node
+  ids: the packing is visual);
+* ``wait_vs_size`` - wait time against job size;
+* ``energy_breakdown`` - energy by component and the jobs' effective PUE (from ``/attribution``).
+
+A sweep gets one Pareto plot per metric pair (``pareto_<x>__<y>``) and a scenario table.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+__all__ = ["make_report", "RUN_FIGURES"]
+
+RUN_FIGURES = ("facility_power", "pue_weather", "cdu_heatmap", "utilisation_queue", "occupancy", "wait_vs_size",
+               "energy_breakdown")
+DEFAULT_PARETO = (("mean_wait_s", "E_facility_J"), ("mean_bounded_slowdown", "PUE"))
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-width:100%}
+figcaption{color:#555;font-size:.9em}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}"""
+
+
+def _save(fig, out_dir: Path, name: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    png = out_dir / f"{name}.png"
+    fig.savefig(png, dpi=110)
+    fig.savefig(out_dir / f"{name}.svg")
+    plt.close(fig)
+    return png
+
+
+def _img(png: Path, name: str, caption: str) -> str:
+    b64 = base64.b64encode(png.read_bytes()).decode()
+    return (f'<figure data-figure="{name}"><img alt="{html.escape(caption)}" src="data:image/png;base64,{b64}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _table(rows: list[tuple], header: tuple[str, ...]) -> str:
+    h = "".join(f'<th class="{"l" if i == 0 else ""}">{html.escape(c)}</th>' for i, c in enumerate(header))
+    body = "".join("<tr>" + "".join(f'<td class="{"l" if i == 0 else ""}">{html.escape(str(c))}</td>'
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{h}</tr>{body}</table>"
+
+
+def _pre(obj) -> str:
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except ValueError:
+            return f"<pre>{html.escape(obj)}</pre>"
+    return f"<pre>{html.escape(json.dumps(obj, indent=2, sort_keys=True, default=str))}</pre>"
+
+
+def _fmt(k: str, v: float) -> str:
+    if not np.isfinite(v):
+        return "n/a"
+    if k.endswith("_J"):
+        return f"{v / 3.6e9:,.3f} MWh"
+    if k.endswith("_W"):
+        return f"{v / 1e6:,.4f} MW"
+    if k.endswith("_s"):
+        return f"{v / 3600:,.2f} h"
+    return f"{v:,.5g}"
+
+
+def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
+                gantt_days: float = 3.0, pareto: list[tuple[str, str]] | None = None) -> Path:
+    """Write the figures (PNG + SVG) and ``report.html`` of a run file or a sweep summary.
+
+    Parameters
+    ----------
+    path : str or Path
+        Run file or sweep ``summary.h5``.
+    out_dir : str or Path or None
+        Output folder (created); default ``<stem>_report`` beside ``path``.
+    gantt_start_day, gantt_days : float
+        Window of the occupancy view: start [days after the run start] and length [days].
+    pareto : list of (str, str) or None
+        Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
+
+    Returns
+    -------
+    Path
+        The HTML file.
+
+    Raises
+    ------
+    scheduler_sim.hdf5io.SchemaError
+        If the file is not an hpctwin run or sweep-summary file of a compatible schema.
+    KeyError
+        If a Pareto metric is not in the sweep summary.
+    """
+    from ..hdf5io import check_schema
+
+    path = Path(path)
+    out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
+    out.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "r") as f:
+        check_schema(f, path)
+        kind = f.attrs.get("kind", "run")
+    if kind == "sweep-summary":
+        return _sweep_report(path, out, list(pareto) if pareto else list(DEFAULT_PARETO))
+    return _run_report(path, out, gantt_start_day, gantt_days)
+
+
+def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float) -> Path:
+    from ..attribution import load_result, read_attribution
+    from . import figures as F
+
+    res = load_result(path)
+    att = read_attribution(path)
+    ts = att.timeseries
+    tax = F.TimeAxis(res.time_s, res.time_origin_unix_s)
+    n_nodes = int(json.loads(res.provenance.get("info_json", "{}")).get("n_nodes", 0)) or _n_nodes(res)
+    pue_run = res.summary.get("PUE", float("nan"))
+    T_lim = float(att.attrs.get("T_supply_limit_K", 300.15))
+    t0 = float(res.time_s[0]) + gantt_start_day * 86400.0
+    figs = {
+        "facility_power": (F.power_stack(ts, tax),
+                           "Facility power stacked by component (top, MW); conversion losses and cooling alone "
+                           "(bottom, kW). The stack's top is the facility power."),
+        "pue_weather": (F.pue_weather(ts, res.facility.get("T_wb_K"), tax, pue_run),
+                        "PUE per time bin (ratio of binned energies) and cumulative since the run start; the "
+                        "wet-bulb temperature the cooling towers see on the right axis."),
+        "cdu_heatmap": (F.cdu_heatmap(res.cdu["Q_flow_W"], res.cdu.get("T_sec_sup"), tax, T_lim),
+                        "Heat delivered to each CDU (kW) and the CDU supply temperature to the racks (degC); the "
+                        "cyan mark on the colour bar is the supply-temperature limit."),
+        "utilisation_queue": (F.utilisation_queue(res.facility, n_nodes, tax),
+                              "Share of nodes running a job, and the number of queued and running jobs."),
+        "occupancy": (F.occupancy_gantt(res.jobs, n_nodes, t0, t0 + gantt_days * 86400.0, tax),
+                      "Node occupancy as job blocks (height = nodes) packed first-fit by start time: the busy-node "
+                      "count is exact at every instant, the node positions are not (the file holds node counts)."),
+        "wait_vs_size": (F.wait_vs_size(res.jobs),
+                         "Wait time against job size, coloured by run time; black bars are the median per size."),
+        "energy_breakdown": (F.energy_breakdown(att.totals, np.asarray(att.jobs["PUE_effective"]),
+                                                np.asarray(att.jobs["E_it_J"]), float(att.pseudo["PUE_effective"][0]),
+                                                pue_run),
+                             "Energy of the run by component (log scale), and the effective PUE of the jobs, each "
+                             "job weighted by its IT energy (cooling attributed by heat share per interval)."),
+    }
+    parts = []
+    for name, (fig, cap) in figs.items():
+        parts.append(_img(_save(fig, out, name), name, cap))
+
+    a = res.attrs
+    summ = [(k, _fmt(k, v)) for k, v in res.summary.items()]
+    atot = [(k, _fmt(k, v)) for k, v in att.totals.items()]
+    jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
+    top = jf.sort_values("E_facility_J", ascending=False).head(10)
+    top_rows = [(int(i), int(n), f"{r['E_it_J'] / 3.6e9:,.3f}", f"{r['E_cooling_J'] / 3.6e9:,.4f}",
+                 f"{r['E_facility_J'] / 3.6e9:,.3f}", f"{r['PUE_effective']:.5f}")
+                for (i, r), n in zip(top.iterrows(), res.jobs.set_index("job_id").loc[top.index, "nodes"])]
+    cdu_rows = [(c, f"{att.cdu['E_heat_J'][c] / 3.6e9:,.2f}", f"{att.cdu['E_cooling_J'][c] / 3.6e9:,.3f}",
+                 f"{att.cdu['T_supply_max_K'][c] - 273.15:.2f}", f"{att.cdu['time_above_limit_s'][c] / 3600:.2f}")
+                for c in range(len(att.cdu["E_heat_J"]))]
+    prov = res.provenance
+    body = [
+        f"<h1>hpctwin run report: {html.escape(str(a.get('run_name', path.stem)))}</h1>",
+        f"<p>File <code>{html.escape(str(path))}</code>; system {html.escape(str(a.get('system')))}, policy "
+        f"{html.escape(str(a.get('policy')))}, seed {a.get('seed')}, schema {a.get('schema_version')}, hpctwin "
+        f"{html.escape(str(a.get('software_version')))} ({html.escape(str(a.get('git_sha')))}), created "
+        f"{html.escape(str(prov.get('created')))}.</p>",
+        f"<p>{html.escape(str(a.get('pue_definition', '')))}</p>",
+        "<h2>Headline metrics</h2>", _table(summ, ("metric", "value")),
+        "<h2>Figures</h2>", *parts,
+        "<h2>Attribution totals</h2>",
+        f"<p>Conversion split: {html.escape(str(att.attrs.get('conversion_split')))}; shares close on the totals "
+        f"(independent closure check {att.totals.get('closure_rel_error', float('nan')):.1e} relative).</p>",
+        _table(atot, ("quantity", "value")),
+        "<h2>Jobs with the largest facility energy</h2>",
+        _table(top_rows, ("job id", "nodes", "IT [MWh]", "cooling [MWh]", "facility [MWh]", "effective PUE")),
+        "<h2>CDUs</h2>",
+        _table(cdu_rows, ("CDU", "heat [MWh]", "cooling share [MWh]", "max supply [degC]",
+                          f"time above {T_lim - 273.15:.1f} degC [h]")),
+        "<h2>Provenance</h2>", "<h3>Configuration</h3>", _pre(str(a.get("config_json", "{}"))),
+        "<h3>Input checksums (SHA-256)</h3>", _pre(prov.get("input_checksums_json", "{}")),
+        "<h3>Versions</h3>", _pre(prov.get("versions_json", "{}")),
+        "<h3>Run information</h3>", _pre(prov.get("info_json", "{}")),
+        "<h3>Trace load report</h3>", _pre(prov.get("load_report_json", "{}")),
+    ]
+    return _write_html(out, f"hpctwin report {a.get('run_name', path.stem)}", body)
+
+
+def _n_nodes(res) -> int:
+    """Nodes of the system of a run (from its configuration), else the peak busy count."""
+    try:
+        from power import load_system
+        return int(load_system(json.loads(res.config_json)["system"]).n_nodes)
+    except Exception:  # a missing description only affects the utilisation scale
+        return int(np.ceil(np.max(res.facility["busy_nodes"]))) or 1
+
+
+def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
+    from . import figures as F
+
+    with h5py.File(path, "r") as f:
+        g = f["scenarios"]
+        names = [x.decode() if isinstance(x, bytes) else str(x) for x in g["name"][()]]
+        status = [x.decode() if isinstance(x, bytes) else str(x) for x in g["status"][()]]
+        metrics = {k: g[k][()] for k in g if g[k].dtype.kind == "f"}
+        study = str(f.attrs.get("study", path.parent.name))
+        study_file = str(f.attrs.get("study_file", ""))
+        version = str(f.attrs.get("schema_version"))
+    parts = []
+    for mx, my in pairs:
+        for m in (mx, my):
+            if m not in metrics:
+                raise KeyError(f"{path}: no metric {m!r} in the sweep summary (has {', '.join(sorted(metrics))})")
+        name = f"pareto_{mx}__{my}"
+        fig = F.pareto(names, metrics[mx], metrics[my], mx, my)
+        parts.append(_img(_save(fig, out, name), name,
+                          f"{my} against {mx} for every finished scenario; red: the non-dominated scenarios."))
+    cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
+    rows = [(n, s, *(_fmt(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
+    body = [f"<h1>hpctwin sweep report: {html.escape(study)}</h1>",
+            f"<p>File <code>{html.escape(str(path))}</code>, schema {html.escape(version)}, {len(names)} scenarios "
+            f"({status.count('done')} done).</p>",
+            "<h2>Scenarios</h2>", _table(rows, ("scenario", "status", *cols)),
+            "<h2>Pareto plots</h2>", *parts, "<h2>Study file</h2>", _pre(study_file)]
+    return _write_html(out, f"hpctwin sweep {study}", body)
+
+
+def _write_html(out: Path, title: str, body: list[str]) -> Path:
+    page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")
+    p = out / "report.html"
+    p.write_text(page, encoding="utf-8")
+    return p
