@@ -37,6 +37,9 @@ ENTRY_POINT_GROUP = "hpctwin.dataloaders"
 #: Built-in loaders, name -> "module:Class" (imported lazily).
 _BUILTIN: dict[str, str] = {
     "swf": "dataloaders.swf:SWFLoader",
+    "azure_llm": "dataloaders.azure_llm:AzureLLMLoader",
+    "mooncake": "dataloaders.mooncake:MooncakeLoader",
+    "request_csv": "dataloaders.request_csv:RequestCSVLoader",
 }
 
 #: Loaders registered at run time with :func:`register_loader`.
