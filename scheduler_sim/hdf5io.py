@@ -142,7 +142,8 @@ def _dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_na
 
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
-              time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None) -> Path:
+              time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
+              serving=None) -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
@@ -165,6 +166,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         Unix time of simulation time 0 (NaN when the trace gives none).
     job_units : dict or None
         Units of job columns that are not recognisable by suffix.
+    serving : scheduler_sim.serving.run.ServingOutput or None
+        A co-located serving partition's results, written to ``/serving`` by :func:`_write_serving`.
 
     Returns
     -------
@@ -229,7 +232,17 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         pg.attrs["info_json"] = json.dumps(info, sort_keys=True, default=str)
         pg.attrs["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         pg.attrs["wall_time_s"] = float(result.info.get("wall_time_s", float("nan")))
+        _write_serving(f, serving)
     return path
+
+
+def _write_serving(f: h5py.File, serving) -> None:
+    """Write the ``/serving`` group (docs/output_schema.md) when the run had a serving partition."""
+    if serving is None:
+        return
+    from .serving.run import write_serving_group
+
+    write_serving_group(f, serving)
 
 
 _JOB_RESULT_DOCS = {
