@@ -353,7 +353,7 @@ class LengthModel:
         if self.kind == "empirical":
             idx = rng.integers(0, self.pairs.shape[0], n)
             return self.pairs[idx, 0].copy(), self.pairs[idx, 1].copy()
-        z = rng.multivariate_normal(self.mean, self.cov, size=n, method="cholesky")
+        z = rng.multivariate_normal(self.mean, self.cov, size=n, method="eigh")  # eigh: also for a singular covariance
         x = np.clip(np.rint(np.exp(z)), 1, self.max_tokens).astype(np.int64)
         return x[:, 0].copy(), x[:, 1].copy()
 
