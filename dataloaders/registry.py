@@ -44,6 +44,9 @@ _BUILTIN: dict[str, str] = {
     "fugaku": "dataloaders.power_datasets:FugakuLoader",
     "adastra": "dataloaders.power_datasets:AdastraLoader",
     "lassen": "dataloaders.power_datasets:LassenLoader",
+    "azure_llm": "dataloaders.azure_llm:AzureLLMLoader",
+    "mooncake": "dataloaders.mooncake:MooncakeLoader",
+    "request_csv": "dataloaders.request_csv:RequestCSVLoader",
 }
 
 #: Loaders registered at run time with :func:`register_loader`.

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-__all__ = ["RunConfig", "TraceConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
+__all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
            "embedded_trace_path", "ConfigError"]
 
 DAY_S = 86400.0
@@ -37,6 +37,8 @@ def embedded_trace_path() -> Path:
 class TraceConfig(_Strict):
     """Which trace to replay and which window of it."""
 
+    enabled: bool = Field(True, description="Replay a batch trace; false runs the facility with no batch job "
+                                            "(needs a [serving] partition)")
     path: str = Field("", description="Trace file; '' means the embedded Theta 2022 SWF trace")
     format: str = Field("", description="Loader name (see `hpctwin list loaders`); '' guesses from the suffix")
     window_start_days: float = Field(181.0, ge=0, description="Window start, days after the trace time origin")
@@ -164,6 +166,34 @@ class OutputConfig(_Strict):
     progress: bool = Field(True, description="Show a progress bar on a terminal")
 
 
+class ServingConfig(_Strict):
+    """An LLM-serving partition co-located with the batch nodes (optional ``[serving]`` section)."""
+
+    deployment: str = Field(..., description="Deployment TOML (model x GPU x replicas x tensor_parallel), "
+                                             "relative to the config file")
+    trace: str = Field("", description="Request trace file; '' means the embedded Azure LLM conversation trace")
+    format: str = Field("azure_llm", description="Request loader name (azure_llm, mooncake, request_csv)")
+    loader_options: dict[str, str] = Field(default_factory=dict,
+                                           description="Extra loader options, e.g. the request_csv column mapping")
+    strict: bool = Field(False, description="Stop at the first bad request record")
+    start_s: float = Field(0.0, ge=0, description="Serving window start in the request trace [s]")
+    duration_s: float = Field(0.0, ge=0, description="Serving window length [s]; 0 = the whole trace")
+    offset_s: float = Field(0.0, ge=0, description="Simulation time of the serving window start, after the "
+                                                   "batch window start [s]")
+    first_node: int = Field(0, ge=0, description="First system node of the partition; the partition takes "
+                                                 "ceil(GPUs / gpus_per_node) consecutive nodes")
+    router: Literal["round_robin", "least_outstanding_tokens", "prefix_affinity"] = Field(
+        "least_outstanding_tokens", description="Request router")
+    max_num_seqs: int = Field(256, ge=1, description="Sequences per batch at most (vLLM max_num_seqs)")
+    max_num_batched_tokens: int = Field(8192, ge=1, description="Tokens per step at most (vLLM)")
+    chunked_prefill: bool = Field(False, description="Mix prompt chunks into decode steps (Sarathi-Serve)")
+    ttft_slo_s: float = Field(1.0, gt=0, description="Time-to-first-token SLO [s]")
+    tpot_slo_s: float = Field(0.05, gt=0, description="Time-per-output-token SLO [s]")
+    merge_s: float = Field(1.0, gt=0, description="Power profile bin [s]: changes within a bin are merged by "
+                                                  "exact energy-preserving averaging")
+    cpu_util: float = Field(0.0, ge=0, le=1, description="Host CPU utilisation of the partition nodes [1]")
+
+
 class RunConfig(_Strict):
     """One simulation run."""
 
@@ -176,6 +206,13 @@ class RunConfig(_Strict):
     faults: FaultConfig = FaultConfig()
     cooling: CoolingConfig = CoolingConfig()
     output: OutputConfig = OutputConfig()
+    serving: ServingConfig | None = None
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> "RunConfig":
+        if not self.trace.enabled and self.serving is None:
+            raise ValueError("trace.enabled = false needs a [serving] section (nothing to simulate otherwise)")
+        return self
 
     @model_validator(mode="after")
     def _interval_multiple(self) -> "RunConfig":
@@ -263,4 +300,9 @@ def load_config(path: str | Path | None = None) -> RunConfig:
         updates["trace.path"] = str((path.parent / cfg.trace.path).resolve())
     if cfg.cooling.weather_path and not Path(cfg.cooling.weather_path).is_absolute():
         updates["cooling.weather_path"] = str((path.parent / cfg.cooling.weather_path).resolve())
+    if cfg.serving is not None:
+        for key in ("deployment", "trace"):
+            val = getattr(cfg.serving, key)
+            if val and not Path(val).is_absolute():
+                updates[f"serving.{key}"] = str((path.parent / val).resolve())
     return cfg.with_overrides(updates) if updates else cfg

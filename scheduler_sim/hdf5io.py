@@ -146,7 +146,8 @@ def _dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_na
 
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
-              time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None) -> Path:
+              time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
+              serving=None) -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
@@ -169,6 +170,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         Unix time of simulation time 0 (NaN when the trace gives none).
     job_units : dict or None
         Units of job columns that are not recognisable by suffix.
+    serving : scheduler_sim.serving.run.ServingOutput or None
+        A co-located serving partition's results, written to ``/serving`` by :func:`_write_serving`.
 
     Returns
     -------
@@ -230,7 +233,7 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
             gm = group_metrics(result.jobs, by)
             gg = mg.create_group(f"by_{by}")
             for col in gm.columns:
-                if gm[col].dtype == object:
+                if gm[col].dtype == object or pd.api.types.is_string_dtype(gm[col].dtype):
                     _dataset(gg, col, np.array(gm[col].astype(str).tolist(), dtype=h5py.string_dtype("utf-8")), "")
                 else:
                     _dataset(gg, col, gm[col].to_numpy(), {"node_hours": "h"}.get(col, unit_of(col)))
@@ -250,7 +253,17 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         pg.attrs["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         pg.attrs["wall_time_s"] = float(result.info.get("wall_time_s", float("nan")))
         pg.attrs["scheduling_time_s"] = float(result.info.get("scheduling_time_s", float("nan")))
+        _write_serving(f, serving)
     return path
+
+
+def _write_serving(f: h5py.File, serving) -> None:
+    """Write the ``/serving`` group (docs/output_schema.md) when the run had a serving partition."""
+    if serving is None:
+        return
+    from .serving.run import write_serving_group
+
+    write_serving_group(f, serving)
 
 
 _JOB_RESULT_DOCS = {

@@ -99,13 +99,36 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
 
     say = echo or (lambda s: None)
     system = load_system(cfg.system)
-    trace_path = cfg.trace.resolved_path()
-    say(f"trace   {trace_path}")
-    loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                        cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
-    jobs = loaded.jobs
-    origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
-    checksums = {"trace": sha256_file(trace_path)}
+    loaded = None
+    if cfg.trace.enabled:
+        trace_path = cfg.trace.resolved_path()
+        say(f"trace   {trace_path}")
+        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                            cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+        jobs = loaded.jobs
+        origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+        checksums = {"trace": sha256_file(trace_path)}
+    else:
+        from jobs.table import empty_job_table
+
+        say("trace   (batch trace disabled)")
+        jobs = empty_job_table()
+        origin = float("nan")
+        checksums = {}
+    serving = None
+    if cfg.serving is not None:
+        from .serving.run import prepare_serving
+
+        t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
+        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
+        checksums["request_trace"] = sha256_file(serving.trace_path)
+        checksums["deployment"] = sha256_file(cfg.serving.deployment)
+        if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
+            origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
+        info = serving.result.info
+        say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
+            f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
+            f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
     plant = None
     wet_bulb = None
     if cfg.cooling.enabled:
@@ -117,18 +140,36 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     sim = Simulation(jobs, system, cfg.scheduler.policy, **simulation_options(cfg, system),
                      plant=plant, wet_bulb_K=wet_bulb,
-                     progress=cfg.output.progress if progress is None else progress)
+                     progress=cfg.output.progress if progress is None else progress,
+                     partition=serving.profile() if serving is not None else None)
     try:
         result = sim.run()
     finally:
         if plant is not None:
             plant.close()
+    if serving is not None:
+        from .serving.run import finish_serving
+
+        result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
-                         load_report=loaded.report.to_dict(), time_origin_unix_s=origin)
-    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=loaded.report.summary())
+                         load_report=loaded.report.to_dict() if loaded is not None else {},
+                         time_origin_unix_s=origin, serving=serving)
+    load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
+    if serving is not None:
+        load_summary += "\n" + serving_load_summary(serving)
+    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+
+
+def serving_load_summary(serving) -> str:
+    """One-line-per-note summary of the request trace load."""
+    r = serving.load_report
+    lines = [f"{r['loader']} load of {r['source']}", f"  records read {r['records_read']}: accepted {r['accepted']}, "
+             f"rejected {r['rejected']}"]
+    lines += [f"  note: {n}" for n in r["notes"]]
+    return "\n".join(lines)
 
 
 def simulation_options(cfg: RunConfig, system) -> dict:
@@ -188,4 +229,19 @@ def format_summary(s: dict[str, float]) -> str:
         f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
         f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
     ]
+    if "serving_requests" in s:
+        g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
+        lines += [
+            f"  serving requests      {int(s['serving_requests'])} (completed {int(s['serving_completed'])}, "
+            f"rejected {int(s['serving_rejected'])}, preemptions {int(s['serving_preemptions'])})",
+            f"  TTFT p50/p90/p99      {g('ttft_p50_s', '.3f')} / {g('ttft_p90_s', '.3f')} / {g('ttft_p99_s', '.3f')} s",
+            f"  TPOT p50/p90/p99      {1e3 * s['serving_tpot_p50_s']:.1f} / {1e3 * s['serving_tpot_p90_s']:.1f} / "
+            f"{1e3 * s['serving_tpot_p99_s']:.1f} ms",
+            f"  E2E p50/p90/p99       {g('e2e_p50_s', '.2f')} / {g('e2e_p90_s', '.2f')} / {g('e2e_p99_s', '.2f')} s",
+            f"  SLO attainment        {100 * s['serving_slo_attainment']:.1f} %  (goodput {g('goodput_req_s', '.2f')} req/s)",
+            f"  tokens/s per GPU      {g('tokens_per_s_per_gpu', '.1f')}   per user {g('tokens_per_s_per_user', '.1f')}",
+            f"  energy per token      GPU {g('J_per_token_gpu', '.3f')} J, IT {g('J_per_token_it', '.3f')} J, "
+            f"facility {g('J_per_token_facility', '.3f')} J",
+            f"  SLO-met per kJ (fac.) {g('slo_met_per_kJ_facility', '.3f')}",
+        ]
     return "\n".join(lines)

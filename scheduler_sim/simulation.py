@@ -304,7 +304,7 @@ class Simulation:
         self.info["excluded_job_ids"] = [int(x) for x in df.loc[excluded, "job_id"].to_numpy()[:50]]
         df = df.loc[~excluded].reset_index(drop=True)
         prefilled = prefilled[~excluded]
-        if len(df) == 0:
+        if len(df) == 0 and self.partition is None:  # with a partition, a run without batch jobs is legal
             raise ValueError(f"no job to simulate in the window [{t0 / DAY_S:g}, {t1 / DAY_S:g}) days of the trace")
         self.jobs = df
         n = len(df)

@@ -1,0 +1,98 @@
+"""Loader for Mooncake request traces (JSON Lines: relative millisecond timestamps, lengths, prefix block ids).
+
+Each line is one JSON object, e.g. ``{"timestamp": 27482, "input_length": 6955, "output_length": 52,
+"hash_ids": [46, 47, 48]}``: ``timestamp`` in ms relative to the trace start, ``hash_ids`` the ids of the prompt's
+512-token KV blocks (equal ids = shared prefix). There is no absolute time (``time_origin_unix_s`` = NaN).
+
+References
+----------
+.. [1] R. Qin et al., "Mooncake: A KVCache-centric Disaggregated Architecture for LLM Serving", FAST 2025;
+   traces at https://github.com/kvcache-ai/Mooncake (``mooncake_trace.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dataloaders.report import LoadReport, LoadResult
+from dataloaders.request_csv import BaseRequestLoader, open_text
+
+__all__ = ["MooncakeLoader"]
+
+
+class MooncakeLoader(BaseRequestLoader):
+    """Mooncake JSONL request trace -> request table (prefix block ids kept for prefix-affinity routing)."""
+
+    name: ClassVar[str] = "mooncake"
+    description: ClassVar[str] = "Mooncake request trace JSONL (timestamp ms, input_length, output_length, hash_ids)"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
+
+    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **_: Any) -> LoadResult:
+        """Read a Mooncake JSONL trace.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``.jsonl`` file (``.jsonl.gz`` allowed).
+        strict : bool
+            Raise on the first bad record instead of rejecting it.
+        **_
+            Options meant for other loaders are ignored.
+
+        Returns
+        -------
+        LoadResult
+            ``jobs`` holds the request table (:mod:`jobs.requests`) with ``prefix_block_ids`` from ``hash_ids``.
+
+        Raises
+        ------
+        TraceError
+            Bad record in strict mode, or no request at all.
+        FileNotFoundError
+            If the file does not exist.
+        """
+        report = LoadReport(source=str(path), loader=self.name)
+        T, P, O, X = [], [], [], []
+        with open_text(path) as fh:
+            for line, text in enumerate(fh, start=1):
+                if not text.strip():
+                    continue
+                report.records_read += 1
+                try:
+                    rec = json.loads(text)
+                    if not isinstance(rec, dict):
+                        raise ValueError
+                except ValueError:
+                    self._record(report, line, "", text.strip(), "a JSON object", "bad_json", strict)
+                    continue
+                ts = rec.get("timestamp")
+                try:
+                    t = float(ts) * 1e-3
+                    if not np.isfinite(t):
+                        raise ValueError
+                except (TypeError, ValueError):
+                    self._record(report, line, "timestamp", ts, "a number of milliseconds", "bad_timestamp", strict)
+                    continue
+                p = self._int_tokens(rec.get("input_length"))
+                if p is None:
+                    self._record(report, line, "input_length", rec.get("input_length"), "an integer >= 1",
+                                 "bad_input_length", strict)
+                    continue
+                o = self._int_tokens(rec.get("output_length"))
+                if o is None:
+                    self._record(report, line, "output_length", rec.get("output_length"), "an integer >= 1",
+                                 "bad_output_length", strict)
+                    continue
+                h = rec.get("hash_ids", [])
+                if not isinstance(h, list) or not all(isinstance(b, int) for b in h):
+                    self._record(report, line, "hash_ids", h, "a list of integers", "bad_hash_ids", strict)
+                    continue
+                T.append(t)
+                P.append(p)
+                O.append(o)
+                X.append(tuple(h))
+        return self._finish(report, T, P, O, X, float("nan"), "")

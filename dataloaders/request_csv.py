@@ -1,0 +1,230 @@
+"""Request-trace loaders (LLM serving): shared machinery and the generic CSV loader with a column mapping.
+
+Request loaders are :class:`~dataloaders.registry.BaseLoader` plugins like the batch loaders, registered in the
+same registry, but their :class:`~dataloaders.report.LoadResult` carries the canonical *request* table
+(:mod:`jobs.requests`) in its ``jobs`` field, and their class attribute ``table_kind`` is ``"requests"``.
+
+Every request loader:
+
+* reports each bad record (line, field, what was found, what is expected) and leaves it out (``strict=True``:
+  raises :class:`~dataloaders.report.TraceError` for the first one instead);
+* normalises the time origin to the first arrival (``arrival_time_s[0] == 0``), keeps the absolute origin as
+  ``attrs["time_origin_unix_s"]`` when the trace has absolute times, and writes both into the report's notes;
+* raises :class:`~dataloaders.report.TraceError` when the trace yields no request.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dataloaders.registry import BaseLoader
+from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
+
+__all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "TIME_UNITS_S"]
+
+#: Seconds per unit for numeric time columns.
+TIME_UNITS_S: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def open_text(path: str | os.PathLike[str]) -> io.TextIOBase:
+    """Open a text trace, gzip-compressed when its name ends in ``.gz`` (UTF-8, BOM tolerated).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: trace file not found")
+    if p.suffix.lower() == ".gz":
+        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8-sig", newline="")
+    return open(p, encoding="utf-8-sig", newline="")
+
+
+class BaseRequestLoader(BaseLoader):
+    """Base of the request-trace loaders: record checks, origin normalisation, the empty-trace error."""
+
+    table_kind: ClassVar[str] = "requests"
+
+    def _record(self, report: LoadReport, line: int, field: str, found: Any, expected: str, reason: str,
+                strict: bool) -> None:
+        """Reject one record (or raise in strict mode)."""
+        issue = Issue(line=line, job_id=None, field=field, found=str(found)[:80], expected=expected,
+                      action="rejected", reason=reason)
+        if strict:
+            raise TraceError(report.source, f"bad record ({reason})", line=line, field=field,
+                             expected=expected, found=str(found)[:80])
+        report.issues.append(issue)
+        report.rejected += 1
+
+    @staticmethod
+    def _int_tokens(value: Any) -> int | None:
+        """Token count from text or number: an integer >= 1 (``'12'``, ``12``, ``12.0``), else None."""
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return None
+        if not np.isfinite(x) or x != int(x) or x < 1:
+            return None
+        return int(x)
+
+    def _finish(self, report: LoadReport, t_s: list[float], prompt: list[int], output: list[int],
+                prefix: list[tuple[int, ...]] | None, origin_unix_s: float, origin_text: str) -> LoadResult:
+        """Build the table: shift times so the first arrival is 0, note the origin, raise on an empty trace."""
+        from jobs.requests import make_request_table
+
+        if not t_s:
+            raise TraceError(report.source, f"the trace yields no request ({report.records_read} record(s) read, "
+                                            f"{report.rejected} rejected)", expected=">= 1 valid request")
+        t = np.asarray(t_s, dtype=np.float64)
+        shift = float(t.min())
+        if np.any(np.diff(t) < 0):
+            report.notes.append("arrival times are not sorted in the file; the table is sorted by arrival "
+                                "(stable), request_id follows the sorted order")
+        origin = origin_unix_s + shift if np.isfinite(origin_unix_s) else float("nan")
+        if np.isfinite(origin):
+            report.notes.append(f"time origin = first arrival {origin_text} (Unix {origin:.7f} s); "
+                                f"arrival_time_s is relative to it")
+        else:
+            report.notes.append(f"relative timestamps; time origin = first arrival (trace clock {shift:g} s "
+                                f"subtracted); no absolute time (time_origin_unix_s = NaN)")
+        same = int(np.count_nonzero(np.diff(np.sort(t)) == 0))
+        if same:
+            report.notes.append(f"{same} request(s) arrive at exactly the same time as the previous one")
+        df = make_request_table(t - shift, prompt, output, prefix, time_origin_unix_s=origin, time_shift_s=shift)
+        report.accepted = len(df)
+        report.header["time_origin_unix_s"] = origin
+        report.header["time_shift_s"] = shift
+        return LoadResult(df, report)
+
+
+class RequestCSVLoader(BaseRequestLoader):
+    """Generic request CSV with a column mapping (header row required).
+
+    Options of :meth:`load`: ``arrival`` (column of arrival times, required), ``prompt`` and ``output`` (token
+    count columns, required), ``prefix`` (optional column of block ids separated by spaces or ``;``),
+    ``time_unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"`` for numbers, or ``"datetime"`` for ISO-like text without
+    a zone, read as UTC, any number of fractional digits), ``delimiter`` (default ``,``), ``strict``.
+    """
+
+    name: ClassVar[str] = "request_csv"
+    description: ClassVar[str] = "LLM request trace as CSV with a column mapping (arrival, prompt, output tokens)"
+    suffixes: ClassVar[tuple[str, ...]] = ()
+
+    def load(self, path: str | os.PathLike[str], *, arrival: str = "", prompt: str = "", output: str = "",
+             prefix: str = "", time_unit: str = "s", delimiter: str = ",", strict: bool = False,
+             **_: Any) -> LoadResult:
+        """Read a request CSV.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The CSV file (``.gz`` allowed).
+        arrival, prompt, output : str
+            Column names of the arrival time, prompt tokens and output tokens.
+        prefix : str, optional
+            Column of prompt block ids (``"1 2 3"`` or ``"1;2;3"``), '' for none.
+        time_unit : {"s", "ms", "us", "ns", "datetime"}
+            Unit of the arrival column.
+        delimiter : str
+            Field separator.
+        strict : bool
+            Raise on the first bad record instead of rejecting it.
+        **_
+            Options meant for other loaders (e.g. ``max_nodes``) are ignored.
+
+        Returns
+        -------
+        LoadResult
+            ``jobs`` holds the request table (:mod:`jobs.requests`).
+
+        Raises
+        ------
+        TraceError
+            Missing mapping or column (line 1), bad record in strict mode, or no request at all.
+        FileNotFoundError
+            If the file does not exist.
+        """
+        from dataloaders.azure_llm import parse_datetimes
+
+        if not (arrival and prompt and output):
+            raise TraceError(str(path), "the request_csv loader needs the column mapping options arrival=, "
+                                        "prompt= and output=", expected="three column names")
+        if time_unit not in TIME_UNITS_S and time_unit != "datetime":
+            raise TraceError(str(path), "unknown time unit", field="time_unit", found=time_unit,
+                             expected=f"one of {sorted(TIME_UNITS_S)} or 'datetime'")
+        report = LoadReport(source=str(path), loader=self.name)
+        with open_text(path) as fh:
+            reader = csv.reader(fh, delimiter=delimiter)
+            header = next(reader, None)
+            if header is None:
+                raise TraceError(str(path), "empty file", line=1, expected="a header row")
+            header = [h.strip() for h in header]
+            cols = {"arrival": arrival, "prompt": prompt, "output": output}
+            if prefix:
+                cols["prefix"] = prefix
+            idx = {}
+            for role, name in cols.items():
+                if name not in header:
+                    raise TraceError(str(path), f"column {name!r} ({role}) not in the header", line=1,
+                                     field=name, found=",".join(header)[:80], expected=f"a column named {name!r}")
+                idx[role] = header.index(name)
+            rows = [(i, r) for i, r in enumerate(reader, start=2) if r and any(x.strip() for x in r)]
+        report.records_read = len(rows)
+        t_raw: list[Any] = []
+        keep_rows = []
+        for line, r in rows:
+            if len(r) < len(header):
+                self._record(report, line, "", delimiter.join(r), f"{len(header)} fields", "wrong_field_count",
+                             strict)
+                continue
+            keep_rows.append((line, r))
+            t_raw.append(r[idx["arrival"]].strip())
+        if time_unit == "datetime":
+            secs, fracs, ok = parse_datetimes(t_raw)
+            t_vals = [(s - secs[ok][0]) + f if k else float("nan") for s, f, k in zip(secs, fracs, ok)] if ok.any() \
+                else [float("nan")] * len(t_raw)
+            origin = float(secs[ok][0]) if ok.any() else float("nan")
+        else:
+            t_vals = []
+            for x in t_raw:
+                try:
+                    t_vals.append(float(x) * TIME_UNITS_S[time_unit])
+                except ValueError:
+                    t_vals.append(float("nan"))
+            origin = float("nan")
+        T, P, O, X = [], [], [], []
+        for (line, r), tv in zip(keep_rows, t_vals):
+            if not np.isfinite(tv):
+                self._record(report, line, arrival, r[idx["arrival"]], f"a time ({time_unit})", "bad_time", strict)
+                continue
+            p = self._int_tokens(r[idx["prompt"]])
+            o = self._int_tokens(r[idx["output"]])
+            if p is None:
+                self._record(report, line, prompt, r[idx["prompt"]], "an integer >= 1", "bad_prompt_tokens", strict)
+                continue
+            if o is None:
+                self._record(report, line, output, r[idx["output"]], "an integer >= 1", "bad_output_tokens", strict)
+                continue
+            pre: tuple[int, ...] = ()
+            if prefix:
+                txt = r[idx["prefix"]].replace(";", " ").split()
+                try:
+                    pre = tuple(int(b) for b in txt)
+                except ValueError:
+                    self._record(report, line, prefix, r[idx["prefix"]], "integers separated by spaces or ';'",
+                                 "bad_prefix_ids", strict)
+                    continue
+            T.append(tv)
+            P.append(p)
+            O.append(o)
+            X.append(pre)
+        return self._finish(report, T, P, O, X, origin, "(first valid row)")

@@ -1,0 +1,480 @@
+"""Event-driven LLM serving engine: router -> replicas with vLLM-style continuous batching and a paged KV cache.
+
+Per replica (one engine instance on ``tensor_parallel`` GPUs), the scheduler follows vLLM's (v0) iteration-level
+scheduling (Kwon et al., SOSP 2023; Yu et al., Orca, OSDI 2022):
+
+* Without chunked prefill, a step is either a *prefill* step (waiting requests admitted first-come first-served
+  while the running sequences stay below ``max_num_seqs``, the prompt tokens of the step below
+  ``max_num_batched_tokens`` -- a single longer prompt is admitted alone -- and free KV blocks hold the prompt) or a
+  *decode* step of every running sequence. Prefill has priority; no prefill is scheduled in a step that needed a
+  preemption.
+* With chunked prefill (Agrawal et al., Sarathi-Serve, OSDI 2024), every step decodes all running sequences and
+  fills the rest of the token budget ``max_num_batched_tokens`` with prompt chunks, first-come first-served.
+* The KV cache is paged: a sequence holds ``ceil(cached tokens / block_size)`` blocks. When a decode step needs a
+  block and none is free, the most recently admitted running sequence is preempted: its blocks are freed and it
+  goes back to the head of the waiting queue, to be *recomputed* later (its prompt plus the tokens generated so
+  far are prefilled again; vLLM's recompute preemption). A request whose prompt plus output can never fit in the
+  replica's cache is rejected at arrival (``status = REJECTED``).
+
+Bulk decode. Between two changes of batch composition (arrival admitted, completion, preemption) decode steps are
+deterministic, so the engine plans the whole run of ``m`` steps at once: ``m`` = min(fewest remaining output tokens,
+steps until the KV cache runs out of blocks), step times and powers are computed as numpy arrays, and one event is
+scheduled at the end of the run. An arrival routed to a replica whose waiting queue was empty truncates its run at
+the first step boundary at or after the arrival (the step in flight finishes; the scheduler then reconsiders the
+batch), exactly as a per-step simulation would. Events processed: arrivals, ends of prefill / mixed steps and ends
+of decode runs.
+
+Same-time order: the end of a step is processed before an arrival at the same instant (the arrival joins the queue
+just after the step boundary). Every choice is deterministic (FCFS order, lowest replica index on router ties).
+
+Routers: ``round_robin``; ``least_outstanding_tokens`` (fewest remaining prompt + output tokens, decode progress of
+the run in flight counted up to the arrival); ``prefix_affinity`` (requests whose first prefix block id was seen
+before go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .hardware import Deployment
+from .roofline import StepModel
+
+__all__ = ["BatchLimits", "ServingEngine", "ServingResult", "RequestStatus", "ROUTERS"]
+
+ROUTERS = ("round_robin", "least_outstanding_tokens", "prefix_affinity")
+
+
+class RequestStatus:
+    """Outcome codes of a request (column ``status`` of the result table)."""
+
+    NOT_DONE = 0
+    """Still running when the simulation stopped (should not happen)."""
+    COMPLETED = 1
+    """All output tokens generated."""
+    REJECTED = 2
+    """Prompt + output can never fit in the replica's KV cache."""
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """Continuous-batching limits of each replica (vLLM scheduler settings).
+
+    Attributes
+    ----------
+    max_num_seqs : int
+        Sequences in a batch at most (vLLM ``max_num_seqs``, default 256).
+    max_num_batched_tokens : int
+        Tokens per step at most (vLLM ``max_num_batched_tokens``); with chunked prefill it is the step's token
+        budget (decode tokens + prompt chunks).
+    chunked_prefill : bool
+        Mix prompt chunks into decode steps (Sarathi-Serve) instead of separate prefill steps.
+    """
+
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    chunked_prefill: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_num_seqs < 1 or self.max_num_batched_tokens < 1:
+            raise ValueError(f"batch limits must be >= 1: max_num_seqs={self.max_num_seqs}, "
+                             f"max_num_batched_tokens={self.max_num_batched_tokens}")
+        if self.chunked_prefill and self.max_num_batched_tokens <= self.max_num_seqs:
+            raise ValueError("with chunked prefill max_num_batched_tokens must exceed max_num_seqs")
+
+
+@dataclass
+class ServingResult:
+    """What one serving run produced.
+
+    Attributes
+    ----------
+    requests : pandas.DataFrame
+        One row per request: the request table columns plus ``replica``, ``first_token_s``, ``finish_s`` (trace
+        time [s]), ``ttft_s = first_token_s - arrival_time_s``, ``e2e_s = finish_s - arrival_time_s``,
+        ``tpot_s = (finish_s - first_token_s) / (output_tokens - 1)`` (NaN for one-token outputs),
+        ``preemptions`` and ``status`` (:class:`RequestStatus`).
+    segments : list of (ndarray, ndarray, ndarray)
+        Per replica: busy intervals ``(t_start_s, t_end_s, P_gpu_W)``, each GPU of the replica drawing the
+        (energy-averaged) power ``P_gpu_W`` over the interval; outside them the GPUs are idle.
+    deployment : Deployment
+    limits : BatchLimits
+    router : str
+    info : dict
+        Counts: ``events``, ``prefill_steps``, ``decode_steps``, ``decode_runs``, ``preemptions``, ``wall_time_s``,
+        ``events_per_s``, ``t_end_s`` (last completion, trace time).
+    """
+
+    requests: pd.DataFrame
+    segments: list
+    deployment: Deployment
+    limits: BatchLimits
+    router: str
+    info: dict = field(default_factory=dict)
+
+
+class _Replica:
+    __slots__ = ("idx", "waiting", "running", "prefilling", "free", "outstanding", "busy", "version", "bulk",
+                 "seg_t0", "seg_t1", "seg_P")
+
+    def __init__(self, idx: int, blocks: int) -> None:
+        self.idx = idx
+        self.waiting: deque[int] = deque()
+        self.running: list[int] = []
+        self.prefilling: list[int] = []
+        self.free = blocks
+        self.outstanding = 0
+        self.busy = False
+        self.version = 0
+        self.bulk = None
+        self.seg_t0: list[float] = []
+        self.seg_t1: list[float] = []
+        self.seg_P: list[float] = []
+
+
+class _Bulk:
+    __slots__ = ("kind", "t_start", "ends", "P", "m", "seqs", "chunks")
+
+    def __init__(self, kind, t_start, ends, P, seqs, chunks=()):
+        self.kind = kind
+        self.t_start = t_start
+        self.ends = ends
+        self.P = P
+        self.m = len(ends)
+        self.seqs = seqs
+        self.chunks = chunks
+
+
+class ServingEngine:
+    """Replay a request table on a deployment.
+
+    Parameters
+    ----------
+    deployment : Deployment
+        Model x GPU x replicas x tensor-parallel degree.
+    limits : BatchLimits
+        Per-replica batching limits.
+    router : {"round_robin", "least_outstanding_tokens", "prefix_affinity"}
+        Request router.
+
+    Raises
+    ------
+    ValueError
+        For an unknown router, or a model that does not fit on a replica.
+    """
+
+    def __init__(self, deployment: Deployment, limits: BatchLimits = BatchLimits(),
+                 router: str = "least_outstanding_tokens") -> None:
+        if router not in ROUTERS:
+            raise ValueError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
+        self.dep = deployment
+        self.limits = limits
+        self.router = router
+        self.model = StepModel(deployment)
+        self.blocks = deployment.kv_blocks_per_replica
+        self.B = deployment.block_size
+
+    # ------------------------------------------------------------------ run
+    def run(self, requests: pd.DataFrame) -> ServingResult:
+        """Serve every request of the table (times in trace seconds) and return per-request results and power.
+
+        Parameters
+        ----------
+        requests : pandas.DataFrame
+            Canonical request table (:mod:`jobs.requests`), sorted by arrival.
+
+        Returns
+        -------
+        ServingResult
+
+        Raises
+        ------
+        ValueError
+            If the table is empty.
+        """
+        wall0 = time.perf_counter()
+        n = len(requests)
+        if n == 0:
+            raise ValueError("the request table is empty: nothing to serve")
+        self.arr = requests["arrival_time_s"].to_numpy(float)
+        self.prm = requests["prompt_tokens"].to_numpy(np.int64)
+        self.out = requests["output_tokens"].to_numpy(np.int64)
+        self.gen = np.zeros(n, dtype=np.int64)
+        self.need = self.prm.copy()          # tokens to prefill (prompt, or prompt + generated after preemption)
+        self.done = np.zeros(n, dtype=np.int64)
+        self.nblk = np.zeros(n, dtype=np.int64)
+        self.first = np.full(n, np.nan)
+        self.fin = np.full(n, np.nan)
+        self.rep = np.full(n, -1, dtype=np.int64)
+        self.npre = np.zeros(n, dtype=np.int64)
+        self.status = np.zeros(n, dtype=np.int8)
+        prefixes = requests["prefix_block_ids"].to_numpy(object) if "prefix_block_ids" in requests else None
+        R = [_Replica(r, self.blocks) for r in range(self.dep.replicas)]
+        self.R = R
+        self.heap: list = []
+        self.seq = 0
+        self.counts = {"prefill_steps": 0, "decode_steps": 0, "decode_runs": 0, "preemptions": 0, "mixed_steps": 0}
+        affinity: dict[int, int] = {}
+        cap_tokens = self.blocks * self.B
+        n_events = 0
+        rr = 0
+        i = 0
+        heap = self.heap
+        arr = self.arr
+        while i < n or heap:
+            if heap and (i >= n or heap[0][0] <= arr[i]):
+                t, _, r, version = heapq.heappop(heap)
+                n_events += 1
+                rep = R[r]
+                if version != rep.version:
+                    continue
+                self._commit(rep, t)
+                self._start_next(rep, t)
+                continue
+            t = float(arr[i])
+            n_events += 1
+            # route
+            if self.router == "round_robin":
+                r = rr % len(R)
+                rr += 1
+            else:
+                loads = [self._load(rep, t) for rep in R]
+                r = int(np.argmin(loads))
+                if self.router == "prefix_affinity" and prefixes is not None and len(prefixes[i]):
+                    key = int(prefixes[i][0])
+                    r = affinity.setdefault(key, r)
+            self.rep[i] = r
+            rep = R[r]
+            if self.prm[i] + self.out[i] > cap_tokens:
+                self.status[i] = RequestStatus.REJECTED
+                i += 1
+                continue
+            was_empty = not rep.waiting
+            rep.waiting.append(i)
+            rep.outstanding += int(self.prm[i] + self.out[i])
+            if not rep.busy:
+                self._start_next(rep, t)
+            elif was_empty and rep.bulk is not None and rep.bulk.kind == "decode" and rep.bulk.m > 1:
+                b = rep.bulk
+                j = int(np.searchsorted(b.ends[:b.m], t, side="left"))
+                if j + 1 < b.m:
+                    b.m = j + 1
+                    rep.version += 1
+                    self._push(float(b.ends[j]), rep)
+            i += 1
+
+        t_end = float(np.nanmax(self.fin)) if np.isfinite(self.fin).any() else float(arr[-1])
+        wall = time.perf_counter() - wall0
+        df = requests.copy()
+        df["replica"] = self.rep
+        df["first_token_s"] = self.first
+        df["finish_s"] = self.fin
+        df["ttft_s"] = self.first - self.arr
+        df["e2e_s"] = self.fin - self.arr
+        with np.errstate(invalid="ignore", divide="ignore"):
+            df["tpot_s"] = np.where(self.out > 1, (self.fin - self.first) / (self.out - 1), np.nan)
+        df["preemptions"] = self.npre
+        df["status"] = self.status
+        segs = [(np.asarray(rp.seg_t0), np.asarray(rp.seg_t1), np.asarray(rp.seg_P)) for rp in R]
+        info = dict(self.counts)
+        info.update({"events": n_events, "wall_time_s": wall, "events_per_s": n_events / max(wall, 1e-9),
+                     "t_end_s": t_end, "kv_blocks_per_replica": self.blocks,
+                     "requests_rejected": int(np.count_nonzero(self.status == RequestStatus.REJECTED))})
+        return ServingResult(df, segs, self.dep, self.limits, self.router, info)
+
+    # ------------------------------------------------------------------ helpers
+    def _push(self, t: float, rep: _Replica) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, rep.idx, rep.version))
+
+    def _load(self, rep: _Replica, t: float) -> float:
+        """Outstanding tokens of a replica at time t (decode progress of the run in flight included)."""
+        b = rep.bulk
+        if b is not None and b.kind == "decode":
+            k = int(np.searchsorted(b.ends[:b.m], t, side="right"))
+            return rep.outstanding - k * len(b.seqs)
+        return rep.outstanding
+
+    def _finish(self, rep: _Replica, i: int, t: float) -> None:
+        self.fin[i] = t
+        self.status[i] = RequestStatus.COMPLETED
+        rep.free += int(self.nblk[i])
+        self.nblk[i] = 0
+
+    def _preempt(self, rep: _Replica) -> None:
+        v = rep.running.pop()
+        rep.free += int(self.nblk[v])
+        self.nblk[v] = 0
+        self.need[v] = self.prm[v] + self.gen[v]
+        self.done[v] = 0
+        rep.outstanding += int(self.need[v])
+        self.npre[v] += 1
+        self.counts["preemptions"] += 1
+        rep.waiting.appendleft(v)
+
+    def _commit(self, rep: _Replica, t: float) -> None:
+        """Apply the effects of the step(s) just ended at t."""
+        b = rep.bulk
+        rep.bulk = None
+        rep.busy = False
+        m = b.m
+        ends = b.ends[:m]
+        dt = np.diff(ends, prepend=b.t_start)
+        span = float(ends[-1] - b.t_start)
+        rep.seg_t0.append(b.t_start)
+        rep.seg_t1.append(float(ends[-1]))
+        rep.seg_P.append(float(np.dot(b.P[:m], dt)) / span if span > 0 else float(b.P[0]))
+        B = self.B
+        gen, nblk, prm = self.gen, self.nblk, self.prm
+        if len(b.seqs):
+            s = b.seqs
+            gen[s] += m
+            newb = -((-(prm[s] + gen[s] - 1)) // B)   # ceil(cached tokens / B)
+            rep.free -= int((newb - nblk[s]).sum())
+            nblk[s] = newb
+            rep.outstanding -= m * len(s)
+            done = s[gen[s] >= self.out[s]]
+            if done.size:
+                ds = set(done.tolist())
+                rep.running = [x for x in rep.running if x not in ds]
+                for x in done.tolist():
+                    self._finish(rep, x, t)
+        if b.kind == "decode":
+            self.counts["decode_steps"] += m
+            return
+        for (i, q) in b.chunks:
+            self.done[i] += q
+            rep.outstanding -= q
+            if self.done[i] >= self.need[i]:
+                gen[i] += 1
+                rep.outstanding -= 1
+                if math.isnan(self.first[i]):
+                    self.first[i] = t
+                if self.limits.chunked_prefill:
+                    rep.prefilling.remove(i)
+                if gen[i] >= self.out[i]:
+                    self._finish(rep, i, t)
+                else:
+                    rep.running.append(i)
+
+    def _start_next(self, rep: _Replica, t: float) -> None:
+        """Plan the next step (or run of decode steps) of a replica that has just become free at t."""
+        lim = self.limits
+        B = self.B
+        preempted = False
+        if lim.chunked_prefill:
+            self._plan_chunked(rep, t)
+            return
+        while True:
+            if rep.waiting and not (preempted and rep.running):
+                adm, tokens, free = [], 0, rep.free
+                for i in rep.waiting:
+                    if len(rep.running) + len(adm) >= lim.max_num_seqs:
+                        break
+                    q = int(self.need[i])
+                    if adm and tokens + q > lim.max_num_batched_tokens:
+                        break
+                    blk = -(-q // B)
+                    if blk > free:
+                        break
+                    adm.append((i, q))
+                    free -= blk
+                    tokens += q
+                if adm:
+                    for (i, q) in adm:
+                        rep.waiting.popleft()
+                        self.nblk[i] = -(-q // B)
+                    rep.free = free
+                    attn = sum(q * (q + 1) / 2.0 for _, q in adm)
+                    dt, P = self.model.cost(float(tokens), attn, 0.0)
+                    self.counts["prefill_steps"] += 1
+                    self._begin(rep, _Bulk("prefill", t, np.array([t + float(dt)]), np.array([float(P)]),
+                                           np.zeros(0, dtype=np.int64), adm))
+                    return
+            if not rep.running:
+                return  # idle
+            s = np.asarray(rep.running, dtype=np.int64)
+            L = self.prm[s] + self.gen[s] - 1
+            nseq = s.size
+            o = np.sort((-L) % B)
+            k_fail = (rep.free // nseq) * B + int(o[rep.free % nseq])
+            if k_fail == 0:
+                self._preempt(rep)
+                preempted = True
+                continue
+            m = int(min(int((self.out[s] - self.gen[s]).min()), k_fail))
+            self._decode_run(rep, t, s, L, m)
+            return
+
+    def _decode_run(self, rep: _Replica, t: float, s: np.ndarray, L: np.ndarray, m: int) -> None:
+        nseq = s.size
+        ks = np.arange(m, dtype=float)
+        Ls = float(L.sum())
+        dt, P = self.model.cost(float(nseq), Ls + nseq + nseq * ks, Ls + nseq * ks)
+        ends = t + np.cumsum(dt)
+        self.counts["decode_runs"] += 1
+        self._begin(rep, _Bulk("decode", t, ends, np.asarray(P, dtype=float), s))
+
+    def _begin(self, rep: _Replica, b: _Bulk) -> None:
+        rep.bulk = b
+        rep.busy = True
+        rep.version += 1
+        self._push(float(b.ends[b.m - 1]), rep)
+
+    def _plan_chunked(self, rep: _Replica, t: float) -> None:
+        """Chunked prefill: decode every running sequence and fill the token budget with prompt chunks."""
+        lim = self.limits
+        B = self.B
+        while rep.running:
+            s = np.asarray(rep.running, dtype=np.int64)
+            L = self.prm[s] + self.gen[s] - 1
+            if int(np.count_nonzero(L % B == 0)) <= rep.free:
+                break
+            self._preempt(rep)
+        budget = lim.max_num_batched_tokens - len(rep.running)
+        need_dec = int(np.count_nonzero((self.prm[rep.running] + self.gen[rep.running] - 1) % B == 0)) \
+            if rep.running else 0
+        free = rep.free - need_dec
+        chunks = []
+        for i in list(rep.prefilling) + list(rep.waiting):
+            if budget <= 0:
+                break
+            new = i not in rep.prefilling
+            if new and len(rep.running) + len(rep.prefilling) >= lim.max_num_seqs:
+                break
+            q = int(min(self.need[i] - self.done[i], budget))
+            blk = -(-(int(self.done[i]) + q) // B) - int(self.nblk[i])
+            if blk > free:
+                break
+            free -= blk
+            self.nblk[i] += blk
+            chunks.append((i, q))
+            budget -= q
+            if new:
+                rep.waiting.popleft()
+                rep.prefilling.append(i)
+        if not chunks:
+            if not rep.running:
+                return
+            s = np.asarray(rep.running, dtype=np.int64)
+            L = self.prm[s] + self.gen[s] - 1
+            o = np.sort((-L) % B)
+            k_fail = (rep.free // s.size) * B + int(o[rep.free % s.size])
+            m = int(min(int((self.out[s] - self.gen[s]).min()), k_fail))
+            self._decode_run(rep, t, s, L, m)
+            return
+        rep.free = free + need_dec  # decode blocks are charged at commit
+        s = np.asarray(rep.running, dtype=np.int64)
+        L = self.prm[s] + self.gen[s] - 1
+        n_tok = s.size + sum(q for _, q in chunks)
+        attn = float(L.sum() + s.size) + sum(q * int(self.done[i]) + q * (q + 1) / 2.0 for i, q in chunks)
+        kv = float(L.sum()) + sum(float(self.done[i]) for i, _ in chunks)
+        dt, P = self.model.cost(float(n_tok), attn, kv)
+        self.counts["mixed_steps"] += 1
+        self._begin(rep, _Bulk("mixed", t, np.array([t + float(dt)]), np.array([float(P)]), s, chunks))

@@ -1,0 +1,258 @@
+"""What is served on what: model, GPU type and deployment descriptions, read from TOML data files.
+
+A *deployment* is a model x a GPU type x ``replicas`` x tensor-parallel degree ``tensor_parallel``; each replica
+holds a full copy of the weights split over its ``tensor_parallel`` GPUs. Shipped descriptions live in
+``scheduler_sim/serving/data/{models,gpus}/<name>.toml`` (each file cites its datasheet); a deployment file names
+them (or gives a path) and may override the roofline / power constants of :class:`RooflineConstants`.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Deployment", "load_deployment", "load_model", "load_gpu",
+           "DATA_DIR"]
+
+#: Folder of the shipped model and GPU descriptions.
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSpec(_Strict):
+    """A dense decoder-only transformer, as far as serving cost is concerned.
+
+    Attributes
+    ----------
+    name : str
+    parameters : float
+        Number of parameters (weights), > 0.
+    layers, hidden_size, attention_heads, kv_heads, head_dim : int
+        Architecture (grouped-query attention: ``kv_heads`` <= ``attention_heads``).
+    bytes_per_parameter, bytes_per_kv_element : float
+        Storage of one weight / one KV-cache element [B] (2 for BF16).
+    """
+
+    name: str
+    parameters: float = Field(gt=0, description="Number of weights")
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    attention_heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    bytes_per_parameter: float = Field(2.0, gt=0, description="Bytes per weight [B]")
+    bytes_per_kv_element: float = Field(2.0, gt=0, description="Bytes per KV-cache element [B]")
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes of all weights [B] = parameters x bytes_per_parameter."""
+        return self.parameters * self.bytes_per_parameter
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes per token [B] = 2 (K, V) x layers x kv_heads x head_dim x bytes_per_kv_element (GQA)."""
+        return 2.0 * self.layers * self.kv_heads * self.head_dim * self.bytes_per_kv_element
+
+    @property
+    def attention_width(self) -> int:
+        """Width of the query projection, attention_heads x head_dim (sets attention FLOPs)."""
+        return self.attention_heads * self.head_dim
+
+
+class GPUSpec(_Strict):
+    """One GPU type (datasheet figures; see the data file for sources).
+
+    Attributes
+    ----------
+    peak_flops : float
+        Dense BF16/FP16 tensor throughput [FLOP/s].
+    hbm_bandwidth_B_s : float
+        Peak HBM bandwidth [B/s].
+    hbm_capacity_B : float
+        HBM capacity [B].
+    idle_power_W, max_power_W : float
+        Board power when idle and at the power limit [W].
+    link_bandwidth_B_s : float
+        GPU-to-GPU (NVLink) bandwidth in one direction [B/s], used for tensor-parallel all-reduce.
+    """
+
+    name: str
+    peak_flops: float = Field(gt=0)
+    hbm_bandwidth_B_s: float = Field(gt=0)
+    hbm_capacity_B: float = Field(gt=0)
+    idle_power_W: float = Field(ge=0)
+    max_power_W: float = Field(gt=0)
+    link_bandwidth_B_s: float = Field(gt=0)
+
+
+class RooflineConstants(_Strict):
+    """Efficiency and power-calibration constants of the step model (:mod:`scheduler_sim.serving.roofline`).
+
+    Attributes
+    ----------
+    eta_compute : float
+        Achievable fraction of ``peak_flops`` in large GEMMs (model FLOPs utilisation in prefill). Default 0.6:
+        ASSUMPTION within the 50-70 % prefill MFU reported for vLLM / TensorRT-LLM on A100 / H100 (e.g. the
+        Sarathi-Serve and Vidur papers, Agrawal et al., OSDI 2024 / MLSys 2024).
+    eta_memory : float
+        Achievable fraction of HBM bandwidth in decode (model bandwidth utilisation, MBU). Default 0.8: ASSUMPTION
+        (Databricks, "LLM Inference Performance Engineering: Best Practices", 2023, defines MBU and shows
+        well-tuned decode kernels approaching but not reaching peak bandwidth).
+    step_overhead_s : float
+        Fixed time per engine step (scheduling, sampling, kernel launches) [s]. Default 2 ms: ASSUMPTION of the
+        order of vLLM's CPU overhead per iteration before CUDA graphs (Kwon et al., SOSP 2023).
+    allreduce_latency_s : float
+        Latency of one tensor-parallel all-reduce [s]; two per layer per step. Default 10 us: ASSUMPTION
+        (NCCL small-message all-reduce latency within one NVLink node is of the order of 10 us).
+    activation_bytes : float
+        Bytes per activation element in the all-reduce [B] (2, BF16).
+    k_compute, k_memory : float
+        Power calibration: GPU power = idle + (max - idle) x min(1, k_compute a_c + k_memory a_m), with a_c, a_m
+        the step's achieved fractions of peak FLOP/s and of peak bandwidth. Calibrated to the V100 measurements of
+        DESIGN.md "Reference figures" (prefill 270-300 W, decode 180-200 W on a 300 W board, idle 40 W):
+        prefill a_c = eta_compute = 0.6 at (285 - 40)/(300 - 40) = 0.942 of the range -> k_compute = 1.57; decode
+        a_m = eta_memory = 0.8 at (190 - 40)/(300 - 40) = 0.577 -> k_memory = 0.72. At the roofline ridge both
+        terms add and the clip at max power is reached, so power is *not monotonic* in batch size (it peaks near
+        the ridge and falls back to the compute-bound level beyond it), as the ML.ENERGY benchmark observes on
+        H100 / B200 (Chung et al., "Where Do the Joules Go?", arXiv 2601.22076, 2026; ML.ENERGY Leaderboard v3.0).
+    """
+
+    eta_compute: float = Field(0.6, gt=0, le=1)
+    eta_memory: float = Field(0.8, gt=0, le=1)
+    step_overhead_s: float = Field(2e-3, ge=0)
+    allreduce_latency_s: float = Field(10e-6, ge=0)
+    activation_bytes: float = Field(2.0, gt=0)
+    k_compute: float = Field(1.57, ge=0)
+    k_memory: float = Field(0.72, ge=0)
+
+
+class Deployment(_Strict):
+    """A model served by ``replicas`` copies, each on ``tensor_parallel`` GPUs of one type.
+
+    Attributes
+    ----------
+    name : str
+    model : ModelSpec
+    gpu : GPUSpec
+    replicas : int
+        Independent engine instances (>= 1).
+    tensor_parallel : int
+        GPUs per replica (>= 1).
+    gpu_memory_utilization : float
+        Fraction of HBM the engine may use for weights + KV cache (vLLM ``gpu_memory_utilization``, default 0.9).
+    block_size : int
+        Tokens per KV-cache block (vLLM default 16).
+    constants : RooflineConstants
+    """
+
+    name: str
+    model: ModelSpec
+    gpu: GPUSpec
+    replicas: int = Field(1, ge=1)
+    tensor_parallel: int = Field(1, ge=1)
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    block_size: int = Field(16, ge=1)
+    constants: RooflineConstants = RooflineConstants()
+
+    @property
+    def n_gpus(self) -> int:
+        """GPUs of the deployment = replicas x tensor_parallel."""
+        return self.replicas * self.tensor_parallel
+
+    @property
+    def kv_blocks_per_replica(self) -> int:
+        """KV-cache blocks of one replica: floor((TP x HBM x utilisation - weights) / (block_size x KV bytes)).
+
+        Raises
+        ------
+        ValueError
+            If the weights do not fit in the replica's usable memory.
+        """
+        usable = self.tensor_parallel * self.gpu.hbm_capacity_B * self.gpu_memory_utilization
+        free = usable - self.model.weight_bytes
+        if free <= 0:
+            raise ValueError(f"deployment {self.name!r}: {self.model.name} weights ({self.model.weight_bytes / 1e9:.1f} "
+                             f"GB) do not fit in {self.tensor_parallel} x {self.gpu.name} at "
+                             f"{self.gpu_memory_utilization:.0%} memory ({usable / 1e9:.1f} GB)")
+        return int(math.floor(free / (self.block_size * self.model.kv_bytes_per_token)))
+
+
+def _read_toml(path: Path, what: str) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{what} file {path} not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _resolve(name_or_path: str, kind: str, base: Path | None) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml":
+        return p if p.is_absolute() or base is None else (base / p)
+    cand = DATA_DIR / kind / f"{name_or_path}.toml"
+    if not cand.is_file():
+        known = sorted(x.stem for x in (DATA_DIR / kind).glob("*.toml"))
+        raise ValueError(f"unknown {kind[:-1]} {name_or_path!r}; shipped: {', '.join(known)} (or give a .toml path)")
+    return cand
+
+
+def _validate(cls, data: dict, source: str):
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{source}: invalid {cls.__name__}"]
+        for e in exc.errors():
+            lines.append(f"  {'.'.join(str(x) for x in e['loc'])}: {e['msg']} (got {e.get('input')!r})")
+        raise ValueError("\n".join(lines)) from None
+
+
+def load_model(name_or_path: str, base: Path | None = None) -> ModelSpec:
+    """Load a model description by shipped name (e.g. ``"llama-3-8b"``) or TOML path.
+
+    Raises
+    ------
+    ValueError
+        Unknown name, missing file, bad TOML or an invalid / unknown field (the message names file and field).
+    """
+    p = _resolve(name_or_path, "models", base)
+    return _validate(ModelSpec, _read_toml(p, "model"), str(p))
+
+
+def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
+    """Load a GPU description by shipped name (e.g. ``"h100-sxm"``) or TOML path.
+
+    Raises
+    ------
+    ValueError
+        Unknown name, missing file, bad TOML or an invalid / unknown field.
+    """
+    p = _resolve(name_or_path, "gpus", base)
+    return _validate(GPUSpec, _read_toml(p, "GPU"), str(p))
+
+
+def load_deployment(path: str | Path) -> Deployment:
+    """Load a deployment TOML: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file),
+    ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size`` and a ``[constants]``
+    table overriding :class:`RooflineConstants`.
+
+    Raises
+    ------
+    ValueError
+        Missing file, bad TOML, unknown model / GPU, or an invalid field (message names the file and the field).
+    """
+    path = Path(path)
+    data = _read_toml(path, "deployment")
+    for key in ("model", "gpu"):
+        if key not in data or not isinstance(data[key], str):
+            raise ValueError(f"{path}: field {key!r} missing; expected a shipped name or a .toml path")
+    data["model"] = load_model(data["model"], path.parent)
+    data["gpu"] = load_gpu(data["gpu"], path.parent)
+    data.setdefault("name", path.stem)
+    return _validate(Deployment, data, str(path))

@@ -1,0 +1,142 @@
+"""From the engine's busy intervals to a compact node power profile for the facility simulation.
+
+GPU power of each replica is a step function (idle power outside busy intervals). It is averaged over fixed bins of
+``merge_s`` seconds *exactly*: the bin's energy (integral of the step function) divided by its length, so energy is
+preserved bin by bin and the profile has at most ``duration / merge_s`` rows (consecutive identical rows are then
+dropped). Node DC power = the node's non-GPU baseline (CPU, memory, NICs, drives from the system's
+``NodePowerParams``) + the power of the node's GPUs; GPU slot ``g`` of the partition is on node
+``g // gpus_per_node`` and replica ``r`` owns slots ``r tp .. (r+1) tp - 1``; slots no replica owns draw the
+deployment GPU's idle power.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import ServingResult
+
+__all__ = ["ServingPower", "build_power"]
+
+
+@dataclass
+class ServingPower:
+    """Binned power of a serving partition.
+
+    Attributes
+    ----------
+    t_s : ndarray, shape (k,)
+        Row start times [s] (trace time + ``offset_s``); the last row holds to the end of the simulation.
+    P_gpu_W : ndarray, shape (k, n_replicas)
+        Power of each GPU of each replica [W] (every GPU of a replica draws the same).
+    P_node_W : ndarray, shape (k, n_nodes)
+        DC power of each partition node [W].
+    gpus_per_node : int
+    node_baseline_W : float
+        Non-GPU DC power of one node [W].
+    merge_s : float
+        Bin length [s].
+    """
+
+    t_s: np.ndarray
+    P_gpu_W: np.ndarray
+    P_node_W: np.ndarray
+    gpus_per_node: int
+    node_baseline_W: float
+    merge_s: float
+
+    def gpu_energy_J(self, t_end_s: float) -> float:
+        """Energy of all deployment GPUs from ``t_s[0]`` to ``t_end_s`` [J] (tp GPUs per replica column).
+
+        Raises
+        ------
+        ValueError
+            If ``t_end_s`` is before the last row start.
+        """
+        if t_end_s < self.t_s[-1]:
+            raise ValueError(f"t_end_s={t_end_s} is before the last profile row ({self.t_s[-1]})")
+        dt = np.diff(np.append(self.t_s, t_end_s))
+        return float(np.dot(dt, self.P_gpu_W.sum(axis=1)) * self._tp)
+
+    _tp: int = 1
+
+
+def _bin_energy(seg_t0, seg_t1, seg_P, idle_W, edges) -> np.ndarray:
+    """Energy per bin [J] of a step function: idle_W outside the segments, seg_P inside (segments disjoint)."""
+    e = idle_W * np.diff(edges)
+    if len(seg_t0) == 0:
+        return e
+    excess = (seg_P - idle_W) * (seg_t1 - seg_t0)
+    knots = np.empty(2 * len(seg_t0))
+    knots[0::2] = seg_t0
+    knots[1::2] = seg_t1
+    cum = np.empty_like(knots)
+    c = np.cumsum(excess)
+    cum[1::2] = c
+    cum[0::2] = c - excess
+    E = np.interp(edges, knots, cum, left=0.0, right=float(c[-1]))
+    return e + np.diff(E)
+
+
+def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: float | None = None,
+                offset_s: float = 0.0, cpu_util: float = 0.0) -> ServingPower:
+    """Bin the engine's GPU power and add the node baseline.
+
+    Parameters
+    ----------
+    res : ServingResult
+        Engine output.
+    node : power.NodePowerParams
+        The system's node description (CPU / memory / NIC / drive baseline, ``gpus_per_node``).
+    merge_s : float
+        Bin length [s], > 0 (default 1 s).
+    t_end_s : float or None
+        End of the binned span in trace time [s]; default the last completion, rounded up to a whole bin.
+    offset_s : float
+        Added to trace times to give simulation times [s].
+    cpu_util : float
+        Host CPU utilisation in [0, 1] of the partition nodes (constant; default 0: CPUs at idle power).
+
+    Returns
+    -------
+    ServingPower
+
+    Raises
+    ------
+    ValueError
+        If the system's nodes have no GPU, ``tensor_parallel`` does not divide / is not a multiple of
+        ``gpus_per_node``, or ``merge_s`` <= 0.
+    """
+    from power import node_power_w
+
+    if merge_s <= 0:
+        raise ValueError(f"merge_s must be > 0, got {merge_s}")
+    dep = res.deployment
+    gpn = node.gpus_per_node
+    tp = dep.tensor_parallel
+    if gpn < 1:
+        raise ValueError("the system's nodes have no GPU (gpus_per_node = 0): cannot host a serving partition")
+    if gpn % tp and tp % gpn:
+        raise ValueError(f"tensor_parallel={tp} must divide, or be a multiple of, gpus_per_node={gpn}")
+    t_last = res.info["t_end_s"] if t_end_s is None else t_end_s
+    nb = max(1, int(np.ceil(t_last / merge_s - 1e-9)))
+    edges = np.arange(nb + 1) * merge_s
+    idle = dep.gpu.idle_power_W
+    P_rep = np.empty((nb, dep.replicas))
+    for r, (a, b, P) in enumerate(res.segments):
+        P_rep[:, r] = _bin_energy(a, b, P, idle, edges) / merge_s
+    # one idle row after the last bin
+    P_rep = np.vstack([P_rep, np.full((1, dep.replicas), idle)])
+    t = np.append(edges[:-1], edges[-1])
+    n_slots_used = dep.n_gpus
+    n_nodes = -(-n_slots_used // gpn)
+    slot_P = np.full((P_rep.shape[0], n_nodes * gpn), idle)
+    slot_P[:, :n_slots_used] = np.repeat(P_rep, tp, axis=1)
+    base = float(node_power_w(cpu_util, 0.0, node)) - gpn * node.gpu_idle_W
+    P_node = base + slot_P.reshape(P_rep.shape[0], n_nodes, gpn).sum(axis=2)
+    keep = np.ones(len(t), dtype=bool)
+    keep[1:] = np.any(P_node[1:] != P_node[:-1], axis=1) | np.any(P_rep[1:] != P_rep[:-1], axis=1)
+    out = ServingPower(t[keep] + offset_s, P_rep[keep], P_node[keep], gpn, base, float(merge_s))
+    out._tp = tp
+    return out

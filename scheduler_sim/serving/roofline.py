@@ -1,0 +1,108 @@
+"""Step time and GPU power of one engine step of one replica: a roofline model, phase by phase.
+
+A step processes ``n_tok`` tokens: prefill chunks (``q`` new tokens on top of ``c0`` cached ones) and decode
+tokens (one per running sequence, on top of its ``L`` cached tokens). With ``P`` parameters, ``W`` weight bytes,
+``kv`` KV bytes per token, ``n_layers`` layers, attention width ``d = heads x head_dim``, tensor-parallel degree
+``tp``, peak FLOP/s ``F_pk``, bandwidth ``B_pk``, link bandwidth ``B_link``:
+
+* FLOPs ``F = 2 P n_tok + 4 n_layers d A`` with attention positions ``A = sum_chunks (q c0 + q (q+1) / 2) +
+  sum_decode (L + 1)`` (QK^T and AV, two FLOPs per multiply-add);
+* bytes ``B = W + kv (R + n_tok)``: weights read once per step, cached KV read (``R = sum c0 + sum L``), new KV
+  written;
+* compute time ``t_c = F / (tp F_pk eta_c)``; memory time ``t_m = B / (tp B_pk eta_m)``;
+* all-reduce time (tp > 1) ``t_ar = 2 n_layers (alpha + 2 (tp - 1) / tp x n_tok x hidden x b_act / B_link)``
+  (ring all-reduce, two per layer: after attention and after the MLP);
+* step time ``t = max(t_c, t_m) + t_ar + t_0``.
+
+GPU power during the step (every GPU of the replica alike): with ``a_c = F / (tp F_pk t)`` and ``a_m = B / (tp
+B_pk t)`` the achieved fractions of peak, ``P = P_idle + (P_max - P_idle) min(1, k_c a_c + k_m a_m)``. Constants and
+their sources: :class:`scheduler_sim.serving.hardware.RooflineConstants`.
+
+References
+----------
+.. [1] S. Williams, A. Waterman, D. Patterson, "Roofline: an insightful visual performance model for multicore
+   architectures", CACM 52(4), 2009.
+.. [2] J. Kaplan et al., "Scaling Laws for Neural Language Models", arXiv 2001.08361, 2020 (2 P FLOPs per token
+   forward, attention FLOPs per token proportional to layers x context x width).
+.. [3] P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2),
+   2009 (ring all-reduce moves 2 (p-1)/p of the message per rank).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hardware import Deployment
+
+__all__ = ["StepModel"]
+
+
+class StepModel:
+    """Roofline step time and power for one replica of a deployment.
+
+    Parameters
+    ----------
+    dep : Deployment
+        Model, GPU type, tensor-parallel degree and constants.
+    """
+
+    def __init__(self, dep: Deployment) -> None:
+        m, g, c = dep.model, dep.gpu, dep.constants
+        tp = dep.tensor_parallel
+        self.flops_per_token = 2.0 * m.parameters
+        self.attn_flops_per_pos = 4.0 * m.layers * m.attention_width
+        self.weight_bytes = m.weight_bytes
+        self.kv_bytes = m.kv_bytes_per_token
+        self.F_eff = tp * g.peak_flops * c.eta_compute
+        self.B_eff = tp * g.hbm_bandwidth_B_s * c.eta_memory
+        self.F_pk = tp * g.peak_flops
+        self.B_pk = tp * g.hbm_bandwidth_B_s
+        self.t0 = c.step_overhead_s
+        if tp > 1:
+            self.ar_fixed = 2 * m.layers * c.allreduce_latency_s
+            self.ar_per_token = 2 * m.layers * 2.0 * (tp - 1) / tp * m.hidden_size * c.activation_bytes \
+                / g.link_bandwidth_B_s
+        else:
+            self.ar_fixed = self.ar_per_token = 0.0
+        self.P_idle = g.idle_power_W
+        self.P_range = g.max_power_W - g.idle_power_W
+        self.k_c = c.k_compute
+        self.k_m = c.k_memory
+
+    def cost(self, n_tok, attn_pos, kv_read):
+        """Step time and per-GPU power (works elementwise on arrays).
+
+        Parameters
+        ----------
+        n_tok : float or ndarray
+            Tokens processed in the step (prefill chunk tokens + decode sequences), >= 1.
+        attn_pos : float or ndarray
+            Attention positions ``A`` (see the module docstring).
+        kv_read : float or ndarray
+            Cached tokens whose KV is read, ``R``.
+
+        Returns
+        -------
+        t_s : float or ndarray
+            Step time [s].
+        P_W : float or ndarray
+            Power of each GPU of the replica during the step [W].
+        """
+        F = self.flops_per_token * n_tok + self.attn_flops_per_pos * attn_pos
+        B = self.weight_bytes + self.kv_bytes * (kv_read + n_tok)
+        t = np.maximum(F / self.F_eff, B / self.B_eff) + self.ar_fixed + self.ar_per_token * n_tok + self.t0
+        a_c = F / (self.F_pk * t)
+        a_m = B / (self.B_pk * t)
+        P = self.P_idle + self.P_range * np.minimum(1.0, self.k_c * a_c + self.k_m * a_m)
+        return t, P
+
+    def prefill(self, q: int, c0: int = 0) -> tuple[float, float]:
+        """Time [s] and per-GPU power [W] of a step prefilling ``q`` tokens on top of ``c0`` cached ones."""
+        t, P = self.cost(float(q), q * c0 + q * (q + 1) / 2.0, float(c0))
+        return float(t), float(P)
+
+    def decode(self, lengths) -> tuple[float, float]:
+        """Time [s] and per-GPU power [W] of one decode step of sequences with ``lengths`` cached tokens."""
+        L = np.asarray(lengths, dtype=float)
+        t, P = self.cost(float(L.size), float(L.sum() + L.size), float(L.sum()))
+        return float(t), float(P)
