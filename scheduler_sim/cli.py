@@ -7,6 +7,7 @@ exit with status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -128,22 +129,28 @@ def _cmd_run(a: argparse.Namespace) -> int:
         ov["trace.strict"] = True
     if a.quiet:
         ov["output.progress"] = False
-    if a.step is not None and a.interval is None:
+    if a.step is not None and a.interval is None and a.step > 0 and math.isfinite(a.step):
         ratio = max(1, round(cfg.output.interval_s / a.step))
+        if abs(ratio * a.step - cfg.output.interval_s) > 1e-9:
+            print(f"note: output interval set to {ratio * a.step:g} s, the multiple of --step {a.step:g} s "
+                  f"nearest to {cfg.output.interval_s:g} s")
         ov["output.interval_s"] = ratio * a.step
     if ov:
-        tag = "-".join(f"{v}" for k, v in ov.items() if k in ("scheduler.policy", "scheduler.backfill",
-                                                               "scheduler.placement", "system"))
-        for k, unit in (("trace.window_start_days", "d"), ("trace.window_days", "days")):
-            if k in ov:
-                tag += f"-{ov[k]:g}{unit}"
-        if "cooling.T_wb_C" in ov:
-            tag += f"-wb{ov['cooling.T_wb_C']:g}C"
-        if ov.get("cooling.enabled") is False:
-            tag += "-nocooling"
-        if tag:
-            ov["name"] = f"{cfg.name}-{tag.strip('-')}".replace("/", "_")
         cfg = cfg.with_overrides(ov)
+        naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
+                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled")
+        if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
+            c = cfg
+            pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
+            name = (f"{Path(c.system).stem}-{Path(c.trace.path).stem.split('.')[0] if c.trace.path else 'theta2022'}"
+                    f"-{pol}-day{c.trace.window_start_days:g}-{c.trace.window_days:g}d")
+            if c.scheduler.placement != "lowest":
+                name += f"-{c.scheduler.placement}"
+            if not c.cooling.enabled:
+                name += "-nocooling"
+            elif c.cooling.weather == "constant":
+                name += f"-wb{c.cooling.T_wb_C:g}C"
+            cfg = cfg.with_overrides({"name": name.replace("/", "_")})
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, policy {cfg.scheduler.policy}, "
@@ -157,7 +164,16 @@ def _cmd_run(a: argparse.Namespace) -> int:
     print(f"summary ({res.info['events']} events, {wall:.1f} s wall, "
           f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
     print(format_summary(res.summary))
+    info = res.info
+    dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
+                                           "jobs_not_run")}
+    print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "
+          f"machine {dropped['jobs_excluded_larger_than_machine']}, never started {dropped['jobs_not_run']}")
     print(f"wrote {res.path}")
+    if dropped["jobs_not_run"]:
+        print(f"hpctwin run: warning: {dropped['jobs_not_run']} job(s) never started (e.g. nodes down until the "
+              f"end); see /provenance info_json", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -166,7 +182,14 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
 
     study, _ = load_study(a.study)
     out = Path(a.out) if a.out else Path("out") / study
-    run_sweep(a.study, out)
+    summary = run_sweep(a.study, out)
+    if summary is not None:
+        import h5py
+        with h5py.File(summary) as f:
+            failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
+        if failed:
+            print(f"hpctwin sweep: {failed} scenario(s) failed; see {summary} (/scenarios/error)", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -256,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hpctwin: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `hpctwin validate FILE | head`
+        sys.stderr.close()
+        return 0
     except (ValueError, OSError, RuntimeError, KeyError) as exc:
         print(f"hpctwin {a.command}: error: {exc}", file=sys.stderr)
         return 2

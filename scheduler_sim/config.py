@@ -26,7 +26,7 @@ class ConfigError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def embedded_trace_path() -> Path:
@@ -150,7 +150,7 @@ class CoolingConfig(_Strict):
 
     enabled: bool = Field(True, description="Run the cooling FMU; if false, cooling power is not modelled (PUE is then IT-only and flagged)")
     plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
-    step_s: float = Field(15.0, gt=0, description="FMU communication step [s]")
+    step_s: float = Field(15.0, ge=0.1, le=3600.0, description="FMU communication step [s], 0.1 to 3600")
     weather: Literal["tmy3", "constant"] = Field("tmy3", description="'tmy3': NREL Golden TMY3 (or weather_path); 'constant': T_wb_C")
     weather_path: str = Field("", description="TMY3 CSV path; '' uses the shipped Golden, CO file")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
@@ -198,7 +198,7 @@ class RunConfig(_Strict):
     """One simulation run."""
 
     name: str = Field("theta-easy-30d", description="Run name, stored in the output")
-    seed: int = Field(0, ge=0, description="Seed of every random choice (numpy.random.Generator)")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of every random choice (numpy.random.Generator)")
     system: str = Field("theta", description="System description name or TOML path (see `hpctwin list systems`)")
     trace: TraceConfig = TraceConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
@@ -220,6 +220,9 @@ class RunConfig(_Strict):
         if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
             raise ValueError(f"output.interval_s ({self.output.interval_s}) must be a whole multiple of "
                              f"cooling.step_s ({self.cooling.step_s})")
+        if ratio > 86400:
+            raise ValueError(f"output.interval_s / cooling.step_s = {ratio:g} steps per output interval; at most "
+                             f"86400 are supported (use a longer step or a shorter interval)")
         return self
 
     @field_validator("name")
@@ -261,8 +264,10 @@ class RunConfig(_Strict):
 def _format_errors(source: str, exc: ValidationError) -> str:
     lines = [f"{source}: invalid configuration"]
     for e in exc.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        lines.append(f"  {loc}: {e['msg']} (got {e.get('input')!r})")
+        loc = ".".join(str(p) for p in e["loc"]) or "(whole configuration)"
+        got = e.get("input")
+        got = "" if isinstance(got, dict) else f" (got {got!r})"
+        lines.append(f"  {loc}: {e['msg']}{got}")
     return "\n".join(lines)
 
 

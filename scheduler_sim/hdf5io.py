@@ -125,10 +125,13 @@ class atomic_h5:
         return self.f
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.f.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
+        try:
+            self.f.close()
+            if exc_type is None:
+                if self.path.is_dir():
+                    raise IsADirectoryError(f"{self.path}: is a folder; give an output file name")
+                os.replace(self.tmp, self.path)
+        finally:
             self.tmp.unlink(missing_ok=True)
 
 

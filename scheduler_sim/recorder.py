@@ -102,17 +102,20 @@ class IntervalReducer:
         Steps per output interval (>= 1).
     n_values : int
         Columns per row.
-    chunk_rows : int
-        Output rows buffered before being appended to the result list (memory bound).
+    chunk_rows : int or None
+        Output rows buffered before being appended to the result list (memory bound); default keeps the buffer
+        near 2**21 values.
 
     Notes
     -----
     Rows must arrive in step order. A trailing partial interval is kept until :meth:`finish`.
     """
 
-    def __init__(self, ratio: int, n_values: int, chunk_rows: int = 4096) -> None:
+    def __init__(self, ratio: int, n_values: int, chunk_rows: int | None = None) -> None:
         if ratio < 1:
             raise ValueError(f"ratio must be >= 1, got {ratio}")
+        if chunk_rows is None:  # keep the buffer near 2**21 values whatever the ratio
+            chunk_rows = max(1, (1 << 21) // (ratio * max(n_values, 1)))
         self.ratio = int(ratio)
         self.n_values = int(n_values)
         self._buf = np.empty((chunk_rows * self.ratio, self.n_values))

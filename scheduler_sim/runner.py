@@ -98,7 +98,17 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     from .simulation import Simulation
 
     say = echo or (lambda s: None)
+    if out is not None:
+        inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
+        inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c]
+        if any(Path(out).resolve() == Path(i).resolve() for i in inputs):
+            raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
+        if Path(out).is_dir():
+            raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
     system = load_system(cfg.system)
+    if system.liquid_fraction < 1.0:
+        say(f"note    {100 * (1 - system.liquid_fraction):.0f} % of rack heat goes to room air; the plant model "
+            f"only cools the liquid share, so air-side cooling energy is not counted in PUE")
     loaded = None
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()

@@ -72,8 +72,13 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         base = RunConfig.model_validate(base_data)
     except ValidationError as exc:
         raise ConfigError(_format_errors(f"{path} [base]", exc)) from None
+    rel = {}
     if base.trace.path and not Path(base.trace.path).is_absolute():
-        base = base.with_overrides({"trace.path": str((path.parent / base.trace.path).resolve())})
+        rel["trace.path"] = str((path.parent / base.trace.path).resolve())
+    if base.cooling.weather_path and not Path(base.cooling.weather_path).is_absolute():
+        rel["cooling.weather_path"] = str((path.parent / base.cooling.weather_path).resolve())
+    if rel:  # relative paths in a study file are relative to the study file, as in a run file
+        base = base.with_overrides(rel)
     axes = data.get("axes", {})
     for k, v in axes.items():
         if not isinstance(v, list) or not v:
@@ -137,6 +142,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
         except Exception as exc:  # a failed scenario must not stop the sweep
             err = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
             results.append((s.index, "failed", err, {}))
+            (out_dir / f"{s.name}.h5").unlink(missing_ok=True)  # no stale file from an earlier sweep
             print(f"[rank {rank}] {s.name}: FAILED: {type(exc).__name__}: {exc}", flush=True)
     gathered = comm.gather(results, root=0) if comm is not None else [results]
     if rank != 0:

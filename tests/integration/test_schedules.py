@@ -231,3 +231,18 @@ def test_drain_lets_running_jobs_finish(tiny_system):
     assert j.loc[1, "sim_end_s"] == 100 and j.loc[1, "outcome"] == JobOutcome.COMPLETED
     assert j.loc[2, "sim_start_s"] == 60
     assert j.loc[3, "sim_start_s"] == 150
+
+
+def test_running_job_that_does_not_fit_at_window_start_is_queued_once(tiny_system):
+    # Regression (found by an adversarial test): J1 and J2 were both running at the window start t0 = 1000 on
+    # the site's bigger machine (3 + 3 nodes); J1 is prefilled, J2 does not fit and must be queued ONCE, not
+    # twice. It starts when J1 ends at 1100 and runs its full recorded run time (it is restarted, not resumed).
+    rows = [(1, 0, 3, 1100, 2000, 0), (2, 0, 3, 1500, 2000, 0), (3, 1000, 1, 10, 10, 1000)]
+    sim = Simulation(make_jobs(rows), tiny_system, "replay", window_start_s=1000.0, window_s=1000.0)
+    res = sim.run()
+    j = res.jobs.set_index("job_id")
+    assert res.info["prefill_queued_for_lack_of_nodes"] == 1
+    assert len(res.allocations["job_id"][res.allocations["job_id"] == 2]) == 1  # one attempt on one node run
+    assert j.loc[2, "sim_start_s"] == 1100 and res.info["jobs_not_run"] == 0
+    t = res.totals
+    assert res.jobs["energy_dc_J"].sum() + t["E_idle_node_dc_J"] == pytest.approx(t["E_node_dc_J"], rel=1e-12)

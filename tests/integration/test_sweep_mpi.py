@@ -28,14 +28,14 @@ output = { interval_s = 60.0, progress = false }
 """
 
 
-def _sweep(study: Path, out: Path, ranks: int) -> subprocess.CompletedProcess:
+def _sweep(study: Path, out: Path, ranks: int, expect: int = 0) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "mpi4py", "-m", "scheduler_sim", "sweep", str(study), "--out", str(out)]
     if ranks > 1:
         if not MPIEXEC.exists():
             pytest.skip(f"no mpiexec next to {sys.executable} (install the 'mpi' or 'dev' extra)")
         cmd = [str(MPIEXEC), "-n", str(ranks)] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == expect, r.stdout + r.stderr
     return r
 
 
@@ -81,7 +81,8 @@ def test_failed_scenario_is_recorded_and_sweep_goes_on(tmp_path):
     study.write_text(STUDY.replace('["fcfs", "easy"]', '["fcfs"]').replace('"cooling.weather" = ["tmy3", "constant"]',
                                                                         '"trace.path" = ["missing.swf", ""]\n'
                                                                         '"cooling.enabled" = [false]'))
-    _sweep(study, tmp_path / "out", 2)
+    r = _sweep(study, tmp_path / "out", 2, expect=1)  # exit status 1: a scenario failed
+    assert "1 scenario(s) failed" in r.stderr
     with h5py.File(tmp_path / "out" / "summary.h5") as f:
         status = [s.decode() for s in f["scenarios/status"][()]]
         assert status == ["failed", "done"]
