@@ -104,7 +104,16 @@ class PowerCapConfig(_Strict):
     """One step of the facility power budget schedule."""
 
     start_day: float = Field(..., ge=0, description="From this day (after the trace origin) on")
-    cap_MW: float = Field(..., gt=0, description="Facility power budget [MW] (IT with losses + cooling)")
+    cap_MW: float | None = Field(None, gt=0, description="Facility power budget [MW] (IT with losses + cooling)")
+    cap_fraction: float | None = Field(
+        None, gt=0, description="Budget as a fraction of the design peak: every batch node running at the "
+                                "system's default utilisation, with losses, times (1 + cooling_estimate)")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "PowerCapConfig":
+        if (self.cap_MW is None) == (self.cap_fraction is None):
+            raise ValueError("give exactly one of cap_MW and cap_fraction")
+        return self
 
 
 class SchedulerConfig(_Strict):

@@ -182,6 +182,16 @@ def serving_load_summary(serving) -> str:
     return "\n".join(lines)
 
 
+def design_peak_W(system, cooling_estimate: float) -> float:
+    """Design peak facility power [W]: every node at the system's default utilisation, with conversion losses and
+    rack overhead, times ``1 + cooling_estimate`` (the reference of ``power_cap.cap_fraction``)."""
+    from power import PowerChain, node_power_w
+
+    p = node_power_w(system.default_cpu_util, system.default_gpu_util, system.node)
+    it = PowerChain(system).evaluate(np.full(system.n_nodes, float(p))).it_input_W
+    return float(it) * (1.0 + cooling_estimate)
+
+
 def simulation_options(cfg: RunConfig, system) -> dict:
     """Keyword arguments of :class:`scheduler_sim.simulation.Simulation` from a configuration (no plant / weather).
 
@@ -212,7 +222,8 @@ def simulation_options(cfg: RunConfig, system) -> dict:
         downtimes=[(d.start_day * DAY_S, d.start_day * DAY_S + d.hours * 3600.0,
                     np.array(d.node_indices(system.n_nodes)), d.drain) for d in sc.downtime],
         use_measured_power=cfg.power.use_measured_power,
-        power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6) for c in sc.power_cap],
+        power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6 if c.cap_MW is not None
+                    else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
     )

@@ -3,11 +3,15 @@
 Study file (TOML)::
 
     name = "theta-fcfs-vs-easy"
+    plot = "experiments.plots:policy_study"   # optional: called on rank 0 with (summary.h5, out dir)
     [base]                         # any RunConfig fields (same layout as a run file)
     trace = { window_days = 7.0 }
     [axes]                         # dotted RunConfig keys -> list of values; the scenarios are their product
     "scheduler.policy" = ["fcfs", "easy"]
     "cooling.weather" = ["tmy3", "constant"]
+    [[scenarios]]                  # optional explicit list (each crossed with the axes), with a label
+    name = "conservative"
+    "scheduler.backfill" = "conservative"
 
 Scenarios are enumerated in a fixed order (the product of the axes in file order), each is a pure function of its
 configuration (:func:`scheduler_sim.runner.run_one`), and scenario ``i`` runs on rank ``i % size``. Each writes
@@ -44,6 +48,10 @@ class Scenario:
 
 
 def _slug(v: object) -> str:
+    if isinstance(v, (list, tuple)) and not v:
+        v = "none"
+    elif isinstance(v, dict):
+        v = "_".join(str(x) for x in v.values())
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(v)).strip("_")[:40]
 
 
@@ -62,9 +70,10 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    unknown = set(data) - {"name", "base", "axes"}
+    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot"}
     if unknown:
-        raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes")
+        raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes, "
+                          f"scenarios, plot")
     study = str(data.get("name", path.stem))
     base_data = dict(data.get("base", {}))
     base_data.setdefault("name", study)
@@ -84,15 +93,40 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         if not isinstance(v, list) or not v:
             raise ConfigError(f"{path}: axis {k!r} must be a non-empty list")
     keys = list(axes)
+    explicit = data.get("scenarios", [{}])
+    if not isinstance(explicit, list) or not explicit or not all(isinstance(e, dict) for e in explicit):
+        raise ConfigError(f"{path}: [[scenarios]] must be a non-empty list of tables of dotted overrides")
     scenarios = []
-    for i, combo in enumerate(itertools.product(*(axes[k] for k in keys)) if keys else [()]):
-        name = f"{i:03d}" + "".join(f"_{_slug(v)}" for v in combo)
-        try:
-            cfg = base.with_overrides({**dict(zip(keys, combo)), "name": name})
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: scenario {name}: {exc}") from None
-        scenarios.append(Scenario(i, name, cfg))
+    i = 0
+    for k, ex in enumerate(explicit):
+        ex = dict(ex)
+        label = str(ex.pop("name", "")) if "name" in ex else ""
+        if not label and "scenarios" in data:
+            label = f"s{k}"
+        for combo in itertools.product(*(axes[key] for key in keys)) if keys else [()]:
+            name = f"{i:03d}" + (f"_{_slug(label)}" if label else "") + "".join(f"_{_slug(v)}" for v in combo)
+            try:
+                cfg = base.with_overrides({**ex, **dict(zip(keys, combo)), "name": name})
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: scenario {name}: {exc}") from None
+            scenarios.append(Scenario(i, name, cfg))
+            i += 1
     return study, scenarios
+
+
+def study_plot_function(path: str | Path):
+    """The study's plot function (``plot = "module:function"`` in the study file), or None."""
+    data = tomllib.loads(Path(path).read_text())
+    spec = data.get("plot")
+    if not spec:
+        return None
+    mod, _, fn = str(spec).partition(":")
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{path}: plot = {spec!r} cannot be imported: {exc}") from None
 
 
 def _comm():
@@ -173,4 +207,8 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
                 links[scenarios[i].name] = h5py.ExternalLink(f"{scenarios[i].name}.h5", "/")
     n_fail = sum(1 for r in rows if r[1] == "failed")
     say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed)")
+    plot = study_plot_function(study_path)
+    if plot is not None:
+        for fig in plot(summary_path, out_dir) or []:
+            say(f"figure  -> {fig}")
     return summary_path
