@@ -10,16 +10,20 @@ build_fmu
     Content-hash-cached FMU build.
 CoolingPlant
     Facade stepped once per communication step (``step``) or over many steps (``run``).
-Weather, load_tmy3, default_weather
-    Wet-bulb temperature from NREL TMY3 weather (psychrolib) or a constant.
+Weather, load_tmy3, load_epw, default_weather
+    Wet-bulb temperature from NREL TMY3 or EnergyPlus EPW weather (psychrolib) or a constant.
+PlantStepError
+    Raised when the FMU fails a step; carries the outputs of the completed steps.
+run_standalone
+    Cooling-only mode driven by a measured IT power series (``cooling_fmu.standalone``).
 """
 
 from .adapter import FMU2CoSimulation, FMUError
 from .build import FMUBuildError, build_fmu
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for
 from .params import PlantParams, PlantParamsError, load_plant_params
-from .plant import CoolingPlant
-from .weather import Weather, WeatherReport, default_weather, load_tmy3
+from .plant import CoolingPlant, PlantStepError
+from .weather import Weather, WeatherReport, default_weather, load_epw, load_tmy3
 
 __all__ = [
     "CoolingPlant",
@@ -28,12 +32,14 @@ __all__ = [
     "FMUError",
     "PlantParams",
     "PlantParamsError",
+    "PlantStepError",
     "Weather",
     "WeatherReport",
     "analytic_steady_state",
     "build_fmu",
     "default_weather",
     "generate_plant_modelica",
+    "load_epw",
     "load_plant_params",
     "load_tmy3",
     "model_name_for",

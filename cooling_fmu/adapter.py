@@ -20,7 +20,18 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-__all__ = ["FMU2CoSimulation", "FMUError", "MapEntry", "VariableMap", "load_variable_map"]
+__all__ = [
+    "BACKENDS",
+    "FMU2CoSimulation",
+    "FMUError",
+    "MapEntry",
+    "PyFMICoSimulation",
+    "UNIT_CONVERSIONS",
+    "VariableMap",
+    "backend_available",
+    "load_variable_map",
+    "open_fmu",
+]
 
 MAPS_DIR = Path(__file__).resolve().parent / "maps"
 
@@ -55,26 +66,56 @@ class FMUError(RuntimeError):
         self.function, self.status, self.time_s, self.inputs, self.log = function, status, time_s, inputs, log
 
 
+#: Known conversions from an FMU unit to the SI unit hpctwin uses: ``value_SI = scale * value_FMU + offset``.
+#: Sources: BIPM SI Brochure 9th ed. (degC, kWh = 3.6 MJ); NIST SP 811 (degF).
+UNIT_CONVERSIONS: dict[tuple[str, str], tuple[float, float]] = {
+    ("degC", "K"): (1.0, 273.15),
+    ("degF", "K"): (5.0 / 9.0, 273.15 - 32.0 * 5.0 / 9.0),
+    ("kW", "W"): (1e3, 0.0),
+    ("MW", "W"): (1e6, 0.0),
+    ("kJ", "J"): (1e3, 0.0),
+    ("MJ", "J"): (1e6, 0.0),
+    ("GJ", "J"): (1e9, 0.0),
+    ("kWh", "J"): (3.6e6, 0.0),
+    ("MWh", "J"): (3.6e9, 0.0),
+    ("g/s", "kg/s"): (1e-3, 0.0),
+    ("t", "kg"): (1e3, 0.0),
+    ("%", "1"): (1e-2, 0.0),
+}
+
+
 @dataclass(frozen=True)
 class MapEntry:
-    """One hpctwin variable mapped to one FMU variable.
+    """One hpctwin variable mapped to one FMU variable, with the unit conversion at this boundary.
 
     Attributes
     ----------
     name : str
         hpctwin name, e.g. ``"T_sec_sup[3]"``.
     fmu : str
-        FMU variable name, e.g. ``"T_sec_sup[3]"``.
+        FMU variable name, e.g. ``"T_sec_sup[3]"`` or ``"cdu3_supplyTemp"``.
     unit : str
-        SI unit expected by hpctwin and required of the FMU variable.
+        SI unit hpctwin uses.
     description : str
         Human description.
+    fmu_unit : str
+        Unit the FMU declares for the variable (default: ``unit``).
+    scale, offset : float
+        ``value_SI = scale * value_FMU + offset``.
     """
 
     name: str
     fmu: str
     unit: str
     description: str = ""
+    fmu_unit: str = ""
+    scale: float = 1.0
+    offset: float = 0.0
+
+    @property
+    def is_identity(self) -> bool:
+        """bool: True if no conversion is applied."""
+        return self.scale == 1.0 and self.offset == 0.0
 
 
 @dataclass(frozen=True)
@@ -84,16 +125,45 @@ class VariableMap:
     Attributes
     ----------
     inputs, states, outputs : tuple of MapEntry
-        Entries in FMU input order (per-CDU entries first, element 1..n_cdu), states, outputs.
+        Entries in FMU input order (per-CDU entries first, element 1..n_cdu), states, outputs. ``states`` may be
+        empty (a site FMU that does not expose its states; it then starts from its own start values).
+    path : str
+        File the map was read from.
     """
 
     inputs: tuple[MapEntry, ...]
     states: tuple[MapEntry, ...]
     outputs: tuple[MapEntry, ...]
+    path: str = ""
+
+
+def _conversion(path: Path, where: str, spec: dict, unit: str) -> tuple[str, float, float]:
+    """Resolve (fmu_unit, scale, offset) of one map entry; see :func:`load_variable_map`."""
+    fmu_unit = str(spec.get("fmu_unit", unit))
+    known = UNIT_CONVERSIONS.get((fmu_unit, unit), (1.0, 0.0) if fmu_unit == unit else None)
+    if "scale" in spec or "offset" in spec:
+        scale, offset = float(spec.get("scale", 1.0)), float(spec.get("offset", 0.0))
+        if not (np.isfinite(scale) and np.isfinite(offset) and scale != 0.0):
+            raise ValueError(f"{path}: entry '{where}': scale must be finite and non-zero, offset finite")
+        if known is not None and not (np.isclose(scale, known[0], rtol=1e-9, atol=0)
+                                      and np.isclose(offset, known[1], rtol=1e-9, atol=1e-9)):
+            raise ValueError(f"{path}: entry '{where}': {fmu_unit} -> {unit} is value * {known[0]!r} + {known[1]!r}, "
+                             f"but the map says scale {scale!r}, offset {offset!r}")
+        return fmu_unit, scale, offset
+    if known is None:
+        raise ValueError(f"{path}: entry '{where}': no known conversion from {fmu_unit!r} to {unit!r}; give scale "
+                         f"and offset (value_SI = scale * value_FMU + offset)")
+    return fmu_unit, known[0], known[1]
 
 
 def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap:
     """Load a variable-map YAML file and expand per-CDU entries.
+
+    Each entry is ``hpctwin_name: {fmu: NAME, unit: SI_UNIT, fmu_unit: UNIT, scale: S, offset: O, per_cdu: BOOL}``.
+    ``fmu_unit`` defaults to ``unit``; ``scale`` / ``offset`` default to the known conversion
+    (:data:`UNIT_CONVERSIONS`) and, when given for a known pair, must agree with it. A per-CDU entry expands to
+    ``name[i]``, i = 1..n_cdu; its FMU name is ``fmu.format(i=i)`` if it contains ``{i}``, else ``fmu[i]``
+    (a Modelica array element).
 
     Parameters
     ----------
@@ -110,28 +180,39 @@ def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap
     Raises
     ------
     ValueError
-        If the file lacks a section or an entry lacks ``fmu`` / ``unit`` (message names file and entry).
+        If a section (``inputs``, ``outputs``) is missing, an entry lacks ``fmu`` / ``unit``, or a conversion is
+        unknown or inconsistent (the message names the file and entry).
     """
     path = Path(path) if path is not None else MAPS_DIR / "hpctwin_plant.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a variable map (expected a YAML mapping)")
     sections: dict[str, tuple[MapEntry, ...]] = {}
     for section in ("inputs", "states", "outputs"):
-        if not isinstance(data.get(section), dict):
+        spec_s = data.get(section)
+        if spec_s is None and section == "states":
+            sections[section] = ()
+            continue
+        if not isinstance(spec_s, dict):
             raise ValueError(f"{path}: missing section '{section}'")
         entries: list[MapEntry] = []
-        for name, spec in data[section].items():
+        for name, spec in spec_s.items():
             if not isinstance(spec, dict) or "fmu" not in spec or "unit" not in spec:
                 raise ValueError(f"{path}: entry '{section}.{name}' needs 'fmu' and 'unit'")
             desc = str(spec.get("description", ""))
+            unit = str(spec["unit"])
+            fmu_unit, scale, offset = _conversion(path, f"{section}.{name}", spec, unit)
+            fmu = str(spec["fmu"])
             if spec.get("per_cdu", False):
                 entries += [
-                    MapEntry(f"{name}[{i}]", f"{spec['fmu']}[{i}]", str(spec["unit"]), desc)
+                    MapEntry(f"{name}[{i}]", fmu.format(i=i) if "{i}" in fmu else f"{fmu}[{i}]", unit, desc,
+                             fmu_unit, scale, offset)
                     for i in range(1, n_cdu + 1)
                 ]
             else:
-                entries.append(MapEntry(str(name), str(spec["fmu"]), str(spec["unit"]), desc))
+                entries.append(MapEntry(str(name), fmu, unit, desc, fmu_unit, scale, offset))
         sections[section] = tuple(entries)
-    return VariableMap(**sections)
+    return VariableMap(**sections, path=str(path))
 
 
 class _Raw:
@@ -467,9 +548,249 @@ class FMU2CoSimulation:
         """
         self.value_references([e.fmu for e in entries])
         bad = [
-            f"{e.fmu}: FMU unit {self.variables[e.fmu].unit!r}, map expects {e.unit!r}"
+            f"{e.fmu}: FMU unit {self.variables[e.fmu].unit!r}, map expects {e.fmu_unit or e.unit!r}"
             for e in entries
-            if (self.variables[e.fmu].unit or "") != e.unit
+            if (self.variables[e.fmu].unit or "") != (e.fmu_unit or e.unit)
         ]
         if bad:
             raise ValueError(f"{self.fmu_path.name}: unit mismatch: " + "; ".join(bad))
+
+
+class PyFMICoSimulation:
+    """The same FMI 2.0 co-simulation interface as :class:`FMU2CoSimulation`, on pyfmi (JModelica.org / Modelon).
+
+    pyfmi needs the FMI Library (FMIL), which neither PyPI nor Debian ships, so it could not be installed where this
+    code was written: the conformance tests (``tests/validation/test_cooling_backends.py``) run it wherever pyfmi is
+    importable and report it as skipped, with that reason, elsewhere. There is no ctypes hot path here; the plant
+    uses the generic ``setReal`` / ``doStep`` / ``getReal`` loop.
+
+    Parameters
+    ----------
+    fmu_path : str or pathlib.Path
+        Path of the ``.fmu`` file.
+    instance_name : str, optional
+        Unused by pyfmi (kept for the same signature).
+
+    Raises
+    ------
+    ImportError
+        If pyfmi is not installed.
+    """
+
+    raw = None
+
+    def __init__(self, fmu_path: str | Path, instance_name: str = "hpctwin_plant"):
+        import pyfmi  # noqa: F401 - ImportError is the documented signal that the backend is unavailable
+
+        from fmpy import read_model_description
+
+        self.fmu_path = Path(fmu_path)
+        self.model_description = read_model_description(str(self.fmu_path))
+        self.variables = {v.name: v for v in self.model_description.modelVariables}
+        self._model = pyfmi.load_fmu(str(self.fmu_path), kind="CS", log_level=3)
+        self.log: deque[str] = deque(maxlen=200)
+        self.last_inputs: dict[int, float] = {}
+        self.time_s = 0.0
+
+    def _guard(self, function: str, call, *args):
+        try:
+            return call(*args)
+        except Exception as exc:  # pyfmi raises FMUException for every non-ok status
+            try:
+                self.log.extend(str(m) for m in self._model.get_log()[-20:])
+            except Exception:  # pragma: no cover - log retrieval is best effort
+                pass
+            names = {v.valueReference: n for n, v in self.variables.items() if v.causality == "input"}
+            inputs = {names.get(vr, str(vr)): val for vr, val in self.last_inputs.items()}
+            raise FMUError(function, 3, self.time_s, inputs, list(self.log) + [str(exc)]) from exc
+
+    def check_raw(self, function: str, status: int) -> int:  # pragma: no cover - no raw path on pyfmi
+        """Check a status code (kept for interface parity; pyfmi raises instead of returning codes).
+
+        Parameters
+        ----------
+        function : str
+            FMI function name.
+        status : int
+            Returned status.
+
+        Returns
+        -------
+        int
+            ``status`` if ok or warning.
+
+        Raises
+        ------
+        FMUError
+            If ``status`` > 1.
+        """
+        if status > 1:
+            raise FMUError(function, int(status), self.time_s, {}, list(self.log))
+        return status
+
+    def instantiate(self, logging_on: bool = False) -> None:
+        """No-op: ``pyfmi.load_fmu`` already instantiated the FMU.
+
+        Parameters
+        ----------
+        logging_on : bool, optional
+            Ignored.
+        """
+
+    def setupExperiment(self, start_time_s: float = 0.0, stop_time_s: float | None = None) -> None:
+        """``fmi2SetupExperiment``.
+
+        Parameters
+        ----------
+        start_time_s : float, optional
+            Start time [s].
+        stop_time_s : float, optional
+            Stop time [s] (None: undefined).
+        """
+        self.time_s = float(start_time_s)
+        kw = {"start_time": start_time_s}
+        if stop_time_s is not None:
+            kw.update(stop_time_defined=True, stop_time=stop_time_s)
+        self._guard("fmi2SetupExperiment", lambda: self._model.setup_experiment(**kw))
+
+    def enterInitializationMode(self) -> None:
+        """``fmi2EnterInitializationMode``."""
+        self._guard("fmi2EnterInitializationMode", self._model.enter_initialization_mode)
+
+    def exitInitializationMode(self) -> None:
+        """``fmi2ExitInitializationMode``."""
+        self._guard("fmi2ExitInitializationMode", self._model.exit_initialization_mode)
+
+    def setReal(self, vrs: list[int], values) -> None:
+        """``fmi2SetReal``.
+
+        Parameters
+        ----------
+        vrs : list of int
+            Value references.
+        values : array_like, shape (len(vrs),)
+            Values in the FMU's units.
+        """
+        v = np.asarray(values, dtype=float).ravel()
+        self.last_inputs.update(zip(vrs, v.tolist()))
+        self._guard("fmi2SetReal", self._model.set_real, np.asarray(vrs, dtype=np.uint32), v)
+
+    def getReal(self, vrs: list[int]) -> np.ndarray:
+        """``fmi2GetReal``.
+
+        Parameters
+        ----------
+        vrs : list of int
+            Value references.
+
+        Returns
+        -------
+        ndarray, shape (len(vrs),)
+            Values in the FMU's units.
+        """
+        return np.asarray(self._guard("fmi2GetReal", self._model.get_real, np.asarray(vrs, dtype=np.uint32)),
+                          dtype=float)
+
+    def doStep(self, current_time_s: float, step_s: float) -> None:
+        """``fmi2DoStep``.
+
+        Parameters
+        ----------
+        current_time_s : float
+            Current communication point [s].
+        step_s : float
+            Communication step [s].
+
+        Raises
+        ------
+        FMUError
+            If the step fails.
+        """
+        self.time_s = float(current_time_s)
+        status = self._guard("fmi2DoStep", self._model.do_step, current_time_s, step_s, True)
+        if status not in (0, 1, None):
+            raise FMUError("fmi2DoStep", int(status), self.time_s, {}, list(self.log))
+        self.time_s = float(current_time_s) + float(step_s)
+
+    def reset(self) -> None:
+        """``fmi2Reset``."""
+        self._guard("fmi2Reset", self._model.reset)
+        self.time_s = 0.0
+        self.last_inputs.clear()
+
+    def terminate(self) -> None:
+        """``fmi2Terminate``."""
+        self._guard("fmi2Terminate", self._model.terminate)
+
+    def freeInstance(self) -> None:
+        """Free the pyfmi model (idempotent)."""
+        model, self._model = getattr(self, "_model", None), None
+        if model is not None:
+            try:
+                model.free_instance()
+            except Exception:  # pragma: no cover - pyfmi frees on garbage collection as well
+                pass
+
+    value_references = FMU2CoSimulation.value_references
+    check_units = FMU2CoSimulation.check_units
+
+
+#: FMI backends by name. ``fmpy`` is always available (a dependency); ``pyfmi`` only where it is installed.
+BACKENDS = {"fmpy": FMU2CoSimulation, "pyfmi": PyFMICoSimulation}
+
+
+def backend_available(name: str) -> tuple[bool, str]:
+    """Whether an FMI backend can be used here.
+
+    Parameters
+    ----------
+    name : str
+        ``"fmpy"`` or ``"pyfmi"``.
+
+    Returns
+    -------
+    (bool, str)
+        Availability and, when unavailable, the reason.
+
+    Raises
+    ------
+    ValueError
+        If the backend name is unknown.
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"unknown FMI backend {name!r}; choose from {sorted(BACKENDS)}")
+    import importlib.util
+
+    if importlib.util.find_spec(name) is None:
+        why = {"pyfmi": "pyfmi is not installed: PyPI has only a 2018 sdist that needs the FMI Library (FMIL), which "
+                        "no reachable registry ships (see notes/fmu-toolchain.md)"}.get(name, f"{name} not installed")
+        return False, why
+    return True, ""
+
+
+def open_fmu(fmu_path: str | Path, backend: str = "fmpy"):
+    """Open an FMU for co-simulation with the chosen backend.
+
+    Parameters
+    ----------
+    fmu_path : str or pathlib.Path
+        FMU file.
+    backend : str, optional
+        ``"fmpy"`` (default) or ``"pyfmi"``.
+
+    Returns
+    -------
+    FMU2CoSimulation or PyFMICoSimulation
+        The opened (extracted, loaded) FMU, not yet instantiated.
+
+    Raises
+    ------
+    ValueError
+        If the backend is unknown.
+    ImportError
+        If the backend is not installed (the message gives the reason).
+    """
+    ok, why = backend_available(backend)
+    if not ok:
+        raise ImportError(why)
+    return BACKENDS[backend](fmu_path)

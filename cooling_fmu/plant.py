@@ -1,30 +1,96 @@
 """``CoolingPlant``: the snake_case facade the scheduler steps once per cooling communication step.
 
 The plant is a Modelica model generated from a :class:`~cooling_fmu.params.PlantParams`, compiled to an FMI 2.0
-FMU on first use (cached by content hash) and stepped with a fixed communication step. The input of each step is the
-exact step-average heat per CDU, held constant over the step (zero-order hold), and the wet-bulb temperature.
+FMU on first use (cached by content hash) and stepped with a fixed communication step; or a site's own FMU with a
+variable map (``maps/*.yaml``). Coupling rules (docs/cooling.md):
+
+* the input of each step is the exact step-average heat per CDU, held constant over the step (zero-order hold),
+  and the wet-bulb temperature for that step;
+* outputs are the values at the end of each step (running totals ``E_*_out`` give exact step averages);
+* the plant starts at the steady state of the first step's load and wet-bulb unless asked otherwise;
+* if the FMU fails a step, :meth:`CoolingPlant.run` raises :class:`PlantStepError` (an
+  :class:`~cooling_fmu.adapter.FMUError`) carrying the function, time, inputs and FMU log of the failing step and
+  the outputs of every step completed before it, so the caller can keep its partial results.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .adapter import FMU2CoSimulation, VariableMap, load_variable_map
+from .adapter import FMUError, VariableMap, load_variable_map, open_fmu
 from .build import build_fmu
-from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for
+from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
 
-__all__ = ["CoolingPlant", "EULER_SUBSTEPS"]
+__all__ = ["CoolingPlant", "EULER_SUBSTEPS", "PlantStepError", "max_stable_step_s"]
 
 #: rumoca 0.9.13's fmi2DoStep integrates with forward Euler in this many equal sub-steps per communication step.
 EULER_SUBSTEPS = 10
+#: Largest ``|h lambda|`` allowed for a forward-Euler sub-step ``h`` (accuracy; stability is checked as well).
+EULER_ACCURACY = 0.5
 
 
-def max_rate_per_s(params: PlantParams) -> float:
-    """Largest eigenvalue magnitude of the plant's linear thermal dynamics (at full flow).
+class PlantStepError(FMUError):
+    """The FMU failed during :meth:`CoolingPlant.run`; the steps before the failing one are kept.
+
+    Attributes
+    ----------
+    completed_outputs : ndarray, shape (k, n_outputs)
+        SI outputs of the ``k`` steps completed in this call before the failure (columns as ``output_names``).
+    completed_steps : int
+        ``k``.
+    output_names : list of str
+        Column names of ``completed_outputs``.
+    function, status, time_s, inputs, log
+        As :class:`~cooling_fmu.adapter.FMUError`, for the failing step (inputs in the FMU's units).
+    """
+
+    def __init__(self, cause: FMUError, completed_outputs: np.ndarray, output_names: list[str]):
+        super().__init__(cause.function, cause.status, cause.time_s, cause.inputs, cause.log)
+        self.completed_outputs = completed_outputs
+        self.completed_steps = int(completed_outputs.shape[0])
+        self.output_names = list(output_names)
+        self.args = (f"{self.args[0]} [after {self.completed_steps} completed steps of this call]",)
+
+
+def _reduced(params: PlantParams, n_red: int) -> PlantParams:
+    """The same plant with ``n_red`` CDUs and facility volumes scaled so uniform loading is equivalent."""
+    k = n_red / params.n_cdu
+    fac = params.facility.model_copy(update={"m_water_sup_kg": params.facility.m_water_sup_kg * k,
+                                             "m_water_ret_kg": params.facility.m_water_ret_kg * k})
+    return params.model_copy(update={"n_cdu": n_red, "facility": fac})
+
+
+@lru_cache(maxsize=32)
+def _eigenvalues(params: PlantParams) -> np.ndarray:
+    """Eigenvalues [1/s] of the linearised plant at 9 operating points (loads 0, 0.5, 1; wet-bulb -5, 15, 25 C)."""
+    p = _reduced(params, min(params.n_cdu, 2))
+    lams = []
+    for load in (0.0, 0.5, 1.0):
+        for T_wb in (268.15, 288.15, 298.15):
+            q = np.full(p.n_cdu, load * p.cdu.Q_flow_nominal_W)
+            x0 = analytic_steady_state(p, q, T_wb)["x"]
+            J = np.empty((x0.size, x0.size))
+            for j in range(x0.size):
+                d = 1e-6 * max(1.0, abs(x0[j]))
+                xp, xm = x0.copy(), x0.copy()
+                xp[j] += d
+                xm[j] -= d
+                J[:, j] = (plant_equations(p, xp, q, T_wb)["der"] - plant_equations(p, xm, q, T_wb)["der"]) / (2 * d)
+            lams.append(np.linalg.eigvals(J))
+    return np.concatenate(lams)
+
+
+def max_stable_step_s(params: PlantParams) -> float:
+    """Longest communication step for which the FMU's forward-Euler sub-steps are stable and accurate.
+
+    The plant is linearised (central differences of :func:`~cooling_fmu.modelica.plant_equations`) at 9 operating
+    points; a sub-step ``h = step / EULER_SUBSTEPS`` must give ``|1 + h lambda| < 1`` (forward-Euler stability) and
+    ``|h lambda| <= EULER_ACCURACY`` for every eigenvalue ``lambda``.
 
     Parameters
     ----------
@@ -34,13 +100,14 @@ def max_rate_per_s(params: PlantParams) -> float:
     Returns
     -------
     float
-        ``max(eps m_sec_nom / m_water_sec, n m_fac_nom / m_water_fac)`` [1/s], an upper bound of the decay rates of
-        the secondary-loop and facility-loop temperatures (the HX conductance is bounded by ``eps C_min``).
+        The limit [s].
     """
-    c = params.cdu
-    r_sec = c.eps_hx * min(c.m_flow_sec_nominal_kg_s, c.m_flow_fac_nominal_kg_s) / c.m_water_sec_kg
-    r_fac = params.n_cdu * c.m_flow_fac_nominal_kg_s / params.facility.m_water_kg
-    return max(r_sec, r_fac)
+    lam = _eigenvalues(params)
+    lam = lam[np.abs(lam) > 1e-12]
+    h = EULER_ACCURACY / float(np.max(np.abs(lam)))
+    while np.any(np.abs(1.0 + h * lam) >= 1.0):
+        h *= 0.9
+    return h * EULER_SUBSTEPS
 
 
 class CoolingPlant:
@@ -50,15 +117,18 @@ class CoolingPlant:
     ----------
     params : PlantParams or str or pathlib.Path
         Plant description, or a shipped plant name / TOML path for :func:`~cooling_fmu.params.load_plant_params`.
+        With a site FMU (``fmu_path``) it still gives ``n_cdu`` (and the design figures used in reports).
     step_s : float, optional
-        Communication step [s] (default 15 s). Must keep the FMU's forward-Euler sub-step stable and accurate:
-        ``step_s / EULER_SUBSTEPS * max_rate_per_s(params) <= 0.2``.
+        Communication step [s] (default 15 s). For the generated FMU it must not exceed
+        :func:`max_stable_step_s` (forward-Euler sub-steps).
     cache_dir : str or pathlib.Path, optional
         FMU cache directory (default :func:`cooling_fmu.build.default_cache_dir`).
     map_path : str or pathlib.Path, optional
         Variable map YAML (default ``maps/hpctwin_plant.yaml``).
     fmu_path : str or pathlib.Path, optional
-        Use this FMU instead of building one from ``params`` (e.g. a site's own FMU with its own map).
+        Use this FMU instead of building one from ``params`` (a site's own FMU, with its own ``map_path``).
+    backend : str, optional
+        FMI backend: ``"fmpy"`` (default; ctypes hot path) or ``"pyfmi"`` (where installed).
 
     Attributes
     ----------
@@ -76,13 +146,15 @@ class CoolingPlant:
         SI unit of each output, aligned with ``output_names``.
     fmu_path : pathlib.Path
         The FMU in use.
-    time_s : float
-        Simulation time of the last communication point [s].
+    own_model : bool
+        True if the FMU was generated from ``params`` (then the analytic steady state is available).
 
     Raises
     ------
     ValueError
-        If ``step_s`` is not positive and finite, or too large for the Euler sub-step (see above).
+        If ``step_s`` is not positive and finite or too long for the generated FMU, or the map does not fit.
+    ImportError
+        If the backend is not installed.
     cooling_fmu.build.FMUBuildError
         If the FMU cannot be built.
 
@@ -101,53 +173,72 @@ class CoolingPlant:
         cache_dir: str | Path | None = None,
         map_path: str | Path | None = None,
         fmu_path: str | Path | None = None,
+        backend: str = "fmpy",
     ):
         self.params = params if isinstance(params, PlantParams) else load_plant_params(params)
         step_s = float(step_s)
         if not (math.isfinite(step_s) and step_s > 0):
             raise ValueError(f"step_s must be positive and finite, got {step_s}")
-        courant = step_s / EULER_SUBSTEPS * max_rate_per_s(self.params)
-        if fmu_path is None and courant > 0.2:
-            raise ValueError(
-                f"step_s = {step_s} s is too long for plant {self.params.name!r}: the FMU integrates with forward "
-                f"Euler in {EULER_SUBSTEPS} sub-steps and rate x sub-step = {courant:.3f} > 0.2; use step_s <= "
-                f"{0.2 * EULER_SUBSTEPS / max_rate_per_s(self.params):.1f} s"
-            )
+        self.own_model = fmu_path is None
+        if self.own_model:
+            limit = max_stable_step_s(self.params)
+            if step_s > limit:
+                raise ValueError(
+                    f"step_s = {step_s} s is too long for plant {self.params.name!r}: the FMU integrates with forward "
+                    f"Euler in {EULER_SUBSTEPS} sub-steps; its fastest dynamics allow step_s <= {limit:.1f} s"
+                )
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
             fmu_path = build_fmu(generate_plant_modelica(self.params), model_name_for(self.params), cache_dir)
         self.fmu_path = Path(fmu_path)
+        self.backend = backend
         self.map: VariableMap = load_variable_map(self.n_cdu, map_path)
-        self._fmu = FMU2CoSimulation(self.fmu_path)
+        self._fmu = open_fmu(self.fmu_path, backend)
         try:
             for group in (self.map.inputs, self.map.states, self.map.outputs):
                 self._fmu.check_units(group)
+            self._setup_map()
         except Exception:
             self._fmu.freeInstance()
             raise
-        self.input_names = [e.name for e in self.map.inputs]
-        self.output_names = [e.name for e in self.map.outputs]
-        self.output_units = [e.unit for e in self.map.outputs]
-        self._index = {n: i for i, n in enumerate(self.output_names)}
-        if len(self.input_names) != self.n_cdu + 1:
-            raise ValueError(f"the variable map must have n_cdu + 1 = {self.n_cdu + 1} inputs (heat per CDU, T_wb)")
-        self._vr_in_list = self._fmu.value_references([e.fmu for e in self.map.inputs])
-        self._vr_state_list = self._fmu.value_references([e.fmu for e in self.map.states])
-        self._vr_out_list = self._fmu.value_references([e.fmu for e in self.map.outputs])
-        # pre-built buffers for the hot path (addresses passed as ints to the raw ctypes functions)
-        self._vr_in = np.asarray(self._vr_in_list, dtype=np.uint32)
-        self._vr_out = np.asarray(self._vr_out_list, dtype=np.uint32)
-        self._u = np.zeros(self.n_cdu + 1)
-        self._y = np.zeros(len(self._vr_out_list))
-        self._n_in, self._n_out = len(self._vr_in), len(self._vr_out)
-        self._a_vr_in, self._a_vr_out = self._vr_in.ctypes.data, self._vr_out.ctypes.data
-        self._a_u, self._a_y = self._u.ctypes.data, self._y.ctypes.data
         self._k = 0  # communication steps since initialize
         self._t0 = 0.0
         self._initialized = False
         self._closed = False
         self._fmu.instantiate()
+
+    def _setup_map(self) -> None:
+        m = self.map
+        self.input_names = [e.name for e in m.inputs]
+        self.output_names = [e.name for e in m.outputs]
+        self.output_units = [e.unit for e in m.outputs]
+        self._index = {n: i for i, n in enumerate(self.output_names)}
+        expected = [f"Q_flow_CDU[{i}]" for i in range(1, self.n_cdu + 1)] + ["T_wb"]
+        if self.input_names != expected:
+            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb for {self.n_cdu} CDUs, got "
+                             f"{self.input_names[:3]}...")
+        if "P_cooling" not in self._index:
+            raise ValueError(f"{m.path}: the map must have an output P_cooling")
+        if self.own_model and len(m.states) != 2 * self.n_cdu + 3:
+            raise ValueError(f"{m.path}: the generated plant needs the {2 * self.n_cdu + 3} states of STATE_NAMES")
+        self._vr_in_list = self._fmu.value_references([e.fmu for e in m.inputs])
+        self._vr_state_list = self._fmu.value_references([e.fmu for e in m.states])
+        self._vr_out_list = self._fmu.value_references([e.fmu for e in m.outputs])
+        # SI <-> FMU conversions, value_SI = scale * value_FMU + offset (identity for the generated plant)
+        self._in_scale = np.array([e.scale for e in m.inputs])
+        self._in_offset = np.array([e.offset for e in m.inputs])
+        self._out_scale = np.array([e.scale for e in m.outputs])
+        self._out_offset = np.array([e.offset for e in m.outputs])
+        self._st_scale = np.array([e.scale for e in m.states])
+        self._st_offset = np.array([e.offset for e in m.states])
+        self._convert_in = not all(e.is_identity for e in m.inputs)
+        self._convert_out = not all(e.is_identity for e in m.outputs)
+        # pre-built buffers for the hot path (addresses passed as ints to the raw ctypes functions)
+        self._vr_in = np.asarray(self._vr_in_list, dtype=np.uint32)
+        self._vr_out = np.asarray(self._vr_out_list, dtype=np.uint32)
+        self._n_in, self._n_out = len(self._vr_in), len(self._vr_out)
+        self._a_vr_in, self._a_vr_out = self._vr_in.ctypes.data, self._vr_out.ctypes.data
 
     # ---- helpers ---------------------------------------------------------------------------------------------------
     def index(self, name: str) -> int:
@@ -193,8 +284,18 @@ class CoolingPlant:
         if self._closed:
             raise RuntimeError("CoolingPlant is closed")
 
+    def _to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
+        return (u - self._in_offset) / self._in_scale if self._convert_in else u
+
+    def _to_si_outputs(self, y: np.ndarray) -> np.ndarray:
+        if self._convert_out:
+            y *= self._out_scale
+            y += self._out_offset
+        return y
+
     # ---- lifecycle -------------------------------------------------------------------------------------------------
-    def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0) -> np.ndarray:
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,
+                   initial_state: np.ndarray | None = None, warmup_s: float = 0.0) -> np.ndarray:
         """Set up the experiment and initial state, and leave initialization mode.
 
         Parameters
@@ -204,16 +305,23 @@ class CoolingPlant:
         T_wb_K : float
             Wet-bulb temperature for the first step [K].
         steady : bool, optional
-            If True (default), start at the analytic steady state of ``heat_w`` and ``T_wb_K``
-            (:func:`~cooling_fmu.modelica.analytic_steady_state`); if False, start with all water at the tower
-            leaving temperature ``T_wb_K + approach`` (an idle plant).
+            Generated plant: if True (default) start at the analytic steady state of ``heat_w`` and ``T_wb_K``
+            (:func:`~cooling_fmu.modelica.analytic_steady_state`); if False at the steady state of an idle plant
+            (zero heat) at ``T_wb_K``. Ignored for a site FMU (use ``warmup_s``).
         start_time_s : float, optional
             Simulation time of the first communication point [s].
+        initial_state : ndarray, optional
+            Explicit initial state in SI, in the order of the map's ``states`` (generated plant:
+            :func:`~cooling_fmu.modelica.state_vector`); overrides ``steady``.
+        warmup_s : float, optional
+            Run the FMU for this long [s] before ``start_time_s`` with ``heat_w`` and ``T_wb_K`` held (a whole
+            number of steps; the FMU's clock starts at ``start_time_s - warmup_s``). The way to start a site FMU
+            near its steady state.
 
         Returns
         -------
         ndarray, shape (n_outputs,)
-            Outputs at ``start_time_s``.
+            Outputs at ``start_time_s`` (SI).
 
         Raises
         ------
@@ -231,31 +339,42 @@ class CoolingPlant:
         if q.shape != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         self._check_inputs(q, np.asarray([T_wb_K], dtype=float))
-        if steady:
-            ss = analytic_steady_state(self.params, q, float(T_wb_K))
-            states = np.concatenate([ss["T_sec"], [ss["T_fac"]]])
-        else:
-            states = np.full(self.n_cdu + 1, float(T_wb_K) + self.params.tower.approach_K)
+        n_warm = int(round(float(warmup_s) / self.step_s))
+        if n_warm < 0:
+            raise ValueError("warmup_s must be >= 0")
+        states = None
+        if initial_state is not None:
+            states = np.asarray(initial_state, dtype=float)
+            if states.shape != (len(self.map.states),):
+                raise ValueError(f"initial_state must have shape ({len(self.map.states)},), got {states.shape}")
+        elif self.own_model:
+            states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K))["x"]
+        u = self._to_fmu_inputs(np.concatenate([q, [float(T_wb_K)]]))
         fmu = self._fmu
-        fmu.setupExperiment(start_time_s)
+        t_fmu0 = float(start_time_s) - n_warm * self.step_s
+        fmu.setupExperiment(t_fmu0)
         fmu.enterInitializationMode()
-        fmu.setReal(self._vr_in_list, np.concatenate([q, [float(T_wb_K)]]))
-        fmu.setReal(self._vr_state_list, states)
+        fmu.setReal(self._vr_in_list, u)
+        if states is not None and len(self._vr_state_list):
+            fmu.setReal(self._vr_state_list, (states - self._st_offset) / self._st_scale)
         fmu.exitInitializationMode()
         # rumoca 0.9.13 defect: fmi2ExitInitializationMode evaluates outputs in a fixed order, so an output that
-        # depends on an algebraic that depends on another output (P_cooling <- y_fan <- Q_flow_tower) keeps the
-        # value from the default start values. Re-evaluate (fmi2SetReal marks the instance dirty) until the
-        # outputs stop changing; after fmi2DoStep the outputs are consistent (checked in the tests).
+        # depends on an algebraic that depends on another output keeps the value from the default start values.
+        # Re-evaluate (fmi2SetReal marks the instance dirty) until the outputs stop changing.
         y = fmu.getReal(self._vr_out_list)
         for _ in range(5):
-            fmu.setReal(self._vr_in_list, np.concatenate([q, [float(T_wb_K)]]))
+            fmu.setReal(self._vr_in_list, u)
             y_new = fmu.getReal(self._vr_out_list)
             if np.array_equal(y_new, y):
                 break
             y = y_new
+        for j in range(n_warm):
+            fmu.doStep(t_fmu0 + j * self.step_s, self.step_s)
+        if n_warm:
+            y = fmu.getReal(self._vr_out_list)
         self._t0, self._k = float(start_time_s), 0
         self._initialized = True
-        return y
+        return self._to_si_outputs(np.array(y, dtype=float))
 
     def step(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
         """Advance exactly one communication step with the step-average heat held constant.
@@ -278,39 +397,15 @@ class CoolingPlant:
             If not initialized.
         ValueError
             If ``heat_w`` has the wrong shape or negative / non-finite values, or ``T_wb_K`` is out of range.
-        cooling_fmu.adapter.FMUError
-            If an FMI call fails.
+        PlantStepError
+            If the FMU fails the step.
         """
-        if not self._initialized:
-            raise RuntimeError("CoolingPlant.step() before initialize()")
-        u = self._u
-        n = self.n_cdu
-        if getattr(heat_w, "shape", None) != (n,):
-            raise ValueError(f"heat_w must have shape ({n},), got {np.shape(heat_w)}")
-        u[:n] = heat_w
-        u[n] = T_wb_K
-        lo = u[:n].min()
-        if not (lo >= 0.0 and 150.0 < u[n] < 400.0 and lo + u.sum() < math.inf):
-            self._check_inputs(u[:n].copy(), u[n:].copy())
-            raise ValueError("heat_w must be finite and >= 0")  # pragma: no cover - inf sum only
-        raw, comp, fmu = self._fmu.raw, self._fmu.component, self._fmu
-        st = raw.fmi2SetReal(comp, self._a_vr_in, self._n_in, self._a_u)
-        if st:
-            fmu.check_raw("fmi2SetReal", st)
-        t = self._t0 + self._k * self.step_s
-        st = raw.fmi2DoStep(comp, t, self.step_s, 1)
-        if st:
-            fmu.time_s = t
-            fmu.last_inputs = dict(zip(self._vr_in_list, u.tolist()))
-            fmu.check_raw("fmi2DoStep", st)
-        self._k += 1
-        st = raw.fmi2GetReal(comp, self._a_vr_out, self._n_out, self._a_y)
-        if st:
-            fmu.check_raw("fmi2GetReal", st)
-        return self._y.copy()
+        if getattr(heat_w, "shape", None) != (self.n_cdu,):
+            raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
+        return self.run(np.asarray(heat_w, dtype=float)[None, :], np.array([T_wb_K], dtype=float))[0]
 
     def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
-        """Advance ``n_steps`` communication steps (the hot path: three C calls per step, no allocation).
+        """Advance ``n_steps`` communication steps (fmpy: three C calls per step, no allocation).
 
         Parameters
         ----------
@@ -322,7 +417,7 @@ class CoolingPlant:
         Returns
         -------
         ndarray, shape (n_steps, n_outputs)
-            Outputs at the end of each step.
+            SI outputs at the end of each step.
 
         Raises
         ------
@@ -330,8 +425,10 @@ class CoolingPlant:
             If not initialized.
         ValueError
             If shapes disagree or values are out of range.
-        cooling_fmu.adapter.FMUError
-            If an FMI call fails (the message gives the time and the inputs of the failing step).
+        PlantStepError
+            If an FMI call fails or an output is not finite; it carries the function, time, inputs and FMU log of
+            the failing step and the outputs of the steps completed before it (the plant stays at the last
+            completed step).
         """
         if not self._initialized:
             raise RuntimeError("CoolingPlant.run() before initialize()")
@@ -346,25 +443,44 @@ class CoolingPlant:
         u = np.empty((n_steps, self.n_cdu + 1))
         u[:, : self.n_cdu] = q
         u[:, self.n_cdu] = tw
+        u = np.ascontiguousarray(self._to_fmu_inputs(u))
         out = np.empty((n_steps, self._n_out))
-        raw, comp, fmu = self._fmu.raw, self._fmu.component, self._fmu
-        set_real, do_step, get_real = raw.fmi2SetReal, raw.fmi2DoStep, raw.fmi2GetReal
-        a_vr_in, a_vr_out, n_in, n_out = self._a_vr_in, self._a_vr_out, self._n_in, self._n_out
-        a_u, a_out = u.ctypes.data, out.ctypes.data
-        su, so = u.strides[0], out.strides[0]
+        fmu = self._fmu
         h, t0, k0 = self.step_s, self._t0, self._k
-        for j in range(n_steps):
-            st = set_real(comp, a_vr_in, n_in, a_u + j * su)
-            st |= do_step(comp, t0 + (k0 + j) * h, h, 1) << 3
-            st |= get_real(comp, a_vr_out, n_out, a_out + j * so) << 6
-            if st:
-                self._k = k0 + j
-                fmu.time_s = t0 + (k0 + j) * h
-                fmu.last_inputs = dict(zip(self._vr_in_list, u[j].tolist()))
-                for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
-                    fmu.check_raw(name, (st >> shift) & 7)
+        j = 0
+        try:
+            if fmu.raw is not None:
+                raw, comp = fmu.raw, fmu.component
+                set_real, do_step, get_real = raw.fmi2SetReal, raw.fmi2DoStep, raw.fmi2GetReal
+                a_vr_in, a_vr_out, n_in, n_out = self._a_vr_in, self._a_vr_out, self._n_in, self._n_out
+                a_u, a_out = u.ctypes.data, out.ctypes.data
+                su, so = u.strides[0], out.strides[0]
+                for j in range(n_steps):
+                    st = set_real(comp, a_vr_in, n_in, a_u + j * su)
+                    st |= do_step(comp, t0 + (k0 + j) * h, h, 1) << 3
+                    st |= get_real(comp, a_vr_out, n_out, a_out + j * so) << 6
+                    if st:
+                        fmu.time_s = t0 + (k0 + j) * h
+                        fmu.last_inputs = dict(zip(self._vr_in_list, u[j].tolist()))
+                        for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
+                            fmu.check_raw(name, (st >> shift) & 7)
+            else:
+                for j in range(n_steps):
+                    fmu.setReal(self._vr_in_list, u[j])
+                    fmu.doStep(t0 + (k0 + j) * h, h)
+                    out[j] = fmu.getReal(self._vr_out_list)
+            j = n_steps
+            bad = ~np.isfinite(out).all(axis=1)
+            if bad.any():
+                j = int(np.argmax(bad))
+                names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(out[j]))]
+                raise FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t0 + (k0 + j + 1) * h,
+                               dict(zip(self.input_names, u[j].tolist())), list(fmu.log))
+        except FMUError as exc:
+            self._k = k0 + j
+            raise PlantStepError(exc, self._to_si_outputs(out[:j].copy()), self.output_names) from exc
         self._k = k0 + n_steps
-        return out
+        return self._to_si_outputs(out)
 
     def reset(self) -> None:
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import psychrolib
 
-__all__ = ["YEAR_S", "Weather", "WeatherReport", "default_weather", "load_tmy3", "wet_bulb_K"]
+__all__ = ["YEAR_S", "Weather", "WeatherReport", "default_weather", "load_epw", "load_tmy3", "wet_bulb_K"]
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +256,90 @@ def load_tmy3(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
     return df, report
 
 
+#: EnergyPlus EPW missing-value codes (EnergyPlus Auxiliary Programs, "Weather Converter", EPW data dictionary).
+EPW_MISSING = {"T_db_C": 99.9, "T_dp_C": 99.9, "RH_pct": 999.0, "p_Pa": 999999.0}
+
+
+def load_epw(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
+    """Load an EnergyPlus EPW weather file (plain or gzip) and compute the wet-bulb temperature.
+
+    EPW layout (EnergyPlus Auxiliary Programs, "Weather Converter Program", EPW format): 8 header lines (LOCATION
+    with the elevation in field 10, DESIGN CONDITIONS, ..., DATA PERIODS), then hourly rows ``year, month, day,
+    hour (1-24, hour ending), minute, source flags, dry-bulb C, dew point C, RH %, station pressure Pa, ...``.
+    Missing values (99.9 C, 999 %, 999999 Pa) are reported and interpolated in time; a leap-year file's Feb 29 rows
+    are dropped (reported) so the data map onto the 8,760-h typical year like TMY3; source years are reported.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        EPW file.
+
+    Returns
+    -------
+    df : pandas.DataFrame
+        As :func:`load_tmy3`.
+    report : WeatherReport
+        Missing cells, dropped rows, source years.
+
+    Raises
+    ------
+    ValueError
+        If the file is not 8,760 (or 8,784 with Feb 29) hourly rows in order, or a column is entirely missing.
+    """
+    path = Path(path)
+    lines = _read_text(path).splitlines()
+    if len(lines) < 9 or not lines[0].upper().startswith("LOCATION"):
+        raise ValueError(f"{path}: not an EPW file (first line must start with LOCATION)")
+    loc = next(csv.reader([lines[0]]))
+    report = WeatherReport(path=str(path))
+    report.station_name = loc[1].strip() if len(loc) > 1 else ""
+    report.station_id = loc[5].strip() if len(loc) > 5 else ""
+    try:
+        report.elevation_m = float(loc[9])
+    except (IndexError, ValueError):
+        report.notes.append("LOCATION line has no elevation")
+    rows = list(csv.reader(lines[8:]))
+    rows = [r for r in rows if len(r) >= 10]
+    a = np.array([[float(r[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)] for r in rows])
+    year, month, day, hour = (a[:, i].astype(int) for i in range(4))
+    leap = (month == 2) & (day == 29)
+    if leap.any():
+        report.notes.append(f"{int(leap.sum())} Feb 29 rows dropped (typical year has 365 days)")
+        a, year, month, day, hour = a[~leap], year[~leap], month[~leap], day[~leap], hour[~leap]
+    report.n_rows = len(a)
+    report.source_years = {int(k): int(v) for k, v in pd.Series(year).value_counts().sort_index().items()}
+    if len(report.source_years) > 1:
+        report.notes.append(f"rows from {len(report.source_years)} source years (typical-year file)")
+    report.hour_formats = {"H (1-24)": len(a)}
+    time_s = ((_CUM_DAYS[month - 1] + day - 1) * 24 + hour) * 3600.0
+    if len(a) != 8760 or np.any(np.diff(time_s) != 3600.0):
+        raise ValueError(f"{path}: expected 8,760 consecutive hourly rows, got {len(a)}")
+    vals = {}
+    for j, (short, col) in enumerate((("T_db_C", "Dry-bulb (C)"), ("T_dp_C", "Dew-point (C)"),
+                                      ("RH_pct", "RHum (%)"), ("p_Pa", "Pressure (Pa)")), start=4):
+        v = a[:, j].copy()
+        miss = v >= EPW_MISSING[short]
+        report.missing[col] = int(miss.sum())
+        report.missing_rows[col] = np.nonzero(miss)[0].tolist()
+        if miss.all():
+            raise ValueError(f"{path}: column {col!r} is entirely missing")
+        if miss.any():
+            report.notes.append(f"{col}: {int(miss.sum())} missing cells linearly interpolated")
+            v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
+        vals[short] = v
+    if report.n_missing:
+        log.warning("%s: %d missing cells interpolated: %s", path.name, report.n_missing, report.missing)
+    T_db, T_dp = vals["T_db_C"] + ZERO_C_K, vals["T_dp_C"] + ZERO_C_K
+    over = T_dp > T_db
+    report.dewpoint_clipped = int(over.sum())
+    T_dp = np.minimum(T_dp, T_db)
+    T_wb = wet_bulb_K(T_db, T_dp, vals["p_Pa"])
+    df = pd.DataFrame({"time_s": time_s, "month": month, "day": day, "hour": hour, "source_year": year,
+                       "T_db_K": T_db, "T_dp_K": T_dp, "RH": np.clip(vals["RH_pct"] / 100.0, 0, 1),
+                       "p_Pa": vals["p_Pa"], "T_wb_K": T_wb})
+    return df, report
+
+
 class Weather:
     """Wet-bulb temperature as a function of simulation time.
 
@@ -331,6 +415,25 @@ class Weather:
             Periodic over the 8,760-h year.
         """
         df, report = load_tmy3(path)
+        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
+
+    @classmethod
+    def from_epw(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
+        """Weather from an EnergyPlus EPW file (see :func:`load_epw`).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            EPW file, plain or gzip.
+        offset_s : float, optional
+            Start offset into the year [s].
+
+        Returns
+        -------
+        Weather
+            Periodic over the 8,760-h year.
+        """
+        df, report = load_epw(path)
         return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
 
     @staticmethod

@@ -93,6 +93,20 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="list policies, trace loaders, systems or cooling plants")
     ls.add_argument("what", choices=["policies", "loaders", "systems", "plants"], help="what to list")
 
+    c = sub.add_parser("cooling", help="cooling-only mode: drive a plant from a measured IT power series",
+                       description="Drive the cooling plant FMU from a measured IT power CSV (timestamp_secs, "
+                                   "measured_kW), e.g. HLRS Hawk 15-min power, and write an HDF5 file. Leading 0 kW "
+                                   "rows are reported and skipped.")
+    c.add_argument("power", metavar="POWER_CSV", help="measured IT power series (timestamp_secs, measured_kW)")
+    c.add_argument("--plant", default="frontier", help="plant name or TOML file (default frontier)")
+    c.add_argument("--out", metavar="FILE.h5", default="out/cooling.h5", help="output HDF5 file")
+    c.add_argument("--step", type=float, default=15.0, metavar="S", help="communication step [s] (default 15)")
+    c.add_argument("--days", type=float, metavar="D", help="days to simulate (default: the whole series)")
+    c.add_argument("--start-day", type=float, default=0.0, metavar="D", help="days after the first non-zero sample")
+    c.add_argument("--scale-to-design", type=float, metavar="F",
+                   help="scale the power so its peak is F x the plant's design heat (default: no scaling)")
+    c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
+
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
                                    "clean, 1 records repaired or rejected, 2 the file cannot be used.")
@@ -237,6 +251,23 @@ def _cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_cooling(a: argparse.Namespace) -> int:
+    from cooling_fmu.standalone import load_power_series, run_standalone
+    from cooling_fmu.weather import Weather
+
+    rep = load_power_series(a.power)[2]
+    for note in rep.notes:
+        print(f"  {a.power}: {note}")
+    weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
+    s = run_standalone(a.power, a.out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                       scale_to_design=a.scale_to_design, weather=weather)
+    print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
+          f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
+          f"of cooling energy")
+    print(f"wrote {a.out}")
+    return 0
+
+
 def _cmd_validate(a: argparse.Namespace) -> int:
     from dataloaders.registry import load_trace
     from dataloaders.report import TraceError
@@ -271,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "compare": _cmd_compare, "report": _cmd_report,
-                "list": _cmd_list, "validate": _cmd_validate}
+                "list": _cmd_list, "validate": _cmd_validate, "cooling": _cmd_cooling}
     if a.debug:
         return handlers[a.command](a)
     try:

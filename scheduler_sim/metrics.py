@@ -17,7 +17,10 @@ energy-efficiency metric applied at ORNL's Jaguar", ISC 2013):
   SIVOC/VRM and rectifier losses and rack network overhead are all inside IT) and ``E_facility = E_IT + E_cooling``
   (pumps, tower fans; no other facility loads are modelled);
 * ``ITUE = E_IT / E_compute`` with ``E_compute = E_node_dc + E_rack_overhead`` (power delivered to components);
-* ``TUE = ITUE * PUE = E_facility / E_compute``.
+* ``TUE = ITUE * PUE = E_facility / E_compute``;
+* ``WUE = V_water / E_IT`` in litres per kWh of IT energy (The Green Grid, "Water Usage Effectiveness (WUE)",
+  White Paper 35, 2011), ``V_water`` the cooling-tower make-up water, reported when the plant has an
+  ``m_flow_makeup`` output [kg/s] (litres = kg / 0.997, water at 25 C).
 """
 
 from __future__ import annotations
@@ -141,6 +144,10 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         sel = (time_s >= measure[0]) & (time_s + dt <= measure[1])
         if sel.any():
             out["utilisation_measured"] = float(np.mean(facility["busy_nodes"][sel])) / n_nodes
+    if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and E_it > 0:
+        water_kg = float(np.sum(facility["m_flow_makeup"])) * (dur / len(facility["m_flow_makeup"]))
+        out["water_makeup_kg"] = water_kg
+        out["WUE_L_per_kWh"] = (water_kg / 0.997) / (E_it / 3.6e6)
     return out
 
 

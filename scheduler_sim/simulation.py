@@ -840,7 +840,8 @@ def _allocation_runs(attempts: list, job_ids: np.ndarray) -> dict[str, np.ndarra
 
 
 #: Plant power outputs and the running energy totals the plant integrates them into (when it has them).
-_AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out"}
+_AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out", "Q_flow_chiller": "E_chiller_out",
+                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out"}
 
 
 def _average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:

@@ -52,3 +52,9 @@ def make_jobs(rows: list[tuple], origin: float = float("nan")) -> pd.DataFrame:
     df = validate_job_table(pd.DataFrame(recs))
     df.attrs["time_origin_unix_s"] = origin
     return df
+
+
+@pytest.fixture(scope="session")
+def fmu_cache(tmp_path_factory):
+    """One FMU cache per test session (each plant is built once, ~0.4-1.2 s)."""
+    return tmp_path_factory.mktemp("fmu-cache")

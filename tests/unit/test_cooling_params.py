@@ -19,24 +19,16 @@ def test_shipped_plants_load():
     assert frontier.n_cdu * frontier.cdu.Q_flow_nominal_W == pytest.approx(28.2e6, rel=1e-9)
 
 
-def test_frontier_fans_dominate_cooling_power_at_design():
-    p = load_plant_params("frontier")
-    ss = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), 290.0)
-    # 1080 / (25 x 6 + 250 + 1080) = 1080 / 1480 = 0.7297 (arXiv 2603.01198: fans ~73 %)
-    assert ss["P_fan_tower"] / ss["P_cooling"] == pytest.approx(1080 / 1480, rel=1e-12)
-    assert 0.72 < ss["P_fan_tower"] / ss["P_cooling"] < 0.74
-
-
 def test_validation_error_names_file_and_field(tmp_path):
     text = (load_plant_params.__globals__["PLANTS_DIR"] / "theta.toml").read_text()
     bad = tmp_path / "bad.toml"
-    bad.write_text(text.replace("eps_hx = 0.8", "eps_hx = 1.5"))
+    bad.write_text(text.replace("y_valve_min = 0.2 ", "y_valve_min = 1.5 "))
     with pytest.raises(PlantParamsError) as exc:
         load_plant_params(bad)
-    assert str(bad) in str(exc.value) and "cdu.eps_hx" in str(exc.value)
+    assert str(bad) in str(exc.value) and "cdu.y_valve_min" in str(exc.value)
     missing = tmp_path / "missing.toml"
-    missing.write_text(text.replace("approach_K = 4.0", ""))
-    with pytest.raises(PlantParamsError, match=r"tower\.approach_K"):
+    missing.write_text(text.replace("NTU_nominal = 0.80", ""))
+    with pytest.raises(PlantParamsError, match=r"tower\.NTU_nominal"):
         load_plant_params(missing)
     with pytest.raises(PlantParamsError, match="not found"):
         load_plant_params(tmp_path / "nope.toml")
@@ -60,26 +52,45 @@ def test_generated_modelica_is_flat_and_sized():
 
 def test_analytic_steady_state_hand_numbers():
     p = load_plant_params("theta")
-    q = np.array([266.7e3, 133.35e3, 0.0, 266.7e3, 266.7e3, 400.0e3])
-    ss = analytic_steady_state(p, q, 288.15)
-    # T_fac_sup = 288.15 + 4 = 292.15 K
-    assert ss["T_fac_sup"] == pytest.approx(292.15, abs=1e-12)
-    # CDU 1 at design: C_min = min(6.4, 10.6) x 4186 = 26,790.4 W/K; dT_hx = 266.7e3 / (0.8 x 26,790.4) = 12.4438 K
-    assert ss["T_sec_ret"][0] - 292.15 == pytest.approx(266.7e3 / (0.8 * 6.4 * 4186), rel=1e-12)
-    # supply = return - Q / (m_sec cp) = return - 266.7e3 / 26,790.4 = return - 9.955 K
-    assert ss["T_sec_ret"][0] - ss["T_sec_sup"][0] == pytest.approx(266.7e3 / (6.4 * 4186), rel=1e-12)
-    # CDU 2 at half load: y_sec = 0.5, P = 2200 x 0.125 = 275 W; CDU 3 idle: y = 0.3, P = 2200 x 0.027 = 59.4 W
-    assert ss["P_pump_sec"][1] == pytest.approx(275.0, rel=1e-12)
-    assert ss["P_pump_sec"][2] == pytest.approx(59.4, rel=1e-12)
-    assert ss["T_sec_sup"][2] == ss["T_sec_ret"][2] == pytest.approx(292.15)
-    # CDU 6 overloaded (1.5x): flows capped at nominal, pump at P_nominal
-    assert ss["P_pump_sec"][5] == pytest.approx(2200.0)
-    # towers reject all heat at steady state
-    assert ss["Q_flow_tower"] == pytest.approx(q.sum(), rel=1e-15)
-    # facility flow = 10.6 x (1 + 0.5 + 0.2 + 1 + 1 + 1) = 49.82 kg/s; P = 27e3 x (49.82 / 63.6)^3
-    assert ss["P_pump_fac"] == pytest.approx(27e3 * (49.82 / 63.6) ** 3, rel=1e-12)
-    assert ss["T_fac_ret"] - 292.15 == pytest.approx(q.sum() / (49.82 * 4186), rel=1e-12)
-    assert ss["P_cooling"] == pytest.approx(ss["P_pump_sec"].sum() + ss["P_pump_fac"] + ss["P_fan_tower"])
+    # idle plant: water at the wet-bulb, every actuator at its floor
+    ss = analytic_steady_state(p, np.zeros(6), 288.15)
+    assert ss["regime"] == "fan_floor"
+    assert ss["T_fac_sup"] == ss["T_fac_ret"] == pytest.approx(288.15, abs=1e-9)
+    np.testing.assert_allclose(ss["P_pump_sec"], 2200.0 * 0.3**3)  # 59.4 W each
+    assert ss["P_pump_fac"] == pytest.approx(27e3 * 0.2**3, rel=1e-12)  # valves at 0.2: 216 W
+    assert ss["P_fan_tower"] == pytest.approx(6250.0 * 0.2**3, rel=1e-12)  # one cell at 20 % speed: 50 W
+    # 70 % load at 10 C wet-bulb: fans hold the 24 C setpoint, valves hold the 27 C secondary supply
+    q = np.full(6, 0.7 * 266.7e3)
+    ss = analytic_steady_state(p, q, 283.15)
+    assert ss["regime"] == "setpoint"
+    assert ss["T_fac_sup"] == pytest.approx(297.15, abs=1e-12)
+    np.testing.assert_allclose(ss["T_sec_sup"], 300.15, atol=1e-9)
+    # secondary flow 0.7 x 6.4 = 4.48 kg/s -> return = 27 C + 186.69e3 / (4.48 x 4186) = 27 + 9.955 K
+    np.testing.assert_allclose(ss["T_sec_ret"] - 300.15, 186.69e3 / (4.48 * 4186), rtol=1e-9)
+    # facility return = supply + sum(Q) / (m_fac cp); towers reject everything
+    assert ss["T_fac_ret"] - 297.15 == pytest.approx(q.sum() / (ss["m_flow_fac"] * 4186), rel=1e-12)
+    assert ss["Q_flow_tower"] == pytest.approx(q.sum(), rel=1e-12) and ss["Q_flow_chiller"] == 0.0
+    # water: evaporation 0.85 Q / h_fg = 0.85 x 1.12014e6 / 2.44e6 = 0.3902 kg/s; blowdown E / (4 - 1) - drift
+    evap = 0.85 * q.sum() / 2.44e6
+    assert ss["m_flow_evap"] == pytest.approx(evap, rel=1e-12)
+    drift = 5e-5 * ss["m_flow_fac"]
+    assert ss["m_flow_blowdown"] == pytest.approx(evap / 3.0 - drift, rel=1e-12)
+    assert ss["m_flow_makeup"] == pytest.approx(evap * 4.0 / 3.0, rel=1e-12)  # = E COC / (COC - 1)
+    # every state derivative vanishes at the solution
+    np.testing.assert_allclose(ss["der"], 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("load", [0.0, 0.2, 0.7, 1.0, 1.3])
+@pytest.mark.parametrize("T_wb_C", [-10.0, 5.0, 15.0, 20.0, 26.0])
+@pytest.mark.parametrize("name", ["theta", "frontier"])
+def test_steady_state_is_a_fixed_point(name, load, T_wb_C):
+    p = load_plant_params(name)
+    q = load * p.cdu.Q_flow_nominal_W * np.linspace(0.6, 1.4, p.n_cdu)
+    ss = analytic_steady_state(p, q, 273.15 + T_wb_C)
+    # K/s and 1/s: a residual of 1e-12 K/s is 3e-5 K per year
+    np.testing.assert_allclose(ss["der"], 0.0, atol=1e-12)
+    heat_out = ss["Q_flow_tower"] + ss["Q_flow_chiller"]
+    assert heat_out == pytest.approx(q.sum(), rel=1e-9, abs=1e-6)
 
 
 def test_analytic_steady_state_rejects_bad_heat():

@@ -112,3 +112,44 @@ def test_constant_weather():
     w = Weather.constant(290.0)
     t = np.linspace(0, 3 * YEAR_S, 7)
     assert np.all(w.wet_bulb_K(t) == 290.0) and w.wet_bulb_K(t).shape == (7,)
+
+
+def _write_epw(path, df, year_of_row, leap=False, missing=()):
+    """An EPW file carrying the TMY3 data (wet-bulb must come out identical)."""
+    head = ["LOCATION,Golden,CO,USA,TMY3,724666,39.74,-105.18,-7.0,1829.0"] + [f"HEADER {i}" for i in range(7)]
+    rows = []
+    for k, r in enumerate(df.itertuples()):
+        T_db, T_dp = r.T_db_K - 273.15, r.T_dp_K - 273.15
+        if k in missing:
+            T_dp = 99.9
+        rows.append(f"{year_of_row(r.month)},{r.month},{r.day},{r.hour},60,?,{T_db:.10f},{T_dp:.10f},"
+                    f"{r.RH * 100:.6f},{r.p_Pa:.6f},0")
+        if leap and r.month == 2 and r.day == 28 and r.hour == 24:
+            rows += [f"2000,2,29,{h},60,?,1.0,-5.0,50,80000,0" for h in range(1, 25)]
+    path.write_text("\n".join(head + rows) + "\n")
+
+
+def test_epw_loader_matches_tmy3_and_reports_quirks(tmp_path):
+    from cooling_fmu.weather import DEFAULT_TMY3, load_epw, load_tmy3
+
+    df, _ = load_tmy3(DEFAULT_TMY3)
+    path = tmp_path / "golden.epw"
+    _write_epw(path, df, lambda m: 1990 + m % 3, leap=True, missing=(5000,))
+    got, rep = load_epw(path)
+    assert rep.n_rows == 8760 and rep.elevation_m == 1829.0 and len(rep.source_years) == 3
+    assert rep.missing["Dew-point (C)"] == 1 and rep.missing_rows["Dew-point (C)"] == [5000]
+    assert any("Feb 29" in n for n in rep.notes)
+    np.testing.assert_array_equal(got["time_s"], df["time_s"])
+    ok = np.ones(8760, bool)
+    ok[5000] = False
+    np.testing.assert_allclose(got["T_wb_K"][ok], df["T_wb_K"][ok], atol=1e-6)
+    assert abs(got["T_wb_K"][5000] - df["T_wb_K"][5000]) < 1.0  # interpolated dew point, reported
+
+
+def test_epw_rejects_non_epw(tmp_path):
+    from cooling_fmu.weather import load_epw
+
+    p = tmp_path / "x.epw"
+    p.write_text("not,an,epw\n")
+    with pytest.raises(ValueError, match="LOCATION"):
+        load_epw(p)

@@ -52,7 +52,7 @@ def test_plant_energy_balance_over_the_run(run):
     # heat in = heat rejected by the towers + change of stored heat (FMU running totals; the plant started at
     # the steady state of the first step's load, so it began with the E_stored of that state)
     stored0 = res.facility["E_stored"][0]  # interval average of the first minute: close to the initial value
-    closure = final["E_heat_in"] - final["E_tower_out"] - (final["E_stored"] - stored0)
+    closure = final["E_heat_in"] - final["E_tower_out"] - final["E_chiller_out"] - (final["E_stored"] - stored0)
     assert abs(closure) / final["E_heat_in"] < 1e-3
 
 

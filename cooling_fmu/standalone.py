@@ -1,0 +1,223 @@
+"""Cooling-only mode: drive the plant from a measured IT power series instead of a scheduler run.
+
+The series (CSV ``timestamp_secs, measured_kW``, e.g. HLRS Hawk 15-min whole-system power, Patki et al., ICS 2025)
+is read as piecewise constant: each sample holds until the next one (the mean over its interval). All IT power is
+heat, split evenly over the CDUs. The plant is stepped with exact step averages (zero-order hold), the wet-bulb is
+interpolated at mid-step, and the result is written to one HDF5 file (``scheduler_sim.hdf5io`` conventions: SI,
+``units`` attribute on every dataset, atomic write).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .params import load_plant_params
+from .plant import CoolingPlant
+from .weather import Weather
+
+__all__ = ["PowerSeriesReport", "load_power_series", "run_standalone"]
+
+
+@dataclass
+class PowerSeriesReport:
+    """What was found in a measured power series.
+
+    Attributes
+    ----------
+    path : str
+        File read.
+    n_rows : int
+        Data rows.
+    interval_s : float
+        Sampling interval [s] (most common difference).
+    leading_zero_rows : int
+        Rows of 0 kW at the start (Hawk: 1,502, left so by the authors); skipped unless asked otherwise.
+    zero_rows : int
+        All rows of 0 kW.
+    gaps : int
+        Differences between consecutive stamps other than ``interval_s`` (the value is held over a gap).
+    notes : list of str
+        Human-readable notes.
+    """
+
+    path: str
+    n_rows: int = 0
+    interval_s: float = float("nan")
+    leading_zero_rows: int = 0
+    zero_rows: int = 0
+    gaps: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSeriesReport]:
+    """Read a ``timestamp_secs, measured_kW`` CSV.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        CSV with a header row; first column Unix time [s], second column power [kW].
+
+    Returns
+    -------
+    t_unix_s : ndarray, shape (n,)
+        Sample times [s], increasing.
+    P_W : ndarray, shape (n,)
+        IT power [W] (kW x 1000, converted here at the edge).
+    report : PowerSeriesReport
+        Interval, zero rows, gaps.
+
+    Raises
+    ------
+    ValueError
+        If the file has fewer than 2 rows, non-numeric or negative values, or times that do not increase.
+    """
+    path = Path(path)
+    df = pd.read_csv(path)
+    if df.shape[1] < 2 or len(df) < 2:
+        raise ValueError(f"{path}: need two columns (timestamp_secs, measured_kW) and at least 2 rows")
+    t = pd.to_numeric(df.iloc[:, 0], errors="coerce").to_numpy(float)
+    p = pd.to_numeric(df.iloc[:, 1], errors="coerce").to_numpy(float) * 1e3
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))) or np.any(p < 0):
+        raise ValueError(f"{path}: non-numeric, missing or negative values")
+    if np.any(np.diff(t) <= 0):
+        raise ValueError(f"{path}: timestamps do not increase")
+    rep = PowerSeriesReport(path=str(path), n_rows=len(t))
+    d = np.diff(t)
+    vals, counts = np.unique(d, return_counts=True)
+    rep.interval_s = float(vals[np.argmax(counts)])
+    rep.gaps = int(np.count_nonzero(d != rep.interval_s))
+    nz = np.flatnonzero(p > 0)
+    rep.leading_zero_rows = int(nz[0]) if nz.size else len(p)
+    rep.zero_rows = int(np.count_nonzero(p == 0))
+    if rep.leading_zero_rows:
+        rep.notes.append(f"{rep.leading_zero_rows} leading rows of 0 kW (until Unix time {t[rep.leading_zero_rows]:.0f})")
+    if rep.gaps:
+        rep.notes.append(f"{rep.gaps} irregular intervals: the previous value is held")
+    return t, p, rep
+
+
+def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
+                   days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
+                   weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
+                   cache_dir: str | Path | None = None) -> dict[str, float]:
+    """Drive a cooling plant from a measured IT power series and write an HDF5 file.
+
+    Parameters
+    ----------
+    power_csv : str or pathlib.Path
+        Power series (see :func:`load_power_series`).
+    out : str or pathlib.Path
+        HDF5 file to write.
+    plant : str, optional
+        Plant name or TOML path.
+    step_s : float, optional
+        Communication step [s]; must divide the series interval.
+    days : float, optional
+        Length simulated [d] (default: the whole series).
+    start_day : float, optional
+        Start, days after the first non-zero sample (or the first sample with ``keep_leading_zeros``).
+    scale_to_design : float, optional
+        Scale the power so its peak over the window equals this fraction of the plant's design heat
+        (``n_cdu * Q_flow_nominal``); default: no scaling.
+    weather : Weather, optional
+        Wet-bulb source (default: shipped Golden TMY3, aligned on the day of year of the first simulated sample).
+    keep_leading_zeros : bool, optional
+        Simulate the leading 0 kW rows too.
+    interval_s : float, optional
+        Output averaging interval [s] (a multiple of ``step_s``).
+    cache_dir : str or pathlib.Path, optional
+        FMU cache.
+
+    Returns
+    -------
+    dict of str to float
+        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts.
+
+    Raises
+    ------
+    ValueError
+        If steps do not divide the series interval or the window is empty.
+    """
+    from scheduler_sim.hdf5io import atomic_h5, git_sha, package_versions, sha256_file
+
+    t, P, rep = load_power_series(power_csv)
+    first = 0 if keep_leading_zeros else rep.leading_zero_rows
+    k = rep.interval_s / step_s
+    if abs(k - round(k)) > 1e-9 or interval_s % step_s:
+        raise ValueError(f"step_s = {step_s} s must divide the series interval {rep.interval_s} s and interval_s")
+    k = int(round(k))
+    t0 = t[first] + start_day * 86400.0
+    t_end = t[-1] + rep.interval_s if days is None else t0 + days * 86400.0
+    n_steps = int(math.floor((t_end - t0) / step_s))
+    n_steps -= n_steps % int(interval_s // step_s)
+    if n_steps <= 0:
+        raise ValueError("empty window")
+    t_mid = t0 + (np.arange(n_steps) + 0.5) * step_s
+    P_step = P[np.clip(np.searchsorted(t, t_mid, side="right") - 1, 0, len(P) - 1)]  # piecewise constant
+    params = load_plant_params(plant)
+    design = params.n_cdu * params.cdu.Q_flow_nominal_W
+    scale = 1.0 if scale_to_design is None else scale_to_design * design / max(P_step.max(), 1.0)
+    P_step = P_step * scale
+    if weather is None:
+        from .weather import default_weather
+
+        doy = pd.Timestamp(t0, unit="s").dayofyear
+        weather = default_weather(Weather.offset_for(min(int(doy), 365)))
+    T_wb = weather.wet_bulb_K(t_mid - t0)
+    heat = np.repeat((P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
+    with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as pl:
+        y0 = pl.initialize(heat[0], float(T_wb[0]))
+        y = pl.run(heat, T_wb)
+        names, units = pl.output_names, pl.output_units
+        fmu_path = pl.fmu_path
+    col = {n: i for i, n in enumerate(names)}
+    # exact step averages of powers and flows from the running totals
+    for p_name, e_name in (("P_cooling", "E_cooling_out"), ("Q_flow_tower", "E_tower_out"),
+                           ("P_fan_tower", "E_fan_out"), ("m_flow_makeup", "M_makeup_out")):
+        tot = np.concatenate([[y0[col[e_name]]], y[:, col[e_name]]])
+        y[:, col[p_name]] = np.diff(tot) / step_s
+    m = int(interval_s // step_s)
+    avg = y.reshape(-1, m, y.shape[1]).mean(axis=1)
+    E_it = float(P_step.sum() * step_s)
+    E_cool = float(y[-1, col["E_cooling_out"]])
+    water = float(y[-1, col["M_makeup_out"]])
+    summary = {
+        "duration_s": n_steps * step_s, "E_it_J": E_it, "E_cooling_J": E_cool,
+        "E_fan_J": float(y[-1, col["E_fan_out"]]), "PUE": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
+        "water_makeup_kg": water, "WUE_L_per_kWh": (water / 0.997) / (E_it / 3.6e6) if E_it > 0 else float("nan"),
+        "fan_share_of_cooling": float(y[-1, col["E_fan_out"]]) / E_cool if E_cool > 0 else float("nan"),
+        "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),
+        "leading_zero_rows_skipped": float(0 if keep_leading_zeros else rep.leading_zero_rows),
+    }
+    with atomic_h5(out) as f:
+        f.attrs.update({"schema_version": "1.0", "kind": "cooling_standalone", "plant": params.name,
+                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0})
+        ts = f.create_group("timeseries")
+        d = ts.create_dataset("time_s", data=np.arange(avg.shape[0]) * interval_s)
+        d.attrs["units"], d.attrs["interval_s"] = "s", interval_s
+        fac, cdu = ts.create_group("facility"), ts.create_group("cdu")
+        for name, data, unit in (("P_it_W", P_step.reshape(-1, m).mean(axis=1), "W"),
+                                 ("T_wb_K", T_wb.reshape(-1, m).mean(axis=1), "K")):
+            fac.create_dataset(name, data=data).attrs["units"] = unit
+        groups: dict[str, list[int]] = {}
+        for i, n in enumerate(names):
+            if n.endswith("]"):
+                groups.setdefault(n.split("[")[0], []).append(i)
+            else:
+                fac.create_dataset(n, data=avg[:, i], compression="gzip").attrs["units"] = units[i]
+        for base, idx in groups.items():
+            cdu.create_dataset(base, data=avg[:, idx], compression="gzip").attrs["units"] = units[idx[0]]
+        s = f.create_group("summary")
+        s.attrs.update(summary)
+        pv = f.create_group("provenance")
+        pv.attrs.update({"input_checksums_json": json.dumps({"power": sha256_file(power_csv),
+                                                             "fmu": sha256_file(fmu_path)}),
+                         "power_report_json": json.dumps(asdict(rep)),
+                         "versions_json": json.dumps(package_versions())})
+    return summary
