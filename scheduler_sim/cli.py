@@ -179,6 +179,10 @@ def _cmd_run(a: argparse.Namespace) -> int:
           f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
     print(format_summary(res.summary))
     info = res.info
+    if not info.get("complete", True):
+        print(f"hpctwin run: error: {info['failure']}\n  partial results up to t = {info['t_final_s']:.0f} s were "
+              f"written to {res.path} (root attribute complete = False)", file=sys.stderr)
+        return 2
     dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
                                            "jobs_not_run")}
     print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "

@@ -195,6 +195,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         f.attrs["config_json"] = config_json
         f.attrs["pue_definition"] = PUE_DEFINITION
         f.attrs["cooling_modelled"] = bool("T_wb_K" in result.facility)
+        f.attrs["complete"] = bool(result.info.get("complete", True))
+        f.attrs["failure"] = str(result.info.get("failure", ""))
 
         g = f.create_group("jobs")
         for col in result.jobs.columns:

@@ -45,6 +45,15 @@ POWER_SERIES = ("P_node_dc_W", "P_sivoc_loss_W", "P_rectifier_loss_W", "P_rack_o
 SCHEDULER_SERIES = ("busy_nodes", "running_jobs", "queued_jobs", "down_nodes")
 
 
+class _PlantFailed(RuntimeError):
+    """The cooling plant failed a step at ``t_s``; the run stops and keeps what was completed."""
+
+    def __init__(self, cause: Exception, t_s: float) -> None:
+        super().__init__(f"cooling plant failed at t = {t_s:.0f} s: {cause}")
+        self.cause = cause
+        self.t_s = t_s
+
+
 class JobOutcome:
     """Simulated outcome codes of a job (column ``outcome`` of the result table)."""
 
@@ -502,9 +511,7 @@ class Simulation:
         """Receive completed cooling steps ``k0..k0+m-1`` (averages of the state vector) and step the plant."""
         m = block.shape[0]
         nc = self.system.n_cdus
-        self._step_sums += block.sum(axis=0) * self.step_s
-        self._last_step_heat = block[-1, :nc].copy()
-        self._last_it_W = float(block[-1, nc + 4])
+        failure = None
         if self.plant is not None:
             t_mid = self.t0 + (np.arange(k0, k0 + m) + 0.5) * self.step_s
             twb = np.asarray(self.wet_bulb_K(t_mid), dtype=float)
@@ -514,7 +521,16 @@ class Simulation:
                 self._plant_ready = True
                 self._avg_pairs = _average_pairs(self.plant.output_names)
                 self._last_totals = {e: float(init[ie]) for _, _, e, ie in self._avg_pairs}
-            out = self.plant.run(heat, twb)
+            try:
+                out = self.plant.run(heat, twb)
+            except Exception as exc:  # keep the steps the plant completed, then stop the run (marked partial)
+                done = getattr(exc, "completed_outputs", None)
+                if done is None or done.shape[0] == 0:
+                    raise _PlantFailed(exc, self.t0 + k0 * self.step_s) from exc
+                failure = _PlantFailed(exc, self.t0 + (k0 + done.shape[0]) * self.step_s)
+                m = done.shape[0]
+                out = np.array(done, dtype=float)
+                block, twb = block[:m], twb[:m]
             # Power outputs sampled at the end of a step are replaced by their exact step averages where the
             # plant integrates them itself (a running energy total E_x: P_avg = dE / step).
             for name, ip, e, ie in self._avg_pairs:
@@ -527,9 +543,15 @@ class Simulation:
             rows = np.concatenate([block, twb[:, None], out], axis=1)
         else:
             rows = block
+        self._step_sums += block.sum(axis=0) * self.step_s
+        self._last_step_heat = block[-1, :nc].copy()
+        self._last_it_W = float(block[-1, nc + 4])
+        self._steps_emitted = k0 + m
         self.reducer.push(rows)
         if self._pbar is not None:
             self._pbar.update(m * self.step_s / 3600.0)
+        if failure is not None:
+            raise failure
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> SimulationResult:
@@ -618,7 +640,6 @@ class Simulation:
         for t_cap, _ in self.power_cap:
             if t_cap > self.t0:
                 self.env.schedule(t_cap, EventKind.WAKEUP, None)  # a pass when the budget changes
-        drained_kills = 0
         for a, b, nodes, drain in self.downtimes:
             self.env.schedule(max(a, self.t0), EventKind.NODE_DOWN, (nodes, drain))
             self.env.schedule(max(b, self.t0), EventKind.NODE_UP, nodes)
@@ -627,19 +648,70 @@ class Simulation:
                 nd = np.array([int(node)])
                 self.env.schedule(max(t_down, self.t0), EventKind.NODE_DOWN, (nd, False))
                 self.env.schedule(max(t_up, self.t0), EventKind.NODE_UP, nd)
-        idle_energy_dc = 0.0
-        idle_energy_it = 0.0
-        t_last = self.t0
-        n_events = 0
-        n_passes = 0
-        n_late_replay = 0
-        cap_bound_s = 0.0
-        cap_bound_passes = 0
-        cap_binding = False
-        pass_time_s = 0.0
-        max_queue = 0
-        is_replay = isinstance(self.policy, Replay)
         env = self.env
+        self._steps_emitted = 0
+        failure: _PlantFailed | None = None
+        try:
+            self._loop(integ, required)
+        except _PlantFailed as exc:
+            failure = exc
+        (t_last, idle_energy_dc, idle_energy_it, n_events, n_passes, n_late_replay, cap_bound_s, cap_bound_passes,
+         pass_time_s, max_queue, drained_kills) = self._loop_state
+        if failure is not None:
+            # Partial results: everything up to the last whole output interval the plant completed is kept.
+            n_int = self._steps_emitted // self.ratio
+            t_final = self.t0 + n_int * self.interval_s
+            self.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
+            if self._pbar is not None:
+                self._pbar.close()
+            self.info.update({
+                "events": n_events, "scheduling_passes": n_passes, "jobs_not_run": int(np.isnan(self.start).sum()),
+                "t_end_s": failure.t_s, "t_final_s": t_final, "cooling_steps": self._steps_emitted,
+                "wall_time_s": time.perf_counter() - wall0, "policy": self.policy.name,
+            })
+            return self._result(idle_energy_dc, idle_energy_it)
+        self.info["complete"] = True
+        # pad with idle time to a whole output interval (at least one)
+        t_end = max(t_last, self.t0)
+        n_int = max(1, math.ceil((t_end - self.t0) / self.interval_s - 1e-12))
+        t_final = self.t0 + n_int * self.interval_s
+        integ.set(self._state_vector())
+        integ.advance(t_final)
+        idle_energy_dc += self._idle_dc_W * (t_final - t_last)
+        idle_energy_it += self._idle_it_W * (t_final - t_last)
+        self._part_energy[0] += self._part_dc_W * (t_final - t_last)
+        self._part_energy[1] += self._part_it_W * (t_final - t_last)
+        if self._pbar is not None:
+            self._pbar.close()
+
+        not_run = np.isnan(self.start)
+        self.info.update({
+            "events": n_events, "scheduling_passes": n_passes, "replay_started_late": n_late_replay,
+            "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
+            "cooling_steps": integ.steps_done, "wall_time_s": time.perf_counter() - wall0,
+            "policy": self.policy.name, "placement": self.placement,
+            "scheduling_time_s": pass_time_s, "max_queue_length": max_queue,
+            "jobs_killed_by_node_down": int(drained_kills), "requeues": int(self.n_requeues.sum()),
+            "lost_node_s": float(self.lost_node_s.sum()), "lost_energy_dc_J": float(self.lost_energy_dc.sum()),
+            "power_cap_bound_s": cap_bound_s, "power_cap_bound_passes": cap_bound_passes,
+        })
+        return self._result(idle_energy_dc, idle_energy_it)
+
+    def _loop(self, integ: StepIntegrator, required: int) -> None:
+        """The event loop (see :meth:`run`); its counters are left in ``self._loop_state`` even if it stops early."""
+        env = self.env
+        idle_energy_dc = idle_energy_it = 0.0
+        t_last = self.t0
+        n_events = n_passes = n_late_replay = cap_bound_passes = max_queue = drained_kills = 0
+        cap_bound_s = pass_time_s = 0.0
+        cap_binding = False
+        is_replay = isinstance(self.policy, Replay)
+
+        def save() -> None:
+            self._loop_state = (t_last, idle_energy_dc, idle_energy_it, n_events, n_passes, n_late_replay,
+                                cap_bound_s, cap_bound_passes, pass_time_s, max_queue, drained_kills)
+
+        save()
         while len(env) and (self._jobs_left > 0 or required > 0):
             t = env.peek_time()
             # integrate the step function up to t (this may step the cooling plant)
@@ -700,32 +772,7 @@ class Simulation:
                     free = self.alloc.n_free
                     cap_binding = any(self.nodes[j] <= free and view.power_W[j] > head for j in self.queue)
                     cap_bound_passes += int(cap_binding)
-
-        # pad with idle time to a whole output interval (at least one)
-        t_end = max(t_last, self.t0)
-        n_int = max(1, math.ceil((t_end - self.t0) / self.interval_s - 1e-12))
-        t_final = self.t0 + n_int * self.interval_s
-        integ.set(self._state_vector())
-        integ.advance(t_final)
-        idle_energy_dc += self._idle_dc_W * (t_final - t_last)
-        idle_energy_it += self._idle_it_W * (t_final - t_last)
-        self._part_energy[0] += self._part_dc_W * (t_final - t_last)
-        self._part_energy[1] += self._part_it_W * (t_final - t_last)
-        if self._pbar is not None:
-            self._pbar.close()
-
-        not_run = np.isnan(self.start)
-        self.info.update({
-            "events": n_events, "scheduling_passes": n_passes, "replay_started_late": n_late_replay,
-            "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
-            "cooling_steps": integ.steps_done, "wall_time_s": time.perf_counter() - wall0,
-            "policy": self.policy.name, "placement": self.placement,
-            "scheduling_time_s": pass_time_s, "max_queue_length": max_queue,
-            "jobs_killed_by_node_down": int(drained_kills), "requeues": int(self.n_requeues.sum()),
-            "lost_node_s": float(self.lost_node_s.sum()), "lost_energy_dc_J": float(self.lost_energy_dc.sum()),
-            "power_cap_bound_s": cap_bound_s, "power_cap_bound_passes": cap_bound_passes,
-        })
-        return self._result(idle_energy_dc, idle_energy_it)
+            save()
 
     def _apply(self, decisions: list[int], now: float, view: SchedulerView) -> None:
         queued = set(self.queue)

@@ -82,3 +82,42 @@ def h5_content(path) -> dict:
         visit("/", f)
         f.visititems(visit)
     return out
+
+
+class _FailingPlant:
+    """A plant double that fails on its 10th step, like cooling_fmu.plant.PlantStepError after 9 good steps."""
+
+    output_names = ["T_sec_sup[1]", "P_cooling", "E_cooling_out"]
+    output_units = ["K", "W", "J"]
+    P_cooling_index = 1
+
+    def __init__(self):
+        self.steps = 0
+        self.E = 0.0
+
+    def initialize(self, heat_w, T_wb_K):
+        return np.array([300.0, 100.0, 0.0])
+
+    def run(self, heat, twb):
+        out = []
+        for _ in range(heat.shape[0]):
+            if self.steps == 9:
+                err = RuntimeError("fmi2DoStep returned fmi2Error at t=135 s")
+                err.completed_outputs = np.array(out).reshape(-1, 3)
+                raise err
+            self.steps += 1
+            self.E += 100.0 * 15.0
+            out.append([300.0, 100.0, self.E])
+        return np.array(out)
+
+
+def test_plant_failure_keeps_and_marks_partial_results(tmp_path, tiny_system):
+    res = Simulation(make_jobs(EIGHT), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
+                     plant=_FailingPlant(), wet_bulb_K=lambda t: np.full(np.shape(t), 290.0)).run()
+    assert res.info["complete"] is False and "fmi2DoStep" in res.info["failure"]
+    # 9 steps of 15 s completed -> 2 whole 60 s output intervals kept
+    assert len(res.time_s) == 2 and res.info["failed_at_s"] == 135.0
+    assert res.totals["E_cooling_J"] == pytest.approx(9 * 15 * 100.0)
+    p = _write(tmp_path / "partial.h5", res)
+    with h5py.File(p) as f:
+        assert not f.attrs["complete"] and "fmi2DoStep" in f.attrs["failure"]
