@@ -314,7 +314,8 @@ def _hx_eps(params: PlantParams, m_sec: np.ndarray, m_fac: np.ndarray) -> tuple[
     C_r = mmin / mmax
     ntu = UA / C_min
     Z = np.exp(-ntu * (1.0 - C_r))
-    eps = np.where(C_r < CR_BALANCED, (1.0 - Z) / (1.0 - C_r * Z), ntu / (1.0 + ntu))
+    with np.errstate(invalid="ignore", divide="ignore"):  # np.where evaluates both branches; the balanced one is used
+        eps = np.where(C_r < CR_BALANCED, (1.0 - Z) / (1.0 - C_r * Z), ntu / (1.0 + ntu))
     return eps, C_min
 
 

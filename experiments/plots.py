@@ -64,8 +64,10 @@ def policy_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
             ax.ticklabel_format(axis="y", useOffset=False)
         for xi, vi in zip(x, v):
             if np.isfinite(vi):
-                ax.annotate(f"{vi:.3g}", (xi, vi), ha="center", va="bottom", fontsize=8)
-    fig.suptitle("Scheduling policies on the ALCF Theta 2022 trace (same jobs, same weather)")
+                txt = f"{vi:.4f}" if key == "PUE" else (f"{vi:,.0f}" if abs(vi) >= 100 else f"{vi:.3g}")
+                ax.annotate(txt, (xi, vi), ha="center", va="bottom", fontsize=8)
+    fig.suptitle("Scheduling policies on the ALCF Theta 2022 trace (same jobs, same weather; energy counts the "
+                 "whole run, drain included)")
     fig.tight_layout()
     return _save(fig, Path(out_dir), "policies")
 

@@ -98,6 +98,10 @@ class PriorityConfig(_Strict):
     max_age_days: float = Field(7.0, gt=0, description="Age at which the age factor saturates [days]")
     half_life_days: float = Field(7.0, gt=0, description="Half-life of the fair-share usage decay [days]")
     qos_weights: dict[str, float] = Field(default_factory=dict, description="Weight per queue name")
+    account_bonus: dict[str, float] = Field(default_factory=dict, description="Additive priority per account (or "
+                                            "user) name, e.g. from energy incentive points")
+    fairshare_by: Literal["account", "user"] = Field(
+        "account", description="Charge fair-share usage and bonuses to the account (else user) or to the user")
 
 
 class PowerCapConfig(_Strict):

@@ -205,7 +205,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
     if sc.policy == "priority":
         params = dict(w_age=pr.w_age, w_size=pr.w_size, w_fairshare=pr.w_fairshare, w_qos=pr.w_qos,
                       max_age_s=pr.max_age_days * DAY_S, half_life_s=pr.half_life_days * DAY_S,
-                      qos_weights=pr.qos_weights)
+                      qos_weights=pr.qos_weights, account_bonus=pr.account_bonus)
     t0 = cfg.trace.window_start_days * DAY_S
     failures = None
     if cfg.faults.enabled:
@@ -226,6 +226,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
                     else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
+        share_entity=pr.fairshare_by,
     )
 
 

@@ -210,6 +210,9 @@ class Simulation:
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
+    share_entity : {"account", "user"}
+        Who fair-share usage and account bonuses are charged to: the account (else the user when the trace has
+        no account), or the user.
     warmup_s : float
         Warm-up excluded from ``utilisation_measured`` (measured over ``[t0 + warmup_s, window end)``, so the
         drain after the last submission is excluded too) [s].
@@ -236,7 +239,7 @@ class Simulation:
                  power_cap: list[tuple[float, float]] = (), cooling_estimate: float = 0.05,
                  placement: str = "lowest", failures: np.ndarray | None = None,
                  on_failure: str = "requeue", record_reservations: bool = False,
-                 warmup_s: float = 0.0) -> None:
+                 warmup_s: float = 0.0, share_entity: str = "account") -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -282,6 +285,9 @@ class Simulation:
         self.warmup_s = float(warmup_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self._node_power_w = node_power_w
+        if share_entity not in ("account", "user"):
+            raise ValueError(f"share_entity must be 'account' or 'user', got {share_entity!r}")
+        self.share_entity = share_entity
         self.partition = partition
         self.use_measured_power = bool(use_measured_power)
         if partition is not None and partition.nodes.max() >= system.n_nodes:
@@ -346,7 +352,10 @@ class Simulation:
 
         self._n_pool = int(n_nodes)
         # integer codes for fair-share (account, else user, else group '') and QoS (queue); 0 = unknown
-        acct = df["account"].astype(str).where(df["account"].astype(str) != "", df["user"].astype(str))
+        if self.share_entity == "user":
+            acct = df["user"].astype(str)
+        else:
+            acct = df["account"].astype(str).where(df["account"].astype(str) != "", df["user"].astype(str))
         self.account_id = pd.factorize(acct.where(acct != "", "\0unknown"), sort=True)[0].astype(np.int64)
         self.queue_id = pd.factorize(df["queue"].astype(str), sort=True)[0].astype(np.int64)
         self.account_names = list(pd.factorize(acct.where(acct != "", "\0unknown"), sort=True)[1])

@@ -130,18 +130,18 @@ class MultiFactorPriority(QueueOrder):
         Raises
         ------
         ValueError
-            If a named queue or account does not occur in the trace.
+            If a named QoS queue does not occur in the trace (a typo must not pass silently). Accounts with a bonus
+            but no job are listed in :attr:`bonus_accounts_absent`.
         """
         qi = {n: i for i, n in enumerate(queue_names)}
         ai = {n: i for i, n in enumerate(account_names)}
         for n in self.qos_weights:
             if n not in qi:
                 raise ValueError(f"priority.qos_weights: queue {n!r} does not occur in the trace")
-        for n in self.account_bonus_by_name:
-            if n not in ai:
-                raise ValueError(f"account bonus: account {n!r} does not occur in the trace")
         self.qos_weight = {qi[n]: w for n, w in self.qos_weights.items()}
-        self.account_bonus = {ai[n]: b for n, b in self.account_bonus_by_name.items()}
+        # accounts with a bonus but no job in this run simply have nothing to boost (e.g. points earned earlier)
+        self.account_bonus = {ai[n]: b for n, b in self.account_bonus_by_name.items() if n in ai}
+        self.bonus_accounts_absent = sorted(n for n in self.account_bonus_by_name if n not in ai)
         self._usage = np.zeros(0)
         self._t_usage = None
         self._charged: dict[int, float] = {}
