@@ -123,6 +123,10 @@ class MultiFactorPriority(QueueOrder):
         self.account_bonus_by_name = dict(account_bonus or {})
         self.qos_weight: dict[int, float] = {}
         self.account_bonus: dict[int, float] = {}
+        self.bonus_accounts_absent: list[str] = []
+        self._usage = np.zeros(0)  # decayed node-seconds per account code
+        self._t_usage: float | None = None
+        self._charged: dict[int, float] = {}  # job index -> time up to which its usage is charged
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Map QoS weights and account bonuses given by name onto the platform's integer codes.
@@ -142,9 +146,6 @@ class MultiFactorPriority(QueueOrder):
         # accounts with a bonus but no job in this run simply have nothing to boost (e.g. points earned earlier)
         self.account_bonus = {ai[n]: b for n, b in self.account_bonus_by_name.items() if n in ai}
         self.bonus_accounts_absent = sorted(n for n in self.account_bonus_by_name if n not in ai)
-        self._usage = np.zeros(0)
-        self._t_usage = None
-        self._charged: dict[int, float] = {}
 
     def _grow(self, n_acc: int) -> None:
         if self._usage.size < n_acc:
