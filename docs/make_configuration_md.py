@@ -1,0 +1,79 @@
+"""Regenerate docs/configuration.md from the pydantic models of scheduler_sim.config (so it cannot drift).
+
+    python docs/make_configuration_md.py            # rewrite docs/configuration.md
+    python docs/make_configuration_md.py --check    # exit 1 if the committed file is out of date (used by tests)
+"""
+
+from __future__ import annotations
+
+import sys
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from scheduler_sim.config import RunConfig
+
+HEADER = [
+    "# Run configuration reference", "",
+    "A run is described by a TOML file (`hpctwin run CONFIG`) whose top-level keys and tables follow",
+    "`scheduler_sim.config.RunConfig`. Every key is optional; the defaults are the main job (30 days of the embedded",
+    "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, Golden TMY3 weather). Unknown keys and bad",
+    "values are errors naming the file and the dotted key. Relative paths are relative to the configuration file.",
+    "`experiments/theta_easy_30d.toml` is the main job written out. This page is generated from the models by",
+    "`python docs/make_configuration_md.py`.", ""]
+
+
+def _is_model(t) -> bool:
+    return isinstance(t, type) and issubclass(t, BaseModel)
+
+
+def _rows(model, prefix):
+    rows, subs = [], []
+    for name, f in model.model_fields.items():
+        ann, key = f.annotation, f"{prefix}{name}"
+        args = typing.get_args(ann)
+        if _is_model(ann):
+            subs.append((key, ann, False))
+            continue
+        if typing.get_origin(ann) is list and args and _is_model(args[0]):
+            subs.append((key, args[0], True))
+            rows.append((key, "array of tables", "[]", f.description or ""))
+            continue
+        if args and any(_is_model(a) for a in args):
+            sub = next(a for a in args if _is_model(a))
+            subs.append((key, sub, False))
+            rows.append((key, "table (optional)", "absent", f.description or sub.__doc__.strip().split("\n")[0]))
+            continue
+        default = f.default if f.default_factory is None else f.default_factory()
+        if str(default) == "PydanticUndefined":
+            default = "(required)"
+        t = getattr(ann, "__name__", str(ann)).replace("typing.", "")
+        d = f'"{default}"' if isinstance(default, str) and default != "(required)" else repr(default)
+        rows.append((key, t, d, f.description or ""))
+    return rows, subs
+
+
+def _emit(title, model, prefix):
+    rows, subs = _rows(model, prefix)
+    out = [f"## {title}", "", (model.__doc__ or "").strip().split("\n")[0], "",
+           "| key | type | default | meaning |", "|---|---|---|---|"]
+    out += [f"| `{k}` | {t} | `{d}` | {m} |" for k, t, d, m in rows]
+    out.append("")
+    for key, sub, is_list in subs:
+        out += _emit(f"[{'[' if is_list else ''}{key}{']' if is_list else ''}]", sub, key + ".")
+    return out
+
+
+def render() -> str:
+    """The Markdown text of docs/configuration.md."""
+    return "\n".join(HEADER + _emit("top level", RunConfig, "")) + "\n"
+
+
+if __name__ == "__main__":
+    path = Path(__file__).with_name("configuration.md")
+    text = render()
+    if "--check" in sys.argv:
+        sys.exit(0 if path.read_text() == text else 1)
+    path.write_text(text)
+    print(f"wrote {path}")
