@@ -95,7 +95,8 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         (peak of the output-interval averages), ``loss_fraction`` ((SIVOC + rectifier loss) / IT energy),
         ``awrt_s`` (average weighted response time, weights = nodes x run time: sum(w turnaround) / sum(w);
         Schwiegelshohn and Yahyapour 2000), ``throughput_jobs_per_day`` (ended jobs / makespan),
-        ``EDP_Js`` = E_facility x makespan, ``ED2P_Js2`` = E_facility x makespan^2, ``utilisation_measured``.
+        ``EDP_Js`` = E_facility x makespan, ``ED2P_Js2`` = E_facility x makespan^2, ``utilisation_measured`` and
+        ``peak_P_facility_measured_W`` (over ``measure``: warm-up and drain excluded).
         Wait metrics exclude prefilled jobs (they started before the window).
     """
     sched = jobs.loc[~jobs["prefilled"].to_numpy(bool)]
@@ -139,11 +140,13 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
     out["EDP_Js"] = totals["E_facility_J"] * mk
     out["ED2P_Js2"] = totals["E_facility_J"] * mk ** 2
     out["utilisation_measured"] = float("nan")
+    out["peak_P_facility_measured_W"] = float("nan")
     if measure is not None and time_s is not None and len(time_s) > 1:
         dt = float(time_s[1] - time_s[0])
         sel = (time_s >= measure[0]) & (time_s + dt <= measure[1])
         if sel.any():
             out["utilisation_measured"] = float(np.mean(facility["busy_nodes"][sel])) / n_nodes
+            out["peak_P_facility_measured_W"] = float(np.max(facility["P_facility_W"][sel]))
     if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and E_it > 0:
         water_kg = float(np.sum(facility["m_flow_makeup"])) * (dur / len(facility["m_flow_makeup"]))
         out["water_makeup_kg"] = water_kg
