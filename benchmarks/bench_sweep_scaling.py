@@ -49,8 +49,8 @@ name = "bench-scaling"
 [base]
 system = "theta"
 trace = { window_start_days = 181.0, window_days = 1.0 }
-cooling = { step_s = 60.0, weather = "constant", T_wb_C = 12.0 }
-output = { interval_s = 300.0, progress = false }
+cooling = { step_s = 15.0, weather = "constant", T_wb_C = 12.0 }
+output = { interval_s = 60.0, progress = false }
 [axes]
 "scheduler.policy" = ["fcfs", "easy", "sjf", "conservative"]
 "trace.window_days" = [0.25, 0.5, 1.0, 2.0]
@@ -63,7 +63,8 @@ def _mpirun(n: int, args: list[str], timeout: float = 1800) -> subprocess.Comple
     if n > 1:
         cmd = [MPIEXEC, "-n", str(n), *cmd]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
+                            "OPENBLAS_NUM_THREADS": "1"})
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
     return r
