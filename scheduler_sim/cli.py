@@ -165,13 +165,33 @@ def _cmd_run(a: argparse.Namespace) -> int:
             elif c.cooling.weather == "constant":
                 name += f"-wb{c.cooling.T_wb_C:g}C"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    comm = None
+    if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
+        from .sweep import _comm
+        comm = _comm()
+        if comm is not None and comm.Get_size() > 1:
+            from .twin import serve_rollouts, stop_rollout_workers
+            if comm.Get_rank() != 0:
+                serve_rollouts(comm)
+                return 0
+            try:
+                return _run_and_report(a, cfg, comm)
+            finally:
+                stop_rollout_workers(comm)
+        comm = None
+    return _run_and_report(a, cfg, comm)
+
+
+def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
+    from .runner import format_summary, run_one
+
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, policy {cfg.scheduler.policy}, "
           f"window day {cfg.trace.window_start_days:g} + {cfg.trace.window_days:g} days, "
           f"cooling {'FMU, ' + cfg.cooling.weather + ' weather' if cfg.cooling.enabled else 'off'}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                  echo=None if a.quiet else (lambda m: print("  " + m)))
+                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)
@@ -179,6 +199,12 @@ def _cmd_run(a: argparse.Namespace) -> int:
           f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
     print(format_summary(res.summary))
     info = res.info
+    if info.get("twin_latency_s"):
+        lat = info["twin_latency_s"]
+        chosen = [d[2] for d in info["twin_decisions"]]
+        use = ", ".join(f"{n} {chosen.count(i)}" for i, n in enumerate(info["twin_pool"]))
+        print(f"  twin                  {len(lat)} decisions on {comm.Get_size() if comm else 1} rank(s), latency "
+              f"mean {1e3 * sum(lat) / len(lat):.1f} ms, max {1e3 * max(lat):.1f} ms; chosen: {use}")
     if not info.get("complete", True):
         print(f"hpctwin run: error: {info['failure']}\n  partial results up to t = {info['t_final_s']:.0f} s were "
               f"written to {res.path} (root attribute complete = False)", file=sys.stderr)

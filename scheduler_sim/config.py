@@ -120,11 +120,27 @@ class PowerCapConfig(_Strict):
         return self
 
 
+class TwinConfig(_Strict):
+    """The twin in the scheduling loop (``scheduler.policy = "twin"``; see scheduler_sim.twin).
+
+    Objective J = w_wait_per_s [1/s] * (job-seconds of waiting in the horizon) [s]
+                + w_energy_per_J [1/J] * (facility energy over the horizon) [J]; lowest J wins.
+    """
+
+    pool: list[str] = Field(default_factory=lambda: ["fcfs+easy", "sjf+easy", "priority+easy", "fcfs+conservative"],
+                            min_length=1, description="Candidate policies, 'order+backfill' (or a shorthand)")
+    horizon_s: float = Field(21600.0, gt=0, le=90 * 86400.0, description="Rollout horizon [s]")
+    period_s: float = Field(3600.0, gt=0, description="Simulated time between decisions [s]")
+    w_wait_per_s: float = Field(1.0 / 3600.0, ge=0, description="Weight of waiting [1/s] (default: 1 per job-hour)")
+    w_energy_per_J: float = Field(1.0 / 3.6e9, ge=0, description="Weight of facility energy [1/J] (default: 1 per "
+                                                                   "MWh)")
+
+
 class SchedulerConfig(_Strict):
     """Scheduling policy and its settings."""
 
-    policy: str = Field("easy", description="Policy: replay, fcfs, sjf, ljf, largest, priority, or the shorthands "
-                                            "easy / conservative (see `hpctwin list policies`)")
+    policy: str = Field("easy", description="Policy: replay, fcfs, sjf, ljf, largest, priority, the shorthands "
+                                            "easy / conservative, or twin (see `hpctwin list policies`)")
     backfill: str = Field("", description="Backfill: none, easy, easy-bestfit, conservative, firstfit; '' = the "
                                           "policy's own (none for a plain order)")
     default_walltime_s: float = Field(
@@ -135,6 +151,7 @@ class SchedulerConfig(_Strict):
     cooling_estimate: float = Field(0.05, ge=0, description="Cooling W per IT W assumed by the power cap before "
                                                             "the plant reports")
     priority: PriorityConfig = PriorityConfig()
+    twin: TwinConfig = TwinConfig()
     power_cap: list[PowerCapConfig] = Field(default_factory=list, description="Facility power budget schedule")
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
 

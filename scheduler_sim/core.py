@@ -72,6 +72,31 @@ class Environment:
     def __len__(self) -> int:
         return len(self._heap)
 
+    def _next_seq(self) -> int:
+        """The next sequence number, without consuming it."""
+        n = next(self._seq)
+        self._seq = itertools.count(n)
+        return n
+
+    def fork(self) -> "Environment":
+        """An independent copy: same clock and pending events; later pushes to either do not affect the other.
+
+        Pending events keep their sequence numbers and the copy's counter continues from the original's, so the
+        copy pops events in exactly the order the original would.
+        """
+        new = Environment(self.now)
+        new._heap = list(self._heap)  # entries are immutable tuples; payloads are never mutated
+        new._seq = itertools.count(self._next_seq())
+        return new
+
+    def __getstate__(self) -> dict:
+        return {"now": self.now, "heap": self._heap, "seq": self._next_seq()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.now = state["now"]
+        self._heap = state["heap"]
+        self._seq = itertools.count(state["seq"])
+
     def schedule(self, time_s: float, kind: EventKind, payload: object = None) -> None:
         """Push an event.
 

@@ -41,8 +41,9 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
            "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5"]
 
 SCHEMA_VERSION = "1.1"
-#: Attributes (in /provenance) that legitimately differ between two runs of the same inputs.
-VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s")
+#: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
+#: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s]).
+VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "twin_latency_s")
 
 PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49). E_IT = rack input energy "
                   "(node DC + SIVOC/VRM loss + rectifier loss + rack overhead). E_facility = E_IT + cooling "
@@ -258,6 +259,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         pg.attrs["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         pg.attrs["wall_time_s"] = float(result.info.get("wall_time_s", float("nan")))
         pg.attrs["scheduling_time_s"] = float(result.info.get("scheduling_time_s", float("nan")))
+        if "twin_latency_s" in result.info:
+            pg.attrs["twin_latency_s"] = np.asarray(result.info["twin_latency_s"], dtype=float)
         _write_serving(f, serving)
     return path
 

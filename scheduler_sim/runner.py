@@ -68,7 +68,8 @@ def build_plant(cfg: RunConfig, system):
     return CoolingPlant(params, step_s=cfg.cooling.step_s)
 
 
-def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None) -> RunOutput:
+def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
+            comm=None) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     Parameters
@@ -81,6 +82,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         Override ``cfg.output.progress``.
     echo : callable(str) or None
         Where to print stage messages (None: silent).
+    comm : mpi4py communicator or None
+        With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
+        ranks must run :func:`scheduler_sim.twin.serve_rollouts`); None rolls out serially.
 
     Returns
     -------
@@ -148,7 +152,12 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         plant = build_plant(cfg, system)
         checksums["fmu"] = sha256_file(plant.fmu_path)
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
-    sim = Simulation(jobs, system, cfg.scheduler.policy, **simulation_options(cfg, system),
+    policy = cfg.scheduler.policy
+    if policy == "twin":
+        from .twin import twin_from_config
+
+        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
+    sim = Simulation(jobs, system, policy, **simulation_options(cfg, system),
                      plant=plant, wet_bulb_K=wet_bulb,
                      progress=cfg.output.progress if progress is None else progress,
                      partition=serving.profile() if serving is not None else None)
@@ -192,6 +201,14 @@ def design_peak_W(system, cooling_estimate: float) -> float:
     return float(it) * (1.0 + cooling_estimate)
 
 
+def priority_params(cfg: RunConfig) -> dict:
+    """Multi-factor priority weights of a configuration, in SI (keyword arguments of the ``priority`` order)."""
+    pr = cfg.scheduler.priority
+    return dict(w_age=pr.w_age, w_size=pr.w_size, w_fairshare=pr.w_fairshare, w_qos=pr.w_qos,
+                max_age_s=pr.max_age_days * DAY_S, half_life_s=pr.half_life_days * DAY_S,
+                qos_weights=pr.qos_weights, account_bonus=pr.account_bonus)
+
+
 def simulation_options(cfg: RunConfig, system) -> dict:
     """Keyword arguments of :class:`scheduler_sim.simulation.Simulation` from a configuration (no plant / weather).
 
@@ -201,11 +218,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
 
     sc = cfg.scheduler
     pr = sc.priority
-    params = {}
-    if sc.policy == "priority":
-        params = dict(w_age=pr.w_age, w_size=pr.w_size, w_fairshare=pr.w_fairshare, w_qos=pr.w_qos,
-                      max_age_s=pr.max_age_days * DAY_S, half_life_s=pr.half_life_days * DAY_S,
-                      qos_weights=pr.qos_weights, account_bonus=pr.account_bonus)
+    params = priority_params(cfg) if sc.policy == "priority" else {}
     t0 = cfg.trace.window_start_days * DAY_S
     failures = None
     if cfg.faults.enabled:

@@ -293,6 +293,9 @@ class Simulation:
         if partition is not None and partition.nodes.max() >= system.n_nodes:
             raise ValueError(f"partition node {int(partition.nodes.max())} outside 0..{system.n_nodes - 1}")
         self._prepare_jobs(jobs)
+        attach = getattr(self.policy, "attach", None)
+        if callable(attach):  # a policy that looks ahead (the twin in the loop) forks this platform
+            attach(self)
 
     # ------------------------------------------------------------------ job preparation
     def _prepare_jobs(self, table: pd.DataFrame) -> None:
@@ -706,8 +709,12 @@ class Simulation:
         })
         return self._result(idle_energy_dc, idle_energy_it)
 
-    def _loop(self, integ: StepIntegrator, required: int) -> None:
-        """The event loop (see :meth:`run`); its counters are left in ``self._loop_state`` even if it stops early."""
+    def _loop(self, integ: StepIntegrator, required: int, until_s: float = math.inf) -> None:
+        """The event loop (see :meth:`run`); its counters are left in ``self._loop_state`` even if it stops early.
+
+        ``until_s`` stops it before the first event later than ``until_s`` (events at ``until_s`` are handled);
+        the default runs to the end. Used by :meth:`rollout`.
+        """
         env = self.env
         idle_energy_dc = idle_energy_it = 0.0
         t_last = self.t0
@@ -721,7 +728,7 @@ class Simulation:
                                 cap_bound_s, cap_bound_passes, pass_time_s, max_queue, drained_kills)
 
         save()
-        while len(env) and (self._jobs_left > 0 or required > 0):
+        while len(env) and (self._jobs_left > 0 or required > 0) and env.peek_time() <= until_s:
             t = env.peek_time()
             # integrate the step function up to t (this may step the cooling plant)
             integ.set(self._state_vector())
@@ -782,6 +789,90 @@ class Simulation:
                     cap_binding = any(self.nodes[j] <= free and view.power_W[j] > head for j in self.queue)
                     cap_bound_passes += int(cap_binding)
             save()
+
+    # ------------------------------------------------------------------ forks (twin in the loop)
+    #: Per-job and per-node state the event loop changes in place: copied by :meth:`fork`.
+    _FORK_ARRAYS = ("node_dc", "_running_since", "energy_dc", "energy_it", "job_it_power", "job_cdu_it_W",
+                    "lost_node_s", "lost_energy_dc", "n_requeues", "start", "end", "outcome", "_outcome_if_ends",
+                    "_scheduled_end", "prefilled", "_vec")
+
+    def fork(self, policy: BasePolicy | None) -> "Simulation":
+        """An independent copy of the platform now (call it from inside a run, e.g. from a policy's ``schedule``).
+
+        The copy shares the immutable job data (sizes, submit times, estimates, run times, power) and copies the
+        mutable state: clock and pending events (hence every future submission, end, node change), queue, running
+        jobs with their scheduled ends, node allocator, node power and per-job accounting. It runs ``policy``
+        (None: set it before :meth:`rollout`). It has no cooling plant: the cooling FMU cannot be forked (rumoca's
+        FMUs do not declare ``canGetAndSetFMUstate``), so a fork's facility power is its IT power x (1 + the
+        cooling ratio now: the plant's last step ratio, else ``cooling_estimate``); ``spread`` / ``pack``
+        placement then rank CDUs by heat instead of plant temperatures. Output series, reservations log, progress
+        bar and the job table are not carried, so a fork pickles small (it can be sent to another MPI rank).
+        """
+        import copy
+
+        new = object.__new__(Simulation)
+        new.__dict__.update(self.__dict__)
+        for name in self._FORK_ARRAYS:
+            setattr(new, name, getattr(self, name).copy())
+        new.cooling_estimate = self._cooling_ratio()
+        new.env = self.env.fork()
+        new.alloc = copy.deepcopy(self.alloc)
+        new.queue = list(self.queue)
+        new.running = dict(self.running)
+        new.job_nodes = list(self.job_nodes)
+        new._part_energy = list(self._part_energy)
+        new.info = {}
+        new._attempts = []
+        new.plant = new.plant_state = new.wet_bulb_K = new.reducer = new._pbar = new.jobs = None
+        new.progress = new.record_reservations = False
+        new.reservation_log = []
+        new.policy = policy
+        return new
+
+    def __getstate__(self) -> dict:
+        """Pickle support (a fork sent to another MPI rank): the power chain is rebuilt from the system."""
+        state = dict(self.__dict__)
+        state.pop("chain", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        from power import PowerChain
+
+        self.__dict__.update(state)
+        self.chain = PowerChain(self.system)
+
+    def rollout(self, until_s: float) -> dict[str, float]:
+        """Run this fork (see :meth:`fork`) from now to ``until_s`` and score the interval ``[now, until_s]``.
+
+        The fork first makes the scheduling pass of the current timestamp under its own policy, then handles every
+        event up to ``until_s``, exactly as :meth:`run` would.
+
+        Returns
+        -------
+        dict
+            ``wait_s``: job-seconds of waiting accrued in the interval by every job submitted before ``until_s``
+            and not started before now (a job still queued at ``until_s`` counts until then) [s];
+            ``E_it_J``: IT energy (rack input) over the interval [J]; ``E_facility_J``: ``E_it_J`` x (1 + cooling
+            ratio at the fork) [J]; ``started``: jobs started in the interval [1].
+        """
+        t = self.env.now
+        if not until_s > t:
+            raise ValueError(f"rollout end {until_s} s must be after now = {t} s")
+        waiting = np.flatnonzero(np.isnan(self.start) & (self.submit < until_s))
+        blocks: list[np.ndarray] = []
+        integ = StepIntegrator(t, until_s - t, self._vec.size, lambda k0, block: blocks.append(block))
+        end = integ.boundary(1)
+        self.env.schedule(t, EventKind.WAKEUP, None)  # the pass of this timestamp, under this fork's policy
+        required = sum(1 for e in self.env._heap if e[1] == EventKind.POWER_CHANGE)
+        self._loop(integ, required, end)
+        integ.set(self._state_vector())
+        integ.advance(end)
+        started = self.start[waiting]
+        stop = np.where(np.isnan(started), end, np.minimum(started, end))
+        wait = float(np.clip(stop - np.maximum(self.submit[waiting], t), 0.0, None).sum())
+        e_it = float(blocks[0][0, self.system.n_cdus + 4]) * (end - t)
+        return {"wait_s": wait, "E_it_J": e_it, "E_facility_J": e_it * (1.0 + self.cooling_estimate),
+                "started": float(np.count_nonzero(~np.isnan(started)))}
 
     def _apply(self, decisions: list[int], now: float, view: SchedulerView) -> None:
         queued = set(self.queue)

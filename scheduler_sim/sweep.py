@@ -13,11 +13,30 @@ Study file (TOML)::
     name = "conservative"
     "scheduler.backfill" = "conservative"
 
-Scenarios are enumerated in a fixed order (the product of the axes in file order), each is a pure function of its
-configuration (:func:`scheduler_sim.runner.run_one`), and scenario ``i`` runs on rank ``i % size``. Each writes
-``<out>/<scenario>.h5``; rank 0 gathers the headline metrics and writes ``<out>/summary.h5`` with one row per
-scenario and an HDF5 external link to each run file. The results therefore do not depend on the number of ranks.
-A scenario that raises is recorded as failed (with its error) and the sweep goes on.
+Scenarios are enumerated in a fixed order (the product of the axes in file order), and each is a pure function of
+its configuration (:func:`scheduler_sim.runner.run_one`) that writes ``<out>/<scenario>.h5``. Rank 0 writes
+``<out>/summary.h5`` with one row per scenario, in scenario order, and an HDF5 external link to each run file. The
+results therefore do not depend on the number of ranks nor on which rank ran what.
+
+Work queue (dynamic load balancing)
+-----------------------------------
+Rank 0 holds the queue of scenario indices in scenario order. Each other rank sends a request (tag 61) carrying
+the result of its previous scenario (None at first), and rank 0 answers (tag 62) with the next index, or -1 when
+the queue is empty; that rank then returns. Rank 0 serves requests from a helper thread and also works through
+the queue in its main thread (when MPI gives at least MPI_THREAD_SERIALIZED; otherwise it only serves). Ranks wait
+by polling (Iprobe + short sleep), so an idle rank does not spin a core. Long and short scenarios thus mix without
+leaving ranks idle. Rank 0 prints a progress line after every scenario: done / running / failed / queued,
+elapsed and ETA.
+
+Faults and resumption
+---------------------
+A scenario that raises is recorded as failed, with its error and traceback, and the sweep goes on; a run that stops
+early (a failing cooling FMU step: root attribute ``complete`` false) is recorded as failed too and its partial
+file is kept. Restarting a killed sweep with the same command skips every scenario already *done*: its file exists,
+has ``complete`` true (files are written atomically, so a killed write leaves none) and its stored ``config_json``
+equals the scenario's configuration (a changed study reruns it). Its summary row is read back from the file, so the
+summary is the same as after an uninterrupted sweep. Wall times, ranks and the number of scenarios skipped are
+only in the summary's volatile root attribute ``sweep_timing_json``.
 """
 
 from __future__ import annotations
@@ -137,8 +156,141 @@ def _comm():
     return MPI.COMM_WORLD
 
 
+_TAG_REQUEST, _TAG_TASK = 61, 62
+
+
+def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
+    """Run one scenario; return (status, error, headline metrics). Never raises."""
+    from .runner import run_one
+
+    path = out_dir / f"{s.name}.h5"
+    try:
+        r = run_one(s.config, path, progress=False)
+    except Exception as exc:  # a failed scenario must not stop the sweep
+        path.unlink(missing_ok=True)  # no stale file from an earlier sweep
+        return "failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}", {}
+    if not r.info.get("complete", True):
+        return "failed", f"run stopped early (partial file kept, complete = false): {r.info.get('failure', '')}", \
+            r.summary
+    return "done", "", r.summary
+
+
+def scenario_done(s: Scenario, out_dir: Path) -> dict[str, float] | None:
+    """The headline metrics of a scenario finished earlier, or None if it must run.
+
+    Done means: ``<out>/<name>.h5`` exists, opens, has root attribute ``complete`` true and its ``config_json``
+    equals the scenario's configuration.
+    """
+    path = out_dir / f"{s.name}.h5"
+    if not path.is_file():
+        return None
+    try:
+        with h5py.File(path, "r") as f:
+            cfg = f.attrs.get("config_json")
+            cfg = cfg.decode() if isinstance(cfg, bytes) else cfg
+            if not bool(f.attrs.get("complete", False)) or cfg != s.config.to_json():
+                return None
+            return {k: float(v) for k, v in f["summary"].attrs.items()}
+    except (OSError, KeyError):
+        return None
+
+
+class _Board:
+    """Rank 0's bookkeeping of a sweep: the queue, what runs where, results, busy time per rank; thread-safe."""
+
+    def __init__(self, todo: list[int], n_total: int, n_earlier: int, size: int, say, names: list[str]) -> None:
+        import threading
+        import time
+
+        self.lock = threading.Lock()
+        self.queue = list(todo)
+        self.running: dict[int, int] = {}
+        self.results: dict[int, tuple[str, str, dict]] = {}
+        self.busy = [0.0] * size
+        self.count = [0] * size
+        self.wall: dict[int, float] = {}
+        self.n_total, self.n_earlier, self.n_todo = n_total, n_earlier, len(todo)
+        self.t0 = time.perf_counter()
+        self.say, self.names = say, names
+
+    def take(self, rank: int) -> int | None:
+        with self.lock:
+            if not self.queue:
+                return None
+            i = self.queue.pop(0)
+            self.running[i] = rank
+            return i
+
+    def finish(self, i: int, rank: int, row: tuple[str, str, dict], busy_s: float) -> None:
+        import time
+
+        with self.lock:
+            self.running.pop(i, None)
+            self.results[i] = row
+            self.busy[rank] += busy_s
+            self.count[rank] += 1
+            self.wall[i] = busy_s
+            n_new = len(self.results)
+            n_fail = sum(1 for r in self.results.values() if r[0] == "failed")
+            el = time.perf_counter() - self.t0
+            left = self.n_todo - n_new
+            eta = el / n_new * left if n_new else float("nan")
+            status = row[0] if row[0] == "failed" else f"done in {busy_s:.1f} s"
+            self.say(f"[sweep] {self.names[i]} on rank {rank}: {status} | {self.n_earlier + n_new - n_fail}/"
+                     f"{self.n_total} done ({self.n_earlier} earlier), {len(self.running)} running, {n_fail} failed, "
+                     f"{len(self.queue)} queued | {el:.0f} s elapsed, ETA {eta:.0f} s")
+
+
+def _work(board: _Board, scenarios: list[Scenario], out_dir: Path, rank: int) -> None:
+    import time
+
+    while (i := board.take(rank)) is not None:
+        t = time.perf_counter()
+        row = _run_scenario(scenarios[i], out_dir)
+        board.finish(i, rank, row, time.perf_counter() - t)
+
+
+def _serve(comm, board: _Board, n_workers: int) -> None:
+    """Rank 0: answer work requests until every other rank has been told to stop."""
+    import time
+
+    from mpi4py import MPI
+
+    st = MPI.Status()
+    while n_workers:
+        if not comm.Iprobe(source=MPI.ANY_SOURCE, tag=_TAG_REQUEST, status=st):
+            time.sleep(2e-3)
+            continue
+        src = st.Get_source()
+        msg = comm.recv(source=src, tag=_TAG_REQUEST)
+        if msg is not None:
+            board.finish(*msg)
+        i = board.take(src)
+        comm.send(-1 if i is None else i, dest=src, tag=_TAG_TASK)
+        if i is None:
+            n_workers -= 1
+
+
+def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
+    """Ranks > 0: ask rank 0 for scenarios (reporting the previous result) until told to stop."""
+    import time
+
+    rank = comm.Get_rank()
+    msg = None
+    while True:
+        comm.send(msg, dest=0, tag=_TAG_REQUEST)
+        while not comm.Iprobe(source=0, tag=_TAG_TASK):
+            time.sleep(1e-3)
+        i = comm.recv(source=0, tag=_TAG_TASK)
+        if i < 0:
+            return
+        t = time.perf_counter()
+        row = _run_scenario(scenarios[i], out_dir)
+        msg = (i, rank, row, time.perf_counter() - t)
+
+
 def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Path | None:
-    """Run every scenario of a study, spread over the MPI ranks of COMM_WORLD (or one process).
+    """Run every scenario of a study with a work queue over the MPI ranks of COMM_WORLD (or in one process).
 
     Parameters
     ----------
@@ -154,42 +306,64 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     Path or None
         The summary file on rank 0; None on other ranks.
     """
-    from .hdf5io import atomic_h5
-    from .runner import run_one
+    import json
+    import threading
+    import time
 
+    from .hdf5io import SCHEMA_VERSION, atomic_h5, unit_of
+
+    wall0 = time.perf_counter()
     comm = _comm()
     rank = comm.Get_rank() if comm is not None else 0
     size = comm.Get_size() if comm is not None else 1
-    say = echo if rank == 0 else (lambda s: None)
     study, scenarios = load_study(study_path)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    say(f"study {study}: {len(scenarios)} scenario(s) on {size} rank(s) -> {out_dir}")
-    mine = [s for s in scenarios if s.index % size == rank]
-    results = []
-    for s in mine:
-        try:
-            r = run_one(s.config, out_dir / f"{s.name}.h5", progress=False)
-            results.append((s.index, "done", "", r.summary))
-            print(f"[rank {rank}] {s.name}: done (PUE {r.summary['PUE']:.4f}, mean wait "
-                  f"{r.summary['mean_wait_s'] / 3600:.2f} h)", flush=True)
-        except Exception as exc:  # a failed scenario must not stop the sweep
-            err = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
-            results.append((s.index, "failed", err, {}))
-            (out_dir / f"{s.name}.h5").unlink(missing_ok=True)  # no stale file from an earlier sweep
-            print(f"[rank {rank}] {s.name}: FAILED: {type(exc).__name__}: {exc}", flush=True)
-    gathered = comm.gather(results, root=0) if comm is not None else [results]
     if rank != 0:
+        _worker(comm, scenarios, out_dir)
         return None
-    rows = sorted((r for part in gathered for r in part), key=lambda r: r[0])
+    say_lock = threading.Lock()
+
+    def say(msg: str) -> None:
+        with say_lock:
+            echo(msg)
+            import sys
+            sys.stdout.flush()
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for s in scenarios:  # temporary files of a killed earlier sweep (atomic_h5 names them .<file>.tmp-<pid>)
+        for tmp in out_dir.glob(f".{s.name}.h5.tmp-*"):
+            tmp.unlink(missing_ok=True)
+    earlier = {s.index: m for s in scenarios if (m := scenario_done(s, out_dir)) is not None}
+    todo = [s.index for s in scenarios if s.index not in earlier]
+    serve = size > 1
+    from_main = True
+    if serve:
+        from mpi4py import MPI
+        from_main = MPI.Query_thread() >= MPI.THREAD_SERIALIZED  # rank 0 works while a thread serves
+    say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
+        f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")
+    board = _Board(todo, len(scenarios), len(earlier), size, say, [s.name for s in scenarios])
+    if serve:
+        server = threading.Thread(target=_serve, args=(comm, board, size - 1), name="sweep-server", daemon=True)
+        server.start()
+        if from_main:
+            _work(board, scenarios, out_dir, 0)
+        server.join()
+    else:
+        _work(board, scenarios, out_dir, 0)
+    rows = [(i, "done", "", earlier[i]) if i in earlier else (i, *board.results[i]) for i in range(len(scenarios))]
     metric_names = sorted({k for r in rows for k in r[3]})
     summary_path = out_dir / "summary.h5"
+    wall = time.perf_counter() - wall0
+    timing = {"ranks": size, "rank0_works": from_main, "wall_time_s": wall, "skipped_done_earlier": len(earlier),
+              "busy_s_per_rank": board.busy, "scenarios_per_rank": board.count,
+              "scenario_wall_s": {scenarios[i].name: w for i, w in sorted(board.wall.items())}}
     with atomic_h5(summary_path) as f:
-        from .hdf5io import SCHEMA_VERSION
         f.attrs["schema_version"] = SCHEMA_VERSION
         f.attrs["kind"] = "sweep-summary"
         f.attrs["study"] = study
         f.attrs["study_file"] = Path(study_path).read_text()
+        f.attrs["sweep_timing_json"] = json.dumps(timing, sort_keys=True)
         t = f.create_group("scenarios")
         str_dt = h5py.string_dtype("utf-8")
         t.create_dataset("name", data=np.array([scenarios[i].name for i, *_ in rows], dtype=str_dt))
@@ -199,14 +373,15 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
         t.create_dataset("file", data=np.array([f"{scenarios[i].name}.h5" for i, *_ in rows], dtype=str_dt))
         for m in metric_names:
             ds = t.create_dataset(m, data=np.array([r[3].get(m, np.nan) for r in rows], dtype=float))
-            from .hdf5io import unit_of
             ds.attrs["units"] = unit_of(m)
         links = f.create_group("runs")
         for i, st, _, _ in rows:
             if st == "done":
                 links[scenarios[i].name] = h5py.ExternalLink(f"{scenarios[i].name}.h5", "/")
     n_fail = sum(1 for r in rows if r[1] == "failed")
-    say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed)")
+    busy = ", ".join(f"{b:.1f}" for b in board.busy)
+    say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "
+        f"[{busy}])")
     plot = study_plot_function(study_path)
     if plot is not None:
         for fig in plot(summary_path, out_dir) or []:

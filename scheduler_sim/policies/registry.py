@@ -69,6 +69,11 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
         If a name is unknown (the message lists the known names) or replay is combined with a backfill.
     """
     key = name.lower()
+    if key == "twin":
+        if backfill not in (None, "none"):
+            raise ValueError("twin chooses among its pool's policies; it takes no backfill (see [scheduler.twin])")
+        from ..twin import TwinPolicy
+        return TwinPolicy(priority_params=params or None)
     if key == "replay":
         if backfill not in (None, "none"):
             raise ValueError("replay starts jobs at their recorded times; it takes no backfill")
@@ -89,7 +94,8 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
 
 def policy_catalogue() -> list[tuple[str, str]]:
     """(name, one-line description) of every order, backfill strategy and shorthand, for ``hpctwin list``."""
-    rows = [("replay", Replay.description)]
+    rows = [("replay", Replay.description), ("twin", "twin in the loop: rolls out a pool of policies over a horizon "
+                                                     "every period and applies the best ([scheduler.twin])")]
     rows += [(n, c.description) for n, c in ORDERS.items()]
     rows += [(f"--backfill {n}", d) for n, (_, d) in BACKFILLS.items()]
     rows += [(n, f"shorthand for --policy {o} --backfill {b}") for n, (o, b) in SHORTHANDS.items()]
@@ -97,4 +103,4 @@ def policy_catalogue() -> list[tuple[str, str]]:
 
 
 #: Kept for the CLI: policy names accepted by ``--policy``.
-POLICIES = {"replay": Replay, **ORDERS, **{k: None for k in SHORTHANDS}}
+POLICIES = {"replay": Replay, **ORDERS, **{k: None for k in SHORTHANDS}, "twin": None}

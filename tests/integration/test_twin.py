@@ -1,0 +1,193 @@
+"""The twin in the scheduling loop: forks reproduce the main run, a one-policy pool is that policy, MPI rollouts
+give the same decisions as serial ones."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from power.system import System
+from scheduler_sim.policies import BasePolicy, make_policy
+from scheduler_sim.simulation import Simulation
+from scheduler_sim.twin import Objective, TwinPolicy, make_candidate
+from tests.conftest import make_jobs, tiny_system_spec
+
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+
+
+def _workload(n: int = 60, n_nodes: int = 16, seed: int = 3) -> list[tuple]:
+    """A random but fixed workload: (id, submit, nodes, runtime, requested), requested >= runtime mostly."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    t = 0.0
+    for i in range(n):
+        t += float(rng.exponential(300.0))
+        rt = float(rng.choice([60.0, 600.0, 3600.0, 7200.0]))
+        req = rt * float(rng.choice([1.0, 1.5, 3.0, 0.8]))
+        rows.append((i + 1, round(t), int(rng.integers(1, n_nodes // 2 + 1)), rt, req))
+    return rows
+
+
+@pytest.fixture
+def system16():
+    return System.from_spec(tiny_system_spec(n_nodes=16, n_cdus=2, racks_per_cdu=2), source="tiny16")
+
+
+class _ForkAt(BasePolicy):
+    """Runs ``inner`` and, at the first pass at or after ``t_fork``, forks the platform and rolls it out."""
+
+    name = "fork-at"
+
+    def __init__(self, inner: BasePolicy, t_fork: float, horizon: float) -> None:
+        self.inner, self.t_fork, self.horizon = inner, t_fork, horizon
+        self.fork = None
+        self.sim = None
+
+    def attach(self, sim):
+        self.sim = sim
+
+    def bind(self, queue_names, account_names):
+        self.inner.bind(queue_names, account_names)
+
+    def job_ended(self, job, view):
+        self.inner.job_ended(job, view)
+
+    def schedule(self, view):
+        if self.fork is None and view.now_s >= self.t_fork:
+            import copy
+            self.fork = self.sim.fork(copy.deepcopy(self.inner))
+            self.t = view.now_s
+            self.score = self.fork.rollout(view.now_s + self.horizon)
+            self.queued_at_fork = list(view.queue)
+        return self.inner.schedule(view)
+
+
+@pytest.mark.parametrize("spec", ["fcfs+easy", "sjf+conservative", "priority+easy"])
+def test_rollout_of_the_active_policy_reproduces_the_main_run(system16, spec):
+    jobs = make_jobs(_workload())
+    probe = _ForkAt(make_candidate(spec), t_fork=4000.0, horizon=5000.0)
+    res = Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    end = probe.t + probe.horizon
+    main = res.jobs["sim_start_s"].to_numpy()
+    fork = probe.fork.start
+    upto = (main <= end) | (fork <= end)
+    assert upto.sum() > 10 and np.array_equal(main[upto], fork[upto])
+    # the wait score is the waiting accrued in [t, t + horizon] by jobs not started before t
+    sub = res.jobs["submit_time_s"].to_numpy()
+    pending = ~(main < probe.t) & (sub < end)
+    expect = np.clip(np.minimum(main[pending], end) - np.maximum(sub[pending], probe.t), 0, None).sum()
+    assert probe.score["wait_s"] == pytest.approx(expect, rel=1e-12)
+    assert probe.score["E_facility_J"] == pytest.approx(probe.score["E_it_J"] * 1.05)
+    # the main run was not disturbed by the fork
+    plain = Simulation(jobs, system16, make_candidate(spec), window_start_s=0.0, window_s=1e6).run()
+    assert np.array_equal(plain.jobs["sim_start_s"].to_numpy(), main)
+
+
+def test_rollout_energy_is_exact(system16):
+    # fork at the first pass (all idle before it) and roll out past the end of the run: the fork's IT energy is
+    # the main run's, minus the idle energy before the fork, plus idle energy after the run's end
+    from power import PowerChain
+
+    jobs = make_jobs(_workload(n=20))
+    probe = _ForkAt(make_policy("easy"), t_fork=0.0, horizon=3e5)
+    res = Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    idle_it = float(PowerChain(system16).evaluate(np.full(16, 100.0)).it_input_W)
+    t, t_final, h = probe.t, res.info["t_final_s"], probe.horizon
+    expect = res.totals["E_it_J"] - idle_it * t + idle_it * (t + h - t_final)
+    assert probe.score["E_it_J"] == pytest.approx(expect, rel=1e-9)
+    assert probe.score["started"] == 20
+
+
+@pytest.mark.parametrize("spec", ["fcfs+easy", "sjf+easy", "fcfs+conservative", "priority+easy"])
+def test_single_policy_pool_reproduces_that_policy_exactly(system16, spec):
+    jobs = make_jobs(_workload())
+    plain = Simulation(jobs, system16, make_candidate(spec), window_start_s=0.0, window_s=1e6).run()
+    twin = TwinPolicy([spec], horizon_s=3600.0, period_s=600.0)
+    res = Simulation(jobs, system16, twin, window_start_s=0.0, window_s=1e6).run()
+    assert len(twin.decisions) > 5
+    for col in ("sim_start_s", "sim_end_s", "outcome", "energy_it_J"):
+        assert np.array_equal(plain.jobs[col].to_numpy(), res.jobs[col].to_numpy()), col
+    for k, v in plain.allocations.items():
+        assert np.array_equal(v, res.allocations[k]), k
+    assert res.info["twin_pool"] == [make_candidate(spec).name]
+
+
+def test_twin_picks_the_best_candidate_and_switches(system16):
+    jobs = make_jobs(_workload(n=80))
+    twin = TwinPolicy(["fcfs+easy", "sjf+easy", "fcfs"], horizon_s=7200.0, period_s=900.0)
+    res = Simulation(jobs, system16, twin, window_start_s=0.0, window_s=1e6).run()
+    chosen = {d[2] for d in twin.decisions}
+    assert len(twin.decisions) == len(twin.latency_s) > 5
+    for t, q, best, J in twin.decisions:
+        assert J[best] == min(J) and best == J.index(min(J))
+    assert len(chosen) >= 2, twin.decisions  # this workload makes it switch
+    fixed = {s: Simulation(jobs, system16, make_candidate(s), window_start_s=0.0, window_s=1e6).run()
+             for s in ("fcfs+easy", "sjf+easy", "fcfs")}
+    assert res.summary["mean_wait_s"] <= max(r.summary["mean_wait_s"] for r in fixed.values())
+    json.dumps(res.info["twin_decisions"])  # deterministic decisions are written to info_json
+
+
+def test_objective_units_and_validation():
+    obj = Objective(w_wait_per_s=1 / 3600, w_energy_per_J=1 / 3.6e9)
+    assert obj({"wait_s": 7200.0, "E_facility_J": 3.6e9}) == pytest.approx(3.0)
+    with pytest.raises(ValueError, match="replay"):
+        TwinPolicy(["replay"])
+    with pytest.raises(ValueError, match="horizon"):
+        TwinPolicy(["easy"], horizon_s=0.0)
+    with pytest.raises(ValueError, match="no backfill"):
+        make_policy("twin", "easy")
+
+
+def test_fork_pickles(system16):
+    jobs = make_jobs(_workload(n=20))
+    probe = _ForkAt(make_policy("easy"), t_fork=1000.0, horizon=100.0)
+    Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    f2 = pickle.loads(pickle.dumps(probe.fork))
+    assert np.array_equal(f2.start, probe.fork.start, equal_nan=True)
+
+
+_MPI_TWIN = """
+import json, sys
+import numpy as np
+from mpi4py import MPI
+from power.system import System
+from scheduler_sim.simulation import Simulation
+from scheduler_sim.twin import TwinPolicy, serve_rollouts, stop_rollout_workers
+from tests.conftest import make_jobs, tiny_system_spec
+from tests.integration.test_twin import _workload
+comm = MPI.COMM_WORLD
+system = System.from_spec(tiny_system_spec(n_nodes=16, n_cdus=2, racks_per_cdu=2), source="tiny16")
+if comm.Get_rank() != 0:
+    serve_rollouts(comm)
+    sys.exit(0)
+try:
+    twin = TwinPolicy(["fcfs+easy", "sjf+easy", "fcfs", "fcfs+conservative"], horizon_s=7200.0, period_s=900.0,
+                      comm=comm)
+    res = Simulation(make_jobs(_workload(n=80)), system, twin, window_start_s=0.0, window_s=1e6).run()
+finally:
+    stop_rollout_workers(comm)
+print(json.dumps({"starts": res.jobs["sim_start_s"].tolist(), "decisions": twin.decisions}))
+"""
+
+
+@pytest.mark.mpi
+def test_mpi_rollouts_equal_serial_rollouts(tmp_path, system16):
+    if not MPIEXEC.exists():
+        pytest.skip("no mpiexec next to the interpreter")
+    script = tmp_path / "twin_mpi.py"
+    script.write_text(_MPI_TWIN)
+    root = str(Path(__file__).resolve().parents[2])
+    r = subprocess.run([str(MPIEXEC), "-n", "3", sys.executable, "-m", "mpi4py", str(script)], capture_output=True,
+                       text=True, timeout=120, cwd=root, env={**__import__("os").environ, "PYTHONPATH": root})
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    twin = TwinPolicy(["fcfs+easy", "sjf+easy", "fcfs", "fcfs+conservative"], horizon_s=7200.0, period_s=900.0)
+    res = Simulation(make_jobs(_workload(n=80)), system16, twin, window_start_s=0.0, window_s=1e6).run()
+    assert got["starts"] == res.jobs["sim_start_s"].tolist()
+    assert got["decisions"] == json.loads(json.dumps(twin.decisions))
