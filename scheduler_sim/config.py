@@ -319,25 +319,42 @@ def load_config(path: str | Path | None = None) -> RunConfig:
     if path is None:
         return RunConfig()
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: configuration file not found")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, "configuration file")
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_format_errors(str(path), exc)) from None
-    # relative paths in the file are relative to the file
-    updates = {}
-    if cfg.trace.path and not Path(cfg.trace.path).is_absolute():
-        updates["trace.path"] = str((path.parent / cfg.trace.path).resolve())
-    if cfg.cooling.weather_path and not Path(cfg.cooling.weather_path).is_absolute():
-        updates["cooling.weather_path"] = str((path.parent / cfg.cooling.weather_path).resolve())
+    return resolve_relative_paths(cfg, path.parent)
+
+
+def read_toml(path: Path, what: str) -> dict:
+    """Parse a TOML file.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing or not valid TOML (the message names the file and the line).
+    """
+    if not path.is_file():
+        raise ConfigError(f"{path}: {what} not found")
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
+    """Return ``cfg`` with its relative file paths made absolute against ``base_dir`` (the file that named them).
+
+    Covers ``trace.path``, ``cooling.weather_path``, ``system`` and ``cooling.plant`` when they name a ``.toml``
+    file, and ``serving.deployment`` / ``serving.trace``.
+    """
+    candidates = {"trace.path": cfg.trace.path, "cooling.weather_path": cfg.cooling.weather_path}
+    for key, val in (("system", cfg.system), ("cooling.plant", cfg.cooling.plant)):
+        if val.endswith(".toml"):
+            candidates[key] = val
     if cfg.serving is not None:
-        for key in ("deployment", "trace"):
-            val = getattr(cfg.serving, key)
-            if val and not Path(val).is_absolute():
-                updates[f"serving.{key}"] = str((path.parent / val).resolve())
+        candidates["serving.deployment"] = cfg.serving.deployment
+        candidates["serving.trace"] = cfg.serving.trace
+    updates = {k: str((base_dir / v).resolve()) for k, v in candidates.items() if v and not Path(v).is_absolute()}
     return cfg.with_overrides(updates) if updates else cfg

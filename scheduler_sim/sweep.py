@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import tomllib
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ import h5py
 import numpy as np
 from pydantic import ValidationError
 
-from .config import ConfigError, RunConfig, _format_errors
+from .config import ConfigError, RunConfig, _format_errors, read_toml, resolve_relative_paths
 
 __all__ = ["Scenario", "load_study", "run_sweep"]
 
@@ -83,12 +82,7 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         If the file is missing or invalid, an axis key is unknown, or an axis is empty.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: study file not found")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, "study file")
     unknown = set(data) - {"name", "base", "axes", "scenarios", "plot"}
     if unknown:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes, "
@@ -100,13 +94,7 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         base = RunConfig.model_validate(base_data)
     except ValidationError as exc:
         raise ConfigError(_format_errors(f"{path} [base]", exc)) from None
-    rel = {}
-    if base.trace.path and not Path(base.trace.path).is_absolute():
-        rel["trace.path"] = str((path.parent / base.trace.path).resolve())
-    if base.cooling.weather_path and not Path(base.cooling.weather_path).is_absolute():
-        rel["cooling.weather_path"] = str((path.parent / base.cooling.weather_path).resolve())
-    if rel:  # relative paths in a study file are relative to the study file, as in a run file
-        base = base.with_overrides(rel)
+    base = resolve_relative_paths(base, path.parent)  # relative to the study file, as in a run file
     axes = data.get("axes", {})
     for k, v in axes.items():
         if not isinstance(v, list) or not v:
@@ -135,7 +123,7 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
 
 def study_plot_function(path: str | Path):
     """The study's plot function (``plot = "module:function"`` in the study file), or None."""
-    data = tomllib.loads(Path(path).read_text())
+    data = read_toml(Path(path), "study file")
     spec = data.get("plot")
     if not spec:
         return None
