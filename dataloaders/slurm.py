@@ -387,6 +387,8 @@ def _read_arrow(buf: bytes, names: list[str], delimiter: str) -> pd.DataFrame | 
     Only for buffers the pandas C parser (``quoting=3``, ``lineterminator="\\n"``) reads the same way: UTF-8, no
     CR, no NUL, no leading byte-order mark (the caller checks). Returns None when pyarrow is missing or fails.
     """
+    if len(set(names)) != len(names):  # pandas rejects repeated names: let it say so
+        return None
     try:
         import pyarrow as pa
         import pyarrow.csv as pacsv
