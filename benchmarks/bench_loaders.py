@@ -1,8 +1,11 @@
 """Loader throughput: generate an N-job trace per text format in a temp dir, load it R times, print medians.
 
-Usage: ``python benchmarks/bench_loaders.py [--jobs 1000000] [--repeat 3] [--formats swf,sacct,batsim]``
-(run from the checkout root). Prints jobs/s (median of the repeats) and the peak RSS growth of a fresh child
-process per load (ru_maxrss of that process, MB), so each figure is independent of the others.
+Usage: ``python benchmarks/bench_loaders.py [--jobs 1000000] [--repeat 3] [--formats swf,sacct,batsim]
+[--root CHECKOUT]`` (run from the checkout root). Each load runs in a fresh child process; printed per format:
+the median wall time of the repeats, jobs/s at that median, the median peak RSS growth of the child during the
+load (ru_maxrss after - before, MB; pandas etc. already imported) and the ratio of the median time to the
+target (10 s for 1,000,000 jobs, scaled linearly to ``--jobs``; < 1 meets it). ``--root`` loads the
+``dataloaders`` of another checkout (e.g. an older commit exported with ``git archive``) for before/after runs.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ def make_batsim(path: Path, n: int, rng: np.random.Generator) -> None:
               open(path, "w"))
 
 
+#: Load-time target for 1,000,000 jobs [s] (issue #8, item 4).
+TARGET_S = 10.0
 FORMATS = {"swf": (make_swf, ".swf"), "sacct": (make_sacct, ".sacct"), "batsim": (make_batsim, ".json")}
 CHILD = ("import resource, sys, time; sys.path.insert(0, {root!r}); from dataloaders import load_trace; "
          "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; t = time.perf_counter(); "
@@ -74,10 +79,14 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--formats", default="swf,sacct,batsim")
+    ap.add_argument("--root", default=str(Path(__file__).resolve().parents[1]),
+                    help="checkout whose dataloaders are loaded (default: this one)")
     a = ap.parse_args()
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(a.root).resolve())
+    target = TARGET_S * a.jobs / 1_000_000
     rng = np.random.default_rng(8)
-    print(f"{'format':8s} {'jobs':>9s} {'file MB':>8s} {'median s':>9s} {'jobs/s':>10s} {'peak RSS +MB':>12s}")
+    print(f"{'format':8s} {'jobs':>9s} {'file MB':>8s} {'median s':>9s} {'jobs/s':>10s} {'peak RSS +MB':>12s} "
+          f"{'/ target':>8s}  (runs s)")
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.formats.split(","):
             make, suffix = FORMATS[name]
@@ -91,8 +100,9 @@ def main() -> None:
             n = runs[0][0]
             med = statistics.median(r[1] for r in runs)
             mem = statistics.median(r[2] for r in runs)
-            print(f"{name:8s} {n:9d} {p.stat().st_size / 1e6:8.1f} {med:9.2f} {n / med:10.0f} {mem:12.0f}",
-                  flush=True)
+            times = " ".join(f"{r[1]:.2f}" for r in runs)
+            print(f"{name:8s} {n:9d} {p.stat().st_size / 1e6:8.1f} {med:9.2f} {n / med:10.0f} {mem:12.0f} "
+                  f"{med / target:8.2f}  ({times})", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ __all__ = [
     "check_common_options",
     "finish_load",
     "local_times_to_epoch",
+    "read_bytes",
     "read_text",
 ]
 
@@ -63,6 +64,45 @@ def read_text(path: Path) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
+
+
+def read_bytes(path: Path) -> tuple[bytes, str]:
+    """Read a text trace as bytes, for loaders that parse without building one big string.
+
+    Same rules as :func:`read_text`: ``read_text(path) == data.decode(encoding)`` for the returned pair.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The trace file.
+
+    Returns
+    -------
+    data : bytes
+        The (decompressed) content, without a leading UTF-8 byte-order mark when it is decoded as UTF-8.
+    encoding : {"utf-8", "latin-1"}
+        ``"utf-8"`` when the whole content is valid UTF-8, else ``"latin-1"``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    TraceError
+        If the gzip stream is corrupt.
+    """
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    if not body.isascii():
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw, "latin-1"
+    return body, "utf-8"
 
 
 def check_common_options(cores_per_node: Any, max_nodes: Any) -> None:
@@ -206,16 +246,21 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
     """
     codes, uniq = pd.factorize(values.astype(str).str.strip(), sort=False)
     u = pd.Series(uniq, dtype=object)
+    # The regular expressions run on the pyarrow strings (RE2) when every distinct value is ASCII: there they
+    # match exactly what Python's re matches (no newline can occur in a field); else on the Python strings.
+    ua = pd.Series(uniq)
+    if not (isinstance(ua.array, pd.arrays.ArrowStringArray) and ua.str.isascii().all()):
+        ua = u
     out_u = np.full(len(u), np.nan)
-    is_missing = u.isin(missing).to_numpy()
-    is_epoch = u.str.fullmatch(r"\d{9,11}(?:\.\d*)?").to_numpy(dtype=bool)
+    is_missing = ua.isin(missing).to_numpy()
+    is_epoch = ua.str.fullmatch(r"\d{9,11}(?:\.\d*)?").to_numpy(dtype=bool)
     out_u[is_epoch] = u[is_epoch].astype(float).to_numpy()
     rest = ~is_missing & ~is_epoch
     bad_u = np.zeros(len(u), dtype=bool)
     amb_u = np.zeros(len(u), dtype=bool)
     if rest.any():
         txt = u[rest]
-        has_zone = txt.str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True).to_numpy(dtype=bool)
+        has_zone = ua[rest].str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True).to_numpy(dtype=bool)
         vals = np.full(len(txt), np.nan)
         if (~has_zone).any():
             t = txt[~has_zone]

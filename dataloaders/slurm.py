@@ -51,6 +51,7 @@ https://slurm.schedmd.com/job_state_codes.html ; host list syntax: ``scontrol sh
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 from pathlib import Path
@@ -65,7 +66,7 @@ from dataloaders._common import (
     check_common_options,
     finish_load,
     local_times_to_epoch,
-    read_text,
+    read_bytes,
     reject_duplicates,
 )
 from dataloaders.registry import BaseLoader
@@ -296,7 +297,11 @@ def _energy_joule(col: pd.Series, raw: bool) -> np.ndarray:
 
 def _read_rows(text: str, src: str, columns: list[str] | None, delimiter: str, issues: Issues
                ) -> tuple[pd.DataFrame, int]:
-    """Split lines, reject wrong field counts, parse the rest (chunked) into a string DataFrame."""
+    """Split lines, reject wrong field counts, parse the rest (chunked) into a string DataFrame.
+
+    The reference (per-line) implementation; :func:`_read_rows_bytes` gives the same result without splitting
+    the whole text into Python strings and is used unless the delimiter is unusual.
+    """
     lines = text.split("\n")
     header: list[str] | None = list(columns) if columns is not None else None
     header_line = 0
@@ -349,6 +354,171 @@ def _read_rows(text: str, src: str, columns: list[str] | None, delimiter: str, i
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({h: pd.Series([], dtype=str)
                                                                           for h in header})
     df["__line"] = line_no_all[idx]
+    return df, n_read
+
+
+#: Bytes of text classified with numpy at a time (whole lines).
+_BLOCK_BYTES = 1 << 22
+# Python's str.isspace() over ASCII: what str.strip() removes
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+def _header_from_bytes(data: bytes, enc: str, src: str, delimiter: str) -> tuple[list[str], int, int]:
+    """First non-blank line as the header: (fields, 1-based header line, byte offset of the next line)."""
+    pos, line = 0, 0
+    while pos <= len(data):
+        nl = data.find(b"\n", pos)
+        end = len(data) if nl < 0 else nl
+        line += 1
+        ln = data[pos:end].decode(enc)
+        if ln.strip():
+            return ln.rstrip("\r").split(delimiter), line, end + 1
+        if nl < 0:
+            break
+        pos = nl + 1
+    raise TraceError(src, "empty file: no sacct header line", line=1, expected="a header such as "
+                     "'JobID|Submit|Start|End|...' (sacct -P)")
+
+
+def _read_arrow(buf: bytes, names: list[str], delimiter: str) -> pd.DataFrame | None:
+    """Split lines that each hold exactly ``len(names) - 1`` delimiters with the pyarrow CSV reader.
+
+    Only for buffers the pandas C parser (``quoting=3``, ``lineterminator="\\n"``) reads the same way: UTF-8, no
+    CR, no NUL, no leading byte-order mark (the caller checks). Returns None when pyarrow is missing or fails.
+    """
+    if len(set(names)) != len(names):  # pandas rejects repeated names: let it say so
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pandas' string dtype already needs pyarrow here
+        return None
+    keys = [f"c{k}" for k in range(len(names))]  # header names may repeat or be empty
+    try:
+        tbl = pacsv.read_csv(
+            io.BytesIO(buf),
+            read_options=pacsv.ReadOptions(column_names=keys, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
+                                             newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types={k: pa.large_string() for k in keys},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                                 null_values=[]))
+    except (pa.ArrowInvalid, ValueError):  # pragma: no cover - the lines were checked
+        return None
+    df = tbl.to_pandas()
+    if not all(dt == "str" for dt in df.dtypes):  # pragma: no cover - pandas without the str dtype
+        return None
+    df.columns = names
+    return df
+
+
+def _read_rows_bytes(data: bytes, enc: str, src: str, columns: list[str] | None, delimiter: str, issues: Issues
+                     ) -> tuple[pd.DataFrame, int]:
+    """:func:`_read_rows` on the undecoded bytes (``data.decode(enc)`` is the text), block by block.
+
+    Field counts and blank lines are found with numpy per block of whole lines; only rejected lines and lines
+    whose blankness depends on non-ASCII characters are decoded one by one. The accepted lines go to the C
+    parser of pandas in the same chunks of ``_CHUNK_LINES`` lines as :func:`_read_rows`.
+    """
+    if columns is not None:
+        header, first_data, pos = list(columns), 0, 0
+    else:
+        header, first_data, pos = _header_from_bytes(data, enc, src, delimiter)
+        if not any(h.strip().lower() in ("jobid", "jobidraw") for h in header):
+            raise TraceError(src, "the first line is not a sacct -P header", line=first_data, field="JobID",
+                             found=delimiter.join(header)[:80],
+                             expected="a header naming JobID (or pass columns= for --noheader output)")
+    header = [h.strip() for h in header]
+    trailing = bool(header) and header[-1] == ""
+    if trailing:
+        header = header[:-1]
+    n_sep = len(header) - 1 + (1 if trailing else 0)
+    names = header + ([" trailing"] if trailing else [])
+    dbyte = delimiter.encode(enc)[0]
+    frames: list[pd.DataFrame] = []
+    line_nos: list[np.ndarray] = []
+    pending: list[bytes] = []
+    pending_no: list[np.ndarray] = []
+    n_pending = 0
+    n_read = 0
+
+    def parse(chunk: list[bytes], no: np.ndarray) -> None:
+        buf = b"\n".join(chunk)
+        part = None
+        if enc == "utf-8" and b"\r" not in buf and b"\x00" not in buf and not buf.startswith(b"\xef\xbb\xbf"):
+            part = _read_arrow(buf, names, delimiter)
+        if part is None or len(part) != len(chunk):
+            src_buf = io.BytesIO(buf) if enc == "utf-8" else io.StringIO(buf.decode(enc))
+            part = pd.read_csv(src_buf, sep=delimiter, header=None, names=names, dtype=str, keep_default_na=False,
+                               na_filter=False, quoting=3, engine="c", lineterminator="\n")
+        if len(part) != len(chunk):
+            raise TraceError(src, f"lines {int(no[0])}-{int(no[-1])} did not split into one record per line",
+                             expected="one record per line")
+        if trailing:
+            part = part.drop(columns=[" trailing"])
+        frames.append(part)
+        line_nos.append(no)
+
+    n, first_line = len(data), first_data + 1
+    if pos > n:  # the header was the last line, without a newline: no body at all
+        pos = n + 1
+    while pos <= n:
+        end = data.find(b"\n", min(pos + _BLOCK_BYTES, n))
+        end = n if end < 0 else end
+        block = data[pos:end]  # whole lines, without the newline that ends the last one
+        seg = block.split(b"\n")
+        a = np.frombuffer(block, dtype=np.uint8)
+        nl = np.flatnonzero(a == 10)
+        starts = np.r_[0, nl + 1]
+        ends = np.r_[nl, len(a)]
+        nseg = len(seg)
+        empty = ends == starts
+        at = np.minimum(starts, max(len(a) - 1, 0))  # reduceat needs valid indices; empty lines fixed below
+
+        def per_line(flag: np.ndarray, how: Any) -> np.ndarray:
+            if not len(a):
+                return np.zeros(nseg, dtype=np.intp)
+            r = how.reduceat(flag, at, dtype=np.intp) if how is np.add else how.reduceat(flag, at)
+            r[empty] = 0
+            return r
+
+        cr = ~empty & (a[np.maximum(ends - 1, 0)] == 13) if len(a) else np.zeros(nseg, dtype=bool)
+        seps = per_line(a == dbyte, np.add)
+        solid = per_line(~_ASCII_SPACE[a] & (a < 128), np.logical_or).astype(bool)
+        nonblank = solid.copy()
+        unsure = (np.flatnonzero(~solid & per_line(a >= 128, np.logical_or).astype(bool)) if not block.isascii()
+                  else np.zeros(0, dtype=np.int64))
+        for k in unsure:
+            t = seg[k].decode(enc)
+            nonblank[k] = bool((t[:-1] if t.endswith("\r") else t).strip())
+        good = nonblank & (seps == n_sep)
+        for k in np.flatnonzero(nonblank & ~good):
+            t = seg[k].decode(enc)
+            t = t[:-1] if t.endswith("\r") else t
+            issues.add(first_line + k, None, "", t, f"{n_sep + 1} '{delimiter}'-separated fields "
+                       f"(found {seps[k] + 1}; a '{delimiter}' inside a field or a truncated line)", "rejected",
+                       "wrong_field_count")
+        n_read += int(nonblank.sum())
+        g = np.flatnonzero(good)
+        if cr[g].any():
+            pending.extend(seg[k][:-1] if cr[k] else seg[k] for k in g.tolist())
+        else:
+            pending.extend(itertools.compress(seg, good))
+        pending_no.append(first_line + g)
+        n_pending += len(g)
+        while n_pending >= _CHUNK_LINES or (end >= n and n_pending):
+            no = np.concatenate(pending_no)
+            take = min(_CHUNK_LINES, n_pending)
+            parse(pending[:take], no[:take])
+            del pending[:take]
+            pending_no = [no[take:]]
+            n_pending -= take
+        first_line += nseg
+        pos = end + 1
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({h: pd.Series([], dtype=str)
+                                                                          for h in header})
+    df["__line"] = np.concatenate(line_nos) if line_nos else np.zeros(0, dtype=np.int64)
     return df, n_read
 
 
@@ -411,7 +581,12 @@ def read_sacct(
     src = str(p)
     issues = Issues()
     report = LoadReport(source=src, loader="sacct")
-    raw, n_read = _read_rows(read_text(p), src, columns, delimiter, issues)
+    data, enc = read_bytes(p)
+    if len(delimiter) == 1 and delimiter.isascii() and not delimiter.isspace():
+        raw, n_read = _read_rows_bytes(data, enc, src, columns, delimiter, issues)
+    else:
+        raw, n_read = _read_rows(data.decode(enc), src, columns, delimiter, issues)
+    del data
     report.records_read = n_read
     cols = {c.lower(): c for c in raw.columns if c != "__line"}
 
@@ -430,7 +605,7 @@ def read_sacct(
                          found=",".join(raw.columns[:-1]))
     shown_id = col("JobID") if "jobid" in cols else idcol
     lines = raw["__line"].to_numpy()
-    base = idcol.str.split(".", n=1).str[0]
+    base = idcol.str.replace(r"(?s)\..*", "", n=1, regex=True)  # the id before any '.step' (vectorised split)
     is_step = idcol.str.contains(".", regex=False).to_numpy()
 
     # ---- steps: fold into their job ----------------------------------------------------------------------
@@ -438,8 +613,8 @@ def read_sacct(
     energy = (_energy_joule(energy_raw, True) if energy_raw is not None else
               (_energy_joule(col("ConsumedEnergy"), False) if col("ConsumedEnergy") is not None
                else np.full(len(raw), np.nan)))
-    job_base = set(base[~is_step].tolist())
-    step_has_job = is_step & base.isin(job_base).to_numpy()
+    base_code, _ = pd.factorize(base, sort=False)  # equal codes <=> equal ids (isin on ints, not strings)
+    step_has_job = is_step & np.isin(base_code, base_code[~is_step])
     orphan = is_step & ~step_has_job
     issues.add_mask(orphan, lines, None, "JobID", idcol.to_numpy(), "a step (.batch/.extern/.N) of a job listed "
                     "in the file", "rejected", "step_without_job")
@@ -586,7 +761,7 @@ def read_sacct(
     # ---- state ---------------------------------------------------------------------------------------------------
     st_col = sub(col("State"))
     if st_col is not None:
-        word = st_col.str.split(" ", n=1).str[0].str.upper().str.rstrip("+")
+        word = st_col.str.replace(r"(?s) .*", "", n=1, regex=True).str.upper().str.rstrip("+")  # first word
         status = word.map(_STATE_STATUS)
         unknown = status.isna().to_numpy()
         issues.add_mask(ok & unknown, lines, jid, "State", st_col.to_numpy(),

@@ -64,6 +64,8 @@ https://www.cs.huji.ac.il/labs/parallel/workload/swf.html
 from __future__ import annotations
 
 import gzip
+import io
+import itertools
 import math
 import os
 import zlib
@@ -167,17 +169,14 @@ def parse_swf_header(comment_lines: list[str]) -> dict[str, Any]:
     return header
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+    return raw
 
 
 def _fmt(x: float) -> str:
@@ -188,6 +187,9 @@ def _fmt(x: float) -> str:
 
 def _id_text(values: np.ndarray) -> np.ndarray:
     """Ids as text: integral -> '123', fractional -> '1.5', negative (missing) -> ''."""
+    codes, uniq = pd.factorize(values, sort=False)  # ids repeat: format each distinct value once
+    if len(uniq) < len(values):
+        return _id_text(np.asarray(uniq, dtype=np.float64))[codes]
     out = np.full(values.shape, "", dtype=object)
     ok = values >= 0
     integral = ok & (values == np.floor(values))
@@ -210,13 +212,22 @@ class _Issues:
                                 expected, action, reason))
 
     def add_mask(self, mask, lines, ids, field, found, expected, action, reason) -> None:  # noqa: ANN001, D102
+        # found: one value for all rows, a per-row array / list, or a function of the row index (built only for
+        # the rows in the mask, so a million-row load does not format a million strings)
         for k in np.flatnonzero(mask):
-            f = found[k] if isinstance(found, (np.ndarray, list)) else found
+            if callable(found):
+                f = found(k)
+            else:
+                f = found[k] if isinstance(found, (np.ndarray, list)) else found
             self.add(lines[k], ids[k], field, f if isinstance(f, str) else _fmt(float(f)), expected, action, reason)
 
 
 def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues) -> tuple[np.ndarray, np.ndarray]:
-    """Return (values shape (n_ok, 18) float64, line numbers of those rows); reject the rest with issues."""
+    """Per-line path: (values shape (n_ok, 18) float64, line numbers of those rows); reject the rest with issues.
+
+    ``data`` holds stripped, non-blank, non-comment lines. Used for the lines the block scanner
+    (:func:`_scan_block`) cannot prove clean, so every rejection carries its line number, field and found text.
+    """
     toks = [s.split() for s in data]
     nf = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
     well = nf == _N
@@ -249,6 +260,147 @@ def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues) -> tuple
                    "rejected", "non_numeric")
     keep = ~bad
     return values[keep], line_no[good_idx[keep]]
+
+
+# ---- block scanner: proves lines clean with numpy so that the C parser of pandas can read them ---------------
+#: Bytes of text handed to the block scanner at a time (whole lines; memory use of the scan is ~15x this).
+_BLOCK_BYTES = 1 << 21
+#: Longest token the fast path takes: <= 15 characters means <= 15 digits, which pandas' C parser (int64, or
+#: float64 via one correctly rounded division by a power of ten) reads to exactly the value float() gives.
+_MAX_FAST_TOKEN = 15
+_C_NL, _C_SP, _C_CR, _C_DIG, _C_MINUS, _C_DOT, _C_OTHER = range(7)
+_BYTE_CLASS = np.full(256, _C_OTHER, dtype=np.uint8)
+_BYTE_CLASS[ord("\n")] = _C_NL
+_BYTE_CLASS[[ord(" "), ord("\t")]] = _C_SP
+_BYTE_CLASS[ord("\r")] = _C_CR
+_BYTE_CLASS[ord("0"):ord("9") + 1] = _C_DIG
+_BYTE_CLASS[ord("-")] = _C_MINUS
+_BYTE_CLASS[ord(".")] = _C_DOT
+
+
+def _scan_block(block: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Classify the lines of ``block`` (whole lines, split at b"\\n").
+
+    A line is *clean* when it holds exactly 18 tokens separated by spaces / tabs (a CR only right before the
+    line end), each token a plain decimal number the C parser of pandas reads to the value ``float()`` gives:
+    ``[-]digits[.digits]`` with at least one digit, at most 15 characters, a minus only in front of a digit 1-9
+    (so ``-0`` keeps its sign on the per-line path). Anything else (comments, letters, exponents, other
+    whitespace, non-ASCII bytes, a wrong field count) is left to the per-line path.
+
+    Returns
+    -------
+    clean : ndarray of bool, shape (n_lines,)
+        Lines for the fast path.
+    blank : ndarray of bool, shape (n_lines,)
+        Lines holding only spaces, tabs and a final CR (skipped, as ``str.strip()`` would leave nothing).
+    """
+    a = np.frombuffer(block, dtype=np.uint8)
+    n = len(a)
+    c = _BYTE_CLASS[a]
+    line_id = np.cumsum(c == _C_NL, dtype=np.int64)
+    n_lines = (int(line_id[-1]) if n else 0) + 1
+    tok = c >= _C_DIG
+    prev = np.zeros(n, dtype=bool)
+    prev[1:] = tok[:-1]
+    nxt = np.zeros(n, dtype=bool)
+    nxt[:-1] = tok[1:]
+    starts = np.flatnonzero(tok & ~prev)
+    ends = np.flatnonzero(tok & ~nxt) + 1
+    t_line = line_id[starts]
+    n_tok = np.bincount(t_line, minlength=n_lines)
+    bad = np.zeros(n_lines, dtype=bool)
+    bad[line_id[c == _C_OTHER]] = True
+    after = np.empty(n, dtype=np.uint8)  # byte after each byte (NUL past the end)
+    after[:-1] = a[1:]
+    if n:
+        after[-1] = 0
+    cr = np.flatnonzero(c == _C_CR)
+    bad[line_id[cr[(after[cr] != ord("\n")) & (cr != n - 1)]]] = True
+    mi = np.flatnonzero(c == _C_MINUS)
+    bad[line_id[mi[prev[mi] | (after[mi] < ord("1")) | (after[mi] > ord("9"))]]] = True
+    t_len = ends - starts
+    dots = np.flatnonzero(c == _C_DOT)
+    n_dot = np.bincount(np.searchsorted(starts, dots, side="right") - 1, minlength=len(starts))
+    n_dig = t_len - n_dot - (a[starts] == ord("-"))
+    bad[t_line[(t_len > _MAX_FAST_TOKEN) | (n_dot > 1) | (n_dig < 1)]] = True
+    clean = ~bad & (n_tok == _N)
+    blank = ~bad & (n_tok == 0)
+    return clean, blank
+
+
+def _read_fast(lines: list[bytes]) -> np.ndarray | None:
+    """Parse clean lines with the C parser of pandas; None if it does not give 18 numeric columns per line."""
+    if not lines:
+        return np.empty((0, _N))
+    try:
+        df = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=r"\s+", header=None, names=list(range(_N)),
+                         engine="c", na_filter=False, quoting=3, skip_blank_lines=False)
+    except (ValueError, pd.errors.ParserError):  # pragma: no cover - the scanner only passes clean lines
+        return None
+    if len(df) != len(lines) or not all(dt.kind in "iuf" for dt in df.dtypes):  # pragma: no cover
+        return None
+    return df.to_numpy(dtype=np.float64)
+
+
+def _parse_text(raw: bytes, issues: _Issues) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+    """Split a decoded-as-bytes SWF file into header comments and parsed data rows.
+
+    Returns (comment lines, values shape (n_ok, 18) float64 in file order, their 1-based line numbers, number
+    of data records read). Equivalent to reading the text line by line with :func:`_parse_lines`, but clean
+    lines go through pandas block by block; only the others are decoded and parsed one by one.
+    """
+    enc = "utf-8"
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            enc = "latin-1"
+    comments: list[str] = []
+    slow: list[str] = []
+    slow_line: list[int] = []
+    # one row per line at most; np.empty does not touch the pages of rows never written
+    values = np.empty((raw.count(b"\n") + 1, _N))
+    fast_line: list[np.ndarray] = []
+    n_fast = 0
+    pos, first_line, n = 0, 1, len(raw)
+    while pos < n or (pos == 0 and n == 0):
+        end = raw.find(b"\n", pos + _BLOCK_BYTES)
+        end = n if end < 0 else end + 1
+        block = raw[pos:end]
+        seg = block.split(b"\n")
+        if block.endswith(b"\n"):
+            seg.pop()  # the empty piece after the last newline belongs to the next block
+        clean, blank = _scan_block(block)
+        clean, blank = clean[:len(seg)], blank[:len(seg)]
+        vals = _read_fast(list(itertools.compress(seg, clean)))
+        if vals is None:  # pragma: no cover - defensive: the per-line path takes the whole block
+            clean[:] = False
+        else:
+            values[n_fast:n_fast + len(vals)] = vals
+            fast_line.append(first_line + np.flatnonzero(clean))
+            n_fast += len(vals)
+        for k in np.flatnonzero(~clean & ~blank):
+            s = seg[k].decode(enc).strip()
+            if not s:
+                continue
+            if s[0] == ";":
+                comments.append(s)
+            else:
+                slow.append(s)
+                slow_line.append(first_line + int(k))
+        first_line += block.count(b"\n")
+        pos = end
+        if n == 0:
+            break
+    v_slow, l_slow = _parse_lines(slow, np.asarray(slow_line, dtype=np.int64), issues)
+    lines = np.concatenate(fast_line + [l_slow]).astype(np.int64, copy=False)
+    if len(l_slow):
+        values = np.concatenate([values[:n_fast], v_slow])
+        o = np.argsort(lines, kind="stable")
+        values, lines = values[o], lines[o]
+    else:
+        values = values[:n_fast]
+    return comments, values, lines, n_fast + len(slow)
 
 
 def _is_finite_number(text: str) -> bool:
@@ -336,29 +488,15 @@ def read_swf(
         raise ValueError(f"max_nodes must be an integer >= 1 or None, got {max_nodes!r}")
     p = Path(path)
     src = str(p)
-    text = _read_text(p)
+    raw = _read_bytes(p)
     report = LoadReport(source=src, loader="swf")
     issues = _Issues()
 
-    # ---- split header / data, keeping 1-based line numbers -------------------------------------------------
-    comments: list[str] = []
-    data: list[str] = []
-    data_line: list[int] = []
-    for i, ln in enumerate(text.split("\n"), start=1):
-        s = ln.strip()
-        if not s:
-            continue
-        if s[0] == ";":
-            comments.append(s)
-        else:
-            data.append(s)
-            data_line.append(i)
+    # ---- split header / data and parse, keeping 1-based line numbers ------------------------------------------
+    comments, v, lines, report.records_read = _parse_text(raw, issues)
+    del raw
     header = parse_swf_header(comments)
     report.header = header
-    report.records_read = len(data)
-
-    # ---- fast numeric parse ----------------------------------------------------------------------------
-    v, lines = _parse_lines(data, np.asarray(data_line, dtype=np.int64), issues)
 
     # ---- required fields -----------------------------------------------------------------------------------
     jid = v[:, _JOB]
@@ -371,10 +509,11 @@ def read_swf(
     alloc, reqp = v[:, _ALLOC], v[:, _REQP]
     no_procs = ~bad_id & ~bad_submit & ~(alloc > 0) & ~(reqp > 0)
     issues.add_mask(no_procs, lines, jid, "allocated_processors",
-                    [f"allocated={_fmt(a)}, requested={_fmt(r)}" for a, r in zip(alloc, reqp)],
+                    lambda k: f"allocated={_fmt(alloc[k])}, requested={_fmt(reqp[k])}",
                     "allocated or requested processors > 0", "rejected", "processors_missing")
     valid = ~(bad_id | bad_submit | no_procs)
-    v, lines = v[valid], lines[valid]
+    if not valid.all():  # (a copy of the value matrix only when something was rejected)
+        v, lines = v[valid], lines[valid]
 
     # ---- partial executions (status 2/3/4) ------------------------------------------------------------
     status = v[:, _STATUS]
@@ -430,7 +569,7 @@ def read_swf(
     if max_nodes is not None:
         too_big = nodes > max_nodes
         issues.add_mask(too_big, lines, jid, "allocated_processors",
-                        [f"{int(pp)} processors = {n} nodes" for pp, n in zip(procs, nodes)],
+                        lambda k: f"{int(procs[k])} processors = {nodes[k]} nodes",
                         f"<= {max_nodes} nodes (max_nodes)", "rejected", "larger_than_machine")
         keep = ~too_big
         v, lines, procs, nodes, jid, from_alloc = (v[keep], lines[keep], procs[keep], nodes[keep], jid[keep],
@@ -486,7 +625,7 @@ def read_swf(
     util[ok] = cpu[ok] / run[ok]
     over = ok & (util > 1)
     issues.add_mask(over, lines, jid, "average_cpu_time",
-                    [f"{_fmt(c)} s CPU per processor over {_fmt(r)} s run" for c, r in zip(cpu, run)],
+                    lambda k: f"{_fmt(cpu[k])} s CPU per processor over {_fmt(run[k])} s run",
                     "<= run time (cpu_util clipped to 1)", "repaired", "cpu_util_clipped")
     util = np.clip(util, 0.0, 1.0)
 
@@ -565,14 +704,17 @@ def read_swf(
             "source_line": lines.astype(np.int64),
         }
     )
+    # the table holds copies: free the value matrix and the per-column arrays before sorting / validating
+    del v, submit, wait, run, req, st, cpu, util, start, end, procs, nodes, jid, lines
     df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)
     df.attrs = {"time_origin_unix_s": origin, "source": src, "loader": "swf", "swf_header": dict(header)}
 
     report.issues = sorted(issues.items, key=lambda i: (i.line if i.line is not None else -1))
     report.accepted = len(df)
     report.rejected = sum(1 for i in report.issues if i.action == "rejected")
-    accepted_lines = set(df["source_line"].tolist())
-    report.repaired = len({i.line for i in report.issues if i.action == "repaired" and i.line in accepted_lines})
+    repaired_lines = {i.line for i in report.issues if i.action == "repaired"}
+    report.repaired = (int(np.isin(df["source_line"].to_numpy(), [x for x in repaired_lines if x is not None]).sum())
+                       if repaired_lines else 0)
     assert report.records_read == report.accepted + report.rejected + report.folded, report
 
     if strict:

@@ -183,3 +183,53 @@ def test_cli_validate_exit_codes(tmp_path, capsys):
     assert main(["validate", str(bad)]) == 2
     assert "not valid JSON" in capsys.readouterr().err
     assert main(["validate", str(tmp_path / "missing.sacct")]) == 2
+
+
+# ---- sacct: block / chunk boundaries and the reference per-line reader -----------------------------------------
+def _sacct_rows(n):
+    rows = ["JobID|User|Submit|Start|End|Elapsed|Timelimit|NNodes|State|ConsumedEnergyRaw"]
+    for i in range(1, n + 1):
+        s = f"2024-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
+        rows.append(f"{i}|u{i % 3}|{s}|{s}|{s}|00:10:00|30|2|COMPLETED|")
+        rows.append(f"{i}.batch||{s}|{s}|{s}|00:10:00||1|COMPLETED|{1200 * i}")
+        rows.append(f"{i}.extern||{s}|{s}|{s}|00:10:00||2|COMPLETED|{2400 * i}")
+    return rows
+
+
+def _same_sacct(a, b):
+    pd = pytest.importorskip("pandas")
+    pd.testing.assert_frame_equal(a[0], b[0], check_exact=True)
+    assert repr(a[1].to_dict()) == repr(b[1].to_dict())
+
+
+@pytest.mark.parametrize("block, chunk", [(1, 1), (50, 2), (300, 7), (1 << 22, 250_000)])
+def test_sacct_chunks_inside_folded_jobs(tmp_path, monkeypatch, block, chunk):
+    import dataloaders.slurm as slurm
+
+    rows = _sacct_rows(300)
+    rows[400] = rows[400] + "|extra"                 # line 401: a '|' too many, in the middle of a chunk
+    rows[500] = "\r"                                 # line 501 (job 167 .batch): blank, CR only
+    rows[598] = rows[598].replace("|u2|", "|u\u00e9|")  # job 200: non-ASCII user, utf-8 kept
+    rows[700] = rows[700] + "\r"                     # CR line end: stripped, pandas path for that chunk
+    p = tmp_path / "big.sacct"
+    p.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(slurm, "_BLOCK_BYTES", block)
+    monkeypatch.setattr(slurm, "_CHUNK_LINES", chunk)
+    df, rep = read_sacct(p)
+    # 900 lines, 1 blank (not a record); the job line 401 (job 134) has a field too many, so its .batch and
+    # .extern steps (lines 402, 403) are rejected as steps without a job; 600 - 1 - 2 steps folded
+    assert (rep.records_read, rep.accepted, rep.rejected, rep.folded) == (899, 299, 3, 597)
+    assert {(i.line, i.reason) for i in rep.issues if i.action == "rejected"} == {
+        (401, "wrong_field_count"), (402, "step_without_job"), (403, "step_without_job")}
+    bad = next(i for i in rep.issues if i.line == 401)
+    assert bad.found == rows[400][:80] and bad.expected.startswith("10 '|'-separated fields (found 11;")
+    j = df.set_index("job_id")
+    # energy: the largest step (.extern 2400 i J) over 2 nodes and 600 s -> 2 i W
+    assert j.loc[10, "measured_node_power_W"] == 20.0 and j.loc[299, "measured_node_power_W"] == 598.0
+    assert j.loc[200, "user"] == "u\u00e9" and j.loc[234, "source_line"] == 701 and j.loc[234, "runtime_s"] == 600
+    assert 134 not in j.index and j.loc[167, "measured_node_power_W"] == 334.0
+    # the same as the reference reader that splits the decoded text line by line
+    monkeypatch.setattr(slurm, "_read_rows_bytes",
+                        lambda data, enc, src, columns, delim, issues: slurm._read_rows(data.decode(enc), src,
+                                                                                       columns, delim, issues))
+    _same_sacct(read_sacct(p), (df, rep))

@@ -293,3 +293,71 @@ def test_real_traces_with_machine_size():
     assert n_big > 0 and rep.rejected == n_big and rep.accepted == 23911 - n_big
     assert set(i.reason for i in rep.issues) == {"larger_than_machine"}
     assert np.all(df["nodes"] <= 2048)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# block scanner (fast path) vs per-line path
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _swf_line(i, *, run=100, cpu="-1"):
+    return f"{i} {10 * i} 5 {run} 4 {cpu} -1 4 200 -1 1 {i % 7} 2 -1 1 -1 -1 -1"
+
+
+def _same_load(a, b):
+    (da, ra), (db, rb) = a, b
+    pd.testing.assert_frame_equal(da, db, check_exact=True)
+    assert repr(ra.to_dict()) == repr(rb.to_dict())
+
+
+@pytest.mark.parametrize("block", [1, 64, 4096])
+def test_small_blocks_load_like_one_block(tmp_path, monkeypatch, block):
+    import dataloaders.swf as swf
+
+    one = read_swf(DATA / "quirks.swf", cores_per_node=4, max_nodes=8)
+    monkeypatch.setattr(swf, "_BLOCK_BYTES", block)
+    _same_load(read_swf(DATA / "quirks.swf", cores_per_node=4, max_nodes=8), one)
+
+
+def test_bad_lines_in_the_middle_of_big_blocks(tmp_path, monkeypatch):
+    import dataloaders.swf as swf
+
+    lines = [_swf_line(i) for i in range(1, 5001)]
+    lines[1233] = lines[1233].replace(" 4 -1 -1 4 ", " 4 x -1 4 ", 1)        # line 1234: non-numeric field 6
+    lines[2999] = " ".join(lines[2999].split()[:17])                          # line 3000: 17 fields
+    lines[4000] = lines[4000] + "\r"                                          # CR line end: fast path, kept
+    lines[4100] = "\t" + lines[4100].replace(" 200 ", "\t1e3\t", 1)           # exponent: per-line path, kept
+    lines[4200] = _swf_line(4201, run="-0")                                   # -0 keeps its sign (per-line)
+    lines[4300] = _swf_line(4301, cpu="12.345678901234")                      # 15-character decimal
+    lines[4400] = _swf_line(4401, cpu="0.12345678901234567")                  # longer: per-line path
+    p = tmp_path / "big.swf"
+    p.write_text("; MaxJobs: 5000\n" + "\n".join(lines) + "\n")
+    df, rep = read_swf(p)
+    assert (rep.records_read, rep.accepted, rep.rejected) == (5000, 4998, 2)
+    bad = {i.line: (i.field, i.found, i.expected, i.reason) for i in rep.issues if i.action == "rejected"}
+    assert bad == {1235: ("average_cpu_time", "x", "a finite number (-1 when missing)", "non_numeric"),
+                   3001: ("", " ".join(lines[2999].split()), "18 whitespace-separated fields, found 17",
+                          "wrong_field_count")}
+    j = df.set_index("job_id")
+    assert j.loc[4101, "requested_walltime_s"] == 1000.0 and j.loc[4101, "source_line"] == 4102
+    assert j.loc[4201, "runtime_s"] == 0 and np.signbit(j.loc[4201, "runtime_s"])
+    assert j.loc[4301, "cpu_util"] == 12.345678901234 / 100
+    assert j.loc[4401, "cpu_util"] == 0.12345678901234567 / 100
+    # the same load, line by line (every block one byte: the scanner sees no whole line longer than the block)
+    monkeypatch.setattr(swf, "_BLOCK_BYTES", 1)
+    _same_load(read_swf(p), (df, rep))
+    with pytest.raises(TraceError, match=r"big.swf, line 1235.*average_cpu_time.*'x'"):
+        read_swf(p, strict=True)
+
+
+def test_scanner_sends_odd_lines_to_the_per_line_path():
+    from dataloaders.swf import _scan_block
+
+    ok = _swf_line(1).encode()
+    odd = [b"; comment", ok.replace(b" 5 ", b" -0 "), ok.replace(b" 5 ", b" 1e3 "), ok.replace(b" 5 ", b" - "),
+           ok.replace(b" 5 ", b" 1.2.3 "), ok.replace(b" 5 ", b" 1234567890123456 "), ok + b" 7",
+           ok.replace(b" 5 ", b" 5\r "), ok.replace(b" 5 ", b" \xc3\xa9 "), ok.replace(b" 5 ", b" 5- "),
+           ok.replace(b" 5 ", b" . "), ok.replace(b" 5 ", b"\x0b5 ")]
+    clean, blank = _scan_block(b"\n".join([ok, b" \t\r", ok + b"\r", *odd, b""]))
+    assert clean.tolist() == [True, False, True] + [False] * len(odd) + [False]
+    assert blank.tolist() == [False, True, False] + [False] * len(odd) + [True]
