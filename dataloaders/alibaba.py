@@ -102,7 +102,15 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     rows, line_no = [], []
     reader = csv.reader(io.StringIO(text))
     next(reader, None)
-    for rec in reader:
+    while True:
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # e.g. a bare carriage return inside an unquoted field
+            report.records_read += 1
+            issues.add(reader.line_num, None, "", "", f"a well-formed CSV record ({exc})", "rejected", "malformed_csv")
+            continue
         ln = reader.line_num
         if not rec or all(not c.strip() for c in rec):
             continue

@@ -126,6 +126,12 @@ _N = len(SWF_FIELDS)
 
 #: Submit times above this (s) are taken as absolute Unix epochs (1e8 s is 1973-03-03).
 EPOCH_THRESHOLD_S = 1e8
+#: Largest job number kept exactly (float64 holds every integer up to 2**53).
+_MAX_EXACT_INT = float(2**53)
+#: Largest processor count accepted (int64 node counts, and no machine has more).
+_MAX_PROCS = float(2**31)
+#: Largest time accepted in any time field [s] (~317 years).
+_MAX_TIME_S = 1e10
 
 _HEADER_NUMERIC = ("UnixStartTime", "MaxNodes", "MaxProcs", "MaxJobs", "MaxRecords", "TimeZone", "MaxQueues",
                    "MaxPartitions")
@@ -233,7 +239,7 @@ def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues) -> tuple
     well = nf == _N
     for k in np.flatnonzero(~well):
         first = toks[k][0] if toks[k] else ""
-        jid = float(first) if first.lstrip("-").isdigit() else None
+        jid = float(first) if first.isascii() and first.lstrip("-").isdigit() else None
         issues.add(line_no[k], jid, "", data[k], f"{_N} whitespace-separated fields, found {nf[k]}", "rejected",
                    "wrong_field_count")
     good_idx = np.flatnonzero(well)
@@ -255,7 +261,7 @@ def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues) -> tuple
         tk = rows[r]
         col = next((c for c, t in enumerate(tk) if not _is_finite_number(t)), 0)
         first = tk[0]
-        jid = float(first) if first.lstrip("-").isdigit() else None
+        jid = float(first) if first.isascii() and first.lstrip("-").isdigit() else None
         issues.add(line_no[good_idx[r]], jid, SWF_FIELDS[col], tk[col], "a finite number (-1 when missing)",
                    "rejected", "non_numeric")
     keep = ~bad
@@ -511,7 +517,33 @@ def read_swf(
     issues.add_mask(no_procs, lines, jid, "allocated_processors",
                     lambda k: f"allocated={_fmt(alloc[k])}, requested={_fmt(reqp[k])}",
                     "allocated or requested processors > 0", "rejected", "processors_missing")
-    valid = ~(bad_id | bad_submit | no_procs)
+    # ---- values no trace can hold (overflow the canonical dtypes, or years of run time) -----------------
+    ok = ~(bad_id | bad_submit | no_procs)
+    huge_id = ok & (jid > _MAX_EXACT_INT)
+    issues.add_mask(huge_id, lines, np.full(len(jid), np.nan), "job_number", jid,
+                    f"an integer <= {_MAX_EXACT_INT:.0f} (exact in float64)", "rejected", "job_id_out_of_range")
+    ok &= ~huge_id
+    huge_procs = ok & ((alloc > _MAX_PROCS) | (reqp > _MAX_PROCS))
+    issues.add_mask(huge_procs, lines, jid, "allocated_processors",
+                    lambda k: f"allocated={_fmt(alloc[k])}, requested={_fmt(reqp[k])}",
+                    f"at most {_MAX_PROCS:.0f} processors", "rejected", "processors_out_of_range")
+    ok &= ~huge_procs
+    for col, name in ((_SUBMIT, "submit_time"), (_WAIT, "wait_time"), (_RUN, "run_time"), (_REQT, "requested_time")):
+        huge_t = ok & (v[:, col] > _MAX_TIME_S)
+        issues.add_mask(huge_t, lines, jid, name, v[:, col], f"a time below {_MAX_TIME_S:.0e} s (317 years)",
+                        "rejected", "time_out_of_range")
+        ok &= ~huge_t
+    # submit times must all be epochs or all offsets: a file mixing both has no single time origin
+    epoch = ok & (v[:, _SUBMIT] > EPOCH_THRESHOLD_S)
+    n_epoch, n_ok = int(epoch.sum()), int(ok.sum())
+    if 0 < n_epoch < n_ok:
+        minority = epoch if n_epoch <= n_ok - n_epoch else (ok & ~epoch)
+        issues.add_mask(minority, lines, jid, "submit_time", v[:, _SUBMIT],
+                        "Unix epochs like the other records" if n_epoch > n_ok - n_epoch
+                        else f"offsets below {EPOCH_THRESHOLD_S:.0e} s like the other records",
+                        "rejected", "submit_time_mixed_origin")
+        ok &= ~minority
+    valid = ok
     if not valid.all():  # (a copy of the value matrix only when something was rejected)
         v, lines = v[valid], lines[valid]
 

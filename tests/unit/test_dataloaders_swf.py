@@ -361,3 +361,39 @@ def test_scanner_sends_odd_lines_to_the_per_line_path():
     clean, blank = _scan_block(b"\n".join([ok, b" \t\r", ok + b"\r", *odd, b""]))
     assert clean.tolist() == [True, False, True] + [False] * len(odd) + [False]
     assert blank.tolist() == [False, True, False] + [False] * len(odd) + [True]
+
+
+def test_out_of_range_values_reject_only_their_record(tmp_path):
+    # Found by an adversarial review: huge ids wrapped to negative int64, huge processor counts failed the whole
+    # trace, a 1e300 s run time crashed the run later. Each is now one rejected record; the others load.
+    p = tmp_path / "huge.swf"
+    p.write_text(
+        "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "100000000000000000000 10 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "3 20 0 100 1000000000000000000000000000000 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "4 30 0 1e300 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "5 40 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    jobs, rep = read_swf(p)
+    assert list(jobs["job_id"]) == [1, 5]
+    reasons = {(i.line, i.reason) for i in rep.issues if i.action == "rejected"}
+    assert reasons == {(2, "job_id_out_of_range"), (3, "processors_out_of_range"), (4, "time_out_of_range")}
+
+
+def test_mixed_epoch_and_offset_submits_reject_the_minority(tmp_path):
+    p = tmp_path / "mixed.swf"
+    p.write_text("1 1641021254 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+                 "2 5 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+                 "3 60 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    jobs, rep = read_swf(p)
+    assert list(jobs["job_id"]) == [2, 3]
+    [issue] = [i for i in rep.issues if i.reason == "submit_time_mixed_origin"]
+    assert issue.line == 1 and "offsets" in issue.expected
+
+
+def test_non_ascii_digit_is_a_rejected_record_not_a_crash(tmp_path):
+    # '²' passes str.isdigit() but float() refuses it (found by the fuzz test)
+    p = tmp_path / "sup.swf"
+    p.write_bytes("\u00b2 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1\n2 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+                  .encode())
+    jobs, rep = read_swf(p)
+    assert list(jobs["job_id"]) == [2] and rep.rejected == 1
