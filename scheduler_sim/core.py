@@ -11,7 +11,7 @@ The heap is ordered by the key ``(time_s, priority, seq)``:
 * ``time_s`` -- simulated time in seconds (float).
 * ``priority`` -- an :class:`EventKind` value; at equal times lower values are handled first. The fixed order is
   ``JOB_END`` (completions and walltime kills) < ``NODE_DOWN`` < ``NODE_UP`` < ``JOB_SUBMIT`` < ``WAKEUP`` <
-  ``POWER_CHANGE``.
+  ``POWER_CHANGE`` < ``JOB_POWER``.
   Every event of one timestamp is handled before the single scheduling pass of that timestamp, so a job ending at
   ``t`` frees its nodes for a job starting at ``t`` (DESIGN.md, EASY pitfalls: "completions are processed before
   the scheduling pass at the same timestamp").
@@ -48,6 +48,8 @@ class EventKind(enum.IntEnum):
     """A policy asked to be woken at this time (e.g. replay at a recorded start). Payload: None."""
     POWER_CHANGE = 5
     """The power of a reserved partition changes (e.g. an LLM-serving partition). Payload: profile row index."""
+    JOB_POWER = 6
+    """A running job's measured node power changes (telemetry time series). Payload: (job, sample, attempt start)."""
 
 
 class Environment:

@@ -160,7 +160,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     sim = Simulation(jobs, system, policy, **simulation_options(cfg, system),
                      plant=plant, wet_bulb_K=wet_bulb,
                      progress=cfg.output.progress if progress is None else progress,
-                     partition=serving.profile() if serving is not None else None)
+                     partition=serving.profile() if serving is not None else None,
+                     job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None)
     try:
         result = sim.run()
     finally:

@@ -210,6 +210,10 @@ class Simulation:
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
+    job_power_profiles : pandas.DataFrame or None
+        Measured node-power time series of jobs (columns ``job_id``, ``t_offset_s`` [s from the job's start],
+        ``node_power_W`` [W per node]), used with ``use_measured_power``: a profiled job's nodes follow its samples
+        (each holds until the next; the first holds from the start), so its energy is the integral of the series.
     share_entity : {"account", "user"}
         Who fair-share usage and account bonuses are charged to: the account (else the user when the trace has
         no account), or the user.
@@ -239,7 +243,8 @@ class Simulation:
                  power_cap: list[tuple[float, float]] = (), cooling_estimate: float = 0.05,
                  placement: str = "lowest", failures: np.ndarray | None = None,
                  on_failure: str = "requeue", record_reservations: bool = False,
-                 warmup_s: float = 0.0, share_entity: str = "account") -> None:
+                 warmup_s: float = 0.0, share_entity: str = "account",
+                 job_power_profiles: pd.DataFrame | None = None) -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -290,6 +295,7 @@ class Simulation:
         self.share_entity = share_entity
         self.partition = partition
         self.use_measured_power = bool(use_measured_power)
+        self._profiles_table = job_power_profiles if use_measured_power else None
         if partition is not None and partition.nodes.max() >= system.n_nodes:
             raise ValueError(f"partition node {int(partition.nodes.max())} outside 0..{system.n_nodes - 1}")
         self._prepare_jobs(jobs)
@@ -343,6 +349,7 @@ class Simulation:
         gpu = np.where(np.isnan(gpu), self.system.default_gpu_util, gpu)
         self.cpu_util, self.gpu_util = cpu, gpu
         self.job_node_power = self._node_power_w(cpu, gpu, self.system.node)  # (n_jobs,) W per node
+        self.job_node_power_model = self.job_node_power.copy()
         if self.use_measured_power:
             if "measured_node_power_W" not in df.columns:
                 raise ValueError("use_measured_power is set but the trace has no measured_node_power_W column")
@@ -351,6 +358,17 @@ class Simulation:
             self.job_node_power = np.where(ok, meas, self.job_node_power)
             self.info["jobs_power_measured"] = int(ok.sum())
             self.info["jobs_power_modelled"] = int((~ok).sum())
+        self.profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if self._profiles_table is not None and len(self._profiles_table):
+            pt = self._profiles_table
+            idx = pd.Series(np.arange(len(df)), index=df["job_id"].to_numpy())
+            pt = pt.loc[pt["job_id"].isin(idx.index) & np.isfinite(pt["node_power_W"]) & (pt["node_power_W"] >= 0)
+                        & (pt["t_offset_s"] >= 0)]
+            for jid, g in pt.sort_values(["job_id", "t_offset_s"], kind="stable").groupby("job_id", sort=True):
+                off = g["t_offset_s"].to_numpy(float)
+                keep = np.r_[True, np.diff(off) > 0]
+                self.profiles[int(idx[jid])] = (off[keep], g["node_power_W"].to_numpy(float)[keep])
+            self.info["jobs_power_time_series"] = len(self.profiles)
         self.idle_node_power = float(self._node_power_w(0.0, 0.0, self.system.node))
 
         self._n_pool = int(n_nodes)
@@ -439,7 +457,15 @@ class Simulation:
     def _start(self, j: int, now: float, duration: float) -> None:
         nodes = self.alloc.allocate(j, int(self.nodes[j]), self._node_order())
         self.job_nodes[j] = nodes
-        self.node_dc[nodes] = self.job_node_power[j]
+        prof = self.profiles.get(j)
+        self._cur_node_power[j] = prof[1][0] if prof is not None else self.job_node_power[j]
+        self.node_dc[nodes] = self._cur_node_power[j]
+        self._power_since[j] = now
+        self._attempt_energy0[j] = self.energy_dc[j]
+        if prof is not None:
+            for k in range(1, prof[0].size):
+                if prof[0][k] < duration:
+                    self.env.schedule(now + prof[0][k], EventKind.JOB_POWER, (j, k, now))
         # rack-input power attributed to the job's nodes (power.PowerChain.node_it_input_w: exact when the
         # conversion stages are affine, the default; with an I^2R term it is evaluated at the job's start)
         shares = self.chain.node_it_input_w(self.node_dc)[nodes]
@@ -456,14 +482,34 @@ class Simulation:
         self.env.schedule(end, EventKind.JOB_END, (j, end))
         self._power_dirty = True
 
+    def _accrue_job(self, j: int, now: float) -> None:
+        """Add job ``j``'s energy since its last power change (its power is constant in between)."""
+        dt = now - self._power_since[j]
+        self.energy_dc[j] += self._cur_node_power[j] * self.job_nodes[j].size * dt
+        self.energy_it[j] += self.job_it_power[j] * dt
+        self._job_cdu_E[j] += self.job_cdu_it_W[j] * dt
+        self._power_since[j] = now
+
+    def _set_job_power(self, j: int, p_node_W: float) -> None:
+        """Change a running job's node DC power (telemetry sample) and its attributed rack-input power."""
+        nodes = self.job_nodes[j]
+        self._cur_node_power[j] = p_node_W
+        self.node_dc[nodes] = p_node_W
+        shares = self.chain.node_it_input_w(self.node_dc)[nodes]
+        self.job_it_power[j] = float(shares.sum())
+        self.job_cdu_it_W[j] = np.bincount(self.system.node_cdu[nodes], weights=shares, minlength=self.system.n_cdus)
+        self._power_dirty = True
+
     def _finish(self, j: int, now: float, outcome: int) -> None:
         self.policy.job_ended(j, self._view())
         nodes = self.job_nodes[j]
+        self._accrue_job(j, now)
+        run = now - self._running_since[j]
+        if j in self.profiles and run > 0:  # per-CDU power of a varying job: its mean over the attempt
+            self.job_cdu_it_W[j] = self._job_cdu_E[j] / run
+        self._job_cdu_E[j] = 0.0
         self.alloc.release(j, nodes)
         self.node_dc[nodes] = self.idle_node_power
-        dt = now - self._running_since[j]
-        self.energy_dc[j] += self.job_node_power[j] * nodes.size * dt
-        self.energy_it[j] += self.job_it_power[j] * dt
         self.end[j] = now
         self.outcome[j] = outcome
         del self.running[j]
@@ -476,8 +522,8 @@ class Simulation:
         nodes = self.job_nodes[j]
         dt = now - self._running_since[j]
         self.lost_node_s[j] += nodes.size * dt
-        self.lost_energy_dc[j] += self.job_node_power[j] * nodes.size * dt
         self._finish(j, now, JobOutcome.KILLED_NODE_DOWN)
+        self.lost_energy_dc[j] += self.energy_dc[j] - self._attempt_energy0[j]
         if self.on_failure == "requeue":
             self._jobs_left += 1
             self.n_requeues[j] += 1
@@ -587,6 +633,10 @@ class Simulation:
         self.energy_it = np.zeros(n)
         self.job_it_power = np.zeros(n)
         self.job_cdu_it_W = np.zeros((n, sysm.n_cdus))
+        self._job_cdu_E = np.zeros((n, sysm.n_cdus))
+        self._cur_node_power = self.job_node_power.copy()
+        self._power_since = np.full(n, np.nan)
+        self._attempt_energy0 = np.zeros(n)
         self.lost_node_s = np.zeros(n)
         self.lost_energy_dc = np.zeros(n)
         self.n_requeues = np.zeros(n, dtype=np.int64)
@@ -767,6 +817,11 @@ class Simulation:
                     self.node_dc[self.partition.nodes] = self.partition.P_W[payload]
                     self._power_dirty = True
                     required -= 1
+                elif kind is EventKind.JOB_POWER:
+                    j, k, attempt = payload
+                    if j in self.running and self._running_since[j] == attempt:  # else the job ended or restarted
+                        self._accrue_job(j, t)
+                        self._set_job_power(j, float(self.profiles[j][1][k]))
             # one scheduling pass per timestamp, after every event of that timestamp
             cap_binding = False
             if self.queue and self.alloc.n_free > 0:
@@ -793,6 +848,7 @@ class Simulation:
     # ------------------------------------------------------------------ forks (twin in the loop)
     #: Per-job and per-node state the event loop changes in place: copied by :meth:`fork`.
     _FORK_ARRAYS = ("node_dc", "_running_since", "energy_dc", "energy_it", "job_it_power", "job_cdu_it_W",
+                    "_job_cdu_E", "_cur_node_power", "_power_since", "_attempt_energy0",
                     "lost_node_s", "lost_energy_dc", "n_requeues", "start", "end", "outcome", "_outcome_if_ends",
                     "_scheduled_end", "prefilled", "_vec")
 
@@ -953,6 +1009,8 @@ class Simulation:
         jobs["outcome"] = self.outcome
         jobs["prefilled"] = self.prefilled
         jobs["node_power_W"] = self.job_node_power
+        if self.use_measured_power:  # for the report's measured-vs-model comparison
+            jobs["node_power_model_W"] = self.job_node_power_model
         jobs["energy_dc_J"] = self.energy_dc
         jobs["energy_it_J"] = self.energy_it
         jobs["requeues"] = self.n_requeues

@@ -246,3 +246,28 @@ def test_running_job_that_does_not_fit_at_window_start_is_queued_once(tiny_syste
     assert j.loc[2, "sim_start_s"] == 1100 and res.info["jobs_not_run"] == 0
     t = res.totals
     assert res.jobs["energy_dc_J"].sum() + t["E_idle_node_dc_J"] == pytest.approx(t["E_node_dc_J"], rel=1e-12)
+
+
+def test_measured_power_time_series_is_integrated_exactly(tiny_system):
+    # J1 (2 nodes, 0-100 s) has a telemetry series: 200 W/node from 0, 280 W from 30 s, 120 W from 70 s, and a
+    # sample at 150 s after its end (ignored). Energy = 2 x (200 x 30 + 280 x 40 + 120 x 30) = 41,600 J.
+    # J2 (no series) keeps the model's 300 W.
+    import pandas as pd
+    jobs = make_jobs([(1, 0, 2, 100, 100), (2, 0, 2, 100, 100)])
+    jobs["measured_node_power_W"] = [208.0, float("nan")]
+    prof = pd.DataFrame({"job_id": [1, 1, 1, 1], "t_offset_s": [0.0, 30.0, 70.0, 150.0],
+                         "node_power_W": [200.0, 280.0, 120.0, 999.0]})
+    res = Simulation(jobs, tiny_system, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True,
+                     job_power_profiles=prof).run()
+    j = res.jobs.set_index("job_id")
+    assert j.loc[1, "energy_dc_J"] == pytest.approx(41_600.0)
+    assert j.loc[2, "energy_dc_J"] == pytest.approx(2 * 300.0 * 100)
+    assert j.loc[1, "node_power_model_W"] == pytest.approx(300.0)  # kept for the measured-vs-model comparison
+    t = res.totals
+    assert res.jobs["energy_dc_J"].sum() + t["E_idle_node_dc_J"] == pytest.approx(t["E_node_dc_J"], rel=1e-12)
+    assert res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"] == pytest.approx(t["E_it_J"], rel=1e-12)
+    # the per-CDU power of the varying job is its mean over the run: x 100 s = its IT energy
+    assert res.job_cdu_it_W[0].sum() * 100.0 == pytest.approx(j.loc[1, "energy_it_J"], rel=1e-12)
+    assert res.info["jobs_power_time_series"] == 1
+    # the facility series sees the steps: interval [0,60) averages (200x30 + 280x30)/60 = 240 W/node on 2 nodes
+    assert res.facility["P_node_dc_W"][0] == pytest.approx(2 * 240.0 + 2 * 300.0 + 0.0)
