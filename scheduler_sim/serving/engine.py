@@ -387,7 +387,7 @@ class ServingEngine:
         self.nblk[i] = 0
         if self.pins[i]:
             ref, lru = rep.ref, rep.lru
-            for h in self.pins[i]:
+            for h in reversed(self.pins[i]):  # the prefix's tail becomes least recently used (as vLLM)
                 c = ref[h] - 1
                 if c:
                     ref[h] = c
