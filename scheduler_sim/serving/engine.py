@@ -28,8 +28,20 @@ Same-time order: the end of a step is processed before an arrival at the same in
 just after the step boundary). Every choice is deterministic (FCFS order, lowest replica index on router ties).
 
 Routers: ``round_robin``; ``least_outstanding_tokens`` (fewest remaining prompt + output tokens, decode progress of
-the run in flight counted up to the arrival); ``prefix_affinity`` (requests whose first prefix block id was seen
-before go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens).
+the run in flight counted up to the arrival); ``prefix_affinity`` (with prefix caching, the replica caching the
+longest leading run of the request's prefix blocks; otherwise requests whose first prefix block id was seen before
+go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens).
+
+Prefix caching (``BatchLimits.prefix_caching``): a prefix block id covers ``prefix_block_tokens`` prompt tokens
+(``bpp`` KV blocks). After a prefill the request's full prompt blocks are cached; cached blocks pinned by running
+requests are shared, unpinned ones stay cached until evicted least recently used (a request unpins its blocks tail
+first) when a step needs KV blocks. An admitted prompt whose ``k`` leading blocks are cached (``k T <= prompt - 1``)
+is prefilled as ``prompt - k T`` new tokens on ``k T`` cached ones.
+
+Disaggregation (``Deployment.disaggregation``): replicas ``0 .. P-1`` only prefill; at the end of a prefill the
+request's KV is sent (FIFO on the sender's links) to the least-loaded decode replica; at the end of the transfer the
+prefill replica frees the blocks, the first token counts as delivered and the request joins the decode replica's
+queue, from which it enters the batch without a prefill step (admitted FCFS while seats and KV blocks allow).
 """
 
 from __future__ import annotations
