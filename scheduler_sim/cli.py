@@ -187,8 +187,11 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
-    print(f"hpctwin run '{cfg.name}': system {cfg.system}, policy {cfg.scheduler.policy}, "
-          f"window day {cfg.trace.window_start_days:g} + {cfg.trace.window_days:g} days, "
+    sv = cfg.serving
+    what = (f"policy {cfg.scheduler.policy}, window day {cfg.trace.window_start_days:g} + "
+            f"{cfg.trace.window_days:g} days" if cfg.trace.enabled or sv is None else
+            f"serving only: deployment {sv.deployment}, request trace {sv.trace or 'embedded Azure conversation'}")
+    print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, "
           f"cooling {'FMU, ' + cfg.cooling.weather + ' weather' if cfg.cooling.enabled else 'off'}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
                   echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)

@@ -217,6 +217,9 @@ class ServingConfig(_Strict):
     max_num_seqs: int = Field(256, ge=1, description="Sequences per batch at most (vLLM max_num_seqs)")
     max_num_batched_tokens: int = Field(8192, ge=1, description="Tokens per step at most (vLLM)")
     chunked_prefill: bool = Field(False, description="Mix prompt chunks into decode steps (Sarathi-Serve)")
+    prefix_caching: bool = Field(False, description="Keep prompt-prefix KV blocks (prefix_block_ids) cached, LRU "
+                                                    "eviction, and skip their prefill (not with chunked_prefill)")
+    prefix_block_tokens: int = Field(512, ge=1, description="Tokens per prefix block id (Mooncake hash_ids: 512)")
     ttft_slo_s: float = Field(1.0, gt=0, description="Time-to-first-token SLO [s]")
     tpot_slo_s: float = Field(0.05, gt=0, description="Time-per-output-token SLO [s]")
     merge_s: float = Field(1.0, gt=0, description="Power profile bin [s]: changes within a bin are merged by "

@@ -28,8 +28,20 @@ Same-time order: the end of a step is processed before an arrival at the same in
 just after the step boundary). Every choice is deterministic (FCFS order, lowest replica index on router ties).
 
 Routers: ``round_robin``; ``least_outstanding_tokens`` (fewest remaining prompt + output tokens, decode progress of
-the run in flight counted up to the arrival); ``prefix_affinity`` (requests whose first prefix block id was seen
-before go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens).
+the run in flight counted up to the arrival); ``prefix_affinity`` (with prefix caching, the replica caching the
+longest leading run of the request's prefix blocks; otherwise requests whose first prefix block id was seen before
+go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens).
+
+Prefix caching (``BatchLimits.prefix_caching``): a prefix block id covers ``prefix_block_tokens`` prompt tokens
+(``bpp`` KV blocks). After a prefill the request's full prompt blocks are cached; cached blocks pinned by running
+requests are shared, unpinned ones stay cached until evicted least recently used (a request unpins its blocks tail
+first) when a step needs KV blocks. An admitted prompt whose ``k`` leading blocks are cached (``k T <= prompt - 1``)
+is prefilled as ``prompt - k T`` new tokens on ``k T`` cached ones.
+
+Disaggregation (``Deployment.disaggregation``): replicas ``0 .. P-1`` only prefill; at the end of a prefill the
+request's KV is sent (FIFO on the sender's links) to the least-loaded decode replica; at the end of the transfer the
+prefill replica frees the blocks, the first token counts as delivered and the request joins the decode replica's
+queue, from which it enters the batch without a prefill step (admitted FCFS while seats and KV blocks allow).
 """
 
 from __future__ import annotations
@@ -37,7 +49,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,11 +87,19 @@ class BatchLimits:
         budget (decode tokens + prompt chunks).
     chunked_prefill : bool
         Mix prompt chunks into decode steps (Sarathi-Serve) instead of separate prefill steps.
+    prefix_caching : bool
+        Keep the KV blocks of prompt prefixes (identified by the request's ``prefix_block_ids``) after use and skip
+        their prefill when a later prompt starts with them (vLLM automatic prefix caching; not with chunked
+        prefill).
+    prefix_block_tokens : int
+        Tokens per prefix block id (Mooncake ``hash_ids``: 512); a multiple of the deployment's ``block_size``.
     """
 
     max_num_seqs: int = 256
     max_num_batched_tokens: int = 8192
     chunked_prefill: bool = False
+    prefix_caching: bool = False
+    prefix_block_tokens: int = 512
 
     def __post_init__(self) -> None:
         if self.max_num_seqs < 1 or self.max_num_batched_tokens < 1:
@@ -87,6 +107,10 @@ class BatchLimits:
                              f"max_num_batched_tokens={self.max_num_batched_tokens}")
         if self.chunked_prefill and self.max_num_batched_tokens <= self.max_num_seqs:
             raise ValueError("with chunked prefill max_num_batched_tokens must exceed max_num_seqs")
+        if self.prefix_caching and self.chunked_prefill:
+            raise ValueError("prefix caching is not modelled with chunked prefill")
+        if self.prefix_block_tokens < 1:
+            raise ValueError(f"prefix_block_tokens must be >= 1, got {self.prefix_block_tokens}")
 
 
 @dataclass
@@ -99,7 +123,10 @@ class ServingResult:
         One row per request: the request table columns plus ``replica``, ``first_token_s``, ``finish_s`` (trace
         time [s]), ``ttft_s = first_token_s - arrival_time_s``, ``e2e_s = finish_s - arrival_time_s``,
         ``tpot_s = (finish_s - first_token_s) / (output_tokens - 1)`` (NaN for one-token outputs),
-        ``preemptions`` and ``status`` (:class:`RequestStatus`).
+        ``preemptions``, ``status`` (:class:`RequestStatus`), ``cached_prompt_tokens`` (prompt tokens whose prefill
+        the prefix cache skipped, at the request's last prefill), ``decode_replica`` (= ``replica`` unless
+        disaggregated) and ``kv_transfer_s`` (end of the KV transfer - end of the prefill, link queueing included;
+        NaN without transfer). When disaggregated, ``first_token_s`` is the end of the KV transfer.
     segments : list of (ndarray, ndarray, ndarray)
         Per replica: busy intervals ``(t_start_s, t_end_s, P_gpu_W)``, each GPU of the replica drawing the
         (energy-averaged) power ``P_gpu_W`` over the interval; outside them the GPUs are idle.
@@ -108,7 +135,12 @@ class ServingResult:
     router : str
     info : dict
         Counts: ``events``, ``prefill_steps``, ``decode_steps``, ``decode_runs``, ``preemptions``, ``wall_time_s``,
-        ``events_per_s``, ``t_end_s`` (last completion, trace time).
+        ``events_per_s``, ``t_end_s`` (last completion, trace time), ``prefix_hit_tokens``, ``prefix_evictions``,
+        ``kv_transfers``, ``kv_transfer_bytes``, ``kv_transfer_time_s`` (sum of link-busy times),
+        ``kv_transfer_energy_J``.
+    transfers : dict of ndarray
+        KV transfers (disaggregated deployments): ``t_start_s``, ``t_end_s``, ``src`` and ``dst`` replica,
+        ``bytes``, ``P_W`` (link power of the replica pair during the transfer, tp x ``kv_link_power_W``).
     """
 
     requests: pd.DataFrame
@@ -117,11 +149,12 @@ class ServingResult:
     limits: BatchLimits
     router: str
     info: dict = field(default_factory=dict)
+    transfers: dict = field(default_factory=dict)
 
 
 class _Replica:
     __slots__ = ("idx", "waiting", "running", "prefilling", "free", "outstanding", "busy", "version", "bulk",
-                 "seg_t0", "seg_t1", "seg_P")
+                 "seg_t0", "seg_t1", "seg_P", "ref", "lru", "link_free")
 
     def __init__(self, idx: int, blocks: int) -> None:
         self.idx = idx
@@ -136,6 +169,9 @@ class _Replica:
         self.seg_t0: list[float] = []
         self.seg_t1: list[float] = []
         self.seg_P: list[float] = []
+        self.ref: dict[int, int] = {}            # prefix block id -> requests pinning it (cached, in use)
+        self.lru: OrderedDict[int, None] = OrderedDict()  # cached prefix blocks in use by none, oldest first
+        self.link_free = 0.0                     # time the replica's KV-transfer links are free again
 
 
 class _Bulk:
@@ -179,6 +215,18 @@ class ServingEngine:
         self.model = StepModel(deployment)
         self.blocks = deployment.kv_blocks_per_replica
         self.B = deployment.block_size
+        d = deployment.disaggregation
+        self.P = d.prefill_replicas if d is not None else 0   # 0: no separate prefill pool
+        if self.P and limits.chunked_prefill:
+            raise ValueError("chunked prefill is not modelled with prefill/decode disaggregation")
+        self.cache_on = limits.prefix_caching
+        self.T = limits.prefix_block_tokens
+        if self.cache_on and self.T % self.B:
+            raise ValueError(f"prefix_block_tokens ({self.T}) must be a multiple of the KV block size ({self.B})")
+        self.bpp = self.T // self.B              # KV blocks per prefix block
+        self.xfer_per_tok = deployment.kv_transfer_s
+        self.xfer_lat = d.kv_link_latency_s if d is not None else 0.0
+        self.link_P = d.kv_link_power_W * deployment.tensor_parallel if d is not None else 0.0
 
     # ------------------------------------------------------------------ run
     def run(self, requests: pd.DataFrame) -> ServingResult:
@@ -215,12 +263,24 @@ class ServingEngine:
         self.npre = np.zeros(n, dtype=np.int64)
         self.status = np.zeros(n, dtype=np.int8)
         prefixes = requests["prefix_block_ids"].to_numpy(object) if "prefix_block_ids" in requests else None
+        self.ids = prefixes
+        self.ready = np.zeros(n, dtype=bool)     # KV cache received from a prefill replica, waiting to decode
+        self.shared = np.zeros(n, dtype=np.int64)  # context tokens held in (pinned) prefix-cache blocks
+        self.pins: list = [()] * n               # prefix block ids a request pins
+        self.pend: dict[int, tuple] = {}         # prefix block ids a request's prefill in flight will cache
+        self.hit = np.zeros(n, dtype=np.int64)
+        self.drep = np.full(n, -1, dtype=np.int64)
+        self.x_t0 = np.full(n, np.nan)
+        self.x_t1 = np.full(n, np.nan)
+        self.x_ready = np.full(n, np.nan)
         R = [_Replica(r, self.blocks) for r in range(self.dep.replicas)]
         self.R = R
         self.heap: list = []
         self.seq = 0
-        self.counts = {"prefill_steps": 0, "decode_steps": 0, "decode_runs": 0, "preemptions": 0, "mixed_steps": 0}
+        self.counts = {"prefill_steps": 0, "decode_steps": 0, "decode_runs": 0, "preemptions": 0, "mixed_steps": 0,
+                       "prefix_evictions": 0}
         affinity: dict[int, int] = {}
+        pool = list(range(self.P)) if self.P else list(range(len(R)))
         cap_tokens = self.blocks * self.B
         n_events = 0
         rr = 0
@@ -231,6 +291,9 @@ class ServingEngine:
             if heap and (i >= n or heap[0][0] <= arr[i]):
                 t, _, r, version = heapq.heappop(heap)
                 n_events += 1
+                if r < 0:                        # end of a KV transfer of request `version`
+                    self._kv_arrived(version, t)
+                    continue
                 rep = R[r]
                 if version != rep.version:
                     continue
@@ -241,32 +304,28 @@ class ServingEngine:
             n_events += 1
             # route
             if self.router == "round_robin":
-                r = rr % len(R)
+                r = pool[rr % len(pool)]
                 rr += 1
             else:
-                loads = [self._load(rep, t) for rep in R]
-                r = int(np.argmin(loads))
+                loads = [self._load(R[x], t) for x in pool]
+                r = pool[int(np.argmin(loads))]
                 if self.router == "prefix_affinity" and prefixes is not None and len(prefixes[i]):
+                    best = 0
+                    if self.cache_on:            # the replica caching the longest leading run of the blocks
+                        for x in pool:
+                            k = self._cached_run(R[x], prefixes[i], len(prefixes[i]))
+                            if k > best:
+                                best, r = k, x
                     key = int(prefixes[i][0])
-                    r = affinity.setdefault(key, r)
+                    r = affinity.setdefault(key, r) if best == 0 else r
             self.rep[i] = r
             rep = R[r]
             if self.prm[i] + self.out[i] > cap_tokens:
                 self.status[i] = RequestStatus.REJECTED
                 i += 1
                 continue
-            was_empty = not rep.waiting
-            rep.waiting.append(i)
             rep.outstanding += int(self.prm[i] + self.out[i])
-            if not rep.busy:
-                self._start_next(rep, t)
-            elif was_empty and rep.bulk is not None and rep.bulk.kind == "decode" and rep.bulk.m > 1:
-                b = rep.bulk
-                j = int(np.searchsorted(b.ends[:b.m], t, side="left"))
-                if j + 1 < b.m:
-                    b.m = j + 1
-                    rep.version += 1
-                    self._push(float(b.ends[j]), rep)
+            self._enqueue(rep, i, t)
             i += 1
 
         t_end = float(np.nanmax(self.fin)) if np.isfinite(self.fin).any() else float(arr[-1])
@@ -281,12 +340,23 @@ class ServingEngine:
             df["tpot_s"] = np.where(self.out > 1, (self.fin - self.first) / (self.out - 1), np.nan)
         df["preemptions"] = self.npre
         df["status"] = self.status
+        df["cached_prompt_tokens"] = self.hit
+        df["decode_replica"] = np.where(self.drep >= 0, self.drep, self.rep) if self.P else self.rep
+        df["kv_transfer_s"] = self.x_t1 - self.x_ready
         segs = [(np.asarray(rp.seg_t0), np.asarray(rp.seg_t1), np.asarray(rp.seg_P)) for rp in R]
+        x = np.isfinite(self.x_t1)
+        dur = self.x_t1[x] - self.x_t0[x]
+        transfers = {"t_start_s": self.x_t0[x], "t_end_s": self.x_t1[x], "src": self.rep[x], "dst": self.drep[x],
+                     "bytes": self.prm[x] * self.dep.model.kv_bytes_per_token, "P_W": np.full(dur.size, self.link_P)}
         info = dict(self.counts)
         info.update({"events": n_events, "wall_time_s": wall, "events_per_s": n_events / max(wall, 1e-9),
                      "t_end_s": t_end, "kv_blocks_per_replica": self.blocks,
-                     "requests_rejected": int(np.count_nonzero(self.status == RequestStatus.REJECTED))})
-        return ServingResult(df, segs, self.dep, self.limits, self.router, info)
+                     "requests_rejected": int(np.count_nonzero(self.status == RequestStatus.REJECTED)),
+                     "prefix_hit_tokens": int(self.hit.sum()),
+                     "kv_transfers": int(dur.size), "kv_transfer_bytes": float(transfers["bytes"].sum()),
+                     "kv_transfer_time_s": float(dur.sum()),
+                     "kv_transfer_energy_J": float(self.link_P * dur.sum())})
+        return ServingResult(df, segs, self.dep, self.limits, self.router, info, transfers)
 
     # ------------------------------------------------------------------ helpers
     def _push(self, t: float, rep: _Replica) -> None:
@@ -301,16 +371,100 @@ class ServingEngine:
             return rep.outstanding - k * len(b.seqs)
         return rep.outstanding
 
+    def _enqueue(self, rep: _Replica, i: int, t: float) -> None:
+        """Put request i at the tail of a replica's waiting queue at t (its outstanding tokens already counted)."""
+        was_empty = not rep.waiting
+        rep.waiting.append(i)
+        if not rep.busy:
+            self._start_next(rep, t)
+        elif was_empty and rep.bulk is not None and rep.bulk.kind == "decode" and rep.bulk.m > 1:
+            b = rep.bulk
+            j = int(np.searchsorted(b.ends[:b.m], t, side="left"))
+            if j + 1 < b.m:
+                b.m = j + 1
+                rep.version += 1
+                self._push(float(b.ends[j]), rep)
+
+    def _cached_run(self, rep: _Replica, ids, k_max: int) -> int:
+        """Number of leading prefix blocks of ``ids`` (at most k_max) the replica holds in its prefix cache."""
+        k = 0
+        ref, lru = rep.ref, rep.lru
+        while k < k_max and (ids[k] in ref or ids[k] in lru):
+            k += 1
+        return k
+
+    def _release(self, rep: _Replica, i: int) -> None:
+        """Free request i's own KV blocks and unpin its prefix blocks (they stay cached, most recently used)."""
+        rep.free += int(self.nblk[i])
+        self.nblk[i] = 0
+        if self.pins[i]:
+            ref, lru = rep.ref, rep.lru
+            for h in reversed(self.pins[i]):  # the prefix's tail becomes least recently used (as vLLM)
+                c = ref[h] - 1
+                if c:
+                    ref[h] = c
+                else:
+                    del ref[h]
+                    lru[h] = None
+            self.pins[i] = ()
+            self.shared[i] = 0
+
+    def _evict(self, rep: _Replica) -> None:
+        """Evict least recently used unpinned prefix blocks until no free-block count is negative."""
+        while rep.free < 0 and rep.lru:
+            rep.lru.popitem(last=False)
+            rep.free += self.bpp
+            self.counts["prefix_evictions"] += 1
+
     def _finish(self, rep: _Replica, i: int, t: float) -> None:
         self.fin[i] = t
         self.status[i] = RequestStatus.COMPLETED
-        rep.free += int(self.nblk[i])
-        self.nblk[i] = 0
+        self._release(rep, i)
+
+    def _send(self, rep: _Replica, i: int, t: float) -> None:
+        """Disaggregation: request i's prefill ended at t on prefill replica rep; send its KV to a decode replica."""
+        R = self.R
+        dst = min(range(self.P, len(R)), key=lambda x: (self._load(R[x], t), x))
+        left = int(self.out[i] - self.gen[i])
+        rep.outstanding -= left
+        R[dst].outstanding += left
+        t0 = max(t, rep.link_free)
+        t1 = t0 + float(self.prm[i]) * self.xfer_per_tok + self.xfer_lat
+        rep.link_free = t1
+        self.drep[i] = dst
+        self.x_ready[i], self.x_t0[i], self.x_t1[i] = t, t0, t1
+        self.seq += 1
+        heapq.heappush(self.heap, (t1, self.seq, -1, i))
+
+    def _kv_arrived(self, i: int, t: float) -> None:
+        """End of request i's KV transfer: free it on the prefill replica, queue it on its decode replica."""
+        src = self.R[int(self.rep[i])]
+        self._release(src, i)
+        if math.isnan(self.first[i]):
+            self.first[i] = t
+        self.ready[i] = True
+        self._enqueue(self.R[int(self.drep[i])], i, t)
+        if not src.busy and src.waiting:
+            self._start_next(src, t)
+
+    def _admit_ready(self, rep: _Replica) -> None:
+        """Decode replica: move requests whose KV cache arrived from the head of the queue into the batch."""
+        B = self.B
+        while rep.waiting and self.ready[rep.waiting[0]] and len(rep.running) < self.limits.max_num_seqs:
+            i = rep.waiting[0]
+            blk = -(-int(self.prm[i] + self.gen[i] - 1) // B)
+            if blk > rep.free + len(rep.lru) * self.bpp:
+                return
+            rep.waiting.popleft()
+            rep.free -= blk
+            self._evict(rep)
+            self.nblk[i] = blk
+            self.ready[i] = False
+            rep.running.append(i)
 
     def _preempt(self, rep: _Replica) -> None:
         v = rep.running.pop()
-        rep.free += int(self.nblk[v])
-        self.nblk[v] = 0
+        self._release(rep, v)
         self.need[v] = self.prm[v] + self.gen[v]
         self.done[v] = 0
         rep.outstanding += int(self.need[v])
@@ -335,9 +489,11 @@ class ServingEngine:
         if len(b.seqs):
             s = b.seqs
             gen[s] += m
-            newb = -((-(prm[s] + gen[s] - 1)) // B)   # ceil(cached tokens / B)
+            newb = -((-(prm[s] + gen[s] - 1 - self.shared[s])) // B)   # ceil(own cached tokens / B)
             rep.free -= int((newb - nblk[s]).sum())
             nblk[s] = newb
+            if rep.free < 0:
+                self._evict(rep)
             rep.outstanding -= m * len(s)
             done = s[gen[s] >= self.out[s]]
             if done.size:
@@ -354,14 +510,35 @@ class ServingEngine:
             if self.done[i] >= self.need[i]:
                 gen[i] += 1
                 rep.outstanding -= 1
-                if math.isnan(self.first[i]):
+                if i in self.pend:
+                    self._cache_insert(rep, i)
+                send = self.P and rep.idx < self.P and gen[i] < self.out[i]
+                if math.isnan(self.first[i]) and not send:
                     self.first[i] = t
                 if self.limits.chunked_prefill:
                     rep.prefilling.remove(i)
                 if gen[i] >= self.out[i]:
                     self._finish(rep, i, t)
+                elif send:
+                    self._send(rep, i, t)
                 else:
                     rep.running.append(i)
+
+    def _cache_insert(self, rep: _Replica, i: int) -> None:
+        """After request i's prefill: cache the prefix blocks it computed (blocks reserved at admission)."""
+        new = self.pend.pop(i)
+        ref, lru = rep.ref, rep.lru
+        for h in new:
+            if h in ref:                         # cached meanwhile by a request prefilled in the same step
+                ref[h] += 1
+                rep.free += self.bpp
+            elif h in lru:
+                del lru[h]
+                ref[h] = 1
+                rep.free += self.bpp
+            else:
+                ref[h] = 1
+        self.pins[i] = self.pins[i] + new
 
     def _start_next(self, rep: _Replica, t: float) -> None:
         """Plan the next step (or run of decode steps) of a replica that has just become free at t."""
@@ -373,26 +550,55 @@ class ServingEngine:
             return
         while True:
             if rep.waiting and not (preempted and rep.running):
-                adm, tokens, free = [], 0, rep.free
-                for i in rep.waiting:
-                    if len(rep.running) + len(adm) >= lim.max_num_seqs:
+                if self.P and self.ready[rep.waiting[0]]:
+                    self._admit_ready(rep)
+                adm, tokens, attn, kv_read = [], 0, 0.0, 0.0
+                while rep.waiting:
+                    i = rep.waiting[0]
+                    if self.ready[i] or len(rep.running) + len(adm) >= lim.max_num_seqs:
                         break
-                    q = int(self.need[i])
+                    need = int(self.need[i])
+                    c0 = nfull = 0
+                    ids = self.ids[i] if self.cache_on and self.ids is not None else ()
+                    if len(ids):
+                        T = self.T
+                        c0 = self._cached_run(rep, ids, min(len(ids), (int(self.prm[i]) - 1) // T)) * T
+                        nfull = max(c0 // T, min(len(ids), int(self.prm[i]) // T))
+                    q = need - c0
                     if adm and tokens + q > lim.max_num_batched_tokens:
                         break
-                    blk = -(-q // B)
-                    if blk > free:
+                    own = -(-(need - nfull * self.T) // B)
+                    blk = own + (nfull - c0 // self.T) * self.bpp
+                    if c0:
+                        k = c0 // self.T
+                        in_lru = sum(1 for h in ids[:k] if h in rep.lru)
+                        if blk > rep.free + (len(rep.lru) - in_lru) * self.bpp:
+                            break
+                        for h in ids[:k]:        # pin the cached blocks
+                            if h in rep.lru:
+                                del rep.lru[h]
+                                rep.ref[h] = 1
+                            else:
+                                rep.ref[h] += 1
+                        self.pins[i] = tuple(ids[:k])
+                    elif blk > rep.free + len(rep.lru) * self.bpp:
                         break
+                    if nfull > c0 // self.T:
+                        self.pend[i] = tuple(ids[c0 // self.T:nfull])
+                    rep.waiting.popleft()
+                    rep.free -= blk
+                    self._evict(rep)
+                    self.nblk[i] = own
+                    self.shared[i] = nfull * self.T
+                    self.hit[i] = c0
+                    self.done[i] = c0            # cached tokens count as computed
+                    rep.outstanding -= c0
                     adm.append((i, q))
-                    free -= blk
                     tokens += q
+                    attn += q * c0 + q * (q + 1) / 2.0
+                    kv_read += c0
                 if adm:
-                    for (i, q) in adm:
-                        rep.waiting.popleft()
-                        self.nblk[i] = -(-q // B)
-                    rep.free = free
-                    attn = sum(q * (q + 1) / 2.0 for _, q in adm)
-                    dt, P = self.model.cost(float(tokens), attn, 0.0)
+                    dt, P = self.model.cost(float(tokens), attn, kv_read)
                     self.counts["prefill_steps"] += 1
                     self._begin(rep, _Bulk("prefill", t, np.array([t + float(dt)]), np.array([float(P)]),
                                            np.zeros(0, dtype=np.int64), adm))
@@ -403,7 +609,8 @@ class ServingEngine:
             L = self.prm[s] + self.gen[s] - 1
             nseq = s.size
             o = np.sort((-L) % B)
-            k_fail = (rep.free // nseq) * B + int(o[rep.free % nseq])
+            avail = rep.free + len(rep.lru) * self.bpp
+            k_fail = (avail // nseq) * B + int(o[avail % nseq])
             if k_fail == 0:
                 self._preempt(rep)
                 preempted = True

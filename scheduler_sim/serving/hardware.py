@@ -12,9 +12,9 @@ import math
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Deployment", "load_deployment", "load_model", "load_gpu",
+__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "Deployment", "load_deployment", "load_model", "load_gpu",
            "DATA_DIR"]
 
 #: Folder of the shipped model and GPU descriptions.
@@ -132,6 +132,39 @@ class RooflineConstants(_Strict):
     k_memory: float = Field(0.72, ge=0)
 
 
+class Disaggregation(_Strict):
+    """Prefill/decode disaggregation (Splitwise, Patel et al., ISCA 2024; DistServe, Zhong et al., OSDI 2024).
+
+    Replicas ``0 .. prefill_replicas - 1`` only prefill; the others only decode. After its prefill a request's
+    prompt KV cache is sent to a decode replica over the replicas' links: the ``tensor_parallel`` GPUs of the
+    sender each send their KV shard over their own link, so the transfer takes
+    ``KV bytes of the prompt / (tensor_parallel x kv_link_bandwidth_B_s) + kv_link_latency_s``. Transfers from one
+    prefill replica are serialised (first-come first-served on its links).
+
+    Attributes
+    ----------
+    prefill_replicas : int
+        Replicas of the prefill pool (>= 1, < ``Deployment.replicas``); the rest form the decode pool.
+    kv_link_bandwidth_B_s : float
+        Bandwidth of one GPU's link in one direction [B/s]. Default 50e9 = InfiniBand NDR 400 Gb/s (NVIDIA
+        ConnectX-7, one adapter per GPU as in DGX H100 and the Splitwise testbed).
+    kv_link_latency_s : float
+        Fixed latency per transfer [s]. Default 10 us: ASSUMPTION (RDMA write through one NDR switch and its
+        completion notification: a few us of hardware latency, of the order of NCCL point-to-point small-message
+        latency; software KV-transfer stacks may add more, set it in the deployment file).
+    kv_link_power_W : float
+        Power of one GPU's link while it transfers [W], charged to the sending and the receiving replica's nodes
+        half each. Default 18 W = two 400 Gb/s OSFP transceivers (both link ends) at 9 W typical (NVIDIA
+        MMS4X00-NS400 product specification). ASSUMPTION: charged only during transfers, an upper bound on the
+        incremental power (optics draw most of it when idle too, which the node baseline already holds).
+    """
+
+    prefill_replicas: int = Field(ge=1)
+    kv_link_bandwidth_B_s: float = Field(50e9, gt=0)
+    kv_link_latency_s: float = Field(10e-6, ge=0)
+    kv_link_power_W: float = Field(18.0, ge=0)
+
+
 class Deployment(_Strict):
     """A model served by ``replicas`` copies, each on ``tensor_parallel`` GPUs of one type.
 
@@ -149,6 +182,9 @@ class Deployment(_Strict):
     block_size : int
         Tokens per KV-cache block (vLLM default 16).
     constants : RooflineConstants
+    disaggregation : Disaggregation or None
+        Separate prefill and decode pools (``[disaggregation]`` table of the deployment file); None = every
+        replica prefills and decodes.
     """
 
     name: str
@@ -159,6 +195,23 @@ class Deployment(_Strict):
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     block_size: int = Field(16, ge=1)
     constants: RooflineConstants = RooflineConstants()
+    disaggregation: Disaggregation | None = None
+
+    @model_validator(mode="after")
+    def _pools(self) -> "Deployment":
+        d = self.disaggregation
+        if d is not None and d.prefill_replicas >= self.replicas:
+            raise ValueError(f"disaggregation.prefill_replicas ({d.prefill_replicas}) must be below replicas "
+                             f"({self.replicas}): at least one decode replica is needed")
+        return self
+
+    @property
+    def kv_transfer_s(self) -> float:
+        """Time to send the KV cache of one prompt token [s] (disaggregated deployments; 0 otherwise)."""
+        d = self.disaggregation
+        if d is None:
+            return 0.0
+        return self.model.kv_bytes_per_token / (self.tensor_parallel * d.kv_link_bandwidth_B_s)
 
     @property
     def n_gpus(self) -> int:
@@ -239,8 +292,8 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
 
 def load_deployment(path: str | Path) -> Deployment:
     """Load a deployment TOML: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file),
-    ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size`` and a ``[constants]``
-    table overriding :class:`RooflineConstants`.
+    ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]``
+    table overriding :class:`RooflineConstants` and a ``[disaggregation]`` table (:class:`Disaggregation`).
 
     Raises
     ------

@@ -6,7 +6,9 @@ preserved bin by bin and the profile has at most ``duration / merge_s`` rows (co
 dropped). Node DC power = the node's non-GPU baseline (CPU, memory, NICs, drives from the system's
 ``NodePowerParams``) + the power of the node's GPUs; GPU slot ``g`` of the partition is on node
 ``g // gpus_per_node`` and replica ``r`` owns slots ``r tp .. (r+1) tp - 1``; slots no replica owns draw the
-deployment GPU's idle power.
+deployment GPU's idle power. With prefill/decode disaggregation the power of the links during KV transfers
+(``ServingResult.transfers``) is added half to the sending, half to the receiving replica's nodes (spread evenly
+over the replica's GPU slots), binned energy-exactly like the GPU power (transfers may overlap).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ class ServingPower:
     P_gpu_W : ndarray, shape (k, n_replicas)
         Power of each GPU of each replica [W] (every GPU of a replica draws the same).
     P_node_W : ndarray, shape (k, n_nodes)
-        DC power of each partition node [W].
+        DC power of each partition node [W] (GPUs, node baseline and KV-transfer links).
+    P_link_W : ndarray, shape (k, n_replicas)
+        KV-transfer link power charged to each replica's nodes [W] (zero without disaggregation).
     gpus_per_node : int
     node_baseline_W : float
         Non-GPU DC power of one node [W].
@@ -45,6 +49,14 @@ class ServingPower:
     gpus_per_node: int
     node_baseline_W: float
     merge_s: float
+    P_link_W: np.ndarray | None = None
+
+    def link_energy_J(self, t_end_s: float) -> float:
+        """Energy of the KV-transfer links from ``t_s[0]`` to ``t_end_s`` [J]."""
+        if self.P_link_W is None:
+            return 0.0
+        dt = np.diff(np.append(self.t_s, t_end_s))
+        return float(np.dot(dt, self.P_link_W.sum(axis=1)))
 
     def gpu_energy_J(self, t_end_s: float) -> float:
         """Energy of all deployment GPUs from ``t_s[0]`` to ``t_end_s`` [J] (tp GPUs per replica column).
@@ -77,6 +89,26 @@ def _bin_energy(seg_t0, seg_t1, seg_P, idle_W, edges) -> np.ndarray:
     cum[0::2] = c - excess
     E = np.interp(edges, knots, cum, left=0.0, right=float(c[-1]))
     return e + np.diff(E)
+
+
+def _bin_energy_overlapping(t0, t1, P, edges) -> np.ndarray:
+    """Energy per bin [J] of a sum of rectangles (power P over [t0, t1]; rectangles may overlap), zero elsewhere.
+
+    E(x) = sum_{t0 < x} P (x - t0) - sum_{t1 < x} P (x - t1), evaluated at the edges with sorted cumulative sums.
+    """
+    if len(t0) == 0:
+        return np.zeros(len(edges) - 1)
+
+    def ramp(knots, w):
+        o = np.argsort(knots)
+        k, w = knots[o], w[o]
+        cw = np.concatenate(([0.0], np.cumsum(w)))
+        cwk = np.concatenate(([0.0], np.cumsum(w * k)))
+        j = np.searchsorted(k, edges, side="left")
+        return edges * cw[j] - cwk[j]
+
+    E = ramp(np.asarray(t0, float), np.asarray(P, float)) - ramp(np.asarray(t1, float), np.asarray(P, float))
+    return np.diff(E)
 
 
 def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: float | None = None,
@@ -128,15 +160,24 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
         P_rep[:, r] = _bin_energy(a, b, P, idle, edges) / merge_s
     # one idle row after the last bin
     P_rep = np.vstack([P_rep, np.full((1, dep.replicas), idle)])
+    P_link = np.zeros_like(P_rep)
+    tr = res.transfers
+    if tr and len(tr["t_start_s"]):
+        half = 0.5 * tr["P_W"]
+        for r in range(dep.replicas):
+            m = (tr["src"] == r) | (tr["dst"] == r)
+            if m.any():
+                w = half[m] * ((tr["src"][m] == r).astype(float) + (tr["dst"][m] == r))
+                P_link[:-1, r] = _bin_energy_overlapping(tr["t_start_s"][m], tr["t_end_s"][m], w, edges) / merge_s
     t = np.append(edges[:-1], edges[-1])
     n_slots_used = dep.n_gpus
     n_nodes = -(-n_slots_used // gpn)
     slot_P = np.full((P_rep.shape[0], n_nodes * gpn), idle)
-    slot_P[:, :n_slots_used] = np.repeat(P_rep, tp, axis=1)
+    slot_P[:, :n_slots_used] = np.repeat(P_rep + P_link / tp, tp, axis=1)
     base = float(node_power_w(cpu_util, 0.0, node)) - gpn * node.gpu_idle_W
     P_node = base + slot_P.reshape(P_rep.shape[0], n_nodes, gpn).sum(axis=2)
     keep = np.ones(len(t), dtype=bool)
     keep[1:] = np.any(P_node[1:] != P_node[:-1], axis=1) | np.any(P_rep[1:] != P_rep[:-1], axis=1)
-    out = ServingPower(t[keep] + offset_s, P_rep[keep], P_node[keep], gpn, base, float(merge_s))
+    out = ServingPower(t[keep] + offset_s, P_rep[keep], P_node[keep], gpn, base, float(merge_s), P_link[keep])
     out._tp = tp
     return out

@@ -101,8 +101,8 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
     if nodes[-1] >= system.n_nodes:
         raise ValueError(f"serving partition nodes {sc.first_node}..{nodes[-1]} exceed the system's "
                          f"{system.n_nodes} nodes")
-    eng = ServingEngine(dep, BatchLimits(sc.max_num_seqs, sc.max_num_batched_tokens, sc.chunked_prefill),
-                        sc.router)
+    eng = ServingEngine(dep, BatchLimits(sc.max_num_seqs, sc.max_num_batched_tokens, sc.chunked_prefill,
+                                         sc.prefix_caching, sc.prefix_block_tokens), sc.router)
     res = eng.run(req)
     pw = build_power(res, node=system.node, merge_s=sc.merge_s, offset_s=sim_offset_s, cpu_util=sc.cpu_util)
     origin = float(attrs.get("time_origin_unix_s", float("nan"))) + sc.start_s
@@ -132,6 +132,9 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
     s = summarize_serving(so.requests, so.result.deployment.n_gpus, {"E_gpu_J": E_gpu, "E_it_J": E_it,
                                                                     "E_facility_J": E_fac})
     s["PUE_run"] = pue
+    s["E_kv_transfer_J"] = so.power.link_energy_J(t_final)
+    s["kv_transfers"] = float(so.result.info.get("kv_transfers", 0))
+    s["prefix_hit_tokens"] = float(so.result.info.get("prefix_hit_tokens", 0))
     s["E_partition_node_dc_J"] = float(sim_result.totals["E_partition_node_dc_J"])
     s["engine_wall_time_s"] = float(so.result.info["wall_time_s"])
     s["engine_events"] = float(so.result.info["events"])
@@ -147,13 +150,17 @@ _REQ_DOCS = {
     "output_tokens": ("1", "Generated tokens"),
     "prefix_block_ids": ("", "Prompt KV-block ids, space separated ('' when none)"),
     "replica": ("1", "Replica the router chose"),
-    "first_token_s": ("s", "Time the first output token was produced (end of the prefill step)"),
+    "first_token_s": ("s", "Time the first output token was produced (end of the prefill step; end of the KV "
+                           "transfer when disaggregated)"),
     "finish_s": ("s", "Time the last output token was produced"),
     "ttft_s": ("s", "ttft_s = first_token_s - arrival_time_s"),
     "e2e_s": ("s", "e2e_s = finish_s - arrival_time_s"),
     "tpot_s": ("s", "tpot_s = (finish_s - first_token_s) / (output_tokens - 1); NaN for one-token outputs"),
     "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
     "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
+    "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
+    "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
     "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
 }
 
@@ -201,6 +208,9 @@ def write_serving_group(f, so: ServingOutput) -> None:
                                                    "n_replicas); exact average over the row")
     _dataset(pw, "P_node_W", so.power.P_node_W, "W", "DC power of each partition node, shape (n_rows, n_nodes)")
     _dataset(pw, "nodes", so.nodes, "1", "System node index of each partition node")
+    if so.power.P_link_W is not None and so.result.deployment.disaggregation is not None:
+        _dataset(pw, "P_link_W", so.power.P_link_W, "W", "KV-transfer link power charged to each replica's nodes, "
+                                                         "shape (n_rows, n_replicas); included in P_node_W")
     pw.attrs["merge_s"] = so.power.merge_s
     pw.attrs["node_baseline_W"] = so.power.node_baseline_W
     sg = g.create_group("summary")

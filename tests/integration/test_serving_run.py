@@ -69,3 +69,42 @@ def test_disabled_trace_needs_serving(tmp_path):
     p.write_text("[trace]\nenabled = false\n")
     with pytest.raises(ConfigError, match="serving"):
         load_config(p)
+
+
+def test_disaggregated_prefix_cached_run_and_cli_header(tmp_path, capsys):
+    from scheduler_sim.cli import main
+
+    p = tmp_path / "disagg.toml"
+    p.write_text(f"""
+name = "serving-disagg"
+system = "frontier"
+[trace]
+enabled = false
+window_start_days = 0.0
+[cooling]
+enabled = false
+[output]
+interval_s = 60.0
+progress = false
+[serving]
+deployment = "{ROOT / 'experiments' / 'serving' / 'llama3-70b_h100_tp4_p1d1.toml'}"
+trace = "{DATA / 'mooncake_mini.jsonl'}"
+format = "mooncake"
+router = "prefix_affinity"
+prefix_caching = true
+""")
+    assert main(["run", str(p), "--out", str(tmp_path / "d.h5"), "--quiet"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "serving only: deployment" in head and "mooncake_mini.jsonl" in head and "window day" not in head
+    with h5py.File(tmp_path / "d.h5") as f:
+        g = f["serving"]
+        done = g["requests/status"][()] == 1
+        assert done.all()
+        # prefilled on replica 0, decoded on replica 1 (one-token outputs finish at the prefill)
+        assert set(g["requests/replica"][()].tolist()) == {0}
+        multi = g["requests/output_tokens"][()] > 1
+        assert (g["requests/decode_replica"][()][multi] == 1).all()
+        assert np.isfinite(g["requests/kv_transfer_s"][()][multi]).all()
+        s = g["summary"].attrs
+        assert s["kv_transfers"] == multi.sum() and s["E_kv_transfer_J"] > 0
+        assert g["power/P_link_W"].shape[1] == 2

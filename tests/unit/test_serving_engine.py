@@ -13,11 +13,11 @@ import pytest
 from jobs.requests import make_request_table
 from power import NodePowerParams
 from scheduler_sim.serving.engine import BatchLimits, ServingEngine
-from scheduler_sim.serving.hardware import Deployment, GPUSpec, ModelSpec, RooflineConstants
+from scheduler_sim.serving.hardware import Deployment, Disaggregation, GPUSpec, ModelSpec, RooflineConstants
 from scheduler_sim.serving.profile import build_power
 
 
-def toy(blocks: int | None = None, replicas: int = 1) -> Deployment:
+def toy(blocks: int | None = None, replicas: int = 1, disaggregation: Disaggregation | None = None) -> Deployment:
     model = ModelSpec(name="toy", parameters=1e9, layers=1, hidden_size=1, attention_heads=1, kv_heads=1,
                       head_dim=1, bytes_per_parameter=2, bytes_per_kv_element=1)
     # capacity: hbm - weights = blocks x 4 tokens x 2 B
@@ -27,7 +27,7 @@ def toy(blocks: int | None = None, replicas: int = 1) -> Deployment:
     c = RooflineConstants(eta_compute=1, eta_memory=1, step_overhead_s=0, allreduce_latency_s=0, k_compute=0.5,
                           k_memory=0.5)
     return Deployment(name="toy", model=model, gpu=gpu, replicas=replicas, tensor_parallel=1,
-                      gpu_memory_utilization=1.0, block_size=4, constants=c)
+                      gpu_memory_utilization=1.0, block_size=4, constants=c, disaggregation=disaggregation)
 
 
 def step(n, A, R):
@@ -148,3 +148,100 @@ def test_bulk_decode_equals_stepwise_and_routers_are_deterministic():
                                                                 chunked_prefill=True)).run(req)
     assert (c.requests["status"] == 1).all()
     assert c.info["mixed_steps"] > 0
+
+
+# ---------------------------------------------------------------- prefill/decode disaggregation
+# 1 prefill + 1 decode replica (tp 1); link 1e9 B/s, 1 ms latency, 10 W. KV of an 8-token prompt: 8 x 2 B = 16 B,
+# transfer = 16 / 1e9 + 1e-3 = 1.000016e-3 s.
+LINK = Disaggregation(prefill_replicas=1, kv_link_bandwidth_B_s=1e9, kv_link_latency_s=1e-3, kv_link_power_W=10)
+
+
+def test_disaggregated_request_ttft_includes_transfer_and_tpot_is_decode_step():
+    req = make_request_table([0.5], [8], [2])
+    res = ServingEngine(toy(replicas=2, disaggregation=LINK)).run(req)
+    r = res.requests.iloc[0]
+    tp, Pp = prefill(8)                                  # 4 ms, 250 W on the prefill replica
+    x = 16 / 1e9 + 1e-3
+    td, Pd = decode(8)                                   # 2.000000018 ms, 225 W on the decode replica
+    assert x == pytest.approx(1.000016e-3, rel=1e-12)
+    assert r.ttft_s == pytest.approx(tp + x, rel=1e-12)  # TTFT = prefill + KV transfer
+    assert r.tpot_s == pytest.approx(td, rel=1e-12)      # TPOT = one decode step (2 tokens)
+    assert (r.replica, r.decode_replica) == (0, 1)
+    assert r.kv_transfer_s == pytest.approx(x, rel=1e-12)
+    i = res.info
+    assert i["kv_transfers"] == 1 and i["kv_transfer_bytes"] == 16.0
+    assert i["kv_transfer_time_s"] == pytest.approx(x, rel=1e-12)
+    assert i["kv_transfer_energy_J"] == pytest.approx(10 * x, rel=1e-12)   # 10.00016 mJ
+    # prefill replica draws prefill power only, decode replica decode power only
+    (a0, b0, P0), (a1, b1, P1) = res.segments
+    assert P0.tolist() == pytest.approx([Pp]) and P1.tolist() == pytest.approx([Pd])
+    assert a1[0] == pytest.approx(0.5 + tp + x, rel=1e-12)
+    # node power (1 GPU per node: replica r on node r) = 15 W baseline + GPU + half the link energy each
+    node = NodePowerParams(cpu_idle_W=10, cpu_max_W=20, cpus_per_node=1, gpu_idle_W=50, gpu_max_W=60,
+                           gpus_per_node=1, mem_W=5)
+    pw = build_power(res, node=node, merge_s=1.0)
+    assert pw.P_link_W[0].tolist() == pytest.approx([5 * x, 5 * x], rel=1e-9)
+    assert pw.P_node_W[0, 0] == pytest.approx(15 + 100 * (1 - tp) + Pp * tp + 5 * x, rel=1e-12)
+    assert pw.P_node_W[0, 1] == pytest.approx(15 + 100 * (1 - td) + Pd * td + 5 * x, rel=1e-12)
+    assert pw.link_energy_J(2.0) == pytest.approx(10 * x, rel=1e-9)
+
+
+def test_disaggregated_transfers_from_one_prefill_replica_are_serialised():
+    # two requests at t = 0: A prefilled 0-4 ms, B 4-8 ms; with 10 ms link latency B's transfer waits for A's
+    slow = Disaggregation(prefill_replicas=1, kv_link_bandwidth_B_s=1e9, kv_link_latency_s=10e-3, kv_link_power_W=10)
+    req = make_request_table([0.0, 0.0], [8, 8], [2, 2])
+    res = ServingEngine(toy(replicas=2, disaggregation=slow)).run(req)
+    tp, _ = prefill(8)
+    x = 16 / 1e9 + 10e-3
+    assert res.requests["ttft_s"].tolist() == pytest.approx([tp + x, tp + 2 * x], rel=1e-12)
+    assert res.requests["kv_transfer_s"].tolist() == pytest.approx([x, 2 * x - tp], rel=1e-12)
+    assert res.requests["decode_replica"].tolist() == [1, 1]
+    with pytest.raises(ValueError, match="decode replica"):
+        toy(replicas=1, disaggregation=LINK)
+
+
+# ---------------------------------------------------------------- prefix caching
+# prefix blocks of 8 tokens (2 KV blocks of 4).
+CACHE = BatchLimits(prefix_caching=True, prefix_block_tokens=8)
+
+
+def test_prefix_cache_hit_prefills_only_the_uncached_suffix():
+    # A: 20 tokens, blocks (1, 2, 3) (the 3rd partial); B (later) shares blocks 1, 2 -> 16 cached, 4 prefilled
+    req = make_request_table([0.0, 1.0], [20, 20], [2, 2], [(1, 2, 3), (1, 2, 9)])
+    res = ServingEngine(toy(), CACHE).run(req)
+    A, B = res.requests.iloc[0], res.requests.iloc[1]
+    tA, _ = prefill(20)                                  # F = 4e10 + 840 -> 10 ms
+    tB, _ = step(4, 4 * 16 + 4 * 5 / 2, 16)             # 4 new tokens on 16 cached: F = 8e9 + 296 -> 2.000000074 ms
+    assert A.ttft_s == pytest.approx(tA, rel=1e-12) and tA == pytest.approx(1e-2)
+    assert B.ttft_s == pytest.approx(tB, rel=1e-12) and tB == pytest.approx(2.000000074e-3, rel=1e-12)
+    assert (A.cached_prompt_tokens, B.cached_prompt_tokens) == (0, 16)
+    assert res.info["prefix_hit_tokens"] == 16
+    # without prefix caching B pays the whole prompt
+    nc = ServingEngine(toy()).run(req).requests.iloc[1]
+    assert nc.ttft_s == pytest.approx(tA, rel=1e-12)
+
+
+def test_prefix_cache_evicts_least_recently_used_blocks():
+    # 6 KV blocks. A (17 tokens, out 1) caches prefix blocks 1, 2 (4 KV blocks) and frees its own block: free 2.
+    # B (9 tokens, blocks 4, 5) needs prefix block 4 (2 KV blocks) + 1 own block = 3 > 2 free: evicts the least
+    # recently used cached block -- 2, the tail of A's prefix. C (17 tokens, blocks 1, 2, 3) then hits block 1
+    # only: 8 cached tokens, 9 prefilled.
+    req = make_request_table([0.0, 1.0, 2.0], [17, 9, 17], [1, 1, 1], [(1, 2, 3), (4, 5), (1, 2, 3)])
+    res = ServingEngine(toy(blocks=6), CACHE).run(req)
+    C = res.requests.iloc[2]
+    assert res.requests["cached_prompt_tokens"].tolist() == [0, 0, 8]
+    assert C.ttft_s == pytest.approx(step(9, 9 * 8 + 9 * 10 / 2, 8)[0], rel=1e-12)
+    assert res.info["prefix_evictions"] == 2            # block 2 for B, then block 4 for C
+    assert (res.requests["status"] == 1).all()
+
+
+def test_prefix_affinity_router_sends_to_the_replica_holding_the_prefix():
+    # A fills replica 0's cache; C (a long decode) also lands on replica 0 (tie -> lowest index), so at B's
+    # arrival replica 1 is the least loaded, but B goes to replica 0, which holds its prefix blocks 1, 2.
+    req = make_request_table([0.0, 1.0, 1.01], [20, 8, 20], [2, 100, 2], [(1, 2, 3), (7,), (1, 2, 9)])
+    res = ServingEngine(toy(replicas=2), CACHE, "prefix_affinity").run(req)
+    assert res.requests["replica"].tolist() == [0, 0, 0]
+    assert res.requests["cached_prompt_tokens"].tolist() == [0, 0, 16]
+    lot = ServingEngine(toy(replicas=2), CACHE, "least_outstanding_tokens").run(req)
+    assert lot.requests["replica"].tolist() == [0, 0, 1]
+    assert lot.requests["cached_prompt_tokens"].tolist() == [0, 0, 0]
