@@ -213,9 +213,10 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
         alloc = {k: f["allocations"][k][()] for k in f["allocations"]} if "allocations" in f else None
         system_name = str(f.attrs.get("system", ""))
     days = (t1 - t0) / 86400.0
+    span = f"{days:g} days" if days >= 1 else f"{days * 24:.3g} h"
     if alloc is None:
         return (F.occupancy_packed(res.jobs, n_nodes, t0, t1, tax),
-                f"Node occupancy over {days:g} days as job blocks (height = nodes) packed first-fit by start time. "
+                f"Node occupancy over {span} as job blocks (height = nodes) packed first-fit by start time. "
                 "APPROXIMATE: this file has no /allocations, so the busy-node count is exact at every instant but "
                 "the node positions are not.")
     system = _system(system_name, res)
@@ -223,16 +224,17 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
                                                              if len(res.time_s) > 1 else 0.0))
     down = np.asarray(res.facility.get("down_nodes", np.zeros(len(res.time_s))), dtype=float)
     in_win = (res.time_s >= t0) & (res.time_s < t1)
-    down_mean = float(down[in_win].mean()) if in_win.any() else 0.0
+    down_max = float(down[in_win].max()) if in_win.any() else 0.0
     fig = F.occupancy_allocations(alloc, system.n_nodes if system else n_nodes, t0, t1, tax, jobs=res.jobs,
                                   node_rack=system.node_rack if system else None,
                                   node_cdu=system.node_cdu if system else None, color_by=color_by,
-                                  run_span_s=t_span, down_nodes_mean=down_mean)
+                                  run_span_s=t_span, down_nodes_max=down_max)
     where = ("nodes in index order, grouped by CDU (solid lines) and rack (dotted lines)" if system else
              f"node index (system {system_name!r} not found, so no CDU / rack marks)")
     colour = ("a stable colour per job id" if color_by == "job" else
-              "the job's wait before its first start (log scale; grey: running when the window opened)")
-    return (fig, f"Which nodes ran which job over {days:g} days (from /allocations, exact): y = {where}, x = time; "
+              "the job's wait before its first start (log scale; grey: running when the simulation started, wait "
+              "unknown)")
+    return (fig, f"Which nodes ran which job over {span} (from /allocations, exact): y = {where}, x = time; "
                  f"one rectangle per run of consecutive nodes of a job attempt, coloured by {colour}; white = idle; "
                  "red hatching: an attempt ended by a node failure.")
 

@@ -255,18 +255,17 @@ def _first_fit(starts, ends, sizes, n_nodes):
 def job_colours(job_ids: np.ndarray) -> np.ndarray:
     """A stable RGBA colour per job id, shape (n, 4): the same job has the same colour in every figure and window.
 
-    Hue by Fibonacci hashing (``id * 2^64 / golden ratio``, top bits), so consecutive ids - often neighbours in
-    the occupancy view - get well-separated hues; saturation and value from a second (splitmix64) hash.
+    Hue, saturation and value from a splitmix64 hash of the id (a plain golden-ratio hue gives near-equal hues to
+    ids that differ by a Fibonacci number, e.g. 13 apart, which are often neighbours in the occupancy view).
     """
     with np.errstate(over="ignore"):
-        x = np.asarray(job_ids).astype(np.uint64)
-        hue = (x * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(40)).astype(np.float64) / 2.0 ** 24
-        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = np.asarray(job_ids).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = (z ^ (z >> np.uint64(31))).astype(np.uint64)
-    sat = 0.35 + 0.35 * (z & np.uint64(0xFF)).astype(float) / 255.0
-    val = 0.75 + 0.2 * ((z >> np.uint64(8)) & np.uint64(0xFF)).astype(float) / 255.0
+        z = z ^ (z >> np.uint64(31))
+    hue = (z >> np.uint64(40)).astype(float) / 2.0 ** 24
+    sat = 0.3 + 0.45 * (z & np.uint64(0xFF)).astype(float) / 255.0
+    val = 0.62 + 0.33 * ((z >> np.uint64(8)) & np.uint64(0xFF)).astype(float) / 255.0
     rgb = matplotlib.colors.hsv_to_rgb(np.column_stack([hue, sat, val]))
     return np.column_stack([rgb, np.ones(len(rgb))])
 
@@ -283,7 +282,7 @@ def _blocks(labels: np.ndarray) -> list[tuple[int, int, int]]:
 def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: float, t1_s: float, tax: TimeAxis, *,
                           jobs: pd.DataFrame | None = None, node_rack: np.ndarray | None = None,
                           node_cdu: np.ndarray | None = None, color_by: str = "job",
-                          run_span_s: tuple[float, float] | None = None, down_nodes_mean: float = 0.0):
+                          run_span_s: tuple[float, float] | None = None, down_nodes_max: float = 0.0):
     """Node occupancy in ``[t0_s, t1_s)`` from the run file's ``/allocations``: node index x time.
 
     One rectangle per allocation run (``job_id``, ``start_s``, ``end_s``, ``node_first``, ``node_count``), clipped
@@ -311,8 +310,9 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
         ``job``: a stable colour per job id; ``wait``: the job's wait before it first started (log scale).
     run_span_s : (float, float) or None
         Simulated span of the run: window time outside it is shaded.
-    down_nodes_mean : float
-        Mean number of down nodes in the window (the file records the count, not which nodes); noted if > 0.
+    down_nodes_max : float
+        Largest interval-mean number of down nodes in the window (the file records the count, not which nodes);
+        noted in the legend if > 0.
     """
     from matplotlib.collections import PolyCollection
     from matplotlib.patches import Patch
@@ -365,8 +365,9 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
         face = cmap(norm(np.clip(np.nan_to_num(wait_h, nan=1 / 60), 1 / 60, None)))
         face[~np.isfinite(wait_h)] = matplotlib.colors.to_rgba("#C8C8C8")
         sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
-    lw = 0.35 if jid.size <= 1500 else 0.0
-    coll = PolyCollection(verts, facecolors=face, edgecolors="white", linewidths=lw, gid="allocations")
+    lw = 0.4 if jid.size <= 1500 else 0.0
+    coll = PolyCollection(verts, facecolors=face, edgecolors=(0.1, 0.1, 0.1, 0.45), linewidths=lw,
+                          gid="allocations")
     coll.job_ids = jid
     ax.add_collection(coll)
     if failed.any():
@@ -425,9 +426,10 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
         ra.tick_params(labelsize=8)
     else:
         ax.set_ylabel("node index")
-    if down_nodes_mean > 0:  # the file has the count of down nodes, not which ones
+    if down_nodes_max > 0:  # the file has the count of down nodes, not which ones
         handles.append(Patch(facecolor="white", edgecolor="none",
-                             label=f"{down_nodes_mean:.1f} nodes down on average (not located; drawn as idle)"))
+                             label=f"down nodes: up to {down_nodes_max:.3g} (interval mean; which nodes is not "
+                                   "recorded: drawn as idle)"))
     if sm is not None:
         cb = fig.colorbar(sm, ax=ax, pad=0.07, fraction=0.035)
         cb.set_label("job wait from submission to first start (log; < 1 min shown as 1 min)")
@@ -437,12 +439,13 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
         cb.set_ticks([v for v, _ in ticks], labels=[t for _, t in ticks])
         cb.minorticks_off()
         handles.append(Patch(facecolor="#C8C8C8", label="running when the simulation started (wait unknown)"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.09), ncol=len(handles), fontsize=8,
-              frameon=False)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.09), fontsize=8, frameon=False,
+              ncol=len(handles) if len(handles) <= 4 else 3)
     days = (t1_s - t0_s) / 86400
+    span = f"{days:g} days" if days >= 1 else f"{days * 24:.3g} h"
     n_jobs = int(np.unique(jid).size)
     colour_text = "colour = job (stable per job id)" if color_by == "job" else "colour = wait time"
-    ax.set_title(f"Node occupancy, {days:g} days: {n_jobs:,} jobs on {len(jid):,} "
+    ax.set_title(f"Node occupancy, {span}: {n_jobs:,} jobs on {len(jid):,} "
                  f"node ranges ({colour_text}; label = job id)")
     tax.format(ax)
     ax.set_xlabel(ax.get_xlabel(), labelpad=2)

@@ -16,7 +16,8 @@ from scheduler_sim.simulation import Simulation
 from tests.conftest import make_jobs, tiny_system_spec
 
 # 8 nodes = 2 CDUs x 2 racks x 2 nodes, lowest-index placement. Job 4 (3 nodes) starts at 500 s on the free nodes
-# {2, 3, 7} (job 6 backfilled onto node 6 at 300 s) -> two runs (2-3 and 7); node 4 fails at 1000 s, so job 3 (nodes 4-5) is requeued: two attempts.
+# {2, 3, 7} (job 6 was backfilled onto node 6 at 300 s) -> two runs (2-3 and 7); node 4 fails at 1000 s, so job 3
+# (nodes 4-5) is requeued: two attempts.
 JOBS = [(1, 0, 2, 1000, 1200), (2, 0, 2, 500, 600), (3, 0, 2, 2000, 2400), (5, 0, 2, 300, 400),
         (4, 10, 3, 900, 1000), (6, 20, 1, 3000, 3600), (7, 30, 4, 700, 800)]
 
