@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--gantt-start-day", type=float, metavar="D",
                     help="start of the node-occupancy window, days after the run start (default 0)")
     rp.add_argument("--gantt-days", type=float, default=3.0, metavar="D", help="node-occupancy window length (default 3)")
+    rp.add_argument("--gantt-color", choices=["job", "wait"], default="job",
+                    help="node-occupancy colours: a stable colour per job, or the job's wait time (default job)")
     rp.add_argument("--pareto", action="append", metavar="X,Y",
                     help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
                          "and mean_bounded_slowdown,PUE)")
@@ -258,6 +260,7 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
+                       gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None)
     print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
     return 0

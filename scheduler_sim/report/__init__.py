@@ -8,8 +8,9 @@ load report), so the HTML can be mailed on its own. Figures of a run (names are 
 * ``pue_weather`` - PUE per bin and cumulative, with the outdoor wet-bulb temperature;
 * ``cdu_heatmap`` - heat per CDU and CDU supply temperature, time x CDU;
 * ``utilisation_queue`` - utilisation and queue length;
-* ``occupancy`` - node occupancy in a window as job blocks packed by start time (the file has node counts, not node
-  ids: the packing is visual);
+* ``occupancy`` - node occupancy in a window (``gantt_start_day``, ``gantt_days``) from ``/allocations``: node index
+  (grouped by CDU, racks marked) x time, one rectangle per allocation run, coloured by job or by wait time; files
+  without ``/allocations`` fall back to job blocks packed by start time, marked as approximate;
 * ``wait_vs_size`` - wait time against job size;
 * ``energy_breakdown`` - energy by component and the jobs' effective PUE (from ``/attribution``).
 
@@ -84,7 +85,8 @@ def _fmt(k: str, v: float) -> str:
 
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
-                gantt_days: float = 3.0, pareto: list[tuple[str, str]] | None = None) -> Path:
+                gantt_days: float = 3.0, gantt_color: str = "job",
+                pareto: list[tuple[str, str]] | None = None) -> Path:
     """Write the figures (PNG + SVG) and ``report.html`` of a run file or a sweep summary.
 
     Parameters
@@ -95,6 +97,8 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         Output folder (created); default ``<stem>_report`` beside ``path``.
     gantt_start_day, gantt_days : float
         Window of the occupancy view: start [days after the run start] and length [days].
+    gantt_color : {"job", "wait"}
+        Colour of the occupancy rectangles: a stable colour per job, or the job's wait time.
     pareto : list of (str, str) or None
         Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
 
@@ -120,10 +124,12 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         kind = f.attrs.get("kind", "run")
     if kind == "sweep-summary":
         return _sweep_report(path, out, list(pareto) if pareto else list(DEFAULT_PARETO))
-    return _run_report(path, out, gantt_start_day, gantt_days)
+    if gantt_color not in ("job", "wait"):
+        raise ValueError(f"gantt_color must be 'job' or 'wait', not {gantt_color!r}")
+    return _run_report(path, out, gantt_start_day, gantt_days, gantt_color)
 
 
-def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float) -> Path:
+def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
     from ..attribution import load_result, read_attribution
     from . import figures as F
 
@@ -147,9 +153,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
                         "cyan mark on the colour bar is the supply-temperature limit."),
         "utilisation_queue": (F.utilisation_queue(res.facility, n_nodes, tax),
                               "Share of nodes running a job, and the number of queued and running jobs."),
-        "occupancy": (F.occupancy_gantt(res.jobs, n_nodes, t0, t0 + gantt_days * 86400.0, tax),
-                      "Node occupancy as job blocks (height = nodes) packed first-fit by start time: the busy-node "
-                      "count is exact at every instant, the node positions are not (the file holds node counts)."),
+        "occupancy": _occupancy(path, res, n_nodes, t0, t0 + gantt_days * 86400.0, tax, gantt_color),
         "wait_vs_size": (F.wait_vs_size(res.jobs),
                          "Wait time against job size, coloured by run time; black bars are the median per size."),
         "energy_breakdown": (F.energy_breakdown(att.totals, np.asarray(att.jobs["PUE_effective"]),
@@ -199,6 +203,59 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         "<h3>Trace load report</h3>", _pre(prov.get("load_report_json", "{}")),
     ]
     return _write_html(out, f"hpctwin report {a.get('run_name', path.stem)}", body)
+
+
+def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
+    """The occupancy figure and its caption: exact from ``/allocations``, else the packed fallback."""
+    from . import figures as F
+
+    with h5py.File(path, "r") as f:
+        alloc = {k: f["allocations"][k][()] for k in f["allocations"]} if "allocations" in f else None
+        system_name = str(f.attrs.get("system", ""))
+    days = (t1 - t0) / 86400.0
+    span = f"{days:g} days" if days >= 1 else f"{days * 24:.3g} h"
+    if alloc is None:
+        return (F.occupancy_packed(res.jobs, n_nodes, t0, t1, tax),
+                f"Node occupancy over {span} as job blocks (height = nodes) packed first-fit by start time. "
+                "APPROXIMATE: this file has no /allocations, so the busy-node count is exact at every instant but "
+                "the node positions are not.")
+    system = _system(system_name, res)
+    t_span = (float(res.time_s[0]), float(res.time_s[-1]) + (float(res.time_s[1] - res.time_s[0])
+                                                             if len(res.time_s) > 1 else 0.0))
+    down = np.asarray(res.facility.get("down_nodes", np.zeros(len(res.time_s))), dtype=float)
+    in_win = (res.time_s >= t0) & (res.time_s < t1)
+    down_max = float(down[in_win].max()) if in_win.any() else 0.0
+    fig = F.occupancy_allocations(alloc, system.n_nodes if system else n_nodes, t0, t1, tax, jobs=res.jobs,
+                                  node_rack=system.node_rack if system else None,
+                                  node_cdu=system.node_cdu if system else None, color_by=color_by,
+                                  run_span_s=t_span, down_nodes_max=down_max)
+    where = ("nodes in index order, grouped by CDU (solid lines) and rack (dotted lines)" if system else
+             f"node index (system {system_name!r} not found, so no CDU / rack marks)")
+    colour = ("a stable colour per job id" if color_by == "job" else
+              "the job's wait before its first start (log scale; grey: running when the simulation started, wait "
+              "unknown)")
+    return (fig, f"Which nodes ran which job over {span} (from /allocations, exact): y = {where}, x = time; "
+                 f"one rectangle per run of consecutive nodes of a job attempt, coloured by {colour}; white = idle; "
+                 "red hatching: an attempt ended by a node failure.")
+
+
+def _system(name: str, res):
+    """The run's system description (root attribute ``system``, else the configuration's), or None."""
+    from power import load_system
+
+    cands = [name]
+    try:
+        cands.append(str(json.loads(res.config_json).get("system", "")))
+    except (ValueError, AttributeError):
+        pass
+    for c in cands:
+        if not c:
+            continue
+        try:
+            return load_system(c)
+        except Exception:  # an unknown or unreadable description only costs the CDU / rack marks
+            continue
+    return None
 
 
 def _n_nodes(res) -> int:

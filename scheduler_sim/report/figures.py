@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 __all__ = ["MAX_BINS", "TimeAxis", "power_stack", "pue_weather", "cdu_heatmap", "utilisation_queue",
-           "occupancy_gantt", "wait_vs_size", "energy_breakdown", "pareto"]
+           "occupancy_allocations", "occupancy_packed", "job_colours", "wait_vs_size", "energy_breakdown", "pareto"]
 
 #: Largest number of time bins drawn.
 MAX_BINS = 1500
@@ -252,9 +252,210 @@ def _first_fit(starts, ends, sizes, n_nodes):
     return out
 
 
-def occupancy_gantt(jobs: pd.DataFrame, n_nodes: int, t0_s: float, t1_s: float, tax: TimeAxis,
+def job_colours(job_ids: np.ndarray) -> np.ndarray:
+    """A stable RGBA colour per job id, shape (n, 4): the same job has the same colour in every figure and window.
+
+    Hue, saturation and value from a splitmix64 hash of the id (a plain golden-ratio hue gives near-equal hues to
+    ids that differ by a Fibonacci number, e.g. 13 apart, which are often neighbours in the occupancy view).
+    """
+    with np.errstate(over="ignore"):
+        z = np.asarray(job_ids).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    hue = (z >> np.uint64(40)).astype(float) / 2.0 ** 24
+    sat = 0.3 + 0.45 * (z & np.uint64(0xFF)).astype(float) / 255.0
+    val = 0.62 + 0.33 * ((z >> np.uint64(8)) & np.uint64(0xFF)).astype(float) / 255.0
+    rgb = matplotlib.colors.hsv_to_rgb(np.column_stack([hue, sat, val]))
+    return np.column_stack([rgb, np.ones(len(rgb))])
+
+
+def _blocks(labels: np.ndarray) -> list[tuple[int, int, int]]:
+    """Runs of equal values in ``labels``: (value, first index, end index)."""
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return []
+    cut = np.concatenate(([0], np.flatnonzero(np.diff(labels)) + 1, [labels.size]))
+    return [(int(labels[a]), int(a), int(b)) for a, b in zip(cut[:-1], cut[1:])]
+
+
+def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: float, t1_s: float, tax: TimeAxis, *,
+                          jobs: pd.DataFrame | None = None, node_rack: np.ndarray | None = None,
+                          node_cdu: np.ndarray | None = None, color_by: str = "job",
+                          run_span_s: tuple[float, float] | None = None, down_nodes_max: float = 0.0):
+    """Node occupancy in ``[t0_s, t1_s)`` from the run file's ``/allocations``: node index x time.
+
+    One rectangle per allocation run (``job_id``, ``start_s``, ``end_s``, ``node_first``, ``node_count``), clipped
+    to the window: node ``i`` covers ``[i, i + 1)`` on the y axis (node 0 at the top), the x extent is the run's
+    time span. The rectangles are one :class:`~matplotlib.collections.PolyCollection` with gid ``"allocations"``
+    (its ``job_ids`` attribute holds the job of each rectangle), so the drawing can be checked from the figure data.
+
+    Parameters
+    ----------
+    alloc : dict of str -> ndarray
+        The ``/allocations`` columns.
+    n_nodes : int
+        Nodes of the system (y range).
+    t0_s, t1_s : float
+        Window [s, simulation time].
+    tax : TimeAxis
+        Time -> x.
+    jobs : DataFrame or None
+        ``/jobs`` (``job_id``, ``wait_s``, ``prefilled``, ``sim_end_s``, ``outcome``): wait colours and the
+        attempts ended by a node failure (hatched).
+    node_rack, node_cdu : ndarray or None
+        Rack and CDU of each node (``power.System``): CDU boundaries (solid), rack boundaries (dotted) and
+        "CDU k" tick labels. Without them the y axis is the plain node index.
+    color_by : {"job", "wait"}
+        ``job``: a stable colour per job id; ``wait``: the job's wait before it first started (log scale).
+    run_span_s : (float, float) or None
+        Simulated span of the run: window time outside it is shaded.
+    down_nodes_max : float
+        Largest interval-mean number of down nodes in the window (the file records the count, not which nodes);
+        noted in the legend if > 0.
+    """
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Patch
+
+    if color_by not in ("job", "wait"):
+        raise ValueError(f"color_by must be 'job' or 'wait', not {color_by!r}")
+    jid = np.asarray(alloc["job_id"], dtype=np.int64)
+    st = np.asarray(alloc["start_s"], dtype=float)
+    en = np.asarray(alloc["end_s"], dtype=float)
+    nf = np.asarray(alloc["node_first"], dtype=np.int64)
+    nc = np.asarray(alloc["node_count"], dtype=np.int64)
+    sel = (en > t0_s) & (st < t1_s) & (en > st)
+    jid, st, en, nf, nc = jid[sel], st[sel], en[sel], nf[sel], nc[sel]
+    a_s, b_s = np.maximum(st, t0_s), np.minimum(en, t1_s)
+    xa, xb = tax.x(np.array([t0_s, t1_s]))
+    x0 = tax.x(a_s) if a_s.size else np.zeros(0)
+    x1 = tax.x(b_s) if b_s.size else np.zeros(0)
+    y0, y1 = nf.astype(float), (nf + nc).astype(float)
+    verts = np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y0]), np.column_stack([x1, y1]),
+                      np.column_stack([x0, y1])], axis=1)
+
+    has_cdu = node_cdu is not None and len(node_cdu) == n_nodes
+    fig, ax = plt.subplots(figsize=(12, 6.4 if has_cdu else 5.6))
+    # job facts (wait, failure-ended attempts)
+    wait_h = np.full(jid.size, np.nan)
+    failed = np.zeros(jid.size, dtype=bool)
+    if jobs is not None and len(jobs):
+        jj = jobs.set_index("job_id")
+        idx = jj.index.get_indexer(jid)
+        ok = idx >= 0
+        if "wait_s" in jj:
+            w = jj["wait_s"].to_numpy(float)
+            if "prefilled" in jj:
+                w = np.where(jj["prefilled"].to_numpy(bool), np.nan, w)
+            wait_h[ok] = w[idx[ok]] / 3600.0
+        if "sim_end_s" in jj:
+            final_end = jj["sim_end_s"].to_numpy(float)[idx[ok]]
+            outcome = jj["outcome"].to_numpy(int)[idx[ok]] if "outcome" in jj else np.zeros(ok.sum(), int)
+            # an earlier attempt of a requeued job, or the last attempt of a job killed by a node going down
+            failed[ok] = (en[ok] < final_end - 1e-6) | (outcome == 3)
+
+    if color_by == "job":
+        face = job_colours(jid)
+        sm = None
+    else:
+        cmap = plt.get_cmap("viridis")
+        fin = wait_h[np.isfinite(wait_h)]
+        vmax = max(1.0, float(np.nanmax(fin)) if fin.size else 1.0)
+        norm = matplotlib.colors.LogNorm(vmin=1 / 60, vmax=vmax)
+        face = cmap(norm(np.clip(np.nan_to_num(wait_h, nan=1 / 60), 1 / 60, None)))
+        face[~np.isfinite(wait_h)] = matplotlib.colors.to_rgba("#C8C8C8")
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+    lw = 0.4 if jid.size <= 1500 else 0.0
+    coll = PolyCollection(verts, facecolors=face, edgecolors=(0.1, 0.1, 0.1, 0.45), linewidths=lw,
+                          gid="allocations")
+    coll.job_ids = jid
+    ax.add_collection(coll)
+    if failed.any():
+        hatch = PolyCollection(verts[failed], facecolors="none", edgecolors="#B00000", linewidths=0.6,
+                               hatch="////", gid="failed_attempts")
+        ax.add_collection(hatch)
+
+    # job ids on the large blocks (the largest rectangle of each job)
+    span_x, span_y = xb - xa, float(n_nodes)
+    if jid.size:
+        area = (x1 - x0) / span_x * nc / span_y
+        order = np.lexsort((-area, jid))
+        first = order[np.concatenate(([True], jid[order][1:] != jid[order][:-1]))]
+        for r in first:
+            if nc[r] >= 0.05 * span_y and (x1[r] - x0[r]) >= 0.07 * span_x:
+                lum = float(np.dot(face[r, :3], [0.299, 0.587, 0.114]))
+                ax.text(0.5 * (x0[r] + x1[r]), 0.5 * (y0[r] + y1[r]), f"{jid[r]}", ha="center", va="center",
+                        fontsize=7, color="black" if lum > 0.5 else "white", clip_on=True)
+
+    # outside the simulated span
+    if run_span_s is not None:
+        ra, rb = tax.x(np.array(run_span_s, dtype=float))
+        for lo, hi in ((xa, min(ra, xb)), (max(rb, xa), xb)):
+            if hi > lo:
+                ax.axvspan(lo, hi, color="#E0E0E0", zorder=0.5, lw=0)
+                ax.text(0.5 * (lo + hi), n_nodes / 2, "outside the run", rotation=90, ha="center", va="center",
+                        fontsize=8, color="#666666")
+
+    ax.set_xlim(xa, xb)
+    ax.set_ylim(n_nodes, 0)  # node 0 at the top
+    handles = [Patch(facecolor="white", edgecolor="#999999", label="idle (no job)")]
+    if failed.any():
+        handles.append(Patch(facecolor="white", edgecolor="#B00000", hatch="////",
+                             label="attempt ended by a node failure"))
+    if has_cdu:
+        cdus = _blocks(node_cdu)
+        for _, lo, _hi in cdus[1:]:
+            ax.axhline(lo, color="#202020", lw=1.1, zorder=3)
+        if node_rack is not None and len(node_rack) == n_nodes:
+            racks = _blocks(node_rack)
+            cdu_edges = {lo for _, lo, _ in cdus}
+            for _, lo, _hi in racks[1:]:
+                if lo not in cdu_edges:
+                    ax.axhline(lo, color="#505050", lw=0.5, ls=(0, (2, 3)), alpha=0.7, zorder=3)
+            handles.append(plt.Line2D([], [], color="#404040", lw=0.5, ls=(0, (2, 3)),
+                                      label=f"rack boundary ({len(racks)} racks)"))
+        handles.insert(1, plt.Line2D([], [], color="#202020", lw=1.1, label=f"CDU boundary ({len(cdus)} CDUs)"))
+        ax.set_yticks([0.5 * (lo + hi) for _, lo, hi in cdus], [f"CDU {k}" for k, _, _ in cdus],
+                      fontsize=9 if len(cdus) <= 12 else 7)
+        ax.tick_params(axis="y", length=0)
+        ax.set_ylabel("nodes, grouped by CDU")
+        ra = ax.secondary_yaxis("right")
+        edges = [lo for _, lo, _ in cdus] + [n_nodes]
+        ra.set_yticks(edges if len(edges) <= 14 else edges[:: math.ceil(len(edges) / 12)])
+        ra.set_ylabel("node index (first node of each CDU)")
+        ra.tick_params(labelsize=8)
+    else:
+        ax.set_ylabel("node index")
+    if down_nodes_max > 0:  # the file has the count of down nodes, not which ones
+        handles.append(Patch(facecolor="white", edgecolor="none",
+                             label=f"down nodes: up to {down_nodes_max:.3g} (interval mean; which nodes is not "
+                                   "recorded: drawn as idle)"))
+    if sm is not None:
+        cb = fig.colorbar(sm, ax=ax, pad=0.07, fraction=0.035)
+        cb.set_label("job wait from submission to first start (log; < 1 min shown as 1 min)")
+        ticks = [(1 / 60, "1 min"), (10 / 60, "10 min"), (1, "1 h"), (6, "6 h"), (24, "1 d"), (72, "3 d"),
+                 (168, "1 wk"), (720, "30 d")]
+        ticks = [(v, t) for v, t in ticks if v <= sm.norm.vmax * 1.0001]
+        cb.set_ticks([v for v, _ in ticks], labels=[t for _, t in ticks])
+        cb.minorticks_off()
+        handles.append(Patch(facecolor="#C8C8C8", label="running when the simulation started (wait unknown)"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.09), fontsize=8, frameon=False,
+              ncol=len(handles) if len(handles) <= 4 else 3)
+    days = (t1_s - t0_s) / 86400
+    span = f"{days:g} days" if days >= 1 else f"{days * 24:.3g} h"
+    n_jobs = int(np.unique(jid).size)
+    colour_text = "colour = job (stable per job id)" if color_by == "job" else "colour = wait time"
+    ax.set_title(f"Node occupancy, {span}: {n_jobs:,} jobs on {len(jid):,} "
+                 f"node ranges ({colour_text}; label = job id)")
+    tax.format(ax)
+    ax.set_xlabel(ax.get_xlabel(), labelpad=2)
+    fig.tight_layout()
+    return fig
+
+
+def occupancy_packed(jobs: pd.DataFrame, n_nodes: int, t0_s: float, t1_s: float, tax: TimeAxis,
                     pue_eff: np.ndarray | None = None):
-    """Node occupancy in ``[t0_s, t1_s)`` drawn as job blocks (height = nodes), packed by start time.
+    """Fallback for run files without ``/allocations``: job blocks (height = nodes) packed by start time.
 
     The run file holds each job's node count, not its node ids: blocks are placed first-fit in start order (lowest
     free node range; split when the free nodes are fragmented), so the picture is exact in the number of busy nodes
@@ -280,9 +481,13 @@ def occupancy_gantt(jobs: pd.DataFrame, n_nodes: int, t0_s: float, t1_s: float, 
     xa, xb = tax.x(np.array([t0_s, t1_s]))
     ax.set_xlim(xa, xb)
     ax.set_ylim(0, n_nodes)
-    ax.set_ylabel("nodes (visual packing by start time, not node ids)")
+    ax.set_ylabel("nodes (visual packing, NOT node ids)")
     ax.set_title(f"Node occupancy by job, {(t1_s - t0_s) / 86400:g} days ({len(order)} jobs; label = job id; "
                  "white = idle)")
+    ax.text(0.5, 0.5, "APPROXIMATE: this file has no /allocations (node ids);\nblocks are packed first-fit by "
+            "start time, so only the busy-node count is exact", transform=ax.transAxes, ha="center", va="center",
+            fontsize=10, color="#8B0000", zorder=5,
+            bbox={"boxstyle": "round", "facecolor": "#FFF4C0", "edgecolor": "#8B0000", "alpha": 0.9})
     tax.format(ax)
     fig.tight_layout()
     return fig
