@@ -162,6 +162,8 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
                              "Energy of the run by component (log scale), and the effective PUE of the jobs, each "
                              "job weighted by its IT energy (cooling attributed by heat share per interval)."),
     }
+    if "node_power_model_W" in res.jobs:  # the run used measured job power: compare it with the model
+        figs["power_measured_vs_model"] = F.measured_vs_model(res.jobs)
     parts = []
     for name, (fig, cap) in figs.items():
         parts.append(_img(_save(fig, out, name), name, cap))

@@ -590,3 +590,50 @@ def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str):
     ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def measured_vs_model(jobs):
+    """Measured per-node job power (telemetry) against the utilisation model, and the energy both give.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        Run-file job table with ``node_power_W`` (what the run used: measured where the trace had it),
+        ``node_power_model_W`` (the model's figure), ``measured_node_power_W`` (NaN where the trace had none),
+        ``nodes`` and ``run_s``.
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, str)
+        The figure and its caption (with the energy totals both ways, in MWh).
+    """
+    meas = np.asarray(jobs["measured_node_power_W"], dtype=float) if "measured_node_power_W" in jobs else \
+        np.asarray(jobs["node_power_W"], dtype=float)
+    used = np.asarray(jobs["node_power_W"], dtype=float)
+    model = np.asarray(jobs["node_power_model_W"], dtype=float)
+    node_h = np.asarray(jobs["nodes"], dtype=float) * np.nan_to_num(np.asarray(jobs["run_s"], dtype=float)) / 3600
+    has = np.isfinite(meas)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.3))
+    sc = a1.scatter(model[has], used[has], s=np.clip(node_h[has] / max(node_h.max(), 1e-9) * 200, 4, 200),
+                    c=np.log10(np.maximum(node_h[has], 1e-3)), cmap="viridis", alpha=0.7)
+    lim = [0, float(np.nanmax(np.r_[model[has], used[has], 1.0])) * 1.05]
+    a1.plot(lim, lim, "k--", lw=1, label="measured = model")
+    a1.set_xlim(lim)
+    a1.set_ylim(lim)
+    a1.set_xlabel("node DC power from the utilisation model [W]")
+    a1.set_ylabel("measured node DC power [W] (mean over the job)")
+    a1.set_title("Per job: measured vs modelled node power")
+    a1.legend(loc="upper left", fontsize=8)
+    fig.colorbar(sc, ax=a1, label="log10 node-hours of the job (marker size too)")
+    e_used = float(np.nansum(used * node_h)) / 1e3  # W x node-hours = Wh; / 1e3 = kWh
+    e_model = float(np.nansum(model * node_h)) / 1e3
+    a2.bar([0, 1], [e_model / 1e3, e_used / 1e3], color=["tab:gray", "tab:blue"])
+    a2.set_xticks([0, 1], ["utilisation model", "measured (used by the run)"])
+    a2.set_ylabel("node DC energy of the jobs [MWh]")
+    d = (e_used - e_model) / e_model * 100 if e_model > 0 else float("nan")
+    a2.set_title(f"Job energy: measured {d:+.1f} % vs the model")
+    fig.tight_layout()
+    cap = (f"The run used measured job power for {int(has.sum())} of {len(has)} jobs (the rest: the model). "
+           f"Node DC energy of the jobs: {e_used / 1e3:,.3f} MWh measured vs {e_model / 1e3:,.3f} MWh modelled "
+           f"({d:+.1f} %).")
+    return fig, cap

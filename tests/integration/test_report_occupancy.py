@@ -138,3 +138,25 @@ def test_file_without_allocations_falls_back_with_a_note(run_file, tmp_path):
     assert not [c for c in ax.collections if c.get_gid() == "allocations"]
     assert any("APPROXIMATE" in t.get_text() for t in ax.texts)
     assert "APPROXIMATE" in caption
+
+
+def test_report_compares_measured_and_modelled_power(tmp_path):
+    # A run with telemetry for one of two jobs: the report adds the comparison figure, whose caption carries the
+    # energies both ways. Job 1: 2 nodes x 100 s at 250 W measured vs 300 W modelled.
+    from power.system import System
+    from scheduler_sim import hdf5io
+    from scheduler_sim.report import make_report
+    from scheduler_sim.simulation import Simulation
+    from tests.conftest import make_jobs, tiny_system_spec
+
+    sysm = System.from_spec(tiny_system_spec(), source="tiny")
+    jobs = make_jobs([(1, 0, 2, 100, 100), (2, 0, 2, 100, 100)])
+    jobs["measured_node_power_W"] = [250.0, float("nan")]
+    res = Simulation(jobs, sysm, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True).run()
+    p = hdf5io.write_run(tmp_path / "m.h5", res, "{}", run_name="m", system_name="tiny", policy="easy", seed=0,
+                         input_checksums={})
+    html_path = make_report(p, tmp_path / "rep")
+    text = html_path.read_text()
+    assert "power_measured_vs_model" in text
+    # measured: 2x250x100 + 2x300x100 = 110,000 J; model: 2 x 2x300x100 = 120,000 J -> -8.3 %
+    assert "-8.3 %" in text and (tmp_path / "rep" / "power_measured_vs_model.png").exists()
