@@ -242,14 +242,27 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     fac, cdu = result.facility, result.cdu
     Q = np.asarray(cdu["Q_flow_W"], dtype=float)  # (n, n_cdus)
     n_cdus = Q.shape[1]
-    P_jc = np.asarray(result.job_cdu_it_W, dtype=float)
     jobs = result.jobs
-    a = np.maximum(jobs["sim_start_s"].to_numpy(float), t0)
-    b = jobs["sim_end_s"].to_numpy(float)
+    al = getattr(result, "allocations", None) or {}
+    by_run = "it_power_W" in al and len(al["job_id"]) > 0
+    if by_run:
+        # consumers = every run of nodes of every attempt (requeued jobs have several attempts), each in one CDU
+        row = pd.Series(np.arange(len(jobs)), index=jobs["job_id"].to_numpy())
+        owner = row.loc[np.asarray(al["job_id"])].to_numpy()
+        P_jc = np.zeros((owner.size, n_cdus))
+        P_jc[np.arange(owner.size), np.asarray(al["cdu"], dtype=np.int64)] = np.asarray(al["it_power_W"], float)
+        a = np.maximum(np.asarray(al["start_s"], dtype=float), t0)
+        b = np.asarray(al["end_s"], dtype=float)
+        nodes = np.asarray(al["node_count"], dtype=float)
+        P_node = jobs["node_power_W"].to_numpy(float)[owner]
+    else:  # files without per-run power: one attempt per job, at its recorded per-CDU power
+        P_jc = np.asarray(result.job_cdu_it_W, dtype=float)
+        a = np.maximum(jobs["sim_start_s"].to_numpy(float), t0)
+        b = jobs["sim_end_s"].to_numpy(float)
+        nodes = jobs["nodes"].to_numpy(float)
+        P_node = jobs["node_power_W"].to_numpy(float)
     ka, kb, wa, wb = _overlaps(a, b, t0, dt, n)
     run_s = np.where(np.isfinite(a) & np.isfinite(b) & (b > a), b - a, 0.0)
-    nodes = jobs["nodes"].to_numpy(float)
-    P_node = jobs["node_power_W"].to_numpy(float)
 
     E_it_tot = tot["E_it_J"]
     lf = tot["E_cdu_heat_J"] / E_it_tot if E_it_tot > 0 else 1.0
@@ -278,6 +291,11 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     for k, p in plant.items():
         q = _safe_div(p * dt, H_fac)[:, None]
         J[k] = lf * _weighted(P_jc.sum(axis=1, keepdims=True), q, ka, kb, wa, wb, dt)
+    if by_run:  # sum the runs of each job
+        for k in list(J):
+            acc = np.zeros(len(jobs))
+            np.add.at(acc, owner, J[k])
+            J[k] = acc
     J["E_cooling_J"] = J["E_cdu_pump_J"] + J["E_facility_pump_J"] + J["E_tower_fan_J"] + J["E_chiller_J"]
     J["E_facility_J"] = J["E_it_J"] + J["E_cooling_J"]
     J["PUE_effective"] = _safe_div(J["E_facility_J"], J["E_it_J"])
@@ -459,6 +477,7 @@ def load_result(path: str | Path) -> SimpleNamespace:
             totals={k: float(v) for k, v in f["totals"].attrs.items()},
             summary={k: float(v) for k, v in f["summary"].attrs.items()},
             job_cdu_it_W=f["jobs/it_power_cdu_W"][()] if "it_power_cdu_W" in f["jobs"] else None,
+            allocations={k: v[()] for k, v in f["allocations"].items()} if "allocations" in f else {},
             config_json=str(f.attrs.get("config_json", "{}")),
             interval_s=float(ts.attrs.get("interval_s", np.nan)),
             time_origin_unix_s=float(ts.attrs.get("time_origin_unix_s", np.nan)),

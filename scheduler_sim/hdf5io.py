@@ -218,7 +218,7 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
             al = f.create_group("allocations")
             al.attrs["long_name"] = "Every run attempt of every job as runs of consecutive nodes"
             for name, arr in result.allocations.items():
-                _dataset(al, name, arr, "s" if name.endswith("_s") else "1")
+                _dataset(al, name, arr, unit_of(name))
         ts = f.create_group("timeseries")
         _dataset(ts, "time_s", result.time_s, "s", "Start of the output interval (simulation time)")
         ts.attrs["interval_s"] = float(result.time_s[1] - result.time_s[0]) if len(result.time_s) > 1 else float("nan")

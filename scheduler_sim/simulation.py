@@ -138,9 +138,10 @@ class SimulationResult:
         Rack-input power of each job in each CDU while it runs [W] (rows sum to the job's IT power), for
         attributing CDU heat and cooling energy to jobs.
     allocations : dict of str -> ndarray (n_runs,)
-        Every run attempt of every job as runs of consecutive nodes: ``job_id``, ``start_s``, ``end_s``,
-        ``node_first``, ``node_count`` (a job on nodes 0-3 and 8 has two rows per attempt). Node occupancy
-        (Gantt charts, double-booking checks) is exact from this table.
+        Every run attempt of every job as runs of consecutive nodes within one CDU: ``job_id``, ``start_s``,
+        ``end_s``, ``node_first``, ``node_count``, ``cdu``, ``it_power_W`` (rack-input power of those nodes during
+        the attempt; its mean when the job's power varied). A job on nodes 0-3 and 8 has two rows per attempt.
+        Node occupancy (Gantt charts, double-booking checks) and attribution are exact from this table.
     """
 
     jobs: pd.DataFrame
@@ -462,6 +463,7 @@ class Simulation:
         self.node_dc[nodes] = self._cur_node_power[j]
         self._power_since[j] = now
         self._attempt_energy0[j] = self.energy_dc[j]
+        self._attempt_it0[j] = self.energy_it[j]
         if prof is not None:
             for k in range(1, prof[0].size):
                 if prof[0][k] < duration:
@@ -471,6 +473,7 @@ class Simulation:
         shares = self.chain.node_it_input_w(self.node_dc)[nodes]
         self.job_it_power[j] = float(shares.sum())
         self.job_cdu_it_W[j] = np.bincount(self.system.node_cdu[nodes], weights=shares, minlength=self.system.n_cdus)
+        self._attempt_shares[j] = shares
         if not self.prefilled[j]:
             self.start[j] = now
         else:
@@ -513,7 +516,11 @@ class Simulation:
         self.end[j] = now
         self.outcome[j] = outcome
         del self.running[j]
-        self._attempts.append((j, self._running_since[j], now, nodes))
+        # per-node rack-input power of this attempt (its mean when the power varied), for exact attribution
+        shares = self._attempt_shares[j]
+        if j in self.profiles and run > 0 and shares.sum() > 0:
+            shares = shares * ((self.energy_it[j] - self._attempt_it0[j]) / run / shares.sum())
+        self._attempts.append((j, self._running_since[j], now, nodes, shares))
         self._power_dirty = True
         self._jobs_left -= 1
 
@@ -637,6 +644,8 @@ class Simulation:
         self._cur_node_power = self.job_node_power.copy()
         self._power_since = np.full(n, np.nan)
         self._attempt_energy0 = np.zeros(n)
+        self._attempt_it0 = np.zeros(n)
+        self._attempt_shares: dict[int, np.ndarray] = {}
         self.lost_node_s = np.zeros(n)
         self.lost_energy_dc = np.zeros(n)
         self.n_requeues = np.zeros(n, dtype=np.int64)
@@ -1017,7 +1026,7 @@ class Simulation:
         jobs["lost_node_s"] = self.lost_node_s
         jobs["lost_energy_dc_J"] = self.lost_energy_dc
         jobs = metrics.add_job_metrics(jobs)
-        allocations = _allocation_runs(self._attempts, jobs["job_id"].to_numpy())
+        allocations = _allocation_runs(self._attempts, jobs["job_id"].to_numpy(), self.system.node_cdu)
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0, time_s=time_s,
                                     measure=(self.t0 + self.warmup_s, self.t1),
                                     cooling=self.plant is not None)
@@ -1026,21 +1035,28 @@ class Simulation:
                                 job_cdu_it_W=self.job_cdu_it_W, allocations=allocations)
 
 
-def _allocation_runs(attempts: list, job_ids: np.ndarray) -> dict[str, np.ndarray]:
-    """Turn (job index, start, end, nodes) attempts into rows of consecutive-node runs (see SimulationResult)."""
-    cols: dict[str, list] = {"job_id": [], "start_s": [], "end_s": [], "node_first": [], "node_count": []}
-    for j, a, b, nodes in attempts:
-        nodes = np.sort(nodes)
-        breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
-        firsts = nodes[np.concatenate(([0], breaks))]
-        counts = np.diff(np.concatenate(([0], breaks, [nodes.size])))
+def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
+    """Turn (job index, start, end, nodes, per-node IT power) attempts into rows of consecutive-node runs within one
+    CDU (see SimulationResult)."""
+    cols: dict[str, list] = {k: [] for k in ("job_id", "start_s", "end_s", "node_first", "node_count", "cdu",
+                                             "it_power_W")}
+    for j, a, b, nodes, shares in attempts:
+        order = np.argsort(nodes)
+        nodes, shares = nodes[order], np.asarray(shares, dtype=float)[order]
+        cdu = node_cdu[nodes]
+        breaks = np.flatnonzero((np.diff(nodes) != 1) | (np.diff(cdu) != 0)) + 1
+        firsts = np.concatenate(([0], breaks))
+        counts = np.diff(np.concatenate((firsts, [nodes.size])))
         k = firsts.size
         cols["job_id"] += [int(job_ids[j])] * k
         cols["start_s"] += [float(a)] * k
         cols["end_s"] += [float(b)] * k
-        cols["node_first"] += firsts.tolist()
+        cols["node_first"] += nodes[firsts].tolist()
         cols["node_count"] += counts.tolist()
-    dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64}
+        cols["cdu"] += cdu[firsts].tolist()
+        cols["it_power_W"] += np.add.reduceat(shares, firsts).tolist() if nodes.size else []
+    dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64,
+          "cdu": np.int64, "it_power_W": float}
     return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}
 
 
