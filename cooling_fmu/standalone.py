@@ -86,7 +86,16 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))) or np.any(p < 0):
         raise ValueError(f"{path}: non-numeric, missing or negative values")
     if np.any(np.diff(t) <= 0):
-        raise ValueError(f"{path}: timestamps do not increase")
+        bad = int(np.argmax(np.diff(t) <= 0)) + 2
+        raise ValueError(f"{path}: timestamps do not increase at data row {bad} (expected column 1 = Unix time [s], "
+                         f"column 2 = power [kW])")
+    if not np.any(p > 0):
+        raise ValueError(f"{path}: every power value is 0 kW; nothing to cool")
+    if p.max() > 1e9:  # 1 TW: no facility; a unit mix-up (W given as kW?)
+        raise ValueError(f"{path}: power up to {p.max() / 1e3:.3g} kW; expected kW of a facility (< 1e6 kW)")
+    if np.max(np.diff(t)) > 30 * 86400:
+        k = int(np.argmax(np.diff(t)))
+        raise ValueError(f"{path}: a gap of {np.diff(t)[k] / 86400:.0f} days after data row {k + 2}; split the series")
     rep = PowerSeriesReport(path=str(path), n_rows=len(t))
     d = np.diff(t)
     vals, counts = np.unique(d, return_counts=True)

@@ -97,11 +97,20 @@ class PriorityConfig(_Strict):
     w_qos: float = Field(0.0, ge=0, description="Weight of the QoS factor")
     max_age_days: float = Field(7.0, gt=0, description="Age at which the age factor saturates [days]")
     half_life_days: float = Field(7.0, gt=0, description="Half-life of the fair-share usage decay [days]")
-    qos_weights: dict[str, float] = Field(default_factory=dict, description="Weight per queue name")
+    qos_weights: dict[str, float] = Field(default_factory=dict, description="Weight per queue name (>= 0)")
     account_bonus: dict[str, float] = Field(default_factory=dict, description="Additive priority per account (or "
                                             "user) name, e.g. from energy incentive points")
     fairshare_by: Literal["account", "user"] = Field(
         "account", description="Charge fair-share usage and bonuses to the account (else user) or to the user")
+
+
+    @field_validator("qos_weights")
+    @classmethod
+    def _qos_non_negative(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = {k: w for k, w in v.items() if not w >= 0}
+        if bad:
+            raise ValueError(f"QoS weights must be >= 0 (a lower weight means a lower priority), got {bad}")
+        return v
 
 
 class PowerCapConfig(_Strict):
@@ -155,6 +164,16 @@ class SchedulerConfig(_Strict):
     power_cap: list[PowerCapConfig] = Field(default_factory=list, description="Facility power budget schedule")
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
 
+    @model_validator(mode="after")
+    def _consistent(self) -> "SchedulerConfig":
+        days = [c.start_day for c in self.power_cap]
+        if len(set(days)) != len(days):
+            raise ValueError(f"power_cap: two budgets start on the same day {sorted(days)}; give one per start_day")
+        if self.policy == "twin" and self.backfill not in ("", "none"):
+            raise ValueError("policy 'twin' chooses among the policies of [scheduler.twin] pool; it takes no "
+                             "backfill")
+        return self
+
 
 class FaultConfig(_Strict):
     """Random node failures (seeded by the run seed)."""
@@ -191,6 +210,8 @@ class OutputConfig(_Strict):
     """What to write and how often."""
 
     interval_s: float = Field(60.0, gt=0, description="Output averaging interval [s]; a whole multiple of cooling.step_s")
+    max_drain_days: float = Field(365.0, gt=0, description="The run stops this many days after the window end even "
+                                                           "if jobs remain (they are reported as never started)")
     warmup_days: float = Field(1.0, ge=0, description="Warm-up excluded from utilisation_measured [days]; the drain "
                                                       "after the window is always excluded from it")
     progress: bool = Field(True, description="Show a progress bar on a terminal")

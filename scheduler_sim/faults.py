@@ -62,6 +62,10 @@ def sample_failures(n_nodes: int, t0_s: float, t1_s: float, mtbf_s: float, mttr_
         raise ValueError("distribution must be 'exponential' or 'weibull'; repair 'exponential' or 'lognormal'")
     if distribution == "weibull" and not weibull_shape > 0:
         raise ValueError("weibull_shape must be > 0")
+    expected = n_nodes * (t1_s - t0_s) / (mtbf_s + mttr_s)
+    if expected > 5e6:
+        raise ValueError(f"about {expected:.2g} node failures expected over the horizon (n_nodes x horizon / "
+                         f"(MTBF + MTTR)); at most 5e6 are supported: raise the MTBF or shorten the window")
     rng = np.random.Generator(np.random.PCG64(seed))
     rows = []
     t = np.full(n_nodes, float(t0_s))

@@ -224,8 +224,9 @@ def simulation_options(cfg: RunConfig, system) -> dict:
     failures = None
     if cfg.faults.enabled:
         f = cfg.faults
-        # horizon: the window plus as long again for the drain (failures after the last job are not simulated)
-        failures = sample_failures(system.n_nodes, t0, t0 + 2 * cfg.trace.window_days * DAY_S,
+        # horizon: the window plus the longest drain the run may take (failures after the last job are not used)
+        failures = sample_failures(system.n_nodes, t0,
+                                   t0 + (cfg.trace.window_days + cfg.output.max_drain_days) * DAY_S,
                                    f.mtbf_node_h * 3600.0, f.mttr_h * 3600.0, seed=cfg.seed,
                                    distribution=f.distribution, weibull_shape=f.weibull_shape)
     return dict(
@@ -240,6 +241,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
                     else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
+        max_drain_s=cfg.output.max_drain_days * DAY_S,
         share_entity=pr.fairshare_by,
     )
 

@@ -65,6 +65,8 @@ class JobOutcome:
     """Killed on reaching its requested wall time (it ran longer than requested in the trace)."""
     KILLED_NODE_DOWN = 3
     """Killed because one of its nodes went down."""
+    REJECTED_POWER_CAP = 4
+    """Never started: even on an otherwise idle machine it would exceed every facility power budget still to come."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,9 @@ class Simulation:
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
+    max_drain_s : float
+        The run stops at ``window end + max_drain_s`` [s] even if jobs remain (e.g. nodes down for ever); they are
+        reported as never started and ``info["stopped_at_horizon_s"]`` is set.
     job_power_profiles : pandas.DataFrame or None
         Measured node-power time series of jobs (columns ``job_id``, ``t_offset_s`` [s from the job's start],
         ``node_power_W`` [W per node]), used with ``use_measured_power``: a profiled job's nodes follow its samples
@@ -245,7 +250,7 @@ class Simulation:
                  placement: str = "lowest", failures: np.ndarray | None = None,
                  on_failure: str = "requeue", record_reservations: bool = False,
                  warmup_s: float = 0.0, share_entity: str = "account",
-                 job_power_profiles: pd.DataFrame | None = None) -> None:
+                 job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S) -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -288,6 +293,9 @@ class Simulation:
         self.power_cap = cap
         self.cooling_estimate = float(cooling_estimate)
         self.record_reservations = bool(record_reservations)
+        if not max_drain_s > 0:
+            raise ValueError(f"max_drain_s must be > 0, got {max_drain_s}")
+        self.horizon_s = self.t1 + float(max_drain_s)
         self.warmup_s = float(warmup_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self._node_power_w = node_power_w
@@ -299,6 +307,16 @@ class Simulation:
         self._profiles_table = job_power_profiles if use_measured_power else None
         if partition is not None and partition.nodes.max() >= system.n_nodes:
             raise ValueError(f"partition node {int(partition.nodes.max())} outside 0..{system.n_nodes - 1}")
+        if partition is not None:
+            pn = set(partition.nodes.tolist())
+            for a_, b_, nodes_, _ in self.downtimes:
+                if pn.intersection(nodes_.tolist()):
+                    raise ValueError("a downtime covers nodes of the co-located partition; its engine does not model "
+                                     "down nodes: give downtimes for batch nodes only")
+            if len(self.failures):  # the partition's own engine does not see failures: sample them on batch nodes
+                keep = ~np.isin(self.failures[:, 2].astype(np.int64), partition.nodes)
+                self.info["failures_on_partition_ignored"] = int((~keep).sum())
+                self.failures = self.failures[keep]
         self._prepare_jobs(jobs)
         attach = getattr(self.policy, "attach", None)
         if callable(attach):  # a policy that looks ahead (the twin in the loop) forks this platform
@@ -387,6 +405,7 @@ class Simulation:
         p0 = np.full(self.system.n_nodes, self.idle_node_power)
         slope = (self.chain.node_it_input_w(p0 + 1.0) - self.chain.node_it_input_w(p0)).mean()
         self._job_marginal_it = self.nodes * slope * (self.job_node_power - self.idle_node_power)
+        self._idle_it_all_W = float(self.chain.evaluate(p0).it_input_W)  # every node idle
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.outcome = np.zeros(n, dtype=np.int8)
@@ -419,6 +438,28 @@ class Simulation:
             else:
                 break
         return cap
+
+    def _reject_beyond_cap(self) -> None:
+        """Take out of the queue the jobs that no budget still to come could ever admit, even on an idle machine.
+
+        Such a job would otherwise hold the head of the queue (and its reservation) for ever. Its outcome is
+        ``REJECTED_POWER_CAP``; the count is reported as ``jobs_rejected_power_cap``.
+        """
+        now = self.env.now
+        best_cap = max([w for t, w in self.power_cap if t > now] + [self._cap_now()])
+        if not math.isfinite(best_cap):
+            return
+        ratio = self._cooling_ratio()
+        floor_W = self._idle_it_all_W * (1.0 + ratio)
+        need = self._job_marginal_it * (1.0 + ratio)
+        out = [j for j in self.queue if floor_W + need[j] > best_cap]
+        if out:
+            gone = set(out)
+            self.queue = [j for j in self.queue if j not in gone]
+            for j in out:
+                self.outcome[j] = JobOutcome.REJECTED_POWER_CAP
+                self._jobs_left -= 1
+            self.info["jobs_rejected_power_cap"] = self.info.get("jobs_rejected_power_cap", 0) + len(out)
 
     def _cooling_ratio(self) -> float:
         """Cooling power per IT watt for the cap prediction: the plant's last step, else the configured estimate."""
@@ -692,6 +733,15 @@ class Simulation:
             before = np.flatnonzero(self.partition.t_s < self.t0)
             if before.size:  # the row in force at t0
                 self.node_dc[self.partition.nodes] = self.partition.P_W[before[-1]]
+        # downtimes already in force at t0 take their nodes out before the prefill places running jobs
+        for a_, b_, nodes_, drain_ in self.downtimes:
+            if a_ < self.t0 < b_:
+                self.alloc.set_down(nodes_)
+        for t_down, t_up, node in self.failures:
+            if t_down < self.t0 < t_up:
+                nd = np.array([int(node)])
+                self.alloc.set_down(nd)
+                self.env.schedule(t_up, EventKind.NODE_UP, nd)
         # prefill: jobs running at t0, placed first in recorded-start order
         pre = np.flatnonzero(self.prefilled)
         pre = pre[np.argsort(self.recorded_start[pre], kind="stable")]
@@ -712,13 +762,16 @@ class Simulation:
             if t_cap > self.t0:
                 self.env.schedule(t_cap, EventKind.WAKEUP, None)  # a pass when the budget changes
         for a, b, nodes, drain in self.downtimes:
-            self.env.schedule(max(a, self.t0), EventKind.NODE_DOWN, (nodes, drain))
-            self.env.schedule(max(b, self.t0), EventKind.NODE_UP, nodes)
+            if b <= self.t0:
+                continue
+            if a >= self.t0:  # (windows in force at t0 were applied above)
+                self.env.schedule(a, EventKind.NODE_DOWN, (nodes, drain))
+            self.env.schedule(b, EventKind.NODE_UP, nodes)
         for t_down, t_up, node in self.failures:
-            if t_up > self.t0:
+            if t_up > self.t0 and t_down >= self.t0:  # (failures in force at t0 were applied before the prefill)
                 nd = np.array([int(node)])
-                self.env.schedule(max(t_down, self.t0), EventKind.NODE_DOWN, (nd, False))
-                self.env.schedule(max(t_up, self.t0), EventKind.NODE_UP, nd)
+                self.env.schedule(t_down, EventKind.NODE_DOWN, (nd, False))
+                self.env.schedule(t_up, EventKind.NODE_UP, nd)
         env = self.env
         self._steps_emitted = 0
         failure: _PlantFailed | None = None
@@ -755,7 +808,7 @@ class Simulation:
         if self._pbar is not None:
             self._pbar.close()
 
-        not_run = np.isnan(self.start)
+        not_run = np.isnan(self.start) & (self.outcome != JobOutcome.REJECTED_POWER_CAP)
         self.info.update({
             "events": n_events, "scheduling_passes": n_passes, "replay_started_late": n_late_replay,
             "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
@@ -833,6 +886,12 @@ class Simulation:
                         self._set_job_power(j, float(self.profiles[j][1][k]))
             # one scheduling pass per timestamp, after every event of that timestamp
             cap_binding = False
+            if self.queue and self.power_cap:
+                self._reject_beyond_cap()
+            if t >= self.horizon_s and (self._jobs_left > 0 or required > 0):
+                self.info["stopped_at_horizon_s"] = float(t)
+                save()
+                break
             if self.queue and self.alloc.n_free > 0:
                 n_passes += 1
                 max_queue = max(max_queue, len(self.queue))
@@ -1030,6 +1089,34 @@ class Simulation:
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0, time_s=time_s,
                                     measure=(self.t0 + self.warmup_s, self.t1),
                                     cooling=self.plant is not None)
+        warnings = []
+        if "T_fac_sup" in facility and len(facility["T_fac_sup"]):
+            cold = facility["T_fac_sup"] < 275.15
+            if cold.any():
+                warnings.append(f"facility supply water below 2 degC in {int(cold.sum())} output interval(s) (min "
+                                f"{facility['T_fac_sup'].min() - 273.15:.1f} degC): the plant model has no tower bypass "
+                                f"or freeze protection, so results there are outside its validity")
+        if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and facility["m_flow_makeup"].min() < 0:
+            warnings.append(f"negative tower make-up water in {int((facility['m_flow_makeup'] < 0).sum())} interval(s):"
+                            f" the towers were adding heat to colder water (outside the model's validity)")
+        absent = getattr(getattr(self.policy, "order", None), "bonus_accounts_absent", [])
+        if absent:
+            self.info["bonus_accounts_absent"] = absent
+        if self.power_cap and min(w for _, w in self.power_cap) < self._idle_it_all_W:
+            warnings.append(f"a facility power budget ({min(w for _, w in self.power_cap) / 1e6:.3f} MW) is below the "
+                            f"IT power of the idle machine ({self._idle_it_all_W / 1e6:.3f} MW)")
+        if warnings:
+            self.info["warnings"] = warnings
+        if self.power_cap:  # how long the budget was binding, and how long facility power stood above it
+            caps = np.full(len(time_s), math.inf)
+            for t_c, w in self.power_cap:
+                caps[time_s >= t_c] = w
+            over = facility["P_facility_W"] > caps
+            summary["power_cap_exceeded_s"] = float(over.sum()) * self.interval_s
+            summary["power_cap_bound_s"] = float(self.info.get("power_cap_bound_s", 0.0))
+        summary["jobs_rejected_power_cap"] = float(self.info.get("jobs_rejected_power_cap", 0))
+        summary["jobs_not_run"] = float(np.count_nonzero(np.isnan(self.start)
+                                                         & (self.outcome != JobOutcome.REJECTED_POWER_CAP)))
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(self.info), units=units, rack=rack,
                                 job_cdu_it_W=self.job_cdu_it_W, allocations=allocations)

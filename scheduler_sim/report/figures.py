@@ -497,6 +497,10 @@ def wait_vs_size(jobs: pd.DataFrame):
     """Wait time (h) against job size (nodes), coloured by run time (h); prefilled jobs excluded."""
     j = jobs.loc[~jobs["prefilled"].to_numpy(bool) & jobs["wait_s"].notna()]
     fig, ax = plt.subplots(figsize=(8, 5))
+    if len(j) == 0:  # e.g. a serving-only run, or a run where no job started
+        ax.text(0.5, 0.5, "no batch job started in this run", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
     wait_h = j["wait_s"].to_numpy(float) / 3600
     rng = np.random.default_rng(0)
     x = j["nodes"].to_numpy(float) * np.exp(rng.normal(0, 0.03, len(j)))  # jitter: many jobs share a size

@@ -19,7 +19,8 @@ def run(rows, system, policy, backfill=None, **kw):
     jobs = kw.pop("jobs", None)
     if jobs is None:
         jobs = make_jobs(rows)
-    sim = Simulation(jobs, system, policy, backfill=backfill, window_start_s=0.0, window_s=1e6, **kw)
+    kw = {"window_start_s": 0.0, "window_s": 1e6, **kw}
+    sim = Simulation(jobs, system, policy, backfill=backfill, **kw)
     res = sim.run()
     return res, res.jobs.set_index("job_id")
 
@@ -186,3 +187,35 @@ def test_spread_and_pack_placement():
         res, j = run(rows, sysm, "fcfs", placement=placement)
         occupied = np.bincount(sysm.node_cdu[res.allocations["node_first"]], minlength=4)
         assert occupied.tolist() == expect, placement
+
+
+def test_job_that_no_budget_admits_is_rejected_not_left_blocking(tiny_system):
+    # Idle facility power 584.56 W (see the cap test above); a 4-node job adds 2 x 491.23 = 982.5 W -> needs
+    # 1,567 W. Under a 1,100 W cap for the whole run it can never start: it is rejected (outcome 4) instead of
+    # holding the queue head for ever, and the 2-node jobs behind it run.
+    rows = [(1, 0, 4, 100, 100), (2, 1, 2, 100, 100), (3, 2, 2, 100, 100)]
+    res, j = run(rows, tiny_system, "fcfs", "easy", power_cap=[(0.0, 1100.0)])
+    assert j.loc[1, "outcome"] == JobOutcome.REJECTED_POWER_CAP and np.isnan(j.loc[1, "sim_start_s"])
+    assert j.loc[2, "sim_start_s"] == 1 and j.loc[3, "sim_start_s"] == 101
+    assert res.summary["jobs_rejected_power_cap"] == 1 and res.summary["jobs_not_run"] == 0
+    # with a budget that rises later the same job only waits for it
+    res, j = run(rows, tiny_system, "fcfs", "easy", power_cap=[(0.0, 1100.0), (500.0, 2000.0)])
+    assert j.loc[1, "sim_start_s"] >= 500 and res.summary["jobs_rejected_power_cap"] == 0
+
+
+def test_run_stops_at_the_horizon_when_nodes_never_return(tiny_system):
+    # all nodes down from 10 s for a year: J2 can never start; the run stops at window end + max_drain
+    rows = [(1, 0, 1, 5, 5), (2, 20, 1, 5, 5)]
+    res, j = run(rows, tiny_system, "fcfs", "easy", downtimes=[(10.0, 3.2e7, np.arange(4))], max_drain_s=3600.0)
+    assert res.info["stopped_at_horizon_s"] >= 1e6 + 3600.0 - 1e-6
+    assert res.info["jobs_not_run"] == 1 and j.loc[1, "sim_end_s"] == 5
+
+
+def test_downtime_in_force_at_the_window_start_is_applied_before_the_prefill(tiny_system):
+    # nodes 0-1 down from before t0 = 1000 until 1500; J1 was running at t0 on 2 nodes: it is prefilled on nodes
+    # 2-3 (not on the down nodes, and not killed at t0).
+    rows = [(1, 800, 2, 400, 600, 900)]
+    res, j = run(rows, tiny_system, "fcfs", "easy", window_start_s=1000.0, window_s=100.0,
+                 downtimes=[(500.0, 1500.0, np.array([0, 1]))])
+    assert bool(j.loc[1, "prefilled"]) and j.loc[1, "sim_end_s"] == 1300 and j.loc[1, "requeues"] == 0
+    assert set(res.allocations["node_first"]) == {2}
