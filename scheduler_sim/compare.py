@@ -136,9 +136,7 @@ class Comparison:
             for _, r in self.top_jobs.iterrows():
                 lines.append(f"  job {int(r['job_id']):>8d} ({int(r['nodes'])} nodes): {r['delta_E_facility_J'] / mwh:+.4f}"
                              f"  start {r['delta_start_s'] / 3600:+.2f} h, wait {r['delta_wait_s'] / 3600:+.2f} h")
-        for n in self.notes:
-            lines.append(f"note: {n}")
-        return "\n".join(lines)
+        return "\n".join([f"WARNING: {n}" for n in self.notes] + lines)
 
 
 def _totals(res, att) -> dict[str, float]:
@@ -276,6 +274,20 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
     notes: list[str] = []
     if (TA["E_cooling_J"] == 0) != (TB["E_cooling_J"] == 0):
         notes.append("one run has no cooling plant: its PUE is not comparable")
+    sa, sb = ra.attrs.get("system"), rb.attrs.get("system")
+    if sa != sb:
+        notes.append(f"the runs are on different systems ({sa} vs {sb}): the 'scheduling -> compute' link then "
+                     f"mixes the machine change with the scheduling change")
+    try:
+        wa_, wb_ = (json.loads(r.config_json).get("trace", {}) for r in (ra, rb))
+        ka = ("path", "window_start_days", "window_days")
+        if any(wa_.get(k) != wb_.get(k) for k in ka):
+            notes.append("the runs replay different traces or windows: they do not run the same jobs")
+    except (ValueError, AttributeError):
+        pass
+    if abs(float(ra.totals.get("duration_s", 0)) - float(rb.totals.get("duration_s", 0))) > 0:
+        notes.append(f"the runs last {ra.totals.get('duration_s', 0) / 86400:.2f} vs "
+                     f"{rb.totals.get('duration_s', 0) / 86400:.2f} days: energies include different idle spans")
     top_jobs, jctx = _jobs(ra, rb, aa, ab, top)
 
     def job_dc(att):
