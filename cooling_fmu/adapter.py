@@ -763,7 +763,7 @@ def backend_available(name: str) -> tuple[bool, str]:
 
     if importlib.util.find_spec(name) is None:
         why = {"pyfmi": "pyfmi is not installed: PyPI has only a 2018 sdist that needs the FMI Library (FMIL), which "
-                        "no reachable registry ships (see notes/fmu-toolchain.md)"}.get(name, f"{name} not installed")
+                        "no reachable registry ships (see docs/cooling.md)"}.get(name, f"{name} not installed")
         return False, why
     return True, ""
 

@@ -3,7 +3,7 @@ numpy, and solve its steady state.
 
 The generated model is ONE flat model (arrays + for-loops, ``Real`` with ``unit=`` attributes, no Modelica
 Standard Library, every switch wrapped in ``noEvent``) because rumoca 0.9.13 silently drops component modifiers and
-connections and never fires events (see ``/work/shared/notes/fmu-toolchain.md``). :func:`plant_equations` is the
+connections and never fires events (rumoca 0.9.13 defects: docs/cooling.md). :func:`plant_equations` is the
 same set of equations in numpy, line by line; the tests check the FMU against it at arbitrary states, so a silent
 code-generation defect cannot hide.
 
