@@ -168,8 +168,6 @@ class Simulation:
         Canonical job table (:mod:`jobs.table`); times relative to the trace origin [s].
     system : power.System
         Platform description (nodes, racks, CDUs, power parameters).
-    policy : str
-        Policy name (:data:`scheduler_sim.policies.POLICIES`).
     window_start_s, window_s : float
         Window ``[window_start_s, window_start_s + window_s)`` of submissions to simulate [s].
     plant : object or None

@@ -13,7 +13,7 @@ from .base import BasePolicy, SchedulerView
 from .order import ORDERS, QueueOrder
 from .replay import Replay
 
-__all__ = ["OrderedPolicy", "make_policy", "policy_catalogue", "POLICIES"]
+__all__ = ["OrderedPolicy", "make_policy", "policy_catalogue"]
 
 #: policy shorthands -> (order, backfill)
 SHORTHANDS = {"easy": ("fcfs", "easy"), "conservative": ("fcfs", "conservative")}
@@ -100,7 +100,3 @@ def policy_catalogue() -> list[tuple[str, str]]:
     rows += [(f"--backfill {n}", d) for n, (_, d) in BACKFILLS.items()]
     rows += [(n, f"shorthand for --policy {o} --backfill {b}") for n, (o, b) in SHORTHANDS.items()]
     return rows
-
-
-#: Kept for the CLI: policy names accepted by ``--policy``.
-POLICIES = {"replay": Replay, **ORDERS, **{k: None for k in SHORTHANDS}, "twin": None}
