@@ -144,43 +144,39 @@ class Profile:
 
     ``times`` (k,) are increasing breakpoints starting at now; ``free[i]`` holds on ``[times[i], times[i+1])`` and
     the last value to infinity. A release at or before now (a running job past its estimate) is placed just after
-    now: its nodes are not free yet.
+    now: its nodes are not free yet. Both are numpy arrays, so a search or a reservation costs O(k) in C, not in
+    Python (a pass over Q queued jobs is O(Q k)).
     """
 
     def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]]) -> None:
-        self.times = [now]
-        self.free = [free_now]
         soon = math.nextafter(now, math.inf)
-        for t, n in sorted(releases):
+        if releases:
+            rt = np.maximum(np.array([t for t, _ in releases], dtype=float), soon)
+            rn = np.array([n for _, n in releases], dtype=np.int64)
             # a job already past its estimate (no walltime limit) ends "any moment": its nodes are not free now
-            t = max(t, soon)
-            if t == self.times[-1]:
-                self.free[-1] += n
-            else:
-                self.times.append(t)
-                self.free.append(self.free[-1] + n)
+            ut, inv = np.unique(rt, return_inverse=True)
+            add = np.bincount(inv, weights=rn, minlength=ut.size).astype(np.int64)
+            self.times = np.concatenate(([float(now)], ut))
+            self.free = np.concatenate(([int(free_now)], int(free_now) + np.cumsum(add)))
+        else:
+            self.times = np.array([float(now)])
+            self.free = np.array([int(free_now)], dtype=np.int64)
 
     def earliest(self, need: int, duration: float) -> float:
-        """Earliest breakpoint ``t`` with ``free >= need`` on all of ``[t, t + duration)`` (``inf`` if none)."""
-        times, free = self.times, self.free
-        k = len(times)
-        i = 0
-        while i < k:
-            if free[i] < need:
-                i += 1
-                continue
-            end = times[i] + duration
-            j = i + 1
-            ok = True
-            while j < k and times[j] < end:
-                if free[j] < need:
-                    ok = False
-                    break
-                j += 1
-            if ok:
-                return times[i]
-            i = j + 1  # every start before breakpoint j would still cover the blocking step j
-        return math.inf
+        """Earliest breakpoint ``t`` with ``free >= need`` on all of ``[t, t + duration)`` (``inf`` if none).
+
+        The window of a start at breakpoint ``i`` covers the steps ``i .. j-1`` with ``j`` the first breakpoint at or
+        after ``t_i + duration`` (at least step ``i`` itself); it is feasible when none of them is short of nodes,
+        checked for every ``i`` at once with a prefix count of the short steps.
+        """
+        short = self.free < need
+        if not short.any():
+            return float(self.times[0])
+        k = self.times.size
+        count = np.concatenate(([0], np.cumsum(short)))
+        j = np.maximum(np.searchsorted(self.times, self.times + duration, side="left"), np.arange(1, k + 1))
+        ok = np.flatnonzero(count[j] == count[:k])
+        return float(self.times[ok[0]]) if ok.size else math.inf
 
     def reserve(self, start: float, duration: float, n: int) -> None:
         """Subtract ``n`` nodes on ``[start, start + duration)``, adding breakpoints as needed."""
@@ -188,27 +184,18 @@ class Profile:
         self._split(start)
         if math.isfinite(end):
             self._split(end)
-        for i, t in enumerate(self.times):
-            if start <= t < end:
-                self.free[i] -= n
+        self.free[(self.times >= start) & (self.times < end)] -= n
 
     def _split(self, t: float) -> None:
+        """Insert a breakpoint at ``t`` (carrying the free value of the step that contains it)."""
         times = self.times
         if t <= times[0]:
             return
-        # insert a breakpoint at t (free value of the step containing t)
-        lo = 0
-        hi = len(times)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if times[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < len(times) and times[lo] == t:
+        lo = int(np.searchsorted(times, t, side="left"))
+        if lo < times.size and times[lo] == t:
             return
-        times.insert(lo, t)
-        self.free.insert(lo, self.free[lo - 1])
+        self.times = np.insert(times, lo, t)
+        self.free = np.insert(self.free, lo, self.free[lo - 1])
 
 
 def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict,
