@@ -101,7 +101,11 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     # csv module for the field count check (quoted gpu_spec may hold commas), then pandas on good rows
     rows, line_no = [], []
     reader = csv.reader(io.StringIO(text))
-    next(reader, None)
+    try:
+        next(reader, None)  # the header (already read above)
+    except csv.Error as exc:
+        raise TraceError(src, f"the header line is not well-formed CSV ({exc})", line=1, field="",
+                         expected=",".join(ALIBABA_POD_COLUMNS), found=lines_txt[0][:80]) from None
     while True:
         try:
             rec = next(reader)
