@@ -54,16 +54,28 @@ def read_text(path: Path) -> str:
     TraceError
         If the gzip stream is corrupt.
     """
+    raw = _file_bytes(path)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _file_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when they start with the gzip magic (whatever the suffix).
+
+    Raises
+    ------
+    TraceError
+        If the gzip stream is corrupt.
+    """
     raw = Path(path).read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+    return raw
 
 
 def read_bytes(path: Path) -> tuple[bytes, str]:
@@ -90,12 +102,7 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     TraceError
         If the gzip stream is corrupt.
     """
-    raw = Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
+    raw = _file_bytes(path)
     body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
     if not body.isascii():
         try:

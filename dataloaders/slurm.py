@@ -316,15 +316,8 @@ def _read_rows(text: str, src: str, columns: list[str] | None, delimiter: str, i
         if header is None:
             raise TraceError(src, "empty file: no sacct header line", line=1, expected="a header such as "
                              "'JobID|Submit|Start|End|...' (sacct -P)")
-        if not any(h.strip().lower() in ("jobid", "jobidraw") for h in header):
-            raise TraceError(src, "the first line is not a sacct -P header", line=header_line, field="JobID",
-                             found=delimiter.join(header)[:80],
-                             expected="a header naming JobID (or pass columns= for --noheader output)")
-    header = [h.strip() for h in header]
-    trailing = bool(header) and header[-1] == ""
-    if trailing:
-        header = header[:-1]
-    n_sep = len(header) - 1 + (1 if trailing else 0)
+        _check_header(header, src, header_line, delimiter)
+    header, trailing, n_sep = _normalise_header(header)
     body = lines[first_data:]
     line_no_all = np.arange(first_data + 1, first_data + 1 + len(body), dtype=np.int64)
     body = [s[:-1] if s.endswith("\r") else s for s in body]
@@ -425,15 +418,8 @@ def _read_rows_bytes(data: bytes, enc: str, src: str, columns: list[str] | None,
         header, first_data, pos = list(columns), 0, 0
     else:
         header, first_data, pos = _header_from_bytes(data, enc, src, delimiter)
-        if not any(h.strip().lower() in ("jobid", "jobidraw") for h in header):
-            raise TraceError(src, "the first line is not a sacct -P header", line=first_data, field="JobID",
-                             found=delimiter.join(header)[:80],
-                             expected="a header naming JobID (or pass columns= for --noheader output)")
-    header = [h.strip() for h in header]
-    trailing = bool(header) and header[-1] == ""
-    if trailing:
-        header = header[:-1]
-    n_sep = len(header) - 1 + (1 if trailing else 0)
+        _check_header(header, src, first_data, delimiter)
+    header, trailing, n_sep = _normalise_header(header)
     names = header + ([" trailing"] if trailing else [])
     dbyte = delimiter.encode(enc)[0]
     frames: list[pd.DataFrame] = []
@@ -520,6 +506,32 @@ def _read_rows_bytes(data: bytes, enc: str, src: str, columns: list[str] | None,
                                                                           for h in header})
     df["__line"] = np.concatenate(line_nos) if line_nos else np.zeros(0, dtype=np.int64)
     return df, n_read
+
+
+def _check_header(header: list[str], src: str, line: int, delimiter: str) -> None:
+    """Raise a TraceError unless the header names JobID (or JobIDRaw)."""
+    if not any(h.strip().lower() in ("jobid", "jobidraw") for h in header):
+        raise TraceError(src, "the first line is not a sacct -P header", line=line, field="JobID",
+                         found=delimiter.join(header)[:80],
+                         expected="a header naming JobID (or pass columns= for --noheader output)")
+
+
+def _normalise_header(header: list[str]) -> tuple[list[str], bool, int]:
+    """Strip the column names; drop the empty name a trailing delimiter makes (``sacct -p``).
+
+    Returns
+    -------
+    header : list of str
+    trailing : bool
+        Whether every line ends with the delimiter.
+    n_sep : int
+        Delimiters per well-formed line.
+    """
+    header = [h.strip() for h in header]
+    trailing = bool(header) and header[-1] == ""
+    if trailing:
+        header = header[:-1]
+    return header, trailing, len(header) - 1 + (1 if trailing else 0)
 
 
 def read_sacct(
