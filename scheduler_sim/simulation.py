@@ -34,6 +34,7 @@ from .core import Environment, EventKind
 from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
 from .policies.replay import Replay
 from .recorder import IntervalReducer, StepIntegrator
+from .progress import RunProgress
 
 __all__ = ["Simulation", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES", "POWER_SERIES"]
 
@@ -653,7 +654,7 @@ class Simulation:
         self._steps_emitted = k0 + m
         self.reducer.push(rows)
         if self._pbar is not None:
-            self._pbar.update(m * self.step_s / 3600.0)
+            self._pbar.update((k0 + m) * self.step_s / 3600.0, self._jobs_left)
         if failure is not None:
             raise failure
 
@@ -715,11 +716,7 @@ class Simulation:
         n_cols = n_state + (1 + n_plant if self.plant is not None else 0)
         self.reducer = IntervalReducer(self.ratio, n_cols)
         integ = StepIntegrator(self.t0, self.step_s, n_state, self._emit)
-        self._pbar = None
-        if self.progress:
-            from tqdm import tqdm
-            self._pbar = tqdm(total=(self.t1 - self.t0) / 3600.0, unit="h", desc="simulated", leave=False,
-                              bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} h sim [{elapsed}<{remaining}]")
+        self._pbar = RunProgress((self.t1 - self.t0) / 3600.0) if self.progress else None
 
         required = 0  # events the run must reach even when every job is done (the partition's profile)
         if self.partition is not None:
