@@ -42,8 +42,11 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
 
 SCHEMA_VERSION = "1.1"
 #: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
-#: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s]).
-VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "twin_latency_s")
+#: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s];
+#: the serving engine's wall time and events per wall second in /summary and /serving/summary).
+VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "twin_latency_s",
+                  "serving_engine_wall_time_s", "serving_engine_events_per_s", "engine_wall_time_s",
+                  "engine_events_per_s")
 
 PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49). E_IT = rack input energy "
                   "(node DC + SIVOC/VRM loss + rectifier loss + rack overhead). E_facility = E_IT + cooling "
