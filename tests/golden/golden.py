@@ -49,7 +49,7 @@ CASES: dict[str, list[str]] = {
     "sweep": ["sweep", "experiments/theta_policies_weather.toml"],
 }
 
-_VOLATILE_PROVENANCE = ("versions_json",)
+_VOLATILE_PROVENANCE = ("versions_json", "git_sha")  # package versions and the commit of the code
 _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_latency_s", "fmu_path",
                        "sweep_timing_json")
 
