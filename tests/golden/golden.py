@@ -8,8 +8,8 @@ Usage (from the repository root, in the project's venv)::
 
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
-``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
-``versions_json``), and wall-clock figures inside ``info_json`` (keys ending in ``wall_time_s`` / ``time_s``
+``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (attributes ``versions_json`` and
+``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in ``wall_time_s`` / ``time_s``
 measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). ``check`` prints each path that differs and exits 1.
 
 Cases: the main job (30 days), a 7-day window per policy family (replay; FCFS no backfill; SJF + EASY;
