@@ -378,7 +378,8 @@ def _cmd_report(a: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
-                       pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None)
+                       pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
+                       progress=sys.stderr.isatty())
     print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
     return 0
 

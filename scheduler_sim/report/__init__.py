@@ -43,6 +43,10 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-widt
 figcaption{color:#555;font-size:.9em}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}"""
 
 
+#: The progress line of the report being written (a Spinner; None when silent). Set by make_report.
+_SPINNER = None
+
+
 def _save(fig, out_dir: Path, name: str) -> Path:
     import matplotlib.pyplot as plt
 
@@ -50,6 +54,8 @@ def _save(fig, out_dir: Path, name: str) -> Path:
     fig.savefig(png, dpi=110)
     fig.savefig(out_dir / f"{name}.svg")
     plt.close(fig)
+    if _SPINNER is not None:
+        _SPINNER.step(1, desc=f"report: saved {name}")
     return png
 
 
@@ -86,7 +92,7 @@ def _metric_tables(summary: dict[str, float]) -> list[str]:
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
                 gantt_days: float = 3.0, gantt_color: str = "job",
-                pareto: list[tuple[str, str]] | None = None) -> Path:
+                pareto: list[tuple[str, str]] | None = None, progress: bool = False) -> Path:
     """Write the figures (PNG + SVG) and ``report.html`` of a run file or a sweep summary.
 
     Parameters
@@ -101,6 +107,8 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         Colour of the occupancy rectangles: a stable colour per job, or the job's wait time.
     pareto : list of (str, str) or None
         Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
+    progress : bool
+        Show a progress line on stderr (figures saved, elapsed time); the CLI sets it on a terminal.
 
     Returns
     -------
@@ -126,7 +134,11 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     kind = kind.decode() if isinstance(kind, bytes) else str(kind)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    global _SPINNER
     try:
+        from ..progress import Spinner
+
+        _SPINNER = Spinner("report: reading and drawing", enabled=progress).__enter__()
         if kind == "sweep-summary":
             return _sweep_report(path, out, list(pareto) if pareto else list(DEFAULT_PARETO))
         if kind == "cooling_standalone":
@@ -136,6 +148,10 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         if created:  # a failed report leaves no folder behind (a folder it did not create is left as it was)
             shutil.rmtree(out, ignore_errors=True)
         raise
+    finally:
+        if _SPINNER is not None:
+            _SPINNER.__exit__(None, None, None)
+        _SPINNER = None
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
