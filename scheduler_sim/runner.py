@@ -298,13 +298,21 @@ def format_summary(s: dict[str, float]) -> str:
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
-        f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
-        f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean {f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, "
-        f"peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-        f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
-        f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
-        f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
     ]
+    if math.isnan(s.get("PUE", float("nan"))):  # no plant: the facility was not modelled, so no facility figures
+        lines += [
+            "  facility              not modelled (cooling off): no cooling or facility energy, PUE n/a, TUE n/a",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+        ]
+    else:
+        lines += [
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+            f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
+            f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+            f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
+        ]
     if "serving_requests" in s:
         g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
         lines += [
