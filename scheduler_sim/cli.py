@@ -326,16 +326,20 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
               f"written to {res.path} (root attribute complete = False)", file=sys.stderr)
         return 2
     dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
-                                           "jobs_not_run", "jobs_rejected_power_cap")}
+                                           "jobs_not_run", "jobs_rejected_power_cap", "jobs_cut_at_horizon")}
     print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "
           f"machine {dropped['jobs_excluded_larger_than_machine']}, above every power budget "
-          f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}")
+          f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}, cut at the horizon "
+          f"{dropped['jobs_cut_at_horizon']}")
     if "stopped_at_horizon_s" in info:
-        print(f"hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
-              f"left", file=sys.stderr)
+        print(f"hpctwin run: warning: the run stopped at the horizon t = {info['stopped_at_horizon_s']:.0f} s (window "
+              f"end + output.max_drain_days) with jobs left: {dropped['jobs_cut_at_horizon']} running job(s) cut "
+              f"there (outcome 5), {dropped['jobs_not_run']} never started", file=sys.stderr)
     for w in info.get("warnings", []):
         print(f"hpctwin run: warning: {w}", file=sys.stderr)
     print(f"wrote {res.path}")
+    if dropped["jobs_cut_at_horizon"] and not dropped["jobs_not_run"]:
+        return 1
     if dropped["jobs_not_run"]:
         print(f"hpctwin run: warning: {dropped['jobs_not_run']} job(s) never started (e.g. nodes down until the "
               f"end); see /provenance info_json", file=sys.stderr)

@@ -211,7 +211,8 @@ class OutputConfig(_Strict):
 
     interval_s: float = Field(60.0, gt=0, description="Output averaging interval [s]; a whole multiple of cooling.step_s")
     max_drain_days: float = Field(365.0, gt=0, description="The run stops this many days after the window end even "
-                                                           "if jobs remain (they are reported as never started)")
+                                                           "if jobs remain (running jobs are cut there, "
+                                                           "queued ones reported as never started)")
     warmup_days: float = Field(1.0, ge=0, description="Warm-up excluded from utilisation_measured [days]; the drain "
                                                       "after the window is always excluded from it")
     progress: bool = Field(True, description="Show a progress bar on a terminal")

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .allocator import FREE, NodeAllocator
+from .availability import known_availability
 from .core import Environment, EventKind
 from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
 from .policies.replay import Replay
@@ -68,6 +69,8 @@ class JobOutcome:
     """Killed because one of its nodes went down."""
     REJECTED_POWER_CAP = 4
     """Never started: even on an otherwise idle machine it would exceed every facility power budget still to come."""
+    CUT_AT_HORIZON = 5
+    """Still running at the run horizon (window end + ``max_drain_s``): ended there, its energy counted up to it."""
 
 
 @dataclass(frozen=True)
@@ -213,8 +216,10 @@ class Simulation:
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
     max_drain_s : float
-        The run stops at ``window end + max_drain_s`` [s] even if jobs remain (e.g. nodes down for ever); they are
-        reported as never started and ``info["stopped_at_horizon_s"]`` is set.
+        The run stops at the horizon ``window end + max_drain_s`` [s] (rounded up to a whole output interval) even
+        if jobs remain: jobs still running there end there with outcome ``CUT_AT_HORIZON`` (their energy, and the
+        run's, stops there; counted in ``info["jobs_cut_at_horizon"]`` and the summary), queued jobs are reported
+        as never started, and ``info["stopped_at_horizon_s"]`` is set.
     job_power_profiles : pandas.DataFrame or None
         Measured node-power time series of jobs (columns ``job_id``, ``t_offset_s`` [s from the job's start],
         ``node_power_W`` [W per node]), used with ``use_measured_power``: a profiled job's nodes follow its samples
@@ -294,7 +299,7 @@ class Simulation:
         self.record_reservations = bool(record_reservations)
         if not max_drain_s > 0:
             raise ValueError(f"max_drain_s must be > 0, got {max_drain_s}")
-        self.horizon_s = self.t1 + float(max_drain_s)
+        self.horizon_s = self._horizon(self.t1 + float(max_drain_s))
         self.warmup_s = float(warmup_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self._node_power_w = node_power_w
@@ -320,6 +325,23 @@ class Simulation:
         attach = getattr(self.policy, "attach", None)
         if callable(attach):  # a policy that looks ahead (the twin in the loop) forks this platform
             attach(self)
+
+    def _horizon(self, t_s: float) -> float:
+        """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
+
+        The run never goes past it: running jobs are cut there (``CUT_AT_HORIZON``), and since it lies on an
+        interval boundary no idle padding is added after it, so energy stops exactly there.
+        """
+        steps = StepIntegrator(self.t0, self.step_s, 0, lambda k, block: None)
+        return steps.boundary(steps.first_boundary_at_or_after(t_s, self.ratio))
+
+    def _cut_at_horizon(self, t: float) -> None:
+        """End every running job at the horizon ``t`` (outcome ``CUT_AT_HORIZON``, energy counted up to ``t``)."""
+        cut = list(self.running)
+        for j in cut:
+            self._finish(j, t, JobOutcome.CUT_AT_HORIZON)
+        self.info["stopped_at_horizon_s"] = float(t)
+        self.info["jobs_cut_at_horizon"] = len(cut)
 
     # ------------------------------------------------------------------ job preparation
     def _prepare_jobs(self, table: pd.DataFrame) -> None:
@@ -417,14 +439,22 @@ class Simulation:
         headroom = math.inf
         power = None
         cap = self._cap_now()
-        if math.isfinite(cap):
+        facility_W = math.nan
+        if self.power_cap:  # a budget now or later: reservations need each job's power
             power = self._job_marginal_it * (1.0 + self._cooling_ratio())
-            headroom = cap - self._predicted_facility_W()
+            facility_W = self._predicted_facility_W()
+            if math.isfinite(cap):
+                headroom = cap - facility_W
+        running = list(self.running)
+        now = self.env.now
         return SchedulerView(
-            now_s=self.env.now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
+            now_s=now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
             estimate_s=self.estimate, submit_s=self.submit, recorded_start_s=self.recorded_start,
-            running=list(self.running), start_s=self.start, n_nodes=self._n_pool,
+            running=running, start_s=self.start, n_nodes=self._n_pool,
             account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
+            availability_fn=lambda: known_availability(
+                now, self.alloc.owner, self.alloc.down_count, running, self.start + self.estimate,
+                self.downtimes, power, facility_W, self.power_cap),
         )
 
     # ------------------------------------------------------------------ facility power cap
@@ -580,6 +610,22 @@ class Simulation:
             key = (self.submit[j], j)
             pos = bisect.bisect_left([(self.submit[q], q) for q in self.queue], key)
             self.queue.insert(pos, j)
+
+    def _prefill_duration(self, j: int) -> tuple[float, int]:
+        """Time a carried-in (prefilled) job still runs after ``t0`` [s], and its outcome when it gets there.
+
+        Carried-in jobs obey the same wall-time rule as every other job (:meth:`_run_duration`): under a policy
+        that kills at the requested time, a job whose recorded end lies past ``recorded start + requested time``
+        is killed at that limit (``KILLED_WALLTIME``), even though the site let it run on. The duration is
+        ``<= 0`` when the limit fell at or before ``t0``: the job is then recorded as killed at its limit and
+        never occupies the window's nodes.
+        """
+        end = float(self.recorded_end[j])
+        if self.policy.kills_at_walltime and self.has_limit[j]:
+            limit_end = float(self.recorded_start[j] + self.estimate[j])
+            if end > limit_end:
+                return limit_end - self.t0, JobOutcome.KILLED_WALLTIME
+        return end - self.t0, JobOutcome.COMPLETED
 
     def _run_duration(self, j: int) -> tuple[float, int]:
         """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
@@ -740,14 +786,24 @@ class Simulation:
         # prefill: jobs running at t0, placed first in recorded-start order
         pre = np.flatnonzero(self.prefilled)
         pre = pre[np.argsort(self.recorded_start[pre], kind="stable")]
-        n_pre_failed = 0
+        n_pre_failed = n_pre_past_limit = 0
         for j in pre:
+            duration, outcome = self._prefill_duration(int(j))
+            if duration <= 0:  # its limit fell at or before t0: killed there, never on the window's nodes
+                n_pre_past_limit += 1
+                self.start[j] = self.recorded_start[j]
+                self.end[j] = self.t0 + duration
+                self.outcome[j] = outcome
+                self._jobs_left -= 1
+                continue
             if self.nodes[j] > self.alloc.n_free:
                 n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
                 self.prefilled[j] = False
                 continue
-            self._start(int(j), self.t0, float(self.recorded_end[j] - self.t0))
+            self._outcome_if_ends[j] = outcome
+            self._start(int(j), self.t0, duration)
         self.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
+        self.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
         order = np.lexsort((np.arange(n), self.submit))
         for j in order:
             if not self.prefilled[j]:
@@ -779,7 +835,7 @@ class Simulation:
         if failure is not None:
             # Partial results: everything up to the last whole output interval the plant completed is kept.
             n_int = self._steps_emitted // self.ratio
-            t_final = self.t0 + n_int * self.interval_s
+            t_final = integ.boundary(n_int * self.ratio)
             self.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
             if self._pbar is not None:
                 self._pbar.close()
@@ -790,10 +846,9 @@ class Simulation:
             })
             return self._result(idle_energy_dc, idle_energy_it)
         self.info["complete"] = True
-        # pad with idle time to a whole output interval (at least one)
+        # pad with idle time to a whole output interval (at least one); the end is an integer count of steps
         t_end = max(t_last, self.t0)
-        n_int = max(1, math.ceil((t_end - self.t0) / self.interval_s - 1e-12))
-        t_final = self.t0 + n_int * self.interval_s
+        t_final = integ.boundary(max(self.ratio, integ.first_boundary_at_or_after(t_end, self.ratio)))
         integ.set(self._state_vector())
         integ.advance(t_final)
         idle_energy_dc += self._idle_dc_W * (t_final - t_last)
@@ -836,7 +891,7 @@ class Simulation:
 
         save()
         while len(env) and (self._jobs_left > 0 or required > 0) and env.peek_time() <= until_s:
-            t = env.peek_time()
+            t = min(env.peek_time(), self.horizon_s)  # nothing happens past the horizon
             # integrate the step function up to t (this may step the cooling plant)
             integ.set(self._state_vector())
             integ.advance(t)
@@ -847,6 +902,10 @@ class Simulation:
             if cap_binding:
                 cap_bound_s += t - t_last
             t_last = t
+            if env.peek_time() > t:  # the horizon comes before the next event: cut what still runs
+                self._cut_at_horizon(t)
+                save()
+                break
             batch = env.pop_batch()
             n_events += len(batch)
             for kind, payload in batch:
@@ -884,7 +943,7 @@ class Simulation:
             if self.queue and self.power_cap:
                 self._reject_beyond_cap()
             if t >= self.horizon_s and (self._jobs_left > 0 or required > 0):
-                self.info["stopped_at_horizon_s"] = float(t)
+                self._cut_at_horizon(t)
                 save()
                 break
             if self.queue and self.alloc.n_free > 0:
@@ -1026,7 +1085,7 @@ class Simulation:
         nc = sysm.n_cdus
         rows = self.reducer.finish()
         n_int = rows.shape[0]
-        time_s = self.t0 + np.arange(n_int) * self.interval_s
+        time_s = self.t0 + (np.arange(n_int) * self.ratio) * self.step_s  # step boundaries, integer counts
         facility: dict[str, np.ndarray] = {}
         cdu: dict[str, np.ndarray] = {"Q_flow_W": rows[:, :nc]}
         units: dict[str, str] = {}
@@ -1080,7 +1139,7 @@ class Simulation:
         jobs["requeues"] = self.n_requeues
         jobs["lost_node_s"] = self.lost_node_s
         jobs["lost_energy_dc_J"] = self.lost_energy_dc
-        jobs = metrics.add_job_metrics(jobs)
+        jobs = metrics.add_job_metrics(jobs, window_start_s=self.t0)
         allocations = _allocation_runs(self._attempts, jobs["job_id"].to_numpy(), self.system.node_cdu)
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0, time_s=time_s,
                                     measure=(self.t0 + self.warmup_s, self.t1),
@@ -1111,6 +1170,7 @@ class Simulation:
             summary["power_cap_exceeded_s"] = float(over.sum()) * self.interval_s
             summary["power_cap_bound_s"] = float(self.info.get("power_cap_bound_s", 0.0))
         summary["jobs_rejected_power_cap"] = float(self.info.get("jobs_rejected_power_cap", 0))
+        summary["jobs_cut_at_horizon"] = float(np.count_nonzero(self.outcome == JobOutcome.CUT_AT_HORIZON))
         summary["jobs_not_run"] = float(np.count_nonzero(np.isnan(self.start)
                                                          & (self.outcome != JobOutcome.REJECTED_POWER_CAP)))
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
