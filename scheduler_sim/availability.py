@@ -30,8 +30,8 @@ __all__ = ["known_availability"]
 
 def known_availability(now: float, owner: np.ndarray, down_count: np.ndarray, running: list[int],
                        expected_end: np.ndarray, downtimes: list[tuple], power_W: np.ndarray | None,
-                       facility_W: float, cap_schedule: list[tuple[float, float]]
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       facility_W: float, cap_schedule: list[tuple[float, float]], job_nodes: np.ndarray,
+                       n_free: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Free nodes and power headroom from now on, if no new job starts (module docstring).
 
     Parameters
@@ -54,6 +54,10 @@ def known_availability(now: float, owner: np.ndarray, down_count: np.ndarray, ru
         Predicted facility power now [W].
     cap_schedule : list of (t_s, cap_W)
         Facility power budget from ``t_s`` on, sorted by time.
+    job_nodes : ndarray of int64, shape (n_jobs,)
+        Nodes of every job.
+    n_free : int
+        Nodes idle and up now.
 
     Returns
     -------
@@ -78,6 +82,10 @@ def known_availability(now: float, owner: np.ndarray, down_count: np.ndarray, ru
             hit = np.unique(hit[hit >= 0])
             if hit.size:
                 end[hit] = np.minimum(end[hit], a)
+    if not windows and not down_count.any():  # nothing known but job ends: O(running jobs), no node scan
+        nt = np.concatenate(([now], end[run])) if run.size else np.array([now])
+        nd_ = np.concatenate(([int(n_free)], job_nodes[run])).astype(np.int64)
+        return _steps(now, nt, nd_, end[run] if run.size else np.zeros(0), run, power_W, facility_W, cap_schedule)
     batch = owner != -2
     free_from = np.where(owner >= 0, end[np.maximum(owner, 0)], now)  # when each node is free of its job
     touched = np.zeros(owner.size, dtype=bool)
@@ -111,9 +119,15 @@ def known_availability(now: float, owner: np.ndarray, down_count: np.ndarray, ru
                 d_list += [-np.ones(int(keep.sum()), dtype=np.int64)]
     nt = np.concatenate(t_list)
     nd_ = np.concatenate(d_list)
+    return _steps(now, nt, nd_, end[run] if run.size else np.zeros(0), run, power_W, facility_W, cap_schedule)
+
+
+def _steps(now: float, nt: np.ndarray, nd_: np.ndarray, rel_t: np.ndarray, run: np.ndarray,
+           power_W: np.ndarray | None, facility_W: float, cap_schedule: list[tuple[float, float]]
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Turn node deltas ``nd_`` at times ``nt`` and job power releases at ``rel_t`` into the step function."""
     cap_t = np.array([t for t, _ in cap_schedule], dtype=float)
     cap_w = np.array([w for _, w in cap_schedule], dtype=float)
-    rel_t = end[run] if run.size else np.zeros(0)
     times = np.unique(np.concatenate(([now], nt, rel_t, cap_t[cap_t > now])))
     times = times[times >= now]
     order = np.argsort(nt, kind="stable")

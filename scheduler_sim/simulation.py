@@ -454,7 +454,7 @@ class Simulation:
             account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
             availability_fn=lambda: known_availability(
                 now, self.alloc.owner, self.alloc.down_count, running, self.start + self.estimate,
-                self.downtimes, power, facility_W, self.power_cap),
+                self.downtimes, power, facility_W, self.power_cap, self.nodes, self.alloc.n_free),
         )
 
     # ------------------------------------------------------------------ facility power cap

@@ -102,36 +102,38 @@ def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, pre
     the job ends by the shadow time or uses only the extra nodes.
     """
     now = view.now_s
+    if not order:
+        return []
     prof = Profile.from_view(view)
+    idx = np.asarray(order, dtype=np.int64)
+    nodes = view.nodes[idx].tolist()
+    est = view.estimate_s[idx].astype(float).tolist()
+    power = view.power_W[idx].astype(float).tolist() if view.power_W is not None else [0.0] * len(order)
     out: list[int] = []
     i = 0
-    while i < len(order):
-        j = order[i]
-        n, p, e = int(view.nodes[j]), _pw(view, j), float(view.estimate_s[j])
-        if not prof.fits_now(n, p, e):
-            break
-        prof.reserve(now, e, n, p)
-        out.append(j)
+    while i < len(order) and prof.fits_now(nodes[i], power[i], est[i]):
+        prof.reserve(now, est[i], nodes[i], power[i])
+        out.append(order[i])
         i += 1
     if i >= len(order):
         return out
-    h = order[i]
-    n, p, e = int(view.nodes[h]), _pw(view, h), float(view.estimate_s[h])
-    shadow = prof.earliest(n, p, e)
-    reservations[h] = shadow
+    shadow = prof.earliest(nodes[i], power[i], est[i])
+    reservations[order[i]] = shadow
     if math.isfinite(shadow):
-        prof.reserve(shadow, e, n, p)
-    cands = order[i + 1:]
+        prof.reserve(shadow, est[i], nodes[i], power[i])
+    cands = list(range(i + 1, len(order)))
     if best_fit:
-        cands = sorted(cands, key=lambda j: -int(view.nodes[j]))  # stable: ties keep policy order
-    for j in cands:
-        if int(prof.free[0]) == 0:
+        cands.sort(key=lambda k: -nodes[k])  # stable: ties keep policy order
+    free, head = int(prof.free[0]), float(prof.head[0])
+    for k in cands:
+        if free == 0:
             break
-        n, p, e = int(view.nodes[j]), _pw(view, j), float(view.estimate_s[j])
-        if n > int(prof.free[0]) or p > float(prof.head[0]) or not prof.fits_now(n, p, e):
+        n, p = nodes[k], power[k]
+        if n > free or p > head or not prof.fits_now(n, p, est[k]):
             continue
-        prof.reserve(now, e, n, p)
-        out.append(j)
+        prof.reserve(now, est[k], n, p)
+        out.append(order[k])
+        free, head = int(prof.free[0]), float(prof.head[0])
     return out
 
 
@@ -214,10 +216,11 @@ class Profile:
         lo = int(np.searchsorted(times, t, side="left"))
         if lo < times.size and times[lo] == t:
             return
-        self.times = np.insert(times, lo, t)
-        self.free = np.insert(self.free, lo, self.free[lo - 1])
-        self.head = np.insert(self.head, lo, self.head[lo - 1])
-        self.starts = np.insert(self.starts, lo, False)
+        cat = np.concatenate
+        self.times = cat((times[:lo], [t], times[lo:]))
+        self.free = cat((self.free[:lo], self.free[lo - 1:lo], self.free[lo:]))
+        self.head = cat((self.head[:lo], self.head[lo - 1:lo], self.head[lo:]))
+        self.starts = cat((self.starts[:lo], [False], self.starts[lo:]))
 
 
 def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict,
