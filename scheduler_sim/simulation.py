@@ -453,7 +453,7 @@ class Simulation:
             running=running, start_s=self.start, n_nodes=self._n_pool,
             account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
             availability_fn=lambda: known_availability(
-                now, self.alloc.owner, self.alloc.down_count, running, self.start + self.estimate,
+                now, self.alloc.owner, self.alloc.down_count, running, self.start, self.estimate,
                 self.downtimes, power, facility_W, self.power_cap, self.nodes, self.alloc.n_free),
         )
 

@@ -26,6 +26,7 @@ IBM SP2 with backfilling", IEEE TPDS 12(6), 2001.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 
 import numpy as np
@@ -53,10 +54,10 @@ def shadow_time(view: SchedulerView, need: int, started: list[int] = ()) -> tupl
     prof = Profile.from_view(view)
     for j in started:
         prof.reserve(view.now_s, float(view.estimate_s[j]), int(view.nodes[j]), 0.0)
-    ok = np.flatnonzero(prof.free >= need)
-    if not ok.size:
-        return math.inf, 0
-    return float(prof.times[ok[0]]), int(prof.free[ok[0]]) - int(need)
+    for t, f in zip(prof.times, prof.free):
+        if f >= need:
+            return t, f - int(need)
+    return math.inf, 0
 
 
 def backfill_none(view: SchedulerView, order: list[int], reservations: dict, previous: dict | None = None) -> list[int]:
@@ -148,16 +149,21 @@ class Profile:
     Feasibility of a start at ``t`` for ``n`` nodes, ``p`` W and duration ``d``: ``free >= n`` on all of
     ``[t, t + d)``, ``head >= p`` at ``t``, and ``head >= p`` at every reservation start inside ``(t, t + d)``. The
     power budget is checked only when a job starts (the platform never stops a running job for a budget step), so
-    a reservation must leave the budget of every later-starting reservation intact, and nothing more. Arrays are
-    numpy, so a search costs O(k) in C.
+    a reservation must leave the budget of every later-starting reservation intact, and nothing more.
+
+    The steps are kept in Python lists (k is the number of distinct running-job ends and known changes, a few
+    hundred at most): a start-now check is a bisection and a slice minimum, a reservation a list insertion;
+    :meth:`earliest` searches every breakpoint at once with numpy (O(k) in C).
     """
 
-    def __init__(self, times: np.ndarray, free: np.ndarray, head: np.ndarray) -> None:
-        self.times = np.array(times, dtype=float)
-        self.free = np.array(free, dtype=np.int64)
-        self.head = np.array(head, dtype=float)
-        self.starts = np.zeros(self.times.size, dtype=bool)
-        self._prefix = None
+    def __init__(self, times, free, head) -> None:
+        self.times: list[float] = [float(x) for x in np.asarray(times, dtype=float).tolist()]
+        self.free: list[int] = [int(x) for x in np.asarray(free).tolist()]
+        self.head: list[float] = [float(x) for x in np.asarray(head, dtype=float).tolist()]
+        self.starts: list[bool] = [False] * len(self.times)
+        self.budget = any(math.isfinite(h) for h in self.head)  # a power budget now or later
+        self._later_starts = False  # a reservation starts after now (its power budget must be kept)
+        self._min_free: list[int] | None = None  # prefix minima of free (start-now checks), rebuilt lazily
 
     @classmethod
     def from_view(cls, view: SchedulerView) -> "Profile":
@@ -172,55 +178,62 @@ class Profile:
         after ``t_i + duration`` (at least step ``i`` itself); it is checked for every ``i`` at once with prefix
         counts of the short steps.
         """
-        k = self.times.size
+        times = np.array(self.times)
+        free = np.array(self.free)
+        k = times.size
         nxt = np.arange(1, k + 1)
-        j = np.maximum(np.searchsorted(self.times, self.times + duration, side="left"), nxt)
-        short = np.concatenate(([0], np.cumsum(self.free < need)))
-        ok = (short[j] == short[:k]) & (self.head >= power)
-        if power > 0 and self.starts.any():
-            bad = np.concatenate(([0], np.cumsum(self.starts & (self.head < power))))
+        j = np.maximum(np.searchsorted(times, times + duration, side="left"), nxt)
+        short = np.concatenate(([0], np.cumsum(free < need)))
+        ok = short[j] == short[:k]
+        if self.budget:
+            head = np.array(self.head)
+            ok &= head >= power
+            bad = np.concatenate(([0], np.cumsum(np.array(self.starts) & (head < power))))
             ok &= bad[j] == bad[nxt]  # no reservation start in (t_i, t_i + duration) left short of power
         idx = np.flatnonzero(ok)
-        return float(self.times[idx[0]]) if idx.size else math.inf
+        return float(times[idx[0]]) if idx.size else math.inf
 
     def fits_now(self, need: int, power: float, duration: float) -> bool:
-        """Whether a start now is feasible (``earliest(...) == now``), in O(log k) from cached prefix minima."""
-        if self._prefix is None:
-            starts_head = np.where(self.starts, self.head, math.inf)
-            starts_head[0] = math.inf
-            self._prefix = (self.times.tolist(), np.minimum.accumulate(self.free).tolist(),
-                            np.minimum.accumulate(starts_head).tolist())
-        times, min_free, min_start_head = self._prefix
-        if need > min_free[0] or not power <= float(self.head[0]):
+        """Whether a start now is feasible (the same as ``earliest(...) == now``, without numpy)."""
+        free, head = self.free, self.head
+        if need > free[0] or not power <= head[0]:
             return False
-        j = max(bisect.bisect_left(times, times[0] + duration), 1)
-        return min_free[j - 1] >= need and min_start_head[j - 1] >= power
+        if self._min_free is None:
+            self._min_free = list(itertools.accumulate(free, min))
+        j = max(bisect.bisect_left(self.times, self.times[0] + duration), 1)
+        if self._min_free[j - 1] < need:
+            return False
+        if self.budget and self._later_starts:
+            starts = self.starts
+            return all(head[i] >= power for i in range(1, j) if starts[i])
+        return True
 
     def reserve(self, start: float, duration: float, n: int, power: float = 0.0) -> None:
         """Subtract ``n`` nodes and ``power`` W on ``[start, start + duration)`` and mark ``start`` as a start."""
         end = start + duration
-        self._split(start)
-        if math.isfinite(end):
-            self._split(end)
-        win = (self.times >= start) & (self.times < end)
-        self.free[win] -= n
-        self.head[win] -= power
-        self.starts[self.times == start] = True
-        self._prefix = None
+        i0 = self._split(start)
+        i1 = self._split(end) if math.isfinite(end) else len(self.times)
+        free, head = self.free, self.head
+        for i in range(i0, i1):
+            free[i] -= n
+            head[i] -= power
+        self.starts[i0] = True
+        self._later_starts = self._later_starts or i0 > 0
+        self._min_free = None
 
-    def _split(self, t: float) -> None:
-        """Insert a breakpoint at ``t`` (carrying the values of the step that contains it)."""
+    def _split(self, t: float) -> int:
+        """Index of the breakpoint at ``t``, inserted if needed (carrying the values of the step containing it)."""
         times = self.times
         if t <= times[0]:
-            return
-        lo = int(np.searchsorted(times, t, side="left"))
-        if lo < times.size and times[lo] == t:
-            return
-        cat = np.concatenate
-        self.times = cat((times[:lo], [t], times[lo:]))
-        self.free = cat((self.free[:lo], self.free[lo - 1:lo], self.free[lo:]))
-        self.head = cat((self.head[:lo], self.head[lo - 1:lo], self.head[lo:]))
-        self.starts = cat((self.starts[:lo], [False], self.starts[lo:]))
+            return 0
+        lo = bisect.bisect_left(times, t)
+        if lo < len(times) and times[lo] == t:
+            return lo
+        times.insert(lo, t)
+        self.free.insert(lo, self.free[lo - 1])
+        self.head.insert(lo, self.head[lo - 1])
+        self.starts.insert(lo, False)
+        return lo
 
 
 def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict,
