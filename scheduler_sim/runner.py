@@ -130,7 +130,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
-            cfg = cfg.with_overrides({"trace.window_start_days": start})
+            cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
     else:
         from jobs.table import empty_job_table
 
@@ -196,9 +196,9 @@ def default_start_day(cfg: RunConfig, jobs) -> float:
     """The window start [days] a run uses: the configured one, or the trace's first submission day.
 
     The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
-    that default and the trace has no submission in ``[181, 181 + window_days)`` days (a shorter or a later trace),
-    the window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start
-    the user chose (any other value) is kept, so an empty window is then an error.
+    that default and the trace has no submission on or after day 181 (a trace shorter than half a year), the
+    window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start the
+    user chose (any other value) is kept, so an empty window is then an error.
 
     Parameters
     ----------
@@ -218,8 +218,7 @@ def default_start_day(cfg: RunConfig, jobs) -> float:
     sub = sub[np.isfinite(sub)]
     if start != default or sub.size == 0:
         return start
-    t0, t1 = start * DAY_S, (start + cfg.trace.window_days) * DAY_S
-    if np.any((sub >= t0) & (sub < t1)):
+    if np.any(sub >= start * DAY_S):  # the trace reaches the default start: keep it
         return start
     return float(math.floor(sub.min() / DAY_S))
 
