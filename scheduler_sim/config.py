@@ -193,6 +193,11 @@ class PowerConfig(_Strict):
     use_measured_power: bool = Field(
         False, description="Use the trace's measured per-node job power (column measured_node_power_W) where "
                            "present instead of the utilisation model")
+    job_power_spread: Literal["archer2", "none"] = Field(
+        "archer2", description="Jobs without recorded utilisation draw their node power from a measured per-job "
+                               "distribution (seeded by the run seed; the system's default utilisation is the "
+                               "mean job): 'archer2' = ARCHER2 per-application node power (power/job_power.py); "
+                               "'none' = every such job at the system default")
 
 
 class CoolingConfig(_Strict):

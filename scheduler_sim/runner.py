@@ -177,12 +177,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                             cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+        jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
     else:
         from jobs.table import empty_job_table
 
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
+        spread_info = {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
         origin = float("nan")
         checksums = {}
     serving = None
@@ -225,6 +227,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    result.info["job_power_spread"] = spread_info
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
     if serving is not None:
@@ -241,6 +244,24 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+
+
+def _draw_job_power(cfg: RunConfig, jobs, system):
+    """Fill the job table's missing utilisations with seeded draws (``power.job_power_spread``).
+
+    Returns a copy of ``jobs`` (the loader's table is never modified) and the draw summary.
+    """
+    from power.job_power import draw_job_utilisation
+
+    if cfg.power.job_power_spread == "none" or len(jobs) == 0:
+        return jobs, {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
+    cpu, gpu, info = draw_job_utilisation(jobs["cpu_util"].to_numpy(float), jobs["gpu_util"].to_numpy(float),
+                                          system, cfg.seed, cfg.power.job_power_spread)
+    attrs = dict(jobs.attrs)
+    jobs = jobs.copy()
+    jobs["cpu_util"], jobs["gpu_util"] = cpu, gpu
+    jobs.attrs.update(attrs)
+    return jobs, info
 
 
 def serving_load_summary(serving) -> str:
