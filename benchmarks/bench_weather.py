@@ -6,7 +6,8 @@ which sorts the 8,760-row table on every call) and (b) with :class:`cooling_fmu.
 built once). Prints the median over ``--repeat`` repeats, the ratio, and checks the two are bit-identical. Also
 the load time of a weather file: parse + psychrolib (cold) and from the wet-bulb cache (warm).
 
-Part 2 (``--days D``): a Theta-like run of D days from day 0 with the cooling FMU and the Golden TMY3 weather,
+Part 2 (``--days D``): a Theta-like run of D days from day 0 with the cooling FMU, the Golden TMY3 weather and
+every job at the default utilisation (as before the job-power spread),
 each in a fresh child process, for this checkout and for ``--root OLD_CHECKOUT`` (an older checkout, e.g. main
 before this change) in the same invocation; prints median wall times and their ratio.
 
@@ -38,6 +39,8 @@ if "weather_path" in fields and "file" in str(fields["weather"].annotation):
     ov["cooling.weather_path"] = "golden"
 else:
     ov["cooling.weather"] = "tmy3"
+if "job_power_spread" in RunConfig.model_fields["power"].annotation.model_fields:
+    ov["power.job_power_spread"] = "none"  # same job powers as an older checkout: time the weather alone
 cfg = RunConfig().with_overrides(ov)
 t0 = time.perf_counter()
 r = run_one(cfg, None, progress=False)
