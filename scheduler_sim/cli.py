@@ -212,7 +212,7 @@ def _weather_label(cfg) -> str:
 
         system = load_system(cfg.system)
         spec, chosen_by, _ = weather_source(cfg, system)
-        site = f", site {system.site_name}" if system.site_name else ""
+        site = f"; system site {system.site_name}" if system.site_name else ""
         if spec == "constant":
             return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb{site}"
         return f"{Path(spec).name} ({chosen_by}{site})"
