@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale-to-design", type=float, metavar="F",
                    help="scale the power so its peak is F x the plant's design heat (default: no scaling)")
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
+    c.add_argument("--weather", metavar="FILE|SITE", help="EPW or TMY3 weather file or shipped site (golden, "
+                                                          "chicago, knoxville), aligned to the series' dates "
+                                                          "(default golden)")
 
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
@@ -212,10 +215,12 @@ def _weather_label(cfg) -> str:
 
         system = load_system(cfg.system)
         spec, chosen_by, _ = weather_source(cfg, system)
-        site = f"; system site {system.site_name}" if system.site_name else ""
+        site = system.site_name or "not given"
         if spec == "constant":
-            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb{site}"
-        return f"{Path(spec).name} ({chosen_by}{site})"
+            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb (system site: {site})"
+        if chosen_by == "system site":
+            return f"{Path(spec).name} (the system's site: {site})"
+        return f"{Path(spec).name} (from {chosen_by}; the system's site: {site})"
     except Exception:  # noqa: BLE001 - the run itself reports a bad system or weather file
         return "(unresolved)"
 
@@ -338,6 +343,7 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
         print(f"  {a.power}: {note}")
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
     s = run_standalone(a.power, a.out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                       weather_file=a.weather,
                        scale_to_design=a.scale_to_design, weather=weather)
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
           f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "

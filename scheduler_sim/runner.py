@@ -101,8 +101,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
         when = f"UTC{utc:+g} h from the {how}, calendar-aligned by month/day/hour"
     else:
         when = "no calendar origin: starts Jan 1 00:00"
-    system_site = f"; system site {system.site_name}" if system is not None and system.site_name else ""
-    desc = f"{label}: {rep.format} {wpath.name} ({chosen_by}{system_site}; {when})"
+    desc = f"{label}: {rep.format} {wpath.name} (chosen by {chosen_by}; {when})"
     return weather.wet_bulb_K, wpath, desc
 
 
