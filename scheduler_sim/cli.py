@@ -216,9 +216,17 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
         return 2
     dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
                                            "jobs_not_run", "jobs_rejected_power_cap")}
-    print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "
-          f"machine {dropped['jobs_excluded_larger_than_machine']}, above every power budget "
+    at_load = sum(c["rejected"] for c in res.load_counts if c["kind"] == "jobs")
+    print(f"  jobs left out          rejected by the loader {at_load} (whole trace), unknown run time "
+          f"{dropped['jobs_excluded_unknown_runtime']}, larger than the machine "
+          f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}")
+    for c in res.load_counts:  # data loss is never hidden, not even by --quiet
+        if c["rejected"] or c["repaired"]:
+            what = "job" if c["kind"] == "jobs" else "request"
+            print(f"hpctwin run: warning: {c['source']}: {c['rejected']} {what} record(s) rejected and "
+                  f"{c['repaired']} repaired at load, of {c['records_read']} read (details: hpctwin validate, or "
+                  f"the load report in /provenance)", file=sys.stderr)
     if "stopped_at_horizon_s" in info:
         print(f"hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
               f"left", file=sys.stderr)

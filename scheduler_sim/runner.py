@@ -6,7 +6,7 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +18,18 @@ __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weath
 
 @dataclass
 class RunOutput:
-    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary."""
+    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary.
+
+    ``load_counts`` holds one entry per trace loaded (batch, then request trace): ``source``, ``kind``
+    (``"jobs"`` / ``"requests"``), ``records_read``, ``rejected`` and ``repaired`` record counts, so callers can
+    warn about data loss even when the summary is not shown (``--quiet``).
+    """
 
     path: Path | None
     summary: dict[str, float]
     info: dict
     load_summary: str
+    load_counts: list[dict] = field(default_factory=list)
 
 
 def build_weather(cfg: RunConfig, time_origin_unix_s: float):
@@ -136,7 +142,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
         serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
         checksums["request_trace"] = sha256_file(serving.trace_path)
-        checksums["deployment"] = sha256_file(cfg.serving.deployment)
+        from .serving.hardware import resolve_deployment
+
+        checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
         info = serving.result.info
@@ -178,9 +186,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
+    counts = []
+    if loaded is not None:
+        r = loaded.report
+        counts.append({"source": r.source, "kind": "jobs", "records_read": r.records_read, "rejected": r.rejected,
+                       "repaired": r.repaired})
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
-    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+        r = serving.load_report
+        counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
+                       "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
+    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
+                     load_counts=counts)
 
 
 def serving_load_summary(serving) -> str:
