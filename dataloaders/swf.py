@@ -79,7 +79,8 @@ from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus, validate_job_table
 
-__all__ = ["EPOCH_THRESHOLD_S", "SWF_FIELDS", "SWFLoader", "parse_swf_header", "read_swf"]
+__all__ = ["EPOCH_THRESHOLD_S", "SWF_FIELDS", "SWFLoader", "TEXT_FIELDS", "parse_swf_header", "read_swf",
+           "read_swf_header", "swf_cores_per_node"]
 
 #: The 18 SWF v2.2 fields, in file order (names used in issues and notes).
 SWF_FIELDS: tuple[str, ...] = (
@@ -178,6 +179,98 @@ def parse_swf_header(comment_lines: list[str]) -> dict[str, Any]:
         else:
             header.setdefault(key, value)
     return header
+
+
+#: Most bytes :func:`read_swf_header` reads looking for the header (a header is a few kB).
+_HEADER_PEEK_BYTES = 1 << 20
+
+
+def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parse only the header comments of an SWF file (plain or gzip), without reading the jobs.
+
+    Reads lines until the first data line (or 1 MiB), so it is cheap on a million-job trace.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        SWF file.
+
+    Returns
+    -------
+    dict
+        As :func:`parse_swf_header` (empty when the file has no header).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    TraceError
+        If the gzip stream is corrupt.
+    """
+    p = Path(path)
+    comments: list[str] = []
+    with open(p, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    try:
+        with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+            n = 0
+            for line in fh:
+                n += len(line)
+                s = line.decode("latin-1").strip()
+                if s.startswith(";"):
+                    comments.append(s)
+                elif s:
+                    break
+                if n > _HEADER_PEEK_BYTES:
+                    break
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(str(p), f"corrupt gzip data: {exc}") from exc
+    return parse_swf_header(comments)
+
+
+def swf_cores_per_node(header: dict[str, Any], system_procs_per_node: int, system_nodes: int) -> tuple[int, str]:
+    """Processors per node for an SWF trace when the run does not give it: the header first, then the system.
+
+    Rules, in order (the run's own ``trace.cores_per_node`` / ``--cores-per-node`` always wins and is not
+    handled here):
+
+    1. Header ``MaxProcs`` and ``MaxNodes`` both positive integers with ``MaxProcs > MaxNodes`` and an integer
+       ratio: the ratio (the header says each node has that many processors).
+    2. ``MaxProcs == MaxNodes``: the header cannot tell processors from nodes. If it equals the system's
+       processor count ``system_nodes x system_procs_per_node`` (with more than one per node), the log counts
+       processors and the header's "nodes" are processors: the system's value (the HPC2N "Seth" log: MaxProcs =
+       MaxNodes = 240 = 120 nodes x 2). Else one processor per node (theta_2022.swf: 4360 = 4360, jobs of
+       128 / 256 / 640 nodes on the 4,392-node machine).
+    3. No usable header sizes: the system's ``trace_procs_per_node`` (``system_procs_per_node``).
+
+    Parameters
+    ----------
+    header : dict
+        From :func:`read_swf_header` / :func:`parse_swf_header`.
+    system_procs_per_node : int
+        The system's processors per node as its logs count them (``power.System.trace_procs_per_node``), >= 1.
+    system_nodes : int
+        The system's node count, >= 1.
+
+    Returns
+    -------
+    cores_per_node : int
+        >= 1.
+    reason : str
+        Where the value came from, for the load report.
+    """
+    mp, mn = header.get("MaxProcs"), header.get("MaxNodes")
+    ok = all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in (mp, mn))
+    if ok and mp > mn and mp % mn == 0:
+        return mp // mn, f"SWF header MaxProcs / MaxNodes = {mp} / {mn}"
+    if ok and mp == mn:
+        if system_procs_per_node > 1 and mp == system_nodes * system_procs_per_node:
+            return system_procs_per_node, (f"system ({system_nodes} nodes x {system_procs_per_node}): the header's "
+                                           f"MaxProcs = MaxNodes = {mp} counts the system's processors")
+        return 1, f"SWF header MaxProcs = MaxNodes = {mp} (one processor per node)"
+    why = "no MaxProcs / MaxNodes in the SWF header" if not ok else (
+        f"header MaxProcs / MaxNodes = {mp} / {mn} is not a whole number")
+    return system_procs_per_node, f"system description ({why})"
 
 
 def _read_bytes(path: Path) -> bytes:

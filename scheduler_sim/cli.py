@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
+    r.add_argument("--cores-per-node", type=int, metavar="N",
+                   help="processors per node in the trace (SWF processors -> nodes); default: the SWF header "
+                        "(MaxProcs / MaxNodes), then the system")
     r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
     r.add_argument("--seed", type=int, help="seed for every random choice")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
@@ -133,7 +136,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                      ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days), ("cooling.weather", a.weather),
-                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
+                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
+                     ("trace.cores_per_node", a.cores_per_node)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
     if a.wet_bulb is not None:

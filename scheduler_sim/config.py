@@ -44,9 +44,11 @@ class TraceConfig(_Strict):
     window_start_days: float = Field(181.0, ge=0, description="Window start, days after the trace time origin")
     window_days: float = Field(30.0, gt=0, description="Window length [days]; jobs submitted in it are simulated")
     strict: bool = Field(False, description="Stop at the first bad record instead of reporting and skipping it")
-    cores_per_node: int = Field(
-        1, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
-                             "1 for traces that count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
+    cores_per_node: int | None = Field(
+        None, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
+                                "unset: from the SWF header (MaxProcs / MaxNodes), else the system's "
+                                "trace_procs_per_node (see dataloaders.swf.swf_cores_per_node); 1 for traces that "
+                                "count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
 
     def resolved_path(self) -> Path:
         """The trace path, with '' resolved to the embedded trace."""

@@ -123,9 +123,20 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
+        cpn, cpn_why = trace_cores_per_node(cfg, system)
         loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                            cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+                            cores_per_node=cpn, strict=cfg.trace.strict)
+        if loaded.report.loader == "swf":
+            loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
+        if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
+            from jobs.shares import apply_node_shares
+
+            jobs, share_notes = apply_node_shares(
+                jobs, gpus_per_node=system.node.gpus_per_node,
+                cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+            loaded.report.notes.extend(share_notes)
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         checksums = {"trace": sha256_file(trace_path)}
     else:
@@ -198,6 +209,29 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts)
+
+
+def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
+    """Processors per node for the run's batch trace, and where the value came from.
+
+    Order: ``trace.cores_per_node`` (config or ``--cores-per-node``); for an SWF trace, its header (MaxProcs /
+    MaxNodes, see :func:`dataloaders.swf.swf_cores_per_node`); else the system's ``trace_procs_per_node``.
+
+    Raises
+    ------
+    FileNotFoundError, dataloaders.report.TraceError
+        If the SWF header cannot be read.
+    """
+    if cfg.trace.cores_per_node is not None:
+        return int(cfg.trace.cores_per_node), "the run configuration (trace.cores_per_node / --cores-per-node)"
+    from dataloaders.registry import guess_format
+    from dataloaders.swf import read_swf_header, swf_cores_per_node
+
+    path = cfg.trace.resolved_path()
+    fmt = cfg.trace.format or guess_format(path)
+    if fmt == "swf":
+        return swf_cores_per_node(read_swf_header(path), system.trace_procs_per_node, system.n_nodes)
+    return system.trace_procs_per_node, f"system {system.name!r} (trace_procs_per_node)"
 
 
 def serving_load_summary(serving) -> str:
