@@ -43,12 +43,22 @@ def _rows(model, prefix):
         if args and any(_is_model(a) for a in args):
             sub = next(a for a in args if _is_model(a))
             subs.append((key, sub, False))
-            rows.append((key, "table (optional)", "absent", f.description or sub.__doc__.strip().split("\n")[0]))
+            plain = [a for a in args if not _is_model(a) and a is not type(None)]
+            if plain:  # a value or a table (e.g. router = "name" or [serving.router])
+                kind = " or ".join(getattr(a, "__name__", str(a)).replace("typing.", "") for a in plain)
+                default = f.default
+                d = f'"{default}"' if isinstance(default, str) else repr(default)
+                rows.append((key, f"{kind} or table", d, f.description or ""))
+            else:
+                rows.append((key, "table (optional)", "absent",
+                             f.description or sub.__doc__.strip().split("\n")[0]))
             continue
         default = f.default if f.default_factory is None else f.default_factory()
         if str(default) == "PydanticUndefined":
             default = "(required)"
         t = getattr(ann, "__name__", str(ann)).replace("typing.", "")
+        if type(None) in args:  # Optional[X]: "X or unset" (a bare | would split the Markdown table)
+            t = " or ".join(getattr(a, "__name__", str(a)) for a in args if a is not type(None)) + " or unset"
         d = f'"{default}"' if isinstance(default, str) and default != "(required)" else repr(default)
         rows.append((key, t, d, f.description or ""))
     return rows, subs
