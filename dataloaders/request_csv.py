@@ -152,7 +152,7 @@ class BaseRequestLoader(BaseLoader):
                 report.notes.append(f"arrival times mix Unix epochs ({n_e}) and offsets ({n - n_e}): the "
                                     f"{int(minority.sum())} {'epoch' if n_e <= n - n_e else 'offset'} record(s) "
                                     "were rejected")
-            if n_e == n and n and not np.isfinite(origin_unix_s):
+            if keep.any() and epoch[keep].all() and not np.isfinite(origin_unix_s):
                 origin_unix_s = 0.0
                 report.notes.append(f"arrival times are Unix epochs (> {EPOCH_THRESHOLD_S:.0e} s): the first "
                                     "arrival is the time origin, so the run keeps the trace's calendar date")
