@@ -318,9 +318,10 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
                 loc = loc.to_series().reset_index(drop=True)
                 loc[np.flatnonzero(odd)] = fix
                 loc = pd.DatetimeIndex(loc)
-            ns = loc.as_unit("ns").asi8.astype(np.float64)
-            ns[pd.isna(loc)] = np.nan
-            v = ns / 1e9
+            # microseconds: pandas may parse at second resolution, and year 3024 does not fit int64 nanoseconds
+            us = loc.as_unit("us").asi8.astype(np.float64)
+            us[pd.isna(loc)] = np.nan
+            v = us / 1e6
             sub = np.flatnonzero(~has_zone)
             vals[sub] = v
             amb = np.zeros(len(txt), dtype=bool)
@@ -330,9 +331,10 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
             amb_u = amb_full
         if has_zone.any():
             dtz = pd.to_datetime(txt[has_zone], format="ISO8601", errors="coerce", utc=True)
-            ns = pd.DatetimeIndex(dtz).as_unit("ns").asi8.astype(np.float64)
-            ns[pd.isna(dtz)] = np.nan
-            vals[np.flatnonzero(has_zone)] = ns / 1e9
+            us = pd.DatetimeIndex(dtz).as_unit("us").asi8.astype(np.float64)
+            us[pd.isna(dtz)] = np.nan
+            vals[np.flatnonzero(has_zone)] = us / 1e6
+        vals[np.abs(vals) > MAX_TIME_S] = np.nan  # e.g. year 3024: no trace time, reported as a bad time
         out_u[np.flatnonzero(rest)] = vals
         bad_u = rest & np.isnan(out_u)
     out = out_u[codes] if len(u) else np.full(len(values), np.nan)

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MEASURED_POWER_COLUMN, Issues, check_common_options
+from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
+from dataloaders._common import check_common_options
 from dataloaders._common import count_or_zero, finish_load, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
@@ -56,17 +57,18 @@ def _epoch(col: pd.Series, tz: str) -> np.ndarray:
     """Timestamps (datetime64, tz-aware or naive, text, or numbers = Unix s) -> Unix s, NaN where missing."""
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         v = col.to_numpy(dtype=float)
-        return np.where(v > 0, v, np.nan)
+        return np.where((v > 0) & (v <= MAX_TIME_S), v, np.nan)
     dt = col if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(col) else \
         pd.to_datetime(col, errors="coerce", format="mixed")
     if isinstance(dt.dtype, pd.DatetimeTZDtype):
         dt = dt.dt.tz_convert("UTC")
     else:
         dt = dt.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
-    ns = dt.dt.as_unit("ns").astype("int64").to_numpy().astype(float)
-    ns[dt.isna().to_numpy()] = np.nan
-    out = ns / 1e9
-    out[out < 1e8] = np.nan  # 1970 placeholders mean "missing"
+    # microseconds: a corrupt year (3024) does not fit int64 nanoseconds; such times are missing, never a crash
+    us = dt.dt.as_unit("us").astype("int64").to_numpy().astype(float)
+    us[dt.isna().to_numpy()] = np.nan
+    out = us / 1e6
+    out[(out < 1e8) | (out > MAX_TIME_S)] = np.nan  # 1970 placeholders mean "missing"
     return out
 
 

@@ -140,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "clean, 1 records repaired or rejected, 2 the file cannot be used.")
     v.add_argument("trace", metavar="TRACE", help="trace file")
     v.add_argument("--format", help="loader name (default: from the suffix)")
-    v.add_argument("--cores-per-node", type=int, default=1, help="processors per node (SWF)")
+    v.add_argument("--cores-per-node", type=int,
+                   help="processors per node (SWF); default: the header's MaxProcs / MaxNodes when it is a whole "
+                        "number, else 1")
     v.add_argument("--max-nodes", type=int, help="reject jobs larger than this many nodes")
     v.add_argument("--strict", action="store_true", help="turn every repair or rejection into an error (exit 2)")
     v.add_argument("--timezone", metavar="TZ", help="IANA zone of local times (sacct, PM100, F-DATA, ...)")
@@ -156,7 +158,7 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
 
 
 def _version() -> str:
@@ -462,8 +464,18 @@ def _cmd_validate(a: argparse.Namespace) -> int:
     from dataloaders.report import TraceError
 
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
-    if a.cores_per_node != 1:
+    if a.cores_per_node is not None:
         opts["cores_per_node"] = a.cores_per_node
+    else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
+        from dataloaders.registry import guess_format
+        from dataloaders.swf import read_swf_header, swf_cores_per_node
+        try:
+            if (a.format or guess_format(a.trace)) == "swf":
+                cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
+                if cpn != 1:
+                    opts["cores_per_node"] = cpn
+        except (OSError, ValueError):
+            pass  # the load below reports the file's problem
     if a.timezone:
         opts["timezone"] = a.timezone
     opts.update(_parse_map(a.map))

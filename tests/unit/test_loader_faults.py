@@ -146,3 +146,18 @@ def test_sacct_huge_job_id_and_node_count(tmp_path):
     # the 30-digit id is text: a new id above the largest numeric one (13, rejected later for its nodes) + 1
     assert df["job_id"].tolist() == [11, 14]
     assert df["trace_job_id"].tolist()[1] == "123456789012345678901234567890"
+
+
+def test_sacct_time_beyond_int64_nanoseconds_is_one_bad_record(tmp_path):
+    # pandas parses year 3024 at second resolution; converting it to nanoseconds raised OutOfBoundsDatetime and
+    # sank the whole file (found by the fuzz test). Now: that submit time is missing, so that record is rejected.
+    from dataloaders.slurm import read_sacct
+
+    p = tmp_path / "y.sacct"
+    p.write_text("JobID|Submit|Start|End|NNodes|State\n"
+                 "11|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10|2|COMPLETED\n"
+                 "12|3024-01-01T00:00:01|2024-01-01T00:00:10|2024-01-01T00:01:10|1|COMPLETED\n")
+    df, rep = read_sacct(p, timezone="UTC")
+    assert (rep.accepted, rep.rejected) == (1, 1)
+    assert set(_issues(rep)) == {(3, "Submit", "submit_time_missing")}
+    assert df["runtime_s"].tolist() == [60.0]
