@@ -126,7 +126,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         cpn, cpn_why = trace_cores_per_node(cfg, system)
         loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
                             cores_per_node=cpn, strict=cfg.trace.strict)
-        if loaded.report.loader == "swf":
+        if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
         if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
