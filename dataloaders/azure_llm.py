@@ -103,7 +103,7 @@ class AzureLLMLoader(BaseRequestLoader):
             If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
-        with open_text(path) as fh:
+        with open_text(path, report) as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             if header is None or [h.strip() for h in header[:3]] != list(self.COLUMNS):

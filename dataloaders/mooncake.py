@@ -57,7 +57,7 @@ class MooncakeLoader(BaseRequestLoader):
         """
         report = LoadReport(source=str(path), loader=self.name)
         T, P, O, X, L = [], [], [], [], []
-        with open_text(path) as fh:
+        with open_text(path, report) as fh:
             for line, text in enumerate(fh, start=1):
                 if not text.strip():
                     continue

@@ -18,7 +18,6 @@ Every request loader:
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import os
 from pathlib import Path
@@ -35,20 +34,38 @@ __all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "TIME_UNITS_S"]
 TIME_UNITS_S: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
-def open_text(path: str | os.PathLike[str]) -> io.TextIOBase:
-    """Open a text trace, gzip-compressed when its name ends in ``.gz`` (UTF-8, BOM tolerated).
+def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) -> io.TextIOBase:
+    """Open a text trace: gzip detected from the content (whatever the suffix), UTF-8 (BOM tolerated), and Latin-1
+    when the file is not valid UTF-8, so one stray byte costs at most its record, never the whole trace.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The trace file.
+    report : LoadReport, optional
+        Gets a note when the Latin-1 fallback is used.
+
+    Returns
+    -------
+    io.StringIO
+        The decoded text (``newline=""`` semantics for the csv module).
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist.
+    TraceError
+        If the gzip stream is corrupt.
     """
+    from dataloaders._common import read_bytes
+
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: trace file not found")
-    if p.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8-sig", newline="")
-    return open(p, encoding="utf-8-sig", newline="")
+    data, enc = read_bytes(p)
+    if enc != "utf-8" and report is not None:
+        report.notes.append("the file is not valid UTF-8: read as Latin-1 (a stray byte can only spoil its record)")
+    return io.StringIO(data.decode(enc), newline="")
 
 
 class BaseRequestLoader(BaseLoader):
@@ -246,7 +263,7 @@ class RequestCSVLoader(BaseRequestLoader):
             raise TraceError(str(path), "unknown time unit", field="time_unit", found=time_unit,
                              expected=f"one of {sorted(TIME_UNITS_S)} or 'datetime'")
         report = LoadReport(source=str(path), loader=self.name)
-        with open_text(path) as fh:
+        with open_text(path, report) as fh:
             reader = csv.reader(fh, delimiter=delimiter)
             header = next(reader, None)
             if header is None:

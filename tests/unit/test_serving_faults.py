@@ -147,3 +147,13 @@ def test_power_profile_size_is_checked_before_allocation():
                            gpus_per_node=1)
     with pytest.raises(ValueError, match=r"1,700,000,000 rows of 1 s .*GiB.*serving.merge_s"):
         build_power(res, node=node, t_end_s=1.7e9)
+
+
+def test_a_stray_non_utf8_byte_costs_one_request_not_the_trace(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_bytes(b"t,p,o\n0,8,2\n1,8\xe9,2\n2,8,2\n")
+    df, rep = load_trace(p, format="request_csv", arrival="t", prompt="p", output="o")
+    assert (rep.records_read, rep.accepted, rep.rejected) == (3, 2, 1)
+    assert [(i.line, i.field, i.found) for i in rep.issues] == [(3, "p", "8\xe9")]
+    assert df["arrival_time_s"].tolist() == [0.0, 2.0]
+    assert any("not valid UTF-8" in n for n in rep.notes)
