@@ -41,7 +41,10 @@ def _read_table(path: Path, src: str, required: tuple[str, ...]) -> pd.DataFrame
         if path.suffix.lower() == ".parquet":
             df = pd.read_parquet(path)
         else:
-            df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+            try:
+                df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+            except UnicodeDecodeError:  # one stray byte must not sink the table: Latin-1 reads every byte
+                df = pd.read_csv(path, low_memory=False, encoding="latin-1")
     except FileNotFoundError:
         raise
     except Exception as exc:  # noqa: BLE001 - pyarrow / parser errors have many types
