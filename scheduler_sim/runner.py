@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import DAY_S, RunConfig, TraceConfig
+from .progress import Spinner
 
 __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
 
@@ -124,8 +125,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
         cpn, cpn_why = trace_cores_per_node(cfg, system)
-        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                            cores_per_node=cpn, strict=cfg.trace.strict)
+        show = cfg.output.progress if progress is None else progress
+        with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
+            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                                cores_per_node=cpn, strict=cfg.trace.strict)
         if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
@@ -349,13 +352,21 @@ def format_summary(s: dict[str, float]) -> str:
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
-        f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
-        f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean {f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, "
-        f"peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-        f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
-        f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
-        f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
     ]
+    if math.isnan(s.get("PUE", float("nan"))):  # no plant: the facility was not modelled, so no facility figures
+        lines += [
+            "  facility              not modelled (cooling off): no cooling or facility energy, PUE n/a, TUE n/a",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+        ]
+    else:
+        lines += [
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+            f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
+            f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+            f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
+        ]
     if "serving_requests" in s:
         g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
         lines += [
