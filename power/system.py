@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from power.conversion import RectifierParams, SivocParams
+from power.facility import FacilitySpec
 from power.node import NodePowerParams
 
 __all__ = ["SYSTEMS_DIR", "System", "SystemFileError", "available_systems", "load_system"]
@@ -97,6 +98,7 @@ class _SystemSpec(_Strict):
     rectifier: RectifierParams
     rack_overhead: _RackOverheadSpec
     cdu: _CduSpec = _CduSpec()
+    facility: FacilitySpec = FacilitySpec()
 
 
 def _ro(a: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -149,6 +151,8 @@ class System:
         Share of rack input power rejected to the CDU loop, dimensionless in [0, 1].
     cdu_own_power_W : float
         Own electrical power of one CDU (pumps), W. A cooling-plant figure: never part of IT power.
+    facility : power.facility.FacilitySpec
+        Facility overhead stages (electrical chain, air side, lighting); each may be absent (not counted).
     description : str
         Free-text description from the file.
     """
@@ -177,6 +181,7 @@ class System:
     liquid_fraction: float
     cdu_own_power_W: float
     description: str = ""
+    facility: FacilitySpec = FacilitySpec()
 
     @classmethod
     def from_spec(cls, spec: dict, source: str = "") -> System:
@@ -248,6 +253,7 @@ class System:
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,
             description=s.description,
+            facility=s.facility,
         )
 
 
