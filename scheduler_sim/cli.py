@@ -313,7 +313,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
         print(res.load_summary)
     print(f"summary ({res.info['events']} events, {wall:.1f} s wall, "
           f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
-    print(format_summary(res.summary))
+    print(format_summary(res.summary, res.info))
     info = res.info
     if info.get("twin_latency_s"):
         lat = info["twin_latency_s"]
