@@ -114,7 +114,7 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
 def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
-                   cache_dir: str | Path | None = None) -> dict[str, float]:
+                   cache_dir: str | Path | None = None, system: str | Path | None = None) -> dict[str, float]:
     """Drive a cooling plant from a measured IT power series and write an HDF5 file.
 
     Parameters
@@ -142,11 +142,18 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         Output averaging interval [s] (a multiple of ``step_s``).
     cache_dir : str or pathlib.Path, optional
         FMU cache.
+    system : str or pathlib.Path, optional
+        A system description whose ``[facility]`` stages (electrical chain, air side, lighting; see
+        :mod:`power.facility`) are counted on top of the plant, step by step. In this mode the whole measured IT
+        power is heat to the liquid plant, so the air side sees only the UPS / PDU losses and lighting. Without it
+        ``PUE`` counts the liquid plant only (as the summary's ``pue_counts`` says).
 
     Returns
     -------
     dict of str to float
-        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts.
+        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts; with
+        ``system`` also ``E_<stage>_J``, ``E_facility_J``, ``pPUE_mechanical``, ``pPUE_electrical`` and
+        ``PUE_liquid_plant`` (the plant-only ratio).
 
     Raises
     ------
@@ -204,9 +211,33 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),
         "leading_zero_rows_skipped": float(0 if keep_leading_zeros else rep.leading_zero_rows),
     }
+    ovh_series: dict[str, np.ndarray] = {}
+    counts = "liquid plant only"
+    if system is not None:
+        from power import load_system
+        from power.facility import SERIES, FacilityOverheads
+
+        sysm = load_system(system)
+        fo = FacilityOverheads(sysm.facility, liquid_fraction=1.0)
+        ov = fo.evaluate(P_step, y[:, col["P_cooling"]], T_wb)
+        for name in SERIES:
+            key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
+            summary[key] = float(ov[name].sum() * step_s)
+            ovh_series[name] = ov[name].reshape(-1, m).mean(axis=1)
+        E_el = sum(summary[k] for k in ("E_transformer_loss_J", "E_switchgear_loss_J", "E_ups_loss_J",
+                                        "E_pdu_loss_J"))
+        E_mech = E_cool + summary["E_air_fan_J"] + summary["E_air_chiller_J"]
+        E_fac = E_it + E_mech + E_el + summary["E_lighting_J"]
+        summary.update({"PUE_liquid_plant": summary["PUE"], "E_electrical_loss_J": E_el, "E_mechanical_J": E_mech,
+                        "E_facility_J": E_fac, "PUE": E_fac / E_it if E_it > 0 else float("nan"),
+                        "pPUE_mechanical": (E_it + E_mech) / E_it if E_it > 0 else float("nan"),
+                        "pPUE_electrical": (E_it + E_el) / E_it if E_it > 0 else float("nan")})
+        present = sysm.facility.present()
+        counts = "liquid plant" + "".join(", " + p for p in present) + (
+            f" (system {sysm.name}; left out: {', '.join(sysm.facility.absent()) or 'none'})")
     with atomic_h5(out) as f:
         f.attrs.update({"schema_version": "1.0", "kind": "cooling_standalone", "plant": params.name,
-                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0})
+                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0, "pue_counts": counts})
         ts = f.create_group("timeseries")
         d = ts.create_dataset("time_s", data=np.arange(avg.shape[0]) * interval_s)
         d.attrs["units"], d.attrs["interval_s"] = "s", interval_s
@@ -214,6 +245,8 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         for name, data, unit in (("P_it_W", P_step.reshape(-1, m).mean(axis=1), "W"),
                                  ("T_wb_K", T_wb.reshape(-1, m).mean(axis=1), "K")):
             fac.create_dataset(name, data=data).attrs["units"] = unit
+        for name, data in ovh_series.items():
+            fac.create_dataset(name, data=data, compression="gzip").attrs["units"] = "W"
         groups: dict[str, list[int]] = {}
         for i, n in enumerate(names):
             if n.endswith("]"):

@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale-to-design", type=float, metavar="F",
                    help="scale the power so its peak is F x the plant's design heat (default: no scaling)")
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
+    c.add_argument("--system", metavar="SYSTEM",
+                   help="also count this system description's facility overheads (electrical chain, air side, "
+                        "lighting: its [facility] table); default: the PUE counts the liquid plant only")
 
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
@@ -464,7 +467,7 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
           f"{'constant wet-bulb %g degC' % a.wet_bulb if a.wet_bulb is not None else 'typical year of the plant site'}"
           f", step {a.step:g} s")
     s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
-                       scale_to_design=a.scale_to_design, weather=weather)
+                       scale_to_design=a.scale_to_design, weather=weather, system=a.system)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
     peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
@@ -473,6 +476,12 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
           f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
           f"of cooling energy")
+    if a.system is not None:
+        print(f"  facility PUE {s['PUE']:.4f} (liquid plant alone {s['PUE_liquid_plant']:.4f}; pPUE mechanical "
+              f"{s['pPUE_mechanical']:.4f}, electrical {s['pPUE_electrical']:.4f}); counts: liquid plant + the "
+              f"[facility] stages of system {a.system}")
+    else:
+        print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
     if peak > design * (1 + 1e-9):
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
