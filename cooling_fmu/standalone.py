@@ -135,7 +135,8 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         Scale the power so its peak over the window equals this fraction of the plant's design heat
         (``n_cdu * Q_flow_nominal``); default: no scaling.
     weather : Weather, optional
-        Wet-bulb source (default: shipped Golden TMY3, aligned on the day of year of the first simulated sample).
+        Wet-bulb source (default: the typical year of ``system``'s site when given, else the shipped Golden TMY3;
+        aligned on the day of year of the first simulated sample).
     keep_leading_zeros : bool, optional
         Simulate the leading 0 kW rows too.
     interval_s : float, optional
@@ -144,9 +145,10 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         FMU cache.
     system : str or pathlib.Path, optional
         A system description whose ``[facility]`` stages (electrical chain, air side, lighting; see
-        :mod:`power.facility`) are counted on top of the plant, step by step. In this mode the whole measured IT
-        power is heat to the liquid plant, so the air side sees only the UPS / PDU losses and lighting. Without it
-        ``PUE`` counts the liquid plant only (as the summary's ``pue_counts`` says).
+        :mod:`power.facility`) are counted on top of the plant, step by step, and its ``liquid_fraction`` of the
+        IT power is the plant's heat (the rest goes to room air, with the UPS / PDU losses and lighting). Without
+        it the whole IT power is the plant's heat and ``PUE`` counts the liquid plant only (file attribute
+        ``pue_counts`` says which).
 
     Returns
     -------
@@ -180,13 +182,24 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     scale = 1.0 if scale_to_design is None else scale_to_design * design / max(P_step.max(), 1.0)
     P_step = P_step * scale
+    lf, sysm = 1.0, None
+    if system is not None:  # the system's liquid share of IT power goes to the plant, the rest to room air
+        from power import load_system
+
+        sysm = load_system(system)
+        lf = sysm.liquid_fraction
     if weather is None:
-        from .weather import default_weather
+        from .weather import default_weather, resolve_weather_file
 
         doy = pd.Timestamp(t0, unit="s").dayofyear
-        weather = default_weather(Weather.offset_for(min(int(doy), 365)))
+        off = Weather.offset_for(min(int(doy), 365))
+        if sysm is not None and getattr(sysm, "site_weather", ""):  # the system's site, else Golden
+            base = Path(sysm.source).parent if sysm.source else None
+            weather = Weather.from_file(resolve_weather_file(sysm.site_weather, base), off)
+        else:
+            weather = default_weather(off)
     T_wb = weather.wet_bulb_K(t_mid - t0)
-    heat = np.repeat((P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
+    heat = np.repeat((lf * P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
     with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as pl:
         y0 = pl.initialize(heat[0], float(T_wb[0]))
         y = pl.run(heat, T_wb)
@@ -214,11 +227,9 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     ovh_series: dict[str, np.ndarray] = {}
     counts = "liquid plant only"
     if system is not None:
-        from power import load_system
         from power.facility import SERIES, FacilityOverheads
 
-        sysm = load_system(system)
-        fo = FacilityOverheads(sysm.facility, liquid_fraction=1.0)
+        fo = FacilityOverheads(sysm.facility, liquid_fraction=lf)
         ov = fo.evaluate(P_step, y[:, col["P_cooling"]], T_wb)
         for name in SERIES:
             key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
