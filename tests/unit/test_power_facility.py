@@ -140,3 +140,22 @@ def test_frontier_liquid_fraction_is_the_raps_figure():
     # ExaDigiT/RAPS: ~94.5 % of Frontier's rack heat to liquid, ~5.5 % to air
     assert load_system("frontier").liquid_fraction == 0.945
     assert math.isclose(1 - load_system("frontier").liquid_fraction, 0.055, rel_tol=1e-12)
+
+
+def test_summary_says_what_the_pue_counts():
+    from scheduler_sim.runner import format_summary, pue_category
+
+    full = {"facility_stages_counted": ["transformer", "switchgear", "ups", "air_side", "lighting"],
+            "facility_stages_absent": ["pdu"]}
+    assert pue_category(full) == ("category 3 (IT at rack input, facility at utility input); counted: liquid plant, "
+                                  "transformer, switchgear, ups, air_side, lighting; left out: pdu")
+    none = {"facility_stages_counted": [], "facility_stages_absent": ["transformer", "switchgear", "ups", "pdu",
+                                                                      "air_side", "lighting"]}
+    assert pue_category(none).startswith("category-3 IT point, facility total short of the utility input")
+    keys = ("jobs_simulated", "jobs_completed", "jobs_killed_walltime", "duration_s", "makespan_s", "utilisation",
+            "mean_wait_s", "median_wait_s", "mean_bounded_slowdown", "E_it_J", "E_node_dc_J", "loss_fraction",
+            "E_cooling_J", "E_facility_J", "mean_P_facility_W", "peak_P_facility_W", "PUE", "ITUE", "TUE")
+    s = {k: 1.0 for k in keys} | {"pPUE_mechanical": 1.0123, "pPUE_electrical": 1.0145}
+    text = format_summary(s, full)
+    assert "pPUE mech. / elec.    1.0123 / 1.0145" in text
+    assert "PUE counts            category 3" in text
