@@ -168,8 +168,15 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
     system = load_system(cfg.system)
     if system.liquid_fraction < 1.0:
-        say(f"note    {100 * (1 - system.liquid_fraction):.0f} % of rack heat goes to room air; the plant model "
-            f"only cools the liquid share, so air-side cooling energy is not counted in PUE")
+        if system.facility.air_side is None:
+            say(f"note    {100 * (1 - system.liquid_fraction):.1f} % of rack heat goes to room air and the system "
+                f"description has no [facility.air_side]: its removal is not counted in PUE")
+        else:
+            say(f"note    {100 * (1 - system.liquid_fraction):.1f} % of rack heat goes to room air, removed by the "
+                f"air side of the system description (CRAH fans, chilled water or economiser), counted in PUE")
+    absent = system.facility.absent()
+    if absent:
+        say(f"note    facility stages left out by the system description (not counted in PUE): {', '.join(absent)}")
     loaded = None
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
