@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import DAY_S, RunConfig, TraceConfig
+from .progress import Spinner
 
 __all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
            "weather_source"]
@@ -181,8 +182,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
-        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                            cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+        show = cfg.output.progress if progress is None else progress
+        with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
+            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         jobs, spread_info = _draw_job_power(cfg, jobs, system)
@@ -407,18 +410,26 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
-        f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh liquid plant"
-        f" + {f(s.get('E_air_side_J', 0.0) * J_MWh, ',.1f')} MWh air side",
-        f"  electrical losses     {f(s.get('E_electrical_loss_J', 0.0) * J_MWh, ',.1f')} MWh  (transformer, switchgear, "
-        f"UPS, PDU)   lighting {f(s.get('E_lighting_J', 0.0) * J_MWh, ',.2f')} MWh",
-        f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean {f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, "
-        f"peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-        f"  PUE                   {f(s['PUE'], '.4f')}   (facility PUE = E_facility / E_IT, energy-weighted)",
-        f"  pPUE mech. / elec.    {f(s.get('pPUE_mechanical', float('nan')), '.4f')} / "
-        f"{f(s.get('pPUE_electrical', float('nan')), '.4f')}   (partial PUEs: (E_IT + zone) / E_IT)",
-        f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
-        f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
     ]
+    if math.isnan(s.get("PUE", float("nan"))):  # no plant: the facility was not modelled, so no facility figures
+        lines += [
+            "  facility              not modelled (cooling off): no cooling or facility energy, PUE n/a, TUE n/a",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+        ]
+    else:
+        lines += [
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh liquid plant"
+            f" + {f(s.get('E_air_side_J', 0.0) * J_MWh, ',.1f')} MWh air side",
+            f"  electrical losses     {f(s.get('E_electrical_loss_J', 0.0) * J_MWh, ',.1f')} MWh  (transformer, "
+            f"switchgear, UPS, PDU)   lighting {f(s.get('E_lighting_J', 0.0) * J_MWh, ',.2f')} MWh",
+            f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
+            f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (facility PUE = E_facility / E_IT, energy-weighted)",
+            f"  pPUE mech. / elec.    {f(s.get('pPUE_mechanical', float('nan')), '.4f')} / "
+            f"{f(s.get('pPUE_electrical', float('nan')), '.4f')}   (partial PUEs: (E_IT + zone) / E_IT)",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+            f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
+        ]
     if "serving_requests" in s:
         g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
         lines += [
@@ -434,6 +445,6 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
             f"facility {g('J_per_token_facility', '.3f')} J",
             f"  SLO-met per kJ (fac.) {g('slo_met_per_kJ_facility', '.3f')}",
         ]
-    if info is not None and "facility_stages_counted" in info:
+    if info is not None and "facility_stages_counted" in info and not math.isnan(s.get("PUE", float("nan"))):
         lines.append(f"  PUE counts            {pue_category(info)}")
     return "\n".join(lines)

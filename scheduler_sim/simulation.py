@@ -731,7 +731,9 @@ class Simulation:
             self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
         from power.facility import SERIES as _OVH_SERIES
 
-        self._n_ovh = len(_OVH_SERIES) if self.overheads.active or sysm.liquid_fraction != 1.0 else 0
+        # cooling off means the facility is not modelled: no overhead is counted then
+        self._n_ovh = (len(_OVH_SERIES) if self.plant is not None and (self.overheads.active
+                                                                      or sysm.liquid_fraction != 1.0) else 0)
         self._i_q_air = _OVH_SERIES.index("Q_air_W")
         self._ovh_sums = np.zeros(self._n_ovh)
         self._last_overhead_W = 0.0
@@ -1143,7 +1145,8 @@ def _add_facility_overheads(sim: "Simulation", facility: dict, totals: dict, row
     + PDU), ``P_air_side_W`` (CRAH fans + chilled water for air), ``P_mechanical_W`` (liquid plant ``P_cooling_W``
     + air side), ``P_facility_W`` = IT + mechanical + electrical + lighting, the interval ``PUE`` and the partial
     PUEs ``pPUE_mechanical`` / ``pPUE_electrical`` (The Green Grid: (IT + the zone's overhead) / IT). With every
-    stage absent and all heat to liquid, ``P_facility_W`` = ``P_it_W + P_cooling_W`` exactly (bit for bit).
+    stage absent and all heat to liquid, ``P_facility_W`` = ``P_it_W + P_cooling_W`` exactly (bit for bit). Without
+    a cooling plant the facility is not modelled: no overhead is counted and the PUEs are NaN.
     """
     from power.facility import SERIES
 
@@ -1168,9 +1171,13 @@ def _add_facility_overheads(sim: "Simulation", facility: dict, totals: dict, row
     t["E_mechanical_J"] = t["E_cooling_J"] + t["E_air_side_J"]
     t["E_facility_J"] = t["E_it_J"] + t["E_mechanical_J"] + t["E_electrical_loss_J"] + t["E_lighting_J"]
     with np.errstate(invalid="ignore", divide="ignore"):
-        f["PUE"] = f["P_facility_W"] / f["P_it_W"]
-        f["pPUE_mechanical"] = (f["P_it_W"] + f["P_mechanical_W"]) / f["P_it_W"]
-        f["pPUE_electrical"] = (f["P_it_W"] + f["P_electrical_loss_W"]) / f["P_it_W"]
+        if sim.plant is not None:
+            f["PUE"] = f["P_facility_W"] / f["P_it_W"]
+            f["pPUE_mechanical"] = (f["P_it_W"] + f["P_mechanical_W"]) / f["P_it_W"]
+            f["pPUE_electrical"] = (f["P_it_W"] + f["P_electrical_loss_W"]) / f["P_it_W"]
+        else:  # cooling off: the facility is not modelled (no overhead counted), PUE undefined, never 1.0
+            for k in ("PUE", "pPUE_mechanical", "pPUE_electrical"):
+                f[k] = np.full(n_int, np.nan)
     sim.info["facility_stages_counted"] = sim.system.facility.present()
     sim.info["facility_stages_absent"] = sim.system.facility.absent()
     sim.info["liquid_fraction"] = float(sim.system.liquid_fraction)

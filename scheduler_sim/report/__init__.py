@@ -81,9 +81,20 @@ def _pre(obj) -> str:
     return f"<pre>{html.escape(json.dumps(obj, indent=2, sort_keys=True, default=str))}</pre>"
 
 
+#: Summary keys that describe the facility beyond IT; left out of a report when no plant was modelled.
+FACILITY_ONLY = ("E_facility_J", "E_cooling_J", "mean_P_facility_W", "peak_P_facility_W",
+                 "peak_P_facility_measured_W", "PUE", "TUE", "EDP_Js", "ED2P_Js2", "water_makeup_kg",
+                 "WUE_L_per_kWh")
+
+
 def _metric_tables(summary: dict[str, float]) -> list[str]:
     """One table per metric group (schedule, energy, cooling, water, ...): human name, value, unit, definition."""
     out = []
+    pue = summary.get("PUE", float("nan"))
+    if not (isinstance(pue, float) and np.isfinite(pue)):  # no plant: facility figures are not defined
+        summary = {k: v for k, v in summary.items() if k not in FACILITY_ONLY}
+        out.append("<p>No cooling plant was modelled in this run (cooling off): the facility is not modelled, so "
+                   "facility energy, cooling energy, PUE and TUE are not defined and not shown.</p>")
     for group, rows in grouped_rows(summary):
         out.append(f"<h3>{html.escape(group.capitalize())}</h3>")
         out.append(_table(rows, ("metric", "value", "unit", "definition"), left=(0, 3)))
@@ -197,7 +208,9 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         parts.append(_img(_save(fig, out, name), name, cap))
 
     a = res.attrs
-    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)]
+    cooled = bool(np.isfinite(res.summary.get("PUE", float("nan"))))
+    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)
+            if cooled or k not in FACILITY_ONLY]
     jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
     top = jf.sort_values("E_facility_J", ascending=False).head(10)
     top_rows = [(int(i), int(n), f"{r['E_it_J'] / 3.6e9:,.3f}", f"{r['E_cooling_J'] / 3.6e9:,.4f}",
