@@ -72,8 +72,8 @@ PUBLISHED = {
 
 #: IT loads of the Frontier-like load sweep [MW] (8-28 MW: idle ~7.3 MW to full ~28.2 MW, RAPS).
 SWEEP_MW = (8, 13, 18, 23, 28)
-#: ASSUMPTION: Frontier's mean IT load for the annual comparison (no mean load is given beside the published mean
-#: PUE in the notes; ~20 MW is the middle of its 8-28 MW operating range).
+#: ASSUMPTION: Frontier's mean IT load for the annual comparison with the published mean PUE (the notes give no
+#: mean load beside it; 18 MW is the middle of the 8-28 MW operating range).
 MEAN_MW = 18
 
 
