@@ -187,10 +187,11 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         fmu_path = pl.fmu_path
     col = {n: i for i, n in enumerate(names)}
     # exact step averages of powers and flows from the running totals
-    for p_name, e_name in (("P_cooling", "E_cooling_out"), ("Q_flow_tower", "E_tower_out"),
-                           ("P_fan_tower", "E_fan_out"), ("m_flow_makeup", "M_makeup_out")):
-        tot = np.concatenate([[y0[col[e_name]]], y[:, col[e_name]]])
-        y[:, col[p_name]] = np.diff(tot) / step_s
+    from scheduler_sim.simulation import _average_pairs
+
+    for _, ip, _, ie in _average_pairs(list(names)):
+        tot = np.concatenate([[y0[ie]], y[:, ie]])
+        y[:, ip] = np.diff(tot) / step_s
     m = int(interval_s // step_s)
     avg = y.reshape(-1, m, y.shape[1]).mean(axis=1)
     E_it = float(P_step.sum() * step_s)
@@ -198,7 +199,12 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     water = float(y[-1, col["M_makeup_out"]])
     summary = {
         "duration_s": n_steps * step_s, "E_it_J": E_it, "E_cooling_J": E_cool,
-        "E_fan_J": float(y[-1, col["E_fan_out"]]), "PUE": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
+        "E_fan_J": float(y[-1, col["E_fan_out"]]),
+        "E_pump_sec_J": float(sum(y[-1, i] for n, i in col.items() if n.startswith("E_pump_sec_out["))),
+        "E_pump_fac_J": float(y[-1, col["E_pump_fac_out"]]), "E_pump_tower_J": float(y[-1, col["E_pump_tower_out"]]),
+        "E_chiller_elec_J": float(y[-1, col["E_chiller_elec_out"]]),
+        "PUE": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
+        "pPUE_mech": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
         "water_makeup_kg": water, "WUE_L_per_kWh": (water / 0.997) / (E_it / 3.6e6) if E_it > 0 else float("nan"),
         "fan_share_of_cooling": float(y[-1, col["E_fan_out"]]) / E_cool if E_cool > 0 else float("nan"),
         "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),
