@@ -133,6 +133,7 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
                                                                     "E_facility_J": E_fac})
     s["PUE_run"] = pue
     s["E_kv_transfer_J"] = so.power.link_energy_J(t_final)
+    s["E_server_fan_J"] = so.power.fan_energy_J(t_final)
     s["kv_transfers"] = float(so.result.info.get("kv_transfers", 0))
     s["prefix_hit_tokens"] = float(so.result.info.get("prefix_hit_tokens", 0))
     s["E_partition_node_dc_J"] = float(sim_result.totals["E_partition_node_dc_J"])
@@ -211,6 +212,11 @@ def write_serving_group(f, so: ServingOutput) -> None:
     if so.power.P_link_W is not None and so.result.deployment.disaggregation is not None:
         _dataset(pw, "P_link_W", so.power.P_link_W, "W", "KV-transfer link power charged to each replica's nodes, "
                                                          "shape (n_rows, n_replicas); included in P_node_W")
+    if so.power.P_fan_W is not None:
+        _dataset(pw, "P_fan_W", so.power.P_fan_W, "W", "Server fan power of each partition node (air-cooled "
+                                                       "servers), shape (n_rows, n_nodes); IT power (The Green "
+                                                       "Grid: fans inside IT equipment are IT), included in P_node_W")
+    pw.attrs["server_cooling"] = so.result.deployment.server.cooling
     pw.attrs["merge_s"] = so.power.merge_s
     pw.attrs["node_baseline_W"] = so.power.node_baseline_W
     sg = g.create_group("summary")
