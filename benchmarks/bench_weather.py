@@ -11,7 +11,7 @@ every job at the default utilisation (as before the job-power spread),
 each in a fresh child process, for this checkout and for ``--root OLD_CHECKOUT`` (an older checkout, e.g. main
 before this change) in the same invocation; prints median wall times and their ratio.
 
-    python benchmarks/bench_weather.py [--repeat 3] [--block 44] [--days 366 --root /work/main]
+    .venv/bin/python benchmarks/bench_weather.py [--repeat 3] [--block 44] [--days 366 --root /work/main]
 """
 
 from __future__ import annotations

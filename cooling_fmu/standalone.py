@@ -114,7 +114,8 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
 def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
-                   cache_dir: str | Path | None = None, system: str | Path | None = None) -> dict[str, float]:
+                   cache_dir: str | Path | None = None, weather_file: str | Path | None = None,
+                   system: str | Path | None = None) -> dict[str, float]:
     """Drive a cooling plant from a measured IT power series and write an HDF5 file.
 
     Parameters
@@ -135,8 +136,11 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         Scale the power so its peak over the window equals this fraction of the plant's design heat
         (``n_cdu * Q_flow_nominal``); default: no scaling.
     weather : Weather, optional
-        Wet-bulb source (default: the typical year of ``system``'s site when given, else the shipped Golden TMY3;
-        aligned on the day of year of the first simulated sample).
+        Wet-bulb source, used as given (e.g. :meth:`Weather.constant`). Default: ``weather_file``.
+    weather_file : str or pathlib.Path, optional
+        EPW / TMY3 file or shipped site name (:func:`cooling_fmu.weather.resolve_weather_file`), aligned to the
+        calendar of the series (its timestamps are Unix seconds; month / day / hour lookup, UTC offset from the
+        file header, :meth:`Weather.at_calendar`). Default: the site of ``system`` when given, else the shipped Golden, CO TMY3.
     keep_leading_zeros : bool, optional
         Simulate the leading 0 kW rows too.
     interval_s : float, optional
@@ -189,15 +193,16 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         sysm = load_system(system)
         lf = sysm.liquid_fraction
     if weather is None:
-        from .weather import default_weather, resolve_weather_file
+        from .weather import DEFAULT_TMY3, resolve_weather_file
 
-        doy = pd.Timestamp(t0, unit="s").dayofyear
-        off = Weather.offset_for(min(int(doy), 365))
-        if sysm is not None and getattr(sysm, "site_weather", ""):  # the system's site, else Golden
-            base = Path(sysm.source).parent if sysm.source else None
-            weather = Weather.from_file(resolve_weather_file(sysm.site_weather, base), off)
+        if weather_file:
+            wpath = resolve_weather_file(weather_file)
+        elif sysm is not None and getattr(sysm, "site_weather", ""):  # the system's site
+            wpath = resolve_weather_file(sysm.site_weather, Path(sysm.source).parent if sysm.source else None)
         else:
-            weather = default_weather(off)
+            wpath = DEFAULT_TMY3
+        w = Weather.from_file(wpath)
+        weather = w.at_calendar(t0, w.report.utc_offset_h)
     T_wb = weather.wet_bulb_K(t_mid - t0)
     heat = np.repeat((lf * P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
     with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as pl:
@@ -207,10 +212,11 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         fmu_path = pl.fmu_path
     col = {n: i for i, n in enumerate(names)}
     # exact step averages of powers and flows from the running totals
-    for p_name, e_name in (("P_cooling", "E_cooling_out"), ("Q_flow_tower", "E_tower_out"),
-                           ("P_fan_tower", "E_fan_out"), ("m_flow_makeup", "M_makeup_out")):
-        tot = np.concatenate([[y0[col[e_name]]], y[:, col[e_name]]])
-        y[:, col[p_name]] = np.diff(tot) / step_s
+    from scheduler_sim.simulation import _average_pairs
+
+    for _, ip, _, ie in _average_pairs(list(names)):
+        tot = np.concatenate([[y0[ie]], y[:, ie]])
+        y[:, ip] = np.diff(tot) / step_s
     m = int(interval_s // step_s)
     avg = y.reshape(-1, m, y.shape[1]).mean(axis=1)
     E_it = float(P_step.sum() * step_s)
@@ -218,7 +224,12 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     water = float(y[-1, col["M_makeup_out"]])
     summary = {
         "duration_s": n_steps * step_s, "E_it_J": E_it, "E_cooling_J": E_cool,
-        "E_fan_J": float(y[-1, col["E_fan_out"]]), "PUE": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
+        "E_fan_J": float(y[-1, col["E_fan_out"]]),
+        "E_pump_sec_J": float(sum(y[-1, i] for n, i in col.items() if n.startswith("E_pump_sec_out["))),
+        "E_pump_fac_J": float(y[-1, col["E_pump_fac_out"]]), "E_pump_tower_J": float(y[-1, col["E_pump_tower_out"]]),
+        "E_chiller_elec_J": float(y[-1, col["E_chiller_elec_out"]]),
+        "PUE": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
+        "pPUE_mech": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
         "water_makeup_kg": water, "WUE_L_per_kWh": (water / 0.997) / (E_it / 3.6e6) if E_it > 0 else float("nan"),
         "fan_share_of_cooling": float(y[-1, col["E_fan_out"]]) / E_cool if E_cool > 0 else float("nan"),
         "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),

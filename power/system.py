@@ -17,8 +17,9 @@ supply losses are inside its nameplate figure). Either way it is IT power (insid
 
 CDU own power
 -------------
-``cdu.P_own_W`` (pumps, controls of each CDU) is a cooling-plant figure, stored for the cooling package.
-It is NOT IT power and the power chain never adds it to rack input or IT input.
+``cdu.P_own_W`` (pumps, controls of each CDU) is a published reference figure (e.g. RAPS' 8,473.47 W for Frontier).
+It is NOT IT power and the power chain never adds it to rack input or IT input; nor is it cooling energy: the
+cooling plant computes its own CDU pump power (``P_pump_sec``), and the tests compare the two.
 """
 
 from __future__ import annotations

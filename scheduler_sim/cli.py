@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale-to-design", type=float, metavar="F",
                    help="scale the power so its peak is F x the plant's design heat (default: no scaling)")
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
+    c.add_argument("--weather", metavar="FILE|SITE", help="EPW or TMY3 weather file or shipped site (golden, "
+                                                          "chicago, knoxville), aligned to the series' dates "
+                                                          "(default: the site of --system, else golden)")
     c.add_argument("--system", metavar="SYSTEM",
                    help="also count this system description's facility overheads (electrical chain, air side, "
                         "lighting: its [facility] table); default: the PUE counts the liquid plant only")
@@ -260,6 +263,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         else:
             ov["cooling.weather"] = "file"
             ov["cooling.weather_path"] = str(Path(w).resolve()) if Path(w).exists() else w
+    if a.requests is not None or a.deployment is not None:
+        ov.update(_serving_overrides(a, cfg))
     if a.wet_bulb is not None:
         ov["cooling.weather"] = "constant"
         ov["cooling.T_wb_C"] = a.wet_bulb
@@ -326,10 +331,12 @@ def _weather_label(cfg) -> str:
 
         system = load_system(cfg.system)
         spec, chosen_by, _ = weather_source(cfg, system)
-        site = f"; system site {system.site_name}" if system.site_name else ""
+        site = system.site_name or "not given"
         if spec == "constant":
-            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb{site}"
-        return f"{Path(spec).name} ({chosen_by}{site})"
+            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb (system site: {site})"
+        if chosen_by == "system site":
+            return f"{Path(spec).name} (the system's site: {site})"
+        return f"{Path(spec).name} (from {chosen_by}; the system's site: {site})"
     except Exception:  # noqa: BLE001 - the run itself reports a bad system or weather file
         return "(unresolved)"
 
@@ -462,11 +469,13 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     day1 = dt.datetime.fromtimestamp(t1, dt.timezone.utc)
     out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
+    wx = (f"constant wet-bulb {a.wet_bulb:g} degC" if a.wet_bulb is not None else
+          f"{a.weather or ('the site of system ' + a.system if a.system else 'golden')} typical year, aligned to the "
+          f"series' dates")
     print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
-          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather "
-          f"{'constant wet-bulb %g degC' % a.wet_bulb if a.wet_bulb is not None else 'typical year of the plant site'}"
-          f", step {a.step:g} s")
+          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
     s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                       weather_file=a.weather,
                        scale_to_design=a.scale_to_design, weather=weather, system=a.system)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)

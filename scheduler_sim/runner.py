@@ -103,8 +103,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
         when = f"UTC{utc:+g} h from the {how}, calendar-aligned by month/day/hour"
     else:
         when = "no calendar origin: starts Jan 1 00:00"
-    system_site = f"; system site {system.site_name}" if system is not None and system.site_name else ""
-    desc = f"{label}: {rep.format} {wpath.name} ({chosen_by}{system_site}; {when})"
+    desc = f"{label}: {rep.format} {wpath.name} (chosen by {chosen_by}; {when})"
     return weather.wet_bulb_K, wpath, desc
 
 
@@ -195,7 +194,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
-            cfg = cfg.with_overrides({"trace.window_start_days": start})
+            cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
     else:
         from jobs.table import empty_job_table
 
@@ -263,13 +262,31 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
 
 
+def _draw_job_power(cfg: RunConfig, jobs, system):
+    """Fill the job table's missing utilisations with seeded draws (``power.job_power_spread``).
+
+    Returns a copy of ``jobs`` (the loader's table is never modified) and the draw summary.
+    """
+    from power.job_power import draw_job_utilisation
+
+    if cfg.power.job_power_spread == "none" or len(jobs) == 0:
+        return jobs, {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
+    cpu, gpu, info = draw_job_utilisation(jobs["cpu_util"].to_numpy(float), jobs["gpu_util"].to_numpy(float),
+                                          system, cfg.seed, cfg.power.job_power_spread)
+    attrs = dict(jobs.attrs)
+    jobs = jobs.copy()
+    jobs["cpu_util"], jobs["gpu_util"] = cpu, gpu
+    jobs.attrs.update(attrs)
+    return jobs, info
+
+
 def default_start_day(cfg: RunConfig, jobs) -> float:
     """The window start [days] a run uses: the configured one, or the trace's first submission day.
 
     The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
-    that default and the trace has no submission in ``[181, 181 + window_days)`` days (a shorter or a later trace),
-    the window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start
-    the user chose (any other value) is kept, so an empty window is then an error.
+    that default and the trace has no submission on or after day 181 (a trace shorter than half a year), the
+    window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start the
+    user chose (any other value) is kept, so an empty window is then an error.
 
     Parameters
     ----------
@@ -289,26 +306,9 @@ def default_start_day(cfg: RunConfig, jobs) -> float:
     sub = sub[np.isfinite(sub)]
     if start != default or sub.size == 0:
         return start
-    t0, t1 = start * DAY_S, (start + cfg.trace.window_days) * DAY_S
-    if np.any((sub >= t0) & (sub < t1)):
+    if np.any(sub >= start * DAY_S):  # the trace reaches the default start: keep it
         return start
     return float(math.floor(sub.min() / DAY_S))
-def _draw_job_power(cfg: RunConfig, jobs, system):
-    """Fill the job table's missing utilisations with seeded draws (``power.job_power_spread``).
-
-    Returns a copy of ``jobs`` (the loader's table is never modified) and the draw summary.
-    """
-    from power.job_power import draw_job_utilisation
-
-    if cfg.power.job_power_spread == "none" or len(jobs) == 0:
-        return jobs, {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
-    cpu, gpu, info = draw_job_utilisation(jobs["cpu_util"].to_numpy(float), jobs["gpu_util"].to_numpy(float),
-                                          system, cfg.seed, cfg.power.job_power_spread)
-    attrs = dict(jobs.attrs)
-    jobs = jobs.copy()
-    jobs["cpu_util"], jobs["gpu_util"] = cpu, gpu
-    jobs.attrs.update(attrs)
-    return jobs, info
 
 
 def serving_load_summary(serving) -> str:

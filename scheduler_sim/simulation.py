@@ -1209,14 +1209,30 @@ def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) 
 
 
 #: Plant power outputs and the running energy totals the plant integrates them into (when it has them).
+#: Per-CDU outputs ``P[i]`` are paired with ``E[i]`` the same way.
 _AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out", "Q_flow_chiller": "E_chiller_out",
-                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out"}
+                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out", "P_pump_fac": "E_pump_fac_out",
+                      "P_pump_tower": "E_pump_tower_out", "P_chiller": "E_chiller_elec_out",
+                      "P_pump_sec": "E_pump_sec_out"}
 
 
 def _average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:
-    """(power name, its index, total name, its index) for each power output whose running total exists."""
-    return [(p, names.index(p), e, names.index(e)) for p, e in _AVERAGED_BY_TOTAL.items()
-            if p in names and e in names]
+    """(output name, its index, total name, its index) for each output whose running total exists.
+
+    Plant-level outputs pair by name (``P_pump_fac`` -> ``E_pump_fac_out``); per-CDU outputs pair element by element
+    (``P_pump_sec[3]`` -> ``E_pump_sec_out[3]``).
+    """
+    index = {n: i for i, n in enumerate(names)}
+    pairs = []
+    for n, i in index.items():
+        base, _, rest = n.partition("[")
+        total = _AVERAGED_BY_TOTAL.get(base)
+        if total is None:
+            continue
+        e = total + ("[" + rest if rest else "")
+        if e in index:
+            pairs.append((n, i, e, index[e]))
+    return pairs
 
 
 def _cdu_series_name(name: str) -> str | None:

@@ -35,6 +35,7 @@ COMPONENTS = {
     "P_rectifier_loss_W": ("rectifier loss", "#C44E52"),
     "P_cdu_pump_W": ("CDU pumps", "#55A868"),
     "P_facility_pump_W": ("facility pumps", "#64B5CD"),
+    "P_tower_pump_W": ("tower-water pumps", "#4C72B0"),
     "P_tower_fan_W": ("cooling-tower fans", "#8172B3"),
     "P_chiller_W": ("chiller", "#937860"),
     "P_air_fan_W": ("air-handler / CRAH fans", "#DA8BC3"),
@@ -568,7 +569,8 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     keys = [("E_node_dc_J", "P_node_dc_W"), ("E_rack_overhead_J", "P_rack_overhead_W"),
             ("E_sivoc_loss_J", "P_sivoc_loss_W"), ("E_rectifier_loss_J", "P_rectifier_loss_W"),
             ("E_cdu_pump_J", "P_cdu_pump_W"), ("E_facility_pump_J", "P_facility_pump_W"),
-            ("E_tower_fan_J", "P_tower_fan_W"), ("E_chiller_J", "P_chiller_W"), ("E_air_fan_J", "P_air_fan_W"),
+            ("E_tower_pump_J", "P_tower_pump_W"), ("E_tower_fan_J", "P_tower_fan_W"), ("E_chiller_J", "P_chiller_W"),
+            ("E_air_fan_J", "P_air_fan_W"),
             ("E_air_chiller_J", "P_air_chiller_W"), ("E_transformer_loss_J", "P_transformer_loss_W"),
             ("E_switchgear_loss_J", "P_switchgear_loss_W"), ("E_ups_loss_J", "P_ups_loss_W"),
             ("E_pdu_loss_J", "P_pdu_loss_W"), ("E_lighting_J", "P_lighting_W")]

@@ -22,7 +22,7 @@ source) with ``Lp = 200`` tokens (ASSUMPTION: LMArena prompts are short chat tur
 
 Reproduce::
 
-    python -m scheduler_sim.serving.calibrate tests/data/mlenergy_v3_h100_llama-3.3-70b_lm-arena-chat.csv
+    .venv/bin/python -m scheduler_sim.serving.calibrate tests/data/mlenergy_v3_h100_llama-3.3-70b_lm-arena-chat.csv
 """
 
 from __future__ import annotations
