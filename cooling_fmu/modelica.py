@@ -7,11 +7,33 @@ connections and never fires events (rumoca 0.9.13 defects: docs/cooling.md). :fu
 same set of equations in numpy, line by line; the tests check the FMU against it at arbitrary states, so a silent
 code-generation defect cannot hide.
 
-Physics, per CDU ``i`` (``cp`` specific heat of water, SI throughout)
---------------------------------------------------------------------
-* Secondary pump, speed follows the CDU load with a floor (constant rack temperature rise at part load):
-  ``y_sec = clip(Q_CDU / Q_nominal, y_pump_sec_min, 1)``, ``m_sec = y_sec m_sec_nominal``,
-  ``P_pump_sec = P_pump_sec_nominal y_sec^3`` (affinity laws for a fixed system curve).
+Topology: racks -> CDU secondary loops -> CDU plate heat exchangers -> facility (hot-water) loop -> intermediate
+plate heat exchanger (IHX) -> [optional trim chiller] -> facility supply; on the other side of the IHX the open
+tower-water loop: basin -> tower pumps -> IHX -> tower cells -> basin.
+
+Pumps (every pump: CDU secondary, facility, tower water)
+------------------------------------------------------
+At flow fraction ``w`` the pump works against a system curve with a static term, ``dp(w) = dp_static +
+dp_friction w^2`` (the affinity law with a static head; e.g. ASHRAE Handbook HVAC Systems and Equipment 2020
+ch. 44 "Centrifugal pumps", system curves; Bernier & Bourret, "Pumping energy and variable frequency drives",
+ASHRAE Journal 41(12), 1999). Hydraulic power ``V_nom w dp(w)``, shaft power at a constant pump efficiency:
+``P_shaft = P_shaft,nom x`` with the shaft load fraction ``x = w (s + (1 - s) w^2)``, ``s = dp_static / (dp_static
++ dp_friction)``, ``P_shaft,nom = V_nom (dp_static + dp_friction) / eta_pump``. This is exactly EnergyPlus'
+``Pump:VariableSpeed`` part-load curve ``FracFullLoadPower = C1 + C2 PLR + C3 PLR^2 + C4 PLR^3`` with ``C1 = 0,
+C2 = s, C3 = 0, C4 = 1 - s`` (EnergyPlus Input-Output Reference, Pump:VariableSpeed). The motor and drive lose
+efficiency at part load (Bernier & Bourret 1999, fits to manufacturers' data, ``L`` = 100 x):
+``eta_motor = 0.94187 (1 - exp(-9.04 x))``, ``eta_VFD = 0.5087 + 1.283 x - 1.42 x^2 + 0.5834 x^3``; electrical power
+``P = P_shaft,nom x / (eta_motor(x) eta_VFD(x))`` (:func:`pump_power_W`). So the power does not follow a cube law:
+a static head keeps it up at low flow, and the motor and drive losses rise as the load falls.
+
+* CDU secondary pump, ``pump_control = "constant_flow"``: ``y_sec = 1`` at every load (fixed speed); ``"dp"``
+  (differential pressure held at the racks, ``dp_static`` = the set point): ``y_sec = clip(Q_CDU / Q_nominal,
+  y_pump_sec_min, 1)``. ``m_sec = y_sec m_sec_nominal``.
+* Facility pump: flow fraction ``w_fac = m_fac / (n m_fac_nominal)`` set by the CDU valves.
+* Tower pumps: ``w_cw = max(w_flow_min, w_fac)`` (``w_flow_min = 1``: constant flow), ``m_cw = w_cw m_cw_nominal``.
+
+Per CDU ``i`` (``cp`` specific heat of water, SI throughout)
+--------------------------------------------------------
 * Facility-side valve: integral controller with anti-windup (tracking) on the secondary supply temperature::
 
       e_valve  = (T_sec_sup - T_sec_sup_set) / valve_dT_span
@@ -20,27 +42,30 @@ Physics, per CDU ``i`` (``cp`` specific heat of water, SI throughout)
 
   (no proportional part: ``T_sec_sup`` is algebraic in the valve opening, so a P-term would create an algebraic
   loop, which rumoca 0.9.13 does not solve).
-* Plate heat exchanger, counterflow effectiveness-NTU (Incropera & DeWitt, Fundamentals of Heat and Mass Transfer,
-  6th ed., Table 11.3): ``C_min = cp min(m_sec, m_fac)``, ``C_r = C_min / C_max``, ``NTU = UA / C_min``,
-  ``eps = (1 - exp(-NTU (1 - C_r))) / (1 - C_r exp(-NTU (1 - C_r)))`` (``NTU / (1 + NTU)`` when ``C_r -> 1``),
-  ``Q_hx = eps C_min (T_sec - T_fac_sup)``.
+* Plate heat exchangers (CDU and IHX), counterflow effectiveness-NTU (Incropera & DeWitt, Fundamentals of Heat
+  and Mass Transfer, 6th ed., Table 11.3): ``C_min = cp min(m_1, m_2)``, ``C_r = C_min / C_max``, ``NTU = UA /
+  C_min``, ``eps = (1 - exp(-NTU (1 - C_r))) / (1 - C_r exp(-NTU (1 - C_r)))`` (``NTU / (1 + NTU)`` when
+  ``C_r -> 1``), ``Q = eps C_min (T_hot,in - T_cold,in)``.
 * Secondary loop: one well-mixed volume at the CDU return temperature ``T_sec`` (state):
   ``m_water_sec cp der(T_sec) = Q_CDU - Q_hx``; supply to the racks ``T_sec_sup = T_sec - Q_hx / (m_sec cp)``.
 
-Facility loop and towers
-------------------------
-* Total flow ``m_fac = sum(m_fac_cdu)``, ``w = m_fac / (n m_fac_nominal)``; pump ``P_pump_fac = P_nominal w^3``.
-* Two well-mixed volumes (pipe and basin thermal mass): return ``T_fac_ret`` and basin/supply ``T_fac_sup``::
+Facility loop, IHX, tower-water loop and towers
+-----------------------------------------------
+* Two well-mixed facility volumes: return ``T_fac_ret`` and supply ``T_fac_sup`` (after the IHX and chiller)::
 
       m_water_ret cp der(T_fac_ret) = sum(Q_hx) - m_fac cp (T_fac_ret - T_fac_sup)
       m_water_sup cp der(T_fac_sup) = m_fac cp (T_chiller_out - T_fac_sup)
 
+* IHX between the facility return ``T_fac_ret`` (hot in) and the tower basin ``T_cw_sup`` (cold in):
+  ``Q_ihx = eps_ihx C_min (T_fac_ret - T_cw_sup)``; facility water leaves at ``T_ihx_out = T_fac_ret - Q_ihx /
+  (m_fac cp)``, tower water at ``T_cw_ret = T_cw_sup + Q_ihx / (m_cw cp)`` to the tower cells.
 * Tower bank, Merkel characteristic in effectiveness form (ASHRAE Handbook HVAC Systems and Equipment 2020,
   ch. 40: ``KaV/L = c (L/G)^-n``, n ~ 0.6; EnergyPlus Engineering Reference, "Cooling towers", eps-NTU form):
-  ``NTU_tower = NTU_nominal (y_fan / w)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
-  ``Q_tower = eps_tower m_fac cp (T_fac_ret - T_wb)``, ``T_tower_out = T_fac_ret - Q_tower / (m_fac cp)``.
-* Fan controller: PI on the basin temperature with back-calculation anti-windup (Astrom & Hagglund, Advanced PID
-  Control, 2006, sec. 3.5)::
+  ``NTU_tower = NTU_nominal (y_fan / w_cw)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
+  ``Q_tower = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_tower_out = T_cw_ret - Q_tower / (m_cw cp)``; basin
+  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``.
+* Fan controller: PI on the facility supply temperature with back-calculation anti-windup (Astrom & Hagglund,
+  Advanced PID Control, 2006, sec. 3.5)::
 
       e_fan = (T_fac_sup - T_fac_sup_set) / fan_dT_span,  u = fan_k_p e_fan + I_fan
       y_fan = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
@@ -49,20 +74,42 @@ Facility loop and towers
   below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2, multicell heat rejection):
   ``n_cells_on = max(1, #{k in 1..n_cells : y_fan n_cells >= k y_fan_min})``, speed ``s = y_fan n_cells /
   n_cells_on``, ``P_fan = n_cells_on P_fan_cell s^3`` (fan affinity law). Hotter wet-bulb -> larger ``y_fan``.
-* Trim chiller (optional) after the towers, allowed when ``T_wb > T_wb_switch`` (economiser below):
-  ``Q_chiller = min(Q_max, max(0, m_fac cp (T_tower_out - T_chiller_set)))``, ``T_chiller_set = T_fac_sup_set +
-  dT_deadband``; ``COP = min(COP_max, eta_carnot T_chiller_set / max(dT_lift_min, T_wb + dT_cond -
-  T_chiller_set))``, ``P_chiller = Q_chiller / COP``; its condenser is evaporatively cooled (its heat leaves with
-  the tower water use).
-* Water use (Cooling Technology Institute rule "evaporation ~ 0.00085 x flow [gpm] x range [F]", i.e. ~85 % of the
-  heat leaves as latent heat; mass balance of dissolved solids, e.g. SPX "Cooling Tower Fundamentals", 2nd ed.,
-  ch. 5): ``m_evap = f_latent (Q_tower + Q_chiller + P_chiller) / h_fg``, ``m_drift = drift_fraction m_fac``,
-  ``m_blowdown = max(0, m_evap / (COC - 1) - m_drift)``, ``m_makeup = m_evap + m_drift + m_blowdown``.
-* ``P_cooling = sum(P_pump_sec) + P_pump_fac + P_fan + P_chiller``. Running integrals (J, kg): ``E_heat_in``,
-  ``E_tower_out``, ``E_chiller_out`` (heat removed by the chiller), ``E_cooling_out``, ``E_fan_out``,
-  ``M_makeup_out``. ``E_stored = cp (m_water_sec sum(T_sec - T_ref) + m_water_ret (T_fac_ret - T_ref) + m_water_sup
-  (T_fac_sup - T_ref))``. The FMU integrates states and totals with the same update, so ``E_heat_in - E_tower_out -
-  E_chiller_out - (E_stored - E_stored(0))`` closes to round-off whatever the integration error.
+* Trim chiller (optional) on the facility water after the IHX, allowed when ``T_wb > T_wb_switch`` (economiser
+  below): ``Q_chiller = min(Q_max, max(0, m_fac cp (T_ihx_out - T_chiller_set)))``, ``T_chiller_set =
+  T_fac_sup_set + dT_deadband``; ``COP = min(COP_max, eta_carnot T_chiller_set / max(dT_lift_min, T_wb + dT_cond -
+  T_chiller_set))``, ``P_chiller = Q_chiller / COP``; its condenser heat goes to the tower air (water balance).
+
+Water from the air-side energy balance (saturated exit air)
+----------------------------------------------------------
+The bank moves ``m_air = y_fan m_cw_nominal / LG_nominal`` of air. Entering air has the enthalpy of saturated air
+at the wet-bulb, ``h_in = h_s(T_wb)`` (the adiabatic-saturation property of the wet-bulb, ASHRAE Handbook
+Fundamentals 2017 ch. 1), and, for want of a dry-bulb input, the humidity ratio ``W_in = W_s(T_wb)``. The air
+takes up the rejected heat and leaves saturated (the saturated-exit-air method of EnergyPlus' cooling-tower
+evaporation, Engineering Reference "Cooling tower evaporation: saturated exit"): ``h_out = h_in + Q_air / m_air``
+with ``Q_air = Q_tower + Q_chiller + P_chiller``, ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
+the chord between ``T_wb`` and ``T_hi``, unrolled), and ``m_evap = m_air (W_s(T_air_out) - W_in)`` (zero when no
+heat is rejected). Air cannot leave warmer than the water entering the tower, ``T_hi = max(T_cw_ret, T_wb + 1 K)``;
+the water-side Merkel effectiveness above ignores the air's heat capacity, so at low fan speed it can reject more
+heat than the fan's air could carry. The balance then uses the least air flow that can carry it, ``m_air =
+max(y_fan m_cw_nominal / LG_nominal, Q_air / (h_s(T_hi) - h_in))`` (natural draft and the spray zone in a real
+tower; documented as a limit of the model). Saturation
+pressure, humidity ratio and enthalpy are those of psychrolib / ASHRAE Fundamentals 2017 ch. 1 eqs. 5, 6, 20, 30
+(over ice at or below the triple point). Hotter, more humid weather puts more of the heat into evaporation, so WUE
+moves with the weather. In dry air the true ``W_in`` is lower and the evaporation larger by ``m_air cp_air
+(T_db - T_wb) / h_fg`` at most: the model is low in the driest hours (documented in docs/cooling.md).
+Drift ``m_drift = drift_fraction m_cw``; blowdown from the cycles of concentration (mass balance of dissolved
+solids, SPX "Cooling Tower Fundamentals", 2nd ed., ch. 5) ``m_blowdown = max(0, m_evap / (COC - 1) - m_drift)``;
+``m_makeup = m_evap + m_drift + m_blowdown``.
+
+Totals
+------
+``P_cooling = sum(P_pump_sec) + P_pump_fac + P_pump_tower + P_fan + P_chiller``. Running integrals (J, kg):
+``E_heat_in``, ``E_tower_out``, ``E_chiller_out`` (heat removed by the chiller), ``E_cooling_out``, ``E_fan_out``,
+``E_pump_sec_out[i]``, ``E_pump_fac_out``, ``E_pump_tower_out``, ``E_chiller_elec_out`` (electrical energy of
+each component, so step averages of every component are exact), ``M_makeup_out``. ``E_stored = cp (m_water_sec
+sum(T_sec - T_ref) + m_water_ret (T_fac_ret - T_ref) + m_water_sup (T_fac_sup - T_ref) + m_water_basin (T_cw_sup -
+T_ref))``. The FMU integrates states and totals with the same update, so ``E_heat_in - E_tower_out -
+E_chiller_out - (E_stored - E_stored(0))`` closes to round-off whatever the integration error.
 """
 
 from __future__ import annotations
@@ -73,22 +120,44 @@ from .params import PlantParams
 
 __all__ = [
     "GENERATOR_VERSION",
+    "MOTOR_EFF",
+    "NEWTON_STEPS",
     "STATE_NAMES",
+    "VFD_EFF",
     "analytic_steady_state",
     "generate_plant_modelica",
+    "motor_drive_efficiency",
     "model_name_for",
     "plant_equations",
+    "pump_power_W",
+    "sat_air",
     "state_vector",
 ]
 
 #: Bump when the generated source changes meaning (the FMU cache key also hashes the source text itself).
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 
 #: Names of the state groups in FMU order: per-CDU ``T_sec[n]``, ``I_valve[n]``, then scalars.
-STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan")
+STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan", "T_cw_sup")
 
 #: ``C_r`` above which the counterflow effectiveness uses its ``C_r = 1`` limit (avoids 0/0).
 CR_BALANCED = 0.9999
+
+#: Motor efficiency at shaft-load fraction x: ``a (1 - exp(-b x))`` (Bernier & Bourret 1999, ASHRAE Journal 41(12),
+#: fit to manufacturers' data for premium motors: 94.187 (1 - exp(-0.0904 L)), L in % of full load).
+MOTOR_EFF = (0.94187, 9.04)
+#: VFD efficiency at load fraction x: ``c0 + c1 x + c2 x^2 + c3 x^3`` (Bernier & Bourret 1999:
+#: 50.87 + 1.283 L - 0.0142 L^2 + 5.834e-5 L^3, L in %).
+VFD_EFF = (0.5087, 1.283, -1.42, 0.5834)
+
+#: Newton steps used to find the saturated exit-air temperature (unrolled in the model).
+NEWTON_STEPS = 5
+
+# psychrolib SI saturation-pressure coefficients (ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 5 and 6)
+_PW_LIQ = (-5.8002206e03, 1.3914993, -4.8640239e-02, 4.1764768e-05, -1.4452093e-08, 0.0, 6.5459673)
+_PW_ICE = (-5.6745359e03, 6.3925247, -9.677843e-03, 6.2215701e-07, 2.0747825e-09, -9.484024e-13, 4.1635019)
+_T_TRIPLE = 273.16
+_T0C = 273.15
 
 
 def model_name_for(params: PlantParams) -> str:
@@ -112,6 +181,155 @@ def _r(x: float) -> str:
     return repr(float(x))
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# component laws shared by the generator and the numpy mirror
+# ---------------------------------------------------------------------------------------------------------------
+def motor_drive_efficiency(x):
+    """Combined motor and VFD efficiency at shaft-load fraction ``x`` (Bernier & Bourret 1999; :data:`MOTOR_EFF`,
+    :data:`VFD_EFF`).
+
+    Parameters
+    ----------
+    x : float or ndarray
+        Shaft power as a fraction of the pump's nominal shaft power, > 0.
+
+    Returns
+    -------
+    float or ndarray
+        ``eta_motor(x) eta_VFD(x)``, dimensionless (0.8995 at ``x = 1``).
+    """
+    a, b = MOTOR_EFF
+    c0, c1, c2, c3 = VFD_EFF
+    return a * (1.0 - np.exp(-b * x)) * (c0 + x * (c1 + x * (c2 + x * c3)))
+
+
+def _md_expr(x: str) -> str:
+    a, b = MOTOR_EFF
+    c0, c1, c2, c3 = VFD_EFF
+    return (f"({_r(a)} * (1.0 - exp({_c(-b)} * {x})) * ({_c(c0)} + {x} * ({_c(c1)} + {x} * ({_c(c2)} + {x} * "
+            f"{_c(c3)}))))")
+
+
+def _shaft_nominal_W(pump, m_nominal_kg_s: float, rho: float) -> float:
+    """Nominal shaft power [W] of a pump: ``V_nom (dp_static + dp_friction) / eta_pump``."""
+    return m_nominal_kg_s / rho * (pump.dp_static_Pa + pump.dp_friction_Pa) / pump.eta_pump
+
+
+def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w):
+    """Electrical power of a pump at flow fraction ``w`` (law in the module docstring).
+
+    Parameters
+    ----------
+    pump : cooling_fmu.params.PumpParams
+        Static and friction head, hydraulic efficiency.
+    m_nominal_kg_s : float
+        Mass flow at ``w = 1`` [kg/s].
+    rho_kg_m3 : float
+        Water density [kg/m3].
+    w : float or ndarray
+        Flow fraction, in (0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        ``P_shaft,nom x / (eta_motor(x) eta_VFD(x))`` with ``x = w (s + (1 - s) w^2)`` [W].
+    """
+    s = pump.static_fraction
+    x = w * (s + (1.0 - s) * w * w)
+    return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * x / motor_drive_efficiency(x)
+
+
+def _lnpws(T, c):
+    return c[0] / T + c[1] + c[2] * T + c[3] * T**2 + c[4] * T**3 + c[5] * T**4 + c[6] * np.log(T)
+
+
+def _dlnpws(T, c):
+    return -c[0] / T**2 + c[2] + 2 * c[3] * T + 3 * c[4] * T**2 + 4 * c[5] * T**3 + c[6] / T
+
+
+def sat_air(T_K, p_Pa: float):
+    """Saturated moist air at temperature ``T_K`` and pressure ``p_Pa`` (psychrolib SI formulae).
+
+    Parameters
+    ----------
+    T_K : float or ndarray
+        Temperature [K].
+    p_Pa : float
+        Atmospheric pressure [Pa].
+
+    Returns
+    -------
+    tuple
+        ``(W_s, h_s, dh_s/dT)``: humidity ratio [kg/kg dry air], enthalpy [J/kg dry air] (ASHRAE Fundamentals
+        2017 ch. 1 eqs. 5/6, 20, 30; over ice at or below 273.16 K), and its temperature derivative [J/(kg K)].
+    """
+    T = np.asarray(T_K, dtype=float)
+    ice = T <= _T_TRIPLE
+    pws = np.exp(np.where(ice, _lnpws(T, _PW_ICE), _lnpws(T, _PW_LIQ)))
+    dpws = pws * np.where(ice, _dlnpws(T, _PW_ICE), _dlnpws(T, _PW_LIQ))
+    W = 0.621945 * pws / (p_Pa - pws)
+    dW = 0.621945 * p_Pa * dpws / (p_Pa - pws) ** 2
+    t = T - _T0C
+    h = 1006.0 * t + W * (2501000.0 + 1860.0 * t)
+    dh = 1006.0 + dW * (2501000.0 + 1860.0 * t) + 1860.0 * W
+    if np.ndim(T_K) == 0:
+        return float(W), float(h), float(dh)
+    return W, h, dh
+
+
+def _c(x: float) -> str:
+    """A Modelica literal in parentheses (so a negative constant never follows a binary operator)."""
+    return f"({_r(x)})"
+
+
+def _poly_expr(T: str, c) -> str:
+    return (f"{_c(c[0])} / {T} + {_c(c[1])} + {_c(c[2])} * {T} + {_c(c[3])} * {T}^2 + {_c(c[4])} * {T}^3 + "
+            f"{_c(c[5])} * {T}^4 + {_c(c[6])} * log({T})")
+
+
+def _dpoly_expr(T: str, c) -> str:
+    return (f"{_c(-c[0])} / {T}^2 + {_c(c[2])} + 2.0 * {_c(c[3])} * {T} + 3.0 * {_c(c[4])} * {T}^2 + 4.0 * "
+            f"{_c(c[5])} * {T}^3 + {_c(c[6])} / {T}")
+
+
+def _sat_air_equations(T: str, tag: str) -> tuple[list[str], list[str]]:
+    """Declarations and equations of saturated air at temperature variable ``T``: ``pw_<tag>``, ``W_<tag>``,
+    ``h_<tag>``, ``dh_<tag>`` (the :func:`sat_air` formulae)."""
+    decl = [f'  Real pw_{tag}(unit="Pa") "Saturation pressure at {T}";',
+            f'  Real dpw_{tag}(unit="Pa/K") "Its temperature derivative";',
+            f'  Real W_{tag}(unit="1") "Humidity ratio of saturated air at {T}";',
+            f'  Real h_{tag}(unit="J/kg") "Enthalpy of saturated air at {T}";',
+            f'  Real dh_{tag}(unit="J/(kg.K)") "Its temperature derivative";']
+    eq = [f"  pw_{tag} = exp(noEvent(if {T} <= {_r(_T_TRIPLE)} then {_poly_expr(T, _PW_ICE)} else "
+          f"{_poly_expr(T, _PW_LIQ)}));",
+          f"  dpw_{tag} = pw_{tag} * noEvent(if {T} <= {_r(_T_TRIPLE)} then {_dpoly_expr(T, _PW_ICE)} else "
+          f"{_dpoly_expr(T, _PW_LIQ)});",
+          f"  W_{tag} = 0.621945 * pw_{tag} / (p_atm - pw_{tag});",
+          f"  h_{tag} = 1006.0 * ({T} - {_r(_T0C)}) + W_{tag} * (2501000.0 + 1860.0 * ({T} - {_r(_T0C)}));",
+          f"  dh_{tag} = 1006.0 + 0.621945 * p_atm * dpw_{tag} / (p_atm - pw_{tag})^2 * (2501000.0 + 1860.0 * "
+          f"({T} - {_r(_T0C)})) + 1860.0 * W_{tag};"]
+    return decl, eq
+
+
+def _exit_air(params: PlantParams, T_wb: float, T_w_in: float, m_air_fan: float, Q_air: float
+              ) -> tuple[float, float, float, float]:
+    """(m_air [kg/s], T_air_out [K], W_in, W_out) of the saturated-exit-air balance (same steps as the model)."""
+    P = params.tower.p_atm_Pa
+    W_in, h_in, _ = sat_air(T_wb, P)
+    T_hi = max(T_w_in, T_wb + 1.0)
+    h_hi = sat_air(T_hi, P)[1]
+    dh_max = h_hi - h_in
+    Q = max(0.0, Q_air)
+    m_air = max(m_air_fan, Q / dh_max)
+    dh = Q / m_air
+    T = T_wb + (T_hi - T_wb) * dh / dh_max
+    for _ in range(NEWTON_STEPS):
+        _, h, d = sat_air(T, P)
+        T = T - (h - h_in - dh) / d
+    W_out = sat_air(T, P)[0]
+    return m_air, T, W_in, W_out
+
+
 def generate_plant_modelica(params: PlantParams) -> str:
     """Generate one flat Modelica model of the cooling plant.
 
@@ -124,8 +342,9 @@ def generate_plant_modelica(params: PlantParams) -> str:
     -------
     str
         Modelica source of model :func:`model_name_for` ``(params)``. Inputs ``Q_flow_CDU[n]`` (W), ``T_wb`` (K);
-        states ``T_sec[n]`` (K), ``I_valve[n]`` (1), ``T_fac_sup``, ``T_fac_ret`` (K), ``I_fan`` (1) and the
-        running totals; outputs as in ``maps/hpctwin_plant.yaml``. The physics is in the module docstring.
+        states ``T_sec[n]`` (K), ``I_valve[n]`` (1), ``T_pipe_sup``, ``T_pipe_ret``, ``T_cw_basin`` (K),
+        ``I_fan`` (1) and the running totals; outputs as in ``maps/hpctwin_plant.yaml``. The physics is in the
+        module docstring.
 
     Notes
     -----
@@ -133,42 +352,65 @@ def generate_plant_modelica(params: PlantParams) -> str:
     ``fmi2ExitInitializationMode``: rumoca 0.9.13 ignores ``initial equation`` sections.
     """
     n = params.n_cdu
-    c, f, t, ch = params.cdu, params.facility, params.tower, params.chiller
+    c, f, tl, t, ch = params.cdu, params.facility, params.tower_loop, params.tower, params.chiller
+    rho = params.rho_water_kg_m3
     T0 = _r(params.T_ref_K)
     name = model_name_for(params)
     N = t.n_cells
     stages = " + ".join(f"noEvent(if y_fan * {N}.0 >= {k}.0 * y_fan_min then 1.0 else 0.0)" for k in range(1, N + 1))
     T_ch_set = t.T_fac_sup_set_K + ch.dT_deadband_K
+    psy_decl, psy_eq = _sat_air_equations("T_wb", "wb")
+    d_hi, e_hi = _sat_air_equations("T_air_hi", "hi")
+    psy_decl += d_hi
+    psy_eq += e_hi
+    newton = ["  T_ao0 = T_wb + (T_air_hi - T_wb) * dh_air / dh_air_max;"]
+    for k in range(NEWTON_STEPS + 1):
+        d, e = _sat_air_equations(f"T_ao{k}", f"ao{k}")
+        psy_decl += [f'  Real T_ao{k}(unit="K") "Newton iterate {k} of the exit-air temperature";'] + d
+        psy_eq += e
+        if k < NEWTON_STEPS:
+            newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_wb - dh_air) / dh_ao{k};")
+    K = NEWTON_STEPS
+    decl_psy = "\n".join(psy_decl)
+    eq_psy = "\n".join(psy_eq + newton)
     src = f"""model {name} "{params.description} (generated by hpctwin cooling_fmu, generator v{GENERATOR_VERSION})"
   // ---- parameters (SI) ----
   parameter Real cp(unit="J/(kg.K)") = {_r(params.cp_water_J_kgK)} "Specific heat of water";
   parameter Real T_ref(unit="K") = {T0} "Reference temperature of E_stored";
-  parameter Real Q_flow_CDU_nominal(unit="W") = {_r(c.Q_flow_nominal_W)} "Design heat per CDU (secondary pump at full speed)";
+  parameter Real Q_flow_CDU_nominal(unit="W") = {_r(c.Q_flow_nominal_W)} "Design heat per CDU";
   parameter Real m_flow_sec_nominal(unit="kg/s") = {_r(c.m_flow_sec_nominal_kg_s)} "Secondary flow per CDU at full pump speed";
   parameter Real m_flow_fac_nominal(unit="kg/s") = {_r(c.m_flow_fac_nominal_kg_s)} "Facility flow per CDU HX, valve open";
   parameter Real m_water_sec(unit="kg") = {_r(c.m_water_sec_kg)} "Water mass of one secondary loop";
   parameter Real UA_hx(unit="W/K") = {_r(c.UA_hx_W_K)} "Conductance of one CDU plate heat exchanger";
-  parameter Real P_pump_sec_nominal(unit="W") = {_r(c.P_pump_sec_nominal_W)} "Secondary pump power at full flow";
-  parameter Real y_pump_sec_min(unit="1") = {_r(c.y_pump_sec_min)} "Minimum secondary flow fraction";
+  parameter Real y_sec_floor(unit="1") = {_r(params.y_sec_floor)} "Smallest secondary flow fraction (1 = constant flow)";
+  parameter Real P_shaft_sec_nominal(unit="W") = {_r(_shaft_nominal_W(c.pump, c.m_flow_sec_nominal_kg_s, rho))} "Secondary pump shaft power at nominal flow";
+  parameter Real s_sec(unit="1") = {_r(c.pump.static_fraction)} "Static share of the secondary pump head";
   parameter Real y_valve_min(unit="1") = {_r(c.y_valve_min)} "Minimum facility valve opening";
   parameter Real T_sec_sup_set(unit="K") = {_r(c.T_sec_sup_set_K)} "Secondary supply temperature setpoint";
   parameter Real valve_Ti(unit="s") = {_r(c.valve_Ti_s)} "Valve controller integral time";
   parameter Real valve_dT_span(unit="K") = {_r(c.valve_dT_span_K)} "Valve controller error span";
   parameter Real m_flow_fac_design(unit="kg/s") = {_r(params.m_flow_fac_design_kg_s)} "Facility flow, all valves open";
-  parameter Real m_water_sup(unit="kg") = {_r(f.m_water_sup_kg)} "Water mass of basins and supply piping";
-  parameter Real m_water_ret(unit="kg") = {_r(f.m_water_ret_kg)} "Water mass of return piping";
-  parameter Real P_pump_fac_nominal(unit="W") = {_r(f.P_pump_nominal_W)} "Facility pump power at full flow";
-  parameter Real NTU_tower_nominal(unit="1") = {_r(t.NTU_nominal)} "Tower Merkel number at full air and design water flow";
+  parameter Real m_water_sup(unit="kg") = {_r(f.m_water_sup_kg)} "Water mass of the facility supply piping";
+  parameter Real m_water_ret(unit="kg") = {_r(f.m_water_ret_kg)} "Water mass of the facility return piping";
+  parameter Real P_shaft_fac_nominal(unit="W") = {_r(_shaft_nominal_W(f.pump, params.m_flow_fac_design_kg_s, rho))} "Facility pump shaft power at design flow";
+  parameter Real s_fac(unit="1") = {_r(f.pump.static_fraction)} "Static share of the facility pump head";
+  parameter Real m_flow_cw_nominal(unit="kg/s") = {_r(tl.m_flow_nominal_kg_s)} "Tower-water flow at full pump speed";
+  parameter Real w_cw_min(unit="1") = {_r(tl.w_flow_min)} "Smallest tower-water flow fraction";
+  parameter Real UA_ihx(unit="W/K") = {_r(tl.UA_ihx_W_K)} "Conductance of the intermediate heat exchanger";
+  parameter Real m_water_basin(unit="kg") = {_r(tl.m_water_basin_kg)} "Water mass of the tower basins and tower-water piping";
+  parameter Real P_shaft_cw_nominal(unit="W") = {_r(_shaft_nominal_W(tl.pump, tl.m_flow_nominal_kg_s, rho))} "Tower pump shaft power at nominal flow";
+  parameter Real s_cw(unit="1") = {_r(tl.pump.static_fraction)} "Static share of the tower pump head";
+  parameter Real NTU_tower_nominal(unit="1") = {_r(t.NTU_nominal)} "Tower Merkel number at full air and nominal water flow";
   parameter Real n_merkel(unit="1") = {_r(t.n_merkel)} "Exponent of the tower characteristic";
+  parameter Real m_air_nominal(unit="kg/s") = {_r(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
+  parameter Real p_atm(unit="Pa") = {_r(t.p_atm_Pa)} "Site atmospheric pressure";
   parameter Real P_fan_cell_nominal(unit="W") = {_r(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
   parameter Real y_fan_min(unit="1") = {_r(t.y_fan_min)} "Minimum speed of a running fan";
   parameter Real y_fan_floor(unit="1") = {_r(params.y_fan_floor)} "Minimum bank air-flow fraction (one cell at minimum speed)";
-  parameter Real T_fac_sup_set(unit="K") = {_r(t.T_fac_sup_set_K)} "Facility supply (basin) temperature setpoint";
+  parameter Real T_fac_sup_set(unit="K") = {_r(t.T_fac_sup_set_K)} "Facility supply temperature setpoint";
   parameter Real fan_k_p(unit="1") = {_r(t.fan_k_p)} "Fan controller proportional gain";
   parameter Real fan_Ti(unit="s") = {_r(t.fan_Ti_s)} "Fan controller integral time (= anti-windup tracking time)";
   parameter Real fan_dT_span(unit="K") = {_r(t.fan_dT_span_K)} "Fan controller error span";
-  parameter Real h_fg(unit="J/kg") = {_r(t.h_fg_J_kg)} "Latent heat of vaporisation";
-  parameter Real f_latent(unit="1") = {_r(t.f_latent)} "Fraction of rejected heat leaving as latent heat";
   parameter Real coc(unit="1") = {_r(t.cycles_of_concentration)} "Cycles of concentration";
   parameter Real drift_fraction(unit="1") = {_r(t.drift_fraction)} "Drift as a fraction of circulating flow";
   parameter Real have_chiller(unit="1") = {_r(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
@@ -185,23 +427,37 @@ def generate_plant_modelica(params: PlantParams) -> str:
   // ---- states (start values = initial state, set before exitInitializationMode) ----
   Real T_sec[{n}](each unit="K", each start={T0}) "Secondary loop mixed temperature = CDU return temperature";
   Real I_valve[{n}](each unit="1", each start=1.0) "Valve controller integrator";
-  Real T_basin(unit="K", start={T0}) "Basin and supply piping mixed temperature = facility supply temperature";
+  Real T_pipe_sup(unit="K", start={T0}) "Facility supply piping mixed temperature = facility supply temperature";
   Real T_pipe_ret(unit="K", start={T0}) "Return piping mixed temperature = facility return temperature";
   Real I_fan(unit="1", start=1.0) "Fan controller integrator";
+  Real T_cw_basin(unit="K", start={T0}) "Tower basin mixed temperature = tower-water supply temperature";
   Real E_heat(unit="J", start=0.0) "Heat received from racks since initialization";
   Real E_tower(unit="J", start=0.0) "Heat rejected by the towers since initialization";
   Real E_chiller(unit="J", start=0.0) "Heat removed by the chiller since initialization";
   Real E_cooling(unit="J", start=0.0) "Cooling electrical energy since initialization";
   Real E_fan(unit="J", start=0.0) "Fan electrical energy since initialization";
+  Real E_psec[{n}](each unit="J", each start=0.0) "Secondary pump electrical energy since initialization";
+  Real E_pfac(unit="J", start=0.0) "Facility pump electrical energy since initialization";
+  Real E_pcw(unit="J", start=0.0) "Tower pump electrical energy since initialization";
+  Real E_chel(unit="J", start=0.0) "Chiller electrical energy since initialization";
   Real M_makeup(unit="kg", start=0.0) "Make-up water since initialization";
   // ---- algebraic variables ----
-  Real y_sec[{n}](each unit="1") "Secondary pump speed fraction";
+  Real y_sec[{n}](each unit="1") "Secondary pump flow fraction";
+  Real x_sec[{n}](each unit="1") "Secondary pump shaft-load fraction";
   Real C_min[{n}](each unit="W/K") "Smaller heat-capacity rate of each HX";
   Real C_r[{n}](each unit="1") "Heat-capacity rate ratio of each HX";
   Real Z_hx[{n}](each unit="1") "exp(-NTU (1 - C_r)) of each HX";
   Real eps_hx[{n}](each unit="1") "Effectiveness of each HX";
   Real e_valve[{n}](each unit="1") "Normalised valve controller error";
   Real w_fac(unit="1") "Facility flow fraction of design";
+  Real x_fac(unit="1") "Facility pump shaft-load fraction";
+  Real w_cw(unit="1") "Tower-water flow fraction";
+  Real x_cw(unit="1") "Tower pump shaft-load fraction";
+  Real C_min_ihx(unit="W/K") "Smaller heat-capacity rate of the IHX";
+  Real C_r_ihx(unit="1") "Heat-capacity rate ratio of the IHX";
+  Real Z_ihx(unit="1") "exp(-NTU (1 - C_r)) of the IHX";
+  Real eps_ihx(unit="1") "Effectiveness of the IHX";
+  Real T_ihx_out(unit="K") "Facility water leaving the IHX";
   Real e_fan(unit="1") "Normalised fan controller error";
   Real u_fan(unit="1") "Unsaturated fan controller output";
   Real s_fan(unit="1") "Speed of each running fan";
@@ -209,6 +465,11 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real eps_tower(unit="1") "Tower effectiveness";
   Real T_chiller_out(unit="K") "Water temperature after the chiller";
   Real COP_chiller(unit="1") "Chiller COP";
+  Real dh_air(unit="J/kg") "Enthalpy rise of the tower air";
+  Real Q_air(unit="W") "Heat given to the tower air (towers + chiller condenser, >= 0)";
+  Real T_air_hi(unit="K") "Highest exit-air temperature: the tower entering water (at least T_wb + 1 K)";
+  Real dh_air_max(unit="J/kg") "Enthalpy rise of air leaving saturated at T_air_hi";
+{decl_psy}
   // ---- outputs ----
   output Real T_sec_sup[{n}](each unit="K") "CDU supply temperature to racks";
   output Real T_sec_ret[{n}](each unit="K") "CDU return temperature from racks";
@@ -217,11 +478,17 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real y_valve[{n}](each unit="1") "Facility valve opening of each CDU";
   output Real Q_flow_hx[{n}](each unit="W") "Heat through each CDU HX, secondary to facility (> 0 when cooling)";
   output Real P_pump_sec[{n}](each unit="W") "Secondary pump electrical power";
-  output Real T_fac_sup(unit="K") "Facility supply temperature (basin)";
-  output Real T_fac_ret(unit="K") "Facility return temperature (tower entering water)";
+  output Real E_pump_sec_out[{n}](each unit="J") "Secondary pump electrical energy since initialization";
+  output Real T_fac_sup(unit="K") "Facility supply temperature";
+  output Real T_fac_ret(unit="K") "Facility return temperature (IHX entering water)";
+  output Real T_cw_sup(unit="K") "Tower-water supply temperature (basin, IHX entering)";
+  output Real T_cw_ret(unit="K") "Tower-water return temperature (IHX leaving, tower entering)";
   output Real T_tower_out(unit="K") "Tower leaving water temperature";
   output Real m_flow_fac(unit="kg/s") "Total facility mass flow";
+  output Real m_flow_cw(unit="kg/s") "Tower-water mass flow";
+  output Real Q_flow_ihx(unit="W") "Heat through the intermediate heat exchanger";
   output Real P_pump_fac(unit="W") "Facility pump electrical power";
+  output Real P_pump_tower(unit="W") "Tower-water pump electrical power";
   output Real y_fan(unit="1") "Tower bank air-flow fraction";
   output Real n_cells_on(unit="1") "Tower cells with the fan running";
   output Real P_fan_tower(unit="W") "Tower fan electrical power";
@@ -229,6 +496,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real Q_flow_chiller(unit="W") "Heat removed from the facility water by the chiller";
   output Real P_chiller(unit="W") "Chiller electrical power";
   output Real P_cooling(unit="W") "Total cooling electrical power (pumps + fans + chiller)";
+  output Real m_flow_air(unit="kg/s") "Tower air flow of the evaporation balance (fan air flow, at least what carries the heat)";
+  output Real T_air_out(unit="K") "Saturated tower exit-air temperature";
   output Real m_flow_evap(unit="kg/s") "Tower evaporation";
   output Real m_flow_drift(unit="kg/s") "Tower drift";
   output Real m_flow_blowdown(unit="kg/s") "Tower blowdown";
@@ -239,10 +508,13 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real E_chiller_out(unit="J") "Heat removed by the chiller since initialization";
   output Real E_cooling_out(unit="J") "Cooling electrical energy since initialization";
   output Real E_fan_out(unit="J") "Tower fan electrical energy since initialization";
+  output Real E_pump_fac_out(unit="J") "Facility pump electrical energy since initialization";
+  output Real E_pump_tower_out(unit="J") "Tower pump electrical energy since initialization";
+  output Real E_chiller_elec_out(unit="J") "Chiller electrical energy since initialization";
   output Real M_makeup_out(unit="kg") "Make-up water since initialization";
 equation
   for i in 1:{n} loop
-    y_sec[i] = min(1.0, max(y_pump_sec_min, Q_flow_CDU[i] / Q_flow_CDU_nominal));
+    y_sec[i] = min(1.0, max(y_sec_floor, Q_flow_CDU[i] / Q_flow_CDU_nominal));
     m_flow_sec[i] = y_sec[i] * m_flow_sec_nominal;
     y_valve[i] = min(1.0, max(y_valve_min, I_valve[i]));
     m_flow_fac_cdu[i] = y_valve[i] * m_flow_fac_nominal;
@@ -250,53 +522,83 @@ equation
     C_r[i] = min(m_flow_sec[i], m_flow_fac_cdu[i]) / max(m_flow_sec[i], m_flow_fac_cdu[i]);
     Z_hx[i] = exp(-(UA_hx / C_min[i]) * (1.0 - C_r[i]));
     eps_hx[i] = noEvent(if C_r[i] < {CR_BALANCED} then (1.0 - Z_hx[i]) / (1.0 - C_r[i] * Z_hx[i]) else (UA_hx / C_min[i]) / (1.0 + UA_hx / C_min[i]));
-    Q_flow_hx[i] = eps_hx[i] * C_min[i] * (T_sec[i] - T_basin);
+    Q_flow_hx[i] = eps_hx[i] * C_min[i] * (T_sec[i] - T_pipe_sup);
     m_water_sec * cp * der(T_sec[i]) = Q_flow_CDU[i] - Q_flow_hx[i];
     T_sec_ret[i] = T_sec[i];
     T_sec_sup[i] = T_sec[i] - Q_flow_hx[i] / (m_flow_sec[i] * cp);
     e_valve[i] = (T_sec_sup[i] - T_sec_sup_set) / valve_dT_span;
     der(I_valve[i]) = e_valve[i] / valve_Ti + (y_valve[i] - I_valve[i]) / valve_Ti;
-    P_pump_sec[i] = P_pump_sec_nominal * y_sec[i] ^ 3;
+    x_sec[i] = y_sec[i] * (s_sec + (1.0 - s_sec) * y_sec[i] * y_sec[i]);
+    P_pump_sec[i] = P_shaft_sec_nominal * x_sec[i] / {_md_expr("x_sec[i]")};
+    der(E_psec[i]) = P_pump_sec[i];
+    E_pump_sec_out[i] = E_psec[i];
   end for;
   m_flow_fac = sum(m_flow_fac_cdu);
   w_fac = m_flow_fac / m_flow_fac_design;
-  P_pump_fac = P_pump_fac_nominal * w_fac ^ 3;
-  e_fan = (T_basin - T_fac_sup_set) / fan_dT_span;
+  x_fac = w_fac * (s_fac + (1.0 - s_fac) * w_fac * w_fac);
+  P_pump_fac = P_shaft_fac_nominal * x_fac / {_md_expr("x_fac")};
+  w_cw = max(w_cw_min, w_fac);
+  m_flow_cw = w_cw * m_flow_cw_nominal;
+  x_cw = w_cw * (s_cw + (1.0 - s_cw) * w_cw * w_cw);
+  P_pump_tower = P_shaft_cw_nominal * x_cw / {_md_expr("x_cw")};
+  C_min_ihx = cp * min(m_flow_fac, m_flow_cw);
+  C_r_ihx = min(m_flow_fac, m_flow_cw) / max(m_flow_fac, m_flow_cw);
+  Z_ihx = exp(-(UA_ihx / C_min_ihx) * (1.0 - C_r_ihx));
+  eps_ihx = noEvent(if C_r_ihx < {CR_BALANCED} then (1.0 - Z_ihx) / (1.0 - C_r_ihx * Z_ihx) else (UA_ihx / C_min_ihx) / (1.0 + UA_ihx / C_min_ihx));
+  Q_flow_ihx = eps_ihx * C_min_ihx * (T_pipe_ret - T_cw_basin);
+  T_ihx_out = T_pipe_ret - Q_flow_ihx / (m_flow_fac * cp);
+  T_cw_sup = T_cw_basin;
+  T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
+  e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
   u_fan = fan_k_p * e_fan + I_fan;
   y_fan = min(1.0, max(y_fan_floor, u_fan));
   der(I_fan) = e_fan / fan_Ti + (y_fan - u_fan) / fan_Ti;
   n_cells_on = max(1.0, {stages});
   s_fan = y_fan * {N}.0 / n_cells_on;
   P_fan_tower = n_cells_on * P_fan_cell_nominal * s_fan ^ 3;
-  NTU_tower = NTU_tower_nominal * (y_fan / w_fac) ^ n_merkel;
+  NTU_tower = NTU_tower_nominal * (y_fan / w_cw) ^ n_merkel;
   eps_tower = 1.0 - exp(-NTU_tower);
-  Q_flow_tower = eps_tower * m_flow_fac * cp * (T_pipe_ret - T_wb);
-  T_tower_out = T_pipe_ret - Q_flow_tower / (m_flow_fac * cp);
-  Q_flow_chiller = noEvent(if T_wb > T_wb_switch then have_chiller else 0.0) * min(Q_flow_chiller_max, max(0.0, m_flow_fac * cp * (T_tower_out - T_chiller_set)));
-  T_chiller_out = T_tower_out - Q_flow_chiller / (m_flow_fac * cp);
+  Q_flow_tower = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
+  T_tower_out = T_cw_ret - Q_flow_tower / (m_flow_cw * cp);
+  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin);
+  Q_flow_chiller = noEvent(if T_wb > T_wb_switch then have_chiller else 0.0) * min(Q_flow_chiller_max, max(0.0, m_flow_fac * cp * (T_ihx_out - T_chiller_set)));
+  T_chiller_out = T_ihx_out - Q_flow_chiller / (m_flow_fac * cp);
   COP_chiller = min(COP_max, eta_carnot * T_chiller_set / max(dT_lift_min, T_wb + dT_cond - T_chiller_set));
   P_chiller = Q_flow_chiller / COP_chiller;
-  m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) - m_flow_fac * cp * (T_pipe_ret - T_basin);
-  m_water_sup * cp * der(T_basin) = m_flow_fac * cp * (T_chiller_out - T_basin);
-  T_fac_sup = T_basin;
+  m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) - m_flow_fac * cp * (T_pipe_ret - T_pipe_sup);
+  m_water_sup * cp * der(T_pipe_sup) = m_flow_fac * cp * (T_chiller_out - T_pipe_sup);
+  T_fac_sup = T_pipe_sup;
   T_fac_ret = T_pipe_ret;
-  m_flow_evap = f_latent * (Q_flow_tower + Q_flow_chiller + P_chiller) / h_fg;
-  m_flow_drift = drift_fraction * m_flow_fac;
+  Q_air = max(0.0, Q_flow_tower + Q_flow_chiller + P_chiller);
+  T_air_hi = max(T_cw_ret, T_wb + 1.0);
+  dh_air_max = h_hi - h_wb;
+  m_flow_air = max(y_fan * m_air_nominal, Q_air / dh_air_max);
+  dh_air = Q_air / m_flow_air;
+{eq_psy}
+  T_air_out = T_ao{K};
+  m_flow_evap = m_flow_air * (W_ao{K} - W_wb);
+  m_flow_drift = drift_fraction * m_flow_cw;
   m_flow_blowdown = max(0.0, m_flow_evap / (coc - 1.0) - m_flow_drift);
   m_flow_makeup = m_flow_evap + m_flow_drift + m_flow_blowdown;
-  P_cooling = sum(P_pump_sec) + P_pump_fac + P_fan_tower + P_chiller;
-  E_stored = cp * (m_water_sec * (sum(T_sec) - {n}.0 * T_ref) + m_water_ret * (T_pipe_ret - T_ref) + m_water_sup * (T_basin - T_ref));
+  P_cooling = sum(P_pump_sec) + P_pump_fac + P_pump_tower + P_fan_tower + P_chiller;
+  E_stored = cp * (m_water_sec * (sum(T_sec) - {n}.0 * T_ref) + m_water_ret * (T_pipe_ret - T_ref) + m_water_sup * (T_pipe_sup - T_ref) + m_water_basin * (T_cw_basin - T_ref));
   der(E_heat) = sum(Q_flow_CDU);
   der(E_tower) = Q_flow_tower;
   der(E_chiller) = Q_flow_chiller;
   der(E_cooling) = P_cooling;
   der(E_fan) = P_fan_tower;
+  der(E_pfac) = P_pump_fac;
+  der(E_pcw) = P_pump_tower;
+  der(E_chel) = P_chiller;
   der(M_makeup) = m_flow_makeup;
   E_heat_in = E_heat;
   E_tower_out = E_tower;
   E_chiller_out = E_chiller;
   E_cooling_out = E_cooling;
   E_fan_out = E_fan;
+  E_pump_fac_out = E_pfac;
+  E_pump_tower_out = E_pcw;
+  E_chiller_elec_out = E_chel;
   M_makeup_out = M_makeup;
 end {name};
 """
@@ -306,10 +608,9 @@ end {name};
 # ---------------------------------------------------------------------------------------------------------------
 # numpy mirror of the model equations
 # ---------------------------------------------------------------------------------------------------------------
-def _hx_eps(params: PlantParams, m_sec: np.ndarray, m_fac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Counterflow effectiveness and C_min [W/K] of the CDU heat exchangers (same formula as the model)."""
-    cp, UA = params.cp_water_J_kgK, params.cdu.UA_hx_W_K
-    mmin, mmax = np.minimum(m_sec, m_fac), np.maximum(m_sec, m_fac)
+def _counterflow_eps(UA: float, cp: float, m1, m2):
+    """Counterflow effectiveness and C_min [W/K] (same formula as the model)."""
+    mmin, mmax = np.minimum(m1, m2), np.maximum(m1, m2)
     C_min = cp * mmin
     C_r = mmin / mmax
     ntu = UA / C_min
@@ -319,22 +620,37 @@ def _hx_eps(params: PlantParams, m_sec: np.ndarray, m_fac: np.ndarray) -> tuple[
     return eps, C_min
 
 
+def _hx_eps(params: PlantParams, m_sec: np.ndarray, m_fac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Counterflow effectiveness and C_min [W/K] of the CDU heat exchangers (same formula as the model)."""
+    return _counterflow_eps(params.cdu.UA_hx_W_K, params.cp_water_J_kgK, m_sec, m_fac)
+
+
+def _ihx_eps(params: PlantParams, m_fac: float, m_cw: float) -> tuple[float, float]:
+    eps, C_min = _counterflow_eps(params.tower_loop.UA_ihx_W_K, params.cp_water_J_kgK, m_fac, m_cw)
+    return float(eps), float(C_min)
+
+
 def _n_cells_on(params: PlantParams, y_fan: float) -> float:
     N, s_min = params.tower.n_cells, params.tower.y_fan_min
     return max(1.0, float(sum(1.0 for k in range(1, N + 1) if y_fan * N >= k * s_min)))
 
 
-def _chiller(params: PlantParams, m_fac: float, T_tower_out: float, T_wb: float) -> tuple[float, float, float]:
-    """(Q_flow_chiller [W], P_chiller [W], COP) of the trim chiller."""
+def _chiller(params: PlantParams, m_fac: float, T_in: float, T_wb: float) -> tuple[float, float, float]:
+    """(Q_flow_chiller [W], P_chiller [W], COP) of the trim chiller for water entering at ``T_in``."""
     ch, t, cp = params.chiller, params.tower, params.cp_water_J_kgK
     T_set = t.T_fac_sup_set_K + ch.dT_deadband_K
     on = (1.0 if ch.enabled else 0.0) if T_wb > ch.T_wb_switch_K else 0.0
-    Q = on * min(ch.Q_flow_max_W, max(0.0, m_fac * cp * (T_tower_out - T_set)))
+    Q = on * min(ch.Q_flow_max_W, max(0.0, m_fac * cp * (T_in - T_set)))
     cop = min(ch.COP_max, ch.eta_carnot * T_set / max(ch.dT_lift_min_K, T_wb + ch.dT_cond_K - T_set))
     return Q, Q / cop, cop
 
 
-def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_ret: float, I_fan: float) -> np.ndarray:
+def _w_cw(params: PlantParams, w_fac: float) -> float:
+    return max(params.tower_loop.w_flow_min, w_fac)
+
+
+def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_ret: float, I_fan: float,
+                 T_cw_sup: float) -> np.ndarray:
     """Pack the plant state in FMU order.
 
     Parameters
@@ -344,18 +660,21 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
     T_sec, I_valve : array_like, shape (n_cdu,) or scalar
         Secondary temperatures [K] and valve integrators [1].
     T_fac_sup, T_fac_ret : float
-        Facility supply (basin) and return temperatures [K].
+        Facility supply and return temperatures [K].
     I_fan : float
         Fan integrator [1].
+    T_cw_sup : float
+        Tower basin (tower-water supply) temperature [K].
 
     Returns
     -------
-    ndarray, shape (2 n_cdu + 3,)
-        ``[T_sec[1..n], I_valve[1..n], T_fac_sup, T_fac_ret, I_fan]``.
+    ndarray, shape (2 n_cdu + 4,)
+        ``[T_sec[1..n], I_valve[1..n], T_fac_sup, T_fac_ret, I_fan, T_cw_sup]``.
     """
     n = params.n_cdu
     return np.concatenate([np.broadcast_to(np.asarray(T_sec, float), (n,)),
-                           np.broadcast_to(np.asarray(I_valve, float), (n,)), [T_fac_sup, T_fac_ret, I_fan]])
+                           np.broadcast_to(np.asarray(I_valve, float), (n,)),
+                           [T_fac_sup, T_fac_ret, I_fan, T_cw_sup]])
 
 
 def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
@@ -365,8 +684,8 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     ----------
     params : PlantParams
         Plant description.
-    x : ndarray, shape (2 n_cdu + 3,)
-        State in the order of :func:`state_vector` [K, 1, K, K, 1].
+    x : ndarray, shape (2 n_cdu + 4,)
+        State in the order of :func:`state_vector` [K, 1, K, K, 1, K].
     heat_w : ndarray, shape (n_cdu,)
         Heat into each CDU [W].
     T_wb_K : float
@@ -376,15 +695,15 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     -------
     dict
         Every output of the model by name (per-CDU ones as ndarray, shape (n_cdu,)), except the running totals;
-        plus ``"der"``: ndarray, shape (2 n_cdu + 3,), the state derivatives [K/s, 1/s].
+        plus ``"der"``: ndarray, shape (2 n_cdu + 4,), the state derivatives [K/s, 1/s].
     """
     n = params.n_cdu
-    c, f, t = params.cdu, params.facility, params.tower
-    cp = params.cp_water_J_kgK
+    c, f, tl, t = params.cdu, params.facility, params.tower_loop, params.tower
+    cp, rho = params.cp_water_J_kgK, params.rho_water_kg_m3
     q = np.asarray(heat_w, dtype=float)
     T_sec, I_valve = x[:n], x[n:2 * n]
-    T_fs, T_fr, I_fan = float(x[2 * n]), float(x[2 * n + 1]), float(x[2 * n + 2])
-    y_sec = np.minimum(1.0, np.maximum(c.y_pump_sec_min, q / c.Q_flow_nominal_W))
+    T_fs, T_fr, I_fan, T_cw = (float(x[2 * n]), float(x[2 * n + 1]), float(x[2 * n + 2]), float(x[2 * n + 3]))
+    y_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W))
     m_sec = y_sec * c.m_flow_sec_nominal_kg_s
     y_valve = np.minimum(1.0, np.maximum(c.y_valve_min, I_valve))
     m_fac_cdu = y_valve * c.m_flow_fac_nominal_kg_s
@@ -394,39 +713,52 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     e_valve = (T_sup - c.T_sec_sup_set_K) / c.valve_dT_span_K
     m_fac = float(np.sum(m_fac_cdu))
     w = m_fac / params.m_flow_fac_design_kg_s
+    w_cw = _w_cw(params, w)
+    m_cw = w_cw * tl.m_flow_nominal_kg_s
+    eps_i, Cmin_i = _ihx_eps(params, m_fac, m_cw)
+    Q_ihx = eps_i * Cmin_i * (T_fr - T_cw)
+    T_ihx_out = T_fr - Q_ihx / (m_fac * cp)
+    T_cw_ret = T_cw + Q_ihx / (m_cw * cp)
     e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
     u_fan = t.fan_k_p * e_fan + I_fan
     y_fan = min(1.0, max(params.y_fan_floor, u_fan))
     n_on = _n_cells_on(params, y_fan)
     s = y_fan * t.n_cells / n_on
     P_fan = n_on * t.P_fan_cell_nominal_W * s**3
-    eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w) ** t.n_merkel)
-    Q_tower = float(eps_t * m_fac * cp * (T_fr - T_wb_K))
-    T_tw = T_fr - Q_tower / (m_fac * cp)
-    Q_ch, P_ch, _ = _chiller(params, m_fac, T_tw, T_wb_K)
-    T_ch_out = T_tw - Q_ch / (m_fac * cp)
-    P_sec = c.P_pump_sec_nominal_W * y_sec**3
-    P_fac = f.P_pump_nominal_W * w**3
-    evap = t.f_latent * (Q_tower + Q_ch + P_ch) / t.h_fg_J_kg
-    drift = t.drift_fraction * m_fac
+    eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
+    Q_tower = float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K))
+    T_tw = T_cw_ret - Q_tower / (m_cw * cp)
+    Q_ch, P_ch, _ = _chiller(params, m_fac, T_ihx_out, T_wb_K)
+    T_ch_out = T_ihx_out - Q_ch / (m_fac * cp)
+    P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
+    P_fac = float(pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w))
+    P_cw = float(pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
+    m_air, T_ao, W_in, W_out = _exit_air(params, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
+                                         Q_tower + Q_ch + P_ch)
+    evap = m_air * (W_out - W_in)
+    drift = t.drift_fraction * m_cw
     blow = max(0.0, evap / (t.cycles_of_concentration - 1.0) - drift)
     der = np.concatenate([
         (q - Q_hx) / (c.m_water_sec_kg * cp),
         e_valve / c.valve_Ti_s + (y_valve - I_valve) / c.valve_Ti_s,
         [m_fac * cp * (T_ch_out - T_fs) / (f.m_water_sup_kg * cp),
          (float(np.sum(Q_hx)) - m_fac * cp * (T_fr - T_fs)) / (f.m_water_ret_kg * cp),
-         e_fan / t.fan_Ti_s + (y_fan - u_fan) / t.fan_Ti_s],
+         e_fan / t.fan_Ti_s + (y_fan - u_fan) / t.fan_Ti_s,
+         m_cw * cp * (T_tw - T_cw) / (tl.m_water_basin_kg * cp)],
     ])
     T_ref = params.T_ref_K
     return {
         "T_sec_sup": T_sup, "T_sec_ret": T_sec.copy(), "m_flow_sec": m_sec, "m_flow_fac_cdu": m_fac_cdu,
         "y_valve": y_valve, "Q_flow_hx": Q_hx, "P_pump_sec": P_sec,
-        "T_fac_sup": T_fs, "T_fac_ret": T_fr, "T_tower_out": T_tw, "m_flow_fac": m_fac, "P_pump_fac": P_fac,
+        "T_fac_sup": T_fs, "T_fac_ret": T_fr, "T_cw_sup": T_cw, "T_cw_ret": T_cw_ret, "T_tower_out": T_tw,
+        "m_flow_fac": m_fac, "m_flow_cw": m_cw, "Q_flow_ihx": Q_ihx, "P_pump_fac": P_fac, "P_pump_tower": P_cw,
         "y_fan": y_fan, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
-        "Q_flow_chiller": Q_ch, "P_chiller": P_ch, "P_cooling": float(np.sum(P_sec) + P_fac + P_fan + P_ch),
+        "Q_flow_chiller": Q_ch, "P_chiller": P_ch,
+        "P_cooling": float(np.sum(P_sec) + P_fac + P_cw + P_fan + P_ch),
+        "m_flow_air": m_air, "T_air_out": T_ao,
         "m_flow_evap": evap, "m_flow_drift": drift, "m_flow_blowdown": blow, "m_flow_makeup": evap + drift + blow,
         "E_stored": cp * (c.m_water_sec_kg * float(np.sum(T_sec - T_ref)) + f.m_water_ret_kg * (T_fr - T_ref)
-                          + f.m_water_sup_kg * (T_fs - T_ref)),
+                          + f.m_water_sup_kg * (T_fs - T_ref) + tl.m_water_basin_kg * (T_cw - T_ref)),
         "der": der,
     }
 
@@ -455,7 +787,7 @@ def _valves_at(params: PlantParams, q: np.ndarray, T_fs: float) -> tuple[np.ndar
     setpoint is out of reach sits at the valve limit. Returns (y_valve, T_sec).
     """
     c, cp = params.cdu, params.cp_water_J_kgK
-    m_sec = np.minimum(1.0, np.maximum(c.y_pump_sec_min, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
+    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
 
     def t_sup(y):
         eps, C_min = _hx_eps(params, m_sec, y * c.m_flow_fac_nominal_kg_s)
@@ -482,12 +814,17 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
        ``T_sec_sup,i = T_sec,i - Q_i / (m_sec,i cp)``. The valve integrator is at rest when ``T_sec_sup,i`` is at
        its setpoint (``y`` found by bisection of this monotone relation) or when the valve is saturated at a limit
        (then ``I = y + e``: the tracking term balances the error, ``valve_Ti`` being both times).
-    2. Facility loop: ``Q_tower + Q_chiller = sum(Q_i)`` and ``T_fac_ret = T_fac_sup + sum(Q_i) / (m_fac cp)``.
-    3. Fan controller at rest either with ``T_fac_sup = T_fac_sup_set`` (regime A: the air flow solves
-       ``eps_tower(y_fan) = (T_ret - T_set) / (T_ret - T_wb)``, i.e. ``y_fan = w (-ln(1 - eps) / NTU_nominal)^(1/n)``
-       in closed form) or saturated at the floor (regime B, cold / idle) or at full air flow (regime C, hot). In B
-       and C ``T_fac_sup`` solves the scalar fixed point ``T_fac_sup = T_chiller_out(T_fac_sup)`` (bisection), and
-       the integrator sits at ``I = y - k_p e + e``.
+    2. Facility loop: ``Q_ihx + Q_chiller = sum(Q_i)``, ``T_fac_ret = T_fac_sup + sum(Q_i) / (m_fac cp)``.
+    3. Tower loop: the basin at rest means ``T_tower_out = T_cw_sup`` and ``Q_tower = Q_ihx``. With the IHX
+       ``Q_ihx = eps_i C_i (T_fac_ret - T_cw_sup)`` and the tower ``Q_ihx = eps_t C_cw (T_cw_sup + Q_ihx / C_cw -
+       T_wb)``: ``T_cw_sup = T_wb + Q_ihx (1 - eps_t) / (eps_t C_cw)`` and ``Q_ihx = eps_i C_i (T_fac_ret - T_wb)
+       / (1 + eps_i C_i (1 - eps_t) / (eps_t C_cw))`` in closed form.
+    4. Fan controller at rest either with ``T_fac_sup = T_fac_sup_set`` (regime A: ``Q_ihx = sum(Q_i)``, then
+       ``T_cw_sup = T_fac_ret - Q_ihx / (eps_i C_i)`` and the air flow solves ``eps_tower(y_fan) = Q_ihx / (C_cw
+       (T_cw_ret - T_wb))``, i.e. ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)`` in closed form) or saturated
+       at the floor (regime B, cold / idle) or at full air flow (regime C, hot). In B and C ``T_fac_sup`` solves
+       the scalar fixed point ``T_fac_sup = T_chiller_out(T_fac_sup)`` (bisection), and the integrator sits at
+       ``I = y - k_p e + e``.
 
     Parameters
     ----------
@@ -501,7 +838,7 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
     Returns
     -------
     dict
-        Every output of :func:`plant_equations` at the steady state, plus ``"x"``: ndarray, shape (2 n_cdu + 3,),
+        Every output of :func:`plant_equations` at the steady state, plus ``"x"``: ndarray, shape (2 n_cdu + 4,),
         the steady state (:func:`state_vector` order), and ``"regime"``: ``"setpoint"``, ``"fan_floor"`` or
         ``"fan_full"``.
 
@@ -515,44 +852,59 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         raise ValueError(f"heat_w must have shape ({params.n_cdu},), got {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise ValueError("heat_w must be finite and >= 0")
-    c, t, cp = params.cdu, params.tower, params.cp_water_J_kgK
+    c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
     T_wb = float(T_wb_K)
     Q = float(q.sum())
     y_floor = params.y_fan_floor
 
+    def flows(y_v):
+        m = float(np.sum(y_v)) * c.m_flow_fac_nominal_kg_s
+        w_cw = _w_cw(params, m / params.m_flow_fac_design_kg_s)
+        return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
+
     def loop(T_fs: float, y_fan: float):
         y_v, T_sec = _valves_at(params, q, T_fs)
-        m = float(np.sum(y_v)) * c.m_flow_fac_nominal_kg_s
+        m, w_cw, m_cw = flows(y_v)
         T_ret = T_fs + Q / (m * cp)
-        eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / (m / params.m_flow_fac_design_kg_s)) ** t.n_merkel)
-        T_tw = T_ret - eps_t * (T_ret - T_wb)
-        Q_ch = _chiller(params, m, T_tw, T_wb)[0]
-        return y_v, T_sec, m, T_ret, T_tw - Q_ch / (m * cp)
+        eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
+        eps_i, C_i = _ihx_eps(params, m, m_cw)
+        C_cw = m_cw * cp
+        a = eps_i * C_i * (T_ret - T_wb) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
+        T_cw = T_wb + a * (1.0 - eps_t) / (eps_t * C_cw)
+        T_ihx = T_ret - a / (m * cp)
+        Q_ch = _chiller(params, m, T_ihx, T_wb)[0]
+        return y_v, T_sec, m, T_ret, T_cw, T_ihx - Q_ch / (m * cp)
 
     T_set = t.T_fac_sup_set_K
-    y_v, T_sec, m, T_ret, _ = loop(T_set, 1.0)
+    y_v, T_sec = _valves_at(params, q, T_set)
+    m, w_cw, m_cw = flows(y_v)
+    T_ret = T_set + Q / (m * cp)
+    eps_i, C_i = _ihx_eps(params, m, m_cw)
+    T_cw = T_ret - Q / (eps_i * C_i)
+    T_cw_ret = T_cw + Q / (m_cw * cp)
     if Q == 0.0:  # no heat: the water settles at the wet-bulb; fans idle if that is below the setpoint
         y_req = 0.0 if T_wb <= T_set else np.inf
-    elif T_ret <= T_wb:
+    elif T_cw_ret <= T_wb:
         y_req = np.inf
     else:
-        eps_req = (T_ret - T_set) / (T_ret - T_wb)
-        y_req = np.inf if eps_req >= 1.0 else (
-            (m / params.m_flow_fac_design_kg_s) * (-np.log1p(-eps_req) / t.NTU_nominal) ** (1.0 / t.n_merkel))
+        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
+        y_req = np.inf if eps_req >= 1.0 else w_cw * (-np.log1p(-eps_req) / t.NTU_nominal) ** (1.0 / t.n_merkel)
     if y_floor <= y_req <= 1.0:
         regime, y_fan, T_fs, I_fan = "setpoint", float(y_req), T_set, float(y_req)
+        if Q == 0.0:
+            T_cw = T_wb
     else:
         regime, y_fan = ("fan_floor", y_floor) if y_req < y_floor else ("fan_full", 1.0)
-        T_fs = _bisect(lambda T: T - loop(T, y_fan)[4], T_wb - 50.0, T_wb + 150.0)
-        y_v, T_sec, m, T_ret, _ = loop(T_fs, y_fan)
+        T_fs = _bisect(lambda T: T - loop(T, y_fan)[5], T_wb - 50.0, T_wb + 150.0)
+        y_v, T_sec, m, T_ret, T_cw, _ = loop(T_fs, y_fan)
         e = (T_fs - T_set) / t.fan_dT_span_K
         I_fan = y_fan - t.fan_k_p * e + e
     # valve integrators: at the setpoint I = y; saturated I = y + e (tracking time = integral time)
-    m_sec = np.minimum(1.0, np.maximum(c.y_pump_sec_min, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
+    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
     e_v = (T_sec - q / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
     sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
     I_valve = np.where(sat, y_v + e_v, y_v)
-    x = state_vector(params, T_sec, I_valve, T_fs, T_ret, I_fan)
+    x = state_vector(params, T_sec, I_valve, T_fs, T_ret, I_fan, T_cw)
     out = plant_equations(params, x, q, T_wb)
     out["x"] = x
     out["regime"] = regime

@@ -12,10 +12,14 @@ import math
 import tomllib
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 __all__ = [
     "CDUParams",
+    "PumpParams",
+    "TowerLoopParams",
     "ChillerParams",
     "FacilityParams",
     "PlantParams",
@@ -34,6 +38,41 @@ class PlantParamsError(ValueError):
     """A plant description file is missing, unreadable or invalid; the message names the file and field."""
 
 
+class PumpParams(BaseModel):
+    """A pump's hydraulics: the system curve it works against and its hydraulic efficiency.
+
+    The electrical power at flow fraction ``w`` follows :func:`cooling_fmu.modelica.pump_power_W`: hydraulic power
+    ``V_nom w (dp_static + dp_friction w^2)`` (the affinity law with a static term), divided by ``eta_pump`` and by
+    the motor and drive efficiency at the shaft load (Bernier & Bourret 1999, falling at part load).
+
+    Attributes
+    ----------
+    dp_static_Pa : float
+        Pressure rise the pump must give at any flow [Pa] (>= 0): the lift of an open tower circuit (basin to
+        distribution deck) or the differential-pressure set point a controller holds at the loads.
+    dp_friction_Pa : float
+        Friction pressure drop of the loop at nominal flow [Pa] (>= 0), scaling with the square of the flow.
+    eta_pump : float
+        Hydraulic (water-to-shaft) efficiency of the pump, in (0, 1]; held constant (pump-curve shape omitted).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    dp_static_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
+    dp_friction_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
+    eta_pump: float = Field(gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _some_head(self) -> PumpParams:
+        if self.dp_static_Pa + self.dp_friction_Pa <= 0:
+            raise ValueError("dp_static_Pa + dp_friction_Pa must be > 0")
+        return self
+
+    @property
+    def static_fraction(self) -> float:
+        """float: ``dp_static / (dp_static + dp_friction)``, the static share of the head at nominal flow."""
+        return self.dp_static_Pa / (self.dp_static_Pa + self.dp_friction_Pa)
+
+
 class CDUParams(BaseModel):
     """Coolant distribution unit (CDU) parameters, identical for every CDU of a plant.
 
@@ -49,10 +88,15 @@ class CDUParams(BaseModel):
         Water mass of one secondary loop, its thermal mass [kg] (> 0).
     UA_hx_W_K : float
         Overall conductance of the liquid-liquid counterflow plate heat exchanger [W/K] (> 0).
-    P_pump_sec_nominal_W : float
-        Secondary pump electrical power at full flow [W] (>= 0).
+    pump_control : {"constant_flow", "dp"}
+        Secondary pump control: ``"constant_flow"`` holds the nominal flow at every load (the pump at a fixed speed,
+        as Frontier's CDUs at ~2.9x their minimum safe flow); ``"dp"`` (differential-pressure control) lets the rack
+        valves follow the load, ``y_sec = clip(Q / Q_nominal, y_pump_sec_min, 1)``, with the pump holding
+        ``pump.dp_static_Pa`` across the racks.
+    pump : PumpParams
+        Secondary pump hydraulics (head at nominal flow and efficiency).
     y_pump_sec_min : float
-        Minimum secondary flow fraction, dimensionless in (0, 1].
+        Minimum secondary flow fraction under ``"dp"`` control (minimum pump speed), dimensionless in (0, 1].
     y_valve_min : float
         Minimum facility-side valve opening (flow fraction), dimensionless in (0, 1].
     T_sec_sup_set_K : float
@@ -69,7 +113,8 @@ class CDUParams(BaseModel):
     m_flow_fac_nominal_kg_s: float = Field(gt=0, json_schema_extra={"unit": "kg/s"})
     m_water_sec_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     UA_hx_W_K: float = Field(gt=0, json_schema_extra={"unit": "W/K"})
-    P_pump_sec_nominal_W: float = Field(ge=0, json_schema_extra={"unit": "W"})
+    pump_control: Literal["constant_flow", "dp"]
+    pump: PumpParams
     y_pump_sec_min: float = Field(gt=0, le=1)
     y_valve_min: float = Field(gt=0, le=1)
     T_sec_sup_set_K: float = Field(gt=200, lt=400, json_schema_extra={"unit": "K"})
@@ -83,17 +128,44 @@ class FacilityParams(BaseModel):
     Attributes
     ----------
     m_water_sup_kg : float
-        Water mass of the tower basins and the supply piping (one well-mixed volume) [kg] (> 0).
+        Water mass of the supply piping after the intermediate heat exchanger (one well-mixed volume) [kg] (> 0).
     m_water_ret_kg : float
         Water mass of the return piping (one well-mixed volume) [kg] (> 0).
-    P_pump_nominal_W : float
-        Facility pump electrical power at full flow (all CDU valves open) [W] (>= 0).
+    pump : PumpParams
+        Facility (hot-water) pump hydraulics; its nominal flow is every CDU valve open.
     """
 
     model_config = _STRICT
     m_water_sup_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     m_water_ret_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
-    P_pump_nominal_W: float = Field(ge=0, json_schema_extra={"unit": "W"})
+    pump: PumpParams
+
+
+class TowerLoopParams(BaseModel):
+    """Tower-water (condenser-water) loop: basin, tower pumps and the intermediate plate heat exchanger (IHX)
+    between the open tower water and the closed facility loop.
+
+    Attributes
+    ----------
+    m_flow_nominal_kg_s : float
+        Tower-water flow at full pump speed [kg/s] (> 0).
+    w_flow_min : float
+        Smallest tower-water flow fraction, in (0, 1]. The tower pumps follow the facility flow fraction
+        ``w_cw = max(w_flow_min, m_fac / m_fac_design)``; ``1.0`` means constant flow.
+    UA_ihx_W_K : float
+        Conductance of the intermediate counterflow plate heat exchanger [W/K] (> 0).
+    m_water_basin_kg : float
+        Water mass of the tower basins and tower-water piping (one well-mixed volume) [kg] (> 0).
+    pump : PumpParams
+        Tower pump hydraulics (the open circuit has a real static lift).
+    """
+
+    model_config = _STRICT
+    m_flow_nominal_kg_s: float = Field(gt=0, json_schema_extra={"unit": "kg/s"})
+    w_flow_min: float = Field(gt=0, le=1)
+    UA_ihx_W_K: float = Field(gt=0, json_schema_extra={"unit": "W/K"})
+    m_water_basin_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
+    pump: PumpParams
 
 
 class TowerParams(BaseModel):
@@ -107,6 +179,11 @@ class TowerParams(BaseModel):
         Merkel number (number of transfer units) of the bank at full air flow and design water flow (> 0).
     n_merkel : float
         Exponent of the tower characteristic ``NTU ~ (air flow / water flow)^n`` (0 < n <= 1.5).
+    LG_nominal : float
+        Water-to-air mass-flow ratio ``L/G`` of the bank at full fan speed and nominal tower-water flow (> 0);
+        gives the air flow of the evaporation balance, ``m_air = y_fan m_cw_nominal / LG_nominal``.
+    p_atm_Pa : float
+        Site atmospheric pressure [Pa] (> 0), for the humidity ratio of saturated air.
     P_fan_cell_nominal_W : float
         Electrical power of one cell's fan at full speed [W] (>= 0).
     y_fan_min : float
@@ -119,10 +196,6 @@ class TowerParams(BaseModel):
         Integral time of the fan controller [s] (> 0); the anti-windup tracking time equals it.
     fan_dT_span_K : float
         Temperature span normalising the fan controller error [K] (> 0).
-    h_fg_J_kg : float
-        Latent heat of vaporisation of water at tower conditions [J/kg] (> 0).
-    f_latent : float
-        Fraction of the rejected heat that leaves as latent heat (evaporation), in (0, 1].
     cycles_of_concentration : float
         Ratio of dissolved solids in the basin to the make-up water (> 1).
     drift_fraction : float
@@ -133,14 +206,14 @@ class TowerParams(BaseModel):
     n_cells: int = Field(ge=1, le=64)
     NTU_nominal: float = Field(gt=0)
     n_merkel: float = Field(gt=0, le=1.5)
+    LG_nominal: float = Field(gt=0, le=10)
+    p_atm_Pa: float = Field(gt=30e3, lt=120e3, json_schema_extra={"unit": "Pa"})
     P_fan_cell_nominal_W: float = Field(ge=0, json_schema_extra={"unit": "W"})
     y_fan_min: float = Field(gt=0, le=1)
     T_fac_sup_set_K: float = Field(gt=200, lt=400, json_schema_extra={"unit": "K"})
     fan_k_p: float = Field(ge=0)
     fan_Ti_s: float = Field(gt=0, json_schema_extra={"unit": "s"})
     fan_dT_span_K: float = Field(gt=0, json_schema_extra={"unit": "K"})
-    h_fg_J_kg: float = Field(gt=0, json_schema_extra={"unit": "J/kg"})
-    f_latent: float = Field(gt=0, le=1)
     cycles_of_concentration: float = Field(gt=1)
     drift_fraction: float = Field(ge=0, le=0.01)
 
@@ -197,7 +270,7 @@ class PlantParams(BaseModel):
         Density of water used to report water volumes [kg/m3] (> 0).
     T_ref_K : float
         Reference temperature of the stored-energy output [K] (> 0).
-    cdu, facility, tower, chiller : CDUParams, FacilityParams, TowerParams, ChillerParams
+    cdu, facility, tower_loop, tower, chiller : CDUParams, FacilityParams, TowerLoopParams, TowerParams, ChillerParams
         Component parameters (``chiller`` optional, absent = no chiller).
     """
 
@@ -210,12 +283,14 @@ class PlantParams(BaseModel):
     T_ref_K: float = Field(gt=0, json_schema_extra={"unit": "K"})
     cdu: CDUParams
     facility: FacilityParams
+    tower_loop: TowerLoopParams
     tower: TowerParams
     chiller: ChillerParams = ChillerParams()
 
     @model_validator(mode="after")
     def _finite(self) -> PlantParams:
-        for section in (self, self.cdu, self.facility, self.tower, self.chiller):
+        for section in (self, self.cdu, self.cdu.pump, self.facility, self.facility.pump, self.tower_loop,
+                        self.tower_loop.pump, self.tower, self.chiller):
             for key, value in section.__dict__.items():
                 if isinstance(value, float) and not math.isfinite(value):
                     raise ValueError(f"{key} must be finite, got {value!r}")
@@ -225,6 +300,16 @@ class PlantParams(BaseModel):
     def m_flow_fac_design_kg_s(self) -> float:
         """float: total facility flow with every CDU valve open, ``n_cdu * m_flow_fac_nominal`` [kg/s]."""
         return self.n_cdu * self.cdu.m_flow_fac_nominal_kg_s
+
+    @property
+    def y_sec_floor(self) -> float:
+        """float: smallest secondary flow fraction: 1 under ``"constant_flow"``, else ``y_pump_sec_min``."""
+        return 1.0 if self.cdu.pump_control == "constant_flow" else self.cdu.y_pump_sec_min
+
+    @property
+    def m_air_nominal_kg_s(self) -> float:
+        """float: air mass flow of the tower bank at full fan speed, ``m_cw_nominal / LG_nominal`` [kg/s]."""
+        return self.tower_loop.m_flow_nominal_kg_s / self.tower.LG_nominal
 
     @property
     def y_fan_floor(self) -> float:

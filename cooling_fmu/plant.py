@@ -101,9 +101,19 @@ def max_stable_step_s(params: PlantParams) -> float:
     -------
     float
         The limit [s].
+
+    Raises
+    ------
+    ValueError
+        If the linearised plant is unstable at one of the points (a controller loop that oscillates).
     """
     lam = _eigenvalues(params)
     lam = lam[np.abs(lam) > 1e-12]
+    if np.any(lam.real > 1e-9):
+        raise ValueError(
+            f"plant {params.name!r}: the linearised plant is unstable at a test point (eigenvalue with real part "
+            f"{float(lam.real.max()):.3g} 1/s); its controllers need retuning (e.g. tower.fan_k_p, tower.fan_Ti_s) "
+            f"or its water volumes are too slow for them")
     h = EULER_ACCURACY / float(np.max(np.abs(lam)))
     while np.any(np.abs(1.0 + h * lam) >= 1.0):
         h *= 0.9
@@ -220,8 +230,8 @@ class CoolingPlant:
                              f"{self.input_names[:3]}...")
         if "P_cooling" not in self._index:
             raise ValueError(f"{m.path}: the map must have an output P_cooling")
-        if self.own_model and len(m.states) != 2 * self.n_cdu + 3:
-            raise ValueError(f"{m.path}: the generated plant needs the {2 * self.n_cdu + 3} states of STATE_NAMES")
+        if self.own_model and len(m.states) != 2 * self.n_cdu + 4:
+            raise ValueError(f"{m.path}: the generated plant needs the {2 * self.n_cdu + 4} states of STATE_NAMES")
         self._vr_in_list = self._fmu.value_references([e.fmu for e in m.inputs])
         self._vr_state_list = self._fmu.value_references([e.fmu for e in m.states])
         self._vr_out_list = self._fmu.value_references([e.fmu for e in m.outputs])

@@ -17,8 +17,9 @@ supply losses are inside its nameplate figure). Either way it is IT power (insid
 
 CDU own power
 -------------
-``cdu.P_own_W`` (pumps, controls of each CDU) is a cooling-plant figure, stored for the cooling package.
-It is NOT IT power and the power chain never adds it to rack input or IT input.
+``cdu.P_own_W`` (pumps, controls of each CDU) is a published reference figure (e.g. RAPS' 8,473.47 W for Frontier).
+It is NOT IT power and the power chain never adds it to rack input or IT input; nor is it cooling energy: the
+cooling plant computes its own CDU pump power (``P_pump_sec``), and the tests compare the two.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from power.conversion import RectifierParams, SivocParams
+from power.facility import FacilitySpec
 from power.node import NodePowerParams
 
 __all__ = ["SYSTEMS_DIR", "System", "SystemFileError", "available_systems", "load_system"]
@@ -108,6 +110,7 @@ class _SystemSpec(_Strict):
     rectifier: RectifierParams
     rack_overhead: _RackOverheadSpec
     cdu: _CduSpec = _CduSpec()
+    facility: FacilitySpec = FacilitySpec()
     site: _SiteSpec = _SiteSpec()
 
 
@@ -164,6 +167,8 @@ class System:
         Share of rack input power rejected to the CDU loop, dimensionless in [0, 1].
     cdu_own_power_W : float
         Own electrical power of one CDU (pumps), W. A cooling-plant figure: never part of IT power.
+    facility : power.facility.FacilitySpec
+        Facility overhead stages (electrical chain, air side, lighting); each may be absent (not counted).
     description : str
         Free-text description from the file.
     site_name : str
@@ -198,6 +203,7 @@ class System:
     liquid_fraction: float
     cdu_own_power_W: float
     description: str = ""
+    facility: FacilitySpec = FacilitySpec()
     site_name: str = ""
     site_weather: str = ""
     trace_procs_per_node: int = 0
@@ -273,6 +279,7 @@ class System:
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,
             description=s.description,
+            facility=s.facility,
             site_name=s.site.name,
             site_weather=s.site.weather,
         )

@@ -141,7 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
     c.add_argument("--weather", metavar="FILE|SITE", help="EPW or TMY3 weather file or shipped site (golden, "
                                                           "chicago, knoxville), aligned to the series' dates "
-                                                          "(default golden)")
+                                                          "(default: the site of --system, else golden)")
+    c.add_argument("--system", metavar="SYSTEM",
+                   help="also count this system description's facility overheads (electrical chain, air side, "
+                        "lighting: its [facility] table); default: the PUE counts the liquid plant only")
 
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
@@ -253,6 +256,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                      ("trace.cores_per_node", a.cores_per_node)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.requests is not None or a.deployment is not None:
+        ov.update(_serving_overrides(a, cfg))
     if a.weather is not None:
         w = a.weather.strip()
         if w == "constant":
@@ -360,7 +365,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
         print(res.load_summary)
     print(f"summary ({res.info['events']} events, {wall:.1f} s wall, "
           f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
-    print(format_summary(res.summary))
+    print(format_summary(res.summary, res.info))
     info = res.info
     if info.get("twin_latency_s"):
         lat = info["twin_latency_s"]
@@ -483,12 +488,13 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
     wx = (f"constant wet-bulb {a.wet_bulb:g} degC" if a.wet_bulb is not None else
-          f"{a.weather or 'golden'} typical year, aligned to the series' dates")
+          f"{a.weather or ('the site of system ' + a.system if a.system else 'golden')} typical year, aligned to the "
+          f"series' dates")
     print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
           f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
     s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
                        weather_file=a.weather,
-                       scale_to_design=a.scale_to_design, weather=weather)
+                       scale_to_design=a.scale_to_design, weather=weather, system=a.system)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
     peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
@@ -497,6 +503,12 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
           f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
           f"of cooling energy")
+    if a.system is not None:
+        print(f"  facility PUE {s['PUE']:.4f} (liquid plant alone {s['PUE_liquid_plant']:.4f}; pPUE mechanical "
+              f"{s['pPUE_mechanical']:.4f}, electrical {s['pPUE_electrical']:.4f}); counts: liquid plant + the "
+              f"[facility] stages of system {a.system}")
+    else:
+        print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
     if peak > design * (1 + 1e-9):
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "

@@ -101,7 +101,10 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
     dict of str -> float
         ``jobs_completed``, ``jobs_killed_walltime``, ``mean_wait_s``, ``median_wait_s``, ``mean_turnaround_s``,
         ``mean_bounded_slowdown``, ``utilisation`` (busy node-seconds / (n_nodes * duration)), ``makespan_s``
-        (last end - t0), the energies [J], ``PUE``, ``ITUE``, ``TUE``, ``mean_P_it_W``, ``peak_P_facility_W``
+        (last end - t0), the energies [J], ``PUE`` (facility PUE: every overhead the system description counts),
+        ``pPUE_mechanical`` ((E_IT + liquid plant + air side) / E_IT) and ``pPUE_electrical`` ((E_IT + transformer +
+        switchgear + UPS + PDU losses) / E_IT), partial PUEs of The Green Grid (WP49), ``ITUE``, ``TUE``,
+        ``mean_P_it_W``, ``peak_P_facility_W``
         (peak of the output-interval averages), ``loss_fraction`` ((SIVOC + rectifier loss) / IT energy),
         ``awrt_s`` (average weighted response time, weights = nodes x run time: sum(w turnaround) / sum(w);
         Schwiegelshohn and Yahyapour 2000), ``throughput_jobs_per_day`` (ended jobs / makespan),
@@ -120,6 +123,10 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
     E_it = totals["E_it_J"]
     itue = E_it / E_compute if E_compute > 0 else float("nan")
     pue = totals["E_facility_J"] / E_it if (cooling and E_it > 0) else float("nan")
+    E_mech = totals.get("E_mechanical_J", totals["E_cooling_J"])
+    E_elec = totals.get("E_electrical_loss_J", 0.0)
+    ppue_mech = (E_it + E_mech) / E_it if (cooling and E_it > 0) else float("nan")
+    ppue_elec = (E_it + E_elec) / E_it if E_it > 0 else float("nan")
     out = {
         "jobs_simulated": float(len(jobs)),
         "jobs_completed": float(np.count_nonzero(jobs["outcome"].to_numpy() == 1)),
@@ -141,6 +148,12 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         "E_facility_J": totals["E_facility_J"],
         "loss_fraction": (totals["E_sivoc_loss_J"] + totals["E_rectifier_loss_J"]) / E_it if E_it > 0 else float("nan"),
         "PUE": pue,
+        "pPUE_mechanical": ppue_mech,
+        "pPUE_electrical": ppue_elec,
+        "E_mechanical_J": E_mech,
+        "E_air_side_J": totals.get("E_air_side_J", 0.0),
+        "E_electrical_loss_J": E_elec,
+        "E_lighting_J": totals.get("E_lighting_J", 0.0),
         "ITUE": itue,
         "TUE": itue * pue,
         "mean_P_it_W": E_it / dur if dur > 0 else float("nan"),

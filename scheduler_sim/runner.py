@@ -14,7 +14,8 @@ import numpy as np
 from .config import DAY_S, RunConfig, TraceConfig
 from .progress import Spinner
 
-__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather", "weather_source"]
+__all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
+           "weather_source"]
 
 
 @dataclass
@@ -173,8 +174,15 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
     system = load_system(cfg.system)
     if system.liquid_fraction < 1.0:
-        say(f"note    {100 * (1 - system.liquid_fraction):.0f} % of rack heat goes to room air; the plant model "
-            f"only cools the liquid share, so air-side cooling energy is not counted in PUE")
+        if system.facility.air_side is None:
+            say(f"note    {100 * (1 - system.liquid_fraction):.1f} % of rack heat goes to room air and the system "
+                f"description has no [facility.air_side]: its removal is not counted in PUE")
+        else:
+            say(f"note    {100 * (1 - system.liquid_fraction):.1f} % of rack heat goes to room air, removed by the "
+                f"air side of the system description (CRAH fans, chilled water or economiser), counted in PUE")
+    absent = system.facility.absent()
+    if absent:
+        say(f"note    facility stages left out by the system description (not counted in PUE): {', '.join(absent)}")
     loaded = None
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
@@ -417,8 +425,30 @@ def simulation_options(cfg: RunConfig, system) -> dict:
     )
 
 
-def format_summary(s: dict[str, float]) -> str:
-    """Human-readable headline metrics (units converted for reading: MWh, MW, hours)."""
+def pue_category(info: dict | None) -> str:
+    """What the run's PUE counts, in The Green Grid's terms (one line).
+
+    The Green Grid PUE categories (Usage and Public Reporting Guidelines for PUE/DCiE, 2009; WP49, 2012) differ by
+    where IT energy is measured: category 1 at the UPS output, 2 at the PDU output, 3 at the IT equipment input;
+    total facility energy is always measured at the utility input, over 12 months. hpctwin measures IT energy at
+    the rack input (category-3 point); the facility total reaches the utility input only when the electrical chain
+    (transformer, switchgear, UPS, PDU) is counted. A run shorter than a year is a category-3 *measurement* over
+    its window, not an annual category-3 PUE.
+    """
+    counted = list((info or {}).get("facility_stages_counted", []))
+    absent = list((info or {}).get("facility_stages_absent", []))
+    head = "category 3 (IT at rack input, facility at utility input)"
+    if {"transformer", "switchgear"} - set(counted):
+        head = "category-3 IT point, facility total short of the utility input"
+    return f"{head}; counted: liquid plant{''.join(', ' + c for c in counted)}" + (
+        f"; left out: {', '.join(absent)}" if absent else "")
+
+
+def format_summary(s: dict[str, float], info: dict | None = None) -> str:
+    """Human-readable headline metrics (units converted for reading: MWh, MW, hours).
+
+    ``info`` (the run's info: ``facility_stages_counted`` / ``_absent``) adds what the PUE counts.
+    """
     def f(x: float, fmt: str) -> str:
         return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
     J_MWh = 1 / 3.6e9
@@ -439,10 +469,15 @@ def format_summary(s: dict[str, float]) -> str:
         ]
     else:
         lines += [
-            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh liquid plant"
+            f" + {f(s.get('E_air_side_J', 0.0) * J_MWh, ',.1f')} MWh air side",
+            f"  electrical losses     {f(s.get('E_electrical_loss_J', 0.0) * J_MWh, ',.1f')} MWh  (transformer, "
+            f"switchgear, UPS, PDU)   lighting {f(s.get('E_lighting_J', 0.0) * J_MWh, ',.2f')} MWh",
             f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
             f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-            f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (facility PUE = E_facility / E_IT, energy-weighted)",
+            f"  pPUE mech. / elec.    {f(s.get('pPUE_mechanical', float('nan')), '.4f')} / "
+            f"{f(s.get('pPUE_electrical', float('nan')), '.4f')}   (partial PUEs: (E_IT + zone) / E_IT)",
             f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
             f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
         ]
@@ -461,4 +496,6 @@ def format_summary(s: dict[str, float]) -> str:
             f"facility {g('J_per_token_facility', '.3f')} J",
             f"  SLO-met per kJ (fac.) {g('slo_met_per_kJ_facility', '.3f')}",
         ]
+    if info is not None and "facility_stages_counted" in info and not math.isnan(s.get("PUE", float("nan"))):
+        lines.append(f"  PUE counts            {pue_category(info)}")
     return "\n".join(lines)

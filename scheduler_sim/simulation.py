@@ -261,6 +261,9 @@ class Simulation:
         self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, backfill,
                                                                                  **(policy_params or {}))
         self.chain = PowerChain(system)
+        from power.facility import FacilityOverheads
+
+        self.overheads = FacilityOverheads(system.facility, system.liquid_fraction)
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K
         self.step_s = float(step_s)
@@ -491,9 +494,10 @@ class Simulation:
             self.info["jobs_rejected_power_cap"] = self.info.get("jobs_rejected_power_cap", 0) + len(out)
 
     def _cooling_ratio(self) -> float:
-        """Cooling power per IT watt for the cap prediction: the plant's last step, else the configured estimate."""
+        """Overhead power per IT watt for the cap prediction: (facility - IT) / IT of the plant's last step (liquid
+        plant plus the facility overheads of :mod:`power.facility`), else the configured estimate."""
         if self.plant_state is not None and self._last_it_W > 0:
-            return float(self.plant_state[self.plant.P_cooling_index]) / self._last_it_W
+            return self._last_overhead_W / self._last_it_W
         return self.cooling_estimate
 
     def _predicted_facility_W(self) -> float:
@@ -691,9 +695,21 @@ class Simulation:
                 self._last_totals[e] = float(tot[-1])
             self.plant_state = out[-1]
             self._plant_sums += out.sum(axis=0) * self.step_s
-            rows = np.concatenate([block, twb[:, None], out], axis=1)
+            p_liq = out[:, self.plant.P_cooling_index]
+            rows = [block, twb[:, None], out]
         else:
-            rows = block
+            p_liq, twb = np.zeros(block.shape[0]), None
+            rows = [block]
+        if self._n_ovh:
+            ovh = self.overheads.evaluate(block[:, nc + 4], p_liq, twb)
+            cols = np.stack([ovh[k] for k in self.overheads.SERIES], axis=1)
+            self._ovh_sums += cols.sum(axis=0) * self.step_s
+            rows.append(cols)
+            extra = cols[-1].sum() - cols[-1, self._i_q_air]  # facility overhead beyond the liquid plant [W]
+        else:
+            extra = 0.0
+        self._last_overhead_W = float(p_liq[-1]) + float(extra)
+        rows = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
         self._step_sums += block.sum(axis=0) * self.step_s
         self._last_step_heat = block[-1, :nc].copy()
         self._last_it_W = float(block[-1, nc + 4])
@@ -759,7 +775,15 @@ class Simulation:
         if self.plant is not None:
             idx = _group_cdu_columns(self.plant.output_names).get("T_sec_sup")
             self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
-        n_cols = n_state + (1 + n_plant if self.plant is not None else 0)
+        from power.facility import SERIES as _OVH_SERIES
+
+        # cooling off means the facility is not modelled: no overhead is counted then
+        self._n_ovh = (len(_OVH_SERIES) if self.plant is not None and (self.overheads.active
+                                                                      or sysm.liquid_fraction != 1.0) else 0)
+        self._i_q_air = _OVH_SERIES.index("Q_air_W")
+        self._ovh_sums = np.zeros(self._n_ovh)
+        self._last_overhead_W = 0.0
+        n_cols = n_state + (1 + n_plant if self.plant is not None else 0) + self._n_ovh
         self.reducer = IntervalReducer(self.ratio, n_cols)
         integ = StepIntegrator(self.t0, self.step_s, n_state, self._emit)
         self._pbar = RunProgress((self.t1 - self.t0) / 3600.0) if self.progress else None
@@ -1120,11 +1144,7 @@ class Simulation:
         else:
             totals["E_cooling_J"] = 0.0
             facility["P_cooling_W"] = np.zeros(n_int)
-        facility["P_facility_W"] = facility["P_it_W"] + facility["P_cooling_W"]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            facility["PUE"] = (facility["P_facility_W"] / facility["P_it_W"] if self.plant is not None
-                               else np.full(n_int, np.nan))  # no plant: PUE undefined, never 1.0
-        totals["E_facility_J"] = totals["E_it_J"] + totals["E_cooling_J"]
+        _add_facility_overheads(self, facility, totals, rows)
 
         jobs = self.jobs.copy()
         jobs["sim_start_s"] = self.start
@@ -1178,6 +1198,51 @@ class Simulation:
                                 job_cdu_it_W=self.job_cdu_it_W, allocations=allocations)
 
 
+def _add_facility_overheads(sim: "Simulation", facility: dict, totals: dict, rows: np.ndarray) -> None:
+    """Facility series and totals beyond IT and the liquid plant (:mod:`power.facility`), and the metrics.
+
+    Adds ``P_<stage>_W`` series and ``E_<stage>_J`` totals, ``P_electrical_loss_W`` (transformer + switchgear + UPS
+    + PDU), ``P_air_side_W`` (CRAH fans + chilled water for air), ``P_mechanical_W`` (liquid plant ``P_cooling_W``
+    + air side), ``P_facility_W`` = IT + mechanical + electrical + lighting, the interval ``PUE`` and the partial
+    PUEs ``pPUE_mechanical`` / ``pPUE_electrical`` (The Green Grid: (IT + the zone's overhead) / IT). With every
+    stage absent and all heat to liquid, ``P_facility_W`` = ``P_it_W + P_cooling_W`` exactly (bit for bit). Without
+    a cooling plant the facility is not modelled: no overhead is counted and the PUEs are NaN.
+    """
+    from power.facility import SERIES
+
+    n_int = rows.shape[0]
+    for i, name in enumerate(SERIES):
+        key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
+        if sim._n_ovh:
+            facility[name] = rows[:, rows.shape[1] - sim._n_ovh + i]
+            totals[key] = float(sim._ovh_sums[i])
+        else:
+            facility[name] = np.zeros(n_int)
+            totals[key] = 0.0
+    f, t = facility, totals
+    f["P_electrical_loss_W"] = (f["P_transformer_loss_W"] + f["P_switchgear_loss_W"] + f["P_ups_loss_W"]
+                                + f["P_pdu_loss_W"])
+    f["P_air_side_W"] = f["P_air_fan_W"] + f["P_air_chiller_W"]
+    f["P_mechanical_W"] = f["P_cooling_W"] + f["P_air_side_W"]
+    f["P_facility_W"] = f["P_it_W"] + f["P_mechanical_W"] + f["P_electrical_loss_W"] + f["P_lighting_W"]
+    t["E_electrical_loss_J"] = (t["E_transformer_loss_J"] + t["E_switchgear_loss_J"] + t["E_ups_loss_J"]
+                                + t["E_pdu_loss_J"])
+    t["E_air_side_J"] = t["E_air_fan_J"] + t["E_air_chiller_J"]
+    t["E_mechanical_J"] = t["E_cooling_J"] + t["E_air_side_J"]
+    t["E_facility_J"] = t["E_it_J"] + t["E_mechanical_J"] + t["E_electrical_loss_J"] + t["E_lighting_J"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if sim.plant is not None:
+            f["PUE"] = f["P_facility_W"] / f["P_it_W"]
+            f["pPUE_mechanical"] = (f["P_it_W"] + f["P_mechanical_W"]) / f["P_it_W"]
+            f["pPUE_electrical"] = (f["P_it_W"] + f["P_electrical_loss_W"]) / f["P_it_W"]
+        else:  # cooling off: the facility is not modelled (no overhead counted), PUE undefined, never 1.0
+            for k in ("PUE", "pPUE_mechanical", "pPUE_electrical"):
+                f[k] = np.full(n_int, np.nan)
+    sim.info["facility_stages_counted"] = sim.system.facility.present()
+    sim.info["facility_stages_absent"] = sim.system.facility.absent()
+    sim.info["liquid_fraction"] = float(sim.system.liquid_fraction)
+
+
 def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
     """Turn (job index, start, end, nodes, per-node IT power) attempts into rows of consecutive-node runs within one
     CDU (see SimulationResult)."""
@@ -1204,14 +1269,30 @@ def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) 
 
 
 #: Plant power outputs and the running energy totals the plant integrates them into (when it has them).
+#: Per-CDU outputs ``P[i]`` are paired with ``E[i]`` the same way.
 _AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out", "Q_flow_chiller": "E_chiller_out",
-                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out"}
+                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out", "P_pump_fac": "E_pump_fac_out",
+                      "P_pump_tower": "E_pump_tower_out", "P_chiller": "E_chiller_elec_out",
+                      "P_pump_sec": "E_pump_sec_out"}
 
 
 def _average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:
-    """(power name, its index, total name, its index) for each power output whose running total exists."""
-    return [(p, names.index(p), e, names.index(e)) for p, e in _AVERAGED_BY_TOTAL.items()
-            if p in names and e in names]
+    """(output name, its index, total name, its index) for each output whose running total exists.
+
+    Plant-level outputs pair by name (``P_pump_fac`` -> ``E_pump_fac_out``); per-CDU outputs pair element by element
+    (``P_pump_sec[3]`` -> ``E_pump_sec_out[3]``).
+    """
+    index = {n: i for i, n in enumerate(names)}
+    pairs = []
+    for n, i in index.items():
+        base, _, rest = n.partition("[")
+        total = _AVERAGED_BY_TOTAL.get(base)
+        if total is None:
+            continue
+        e = total + ("[" + rest if rest else "")
+        if e in index:
+            pairs.append((n, i, e, index[e]))
+    return pairs
 
 
 def _cdu_series_name(name: str) -> str | None:

@@ -264,7 +264,8 @@ def _cooling_report(path: Path, out: Path) -> Path:
     zero = np.zeros(len(t))
     ts = {"P_node_dc_W": fac.get("P_it_W", zero),
           "P_cdu_pump_W": cdu["P_pump_sec"].sum(axis=1) if "P_pump_sec" in cdu else zero,
-          "P_facility_pump_W": fac.get("P_pump_fac", zero), "P_tower_fan_W": fac.get("P_fan_tower", zero),
+          "P_facility_pump_W": fac.get("P_pump_fac", zero), "P_tower_pump_W": fac.get("P_pump_tower", zero),
+          "P_tower_fan_W": fac.get("P_fan_tower", zero),
           "P_chiller_W": fac.get("P_chiller", zero)}
     ts["P_it_W"] = ts["P_node_dc_W"]
     ts["P_facility_W"] = ts["P_it_W"] + fac.get("P_cooling", zero)

@@ -103,6 +103,7 @@ METRICS: dict[str, Metric] = {
                           "pumps, tower fans and chiller of the modelled plant"),
     "E_cdu_pump_J": Metric("cooling", "CDU pumps", "MWh", _MWh, "secondary-loop pumps of the CDUs"),
     "E_facility_pump_J": Metric("cooling", "facility pumps", "MWh", _MWh, "facility (hot-water) loop pumps"),
+    "E_tower_pump_J": Metric("cooling", "tower-water pumps", "MWh", _MWh, "condenser-water (tower loop) pumps"),
     "E_tower_fan_J": Metric("cooling", "cooling-tower fans", "MWh", _MWh, "fans of the cooling towers"),
     "E_chiller_J": Metric("cooling", "trim chiller", "MWh", _MWh, "electric input of the trim chiller"),
     "E_sivoc_loss_J": Metric("energy", "SIVOC / VRM losses", "MWh", _MWh, "node DC-DC conversion losses"),

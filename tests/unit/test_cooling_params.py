@@ -27,7 +27,7 @@ def test_validation_error_names_file_and_field(tmp_path):
         load_plant_params(bad)
     assert str(bad) in str(exc.value) and "cdu.y_valve_min" in str(exc.value)
     missing = tmp_path / "missing.toml"
-    missing.write_text(text.replace("NTU_nominal = 0.80", ""))
+    missing.write_text(text.replace("NTU_nominal = 1.100", ""))
     with pytest.raises(PlantParamsError, match=r"tower\.NTU_nominal"):
         load_plant_params(missing)
     with pytest.raises(PlantParamsError, match="not found"):
@@ -55,9 +55,21 @@ def test_analytic_steady_state_hand_numbers():
     # idle plant: water at the wet-bulb, every actuator at its floor
     ss = analytic_steady_state(p, np.zeros(6), 288.15)
     assert ss["regime"] == "fan_floor"
-    assert ss["T_fac_sup"] == ss["T_fac_ret"] == pytest.approx(288.15, abs=1e-9)
-    np.testing.assert_allclose(ss["P_pump_sec"], 2200.0 * 0.3**3)  # 59.4 W each
-    assert ss["P_pump_fac"] == pytest.approx(27e3 * 0.2**3, rel=1e-12)  # valves at 0.2: 216 W
+    for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup"):
+        assert ss[k] == pytest.approx(288.15, abs=1e-9)
+    # pumps by hand (Bernier & Bourret motor x VFD efficiency, static head): P = V (dp_s + dp_f) / eta x / eta_md(x)
+    def md(x):
+        return 0.94187 * (1 - np.exp(-9.04 * x)) * (0.5087 + 1.283 * x - 1.42 * x**2 + 0.5834 * x**3)
+    # secondary: dp control at its 0.3 floor, s = 100 / 200 kPa: x = 0.3 (0.5 + 0.5 x 0.09) = 0.1635 -> 604 W
+    x = 0.3 * (0.5 + 0.5 * 0.09)
+    np.testing.assert_allclose(ss["P_pump_sec"], 6.4 / 997 * 200e3 / 0.70 * x / md(x), rtol=1e-12)
+    assert ss["P_pump_sec"][0] == pytest.approx(603.8, abs=0.5)
+    # facility: valves at 0.2, s = 100 / 300 kPa: x = 0.2 (1/3 + 2/3 x 0.04) = 0.0720
+    x = 0.2 * (1 / 3 + 2 / 3 * 0.04)
+    assert ss["P_pump_fac"] == pytest.approx(63.6 / 997 * 300e3 / 0.75 * x / md(x), rel=1e-12)
+    # tower pumps at constant flow: x = 1 -> 63.6 / 997 x 180 kPa / 0.75 / 0.89947 = 17.02 kW
+    assert ss["P_pump_tower"] == pytest.approx(63.6 / 997 * 180e3 / 0.75 / md(1.0), rel=1e-12)
+    assert ss["P_pump_tower"] == pytest.approx(17.02e3, rel=1e-3)
     assert ss["P_fan_tower"] == pytest.approx(6250.0 * 0.2**3, rel=1e-12)  # one cell at 20 % speed: 50 W
     # 70 % load at 10 C wet-bulb: fans hold the 24 C setpoint, valves hold the 27 C secondary supply
     q = np.full(6, 0.7 * 266.7e3)
@@ -70,19 +82,28 @@ def test_analytic_steady_state_hand_numbers():
     # facility return = supply + sum(Q) / (m_fac cp); towers reject everything
     assert ss["T_fac_ret"] - 297.15 == pytest.approx(q.sum() / (ss["m_flow_fac"] * 4186), rel=1e-12)
     assert ss["Q_flow_tower"] == pytest.approx(q.sum(), rel=1e-12) and ss["Q_flow_chiller"] == 0.0
-    # water: evaporation 0.85 Q / h_fg = 0.85 x 1.12014e6 / 2.44e6 = 0.3902 kg/s; blowdown E / (4 - 1) - drift
-    evap = 0.85 * q.sum() / 2.44e6
-    assert ss["m_flow_evap"] == pytest.approx(evap, rel=1e-12)
-    drift = 5e-5 * ss["m_flow_fac"]
-    assert ss["m_flow_blowdown"] == pytest.approx(evap / 3.0 - drift, rel=1e-12)
-    assert ss["m_flow_makeup"] == pytest.approx(evap * 4.0 / 3.0, rel=1e-12)  # = E COC / (COC - 1)
+    # water from the saturated-exit-air balance (psychrolib): the air enters with h_s(T_wb), W_s(T_wb), takes up
+    # the heat and leaves saturated; evaporation = m_air (W_out - W_in); blowdown E / (4 - 1) - drift
+    import psychrolib as psy
+    psy.SetUnitSystem(psy.SI)
+    P = 99000.0
+    W_in, h_in = psy.GetSatHumRatio(10.0, P), psy.GetSatAirEnthalpy(10.0, P)
+    m_air = ss["m_flow_air"]
+    assert m_air >= ss["y_fan"] * 63.6 / 1.2 * (1 - 1e-12)
+    T_out = ss["T_air_out"] - 273.15
+    assert psy.GetSatAirEnthalpy(T_out, P) == pytest.approx(h_in + q.sum() / m_air, rel=1e-9)
+    evap = m_air * (psy.GetSatHumRatio(T_out, P) - W_in)
+    assert ss["m_flow_evap"] == pytest.approx(evap, rel=1e-9)
+    drift = 5e-5 * ss["m_flow_cw"]
+    assert ss["m_flow_blowdown"] == pytest.approx(evap / 3.0 - drift, rel=1e-9)
+    assert ss["m_flow_makeup"] == pytest.approx(evap * 4.0 / 3.0, rel=1e-9)  # = E COC / (COC - 1)
     # every state derivative vanishes at the solution
     np.testing.assert_allclose(ss["der"], 0.0, atol=1e-12)
 
 
 @pytest.mark.parametrize("load", [0.0, 0.2, 0.7, 1.0, 1.3])
 @pytest.mark.parametrize("T_wb_C", [-10.0, 5.0, 15.0, 20.0, 26.0])
-@pytest.mark.parametrize("name", ["theta", "frontier"])
+@pytest.mark.parametrize("name", ["theta", "frontier", "esif"])
 def test_steady_state_is_a_fixed_point(name, load, T_wb_C):
     p = load_plant_params(name)
     q = load * p.cdu.Q_flow_nominal_W * np.linspace(0.6, 1.4, p.n_cdu)

@@ -47,7 +47,7 @@ def test_fmu_equals_numpy_mirror_at_random_states(theta):
     rng = np.random.default_rng(42)
     for _ in range(6):
         x = state_vector(p, rng.uniform(285, 330, 6), rng.uniform(-0.5, 1.5, 6), rng.uniform(280, 310),
-                         rng.uniform(285, 320), rng.uniform(-0.5, 1.5))
+                         rng.uniform(285, 320), rng.uniform(-0.5, 1.5), rng.uniform(275, 315))
         q = rng.uniform(0, 1.3 * p.cdu.Q_flow_nominal_W, 6)
         T_wb = rng.uniform(260, 300)
         theta.reset()
@@ -92,12 +92,16 @@ def test_frontier_steady_state_and_fan_share_at_design(frontier):
     frontier.reset()
     frontier.initialize(q, 285.0)
     _compare(frontier, frontier.step(q, 285.0), ss, atol_K=1e-9, rtol=1e-9)
-    # At design heat and the 24 C design wet-bulb (Oak Ridge summer), the fans run at (nearly) full speed and
-    # dominate: 1.06 MW of 1.37 MW = 78 % (arXiv 2603.01198: ~73 % for Frontier's real plant over a year).
+    # At design heat and the 24 C design wet-bulb (Oak Ridge summer), the fans run at full speed and dominate:
+    # 1,080 kW of 1,594 kW = 67.8 % (arXiv 2603.01198: ~73 % for Frontier; issue 11 target 60-80 %). The rest:
+    # CDU pumps 25 x 8.47 kW (RAPS), facility pumps 178 kW, tower pumps 124 kW.
     design = np.full(p.n_cdu, p.cdu.Q_flow_nominal_W)
     ss = analytic_steady_state(p, design, 297.15)
     share = ss["P_fan_tower"] / ss["P_cooling"]
-    assert 0.70 < share < 0.80, share
+    assert ss["y_fan"] == 1.0 and 0.60 < share < 0.80, share
+    assert share == pytest.approx(0.678, abs=0.002)
+    # CDU pump power per CDU within 20 % of the RAPS figure (8,473.47 W; calibrated to it at constant flow)
+    np.testing.assert_allclose(ss["P_pump_sec"], 8473.47, rtol=1e-4)
     # ... and at a mild 10 C wet-bulb the same heat needs almost no fan power: the share collapses
     mild = analytic_steady_state(p, design, 283.15)
     assert mild["P_fan_tower"] / mild["P_cooling"] < 0.05
@@ -108,9 +112,12 @@ def test_zero_heat_gives_minimum_actuator_power(theta):
     theta.reset()
     theta.initialize(np.zeros(6), 290.0, steady=False)
     y = theta.run(np.zeros((200, 6)), np.full(200, 290.0))[-1]
+    ss = analytic_steady_state(p, np.zeros(6), 290.0)
     sec = y[[theta.index(f"P_pump_sec[{i}]") for i in range(1, 7)]]
-    np.testing.assert_allclose(sec, 2200.0 * 0.3**3, rtol=1e-12)  # 59.4 W each, pumps at their floor
-    assert y[theta.index("P_pump_fac")] == pytest.approx(27e3 * 0.2**3, rel=1e-12)  # valves at 0.2: 216 W
+    np.testing.assert_allclose(sec, ss["P_pump_sec"], rtol=1e-9)  # pumps at their floor (hand numbers: unit test)
+    assert sec[0] == pytest.approx(603.8, abs=0.5)  # 0.3 flow, 100 kPa dp set point: far above the cube law's 59 W
+    assert y[theta.index("P_pump_fac")] == pytest.approx(ss["P_pump_fac"], rel=1e-9)  # valves at 0.2
+    assert y[theta.index("P_pump_tower")] == pytest.approx(17.02e3, rel=1e-3)  # constant-flow tower pumps
     assert y[theta.index("P_fan_tower")] == pytest.approx(6250.0 * 0.2**3, rel=1e-12)  # one cell at 20 %: 50 W
     assert y[theta.index("n_cells_on")] == 1.0
     assert y[theta.index("Q_flow_tower")] == pytest.approx(0.0, abs=1e-6)
@@ -134,7 +141,7 @@ def test_hotter_wet_bulb_more_fan_power_and_higher_supply(frontier):
     all_on = np.array([s["n_cells_on"] for s in ss]) == p.tower.n_cells
     below_full = (all_on & (y_fan < 1.0))[:-1] & all_on[1:]
     assert np.all(np.diff(P_fan)[below_full] > 0) and np.all(np.diff(P_fan)[all_on[:-1] & all_on[1:]] >= 0)
-    assert P_fan[-1] > 50 * P_fan[0] and below_full.sum() > 20
+    assert P_fan[-1] > 50 * P_fan[0] and below_full.sum() > 12  # 17 of the 77 wet-bulbs (IHX approach: full speed sooner)
     # supply temperatures never fall; above the wet-bulb the fans can handle they rise 1:1 with it
     assert np.all(np.diff(T_sup) >= -1e-9) and np.all(np.diff(T_sec) >= -1e-9)
     assert T_sup[-1] > p.tower.T_fac_sup_set_K + 1.0
@@ -190,9 +197,18 @@ def test_week_energy_balance_with_golden_weather(theta):
         assert out[-1, col("E_heat_in")] == pytest.approx(heat_in, rel=1e-12)
         exact = heat_in - out[-1, col("E_tower_out")] - out[-1, col("E_chiller_out")] - dE
         assert abs(exact) / heat_in < 1e-9
-        # make-up water integral agrees with the sampled flow, and is ~ 0.85 Q / h_fg x COC / (COC - 1)
+        # make-up water integral agrees with the sampled flow; evaporation from the saturated-exit-air balance puts
+        # 60-85 % of the heat into latent heat in July (h_fg ~ 2.43 MJ/kg), so make-up is 0.6-0.85 Q / h_fg x 4 / 3
         assert out[-1, col("M_makeup_out")] == pytest.approx(out[:, col("m_flow_makeup")].sum() * dt, rel=2e-3)
-        assert out[-1, col("M_makeup_out")] == pytest.approx(0.85 * heat_in / 2.44e6 * 4 / 3, rel=0.02)
+        ratio = out[-1, col("M_makeup_out")] / (heat_in / 2.43e6 * 4 / 3)
+        assert 0.6 < ratio < 0.85, ratio
+        # every component's running total is the integral of its power (exact step averages for the coupling)
+        for p_name, e_name in (("P_pump_fac", "E_pump_fac_out"), ("P_pump_tower", "E_pump_tower_out"),
+                               ("P_fan_tower", "E_fan_out"), ("P_chiller", "E_chiller_elec_out")):
+            assert out[-1, col(e_name)] == pytest.approx(out[:, col(p_name)].sum() * dt, rel=5e-3, abs=1.0)
+        E_parts = (sum(out[-1, col(f"E_pump_sec_out[{i}]")] for i in range(1, 7)) + out[-1, col("E_pump_fac_out")]
+                   + out[-1, col("E_pump_tower_out")] + out[-1, col("E_fan_out")] + out[-1, col("E_chiller_elec_out")])
+        assert E_parts == pytest.approx(out[-1, col("E_cooling_out")], rel=1e-12)
 
 
 def test_time_constants_of_thermal_masses(fmu_cache):
@@ -210,7 +226,7 @@ def test_time_constants_of_thermal_masses(fmu_cache):
     # facility return pipe: tau = m_water_ret / m_fac (secondary at the facility temperature: no HX heat)
     tau_ret = base.facility.m_water_ret_kg / (base.n_cdu * m_fac)  # 10,000 / 12.72 = 786 s
     with CoolingPlant(p, step_s=1.0, cache_dir=fmu_cache) as plant:
-        x = state_vector(p, 310.0, -1.0, 290.0, 290.0, -1.0)  # secondary 20 K above the frozen facility water
+        x = state_vector(p, 310.0, -1.0, 290.0, 290.0, -1.0, 290.0)  # secondary 20 K above the frozen facility water
         plant.initialize(np.zeros(1), 280.0, initial_state=x)
         n = int(round(tau_sec))
         out = plant.run(np.zeros((n, 1)), np.full(n, 280.0))
@@ -219,7 +235,7 @@ def test_time_constants_of_thermal_masses(fmu_cache):
     fac = base.facility.model_copy(update={"m_water_sup_kg": 1e12})
     p = base.model_copy(update={"facility": fac})
     with CoolingPlant(p, step_s=1.0, cache_dir=fmu_cache) as plant:
-        x = state_vector(p, 290.0, -1.0, 290.0, 300.0, -1.0)  # return pipe 10 K above the frozen basin
+        x = state_vector(p, 290.0, -1.0, 290.0, 300.0, -1.0, 290.0)  # return pipe 10 K above the frozen supply
         plant.initialize(np.zeros(6), 280.0, initial_state=x)
         n = int(round(tau_ret))
         out = plant.run(np.zeros((n, 6)), np.full(n, 280.0))
