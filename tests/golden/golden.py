@@ -9,8 +9,10 @@ Usage (from the repository root, in the project's venv)::
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
 ``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
-``versions_json``), and wall-clock figures inside ``info_json`` (keys ending in ``wall_time_s`` / ``time_s``
-measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). ``check`` prints each path that differs and exits 1.
+``versions_json``; the root attribute ``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in
+``wall_time_s`` / ``time_s`` measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). The repository's own folder
+is replaced by ``<root>`` in every string attribute (trace paths in the load reports), so a check gives the same
+digests in any checkout or worktree. ``check`` prints each path that differs and exits 1.
 
 Cases: the main job (30 days), a 7-day window per policy family (replay; FCFS no backfill; SJF + EASY;
 priority + EASY best-fit; FCFS + conservative; largest-first + first-fit), the Azure conversation serving hour,
@@ -49,7 +51,7 @@ CASES: dict[str, list[str]] = {
     "sweep": ["sweep", "experiments/theta_policies_weather.toml"],
 }
 
-_VOLATILE_PROVENANCE = ("versions_json",)
+_VOLATILE_PROVENANCE = ("versions_json", "git_sha")
 _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_latency_s", "fmu_path",
                        "sweep_timing_json")
 
@@ -61,6 +63,7 @@ def _volatile_attrs() -> tuple[str, ...]:
 
 
 def _clean_json(text: str) -> str:
+    text = text.replace(str(ROOT), "<root>")
     try:
         obj = json.loads(text)
     except (TypeError, ValueError):
