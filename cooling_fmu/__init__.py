@@ -15,7 +15,8 @@ Weather, load_tmy3, load_epw, default_weather
 PlantStepError
     Raised when the FMU fails a step; carries the outputs of the completed steps.
 run_standalone
-    Cooling-only mode driven by a measured IT power series (``cooling_fmu.standalone``).
+    Cooling-only mode driven by a measured IT power series (``cooling_fmu.standalone``); the command line writes
+    its result with ``scheduler_sim.cooling_output``.
 """
 
 from .adapter import FMU2CoSimulation, FMUError

@@ -3,15 +3,14 @@
 The series (CSV ``timestamp_secs, measured_kW``, e.g. HLRS Hawk 15-min whole-system power, Patki et al., ICS 2025)
 is read as piecewise constant: each sample holds until the next one (the mean over its interval). All IT power is
 heat, split evenly over the CDUs. The plant is stepped with exact step averages (zero-order hold), the wet-bulb is
-interpolated at mid-step, and the result is written to one HDF5 file (``scheduler_sim.hdf5io`` conventions: SI,
-``units`` attribute on every dataset, atomic write).
+interpolated at mid-step. :func:`run_standalone` returns the interval averages as a :class:`StandaloneRun`; the
+application layer writes it to HDF5 (:func:`scheduler_sim.cooling_output.write_standalone`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +18,9 @@ import pandas as pd
 
 from .params import load_plant_params
 from .plant import CoolingPlant
-from .weather import Weather
+from .weather import Weather, default_weather
 
-__all__ = ["PowerSeriesReport", "load_power_series", "run_standalone"]
+__all__ = ["PowerSeriesReport", "StandaloneRun", "load_power_series", "run_standalone"]
 
 
 @dataclass
@@ -111,18 +110,59 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
     return t, p, rep
 
 
-def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
+@dataclass
+class StandaloneRun:
+    """What a cooling-only run produced (all SI).
+
+    Attributes
+    ----------
+    plant : str
+        Plant name.
+    step_s : float
+        Communication step [s].
+    interval_s : float
+        Output averaging interval [s].
+    time_origin_unix_s : float
+        Unix time of the first simulated sample [s].
+    facility : dict of str -> (ndarray, shape (n_intervals,), str)
+        Facility series: interval averages and their unit (``P_it_W``, ``T_wb_K`` first, then every scalar plant
+        output in the plant's order).
+    cdu : dict of str -> (ndarray, shape (n_intervals, n_cdus), str)
+        Per-CDU plant outputs (interval averages) and their unit.
+    summary : dict of str -> float
+        Energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts.
+    report : PowerSeriesReport
+        What was found in the power series.
+    fmu_path : pathlib.Path
+        The FMU that ran.
+    """
+
+    plant: str
+    step_s: float
+    interval_s: float
+    time_origin_unix_s: float
+    facility: dict[str, tuple[np.ndarray, str]]
+    cdu: dict[str, tuple[np.ndarray, str]]
+    summary: dict[str, float]
+    report: PowerSeriesReport
+    fmu_path: Path
+
+    @property
+    def n_intervals(self) -> int:
+        """Number of output intervals."""
+        return len(next(iter(self.facility.values()))[0])
+
+
+def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
-                   cache_dir: str | Path | None = None) -> dict[str, float]:
-    """Drive a cooling plant from a measured IT power series and write an HDF5 file.
+                   cache_dir: str | Path | None = None) -> StandaloneRun:
+    """Drive a cooling plant from a measured IT power series.
 
     Parameters
     ----------
     power_csv : str or pathlib.Path
         Power series (see :func:`load_power_series`).
-    out : str or pathlib.Path
-        HDF5 file to write.
     plant : str, optional
         Plant name or TOML path.
     step_s : float, optional
@@ -145,16 +185,14 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
 
     Returns
     -------
-    dict of str to float
-        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts.
+    StandaloneRun
+        Interval averages of the power, the wet-bulb and every plant output, and the summary.
 
     Raises
     ------
     ValueError
         If steps do not divide the series interval or the window is empty.
     """
-    from scheduler_sim.hdf5io import atomic_h5, git_sha, package_versions, sha256_file
-
     t, P, rep = load_power_series(power_csv)
     first = 0 if keep_leading_zeros else rep.leading_zero_rows
     k = rep.interval_s / step_s
@@ -174,8 +212,6 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     scale = 1.0 if scale_to_design is None else scale_to_design * design / max(P_step.max(), 1.0)
     P_step = P_step * scale
     if weather is None:
-        from .weather import default_weather
-
         doy = pd.Timestamp(t0, unit="s").dayofyear
         weather = default_weather(Weather.offset_for(min(int(doy), 365)))
     T_wb = weather.wet_bulb_K(t_mid - t0)
@@ -204,29 +240,14 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),
         "leading_zero_rows_skipped": float(0 if keep_leading_zeros else rep.leading_zero_rows),
     }
-    with atomic_h5(out) as f:
-        f.attrs.update({"schema_version": "1.0", "kind": "cooling_standalone", "plant": params.name,
-                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0})
-        ts = f.create_group("timeseries")
-        d = ts.create_dataset("time_s", data=np.arange(avg.shape[0]) * interval_s)
-        d.attrs["units"], d.attrs["interval_s"] = "s", interval_s
-        fac, cdu = ts.create_group("facility"), ts.create_group("cdu")
-        for name, data, unit in (("P_it_W", P_step.reshape(-1, m).mean(axis=1), "W"),
-                                 ("T_wb_K", T_wb.reshape(-1, m).mean(axis=1), "K")):
-            fac.create_dataset(name, data=data).attrs["units"] = unit
-        groups: dict[str, list[int]] = {}
-        for i, n in enumerate(names):
-            if n.endswith("]"):
-                groups.setdefault(n.split("[")[0], []).append(i)
-            else:
-                fac.create_dataset(n, data=avg[:, i], compression="gzip").attrs["units"] = units[i]
-        for base, idx in groups.items():
-            cdu.create_dataset(base, data=avg[:, idx], compression="gzip").attrs["units"] = units[idx[0]]
-        s = f.create_group("summary")
-        s.attrs.update(summary)
-        pv = f.create_group("provenance")
-        pv.attrs.update({"input_checksums_json": json.dumps({"power": sha256_file(power_csv),
-                                                             "fmu": sha256_file(fmu_path)}),
-                         "power_report_json": json.dumps(asdict(rep)),
-                         "versions_json": json.dumps(package_versions())})
-    return summary
+    facility: dict[str, tuple[np.ndarray, str]] = {"P_it_W": (P_step.reshape(-1, m).mean(axis=1), "W"),
+                                                    "T_wb_K": (T_wb.reshape(-1, m).mean(axis=1), "K")}
+    groups: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        if n.endswith("]"):
+            groups.setdefault(n.split("[")[0], []).append(i)
+        else:
+            facility[n] = (avg[:, i], units[i])
+    cdu = {base: (avg[:, idx], units[idx[0]]) for base, idx in groups.items()}
+    return StandaloneRun(plant=params.name, step_s=step_s, interval_s=interval_s, time_origin_unix_s=t0,
+                         facility=facility, cdu=cdu, summary=summary, report=rep, fmu_path=Path(fmu_path))

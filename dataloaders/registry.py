@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
+from dataloaders.cache import cache_key, load_cached, store_cached
 from dataloaders.report import LoadResult
 
 __all__ = [
@@ -296,8 +297,6 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None, *, cache
     loader = get_loader(name)
     if not cache:
         return loader.load(path, **options)
-    from dataloaders.cache import cache_key, load_cached, store_cached
-
     if not Path(path).exists():
         raise FileNotFoundError(str(path))
     key = cache_key(path, loader.name or name, options)

@@ -19,15 +19,18 @@ import csv
 import gzip
 import io
 import os
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
 from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
+from jobs.requests import make_request_table
 
-__all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "TIME_UNITS_S"]
+__all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "parse_datetimes", "TIME_UNITS_S"]
 
 #: Seconds per unit for numeric time columns.
 TIME_UNITS_S: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -47,6 +50,47 @@ def open_text(path: str | os.PathLike[str]) -> io.TextIOBase:
     if p.suffix.lower() == ".gz":
         return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8-sig", newline="")
     return open(p, encoding="utf-8-sig", newline="")
+
+
+#: Zone-less date-time with 0-9 fractional-second digits (Azure LLM traces write 7).
+_DT = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?$")
+
+
+def parse_datetimes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parse zone-less date-time text with any number (0-9) of fractional-second digits, read as UTC.
+
+    Parameters
+    ----------
+    texts : list of str, length n
+        E.g. ``"2023-11-16 18:15:46.6805900"``.
+
+    Returns
+    -------
+    seconds : ndarray of int64, shape (n,)
+        Whole Unix seconds (0 where invalid).
+    fraction : ndarray of float64, shape (n,)
+        Fractional second in [0, 1) (exact to the digits given, 0 where invalid).
+    ok : ndarray of bool, shape (n,)
+        Whether the text was a valid date-time.
+    """
+    n = len(texts)
+    whole = []
+    frac = np.zeros(n)
+    ok = np.zeros(n, dtype=bool)
+    for i, t in enumerate(texts):
+        m = _DT.match(t.strip())
+        if m is None:
+            whole.append("NaT")
+            continue
+        whole.append(m.group(1).replace("T", " "))
+        d = m.group(2)
+        frac[i] = int(d) / 10 ** len(d) if d else 0.0
+        ok[i] = True
+    ts = pd.to_datetime(pd.Series(whole, dtype=object), format="%Y-%m-%d %H:%M:%S", errors="coerce")
+    bad = ts.isna().to_numpy()
+    ok &= ~bad
+    secs = np.where(ok, ts.to_numpy("datetime64[s]").astype("int64", copy=False), 0)
+    return secs.astype(np.int64), np.where(ok, frac, 0.0), ok
 
 
 class BaseRequestLoader(BaseLoader):
@@ -79,8 +123,6 @@ class BaseRequestLoader(BaseLoader):
     def _finish(self, report: LoadReport, t_s: list[float], prompt: list[int], output: list[int],
                 prefix: list[tuple[int, ...]] | None, origin_unix_s: float, origin_text: str) -> LoadResult:
         """Build the table: shift times so the first arrival is 0, note the origin, raise on an empty trace."""
-        from jobs.requests import make_request_table
-
         if not t_s:
             raise TraceError(report.source, f"the trace yields no request ({report.records_read} record(s) read, "
                                             f"{report.rejected} rejected)", expected=">= 1 valid request")
@@ -153,8 +195,6 @@ class RequestCSVLoader(BaseRequestLoader):
         FileNotFoundError
             If the file does not exist.
         """
-        from dataloaders.azure_llm import parse_datetimes
-
         if not (arrival and prompt and output):
             raise TraceError(str(path), "the request_csv loader needs the column mapping options arrival=, "
                                         "prompt= and output=", expected="three column names")

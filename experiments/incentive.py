@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cooling", action="store_true", help="run without the cooling FMU")
     a = ap.parse_args(argv)
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
         comm = MPI.COMM_WORLD
     except ImportError:
         comm = None
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     """Mean wait of the better and worse half of users (by each variant's own score), per phase-2 case."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib is imported only when the plot is drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -14,7 +14,7 @@ import numpy as np
 
 def main(argv=None) -> int:
     """Write <prefix>_latency.png and <prefix>_power.png."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib is imported only when the plot is drawn
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

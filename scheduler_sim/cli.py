@@ -7,10 +7,29 @@ exit with status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
 from pathlib import Path
+
+import h5py
+
+from cooling_fmu.params import plant_names
+from cooling_fmu.standalone import load_power_series
+from cooling_fmu.weather import Weather
+from dataloaders.registry import available_loaders, load_trace
+from dataloaders.report import TraceError
+from power import available_systems, load_system
+
+from .compare import compare
+from .config import load_config
+from .cooling_output import run_cooling_standalone
+from .policies import policy_catalogue
+from .report import make_report
+from .runner import format_summary, run_one
+from .sweep import _comm, load_study, run_sweep
+from .twin import serve_rollouts, stop_rollout_workers
 
 __all__ = ["main", "build_parser"]
 
@@ -124,9 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
-    from .config import load_config
-    from .runner import format_summary, run_one
-
     cfg = load_config(a.config)
     ov: dict = {}
     for key, val in (("scheduler.policy", a.policy), ("scheduler.backfill", a.backfill),
@@ -169,10 +185,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
     comm = None
     if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
-        from .sweep import _comm
         comm = _comm()
         if comm is not None and comm.Get_size() > 1:
-            from .twin import serve_rollouts, stop_rollout_workers
             if comm.Get_rank() != 0:
                 serve_rollouts(comm)
                 return 0
@@ -185,8 +199,6 @@ def _cmd_run(a: argparse.Namespace) -> int:
 
 
 def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
-    from .runner import format_summary, run_one
-
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
     sv = cfg.serving
@@ -233,13 +245,10 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
 
 def _cmd_sweep(a: argparse.Namespace) -> int:
-    from .sweep import load_study, run_sweep
-
     study, _ = load_study(a.study)
     out = Path(a.out) if a.out else Path("out") / study
     summary = run_sweep(a.study, out)
     if summary is not None:
-        import h5py
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
         if failed:
@@ -249,10 +258,6 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:
-    import json
-
-    from .compare import compare
-
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
     print(cmp.format())
     if a.json:
@@ -262,8 +267,6 @@ def _cmd_compare(a: argparse.Namespace) -> int:
 
 
 def _cmd_report(a: argparse.Namespace) -> int:
-    from .report import make_report
-
     t0 = time.perf_counter()
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
@@ -274,35 +277,28 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
 def _cmd_list(a: argparse.Namespace) -> int:
     if a.what == "policies":
-        from .policies import policy_catalogue
         for name, desc in policy_catalogue():
             print(f"{name:26s} {desc}")
     elif a.what == "loaders":
-        from dataloaders.registry import available_loaders
         for name, desc in available_loaders().items():
             print(f"{name:10s} {desc}")
     elif a.what == "systems":
-        from power import available_systems, load_system
         for name in available_systems():
             s = load_system(name)
             print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'")
     else:
-        from cooling_fmu.params import plant_names
         for name in plant_names():
             print(name)
     return 0
 
 
 def _cmd_cooling(a: argparse.Namespace) -> int:
-    from cooling_fmu.standalone import load_power_series, run_standalone
-    from cooling_fmu.weather import Weather
-
     rep = load_power_series(a.power)[2]
     for note in rep.notes:
         print(f"  {a.power}: {note}")
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
-    s = run_standalone(a.power, a.out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
-                       scale_to_design=a.scale_to_design, weather=weather)
+    s = run_cooling_standalone(a.power, a.out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                               scale_to_design=a.scale_to_design, weather=weather)
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
           f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
           f"of cooling energy")
@@ -311,9 +307,6 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
 
 
 def _cmd_validate(a: argparse.Namespace) -> int:
-    from dataloaders.registry import load_trace
-    from dataloaders.report import TraceError
-
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
     if a.cores_per_node != 1:
         opts["cores_per_node"] = a.cores_per_node
@@ -334,7 +327,6 @@ def _cmd_validate(a: argparse.Namespace) -> int:
         return 2
     print(res.report.summary())
     if a.json:
-        import json
         print(json.dumps(res.report.to_dict(), default=str))
     return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
 

@@ -43,6 +43,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .attribution import load_result, read_attribution
+
 __all__ = ["Comparison", "compare", "LINKS", "log_mean"]
 
 #: The links of the chain, in causal order.
@@ -263,8 +265,6 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
     scheduler_sim.hdf5io.SchemaError
         If a file is not a compatible run file.
     """
-    from .attribution import load_result, read_attribution
-
     ra, rb = load_result(a), load_result(b)
     aa, ab = read_attribution(a), read_attribution(b)
     TA, TB = _totals(ra, aa), _totals(rb, ab)

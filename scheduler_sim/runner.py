@@ -5,13 +5,27 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from cooling_fmu.params import load_plant_params
+from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.weather import DEFAULT_TMY3, Weather
+from dataloaders.registry import load_trace
+from jobs.table import empty_job_table
+from power import PowerChain, load_system, node_power_w
+
+from .attribution import attribution_of_run
 from .config import DAY_S, RunConfig
+from .faults import sample_failures
+from .hdf5io import sha256_file, write_run
+from .serving.run import finish_serving, prepare_serving
+from .simulation import Simulation
+from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
 
@@ -33,14 +47,11 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float):
     of the (typical) year of local standard time ``origin + t + utc_offset``. A trace without a Unix origin
     starts on January 1st, 00:00.
     """
-    from cooling_fmu.weather import DEFAULT_TMY3, Weather
-
     c = cfg.cooling
     if c.weather == "constant":
         return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None
     wpath = Path(c.weather_path) if c.weather_path else Path(DEFAULT_TMY3)
     if math.isfinite(time_origin_unix_s):
-        import datetime as _dt
         local = _dt.datetime.fromtimestamp(time_origin_unix_s, _dt.timezone.utc) + _dt.timedelta(hours=c.utc_offset_h)
         offset = (local - local.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)).total_seconds()
     else:
@@ -58,9 +69,6 @@ def build_plant(cfg: RunConfig, system):
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    from cooling_fmu.params import load_plant_params
-    from cooling_fmu.plant import CoolingPlant
-
     params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
@@ -95,12 +103,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     dataloaders.report.TraceError, ValueError, cooling_fmu errors
         With messages naming the file / field at fault.
     """
-    from dataloaders.registry import load_trace
-    from power import load_system
-
-    from .hdf5io import sha256_file, write_run
-    from .simulation import Simulation
-
     say = echo or (lambda s: None)
     if out is not None:
         inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
@@ -123,16 +125,12 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         checksums = {"trace": sha256_file(trace_path)}
     else:
-        from jobs.table import empty_job_table
-
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
         origin = float("nan")
         checksums = {}
     serving = None
     if cfg.serving is not None:
-        from .serving.run import prepare_serving
-
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
         serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
         checksums["request_trace"] = sha256_file(serving.trace_path)
@@ -154,8 +152,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     policy = cfg.scheduler.policy
     if policy == "twin":
-        from .twin import twin_from_config
-
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
     sim = Simulation(jobs, system, policy, **simulation_options(cfg, system),
                      plant=plant, wet_bulb_K=wet_bulb,
@@ -168,15 +164,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         if plant is not None:
             plant.close()
     if serving is not None:
-        from .serving.run import finish_serving
-
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
-                         time_origin_unix_s=origin, serving=serving)
+                         time_origin_unix_s=origin, serving=serving,
+                         attribution=attribution_of_run(result, cfg.to_json()))
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
@@ -195,8 +190,6 @@ def serving_load_summary(serving) -> str:
 def design_peak_W(system, cooling_estimate: float) -> float:
     """Design peak facility power [W]: every node at the system's default utilisation, with conversion losses and
     rack overhead, times ``1 + cooling_estimate`` (the reference of ``power_cap.cap_fraction``)."""
-    from power import PowerChain, node_power_w
-
     p = node_power_w(system.default_cpu_util, system.default_gpu_util, system.node)
     it = PowerChain(system).evaluate(np.full(system.n_nodes, float(p))).it_input_W
     return float(it) * (1.0 + cooling_estimate)
@@ -215,8 +208,6 @@ def simulation_options(cfg: RunConfig, system) -> dict:
 
     Converts the configuration's edge units (days, hours, MW) to SI and samples node failures with the run seed.
     """
-    from .faults import sample_failures
-
     sc = cfg.scheduler
     pr = sc.priority
     params = priority_params(cfg) if sc.policy == "priority" else {}

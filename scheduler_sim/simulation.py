@@ -22,6 +22,7 @@ ends, and is padded with idle time to a whole output interval.
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -29,6 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from power import PowerChain, node_power_w
+
+from . import metrics
 from .allocator import FREE, NodeAllocator
 from .core import Environment, EventKind
 from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
@@ -250,8 +254,6 @@ class Simulation:
                  on_failure: str = "requeue", record_reservations: bool = False,
                  warmup_s: float = 0.0, share_entity: str = "account",
                  job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S) -> None:
-        from power import PowerChain, node_power_w
-
         self.system = system
         self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, backfill,
                                                                                  **(policy_params or {}))
@@ -927,8 +929,6 @@ class Simulation:
         placement then rank CDUs by heat instead of plant temperatures. Output series, reservations log, progress
         bar and the job table are not carried, so a fork pickles small (it can be sent to another MPI rank).
         """
-        import copy
-
         new = object.__new__(Simulation)
         new.__dict__.update(self.__dict__)
         for name in self._FORK_ARRAYS:
@@ -955,8 +955,6 @@ class Simulation:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        from power import PowerChain
-
         self.__dict__.update(state)
         self.chain = PowerChain(self.system)
 
@@ -1020,8 +1018,6 @@ class Simulation:
 
     # ------------------------------------------------------------------ results
     def _result(self, idle_energy_dc: float, idle_energy_it: float) -> SimulationResult:
-        from . import metrics
-
         sysm = self.system
         nc = sysm.n_cdus
         rows = self.reducer.finish()

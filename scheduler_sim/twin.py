@@ -51,6 +51,7 @@ import pickle
 import time
 from dataclasses import dataclass
 
+from .policies import make_policy, register_policy
 from .policies.base import BasePolicy, SchedulerView
 
 __all__ = ["TwinPolicy", "Objective", "RolloutPool", "serve_rollouts", "stop_rollout_workers", "make_candidate",
@@ -89,8 +90,6 @@ def make_candidate(spec: str, priority_params: dict | None = None) -> BasePolicy
     ValueError
         For an unknown name, replay (it ignores decisions) or the twin itself.
     """
-    from .policies import make_policy
-
     order, _, backfill = spec.partition("+")
     if order.lower() in ("replay", "twin"):
         raise ValueError(f"twin pool member {spec!r}: replay and twin cannot be candidates")
@@ -139,7 +138,7 @@ class RolloutPool:
 
 def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4):
     """Receive a pickled message, polling with short sleeps (a blocking MPICH receive spins a core)."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
 
     src = MPI.ANY_SOURCE if source is None else source
     while not comm.Iprobe(source=src, tag=tag):
@@ -149,7 +148,7 @@ def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4)
 
 def serve_rollouts(comm) -> int:
     """Worker ranks of a twin run: roll out the candidates rank 0 sends until it says stop; returns rollouts done."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
 
     rank, size = comm.Get_rank(), comm.Get_size()
     n = 0
@@ -262,6 +261,15 @@ class TwinPolicy(BasePolicy):
         self.latency_s.append(time.perf_counter() - tw)
         self.decisions.append((now_s, queue_length, best, J))
         return best
+
+
+@register_policy("twin", "twin in the loop: rolls out a pool of policies over a horizon every period and applies "
+                         "the best ([scheduler.twin])")
+def _twin_policy(backfill: str | None = None, **params) -> TwinPolicy:
+    """``make_policy("twin")``: the default twin (pool, horizon and period of :class:`TwinPolicy`)."""
+    if backfill not in (None, "none"):
+        raise ValueError("twin chooses among its pool's policies; it takes no backfill (see [scheduler.twin])")
+    return TwinPolicy(priority_params=params or None)
 
 
 def twin_from_config(cfg, comm=None, priority_params: dict | None = None) -> TwinPolicy:

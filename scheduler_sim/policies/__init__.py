@@ -2,7 +2,7 @@
 and replay."""
 
 from .base import BasePolicy, PolicyError, SchedulerView
-from .registry import OrderedPolicy, make_policy, policy_catalogue
+from .registry import OrderedPolicy, make_policy, policy_catalogue, register_policy
 
 __all__ = ["BasePolicy", "PolicyError", "SchedulerView", "OrderedPolicy", "make_policy",
-           "policy_catalogue"]
+           "register_policy", "policy_catalogue"]

@@ -27,6 +27,11 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from power import load_system
+
+from ..attribution import load_result, read_attribution
+from ..hdf5io import check_schema
+
 __all__ = ["make_report", "RUN_FIGURES"]
 
 RUN_FIGURES = ("facility_power", "pue_weather", "cdu_heatmap", "utilisation_queue", "occupancy", "wait_vs_size",
@@ -41,7 +46,7 @@ figcaption{color:#555;font-size:.9em}pre{background:#f7f7f7;padding:.8em;overflo
 
 
 def _save(fig, out_dir: Path, name: str) -> Path:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy (matplotlib): imported only when a report is drawn
 
     png = out_dir / f"{name}.png"
     fig.savefig(png, dpi=110)
@@ -114,8 +119,6 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     KeyError
         If a Pareto metric is not in the sweep summary.
     """
-    from ..hdf5io import check_schema
-
     path = Path(path)
     out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
     out.mkdir(parents=True, exist_ok=True)
@@ -130,8 +133,7 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
-    from ..attribution import load_result, read_attribution
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     res = load_result(path)
     att = read_attribution(path)
@@ -209,7 +211,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
     """The occupancy figure and its caption: exact from ``/allocations``, else the packed fallback."""
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         alloc = {k: f["allocations"][k][()] for k in f["allocations"]} if "allocations" in f else None
@@ -243,8 +245,6 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
 
 def _system(name: str, res):
     """The run's system description (root attribute ``system``, else the configuration's), or None."""
-    from power import load_system
-
     cands = [name]
     try:
         cands.append(str(json.loads(res.config_json).get("system", "")))
@@ -263,14 +263,13 @@ def _system(name: str, res):
 def _n_nodes(res) -> int:
     """Nodes of the system of a run (from its configuration), else the peak busy count."""
     try:
-        from power import load_system
         return int(load_system(json.loads(res.config_json)["system"]).n_nodes)
     except Exception:  # a missing description only affects the utilisation scale
         return int(np.ceil(np.max(res.facility["busy_nodes"]))) or 1
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         g = f["scenarios"]

@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -314,9 +316,6 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
         Largest interval-mean number of down nodes in the window (the file records the count, not which nodes);
         noted in the legend if > 0.
     """
-    from matplotlib.collections import PolyCollection
-    from matplotlib.patches import Patch
-
     if color_by not in ("job", "wait"):
         raise ValueError(f"color_by must be 'job' or 'wait', not {color_by!r}")
     jid = np.asarray(alloc["job_id"], dtype=np.int64)

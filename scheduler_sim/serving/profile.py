@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from power import node_power_w
+
 from .engine import ServingResult
 
 __all__ = ["ServingPower", "build_power"]
@@ -140,8 +142,6 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
         If the system's nodes have no GPU, ``tensor_parallel`` does not divide / is not a multiple of
         ``gpus_per_node``, or ``merge_s`` <= 0.
     """
-    from power import node_power_w
-
     if merge_s <= 0:
         raise ValueError(f"merge_s must be > 0, got {merge_s}")
     dep = res.deployment

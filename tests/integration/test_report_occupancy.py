@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scheduler_sim import hdf5io
-from scheduler_sim.attribution import load_result
+from scheduler_sim.attribution import attribution_of_run, load_result
 from scheduler_sim.report import _occupancy
 from scheduler_sim.report import figures as F
 from scheduler_sim.simulation import Simulation
@@ -42,8 +42,9 @@ def run_file(tmp_path_factory):
     system = System.from_spec(spec, source="tiny8")
     res = Simulation(make_jobs(JOBS), system, "easy", window_start_s=0.0, window_s=1e5,
                      failures=np.array([[1000.0, 1100.0, 4.0]]), on_failure="requeue").run()
-    path = hdf5io.write_run(d / "occ.h5", res, json.dumps({"system": str(d / "tiny8.toml")}), run_name="occ",
-                            system_name=str(d / "tiny8.toml"), policy="easy", seed=0, input_checksums={})
+    cfg_json = json.dumps({"system": str(d / "tiny8.toml")})
+    path = hdf5io.write_run(d / "occ.h5", res, cfg_json, run_name="occ", system_name=str(d / "tiny8.toml"),
+                            policy="easy", seed=0, input_checksums={}, attribution=attribution_of_run(res, cfg_json))
     return path
 
 
