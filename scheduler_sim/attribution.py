@@ -37,7 +37,9 @@ runs inside interval ``k`` (exact, from ``sim_start_s`` clipped to the run start
 Per CDU and rack: IT energy, heat, SIVOC / rectifier losses (exact inversion of the affine power chain:
 ``P_dc,rack = (P_in,rack - B_rack) / a``; NaN with an I^2R conversion term), pump and plant shares (CDUs), and the
 time the CDU supply temperature (``T_sec_sup``) spends above a limit ``T_supply_limit_K`` (default 300.15 K =
-27 degC, the ASHRAE W27 facility-water class limit; configurable), counted on interval averages.
+27 degC, the ASHRAE W27 facility-water class limit; configurable), counted on interval averages with a tolerance
+of ``T_SUPPLY_TOLERANCE_K`` = 0.5 K (a supply is "above" only when it exceeds the limit by more than 0.5 K, as in
+docs/policies.md; the plant's controller holds the set point to within 1e-7 K, which is not an excursion).
 
 Per interval: facility power decomposed exactly as ``P_facility = P_node_dc + P_rack_overhead + P_sivoc_loss +
 P_rectifier_loss + P_cdu_pump + P_facility_pump + P_tower_fan + P_chiller``; IT power of jobs and of the rest;
@@ -64,6 +66,8 @@ __all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_fi
 
 #: Default CDU supply-temperature limit [K]: 27 degC, the ASHRAE W27 facility-water class limit.
 DEFAULT_T_SUPPLY_LIMIT_K = 300.15
+#: An interval counts as above the supply limit only when its mean exceeds the limit by more than this [K].
+T_SUPPLY_TOLERANCE_K = 0.5
 
 #: Consumer quantities, in the order written.
 JOB_QUANTITIES = ("E_it_J", "E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J",
@@ -365,7 +369,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     Ts = cdu.get("T_sec_sup")
     if Ts is not None:
         Ts = np.asarray(Ts, dtype=float)
-        C["time_above_limit_s"] = (Ts > T_supply_limit_K).sum(axis=0) * dt
+        C["time_above_limit_s"] = (Ts > T_supply_limit_K + T_SUPPLY_TOLERANCE_K).sum(axis=0) * dt
         C["T_supply_max_K"] = Ts.max(axis=0)
     else:
         C["time_above_limit_s"] = np.full(n_cdus, np.nan)
@@ -376,7 +380,8 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     return Attribution(
         jobs=J, pseudo={"name": np.array(["idle", "partition"]), **pseudo}, timeseries=ts, cdu=C, rack=R,
         totals={**T, "closure_rel_error": float(closure), "decomposition_rel_error": decomp_err},
-        attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K), "liquid_fraction": lf,
+        attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K),
+               "T_supply_tolerance_K": T_SUPPLY_TOLERANCE_K, "liquid_fraction": lf,
                "interval_s": dt})
 
 

@@ -20,7 +20,7 @@ from jobs.table import empty_job_table
 from power import PowerChain, load_system, node_power_w
 
 from .attribution import attribution_of_run
-from .config import DAY_S, RunConfig
+from .config import DAY_S, RunConfig, TraceConfig
 from .faults import sample_failures
 from .hdf5io import sha256_file, write_run
 from .serving.run import finish_serving, prepare_serving
@@ -124,6 +124,12 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         checksums = {"trace": sha256_file(trace_path)}
+        start = default_start_day(cfg, jobs)
+        if start != cfg.trace.window_start_days:
+            say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
+                f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
+                f"first submission day {start:g} instead (give --start-day to choose)")
+            cfg = cfg.with_overrides({"trace.window_start_days": start})
     else:
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
@@ -176,6 +182,38 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+
+
+def default_start_day(cfg: RunConfig, jobs) -> float:
+    """The window start [days] a run uses: the configured one, or the trace's first submission day.
+
+    The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
+    that default and the trace has no submission in ``[181, 181 + window_days)`` days (a shorter or a later trace),
+    the window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start
+    the user chose (any other value) is kept, so an empty window is then an error.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run configuration.
+    jobs : pandas.DataFrame
+        The canonical job table (``submit_time_s`` [s] since the trace origin).
+
+    Returns
+    -------
+    float
+        Window start [days after the trace origin].
+    """
+    start = float(cfg.trace.window_start_days)
+    default = float(TraceConfig.model_fields["window_start_days"].default)
+    sub = np.asarray(jobs["submit_time_s"], dtype=float) if len(jobs) else np.zeros(0)
+    sub = sub[np.isfinite(sub)]
+    if start != default or sub.size == 0:
+        return start
+    t0, t1 = start * DAY_S, (start + cfg.trace.window_days) * DAY_S
+    if np.any((sub >= t0) & (sub < t1)):
+        return start
+    return float(math.floor(sub.min() / DAY_S))
 
 
 def serving_load_summary(serving) -> str:

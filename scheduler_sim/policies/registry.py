@@ -8,6 +8,7 @@ backfill.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 
 from .backfill import BACKFILLS
@@ -78,7 +79,9 @@ class OrderedPolicy(BasePolicy):
 
     def __init__(self, order: QueueOrder, backfill: str) -> None:
         if backfill not in BACKFILLS:
-            raise ValueError(f"unknown backfill {backfill!r}; known: {', '.join(BACKFILLS)}")
+            close = difflib.get_close_matches(str(backfill).lower(), list(BACKFILLS), n=2, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            raise ValueError(f"unknown backfill {backfill!r}{hint}; known: {', '.join(BACKFILLS)}")
         self.order = order
         self.backfill = backfill
         self._fn = BACKFILLS[backfill][0]
@@ -134,7 +137,9 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
         order_name = key
     else:
         known = [*_REGISTERED, *ORDERS, *SHORTHANDS]
-        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(known)}")
+        close = [k for k in difflib.get_close_matches(key, known, n=2, cutoff=0.6) if k != key]
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown policy {name!r}{hint}; known policies: {', '.join(known)}")
     return OrderedPolicy(ORDERS[order_name](**params), backfill or "none")
 
 
