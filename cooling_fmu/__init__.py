@@ -16,7 +16,7 @@ PlantStepError
     Raised when the FMU fails a step; carries the outputs of the completed steps.
 run_standalone
     Cooling-only mode driven by a measured IT power series (``cooling_fmu.standalone``); the command line writes
-    its result with ``scheduler_sim.cooling_output``.
+    its result with ``scheduler_sim.app.cooling``.
 """
 
 from .adapter import FMU2CoSimulation, FMUError

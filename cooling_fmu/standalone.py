@@ -4,7 +4,7 @@ The series (CSV ``timestamp_secs, measured_kW``, e.g. HLRS Hawk 15-min whole-sys
 is read as piecewise constant: each sample holds until the next one (the mean over its interval). All IT power is
 heat, split evenly over the CDUs. The plant is stepped with exact step averages (zero-order hold), the wet-bulb is
 interpolated at mid-step. :func:`run_standalone` returns the interval averages as a :class:`StandaloneRun`; the
-application layer writes it to HDF5 (:func:`scheduler_sim.cooling_output.write_standalone`).
+application layer writes it to HDF5 (:func:`scheduler_sim.app.cooling.write_standalone`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from dataloaders._common import MEASURED_POWER_COLUMN, Issues, check_common_opti
 from dataloaders._common import reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
-from jobs.table import JobStatus
 
 __all__ = ["AdastraLoader", "FugakuLoader", "LassenLoader", "PM100Loader", "read_adastra", "read_fugaku",
            "read_lassen", "read_pm100"]

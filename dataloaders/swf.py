@@ -285,7 +285,7 @@ _BYTE_CLASS[ord(".")] = _C_DOT
 
 
 def _scan_block(block: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Classify the lines of ``block`` (whole lines, split at b"\\n").
+    r"""Classify the lines of ``block`` (whole lines, split at b"\n").
 
     A line is *clean* when it holds exactly 18 tokens separated by spaces / tabs (a CR only right before the
     line end), each token a plain decimal number the C parser of pandas reads to the value ``float()`` gives:

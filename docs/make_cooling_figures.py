@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cooling_fmu.params import load_plant_params  # noqa: E402
-from scheduler_sim.cooling_output import run_cooling_standalone  # noqa: E402
+from scheduler_sim.app.cooling import run_cooling_standalone  # noqa: E402
 from cooling_fmu.weather import Weather, default_weather  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

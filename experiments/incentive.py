@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scheduler_sim.config import RunConfig
-from scheduler_sim.hdf5io import atomic_h5, read_jobs
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.io.hdf5 import atomic_h5, read_jobs
+from scheduler_sim.app.runner import run_one
 
 __all__ = ["VARIANTS", "user_scores", "bonus_from_scores", "phase_config", "main"]
 

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 
 from cooling_fmu.params import load_plant_params  # noqa: E402
 from power import load_system  # noqa: E402
-from scheduler_sim.runner import design_peak_W  # noqa: E402
+from scheduler_sim.app.runner import design_peak_W  # noqa: E402
 
 __all__ = ["read_study", "policy_study", "power_cap_study", "placement_study"]
 

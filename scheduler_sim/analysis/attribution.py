@@ -1,9 +1,9 @@
 """Attribution: who caused which joule, from job to PUE (the ``/attribution`` group of a run file).
 
-A pure function of a :class:`~scheduler_sim.simulation.SimulationResult` (or of the same datasets read back from a
+A pure function of a :class:`~scheduler_sim.kernel.simulation.SimulationResult` (or of the same datasets read back from a
 run file). Every facility energy of the run is given to a *consumer*: a job, or one of two pseudo-consumers,
 ``idle`` (nodes running no job, and whatever the chain does not attribute to a job) and ``partition`` (a co-located
-partition, :class:`~scheduler_sim.simulation.NodePowerProfile`). The pseudo-consumers receive the remainder, so the
+partition, :class:`~scheduler_sim.kernel.simulation.NodePowerProfile`). The pseudo-consumers receive the remainder, so the
 shares of every quantity sum to the run total to round-off (tested at 1e-9 relative).
 
 Allocation rules
@@ -59,7 +59,7 @@ import pandas as pd
 
 from power import PowerChain, load_system
 
-from .hdf5io import check_schema, read_jobs
+from ..io.hdf5 import check_schema, read_jobs
 
 __all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_file", "attribution_of_run",
            "read_attribution", "load_result"]
@@ -398,7 +398,7 @@ def _system_from_config(config_json: str):
 
 def attribution_of_run(result, config_json: str, *,
                        T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution | None:
-    """The attribution a run file carries in ``/attribution`` (written by :func:`scheduler_sim.hdf5io.write_run`).
+    """The attribution a run file carries in ``/attribution`` (written by :func:`scheduler_sim.io.hdf5.write_run`).
 
     Parameters
     ----------
@@ -424,7 +424,7 @@ def load_result(path: str | Path) -> SimpleNamespace:
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If the file is not a compatible run file.
     """
     jobs = read_jobs(path)
@@ -460,7 +460,7 @@ def read_attribution(path: str | Path) -> Attribution:
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If the file is not a compatible run file.
     """
     with h5py.File(path, "r") as f:

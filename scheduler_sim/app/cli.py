@@ -25,12 +25,12 @@ from dataloaders.registry import available_loaders, guess_format, load_trace
 from dataloaders.report import TraceError
 from power import available_systems, load_system
 
-from .compare import compare
+from ..analysis.compare import compare
+from ..analysis.report import make_report
+from ..policies import policy_catalogue
+from ..policies.registry import SHORTHANDS
 from .config import load_config
-from .cooling_output import run_cooling_standalone
-from .policies import policy_catalogue
-from .policies.registry import SHORTHANDS
-from .report import make_report
+from .cooling import run_cooling_standalone
 from .runner import format_summary, run_one
 from .sweep import _comm, load_study, run_sweep
 from .twin import serve_rollouts, stop_rollout_workers
@@ -44,7 +44,7 @@ examples:
   hpctwin run --policy sjf --backfill conservative --days 7 --no-cooling
   hpctwin run --weather constant --wet-bulb 24
 
-CONFIG is a TOML file with the sections of scheduler_sim.config.RunConfig (see docs/configuration.md); options given
+CONFIG is a TOML file with the sections of scheduler_sim.app.config.RunConfig (see docs/configuration.md); options given
 on the command line override it. --days is the window of SUBMISSIONS: the run goes on until those jobs end.
 Without --out the file is out/<run name>.h5, where options given here are appended to the run name.
 """
@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--days", type=float, metavar="D", help="window length in days")
     r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported)")
     r.add_argument("--weather", choices=["tmy3", "constant"], help="weather source for the cooling towers")
-    r.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb temperature [degC] (implies --weather constant)")
+    r.add_argument("--wet-bulb", type=float, metavar="DEGC",
+                   help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
     r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="explain the change from run A to run B, link by link",
                        description="Explain the change in facility energy and PUE from run A to run B along the chain "
                                    "scheduling -> compute energy -> conversion losses -> cooling -> PUE (an exact "
-                                   "additive decomposition, see scheduler_sim.compare), with the jobs and periods "
+                                   "additive decomposition, see scheduler_sim.analysis.compare), with the jobs and periods "
                                    "that changed most.")
     c.add_argument("a", metavar="A.h5", help="reference run file")
     c.add_argument("b", metavar="B.h5", help="run file to explain against A")
@@ -341,8 +342,8 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
           f"machine {dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}")
     if "stopped_at_horizon_s" in info:
-        print(f"hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
-              f"left", file=sys.stderr)
+        print("hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
+              "left", file=sys.stderr)
     for w in info.get("warnings", []):
         print(f"hpctwin run: warning: {w}", file=sys.stderr)
     print(f"wrote {res.path}")

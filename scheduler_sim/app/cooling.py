@@ -1,6 +1,6 @@
 """Cooling-only mode's output: the HDF5 file of a :class:`cooling_fmu.standalone.StandaloneRun`.
 
-Same conventions as a run file (:mod:`scheduler_sim.hdf5io`): SI, a ``units`` attribute on every dataset, written
+Same conventions as a run file (:mod:`scheduler_sim.io.hdf5`): SI, a ``units`` attribute on every dataset, written
 atomically. Layout (``kind = "cooling_standalone"``, schema 1.0)::
 
     /                              attrs: schema_version, kind, plant, git_sha, step_s, time_origin_unix_s
@@ -21,7 +21,7 @@ import numpy as np
 
 from cooling_fmu.standalone import StandaloneRun, run_standalone
 
-from .hdf5io import atomic_h5, git_sha, package_versions, sha256_file
+from ..io.hdf5 import atomic_h5, git_sha, package_versions, sha256_file
 
 __all__ = ["write_standalone", "run_cooling_standalone"]
 

@@ -19,12 +19,12 @@ from dataloaders.registry import load_trace
 from jobs.table import empty_job_table
 from power import PowerChain, load_system, node_power_w
 
-from .attribution import attribution_of_run
+from ..analysis.attribution import attribution_of_run
+from ..io.hdf5 import sha256_file, write_run
+from ..kernel.faults import sample_failures
+from ..kernel.simulation import Simulation
+from ..serving.run import finish_serving, prepare_serving
 from .config import DAY_S, RunConfig, TraceConfig
-from .faults import sample_failures
-from .hdf5io import sha256_file, write_run
-from .serving.run import finish_serving, prepare_serving
-from .simulation import Simulation
 from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
@@ -92,7 +92,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         Where to print stage messages (None: silent).
     comm : mpi4py communicator or None
         With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
-        ranks must run :func:`scheduler_sim.twin.serve_rollouts`); None rolls out serially.
+        ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
 
     Returns
     -------
@@ -226,8 +226,11 @@ def serving_load_summary(serving) -> str:
 
 
 def design_peak_W(system, cooling_estimate: float) -> float:
-    """Design peak facility power [W]: every node at the system's default utilisation, with conversion losses and
-    rack overhead, times ``1 + cooling_estimate`` (the reference of ``power_cap.cap_fraction``)."""
+    """Design peak facility power [W] (the reference of ``power_cap.cap_fraction``).
+
+    Every node at the system's default utilisation, with conversion losses and rack overhead, times
+    ``1 + cooling_estimate``.
+    """
     p = node_power_w(system.default_cpu_util, system.default_gpu_util, system.node)
     it = PowerChain(system).evaluate(np.full(system.n_nodes, float(p))).it_input_W
     return float(it) * (1.0 + cooling_estimate)
@@ -242,7 +245,7 @@ def priority_params(cfg: RunConfig) -> dict:
 
 
 def simulation_options(cfg: RunConfig, system) -> dict:
-    """Keyword arguments of :class:`scheduler_sim.simulation.Simulation` from a configuration (no plant / weather).
+    """Keyword arguments of :class:`scheduler_sim.kernel.simulation.Simulation` from a configuration (no plant / weather).
 
     Converts the configuration's edge units (days, hours, MW) to SI and samples node failures with the run seed.
     """

@@ -14,7 +14,7 @@ Study file (TOML)::
     "scheduler.backfill" = "conservative"
 
 Scenarios are enumerated in a fixed order (the product of the axes in file order), and each is a pure function of
-its configuration (:func:`scheduler_sim.runner.run_one`) that writes ``<out>/<scenario>.h5``. Rank 0 writes
+its configuration (:func:`scheduler_sim.app.runner.run_one`) that writes ``<out>/<scenario>.h5``. Rank 0 writes
 ``<out>/summary.h5`` with one row per scenario, in scenario order, and an HDF5 external link to each run file. The
 results therefore do not depend on the number of ranks nor on which rank ran what.
 
@@ -56,8 +56,14 @@ import h5py
 import numpy as np
 from pydantic import ValidationError
 
-from .config import ConfigError, RunConfig, _format_errors, read_toml, resolve_relative_paths
-from .hdf5io import SCHEMA_VERSION, atomic_h5, unit_of
+from ..io.hdf5 import SCHEMA_VERSION, atomic_h5, unit_of
+from .config import (
+    ConfigError,
+    RunConfig,
+    _format_errors,
+    read_toml,
+    resolve_relative_paths,
+)
 from .runner import run_one
 
 __all__ = ["Scenario", "load_study", "run_sweep"]
@@ -143,7 +149,9 @@ def study_plot_function(path: str | Path):
 
 def _comm():
     try:
-        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
+        from mpi4py import (
+            MPI,  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
+        )
     except ImportError:  # no MPI installed: run everything here
         return None
     return MPI.COMM_WORLD
@@ -236,7 +244,9 @@ def _work(board: _Board, scenarios: list[Scenario], out_dir: Path, rank: int) ->
 
 def _serve(comm, board: _Board, n_workers: int) -> None:
     """Rank 0: answer work requests until every other rank has been told to stop."""
-    from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
+    from mpi4py import (
+        MPI,  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
+    )
 
     st = MPI.Status()
     while n_workers:
@@ -311,7 +321,9 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     serve = size > 1
     from_main = True
     if serve:
-        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
+        from mpi4py import (
+            MPI,  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
+        )
         from_main = MPI.Query_thread() >= MPI.THREAD_SERIALIZED  # rank 0 works while a thread serves
     say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
         f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")

@@ -1,15 +1,16 @@
-"""The twin in the scheduling loop: an adaptive policy that forks the platform, rolls out candidate policies over a
-horizon and applies the best one until its next decision.
+"""The twin in the scheduling loop: an adaptive policy that forks the platform.
+
+It rolls out candidate policies over a horizon and applies the best one until its next decision.
 
 Decision cycle
 --------------
 At the first scheduling pass at or after each decision time (every ``period_s`` of simulated time), the
 :class:`TwinPolicy`:
 
-1. forks the platform (:meth:`scheduler_sim.simulation.Simulation.fork`): queue, running jobs with their scheduled
+1. forks the platform (:meth:`scheduler_sim.kernel.simulation.Simulation.fork`): queue, running jobs with their scheduled
    ends, node allocator, node power, pending events (so every future submission, end and node change inside the
    horizon is known exactly: the trace is the forecast), and a copy of each candidate policy's state;
-2. rolls every candidate out from now to ``now + horizon_s`` (:meth:`~scheduler_sim.simulation.Simulation.rollout`),
+2. rolls every candidate out from now to ``now + horizon_s`` (:meth:`~scheduler_sim.kernel.simulation.Simulation.rollout`),
    serially, or spread over MPI ranks (:class:`RolloutPool`: rank 0 runs the main simulation and its share of
    rollouts; the other ranks only roll out);
 3. scores each rollout with the objective below and applies the lowest score (the first candidate on ties) to
@@ -51,8 +52,8 @@ import pickle
 import time
 from dataclasses import dataclass
 
-from .policies import make_policy, register_policy
-from .policies.base import BasePolicy, SchedulerView
+from ..policies import make_policy, register_policy
+from ..policies.base import BasePolicy, SchedulerView
 
 __all__ = ["TwinPolicy", "Objective", "RolloutPool", "serve_rollouts", "stop_rollout_workers", "make_candidate",
            "DEFAULT_POOL"]
@@ -79,6 +80,7 @@ class Objective:
     w_energy_per_J: float = 1.0 / 3.6e9
 
     def __call__(self, score: dict[str, float]) -> float:
+        """The objective of one rollout's score (``wait_s`` [s], ``E_facility_J`` [J])."""
         return self.w_wait_per_s * score["wait_s"] + self.w_energy_per_J * score["E_facility_J"]
 
 
@@ -114,6 +116,7 @@ class RolloutPool:
 
     @property
     def size(self) -> int:
+        """Ranks that roll out (1 when serial)."""
         return 1 if self.comm is None else self.comm.Get_size()
 
     def evaluate(self, base, candidates: list[BasePolicy], until_s: float) -> list[dict[str, float]]:
@@ -138,7 +141,9 @@ class RolloutPool:
 
 def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4):
     """Receive a pickled message, polling with short sleeps (a blocking MPICH receive spins a core)."""
-    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
+    from mpi4py import (
+        MPI,  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
+    )
 
     src = MPI.ANY_SOURCE if source is None else source
     while not comm.Iprobe(source=src, tag=tag):
@@ -148,7 +153,9 @@ def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4)
 
 def serve_rollouts(comm) -> int:
     """Worker ranks of a twin run: roll out the candidates rank 0 sends until it says stop; returns rollouts done."""
-    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
+    from mpi4py import (
+        MPI,  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
+    )
 
     rank, size = comm.Get_rank(), comm.Get_size()
     n = 0
@@ -216,21 +223,24 @@ class TwinPolicy(BasePolicy):
 
     # -- platform hooks
     def attach(self, sim) -> None:
-        """Called by the platform (:class:`~scheduler_sim.simulation.Simulation`) so the twin can fork it."""
+        """Called by the platform (:class:`~scheduler_sim.kernel.simulation.Simulation`) so the twin can fork it."""
         self._sim = sim
         sim.info["twin_pool"] = [c.name for c in self.candidates]
         sim.info["twin_decisions"] = self.decisions
         sim.info["twin_latency_s"] = self.latency_s
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
+        """Pass the queue / account names to every candidate."""
         for c in self.candidates:
             c.bind(queue_names, account_names)
 
     def job_ended(self, job: int, view: SchedulerView) -> None:
+        """Forward a job end to every candidate (they all keep their state current)."""
         for c in self.candidates:
             c.job_ended(job, view)
 
     def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
+        """The active candidate's wake-up time for a newly queued job."""
         return self.candidates[self.active].wakeup_time(job, view)
 
     @property

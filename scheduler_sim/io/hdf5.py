@@ -9,9 +9,9 @@ Layout (schema 1.1; 1.1 added /attribution, readers accept any 1.x)::
     /timeseries/facility/<name>  (n_intervals,)          interval averages
     /timeseries/cdu/<name>       (n_intervals, n_cdus)   interval averages per CDU
     /timeseries/rack/P_in_W      (n_intervals, n_racks)  interval-average rack input power
-    /summary               attrs: headline metrics (see scheduler_sim.metrics.summarize)
+    /summary               attrs: headline metrics (see scheduler_sim.kernel.metrics.summarize)
     /totals                attrs: exact energies [J] integrated over the run
-    /attribution/...       job -> PUE attribution (scheduler_sim.attribution; docs/output_schema.md)
+    /attribution/...       job -> PUE attribution (scheduler_sim.analysis.attribution; docs/output_schema.md)
     /provenance            attrs: input_checksums_json, versions_json, load_report_json, info_json,
                                   created, wall_time_s, scheduling_time_s (the only attributes that vary
                                   between identical runs: wall-clock measurements)
@@ -30,7 +30,6 @@ import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import h5py
@@ -39,11 +38,10 @@ import pandas as pd
 
 from jobs.table import JOB_COLUMNS
 
-from .metrics import group_metrics
+from ..kernel.metrics import group_metrics
 
-if TYPE_CHECKING:  # types only: the analysis and serving layers are above or beside this one
-    from .attribution import Attribution
-    from .serving.run import ServingOutput
+if TYPE_CHECKING:  # types only
+    from ..serving.run import ServingOutput
 
 __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_series", "read_summary",
            "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5", "unit_of",
@@ -184,14 +182,14 @@ _dataset = write_dataset  # short name used by the writers of this module
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving: ServingOutput | None = None, attribution: Attribution | None = None) -> Path:
+              serving: ServingOutput | None = None, attribution=None) -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
     ----------
     path : str or Path
         Output file; parent folders are created.
-    result : scheduler_sim.simulation.SimulationResult
+    result : scheduler_sim.kernel.simulation.SimulationResult
         What the run produced.
     config_json : str
         Canonical JSON of the run configuration.
@@ -209,8 +207,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         Units of job columns that are not recognisable by suffix.
     serving : scheduler_sim.serving.run.ServingOutput or None
         A co-located serving partition's results, written to ``/serving`` by :func:`write_serving_group`.
-    attribution : scheduler_sim.attribution.Attribution or None
-        The run's job -> PUE attribution (:func:`scheduler_sim.attribution.attribution_of_run`), written to
+    attribution : scheduler_sim.analysis.attribution.Attribution or None
+        The run's job -> PUE attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), written to
         ``/attribution`` by :func:`write_attribution_group`; None writes no ``/attribution`` group.
 
     Returns
@@ -308,7 +306,8 @@ _JOB_RESULT_DOCS = {
     "node_power_W": "DC power of each of the job's nodes while it runs (mean of the telemetry series if measured)",
     "node_power_model_W": "Node DC power the utilisation model gives for the job (written when measured power is used)",
     "energy_dc_J": "Node DC energy of the job = node_power_W * nodes * run_s",
-    "energy_it_J": "Rack-input energy of the job: its nodes' DC energy plus their attributed conversion losses and overhead share",
+    "energy_it_J": ("Rack-input energy of the job: its nodes' DC energy plus their attributed conversion losses and "
+                    "overhead share"),
     "wait_s": "wait_s = sim_start_s - submit_time_s",
     "turnaround_s": "turnaround_s = sim_end_s - submit_time_s",
     "run_s": "run_s = sim_end_s - sim_start_s",
@@ -387,15 +386,15 @@ _ATTRIBUTION_DOCS = {
 }
 
 
-def write_attribution_group(f: h5py.File, att: Attribution) -> None:
+def write_attribution_group(f: h5py.File, att) -> None:
     """Write the ``/attribution`` group (layout in docs/output_schema.md) into an open run file.
 
     Parameters
     ----------
     f : h5py.File
         The run file being written.
-    att : scheduler_sim.attribution.Attribution
-        The run's attribution (:func:`scheduler_sim.attribution.attribution_of_run`).
+    att : scheduler_sim.analysis.attribution.Attribution
+        The run's attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`).
     """
     g = f.create_group("attribution")
     g.attrs["rules"] = ("Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "

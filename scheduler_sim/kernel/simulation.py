@@ -2,11 +2,11 @@
 
 One :class:`Simulation` replays a job table on a :class:`power.System` under one policy:
 
-* the event kernel (:mod:`scheduler_sim.core`) orders submissions, ends, walltime kills and node changes;
+* the event kernel (:mod:`scheduler_sim.kernel.core`) orders submissions, ends, walltime kills and node changes;
 * the policy (:mod:`scheduler_sim.policies`) decides which queued jobs start at each timestamp;
 * node DC power is a step function that changes only at events; the power chain (:class:`power.PowerChain`) turns
   it into SIVOC / rectifier losses, IT input power and heat per CDU at each change;
-* :class:`scheduler_sim.recorder.StepIntegrator` averages that step function exactly over each cooling
+* :class:`scheduler_sim.kernel.recorder.StepIntegrator` averages that step function exactly over each cooling
   communication step, and the cooling plant (an FMU) is stepped lazily with that average, zero-order hold, as
   simulated time passes step boundaries; the plant state is thus always known up to the last whole step;
 * whole steps are averaged into output intervals for the HDF5 time series.
@@ -32,13 +32,13 @@ import pandas as pd
 
 from power import PowerChain, node_power_w
 
+from ..policies import BasePolicy, PolicyError, SchedulerView, make_policy
+from ..policies.replay import Replay
 from . import metrics
 from .allocator import FREE, NodeAllocator
 from .core import Environment, EventKind
-from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
-from .policies.replay import Replay
-from .recorder import IntervalReducer, StepIntegrator
 from .progress import RunProgress
+from .recorder import IntervalReducer, StepIntegrator
 
 __all__ = ["Simulation", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES", "POWER_SERIES"]
 
@@ -134,7 +134,7 @@ class SimulationResult:
     totals : dict of str -> float
         Energies [J] integrated exactly over the whole run (from the step averages, not the output intervals).
     summary : dict of str -> float
-        Headline metrics (see :mod:`scheduler_sim.metrics`).
+        Headline metrics (see :mod:`scheduler_sim.kernel.metrics`).
     info : dict
         Counts and notes: excluded jobs, delayed replays, prefill size, idle energy, wall time ...
     units : dict of str -> str
@@ -212,7 +212,7 @@ class Simulation:
         (plant's CDU supply temperature below its highest, else the least heat) to even out heat; ``pack`` from
         the most loaded CDU first (concentrates heat).
     failures : ndarray of shape (k, 3) or None
-        Node failures ``(t_down_s, t_up_s, node)``; see :func:`scheduler_sim.faults.sample_failures`.
+        Node failures ``(t_down_s, t_up_s, node)``; see :func:`scheduler_sim.kernel.faults.sample_failures`.
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
@@ -769,7 +769,6 @@ class Simulation:
                 nd = np.array([int(node)])
                 self.env.schedule(t_down, EventKind.NODE_DOWN, (nd, False))
                 self.env.schedule(t_up, EventKind.NODE_UP, nd)
-        env = self.env
         self._steps_emitted = 0
         failure: _PlantFailed | None = None
         try:
@@ -1114,8 +1113,10 @@ class Simulation:
 
 
 def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
-    """Turn (job index, start, end, nodes, per-node IT power) attempts into rows of consecutive-node runs within one
-    CDU (see SimulationResult)."""
+    """Rows of consecutive-node runs within one CDU (see SimulationResult).
+
+    From the (job index, start, end, nodes, per-node IT power) attempts of the run.
+    """
     cols: dict[str, list] = {k: [] for k in ("job_id", "start_s", "end_s", "node_first", "node_count", "cdu",
                                              "it_power_W")}
     for j, a, b, nodes, shares in attempts:

@@ -2,7 +2,7 @@
 
 A policy receives a read-only :class:`SchedulerView` of the platform at one timestamp and returns *decisions*: the
 job indices to start now, in order. It never changes the platform itself; the platform
-(:class:`scheduler_sim.simulation.Simulation`) validates each decision (the job is queued and fits in the free
+(:class:`scheduler_sim.kernel.simulation.Simulation`) validates each decision (the job is queued and fits in the free
 nodes) and raises :class:`PolicyError` otherwise. See docs/decision_interface.md.
 """
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "Deployment", "load_deployment", "load_model", "load_gpu",
+__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "Deployment", "load_deployment", "load_model",
+           "load_gpu",
            "DATA_DIR"]
 
 #: Folder of the shipped model and GPU descriptions.
@@ -291,9 +292,11 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
 
 
 def load_deployment(path: str | Path) -> Deployment:
-    """Load a deployment TOML: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file),
-    ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]``
-    table overriding :class:`RooflineConstants` and a ``[disaggregation]`` table (:class:`Disaggregation`).
+    """Load a deployment TOML.
+
+    Keys: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file), ``replicas``,
+    ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]`` table overriding
+    :class:`RooflineConstants` and a ``[disaggregation]`` table (:class:`Disaggregation`).
 
     Raises
     ------

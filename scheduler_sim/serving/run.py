@@ -1,8 +1,8 @@
 """Glue between a run configuration's ``[serving]`` section, the serving engine and the facility simulation.
 
 :func:`prepare_serving` loads the request trace and the deployment, runs the engine and returns the partition's
-:class:`~scheduler_sim.simulation.NodePowerProfile`; after the facility simulation, :func:`finish_serving` adds the
-IT- and facility-scope energies and the headline metrics; :func:`scheduler_sim.hdf5io.write_serving_group` writes
+:class:`~scheduler_sim.kernel.simulation.NodePowerProfile`; after the facility simulation, :func:`finish_serving` adds the
+IT- and facility-scope energies and the headline metrics; :func:`scheduler_sim.io.hdf5.write_serving_group` writes
 ``/serving`` into the run's HDF5 file (layout in docs/output_schema.md).
 """
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from dataloaders.registry import load_trace
 
-from ..simulation import NodePowerProfile
+from ..kernel.simulation import NodePowerProfile
 from .engine import BatchLimits, ServingEngine, ServingResult
 from .hardware import load_deployment
 from .metrics import add_slo, summarize_serving
@@ -48,7 +48,7 @@ class ServingOutput:
     summary: dict = field(default_factory=dict)
 
     def profile(self):
-        """The partition's :class:`~scheduler_sim.simulation.NodePowerProfile` (simulation times)."""
+        """The partition's :class:`~scheduler_sim.kernel.simulation.NodePowerProfile` (simulation times)."""
         return NodePowerProfile(self.nodes, self.power.t_s, self.power.P_node_W, label="serving")
 
 
@@ -57,7 +57,7 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
 
     Parameters
     ----------
-    sc : scheduler_sim.config.ServingConfig
+    sc : scheduler_sim.app.config.ServingConfig
         The section.
     system : power.System
         The facility's platform (node baseline, GPUs per node, number of nodes).
@@ -114,7 +114,7 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
     Parameters
     ----------
     so : ServingOutput
-    sim_result : scheduler_sim.simulation.SimulationResult
+    sim_result : scheduler_sim.kernel.simulation.SimulationResult
         The facility run that carried the partition.
 
     Returns

@@ -8,7 +8,7 @@ Usage (from the repository root, in the project's venv)::
 
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
-``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
+``scheduler_sim.io.hdf5.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
 ``versions_json``; the root attribute ``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in
 ``wall_time_s`` / ``time_s`` measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). The repository's own folder
 is replaced by ``<root>`` in every string attribute (trace paths in the load reports), so a check gives the same
@@ -57,7 +57,7 @@ _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_
 
 
 def _volatile_attrs() -> tuple[str, ...]:
-    from scheduler_sim.hdf5io import VOLATILE_ATTRS
+    from scheduler_sim.io.hdf5 import VOLATILE_ATTRS
 
     return tuple(VOLATILE_ATTRS) + _VOLATILE_PROVENANCE
 
@@ -130,7 +130,7 @@ def run_case(name: str, work: Path) -> dict[str, dict[str, str]]:
 
 
 def _versions() -> dict[str, str]:
-    from scheduler_sim.hdf5io import package_versions
+    from scheduler_sim.io.hdf5 import package_versions
 
     v = dict(package_versions())
     v.pop("hpctwin", None)

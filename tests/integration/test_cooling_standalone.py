@@ -9,8 +9,8 @@ import pytest
 
 from cooling_fmu.standalone import load_power_series
 from cooling_fmu.weather import Weather
-from scheduler_sim.cli import main
-from scheduler_sim.cooling_output import run_cooling_standalone
+from scheduler_sim.app.cli import main
+from scheduler_sim.app.cooling import run_cooling_standalone
 
 pytestmark = pytest.mark.fmu
 

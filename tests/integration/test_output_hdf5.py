@@ -6,8 +6,8 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim import hdf5io
-from scheduler_sim.simulation import Simulation
+from scheduler_sim.io import hdf5 as hdf5io
+from scheduler_sim.kernel.simulation import Simulation
 from tests.conftest import make_jobs
 from tests.integration.test_schedules import EIGHT
 

@@ -31,9 +31,9 @@ import numpy as np
 
 from power import load_system
 
+from ...io.hdf5 import check_schema
+from ...kernel.progress import Spinner
 from ..attribution import load_result, read_attribution
-from ..hdf5io import check_schema
-from ..progress import Spinner
 from .catalogue import describe, format_value, grouped_rows
 
 __all__ = ["make_report", "RUN_FIGURES"]
@@ -123,7 +123,7 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If the file is not an hpctwin run or sweep-summary file of a compatible schema.
     KeyError
         If a Pareto metric is not in the sweep summary.
@@ -157,7 +157,9 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
-    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
+    from . import (
+        figures as F,  # heavy (matplotlib): imported only when a report is drawn
+    )
 
     res = load_result(path)
     att = read_attribution(path)
@@ -237,7 +239,9 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
 def _cooling_report(path: Path, out: Path) -> Path:
     """Report of a cooling-only file (``hpctwin cooling``): power by component, PUE with weather, CDU maps."""
-    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
+    from . import (
+        figures as F,  # heavy (matplotlib): imported only when a report is drawn
+    )
 
     with h5py.File(path, "r") as f:
         a = dict(f.attrs)
@@ -282,7 +286,9 @@ def _cooling_report(path: Path, out: Path) -> Path:
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
     """The occupancy figure and its caption: exact from ``/allocations``, else the packed fallback."""
-    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
+    from . import (
+        figures as F,  # heavy (matplotlib): imported only when a report is drawn
+    )
 
     with h5py.File(path, "r") as f:
         alloc = {k: f["allocations"][k][()] for k in f["allocations"]} if "allocations" in f else None
@@ -393,7 +399,9 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
-    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
+    from . import (
+        figures as F,  # heavy (matplotlib): imported only when a report is drawn
+    )
 
     with h5py.File(path, "r") as f:
         g = f["scenarios"]
