@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .coupling import StepAverager
 from .params import load_plant_params
 from .plant import CoolingPlant
 from .weather import Weather, default_weather
@@ -222,11 +223,9 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         names, units = pl.output_names, pl.output_units
         fmu_path = pl.fmu_path
     col = {n: i for i, n in enumerate(names)}
-    # exact step averages of powers and flows from the running totals
-    for p_name, e_name in (("P_cooling", "E_cooling_out"), ("Q_flow_tower", "E_tower_out"),
-                           ("P_fan_tower", "E_fan_out"), ("m_flow_makeup", "M_makeup_out")):
-        tot = np.concatenate([[y0[col[e_name]]], y[:, col[e_name]]])
-        y[:, col[p_name]] = np.diff(tot) / step_s
+    averager = StepAverager(names, step_s)  # exact step averages of powers and flows from the running totals
+    averager.start(y0)
+    averager.apply(y)
     m = int(interval_s // step_s)
     avg = y.reshape(-1, m, y.shape[1]).mean(axis=1)
     E_it = float(P_step.sum() * step_s)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from cooling_fmu.coupling import Plant, PlantError, StepAverager, cdu_series_name, group_cdu_columns, supply_rise_K_per_W
 from power import PowerChain, node_power_w
 
 from ..policies import BasePolicy, PolicyError, SchedulerView, make_policy
@@ -175,9 +176,10 @@ class Simulation:
         Platform description (nodes, racks, CDUs, power parameters).
     window_start_s, window_s : float
         Window ``[window_start_s, window_start_s + window_s)`` of submissions to simulate [s].
-    plant : object or None
-        A cooling plant with ``initialize(heat_w, T_wb_K)``, ``run(heat_w (m, n_cdu), T_wb_K (m,)) -> (m, n_out)``,
-        ``output_names``, ``output_units``; None disables cooling (cooling power is then not modelled).
+    plant : cooling_fmu.coupling.Plant or None
+        The cooling plant (the :class:`~cooling_fmu.coupling.Plant` protocol); None disables cooling (cooling power
+        is then not modelled). A :class:`~cooling_fmu.coupling.PlantError` from a step stops the run with the
+        completed steps kept (``info["complete"] = False``).
     wet_bulb_K : callable(ndarray t_s) -> ndarray
         Wet-bulb temperature [K] at simulation times ``t_s`` (only used with a plant).
     step_s : float
@@ -245,7 +247,7 @@ class Simulation:
 
     def __init__(self, jobs: pd.DataFrame, system, policy="easy", *, backfill: str | None = None,
                  policy_params: dict | None = None, window_start_s: float = 0.0,
-                 window_s: float = 30 * DAY_S, plant=None, wet_bulb_K=None, step_s: float = 15.0,
+                 window_s: float = 30 * DAY_S, plant: Plant | None = None, wet_bulb_K=None, step_s: float = 15.0,
                  interval_s: float = 60.0, default_walltime_s: float = DAY_S, progress: bool = False,
                  downtimes: list[tuple] = (),
                  partition: NodePowerProfile | None = None, use_measured_power: bool = False,
@@ -423,9 +425,9 @@ class Simulation:
             power = self._job_marginal_it * (1.0 + self._cooling_ratio())
             headroom = cap - self._predicted_facility_W()
         return SchedulerView(
-            now_s=self.env.now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
+            now_s=self.env.now, queue=tuple(self.queue), free_nodes=self.alloc.n_free, nodes=self.nodes,
             estimate_s=self.estimate, submit_s=self.submit, recorded_start_s=self.recorded_start,
-            running=list(self.running), start_s=self.start, n_nodes=self._n_pool,
+            running=tuple(self.running), start_s=self.start, n_nodes=self._n_pool,
             account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
         )
 
@@ -626,13 +628,13 @@ class Simulation:
             if not self._plant_ready:
                 init = self.plant.initialize(heat[0], float(twb[0]))
                 self._plant_ready = True
-                self._avg_pairs = _average_pairs(self.plant.output_names)
-                self._last_totals = {e: float(init[ie]) for _, _, e, ie in self._avg_pairs}
+                self._averager = StepAverager(self.plant.output_names, self.step_s)
+                self._averager.start(init)
             try:
                 out = self.plant.run(heat, twb)
-            except Exception as exc:  # keep the steps the plant completed, then stop the run (marked partial)
-                done = getattr(exc, "completed_outputs", None)
-                if done is None or done.shape[0] == 0:
+            except PlantError as exc:  # keep the steps the plant completed, then stop the run (marked partial)
+                done = exc.completed_outputs
+                if done.shape[0] == 0:
                     raise _PlantFailed(exc, self.t0 + k0 * self.step_s) from exc
                 failure = _PlantFailed(exc, self.t0 + (k0 + done.shape[0]) * self.step_s)
                 m = done.shape[0]
@@ -640,11 +642,7 @@ class Simulation:
                 block, twb = block[:m], twb[:m]
             # Power outputs sampled at the end of a step are replaced by their exact step averages where the
             # plant integrates them itself (a running energy total E_x: P_avg = dE / step).
-            for name, ip, e, ie in self._avg_pairs:
-                tot = out[:, ie]
-                prev = np.concatenate(([self._last_totals[e]], tot[:-1]))
-                out[:, ip] = (tot - prev) / self.step_s
-                self._last_totals[e] = float(tot[-1])
+            self._averager.apply(out)
             self.plant_state = out[-1]
             self._plant_sums += out.sum(axis=0) * self.step_s
             rows = np.concatenate([block, twb[:, None], out], axis=1)
@@ -709,11 +707,9 @@ class Simulation:
         self._i_T_sec_sup = None
         self._dT_per_W = None
         self._last_step_heat = np.zeros(nc)
-        cdu_params = getattr(getattr(self.plant, "params", None), "cdu", None)
-        if cdu_params is not None and hasattr(cdu_params, "m_flow_sec_nominal_kg_s"):
-            self._dT_per_W = 1.0 / (cdu_params.m_flow_sec_nominal_kg_s * 4186.0)  # water cp [J/(kg K)]
         if self.plant is not None:
-            idx = _group_cdu_columns(self.plant.output_names).get("T_sec_sup")
+            self._dT_per_W = supply_rise_K_per_W(self.plant)
+            idx = group_cdu_columns(self.plant.output_names).get("T_sec_sup")
             self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
         n_cols = n_state + (1 + n_plant if self.plant is not None else 0)
         self.reducer = IntervalReducer(self.ratio, n_cols)
@@ -1044,11 +1040,11 @@ class Simulation:
             off2 = self._o_rack + sysm.n_racks
             facility["T_wb_K"] = rows[:, off2]
             for i, name in enumerate(self.plant.output_names):
-                base = _cdu_series_name(name)
+                base = cdu_series_name(name)
                 units[base or name] = self.plant.output_units[i]
                 if base is None and i != self.plant.P_cooling_index:  # that one is P_cooling_W below
                     facility[name] = rows[:, off2 + 1 + i]
-            for base, idx in _group_cdu_columns(self.plant.output_names).items():
+            for base, idx in group_cdu_columns(self.plant.output_names).items():
                 cdu[base] = rows[:, [off2 + 1 + i for i in idx]]
             pi = self.plant.P_cooling_index
             totals["E_cooling_J"] = float(self._plant_sums[pi])
@@ -1137,29 +1133,3 @@ def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) 
     dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64,
           "cdu": np.int64, "it_power_W": float}
     return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}
-
-
-#: Plant power outputs and the running energy totals the plant integrates them into (when it has them).
-_AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out", "Q_flow_chiller": "E_chiller_out",
-                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out"}
-
-
-def _average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:
-    """(power name, its index, total name, its index) for each power output whose running total exists."""
-    return [(p, names.index(p), e, names.index(e)) for p, e in _AVERAGED_BY_TOTAL.items()
-            if p in names and e in names]
-
-
-def _cdu_series_name(name: str) -> str | None:
-    """``'T_supply_K[3]'`` -> ``'T_supply_K'``; plant-level names -> None."""
-    return name.split("[", 1)[0] if name.endswith("]") and "[" in name else None
-
-
-def _group_cdu_columns(names: list[str]) -> dict[str, list[int]]:
-    groups: dict[str, list[tuple[int, int]]] = {}
-    for i, nm in enumerate(names):
-        base = _cdu_series_name(nm)
-        if base is not None:
-            idx = int(nm[nm.index("[") + 1:-1])
-            groups.setdefault(base, []).append((idx, i))
-    return {b: [i for _, i in sorted(v)] for b, v in groups.items()}
