@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from scheduler_sim.app.config import RunConfig
-from scheduler_sim.io.hdf5 import atomic_h5, read_jobs
+from scheduler_sim.io.hdf5 import SCHEMA_VERSION, atomic_h5, read_jobs
 from scheduler_sim.app.runner import run_one
 
 __all__ = ["VARIANTS", "user_scores", "bonus_from_scores", "phase_config", "main"]
@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     } for _, label, s, h in rows])
     table.to_csv(out / "incentive.csv", index=False)
     with atomic_h5(out / "summary.h5") as f:
+        f.attrs["schema_version"] = SCHEMA_VERSION
         f.attrs["kind"] = "incentive-study"
         f.attrs["scores_json"] = json.dumps(payload, sort_keys=True)
         for col in table.columns:

@@ -21,15 +21,28 @@ class PolicyError(RuntimeError):
     """A policy returned a decision the platform cannot carry out (job not queued, not enough free nodes)."""
 
 
+def _read_only(a: np.ndarray | None) -> np.ndarray | None:
+    """A read-only view of ``a`` (the platform's array is not copied and stays writeable for the platform)."""
+    if a is None:
+        return None
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
 @dataclass(frozen=True)
 class SchedulerView:
-    """What a policy may see at one scheduling pass.
+    """What a policy may see at one scheduling pass; immutable.
+
+    The view cannot change the platform: ``queue`` and ``running`` are tuples and every array is a read-only
+    numpy view (writing into it raises ``ValueError: assignment destination is read-only``); the fields cannot be
+    reassigned (frozen dataclass). A policy acts only through the decisions it returns.
 
     Attributes
     ----------
     now_s : float
         Current simulated time [s].
-    queue : list of int
+    queue : tuple of int
         Indices of queued jobs in arrival order (submit time, then trace order).
     free_nodes : int
         Nodes idle and up now.
@@ -42,7 +55,7 @@ class SchedulerView:
         Submission time of every job [s].
     recorded_start_s : ndarray of float64, shape (n_jobs,)
         Recorded start time of every job in the trace [s] (NaN when unknown); used by replay.
-    running : list of int
+    running : tuple of int
         Indices of running jobs.
     start_s : ndarray of float64, shape (n_jobs,)
         Simulated start time of every job [s] (NaN when not started).
@@ -59,19 +72,27 @@ class SchedulerView:
     """
 
     now_s: float
-    queue: list[int]
+    queue: tuple[int, ...]
     free_nodes: int
     nodes: np.ndarray
     estimate_s: np.ndarray
     submit_s: np.ndarray
     recorded_start_s: np.ndarray
-    running: list[int]
+    running: tuple[int, ...]
     start_s: np.ndarray
     n_nodes: int = 0
     account_id: np.ndarray | None = None
     queue_id: np.ndarray | None = None
     power_W: np.ndarray | None = None
     power_headroom_W: float = float("inf")
+
+    def __post_init__(self) -> None:
+        """Freeze what the platform passed in: tuples for the job lists, read-only views for the arrays."""
+        object.__setattr__(self, "queue", tuple(self.queue))
+        object.__setattr__(self, "running", tuple(self.running))
+        for name in ("nodes", "estimate_s", "submit_s", "recorded_start_s", "start_s", "account_id", "queue_id",
+                     "power_W"):
+            object.__setattr__(self, name, _read_only(getattr(self, name)))
 
     def fits(self, job: int, free_nodes: int, headroom_W: float) -> bool:
         """Whether ``job`` fits in ``free_nodes`` nodes and ``headroom_W`` of facility power budget."""
