@@ -22,6 +22,7 @@ from power import PowerChain, load_system, node_power_w
 from ..analysis.attribution import attribution_of_run
 from ..io.hdf5 import sha256_file, write_run
 from ..kernel.faults import sample_failures
+from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.run import finish_serving, prepare_serving
 from .config import DAY_S, RunConfig, TraceConfig
@@ -119,8 +120,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
-        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                            cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+        show = cfg.output.progress if progress is None else progress
+        with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
+            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         checksums = {"trace": sha256_file(trace_path)}
@@ -292,13 +295,21 @@ def format_summary(s: dict[str, float]) -> str:
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
-        f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
-        f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean {f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, "
-        f"peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-        f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
-        f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
-        f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
     ]
+    if math.isnan(s.get("PUE", float("nan"))):  # no plant: the facility was not modelled, so no facility figures
+        lines += [
+            "  facility              not modelled (cooling off): no cooling or facility energy, PUE n/a, TUE n/a",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+        ]
+    else:
+        lines += [
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+            f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
+            f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+            f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
+        ]
     if "serving_requests" in s:
         g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
         lines += [

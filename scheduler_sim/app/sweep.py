@@ -149,9 +149,7 @@ def study_plot_function(path: str | Path):
 
 def _comm():
     try:
-        from mpi4py import (
-            MPI,  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
-        )
+        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
     except ImportError:  # no MPI installed: run everything here
         return None
     return MPI.COMM_WORLD
@@ -244,9 +242,7 @@ def _work(board: _Board, scenarios: list[Scenario], out_dir: Path, rank: int) ->
 
 def _serve(comm, board: _Board, n_workers: int) -> None:
     """Rank 0: answer work requests until every other rank has been told to stop."""
-    from mpi4py import (
-        MPI,  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
-    )
+    from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
 
     st = MPI.Status()
     while n_workers:
@@ -321,9 +317,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     serve = size > 1
     from_main = True
     if serve:
-        from mpi4py import (
-            MPI,  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
-        )
+        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
         from_main = MPI.Query_thread() >= MPI.THREAD_SERIALIZED  # rank 0 works while a thread serves
     say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
         f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")

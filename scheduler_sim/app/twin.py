@@ -141,9 +141,7 @@ class RolloutPool:
 
 def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4):
     """Receive a pickled message, polling with short sleeps (a blocking MPICH receive spins a core)."""
-    from mpi4py import (
-        MPI,  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
-    )
+    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
 
     src = MPI.ANY_SOURCE if source is None else source
     while not comm.Iprobe(source=src, tag=tag):
@@ -153,9 +151,7 @@ def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4)
 
 def serve_rollouts(comm) -> int:
     """Worker ranks of a twin run: roll out the candidates rank 0 sends until it says stop; returns rollouts done."""
-    from mpi4py import (
-        MPI,  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
-    )
+    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
 
     rank, size = comm.Get_rank(), comm.Get_size()
     n = 0

@@ -87,9 +87,20 @@ def _pre(obj) -> str:
     return f"<pre>{html.escape(json.dumps(obj, indent=2, sort_keys=True, default=str))}</pre>"
 
 
+#: Summary keys that describe the facility beyond IT; left out of a report when no plant was modelled.
+FACILITY_ONLY = ("E_facility_J", "E_cooling_J", "mean_P_facility_W", "peak_P_facility_W",
+                 "peak_P_facility_measured_W", "PUE", "TUE", "EDP_Js", "ED2P_Js2", "water_makeup_kg",
+                 "WUE_L_per_kWh")
+
+
 def _metric_tables(summary: dict[str, float]) -> list[str]:
     """One table per metric group (schedule, energy, cooling, water, ...): human name, value, unit, definition."""
     out = []
+    pue = summary.get("PUE", float("nan"))
+    if not (isinstance(pue, float) and np.isfinite(pue)):  # no plant: facility figures are not defined
+        summary = {k: v for k, v in summary.items() if k not in FACILITY_ONLY}
+        out.append("<p>No cooling plant was modelled in this run (cooling off): the facility is not modelled, so "
+                   "facility energy, cooling energy, PUE and TUE are not defined and not shown.</p>")
     for group, rows in grouped_rows(summary):
         out.append(f"<h3>{html.escape(group.capitalize())}</h3>")
         out.append(_table(rows, ("metric", "value", "unit", "definition"), left=(0, 3)))
@@ -157,9 +168,7 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
-    from . import (
-        figures as F,  # heavy (matplotlib): imported only when a report is drawn
-    )
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     res = load_result(path)
     att = read_attribution(path)
@@ -200,7 +209,9 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         parts.append(_img(_save(fig, out, name), name, cap))
 
     a = res.attrs
-    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)]
+    cooled = bool(np.isfinite(res.summary.get("PUE", float("nan"))))
+    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)
+            if cooled or k not in FACILITY_ONLY]
     jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
     top = jf.sort_values("E_facility_J", ascending=False).head(10)
     top_rows = [(int(i), int(n), f"{r['E_it_J'] / 3.6e9:,.3f}", f"{r['E_cooling_J'] / 3.6e9:,.4f}",
@@ -239,9 +250,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
 def _cooling_report(path: Path, out: Path) -> Path:
     """Report of a cooling-only file (``hpctwin cooling``): power by component, PUE with weather, CDU maps."""
-    from . import (
-        figures as F,  # heavy (matplotlib): imported only when a report is drawn
-    )
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         a = dict(f.attrs)
@@ -286,9 +295,7 @@ def _cooling_report(path: Path, out: Path) -> Path:
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
     """The occupancy figure and its caption: exact from ``/allocations``, else the packed fallback."""
-    from . import (
-        figures as F,  # heavy (matplotlib): imported only when a report is drawn
-    )
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         alloc = {k: f["allocations"][k][()] for k in f["allocations"]} if "allocations" in f else None
@@ -399,9 +406,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
-    from . import (
-        figures as F,  # heavy (matplotlib): imported only when a report is drawn
-    )
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         g = f["scenarios"]

@@ -155,6 +155,17 @@ def pue_weather(ts: dict[str, np.ndarray], T_wb_K: np.ndarray | None, tax: TimeA
     """PUE per bin (energy ratio) and cumulative, with the outdoor wet-bulb temperature (degC)."""
     fig, ax = plt.subplots(figsize=(11, 4.2))
     xe = tax.bin_x()
+    if not np.isfinite(pue_run) and not np.any(np.isfinite(np.asarray(ts.get("PUE_cumulative", [np.nan]),
+                                                                        dtype=float))):
+        ax.text(0.5, 0.5, "PUE n/a: no cooling plant was modelled in this run (cooling off),\nso the facility "
+                          "overheads and PUE are not defined", ha="center", va="center", transform=ax.transAxes,
+                fontsize=12)
+        ax.set_yticks([])
+        ax.set_title("PUE over time: not defined for this run")
+        ax.set_xlim(xe[0], xe[-1])
+        tax.format(ax)
+        fig.tight_layout()
+        return fig
     fac = tax.binned(ts["P_facility_W"])
     it = tax.binned(ts["P_it_W"])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -562,8 +573,16 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     a1.set_yticks(y, [COMPONENTS[p][0] for _, p in keys])
     a1.set_xlim(0, vmax * 1.45)
     a1.set_xlabel("energy over the run [MWh] (linear scale)")
-    a1.set_title(f"Where the {tot:,.1f} MWh of facility energy went")
+    cooled = np.isfinite(pue_run)
+    a1.set_title(f"Where the {tot:,.1f} MWh of facility energy went" if cooled else
+                 f"Where the {tot:,.1f} MWh of IT energy went (facility not modelled)")
     ok = np.isfinite(job_pue) & (job_E_it > 0)
+    if not cooled:
+        a2.text(0.5, 0.5, "effective PUE n/a:\nno cooling plant was modelled", ha="center", va="center",
+                transform=a2.transAxes, fontsize=12)
+        a2.set_axis_off()
+        fig.tight_layout()
+        return fig
     if ok.any():
         a2.hist(job_pue[ok], bins=40, weights=job_E_it[ok] / 3.6e9, color="#4C72B0", alpha=0.8)
     a2.axvline(pue_run, color="k", ls="--", label=f"run PUE {pue_run:.4f}")
