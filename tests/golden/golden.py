@@ -12,7 +12,7 @@ path, minus what legitimately differs between two runs of the same inputs: the v
 ``versions_json``; the root attribute ``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in
 ``wall_time_s`` / ``time_s`` measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). The repository's own folder
 is replaced by ``<root>`` in every string attribute (trace paths in the load reports), so a check gives the same
-digests in any checkout or worktree. ``check`` prints each path that differs and exits 1.
+digests in any checkout or worktree; the FMU's checksum is dropped (builds of the same model differ in bytes). ``check`` prints each path that differs and exits 1.
 
 Cases: the main job (30 days), a 7-day window per policy family (replay; FCFS no backfill; SJF + EASY;
 priority + EASY best-fit; FCFS + conservative; largest-first + first-fit), the Azure conversation serving hour,
@@ -52,8 +52,11 @@ CASES: dict[str, list[str]] = {
 }
 
 _VOLATILE_PROVENANCE = ("versions_json", "git_sha")
+#: Keys dropped from every JSON attribute. ``fmu``: the SHA-256 of the FMU in ``input_checksums_json``; two builds of
+#: the same model (same cache key) differ in their bytes (archive timestamps), so it changes whenever the FMU cache
+#: is rebuilt, with identical results.
 _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_latency_s", "fmu_path",
-                       "sweep_timing_json")
+                       "sweep_timing_json", "fmu")
 
 
 def _volatile_attrs() -> tuple[str, ...]:
