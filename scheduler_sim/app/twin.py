@@ -218,12 +218,14 @@ class TwinPolicy(BasePolicy):
         self._sim = None
 
     # -- platform hooks
-    def attach(self, sim) -> None:
-        """Called by the platform (:class:`~scheduler_sim.kernel.simulation.Simulation`) so the twin can fork it."""
-        self._sim = sim
-        sim.info["twin_pool"] = [c.name for c in self.candidates]
-        sim.info["twin_decisions"] = self.decisions
-        sim.info["twin_latency_s"] = self.latency_s
+    def attach(self, platform) -> None:
+        """Keep the platform (:class:`~scheduler_sim.kernel.simulation.Simulation`) to fork it at each decision."""
+        self._sim = platform
+
+    def run_info(self) -> dict:
+        """The pool, the decisions (time, queue length, chosen candidate, scores) and their wall-time latencies."""
+        return {"twin_pool": [c.name for c in self.candidates], "twin_decisions": self.decisions,
+                "twin_latency_s": self.latency_s}
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Pass the queue / account names to every candidate."""

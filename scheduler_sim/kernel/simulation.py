@@ -321,9 +321,7 @@ class Simulation:
                 self.info["failures_on_partition_ignored"] = int((~keep).sum())
                 self.failures = self.failures[keep]
         self._prepare_jobs(jobs)
-        attach = getattr(self.policy, "attach", None)
-        if callable(attach):  # a policy that looks ahead (the twin in the loop) forks this platform
-            attach(self)
+        self.policy.attach(self)  # a policy that looks ahead (the twin in the loop) forks this platform
 
     # ------------------------------------------------------------------ job preparation
     def _prepare_jobs(self, table: pd.DataFrame) -> None:
@@ -1013,6 +1011,7 @@ class Simulation:
 
     # ------------------------------------------------------------------ results
     def _result(self, idle_energy_dc: float, idle_energy_it: float) -> SimulationResult:
+        self.info.update(self.policy.run_info())
         sysm = self.system
         nc = sysm.n_cdus
         rows = self.reducer.finish()

@@ -129,6 +129,24 @@ class BasePolicy(abc.ABC):
     #: Reservations made in the last pass: job index -> reserved start time [s] (for validation and reports).
     reservations: dict[int, float]
 
+    def attach(self, platform) -> None:
+        """Called once by the platform before the run; a policy that looks ahead keeps it to fork it.
+
+        The platform's public look-ahead API is ``platform.fork(policy)`` and ``fork.rollout(until_s)``
+        (:class:`scheduler_sim.kernel.simulation.Simulation`); a policy never writes into the platform. The
+        default keeps nothing.
+        """
+
+    def run_info(self) -> dict:
+        """Entries the platform adds to the run's ``info`` (written to ``/provenance`` info_json) at the end.
+
+        Returns
+        -------
+        dict
+            JSON-serialisable entries; the default has none.
+        """
+        return {}
+
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Called once before the run with the names behind ``view.queue_id`` / ``view.account_id`` codes."""
 

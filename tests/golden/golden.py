@@ -12,7 +12,8 @@ path, minus what legitimately differs between two runs of the same inputs: the v
 ``versions_json``; the root attribute ``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in
 ``wall_time_s`` / ``time_s`` measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). The repository's own folder
 is replaced by ``<root>`` in every string attribute (trace paths in the load reports), so a check gives the same
-digests in any checkout or worktree; the FMU's checksum is dropped (builds of the same model differ in bytes). ``check`` prints each path that differs and exits 1.
+digests in any checkout or worktree; the FMU's checksum is dropped (builds of the same model differ in bytes).
+``check`` prints each path that differs and exits 1.
 
 Cases: the main job (30 days), a 7-day window per policy family (replay; FCFS no backfill; SJF + EASY;
 priority + EASY best-fit; FCFS + conservative; largest-first + first-fit), the Azure conversation serving hour,
