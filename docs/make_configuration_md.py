@@ -18,7 +18,7 @@ HEADER = [
     "# Run configuration reference", "",
     "A run is described by a TOML file (`hpctwin run CONFIG`) whose top-level keys and tables follow",
     "`scheduler_sim.app.config.RunConfig`. Every key is optional; the defaults are the main job (30 days of the embedded",
-    "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, Golden TMY3 weather). Unknown keys and bad",
+    "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, its site's Chicago TMY3 weather). Unknown keys and bad",
     "values are errors naming the file and the dotted key. Relative paths are relative to the configuration file.",
     "`experiments/theta_easy_30d.toml` is the main job written out. This page is generated from the models by",
     "`python docs/make_configuration_md.py`.", ""]

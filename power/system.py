@@ -83,6 +83,13 @@ class _CduSpec(_Strict):
     P_own_W: float = Field(0.0, ge=0.0, description="Own electrical power of one CDU (pumps), W; plant, not IT")
 
 
+class _SiteSpec(_Strict):
+    name: str = Field("", description="Where the machine stands (free text, printed in the run header)")
+    weather: str = Field("", description="Typical-year weather of the site: a shipped site name of "
+                                         "cooling_fmu.weather.SITES (golden, chicago, knoxville) or an EPW / TMY3 "
+                                         "file, relative to the system file; '' = Golden, CO")
+
+
 class _SystemSpec(_Strict):
     name: str
     description: str = ""
@@ -97,6 +104,7 @@ class _SystemSpec(_Strict):
     rectifier: RectifierParams
     rack_overhead: _RackOverheadSpec
     cdu: _CduSpec = _CduSpec()
+    site: _SiteSpec = _SiteSpec()
 
 
 def _ro(a: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -151,6 +159,12 @@ class System:
         Own electrical power of one CDU (pumps), W. A cooling-plant figure: never part of IT power.
     description : str
         Free-text description from the file.
+    site_name : str
+        Where the machine stands (``[site] name``); "" if not given.
+    site_weather : str
+        The site's typical-year weather (``[site] weather``): a shipped site name of
+        :data:`cooling_fmu.weather.SITES` or a file path (relative paths are relative to :attr:`source`'s folder);
+        "" means the default Golden, CO file.
     """
 
     name: str
@@ -177,6 +191,8 @@ class System:
     liquid_fraction: float
     cdu_own_power_W: float
     description: str = ""
+    site_name: str = ""
+    site_weather: str = ""
 
     @classmethod
     def from_spec(cls, spec: dict, source: str = "") -> System:
@@ -248,6 +264,8 @@ class System:
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,
             description=s.description,
+            site_name=s.site.name,
+            site_weather=s.site.weather,
         )
 
 

@@ -31,7 +31,7 @@ from ..policies import policy_catalogue
 from ..policies.registry import SHORTHANDS
 from .config import load_config
 from .cooling import run_cooling_standalone
-from .runner import format_summary, run_one
+from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from .twin import serve_rollouts, stop_rollout_workers
 
@@ -43,6 +43,8 @@ examples:
   hpctwin run experiments/theta_easy_30d.toml --out out/run.h5
   hpctwin run --policy sjf --backfill conservative --days 7 --no-cooling
   hpctwin run --weather constant --wet-bulb 24
+  hpctwin run --system frontier --days 7       # weather of the system's site (Knoxville TMY3)
+  hpctwin run --weather knoxville              # a shipped site; or any EPW / TMY3 file: --weather my_site.epw
 
 CONFIG is a TOML file with the sections of scheduler_sim.app.config.RunConfig (see docs/configuration.md); options given
 on the command line override it. --days is the window of SUBMISSIONS: the run goes on until those jobs end.
@@ -88,7 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--start-day", type=float, metavar="D", help="window start, days after the trace origin")
     r.add_argument("--days", type=float, metavar="D", help="window length in days")
     r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported)")
-    r.add_argument("--weather", choices=["tmy3", "constant"], help="weather source for the cooling towers")
+    r.add_argument("--weather", metavar="PATH|SITE",
+                   help="weather for the cooling towers: an EPW or TMY3 file, a shipped site (golden, chicago, "
+                        "knoxville), 'site' (the system's site, the default), 'constant' (with --wet-bulb); "
+                        "'tmy3' keeps the configured file or site")
     r.add_argument("--wet-bulb", type=float, metavar="DEGC",
                    help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
@@ -155,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale-to-design", type=float, metavar="F",
                    help="scale the power so its peak is F x the plant's design heat (default: no scaling)")
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
+    c.add_argument("--weather", metavar="FILE|SITE", help="EPW or TMY3 weather file or shipped site (golden, "
+                                                          "chicago, knoxville), aligned to the series' dates "
+                                                          "(default golden)")
 
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
@@ -250,10 +258,21 @@ def _cmd_run(a: argparse.Namespace) -> int:
     for key, val in (("scheduler.policy", a.policy), ("scheduler.backfill", a.backfill),
                      ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
-                     ("trace.window_days", a.days), ("cooling.weather", a.weather),
+                     ("trace.window_days", a.days),
                      ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.weather is not None:
+        w = a.weather.strip()
+        if w == "constant":
+            ov["cooling.weather"] = "constant"
+        elif w in ("tmy3", "file"):
+            ov["cooling.weather"] = "file"
+        elif w == "site":
+            ov["cooling.weather"], ov["cooling.weather_path"] = "file", ""
+        else:
+            ov["cooling.weather"] = "file"
+            ov["cooling.weather_path"] = str(Path(w).resolve()) if Path(w).exists() else w
     if a.requests is not None or a.deployment is not None:
         ov.update(_serving_overrides(a, cfg))
     if a.wet_bulb is not None:
@@ -277,7 +296,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ValueError(_flag_names(str(exc), ov)) from None
         naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
-                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving")
+                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
+                  "cooling.weather_path")
         if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
             c = cfg
             pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
@@ -292,6 +312,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                 name += "-nocooling"
             elif c.cooling.weather == "constant":
                 name += f"-wb{c.cooling.T_wb_C:g}C"
+            elif ov.get("cooling.weather_path"):
+                name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
     comm = None
     if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
@@ -308,6 +330,21 @@ def _cmd_run(a: argparse.Namespace) -> int:
     return _run_and_report(a, cfg, comm)
 
 
+def _weather_label(cfg) -> str:
+    """Short name of the run's weather and site for the run header (never fails: the run reports errors)."""
+    try:
+        system = load_system(cfg.system)
+        spec, chosen_by, _ = weather_source(cfg, system)
+        site = system.site_name or "not given"
+        if spec == "constant":
+            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb (system site: {site})"
+        if chosen_by == "system site":
+            return f"{Path(spec).name} (the system's site: {site})"
+        return f"{Path(spec).name} (from {chosen_by}; the system's site: {site})"
+    except Exception:  # noqa: BLE001 - the run itself reports a bad system or weather file
+        return "(unresolved)"
+
+
 def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
@@ -316,7 +353,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
             f"{cfg.trace.window_days:g} days" if cfg.trace.enabled or sv is None else
             f"serving only: deployment {sv.deployment}, request trace {sv.trace or 'embedded Azure conversation'}")
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, "
-          f"cooling {'FMU, ' + cfg.cooling.weather + ' weather' if cfg.cooling.enabled else 'off'}")
+          f"cooling {'FMU, weather ' + _weather_label(cfg) if cfg.cooling.enabled else 'off'}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
                   echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
     wall = time.perf_counter() - t0
@@ -414,12 +451,12 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     day1 = dt.datetime.fromtimestamp(t1, dt.timezone.utc)
     out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
+    wx = (f"constant wet-bulb {a.wet_bulb:g} degC" if a.wet_bulb is not None else
+          f"{a.weather or 'golden'} typical year, aligned to the series' dates")
     print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
-          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather "
-          f"{'constant wet-bulb %g degC' % a.wet_bulb if a.wet_bulb is not None else 'typical year of the plant site'}"
-          f", step {a.step:g} s")
+          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
     s = run_cooling_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
-                               scale_to_design=a.scale_to_design, weather=weather)
+                               weather_file=a.weather, scale_to_design=a.scale_to_design, weather=weather)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
     peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0

@@ -2,7 +2,8 @@
 
 Every field carries its unit in its name or description. Unknown keys are errors (a typo must not be silently
 ignored). The default configuration is the project's main job: 30 days of the embedded ALCF Theta 2022 trace on
-the Theta-like system under EASY backfill with the cooling FMU and Golden, CO weather.
+the Theta-like system under EASY backfill with the cooling FMU and the weather of the system's site (Chicago
+O'Hare for Theta).
 """
 
 from __future__ import annotations
@@ -199,6 +200,11 @@ class PowerConfig(_Strict):
     use_measured_power: bool = Field(
         False, description="Use the trace's measured per-node job power (column measured_node_power_W) where "
                            "present instead of the utilisation model")
+    job_power_spread: Literal["archer2", "none"] = Field(
+        "archer2", description="Jobs without recorded utilisation draw their node power from a measured per-job "
+                               "distribution (seeded by the run seed; the system's default utilisation is the "
+                               "mean job): 'archer2' = ARCHER2 per-application node power (power/job_power.py); "
+                               "'none' = every such job at the system default")
 
 
 class CoolingConfig(_Strict):
@@ -208,11 +214,15 @@ class CoolingConfig(_Strict):
                                            "(PUE is then IT-only and flagged)")
     plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
     step_s: float = Field(15.0, ge=0.1, le=3600.0, description="FMU communication step [s], 0.1 to 3600")
-    weather: Literal["tmy3", "constant"] = Field(
-        "tmy3", description="'tmy3': NREL Golden TMY3 (or weather_path); 'constant': T_wb_C")
-    weather_path: str = Field("", description="TMY3 CSV path; '' uses the shipped Golden, CO file")
+    weather: Literal["file", "tmy3", "constant"] = Field(
+        "file", description="'file': a typical-year weather file (EPW or TMY3): weather_path, else the system's "
+                            "site ([site] weather), else Golden, CO; 'tmy3': the same (older name); 'constant': T_wb_C")
+    weather_path: str = Field("", description="EPW or TMY3 file (relative to the config file), or a shipped site "
+                                              "name (golden, chicago, knoxville); '' = the system's site")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
-    utc_offset_h: float = Field(-7.0, description="Hours from UTC to the weather file's local standard time (Golden: -7)")
+    utc_offset_h: float | None = Field(None, ge=-14, le=14,
+                                       description="Hours from UTC to the weather file's local standard time; unset "
+                                                   "= from the file header (EPW LOCATION line, TMY3 metadata row)")
 
 
 class OutputConfig(_Strict):
@@ -379,10 +389,14 @@ def read_toml(path: Path, what: str) -> dict:
 def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
     """Return ``cfg`` with its relative file paths made absolute against ``base_dir`` (the file that named them).
 
-    Covers ``trace.path``, ``cooling.weather_path``, ``system`` and ``cooling.plant`` when they name a ``.toml``
-    file, and ``serving.deployment`` / ``serving.trace``.
+    Covers ``trace.path``, ``cooling.weather_path`` (unless it is a bare shipped site name such as ``chicago``:
+    no ``/`` and no ``.``), ``system`` and ``cooling.plant`` when they name a ``.toml`` file, and
+    ``serving.deployment`` / ``serving.trace``.
     """
-    candidates = {"trace.path": cfg.trace.path, "cooling.weather_path": cfg.cooling.weather_path}
+    candidates = {"trace.path": cfg.trace.path}
+    wp = cfg.cooling.weather_path
+    if wp and ("/" in wp or "\\" in wp or "." in wp):  # a bare word is a shipped site name, not a path
+        candidates["cooling.weather_path"] = wp
     for key, val in (("system", cfg.system), ("cooling.plant", cfg.cooling.plant)):
         if val.endswith(".toml"):
             candidates[key] = val

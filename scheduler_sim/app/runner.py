@@ -5,7 +5,6 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +13,11 @@ import numpy as np
 
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.plant import CoolingPlant
-from cooling_fmu.weather import DEFAULT_TMY3, Weather
+from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import load_trace
 from jobs.table import empty_job_table
 from power import PowerChain, load_system, node_power_w
+from power.job_power import draw_job_utilisation
 
 from ..analysis.attribution import attribution_of_run
 from ..io.hdf5 import sha256_file, write_run
@@ -28,7 +28,7 @@ from ..serving.run import finish_serving, prepare_serving
 from .config import DAY_S, RunConfig, TraceConfig
 from .twin import twin_from_config
 
-__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
+__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather", "weather_source"]
 
 
 @dataclass
@@ -41,25 +41,79 @@ class RunOutput:
     load_summary: str
 
 
-def build_weather(cfg: RunConfig, time_origin_unix_s: float):
-    """Return (wet_bulb_K(t_s) callable, weather file path or None) for simulation times ``t_s`` [s].
+def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
+    """Which weather a run uses, without reading it.
 
-    The TMY3 year is aligned to the trace by its Unix time origin: a simulation time ``t`` maps to the second
-    of the (typical) year of local standard time ``origin + t + utc_offset``. A trace without a Unix origin
-    starts on January 1st, 00:00.
+    Precedence: ``cooling.weather = "constant"``; else ``cooling.weather_path`` (set by ``--weather PATH``, or in
+    the configuration); else the system's site (``[site] weather`` of its description); else the shipped Golden,
+    CO file.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : power.System or None
+        The run's system (loaded from ``cfg.system`` when None).
+
+    Returns
+    -------
+    spec : str
+        ``"constant"``, a shipped site name or a file path.
+    chosen_by : str
+        ``"cooling.T_wb_C"``, ``"cooling.weather_path"``, ``"system site"`` or ``"default"``.
+    base_dir : str
+        Folder a relative ``spec`` is resolved against ("" for the working directory).
     """
     c = cfg.cooling
     if c.weather == "constant":
-        return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None
-    wpath = Path(c.weather_path) if c.weather_path else Path(DEFAULT_TMY3)
-    if math.isfinite(time_origin_unix_s):
-        local = _dt.datetime.fromtimestamp(time_origin_unix_s, _dt.timezone.utc) + _dt.timedelta(hours=c.utc_offset_h)
-        offset = (local - local.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+        return "constant", "cooling.T_wb_C", ""
+    if c.weather_path:
+        return c.weather_path, "cooling.weather_path", ""
+    if system is None:
+        system = load_system(cfg.system)
+    if system.site_weather:
+        return system.site_weather, "system site", str(Path(system.source).parent) if system.source else ""
+    return "golden", "default", ""
+
+
+def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
+    """Return (wet_bulb_K(t_s) callable, weather file path or None, one-line description) for simulation times.
+
+    The weather file is chosen by :func:`weather_source`. A typical year is aligned to the trace by its Unix time
+    origin and indexed by month, day and hour (:meth:`cooling_fmu.weather.Weather.at_calendar`: every trace year
+    maps a date to the same weather hour; 29 February repeats 28 February): a simulation time ``t`` is looked up
+    at the local standard time ``origin + t + utc_offset``. The UTC offset is ``cooling.utc_offset_h`` if set,
+    else the file header's. A trace without a Unix origin starts on January 1st, 00:00 of a non-leap year.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the weather file does not exist and is not a shipped site name.
+    cooling_fmu.weather.WeatherFileError
+        If the file cannot be used (layout, physically impossible values: file, column and line named), or the
+        run needs a UTC offset that neither the configuration nor the file gives.
+    """
+    c = cfg.cooling
+    spec, chosen_by, base = weather_source(cfg, system)
+    if spec == "constant":
+        return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None, f"constant wet-bulb {c.T_wb_C:g} degC"
+    wpath = resolve_weather_file(spec, base or None)
+    weather = Weather.from_file(wpath)
+    rep = weather.report
+    label = SITES[spec.lower()][1] if spec.lower() in SITES else (rep.station_name or wpath.name)
+    if c.utc_offset_h is not None:
+        utc, how = float(c.utc_offset_h), "cooling.utc_offset_h"
     else:
-        offset = 0.0
-    weather = Weather.from_tmy3(wpath, offset_s=offset)
-    wet_bulb = weather.wet_bulb_K
-    return wet_bulb, wpath
+        utc, how = float(rep.utc_offset_h), "file header"
+    if math.isfinite(time_origin_unix_s):
+        if not math.isfinite(utc):
+            raise WeatherFileError(f"{wpath}: the file header gives no UTC offset; set cooling.utc_offset_h")
+        weather = weather.at_calendar(time_origin_unix_s, utc)
+        when = f"UTC{utc:+g} h from the {how}, calendar-aligned by month/day/hour"
+    else:
+        when = "no calendar origin: starts Jan 1 00:00"
+    desc = f"{label}: {rep.format} {wpath.name} (chosen by {chosen_by}; {when})"
+    return weather.wet_bulb_K, wpath, desc
 
 
 def build_plant(cfg: RunConfig, system):
@@ -107,7 +161,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     say = echo or (lambda s: None)
     if out is not None:
         inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
-        inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c]
+        inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c and Path(c).exists()]
         if any(Path(out).resolve() == Path(i).resolve() for i in inputs):
             raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
         if Path(out).is_dir():
@@ -126,16 +180,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                                 cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+        jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
         start = default_start_day(cfg, jobs)
         if start != cfg.trace.window_start_days:
             say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
-            cfg = cfg.with_overrides({"trace.window_start_days": start})
+            cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
     else:
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
+        spread_info = {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
         origin = float("nan")
         checksums = {}
     serving = None
@@ -152,8 +208,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
     plant = None
     wet_bulb = None
+    wdesc = "cooling off"
     if cfg.cooling.enabled:
-        wet_bulb, wpath = build_weather(cfg, origin)
+        wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
         plant = build_plant(cfg, system)
@@ -172,6 +230,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    result.info["job_power_spread"] = spread_info
+    result.info["site"] = system.site_name
+    result.info["weather"] = wdesc
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     path = None
@@ -187,13 +248,29 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
 
 
+def _draw_job_power(cfg: RunConfig, jobs, system):
+    """Fill the job table's missing utilisations with seeded draws (``power.job_power_spread``).
+
+    Returns a copy of ``jobs`` (the loader's table is never modified) and the draw summary.
+    """
+    if cfg.power.job_power_spread == "none" or len(jobs) == 0:
+        return jobs, {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
+    cpu, gpu, info = draw_job_utilisation(jobs["cpu_util"].to_numpy(float), jobs["gpu_util"].to_numpy(float),
+                                          system, cfg.seed, cfg.power.job_power_spread)
+    attrs = dict(jobs.attrs)
+    jobs = jobs.copy()
+    jobs["cpu_util"], jobs["gpu_util"] = cpu, gpu
+    jobs.attrs.update(attrs)
+    return jobs, info
+
+
 def default_start_day(cfg: RunConfig, jobs) -> float:
     """The window start [days] a run uses: the configured one, or the trace's first submission day.
 
     The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
-    that default and the trace has no submission in ``[181, 181 + window_days)`` days (a shorter or a later trace),
-    the window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start
-    the user chose (any other value) is kept, so an empty window is then an error.
+    that default and the trace has no submission on or after day 181 (a trace shorter than half a year), the
+    window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start the
+    user chose (any other value) is kept, so an empty window is then an error.
 
     Parameters
     ----------
@@ -213,8 +290,7 @@ def default_start_day(cfg: RunConfig, jobs) -> float:
     sub = sub[np.isfinite(sub)]
     if start != default or sub.size == 0:
         return start
-    t0, t1 = start * DAY_S, (start + cfg.trace.window_days) * DAY_S
-    if np.any((sub >= t0) & (sub < t1)):
+    if np.any(sub >= start * DAY_S):  # the trace reaches the default start: keep it
         return start
     return float(math.floor(sub.min() / DAY_S))
 

@@ -484,6 +484,11 @@ def write_serving_group(f, so: ServingOutput) -> None:
     if so.power.P_link_W is not None and so.result.deployment.disaggregation is not None:
         _dataset(pw, "P_link_W", so.power.P_link_W, "W", "KV-transfer link power charged to each replica's nodes, "
                                                          "shape (n_rows, n_replicas); included in P_node_W")
+    if so.power.P_fan_W is not None:
+        _dataset(pw, "P_fan_W", so.power.P_fan_W, "W", "Server fan power of each partition node (air-cooled "
+                                                       "servers), shape (n_rows, n_nodes); IT power (The Green "
+                                                       "Grid: fans inside IT equipment are IT), included in P_node_W")
+    pw.attrs["server_cooling"] = so.result.deployment.server.cooling
     pw.attrs["merge_s"] = so.power.merge_s
     pw.attrs["node_baseline_W"] = so.power.node_baseline_W
     sg = g.create_group("summary")

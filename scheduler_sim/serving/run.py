@@ -132,6 +132,7 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
                                                                     "E_facility_J": E_fac})
     s["PUE_run"] = pue
     s["E_kv_transfer_J"] = so.power.link_energy_J(t_final)
+    s["E_server_fan_J"] = so.power.fan_energy_J(t_final)
     s["kv_transfers"] = float(so.result.info.get("kv_transfers", 0))
     s["prefix_hit_tokens"] = float(so.result.info.get("prefix_hit_tokens", 0))
     s["E_partition_node_dc_J"] = float(sim_result.totals["E_partition_node_dc_J"])
