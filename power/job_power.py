@@ -49,6 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from power.node import node_power_w
+
 __all__ = ["ARCHER2_TABLE", "NodePowerDistribution", "draw_job_utilisation", "it_power_spread",
            "utilisation_for_ratio"]
 
@@ -240,8 +242,6 @@ def utilisation_for_ratio(ratio: np.ndarray, system) -> tuple[np.ndarray, np.nda
     clipped : ndarray of bool, shape (n,)
         Where the wanted power lay outside what the node can draw (utilisation clipped at 0 or 1).
     """
-    from power.node import node_power_w
-
     r = np.asarray(ratio, dtype=float)
     cd, gd = float(system.default_cpu_util), float(system.default_gpu_util)
     p_def = float(node_power_w(cd, gd, system.node))
