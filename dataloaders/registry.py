@@ -12,8 +12,11 @@ installed (running from a checkout), so the registry never depends on package me
 from __future__ import annotations
 
 import abc
+import csv
+import gzip
 import importlib
 import importlib.metadata
+import io
 import os
 import warnings
 from pathlib import Path
@@ -281,10 +284,6 @@ def _guess_csv(path: Path, headers: dict[str, tuple[str, ...]]) -> str:
         If no loader's columns match, or two loaders with the same number of columns match (ambiguous); the
         message names the header found and the candidates, and asks for ``--format``.
     """
-    import csv
-    import gzip
-    import io
-
     try:
         opener = gzip.open if path.suffix.lower() == ".gz" else open
         with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:  # -sig: drop a BOM

@@ -94,6 +94,10 @@ class _SystemSpec(_Strict):
     name: str
     description: str = ""
     cores_per_node: int = Field(ge=1, description="Cores per node, to convert SWF processors to nodes")
+    trace_procs_per_node: int | None = Field(
+        None, ge=1, description="Processors per node as this site's job logs count them (SWF processors -> nodes "
+                                "when neither the run nor the trace header says); default cores_per_node. 1 for "
+                                "logs whose processor field counts nodes")
     cooling_plant: str = Field(min_length=1, description="Cooling plant name, resolved by cooling_fmu")
     liquid_fraction: float = Field(1.0, ge=0.0, le=1.0, description="Share of rack input heat sent to the CDU")
     default_cpu_util: float = Field(ge=0.0, le=1.0, description="CPU utilisation for jobs with none recorded")
@@ -151,6 +155,9 @@ class System:
         Utilisation in [0, 1] used for jobs with no recorded utilisation.
     cores_per_node : int
         Cores per node, for converting SWF processors to nodes.
+    trace_procs_per_node : int
+        Processors per node as the site's job logs count them (the system's fallback for SWF processors -> nodes,
+        see :func:`dataloaders.swf.swf_cores_per_node`); ``cores_per_node`` unless the file says otherwise.
     cooling_plant : str
         Name of the cooling plant (resolved by ``cooling_fmu``).
     liquid_fraction : float
@@ -193,6 +200,7 @@ class System:
     description: str = ""
     site_name: str = ""
     site_weather: str = ""
+    trace_procs_per_node: int = 0
 
     @classmethod
     def from_spec(cls, spec: dict, source: str = "") -> System:
@@ -260,6 +268,7 @@ class System:
             default_cpu_util=s.default_cpu_util,
             default_gpu_util=s.default_gpu_util,
             cores_per_node=s.cores_per_node,
+            trace_procs_per_node=s.trace_procs_per_node or s.cores_per_node,
             cooling_plant=s.cooling_plant,
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,

@@ -23,6 +23,7 @@ from cooling_fmu.standalone import load_power_series
 from cooling_fmu.weather import Weather
 from dataloaders.registry import available_loaders, guess_format, load_trace
 from dataloaders.report import TraceError
+from dataloaders.swf import read_swf_header, swf_cores_per_node
 from power import available_systems, load_system
 
 from ..analysis.compare import compare
@@ -98,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
+    r.add_argument("--cores-per-node", type=int, metavar="N",
+                   help="processors per node in the trace (SWF processors -> nodes); default: the SWF header "
+                        "(MaxProcs / MaxNodes), then the system")
     r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
     r.add_argument("--seed", type=int, help="seed for every random choice")
     r.add_argument("--requests", metavar="FILE",
@@ -169,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "clean, 1 records repaired or rejected, 2 the file cannot be used.")
     v.add_argument("trace", metavar="TRACE", help="trace file")
     v.add_argument("--format", help="loader name (default: from the suffix)")
-    v.add_argument("--cores-per-node", type=int, default=1, help="processors per node (SWF)")
+    v.add_argument("--cores-per-node", type=int,
+                   help="processors per node (SWF); default: the header's MaxProcs / MaxNodes when it is a whole "
+                        "number, else 1")
     v.add_argument("--max-nodes", type=int, help="reject jobs larger than this many nodes")
     v.add_argument("--strict", action="store_true", help="turn every repair or rejection into an error (exit 2)")
     v.add_argument("--timezone", metavar="TZ", help="IANA zone of local times (sacct, PM100, F-DATA, ...)")
@@ -185,7 +191,7 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
 
 
 def _version() -> str:
@@ -259,7 +265,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                      ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days),
-                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
+                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
+                     ("trace.cores_per_node", a.cores_per_node)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
     if a.weather is not None:
@@ -375,9 +382,17 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
         return 2
     dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
                                            "jobs_not_run", "jobs_rejected_power_cap")}
-    print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "
-          f"machine {dropped['jobs_excluded_larger_than_machine']}, above every power budget "
+    at_load = sum(c["rejected"] for c in res.load_counts if c["kind"] == "jobs")
+    print(f"  jobs left out          rejected by the loader {at_load} (whole trace), unknown run time "
+          f"{dropped['jobs_excluded_unknown_runtime']}, larger than the machine "
+          f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}")
+    for c in res.load_counts:  # data loss is never hidden, not even by --quiet
+        if c["rejected"] or c["repaired"]:
+            what = "job" if c["kind"] == "jobs" else "request"
+            print(f"hpctwin run: warning: {c['source']}: {c['rejected']} {what} record(s) rejected and "
+                  f"{c['repaired']} repaired at load, of {c['records_read']} read (details: hpctwin validate, or "
+                  f"the load report in /provenance)", file=sys.stderr)
     if "stopped_at_horizon_s" in info:
         print("hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
               "left", file=sys.stderr)
@@ -475,8 +490,16 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
 
 def _cmd_validate(a: argparse.Namespace) -> int:
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
-    if a.cores_per_node != 1:
+    if a.cores_per_node is not None:
         opts["cores_per_node"] = a.cores_per_node
+    else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
+        try:
+            if (a.format or guess_format(a.trace)) == "swf":
+                cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
+                if cpn != 1:
+                    opts["cores_per_node"] = cpn
+        except (OSError, ValueError):
+            pass  # the load below reports the file's problem
     if a.timezone:
         opts["timezone"] = a.timezone
     opts.update(_parse_map(a.map))

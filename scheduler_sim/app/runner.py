@@ -6,7 +6,7 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +14,10 @@ import numpy as np
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.plant import CoolingPlant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
-from dataloaders.registry import load_trace
+from dataloaders.registry import guess_format, load_trace
+from dataloaders.swf import read_swf_header, swf_cores_per_node
 from jobs.table import empty_job_table
+from jobs.shares import apply_node_shares
 from power import PowerChain, load_system, node_power_w
 from power.job_power import draw_job_utilisation
 
@@ -24,6 +26,7 @@ from ..io.hdf5 import sha256_file, write_run
 from ..kernel.faults import sample_failures
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
+from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from .config import DAY_S, RunConfig, TraceConfig
 from .twin import twin_from_config
@@ -33,12 +36,18 @@ __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weath
 
 @dataclass
 class RunOutput:
-    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary."""
+    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary.
+
+    ``load_counts`` holds one entry per trace loaded (batch, then request trace): ``source``, ``kind``
+    (``"jobs"`` / ``"requests"``), ``records_read``, ``rejected`` and ``repaired`` record counts, so callers can
+    warn about data loss even when the summary is not shown (``--quiet``).
+    """
 
     path: Path | None
     summary: dict[str, float]
     info: dict
     load_summary: str
+    load_counts: list[dict] = field(default_factory=list)
 
 
 def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
@@ -174,11 +183,20 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
+        cpn, cpn_why = trace_cores_per_node(cfg, system)
         show = cfg.output.progress if progress is None else progress
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
             loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+                                cores_per_node=cpn, strict=cfg.trace.strict)
+        if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
+            loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
+        if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
+            jobs, share_notes = apply_node_shares(
+                jobs, gpus_per_node=system.node.gpus_per_node,
+                cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+            loaded.report.notes.extend(share_notes)
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
@@ -199,7 +217,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
         serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
         checksums["request_trace"] = sha256_file(serving.trace_path)
-        checksums["deployment"] = sha256_file(cfg.serving.deployment)
+        checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
         info = serving.result.info
@@ -243,9 +261,38 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          time_origin_unix_s=origin, serving=serving,
                          attribution=attribution_of_run(result, cfg.to_json()))
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
+    counts = []
+    if loaded is not None:
+        r = loaded.report
+        counts.append({"source": r.source, "kind": "jobs", "records_read": r.records_read, "rejected": r.rejected,
+                       "repaired": r.repaired})
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
-    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+        r = serving.load_report
+        counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
+                       "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
+    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
+                     load_counts=counts)
+
+
+def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
+    """Processors per node for the run's batch trace, and where the value came from.
+
+    Order: ``trace.cores_per_node`` (config or ``--cores-per-node``); for an SWF trace, its header (MaxProcs /
+    MaxNodes, see :func:`dataloaders.swf.swf_cores_per_node`); else the system's ``trace_procs_per_node``.
+
+    Raises
+    ------
+    FileNotFoundError, dataloaders.report.TraceError
+        If the SWF header cannot be read.
+    """
+    if cfg.trace.cores_per_node is not None:
+        return int(cfg.trace.cores_per_node), "the run configuration (trace.cores_per_node / --cores-per-node)"
+    path = cfg.trace.resolved_path()
+    fmt = cfg.trace.format or guess_format(path)
+    if fmt == "swf":
+        return swf_cores_per_node(read_swf_header(path), system.trace_procs_per_node, system.n_nodes)
+    return system.trace_procs_per_node, f"system {system.name!r} (trace_procs_per_node)"
 
 
 def _draw_job_power(cfg: RunConfig, jobs, system):
