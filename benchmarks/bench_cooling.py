@@ -25,7 +25,7 @@ def main() -> None:
     base = load_plant_params("frontier")
     step = 15.0
     for n in (25, 257):
-        p = base.model_copy(update={"n_cdu": n, "name": f"frontier_bench"})
+        p = base.model_copy(update={"n_cdu": n, "name": "frontier_bench"})
         with tempfile.TemporaryDirectory() as cache:
             t = time.perf_counter()
             plant = CoolingPlant(p, step_s=step, cache_dir=cache)

@@ -14,8 +14,8 @@ import resource
 import statistics
 import time
 
-from scheduler_sim.config import RunConfig
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.app.runner import run_one
 
 
 def main() -> None:

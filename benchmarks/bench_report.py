@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an installed copy
 
-from scheduler_sim.config import load_config  # noqa: E402
-from scheduler_sim.report import make_report  # noqa: E402
-from scheduler_sim.runner import run_one  # noqa: E402
+from scheduler_sim.app.config import load_config  # noqa: E402
+from scheduler_sim.analysis.report import make_report  # noqa: E402
+from scheduler_sim.app.runner import run_one  # noqa: E402
 
 
 def main() -> None:

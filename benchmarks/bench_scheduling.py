@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from scheduler_sim.config import RunConfig
+from scheduler_sim.app.config import RunConfig
 from scheduler_sim.policies import SchedulerView, make_policy
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.runner import run_one
 
 POLICIES = [("fcfs", "conservative"), ("priority", "easy"), ("fcfs", "easy"), ("sjf", "easy")]
 

@@ -116,9 +116,9 @@ def phase_twin_ranks(ranks: list[int], work: Path) -> dict:
 def phase_twin() -> dict:
     from dataloaders.registry import load_trace
     from power import load_system
-    from scheduler_sim.config import embedded_trace_path
-    from scheduler_sim.simulation import Simulation
-    from scheduler_sim.twin import DEFAULT_POOL, Objective, TwinPolicy, make_candidate
+    from scheduler_sim.app.config import embedded_trace_path
+    from scheduler_sim.kernel.simulation import Simulation
+    from scheduler_sim.app.twin import DEFAULT_POOL, Objective, TwinPolicy, make_candidate
 
     system = load_system("theta")
     jobs = load_trace(embedded_trace_path(), max_nodes=system.n_nodes).jobs

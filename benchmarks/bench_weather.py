@@ -30,8 +30,8 @@ import numpy as np
 CHILD = r"""
 import sys, time
 sys.path.insert(0, {root!r})
-from scheduler_sim.config import RunConfig
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.app.runner import run_one
 ov = {{"name": "bench-weather", "trace.window_start_days": 0.0, "trace.window_days": {days!r},
       "cooling.step_s": 15.0, "output.interval_s": 60.0, "output.progress": False}}
 fields = RunConfig.model_fields["cooling"].annotation.model_fields

@@ -12,14 +12,19 @@ CoolingPlant
     Facade stepped once per communication step (``step``) or over many steps (``run``).
 Weather, load_tmy3, load_epw, default_weather
     Wet-bulb temperature from NREL TMY3 or EnergyPlus EPW weather (psychrolib) or a constant.
+Plant, PlantError
+    What a facility simulation may rely on (``cooling_fmu.coupling``): the plant protocol, its typed failure
+    carrying the outputs of the completed steps, per-CDU output names, exact step averages, temperature rise.
 PlantStepError
-    Raised when the FMU fails a step; carries the outputs of the completed steps.
+    Raised when the FMU fails a step (a PlantError); carries the outputs of the completed steps.
 run_standalone
-    Cooling-only mode driven by a measured IT power series (``cooling_fmu.standalone``).
+    Cooling-only mode driven by a measured IT power series (``cooling_fmu.standalone``); the command line writes
+    its result with ``scheduler_sim.app.cooling``.
 """
 
 from .adapter import FMU2CoSimulation, FMUError
 from .build import FMUBuildError, build_fmu
+from .coupling import Plant, PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for
 from .params import PlantParams, PlantParamsError, load_plant_params
 from .plant import CoolingPlant, PlantStepError
@@ -30,6 +35,8 @@ __all__ = [
     "FMU2CoSimulation",
     "FMUBuildError",
     "FMUError",
+    "Plant",
+    "PlantError",
     "PlantParams",
     "PlantParamsError",
     "PlantStepError",

@@ -10,6 +10,7 @@ are plain ctypes function pointers taking integer addresses; their status is sti
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import shutil
 import tempfile
 from collections import deque
@@ -253,7 +254,7 @@ class FMU2CoSimulation:
     """
 
     def __init__(self, fmu_path: str | Path, instance_name: str = "hpctwin_plant"):
-        from fmpy import extract, read_model_description
+        from fmpy import extract, read_model_description  # heavy: fmpy is loaded only when an FMU is built or opened
         from fmpy.fmi2 import FMU2Slave
 
         self.fmu_path = Path(fmu_path)
@@ -308,7 +309,7 @@ class FMU2CoSimulation:
         raise FMUError(function, int(status), self.time_s, inputs, list(self.log))
 
     def _call(self, function: str, method, *args):
-        from fmpy.fmi1 import FMICallException
+        from fmpy.fmi1 import FMICallException  # heavy: fmpy is loaded only when an FMU is built or opened
 
         try:
             res = method(*args)
@@ -353,6 +354,7 @@ class FMU2CoSimulation:
         FMUError
             If the FMU returns a NULL instance.
         """
+        # heavy: fmpy is loaded only when an FMU is built or opened
         from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
 
         log = self.log
@@ -582,7 +584,7 @@ class PyFMICoSimulation:
     def __init__(self, fmu_path: str | Path, instance_name: str = "hpctwin_plant"):
         import pyfmi  # noqa: F401 - ImportError is the documented signal that the backend is unavailable
 
-        from fmpy import read_model_description
+        from fmpy import read_model_description  # heavy: fmpy is loaded only when an FMU is built or opened
 
         self.fmu_path = Path(fmu_path)
         self.model_description = read_model_description(str(self.fmu_path))
@@ -759,8 +761,6 @@ def backend_available(name: str) -> tuple[bool, str]:
     """
     if name not in BACKENDS:
         raise ValueError(f"unknown FMI backend {name!r}; choose from {sorted(BACKENDS)}")
-    import importlib.util
-
     if importlib.util.find_spec(name) is None:
         why = {"pyfmi": "pyfmi is not installed: PyPI has only a 2018 sdist that needs the FMI Library (FMIL), which "
                         "no reachable registry ships (see docs/cooling.md)"}.get(name, f"{name} not installed")

@@ -58,7 +58,7 @@ def default_cache_dir() -> Path:
 
 
 def _rumoca_version() -> str:
-    import rumoca
+    import rumoca  # heavy, optional at import time: rumoca (Modelica compiler) is loaded only to build an FMU
 
     v = rumoca.version
     return str(v() if callable(v) else v)
@@ -279,7 +279,7 @@ def order_algebraics(c_source: str) -> tuple[str, int]:
 
 
 def _codegen(source: str, model_name: str, out_dir: Path) -> None:
-    import rumoca
+    import rumoca  # heavy, optional at import time: rumoca (Modelica compiler) is loaded only to build an FMU
 
     try:
         model = rumoca.loads(source, model=model_name, filename=f"{model_name}.mo")
@@ -290,7 +290,7 @@ def _codegen(source: str, model_name: str, out_dir: Path) -> None:
 
 
 def _compile(src_c: Path, out_so: Path) -> None:
-    import fmpy
+    import fmpy  # heavy: fmpy is loaded only when an FMU is built or opened
 
     include = Path(fmpy.__file__).resolve().parent / "c-code"
     cmd = [_gcc(), "-O2", "-shared", "-fPIC", f"-I{include}", "-o", str(out_so), str(src_c), "-lm"]
@@ -360,7 +360,7 @@ def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None)
                 for path in sorted(tree.rglob("*")):
                     if path.is_file():
                         zf.write(path, path.relative_to(tree).as_posix())
-            from fmpy.validation import validate_fmu
+            from fmpy.validation import validate_fmu  # heavy: fmpy is loaded only when an FMU is built or opened
 
             problems = validate_fmu(tmp_fmu)
             if problems:

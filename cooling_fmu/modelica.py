@@ -1,5 +1,6 @@
-"""Generate the flat Modelica plant model from a :class:`~cooling_fmu.params.PlantParams`, mirror its equations in
-numpy, and solve its steady state.
+"""The flat Modelica plant model: generated from a :class:`~cooling_fmu.params.PlantParams`.
+
+This module also mirrors its equations in numpy and solves its steady state.
 
 The generated model is ONE flat model (arrays + for-loops, ``Real`` with ``unit=`` attributes, no Modelica
 Standard Library, every switch wrapped in ``noEvent``) because rumoca 0.9.13 silently drops component modifiers and

@@ -23,6 +23,7 @@ import numpy as np
 
 from .adapter import FMUError, VariableMap, load_variable_map, open_fmu
 from .build import build_fmu
+from .coupling import PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
 
@@ -34,7 +35,7 @@ EULER_SUBSTEPS = 10
 EULER_ACCURACY = 0.5
 
 
-class PlantStepError(FMUError):
+class PlantStepError(FMUError, PlantError):
     """The FMU failed during :meth:`CoolingPlant.run`; the steps before the failing one are kept.
 
     Attributes

@@ -3,25 +3,25 @@
 The series (CSV ``timestamp_secs, measured_kW``, e.g. HLRS Hawk 15-min whole-system power, Patki et al., ICS 2025)
 is read as piecewise constant: each sample holds until the next one (the mean over its interval). All IT power is
 heat, split evenly over the CDUs. The plant is stepped with exact step averages (zero-order hold), the wet-bulb is
-interpolated at mid-step, and the result is written to one HDF5 file (``scheduler_sim.hdf5io`` conventions: SI,
-``units`` attribute on every dataset, atomic write).
+interpolated at mid-step. :func:`run_standalone` returns the interval averages as a :class:`StandaloneRun`; the
+application layer writes it to HDF5 (:func:`scheduler_sim.app.cooling.write_standalone`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .coupling import StepAverager
 from .params import load_plant_params
 from .plant import CoolingPlant
-from .weather import Weather
+from .weather import DEFAULT_TMY3, Weather, resolve_weather_file
 
-__all__ = ["PowerSeriesReport", "load_power_series", "run_standalone"]
+__all__ = ["PowerSeriesReport", "StandaloneRun", "load_power_series", "run_standalone"]
 
 
 @dataclass
@@ -111,19 +111,63 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
     return t, p, rep
 
 
-def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
+@dataclass
+class StandaloneRun:
+    """What a cooling-only run produced (all SI).
+
+    Attributes
+    ----------
+    plant : str
+        Plant name.
+    step_s : float
+        Communication step [s].
+    interval_s : float
+        Output averaging interval [s].
+    time_origin_unix_s : float
+        Unix time of the first simulated sample [s].
+    facility : dict of str -> (ndarray, shape (n_intervals,), str)
+        Facility series: interval averages and their unit (``P_it_W``, ``T_wb_K`` first, then every scalar plant
+        output in the plant's order).
+    cdu : dict of str -> (ndarray, shape (n_intervals, n_cdus), str)
+        Per-CDU plant outputs (interval averages) and their unit.
+    summary : dict of str -> float
+        Energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts.
+    report : PowerSeriesReport
+        What was found in the power series.
+    fmu_path : pathlib.Path
+        The FMU that ran.
+    pue_counts : str
+        What the PUE counts (``"liquid plant only"``, or the system's facility stages).
+    """
+
+    plant: str
+    step_s: float
+    interval_s: float
+    time_origin_unix_s: float
+    facility: dict[str, tuple[np.ndarray, str]]
+    cdu: dict[str, tuple[np.ndarray, str]]
+    summary: dict[str, float]
+    report: PowerSeriesReport
+    fmu_path: Path
+    pue_counts: str = "liquid plant only"
+
+    @property
+    def n_intervals(self) -> int:
+        """Number of output intervals."""
+        return len(next(iter(self.facility.values()))[0])
+
+
+def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
                    cache_dir: str | Path | None = None, weather_file: str | Path | None = None,
-                   system: str | Path | None = None) -> dict[str, float]:
-    """Drive a cooling plant from a measured IT power series and write an HDF5 file.
+                   system: str | Path | None = None) -> StandaloneRun:
+    """Drive a cooling plant from a measured IT power series.
 
     Parameters
     ----------
     power_csv : str or pathlib.Path
         Power series (see :func:`load_power_series`).
-    out : str or pathlib.Path
-        HDF5 file to write.
     plant : str, optional
         Plant name or TOML path.
     step_s : float, optional
@@ -156,18 +200,16 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
 
     Returns
     -------
-    dict of str to float
-        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts; with
-        ``system`` also ``E_<stage>_J``, ``E_facility_J``, ``pPUE_mechanical``, ``pPUE_electrical`` and
-        ``PUE_liquid_plant`` (the plant-only ratio).
+    StandaloneRun
+        Interval averages of the power, the wet-bulb and every plant output, and the summary: energies [J],
+        ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts; with ``system`` also ``E_<stage>_J``,
+        ``E_facility_J``, ``pPUE_mechanical``, ``pPUE_electrical`` and ``PUE_liquid_plant`` (the plant-only ratio).
 
     Raises
     ------
     ValueError
         If steps do not divide the series interval or the window is empty.
     """
-    from scheduler_sim.hdf5io import atomic_h5, git_sha, package_versions, sha256_file
-
     t, P, rep = load_power_series(power_csv)
     first = 0 if keep_leading_zeros else rep.leading_zero_rows
     k = rep.interval_s / step_s
@@ -193,7 +235,7 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         sysm = load_system(system)
         lf = sysm.liquid_fraction
     if weather is None:
-        from .weather import DEFAULT_TMY3, resolve_weather_file
+        # DEFAULT_TMY3 and resolve_weather_file are imported at module level
 
         if weather_file:
             wpath = resolve_weather_file(weather_file)
@@ -211,12 +253,9 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         names, units = pl.output_names, pl.output_units
         fmu_path = pl.fmu_path
     col = {n: i for i, n in enumerate(names)}
-    # exact step averages of powers and flows from the running totals
-    from scheduler_sim.simulation import _average_pairs
-
-    for _, ip, _, ie in _average_pairs(list(names)):
-        tot = np.concatenate([[y0[ie]], y[:, ie]])
-        y[:, ip] = np.diff(tot) / step_s
+    averager = StepAverager(names, step_s)  # exact step averages of powers and flows from the running totals
+    averager.start(y0)
+    averager.apply(y)
     m = int(interval_s // step_s)
     avg = y.reshape(-1, m, y.shape[1]).mean(axis=1)
     E_it = float(P_step.sum() * step_s)
@@ -257,31 +296,17 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         present = sysm.facility.present()
         counts = "liquid plant" + "".join(", " + p for p in present) + (
             f" (system {sysm.name}; left out: {', '.join(sysm.facility.absent()) or 'none'})")
-    with atomic_h5(out) as f:
-        f.attrs.update({"schema_version": "1.0", "kind": "cooling_standalone", "plant": params.name,
-                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0, "pue_counts": counts})
-        ts = f.create_group("timeseries")
-        d = ts.create_dataset("time_s", data=np.arange(avg.shape[0]) * interval_s)
-        d.attrs["units"], d.attrs["interval_s"] = "s", interval_s
-        fac, cdu = ts.create_group("facility"), ts.create_group("cdu")
-        for name, data, unit in (("P_it_W", P_step.reshape(-1, m).mean(axis=1), "W"),
-                                 ("T_wb_K", T_wb.reshape(-1, m).mean(axis=1), "K")):
-            fac.create_dataset(name, data=data).attrs["units"] = unit
-        for name, data in ovh_series.items():
-            fac.create_dataset(name, data=data, compression="gzip").attrs["units"] = "W"
-        groups: dict[str, list[int]] = {}
-        for i, n in enumerate(names):
-            if n.endswith("]"):
-                groups.setdefault(n.split("[")[0], []).append(i)
-            else:
-                fac.create_dataset(n, data=avg[:, i], compression="gzip").attrs["units"] = units[i]
-        for base, idx in groups.items():
-            cdu.create_dataset(base, data=avg[:, idx], compression="gzip").attrs["units"] = units[idx[0]]
-        s = f.create_group("summary")
-        s.attrs.update(summary)
-        pv = f.create_group("provenance")
-        pv.attrs.update({"input_checksums_json": json.dumps({"power": sha256_file(power_csv),
-                                                             "fmu": sha256_file(fmu_path)}),
-                         "power_report_json": json.dumps(asdict(rep)),
-                         "versions_json": json.dumps(package_versions())})
-    return summary
+    facility: dict[str, tuple[np.ndarray, str]] = {"P_it_W": (P_step.reshape(-1, m).mean(axis=1), "W"),
+                                                    "T_wb_K": (T_wb.reshape(-1, m).mean(axis=1), "K")}
+    for name, data in ovh_series.items():
+        facility[name] = (data, "W")
+    groups: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        if n.endswith("]"):
+            groups.setdefault(n.split("[")[0], []).append(i)
+        else:
+            facility[n] = (avg[:, i], units[i])
+    cdu = {base: (avg[:, idx], units[idx[0]]) for base, idx in groups.items()}
+    return StandaloneRun(plant=params.name, step_s=step_s, interval_s=interval_s, time_origin_unix_s=t0,
+                         facility=facility, cdu=cdu, summary=summary, report=rep, fmu_path=Path(fmu_path),
+                         pue_counts=counts)

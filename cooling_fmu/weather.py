@@ -64,6 +64,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import platformdirs
 import psychrolib
 
 __all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "Weather", "WeatherFileError", "WeatherReport", "default_weather",
@@ -583,8 +584,6 @@ def weather_cache_dir() -> Path:
     env = os.environ.get("HPCTWIN_WEATHER_CACHE_DIR")
     if env:
         return Path(env)
-    import platformdirs
-
     return Path(platformdirs.user_cache_dir("hpctwin")) / "weather"
 
 

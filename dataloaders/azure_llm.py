@@ -16,55 +16,14 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from typing import Any, ClassVar
 
-import numpy as np
-import pandas as pd
 
 from dataloaders.report import LoadReport, LoadResult, TraceError
-from dataloaders.request_csv import BaseRequestLoader, open_text
+from dataloaders.request_csv import BaseRequestLoader, open_text, parse_datetimes
 
 __all__ = ["AzureLLMLoader", "parse_datetimes"]
 
-_DT = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?$")
-
-
-def parse_datetimes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Parse zone-less date-time text with any number (0-9) of fractional-second digits, read as UTC.
-
-    Parameters
-    ----------
-    texts : list of str, length n
-        E.g. ``"2023-11-16 18:15:46.6805900"``.
-
-    Returns
-    -------
-    seconds : ndarray of int64, shape (n,)
-        Whole Unix seconds (0 where invalid).
-    fraction : ndarray of float64, shape (n,)
-        Fractional second in [0, 1) (exact to the digits given, 0 where invalid).
-    ok : ndarray of bool, shape (n,)
-        Whether the text was a valid date-time.
-    """
-    n = len(texts)
-    whole = []
-    frac = np.zeros(n)
-    ok = np.zeros(n, dtype=bool)
-    for i, t in enumerate(texts):
-        m = _DT.match(t.strip())
-        if m is None:
-            whole.append("NaT")
-            continue
-        whole.append(m.group(1).replace("T", " "))
-        d = m.group(2)
-        frac[i] = int(d) / 10 ** len(d) if d else 0.0
-        ok[i] = True
-    ts = pd.to_datetime(pd.Series(whole, dtype=object), format="%Y-%m-%d %H:%M:%S", errors="coerce")
-    bad = ts.isna().to_numpy()
-    ok &= ~bad
-    secs = np.where(ok, ts.to_numpy("datetime64[s]").astype("int64", copy=False), 0)
-    return secs.astype(np.int64), np.where(ok, frac, 0.0), ok
 
 
 class AzureLLMLoader(BaseRequestLoader):

@@ -24,7 +24,6 @@ from dataloaders._common import check_common_options
 from dataloaders._common import count_or_zero, finish_load, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
-from jobs.table import JobStatus
 
 __all__ = ["AdastraLoader", "FugakuLoader", "LassenLoader", "PM100Loader", "read_adastra", "read_fugaku",
            "read_lassen", "read_pm100"]

@@ -12,13 +12,17 @@ installed (running from a checkout), so the registry never depends on package me
 from __future__ import annotations
 
 import abc
+import csv
+import gzip
 import importlib
 import importlib.metadata
+import io
 import os
 import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
+from dataloaders.cache import cache_key, load_cached, store_cached
 from dataloaders.report import LoadResult
 
 __all__ = [
@@ -280,10 +284,6 @@ def _guess_csv(path: Path, headers: dict[str, tuple[str, ...]]) -> str:
         If no loader's columns match, or two loaders with the same number of columns match (ambiguous); the
         message names the header found and the candidates, and asks for ``--format``.
     """
-    import csv
-    import gzip
-    import io
-
     try:
         opener = gzip.open if path.suffix.lower() == ".gz" else open
         with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:  # -sig: drop a BOM
@@ -337,8 +337,6 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None, *, cache
     loader = get_loader(name)
     if not cache:
         return loader.load(path, **options)
-    from dataloaders.cache import cache_key, load_cached, store_cached
-
     if not Path(path).exists():
         raise FileNotFoundError(str(path))
     key = cache_key(path, loader.name or name, options)

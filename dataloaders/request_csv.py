@@ -20,23 +20,30 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
+from dataloaders._common import MAX_TIME_S, read_bytes
 from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
+from dataloaders.swf import EPOCH_THRESHOLD_S
+from jobs.requests import make_request_table
 
-__all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "TIME_UNITS_S"]
+__all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "parse_datetimes", "TIME_UNITS_S"]
 
 #: Seconds per unit for numeric time columns.
 TIME_UNITS_S: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
 def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) -> io.TextIOBase:
-    """Open a text trace: gzip detected from the content (whatever the suffix), UTF-8 (BOM tolerated), and Latin-1
-    when the file is not valid UTF-8, so one stray byte costs at most its record, never the whole trace.
+    """Open a text trace.
+
+    Gzip is detected from the content (whatever the suffix), UTF-8 (BOM tolerated), and Latin-1 when the file is
+    not valid UTF-8, so one stray byte costs at most its record, never the whole trace.
 
     Parameters
     ----------
@@ -57,8 +64,6 @@ def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) ->
     TraceError
         If the gzip stream is corrupt.
     """
-    from dataloaders._common import read_bytes
-
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: trace file not found")
@@ -66,6 +71,47 @@ def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) ->
     if enc != "utf-8" and report is not None:
         report.notes.append("the file is not valid UTF-8: read as Latin-1 (a stray byte can only spoil its record)")
     return io.StringIO(data.decode(enc), newline="")
+
+
+#: Zone-less date-time with 0-9 fractional-second digits (Azure LLM traces write 7).
+_DT = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?$")
+
+
+def parse_datetimes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parse zone-less date-time text with any number (0-9) of fractional-second digits, read as UTC.
+
+    Parameters
+    ----------
+    texts : list of str, length n
+        E.g. ``"2023-11-16 18:15:46.6805900"``.
+
+    Returns
+    -------
+    seconds : ndarray of int64, shape (n,)
+        Whole Unix seconds (0 where invalid).
+    fraction : ndarray of float64, shape (n,)
+        Fractional second in [0, 1) (exact to the digits given, 0 where invalid).
+    ok : ndarray of bool, shape (n,)
+        Whether the text was a valid date-time.
+    """
+    n = len(texts)
+    whole = []
+    frac = np.zeros(n)
+    ok = np.zeros(n, dtype=bool)
+    for i, t in enumerate(texts):
+        m = _DT.match(t.strip())
+        if m is None:
+            whole.append("NaT")
+            continue
+        whole.append(m.group(1).replace("T", " "))
+        d = m.group(2)
+        frac[i] = int(d) / 10 ** len(d) if d else 0.0
+        ok[i] = True
+    ts = pd.to_datetime(pd.Series(whole, dtype=object), format="%Y-%m-%d %H:%M:%S", errors="coerce")
+    bad = ts.isna().to_numpy()
+    ok &= ~bad
+    secs = np.where(ok, ts.to_numpy("datetime64[s]").astype("int64", copy=False), 0)
+    return secs.astype(np.int64), np.where(ok, frac, 0.0), ok
 
 
 class BaseRequestLoader(BaseLoader):
@@ -141,10 +187,6 @@ class BaseRequestLoader(BaseLoader):
         TraceError
             No request left (message with the counts), or a rejection in strict mode.
         """
-        from dataloaders._common import MAX_TIME_S
-        from dataloaders.swf import EPOCH_THRESHOLD_S
-        from jobs.requests import make_request_table
-
         t = np.asarray(t_s, dtype=np.float64)
         keep = np.ones(t.size, dtype=bool)
         if t.size:
@@ -254,8 +296,6 @@ class RequestCSVLoader(BaseRequestLoader):
         FileNotFoundError
             If the file does not exist.
         """
-        from dataloaders.azure_llm import parse_datetimes
-
         if not (arrival and prompt and output):
             raise TraceError(str(path), "the request_csv loader needs the column mapping options arrival=, "
                                         "prompt= and output=", expected="three column names")

@@ -1,8 +1,8 @@
-"""Slurm ``sacct`` loader: ``sacct -P`` (or ``-p``) pipe-delimited accounting output -> canonical job table.
+r"""Slurm ``sacct`` loader: ``sacct -P`` (or ``-p``) pipe-delimited accounting output -> canonical job table.
 
 Typical command (any column order; ``-X`` optional; ``--noheader`` needs ``columns=``)::
 
-    sacct -a -P -S 2024-01-01 -E 2024-02-01 \\
+    sacct -a -P -S 2024-01-01 -E 2024-02-01 \
         -o JobID,JobIDRaw,User,Account,Partition,Submit,Start,End,Elapsed,Timelimit,NNodes,NCPUS,NodeList,State,\\
 TotalCPU,ConsumedEnergyRaw
 
@@ -376,9 +376,9 @@ def _header_from_bytes(data: bytes, enc: str, src: str, delimiter: str) -> tuple
 
 
 def _read_arrow(buf: bytes, names: list[str], delimiter: str) -> pd.DataFrame | None:
-    """Split lines that each hold exactly ``len(names) - 1`` delimiters with the pyarrow CSV reader.
+    r"""Split lines that each hold exactly ``len(names) - 1`` delimiters with the pyarrow CSV reader.
 
-    Only for buffers the pandas C parser (``quoting=3``, ``lineterminator="\\n"``) reads the same way: UTF-8, no
+    Only for buffers the pandas C parser (``quoting=3``, ``lineterminator="\n"``) reads the same way: UTF-8, no
     CR, no NUL, no leading byte-order mark (the caller checks). Returns None when pyarrow is missing or fails.
     """
     if len(set(names)) != len(names):  # pandas rejects repeated names: let it say so

@@ -420,7 +420,7 @@ _BYTE_CLASS[ord(".")] = _C_DOT
 
 
 def _scan_block(block: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Classify the lines of ``block`` (whole lines, split at b"\\n").
+    r"""Classify the lines of ``block`` (whole lines, split at b"\n").
 
     A line is *clean* when it holds exactly 18 tokens separated by spaces / tabs (a CR only right before the
     line end), each token a plain decimal number the C parser of pandas reads to the value ``float()`` gives:
@@ -488,7 +488,8 @@ def _parse_text(raw: bytes, issues: _Issues
     """Split a decoded-as-bytes SWF file into header comments and parsed data rows.
 
     Returns (comment lines, values shape (n_ok, 18) float64 in file order, their 1-based line numbers, number
-    of data records read, text identifiers and count of rows with extra columns as in :func:`_parse_lines`). Equivalent to reading the text line by line with :func:`_parse_lines`, but clean
+    of data records read, text identifiers and count of rows with extra columns as in :func:`_parse_lines`).
+    Equivalent to reading the text line by line with :func:`_parse_lines`, but clean
     lines go through pandas block by block; only the others are decoded and parsed one by one.
     """
     enc = "utf-8"

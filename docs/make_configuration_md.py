@@ -1,4 +1,4 @@
-"""Regenerate docs/configuration.md from the pydantic models of scheduler_sim.config (so it cannot drift).
+"""Regenerate docs/configuration.md from the pydantic models of scheduler_sim.app.config (so it cannot drift).
 
     python docs/make_configuration_md.py            # rewrite docs/configuration.md
     python docs/make_configuration_md.py --check    # exit 1 if the committed file is out of date (used by tests)
@@ -12,12 +12,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from scheduler_sim.config import RunConfig
+from scheduler_sim.app.config import RunConfig
 
 HEADER = [
     "# Run configuration reference", "",
     "A run is described by a TOML file (`hpctwin run CONFIG`) whose top-level keys and tables follow",
-    "`scheduler_sim.config.RunConfig`. Every key is optional; the defaults are the main job (30 days of the embedded",
+    "`scheduler_sim.app.config.RunConfig`. Every key is optional; the defaults are the main job (30 days of the embedded",
     "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, its site's Chicago TMY3 weather). Unknown keys and bad",
     "values are errors naming the file and the dotted key. Relative paths are relative to the configuration file.",
     "`experiments/theta_easy_30d.toml` is the main job written out. This page is generated from the models by",

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cooling_fmu.params import load_plant_params  # noqa: E402
-from cooling_fmu.standalone import run_standalone  # noqa: E402
+from scheduler_sim.app.cooling import run_cooling_standalone  # noqa: E402
 from cooling_fmu.weather import Weather, default_weather  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,12 +86,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         csv = _constant_csv(tmp / "const.csv", 0.8 * design)
-        s1 = run_standalone(csv, tmp / "const.h5", plant="frontier", days=7, weather=weather)
+        s1 = run_cooling_standalone(csv, tmp / "const.h5", plant="frontier", days=7, weather=weather)
         s1 = _plot(tmp / "const.h5", "Frontier-like plant, constant 22.6 MW (80 % of design), Golden July week",
                    IMG / "cooling_week_constant.png")
         # Hawk from 2023-07-09 (115 days after its first non-zero sample), peak scaled to 80 % of design
-        s2 = run_standalone(HAWK, tmp / "hawk.h5", plant="frontier", days=7, start_day=115.0,
-                            scale_to_design=0.8, weather=weather)
+        s2 = run_cooling_standalone(HAWK, tmp / "hawk.h5", plant="frontier", days=7, start_day=115.0,
+                                    scale_to_design=0.8, weather=weather)
         s2 = _plot(tmp / "hawk.h5", f"Frontier-like plant driven by the HLRS Hawk trace (x{s2['power_scale']:.2f}), "
                    "Golden July week", IMG / "cooling_week_trace.png")
     for name, s in (("constant", s1), ("trace", s2)):

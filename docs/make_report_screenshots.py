@@ -18,7 +18,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scheduler_sim.cli import main  # noqa: E402
+from scheduler_sim.app.cli import main  # noqa: E402
 from tests.integration.test_report_browser import open_report  # noqa: E402
 
 IMG = ROOT / "docs" / "img"

@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scheduler_sim.config import RunConfig
-from scheduler_sim.hdf5io import atomic_h5, read_jobs
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.io.hdf5 import SCHEMA_VERSION, atomic_h5, read_jobs
+from scheduler_sim.app.runner import run_one
 
 __all__ = ["VARIANTS", "user_scores", "bonus_from_scores", "phase_config", "main"]
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cooling", action="store_true", help="run without the cooling FMU")
     a = ap.parse_args(argv)
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
         comm = MPI.COMM_WORLD
     except ImportError:
         comm = None
@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     } for _, label, s, h in rows])
     table.to_csv(out / "incentive.csv", index=False)
     with atomic_h5(out / "summary.h5") as f:
+        f.attrs["schema_version"] = SCHEMA_VERSION
         f.attrs["kind"] = "incentive-study"
         f.attrs["scores_json"] = json.dumps(payload, sort_keys=True)
         for col in table.columns:
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     """Mean wait of the better and worse half of users (by each variant's own score), per phase-2 case."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib is imported only when the plot is drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -18,6 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scheduler_sim.app.config import load_config  # noqa: E402  (after the path: runs as a script from a checkout)
+from scheduler_sim.app.runner import run_one  # noqa: E402
+
 
 def pareto_front(x, y):
     """Indices of the points not dominated in (x, y), both maximised, sorted by x."""
@@ -32,9 +35,6 @@ def pareto_front(x, y):
 
 def main(argv=None) -> int:
     """Run the study, write results.csv and the Pareto plot."""
-    from scheduler_sim.config import load_config
-    from scheduler_sim.runner import run_one
-
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("study")
     ap.add_argument("--out", default="out/llm-serving-sweep")
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
 
 def plot(rows, st, png: Path, base) -> None:
     """Pareto plot: x tokens/s/GPU, y tokens/s/user, colour facility J/token, filled = meets the SLO."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib is imported only when the plot is drawn
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -1,6 +1,6 @@
 """Figures of one serving run file: latency distributions and GPU / partition power over time.
 
-    .venv/bin/python experiments/plot_serving_run.py out/llm_serving_azure_conv.h5 --prefix docs/img/llm_serving_azure_conv
+.venv/bin/python experiments/plot_serving_run.py out/llm_serving_azure_conv.h5 --prefix docs/img/llm_serving_azure_conv
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 def main(argv=None) -> int:
     """Write <prefix>_latency.png and <prefix>_power.png."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib is imported only when the plot is drawn
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -16,6 +16,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from cooling_fmu.params import load_plant_params  # noqa: E402
+from power import load_system  # noqa: E402
+from scheduler_sim.app.runner import design_peak_W  # noqa: E402
+
 __all__ = ["read_study", "policy_study", "power_cap_study", "placement_study"]
 
 
@@ -114,9 +118,6 @@ def power_cap_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
 
 def design_peak_MW(summary: str | Path) -> float:
     """Design peak facility power [MW] of the study's system (reference of ``cap_fraction``)."""
-    from power import load_system
-    from scheduler_sim.runner import design_peak_W
-
     with h5py.File(summary) as f:
         cfg = json.loads(f["scenarios/config_json"][0])
     return design_peak_W(load_system(cfg["system"]), cfg["scheduler"]["cooling_estimate"]) / 1e6
@@ -127,9 +128,6 @@ def placement_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
 
     Only the window (warm-up and drain excluded) is counted; the CDU supply setpoint comes from the run's plant.
     """
-    import power  # noqa: F401  (keeps the import order of the package)
-    from cooling_fmu.params import load_plant_params
-
     s = read_study(summary)
     labels, spread_kW, hot_min, cool_MWh, pump_kWh = [], [], [], [], []
     for name, cj in zip(s["name"], s["config_json"]):

@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["AirSideSpec", "FacilitySpec", "FacilityOverheads", "LightingSpec", "PduSpec", "STAGES",
+__all__ = ["pue_category", "AirSideSpec", "FacilitySpec", "FacilityOverheads", "LightingSpec", "PduSpec", "STAGES",
            "SwitchgearSpec", "TransformerSpec", "UpsSpec", "CFM_PER_M3_S", "RHO_AIR", "CP_AIR"]
 
 #: cubic feet per minute in one m3/s (1 ft = 0.3048 m exactly).
@@ -315,3 +315,21 @@ class FacilityOverheads:
                         else " (no air side in the description: its removal is not counted)"))
         return "\n".join(lines)
 
+
+def pue_category(info: dict | None) -> str:
+    """What the run's PUE counts, in The Green Grid's terms (one line).
+
+    The Green Grid PUE categories (Usage and Public Reporting Guidelines for PUE/DCiE, 2009; WP49, 2012) differ by
+    where IT energy is measured: category 1 at the UPS output, 2 at the PDU output, 3 at the IT equipment input;
+    total facility energy is always measured at the utility input, over 12 months. hpctwin measures IT energy at
+    the rack input (category-3 point); the facility total reaches the utility input only when the electrical chain
+    (transformer, switchgear, UPS, PDU) is counted. A run shorter than a year is a category-3 *measurement* over
+    its window, not an annual category-3 PUE.
+    """
+    counted = list((info or {}).get("facility_stages_counted", []))
+    absent = list((info or {}).get("facility_stages_absent", []))
+    head = "category 3 (IT at rack input, facility at utility input)"
+    if {"transformer", "switchgear"} - set(counted):
+        head = "category-3 IT point, facility total short of the utility input"
+    return f"{head}; counted: liquid plant{''.join(', ' + c for c in counted)}" + (
+        f"; left out: {', '.join(absent)}" if absent else "")

@@ -49,6 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from power.node import node_power_w
+
 __all__ = ["ARCHER2_TABLE", "NodePowerDistribution", "draw_job_utilisation", "it_power_spread",
            "utilisation_for_ratio"]
 
@@ -167,8 +169,11 @@ class NodePowerDistribution:
 
     @property
     def mean_W(self) -> float:
-        """float: mean node power of the mixture [W], exact: each component's mean is the integral of its
-        piecewise-linear quantile function, ``sum_j 0.25 (k_j + k_{j+1}) / 2``."""
+        """float: mean node power of the mixture [W], exact.
+
+        Each component's mean is the integral of its piecewise-linear quantile function,
+        ``sum_j 0.25 (k_j + k_{j+1}) / 2``.
+        """
         k = self.knots_W
         comp = 0.125 * (k[:, :-1] + k[:, 1:]).sum(axis=1)
         return float(self.weights @ comp)
@@ -237,8 +242,6 @@ def utilisation_for_ratio(ratio: np.ndarray, system) -> tuple[np.ndarray, np.nda
     clipped : ndarray of bool, shape (n,)
         Where the wanted power lay outside what the node can draw (utilisation clipped at 0 or 1).
     """
-    from power.node import node_power_w
-
     r = np.asarray(ratio, dtype=float)
     cd, gd = float(system.default_cpu_util), float(system.default_gpu_util)
     p_def = float(node_power_w(cd, gd, system.node))

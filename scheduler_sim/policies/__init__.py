@@ -1,8 +1,10 @@
-"""Scheduling policies behind one decision interface (:class:`BasePolicy`): queue orders x backfill strategies,
-and replay."""
+"""Scheduling policies behind one decision interface (:class:`BasePolicy`).
+
+Queue orders x backfill strategies, and replay; registered by name with :func:`register_policy`.
+"""
 
 from .base import BasePolicy, PolicyError, SchedulerView
-from .registry import OrderedPolicy, make_policy, policy_catalogue
+from .registry import OrderedPolicy, make_policy, policy_catalogue, register_policy
 
 __all__ = ["BasePolicy", "PolicyError", "SchedulerView", "OrderedPolicy", "make_policy",
-           "policy_catalogue"]
+           "register_policy", "policy_catalogue"]

@@ -2,7 +2,7 @@
 
 A policy receives a read-only :class:`SchedulerView` of the platform at one timestamp and returns *decisions*: the
 job indices to start now, in order. It never changes the platform itself; the platform
-(:class:`scheduler_sim.simulation.Simulation`) validates each decision (the job is queued and fits in the free
+(:class:`scheduler_sim.kernel.simulation.Simulation`) validates each decision (the job is queued and fits in the free
 nodes) and raises :class:`PolicyError` otherwise. See docs/decision_interface.md.
 """
 
@@ -23,15 +23,28 @@ class PolicyError(RuntimeError):
     """A policy returned a decision the platform cannot carry out (job not queued, not enough free nodes)."""
 
 
+def _read_only(a: np.ndarray | None) -> np.ndarray | None:
+    """A read-only view of ``a`` (the platform's array is not copied and stays writeable for the platform)."""
+    if a is None:
+        return None
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
 @dataclass(frozen=True)
 class SchedulerView:
-    """What a policy may see at one scheduling pass.
+    """What a policy may see at one scheduling pass; immutable.
+
+    The view cannot change the platform: ``queue`` and ``running`` are tuples and every array is a read-only
+    numpy view (writing into it raises ``ValueError: assignment destination is read-only``); the fields cannot be
+    reassigned (frozen dataclass). A policy acts only through the decisions it returns.
 
     Attributes
     ----------
     now_s : float
         Current simulated time [s].
-    queue : list of int
+    queue : tuple of int
         Indices of queued jobs in arrival order (submit time, then trace order).
     free_nodes : int
         Nodes idle and up now.
@@ -44,7 +57,7 @@ class SchedulerView:
         Submission time of every job [s].
     recorded_start_s : ndarray of float64, shape (n_jobs,)
         Recorded start time of every job in the trace [s] (NaN when unknown); used by replay.
-    running : list of int
+    running : tuple of int
         Indices of running jobs.
     start_s : ndarray of float64, shape (n_jobs,)
         Simulated start time of every job [s] (NaN when not started).
@@ -65,13 +78,13 @@ class SchedulerView:
     """
 
     now_s: float
-    queue: list[int]
+    queue: tuple[int, ...]
     free_nodes: int
     nodes: np.ndarray
     estimate_s: np.ndarray
     submit_s: np.ndarray
     recorded_start_s: np.ndarray
-    running: list[int]
+    running: tuple[int, ...]
     start_s: np.ndarray
     n_nodes: int = 0
     account_id: np.ndarray | None = None
@@ -111,6 +124,14 @@ class SchedulerView:
             object.__setattr__(self, "_availability", cached)
         return cached
 
+    def __post_init__(self) -> None:
+        """Freeze what the platform passed in: tuples for the job lists, read-only views for the arrays."""
+        object.__setattr__(self, "queue", tuple(self.queue))
+        object.__setattr__(self, "running", tuple(self.running))
+        for name in ("nodes", "estimate_s", "submit_s", "recorded_start_s", "start_s", "account_id", "queue_id",
+                     "power_W"):
+            object.__setattr__(self, name, _read_only(getattr(self, name)))
+
     def fits(self, job: int, free_nodes: int, headroom_W: float) -> bool:
         """Whether ``job`` fits in ``free_nodes`` nodes and ``headroom_W`` of facility power budget."""
         if int(self.nodes[job]) > free_nodes:
@@ -145,6 +166,24 @@ class BasePolicy(abc.ABC):
 
     #: Reservations made in the last pass: job index -> reserved start time [s] (for validation and reports).
     reservations: dict[int, float]
+
+    def attach(self, platform) -> None:
+        """Called once by the platform before the run; a policy that looks ahead keeps it to fork it.
+
+        The platform's public look-ahead API is ``platform.fork(policy)`` and ``fork.rollout(until_s)``
+        (:class:`scheduler_sim.kernel.simulation.Simulation`); a policy never writes into the platform. The
+        default keeps nothing.
+        """
+
+    def run_info(self) -> dict:
+        """Entries the platform adds to the run's ``info`` (written to ``/provenance`` info_json) at the end.
+
+        Returns
+        -------
+        dict
+            JSON-serialisable entries; the default has none.
+        """
+        return {}
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Called once before the run with the names behind ``view.queue_id`` / ``view.account_id`` codes."""

@@ -57,7 +57,7 @@ class SJFOrder(QueueOrder):
 
     def order(self, view: SchedulerView) -> list[int]:
         """Queue sorted by ascending estimate."""
-        return _sorted(view, view.estimate_s[view.queue])
+        return _sorted(view, view.estimate_s[np.asarray(view.queue, dtype=np.int64)])
 
 
 class LJFOrder(QueueOrder):
@@ -68,7 +68,7 @@ class LJFOrder(QueueOrder):
 
     def order(self, view: SchedulerView) -> list[int]:
         """Queue sorted by descending estimate."""
-        return _sorted(view, -view.estimate_s[view.queue])
+        return _sorted(view, -view.estimate_s[np.asarray(view.queue, dtype=np.int64)])
 
 
 class LargestFirstOrder(QueueOrder):
@@ -79,7 +79,7 @@ class LargestFirstOrder(QueueOrder):
 
     def order(self, view: SchedulerView) -> list[int]:
         """Queue sorted by descending node count."""
-        return _sorted(view, -view.nodes[view.queue].astype(float))
+        return _sorted(view, -view.nodes[np.asarray(view.queue, dtype=np.int64)].astype(float))
 
 
 class MultiFactorPriority(QueueOrder):

@@ -9,16 +9,67 @@ backfill.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 
 from .backfill import BACKFILLS
 from .base import BasePolicy, SchedulerView
 from .order import ORDERS, QueueOrder
 from .replay import Replay
 
-__all__ = ["OrderedPolicy", "make_policy", "policy_catalogue"]
+__all__ = ["OrderedPolicy", "make_policy", "policy_catalogue", "register_policy", "PolicyFactory"]
 
 #: policy shorthands -> (order, backfill)
 SHORTHANDS = {"easy": ("fcfs", "easy"), "conservative": ("fcfs", "conservative")}
+
+#: A factory of a registered policy: ``factory(backfill, **params) -> BasePolicy``.
+PolicyFactory = Callable[..., BasePolicy]
+
+#: Policies registered by :func:`register_policy` (name -> (factory, one-line description)), in registration order.
+_REGISTERED: dict[str, tuple[PolicyFactory, str]] = {}
+
+
+def register_policy(name: str, description: str) -> Callable[[PolicyFactory], PolicyFactory]:
+    """Class or function decorator: make ``factory`` the policy ``name`` of :func:`make_policy`.
+
+    The factory is called as ``factory(backfill, **params)`` (``backfill`` is None when not given) and raises
+    ValueError for a backfill or parameters it cannot take. A layer above the policies (e.g. the twin driver,
+    :mod:`scheduler_sim.app.twin`) registers its policy this way, so this package never imports upwards.
+
+    Parameters
+    ----------
+    name : str
+        Name used in configs and on the command line (lower case).
+    description : str
+        One line for ``hpctwin list policies``.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the factory unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is already an order, a shorthand or a registered policy.
+    """
+    key = name.lower()
+
+    def deco(factory: PolicyFactory) -> PolicyFactory:
+        if key in ORDERS or key in SHORTHANDS or key in _REGISTERED:
+            raise ValueError(f"policy name {name!r} is already registered")
+        _REGISTERED[key] = (factory, description)
+        return factory
+
+    return deco
+
+
+def _replay(backfill: str | None = None, **params) -> BasePolicy:
+    if backfill not in (None, "none"):
+        raise ValueError("replay starts jobs at their recorded times; it takes no backfill")
+    return Replay()
+
+
+register_policy("replay", Replay.description)(_replay)
 
 
 class OrderedPolicy(BasePolicy):
@@ -61,7 +112,8 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     Parameters
     ----------
     name : str
-        ``replay``, an order name (:data:`ORDERS`) or a shorthand (``easy``, ``conservative``).
+        A registered policy (``replay``; ``twin`` once :mod:`scheduler_sim.app.twin` is imported), an order name
+        (:data:`ORDERS`) or a shorthand (``easy``, ``conservative``).
     backfill : str or None
         Backfill strategy; None means the shorthand's, or ``none`` for a plain order.
     **params
@@ -73,15 +125,8 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
         If a name is unknown (the message lists the known names) or replay is combined with a backfill.
     """
     key = name.lower()
-    if key == "twin":
-        if backfill not in (None, "none"):
-            raise ValueError("twin chooses among its pool's policies; it takes no backfill (see [scheduler.twin])")
-        from ..twin import TwinPolicy
-        return TwinPolicy(priority_params=params or None)
-    if key == "replay":
-        if backfill not in (None, "none"):
-            raise ValueError("replay starts jobs at their recorded times; it takes no backfill")
-        return Replay()
+    if key in _REGISTERED:
+        return _REGISTERED[key][0](backfill, **params)
     if key in SHORTHANDS:
         order_name, bf = SHORTHANDS[key]
         if backfill not in (None, bf):
@@ -91,7 +136,7 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     elif key in ORDERS:
         order_name = key
     else:
-        known = ["replay", "twin", *ORDERS, *SHORTHANDS]
+        known = [*_REGISTERED, *ORDERS, *SHORTHANDS]
         close = [k for k in difflib.get_close_matches(key, known, n=2, cutoff=0.6) if k != key]
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise ValueError(f"unknown policy {name!r}{hint}; known policies: {', '.join(known)}")
@@ -100,8 +145,7 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
 
 def policy_catalogue() -> list[tuple[str, str]]:
     """(name, one-line description) of every order, backfill strategy and shorthand, for ``hpctwin list``."""
-    rows = [("replay", Replay.description), ("twin", "twin in the loop: rolls out a pool of policies over a horizon "
-                                                     "every period and applies the best ([scheduler.twin])")]
+    rows = [(n, d) for n, (_, d) in _REGISTERED.items()]
     rows += [(n, c.description) for n, c in ORDERS.items()]
     rows += [(f"--backfill {n}", d) for n, (_, d) in BACKFILLS.items()]
     rows += [(n, f"shorthand for --policy {o} --backfill {b}") for n, (o, b) in SHORTHANDS.items()]

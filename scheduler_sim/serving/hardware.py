@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -335,13 +336,14 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
 
 def shipped_deployments_dir() -> Path:
     """Folder of the shipped deployment TOMLs (``experiments/serving``)."""
-    from importlib import resources
     return Path(str(resources.files("experiments") / "serving"))
 
 
 def resolve_deployment(name_or_path: str | Path) -> Path:
-    """The deployment file a ``serving.deployment`` value names: a ``.toml`` path, an existing file, or the name of a
-    shipped deployment (``"llama3-70b_h100_tp4x2"`` -> ``experiments/serving/llama3-70b_h100_tp4x2.toml``).
+    """The deployment file a ``serving.deployment`` value names.
+
+    A ``.toml`` path, an existing file, or the name of a shipped deployment (``"llama3-70b_h100_tp4x2"`` ->
+    ``experiments/serving/llama3-70b_h100_tp4x2.toml``).
 
     Raises
     ------
@@ -360,10 +362,12 @@ def resolve_deployment(name_or_path: str | Path) -> Path:
 
 
 def load_deployment(path: str | Path) -> Deployment:
-    """Load a deployment TOML: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file),
-    ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]``
-    table overriding :class:`RooflineConstants`, a ``[disaggregation]`` table (:class:`Disaggregation`) and a
-    ``[server]`` table (:class:`ServerCooling`).
+    """Load a deployment TOML.
+
+    Keys: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file), ``replicas``,
+    ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]`` table overriding
+    :class:`RooflineConstants`, a ``[disaggregation]`` table (:class:`Disaggregation`) and a ``[server]`` table
+    (:class:`ServerCooling`).
 
     Raises
     ------

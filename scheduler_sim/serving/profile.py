@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from power import node_power_w
+
 from .engine import ServingResult
 
 __all__ = ["MAX_PROFILE_BYTES", "ServingPower", "build_power"]
@@ -157,8 +159,6 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
         If the system's nodes have no GPU, ``tensor_parallel`` does not divide / is not a multiple of
         ``gpus_per_node``, ``merge_s`` <= 0, or the profile would exceed :data:`MAX_PROFILE_BYTES`.
     """
-    from power import node_power_w
-
     if merge_s <= 0:
         raise ValueError(f"merge_s must be > 0, got {merge_s}")
     dep = res.deployment

@@ -8,9 +8,12 @@ Usage (from the repository root, in the project's venv)::
 
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
-``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (attributes ``versions_json`` and
-``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in ``wall_time_s`` / ``time_s``
-measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). ``check`` prints each path that differs and exits 1.
+``scheduler_sim.io.hdf5.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
+``versions_json``; the root attribute ``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in
+``wall_time_s`` / ``time_s`` measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). The repository's own folder
+is replaced by ``<root>`` in every string attribute (trace paths in the load reports), so a check gives the same
+digests in any checkout or worktree; the FMU's checksum is dropped (builds of the same model differ in bytes).
+``check`` prints each path that differs and exits 1.
 
 Cases: the main job (30 days), a 7-day window per policy family (replay; FCFS no backfill; SJF + EASY;
 priority + EASY best-fit; FCFS + conservative; largest-first + first-fit), the Azure conversation serving hour,
@@ -49,18 +52,22 @@ CASES: dict[str, list[str]] = {
     "sweep": ["sweep", "experiments/theta_policies_weather.toml"],
 }
 
-_VOLATILE_PROVENANCE = ("versions_json", "git_sha")  # package versions and the commit of the code
+_VOLATILE_PROVENANCE = ("versions_json", "git_sha")
+#: Keys dropped from every JSON attribute. ``fmu``: the SHA-256 of the FMU in ``input_checksums_json``; two builds of
+#: the same model (same cache key) differ in their bytes (archive timestamps), so it changes whenever the FMU cache
+#: is rebuilt, with identical results.
 _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_latency_s", "fmu_path",
-                       "sweep_timing_json")
+                       "sweep_timing_json", "fmu")
 
 
 def _volatile_attrs() -> tuple[str, ...]:
-    from scheduler_sim.hdf5io import VOLATILE_ATTRS
+    from scheduler_sim.io.hdf5 import VOLATILE_ATTRS
 
     return tuple(VOLATILE_ATTRS) + _VOLATILE_PROVENANCE
 
 
 def _clean_json(text: str) -> str:
+    text = text.replace(str(ROOT), "<root>")
     try:
         obj = json.loads(text)
     except (TypeError, ValueError):
@@ -127,7 +134,7 @@ def run_case(name: str, work: Path) -> dict[str, dict[str, str]]:
 
 
 def _versions() -> dict[str, str]:
-    from scheduler_sim.hdf5io import package_versions
+    from scheduler_sim.io.hdf5 import package_versions
 
     v = dict(package_versions())
     v.pop("hpctwin", None)

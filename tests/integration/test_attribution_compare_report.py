@@ -10,14 +10,13 @@ import h5py
 import numpy as np
 import pytest
 
-from cooling_fmu.params import PLANTS_DIR
-from scheduler_sim import hdf5io
-from scheduler_sim.attribution import load_result, read_attribution
-from scheduler_sim.cli import main
-from scheduler_sim.compare import LINKS, compare
-from scheduler_sim.config import load_config
-from scheduler_sim.report import RUN_FIGURES, make_report
-from scheduler_sim.runner import run_one
+from scheduler_sim.io import hdf5 as hdf5io
+from scheduler_sim.analysis.attribution import load_result, read_attribution
+from scheduler_sim.app.cli import main
+from scheduler_sim.analysis.compare import LINKS, compare
+from scheduler_sim.app.config import load_config
+from scheduler_sim.analysis.report import RUN_FIGURES, make_report
+from scheduler_sim.app.runner import run_one
 
 pytestmark = pytest.mark.fmu
 

@@ -8,7 +8,7 @@ import sys
 import h5py
 import pytest
 
-from scheduler_sim.cli import main
+from scheduler_sim.app.cli import main
 
 
 def test_help_explains_every_option(capsys):

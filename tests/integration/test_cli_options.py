@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim.cli import main
-from scheduler_sim.config import RunConfig
+from scheduler_sim.app.cli import main
+from scheduler_sim.app.config import RunConfig
 from tests.conftest import make_jobs
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -57,7 +56,7 @@ def test_errors_name_the_flag_not_the_config_key(capsys):
 
 
 def test_default_start_day_fits_the_trace():
-    from scheduler_sim.runner import default_start_day
+    from scheduler_sim.app.runner import default_start_day
 
     cfg = RunConfig()
     early = make_jobs([(1, 2.5 * 86400, 1, 60, 120), (2, 9 * 86400, 1, 60, 120)])

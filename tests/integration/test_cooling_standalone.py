@@ -7,9 +7,10 @@ import h5py
 import numpy as np
 import pytest
 
-from cooling_fmu.standalone import load_power_series, run_standalone
+from cooling_fmu.standalone import load_power_series
 from cooling_fmu.weather import Weather
-from scheduler_sim.cli import main
+from scheduler_sim.app.cli import main
+from scheduler_sim.app.cooling import run_cooling_standalone
 
 pytestmark = pytest.mark.fmu
 
@@ -32,8 +33,8 @@ def test_power_series_report(series):
 
 def test_standalone_energies_pue_wue(series, tmp_path, fmu_cache):
     out = tmp_path / "c.h5"
-    s = run_standalone(series, out, plant="theta", step_s=15.0, weather=Weather.constant(285.0),
-                       cache_dir=fmu_cache)
+    s = run_cooling_standalone(series, out, plant="theta", step_s=15.0, weather=Weather.constant(285.0),
+                               cache_dir=fmu_cache)
     # IT energy: 48 x 900 s x 1.0 MW + 48 x 900 s x 1.4 MW = 103.68 GJ (zero rows skipped)
     assert s["E_it_J"] == pytest.approx(48 * 900 * 2.4e6, rel=1e-12)
     assert s["leading_zero_rows_skipped"] == 10

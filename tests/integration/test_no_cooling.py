@@ -11,7 +11,8 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim.cli import main
+from scheduler_sim.analysis.report import make_report
+from scheduler_sim.app.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +51,6 @@ def test_compare_says_n_a(nocool, capsys):
 
 
 def test_report_leaves_facility_figures_out(nocool, tmp_path):
-    from scheduler_sim.report import make_report
-
     html = make_report(nocool, tmp_path / "r").read_text()
     assert "No cooling plant was modelled" in html
     assert ">facility energy<" not in html and ">PUE<" not in html

@@ -6,8 +6,9 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim import hdf5io
-from scheduler_sim.simulation import Simulation
+from cooling_fmu.coupling import PlantError
+from scheduler_sim.io import hdf5 as hdf5io
+from scheduler_sim.kernel.simulation import Simulation
 from tests.conftest import make_jobs
 from tests.integration.test_schedules import EIGHT
 
@@ -102,9 +103,7 @@ class _FailingPlant:
         out = []
         for _ in range(heat.shape[0]):
             if self.steps == 9:
-                err = RuntimeError("fmi2DoStep returned fmi2Error at t=135 s")
-                err.completed_outputs = np.array(out).reshape(-1, 3)
-                raise err
+                raise PlantError("fmi2DoStep returned fmi2Error at t=135 s", np.array(out).reshape(-1, 3))
             self.steps += 1
             self.E += 100.0 * 15.0
             out.append([300.0, 100.0, self.E])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduler_sim.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation
 from tests.conftest import make_jobs
 from tests.integration.test_schedules import EIGHT
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from power.job_power import it_power_spread
-from scheduler_sim.config import DAY_S, RunConfig
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import DAY_S, RunConfig
+from scheduler_sim.app.runner import run_one
 
 
 def _spread(path, cfg):

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scheduler_sim.cli import main
+from scheduler_sim.app.cli import main
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")

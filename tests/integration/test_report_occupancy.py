@@ -8,11 +8,11 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim import hdf5io
-from scheduler_sim.attribution import load_result
-from scheduler_sim.report import _occupancy
-from scheduler_sim.report import figures as F
-from scheduler_sim.simulation import Simulation
+from scheduler_sim.io import hdf5 as hdf5io
+from scheduler_sim.analysis.attribution import attribution_of_run, load_result
+from scheduler_sim.analysis.report import _occupancy
+from scheduler_sim.analysis.report import figures as F
+from scheduler_sim.kernel.simulation import Simulation
 from tests.conftest import make_jobs, tiny_system_spec
 
 # 8 nodes = 2 CDUs x 2 racks x 2 nodes, lowest-index placement. Job 4 (3 nodes) starts at 500 s on the free nodes
@@ -42,8 +42,9 @@ def run_file(tmp_path_factory):
     system = System.from_spec(spec, source="tiny8")
     res = Simulation(make_jobs(JOBS), system, "easy", window_start_s=0.0, window_s=1e5,
                      failures=np.array([[1000.0, 1100.0, 4.0]]), on_failure="requeue").run()
-    path = hdf5io.write_run(d / "occ.h5", res, json.dumps({"system": str(d / "tiny8.toml")}), run_name="occ",
-                            system_name=str(d / "tiny8.toml"), policy="easy", seed=0, input_checksums={})
+    cfg_json = json.dumps({"system": str(d / "tiny8.toml")})
+    path = hdf5io.write_run(d / "occ.h5", res, cfg_json, run_name="occ", system_name=str(d / "tiny8.toml"),
+                            policy="easy", seed=0, input_checksums={}, attribution=attribution_of_run(res, cfg_json))
     return path
 
 
@@ -144,9 +145,9 @@ def test_report_compares_measured_and_modelled_power(tmp_path):
     # A run with telemetry for one of two jobs: the report adds the comparison figure, whose caption carries the
     # energies both ways. Job 1: 2 nodes x 100 s at 250 W measured vs 300 W modelled.
     from power.system import System
-    from scheduler_sim import hdf5io
-    from scheduler_sim.report import make_report
-    from scheduler_sim.simulation import Simulation
+    from scheduler_sim.io import hdf5 as hdf5io
+    from scheduler_sim.analysis.report import make_report
+    from scheduler_sim.kernel.simulation import Simulation
     from tests.conftest import make_jobs, tiny_system_spec
 
     sysm = System.from_spec(tiny_system_spec(), source="tiny")

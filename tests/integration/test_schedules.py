@@ -8,12 +8,11 @@ killed at 150 + 200 = 350).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
-from scheduler_sim.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation
 from tests.conftest import make_jobs
 
 NAN = float("nan")
@@ -169,7 +168,7 @@ def test_prefill_places_running_jobs_first(tiny_system):
 def test_partition_power_profile_and_energy_split(tiny_system):
     # Nodes 2-3 belong to a partition (e.g. serving) with its own power: 200 W each from t=0, 250 W from t=100.
     # Batch J1 (2 nodes, 0-60 s) runs on nodes 0-1; J2 (3 nodes) can never fit the 2-node batch pool: excluded.
-    from scheduler_sim.simulation import NodePowerProfile
+    from scheduler_sim.kernel.simulation import NodePowerProfile
     prof = NodePowerProfile(nodes=np.array([2, 3]), t_s=np.array([0.0, 100.0]),
                             P_W=np.array([[200.0, 200.0], [250.0, 250.0]]), label="serving")
     rows = [(1, 0, 2, 60, 60), (2, 0, 3, 10, 10)]
@@ -276,7 +275,7 @@ def test_measured_power_time_series_is_integrated_exactly(tiny_system):
 def test_attribution_counts_every_attempt_of_a_requeued_job(tiny_system):
     # Regression (adversarial review): attribution used only the last attempt, so the energy of attempts killed
     # by a failure went to "idle". With the per-run allocation table every attempt is attributed exactly.
-    from scheduler_sim.attribution import attribute
+    from scheduler_sim.analysis.attribution import attribute
     rows = [(1, 0, 2, 100, 100), (2, 60, 3, 10, 10)]
     sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
                      downtimes=[(50.0, 150.0, np.array([0, 1]))], on_failure="requeue")

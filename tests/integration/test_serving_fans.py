@@ -5,8 +5,8 @@ from pathlib import Path
 import h5py
 import pytest
 
-from scheduler_sim.config import load_config
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import load_config
+from scheduler_sim.app.runner import run_one
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

@@ -6,8 +6,8 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim.config import ConfigError, load_config
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import ConfigError, load_config
+from scheduler_sim.app.runner import run_one
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -72,7 +72,7 @@ def test_disabled_trace_needs_serving(tmp_path):
 
 
 def test_disaggregated_prefix_cached_run_and_cli_header(tmp_path, capsys):
-    from scheduler_sim.cli import main
+    from scheduler_sim.app.cli import main
 
     p = tmp_path / "disagg.toml"
     p.write_text(f"""

@@ -10,8 +10,8 @@ import h5py
 import pytest
 
 from power import load_system
-from scheduler_sim.runner import design_peak_W
-from scheduler_sim.sweep import load_study, run_sweep, study_plot_function
+from scheduler_sim.app.runner import design_peak_W
+from scheduler_sim.app.sweep import load_study, run_sweep, study_plot_function
 
 EXP = Path(__file__).resolve().parents[2] / "experiments"
 

@@ -14,8 +14,8 @@ import pytest
 
 from power.system import System
 from scheduler_sim.policies import BasePolicy, make_policy
-from scheduler_sim.simulation import Simulation
-from scheduler_sim.twin import Objective, TwinPolicy, make_candidate
+from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.app.twin import Objective, TwinPolicy, make_candidate
 from tests.conftest import make_jobs, tiny_system_spec
 
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
@@ -157,8 +157,8 @@ import json, sys
 import numpy as np
 from mpi4py import MPI
 from power.system import System
-from scheduler_sim.simulation import Simulation
-from scheduler_sim.twin import TwinPolicy, serve_rollouts, stop_rollout_workers
+from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.app.twin import TwinPolicy, serve_rollouts, stop_rollout_workers
 from tests.conftest import make_jobs, tiny_system_spec
 from tests.integration.test_twin import _workload
 comm = MPI.COMM_WORLD

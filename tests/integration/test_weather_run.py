@@ -14,7 +14,7 @@ import h5py
 import pytest
 
 from cooling_fmu.weather import DATA_DIR, SITES, load_weather
-from scheduler_sim.cli import main
+from scheduler_sim.app.cli import main
 
 pytestmark = pytest.mark.fmu
 CASE = Path(__file__).resolve().parents[3] / "shared" / "cases" / "field-2" / "leap-year-weather"

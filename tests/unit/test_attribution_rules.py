@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scheduler_sim.attribution import attribute
-from scheduler_sim.compare import decompose, log_mean
+from scheduler_sim.analysis.attribution import attribute
+from scheduler_sim.analysis.compare import decompose, log_mean
 
 
 def _hand_run():

@@ -14,8 +14,8 @@ import pytest
 
 from dataloaders.swf import read_swf, read_swf_header, swf_cores_per_node
 from power import load_system, node_power_w
-from scheduler_sim.config import RunConfig
-from scheduler_sim.runner import trace_cores_per_node
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.app.runner import trace_cores_per_node
 
 DATA = Path(__file__).resolve().parents[2] / "experiments" / "data"
 
@@ -56,7 +56,7 @@ def test_run_takes_cli_then_header_then_system(tmp_path):
 
 
 def test_cli_run_accepts_cores_per_node():
-    from scheduler_sim.cli import build_parser
+    from scheduler_sim.app.cli import build_parser
 
     a = build_parser().parse_args(["run", "--cores-per-node", "2"])
     assert a.cores_per_node == 2

@@ -170,7 +170,7 @@ def test_cache_roundtrip(tmp_path, monkeypatch):
 
 # ---- CLI --------------------------------------------------------------------------------------------------------
 def test_cli_validate_exit_codes(tmp_path, capsys):
-    from scheduler_sim.cli import main
+    from scheduler_sim.app.cli import main
     clean = tmp_path / "ok.sacct"
     clean.write_text("JobID|Submit|Start|End|Elapsed|Timelimit|NNodes|State\n"
                      "1|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10|00:01:00|10|2|COMPLETED\n")

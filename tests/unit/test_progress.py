@@ -13,7 +13,7 @@ import io
 import pytest
 import tqdm
 
-from scheduler_sim.progress import RunProgress, Spinner
+from scheduler_sim.kernel.progress import RunProgress, Spinner
 
 
 def test_old_format_fails_past_total_the_way_the_field_report_says():

@@ -84,7 +84,7 @@ def test_prefix_affinity_falls_back_to_the_least_loaded_replica(slack, replicas)
 
 
 def test_default_slack_and_router_table_in_the_config(tmp_path):
-    from scheduler_sim.config import load_config
+    from scheduler_sim.app.config import load_config
 
     assert DEFAULT_AFFINITY_SLACK == 2
     c = tmp_path / "c.toml"
@@ -112,7 +112,7 @@ def test_shipped_deployment_by_name():
 # ---- a run that serves nothing, and a profile too large to hold -------------------------------------------------
 def test_every_request_rejected_is_an_error(tmp_path):
     from power.system import System
-    from scheduler_sim.config import ServingConfig
+    from scheduler_sim.app.config import ServingConfig
     from scheduler_sim.serving.run import prepare_serving
 
     from conftest import tiny_system_spec

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from scheduler_sim.serving.calibrate import fit_power, read_measurements, steady_state_step

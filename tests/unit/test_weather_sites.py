@@ -105,8 +105,8 @@ def test_resolve_weather_file_names_the_sites(tmp_path):
 # --------------------------------------------------------------------------- precedence: --weather, config, site
 def test_weather_precedence_cli_then_config_then_site(tmp_path):
     from power import load_system
-    from scheduler_sim.config import RunConfig
-    from scheduler_sim.runner import build_weather, weather_source
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import build_weather, weather_source
 
     theta = load_system("theta")
     cfg = RunConfig()
@@ -132,7 +132,7 @@ def test_weather_precedence_cli_then_config_then_site(tmp_path):
 
 
 def test_config_keeps_bare_site_names_and_resolves_files(tmp_path):
-    from scheduler_sim.config import load_config
+    from scheduler_sim.app.config import load_config
 
     (tmp_path / "a.toml").write_text('[cooling]\nweather_path = "knoxville"\n')
     (tmp_path / "b.toml").write_text('[cooling]\nweather = "tmy3"\nweather_path = "w/site.epw"\n')
@@ -200,8 +200,8 @@ def test_runner_uses_trace_calendar_for_leap_case():
         pytest.skip("field-2 cases not present")
     from dataloaders.registry import load_trace
     from power import load_system
-    from scheduler_sim.config import RunConfig
-    from scheduler_sim.runner import build_weather
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import build_weather
 
     system = load_system(case / "tiny1.toml")
     cfg = RunConfig(system=str(case / "tiny1.toml"))

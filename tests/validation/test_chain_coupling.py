@@ -10,8 +10,8 @@ from cooling_fmu.plant import CoolingPlant
 from cooling_fmu.weather import Weather
 from dataloaders.registry import load_trace
 from power import load_system
-from scheduler_sim.config import embedded_trace_path
-from scheduler_sim.simulation import Simulation
+from scheduler_sim.app.config import embedded_trace_path
+from scheduler_sim.kernel.simulation import Simulation
 
 DAY = 86400.0
 

@@ -88,7 +88,7 @@ def test_site_fmu_runs_in_si_through_the_map(site_fmu, params):
 
 def test_site_fmu_in_the_simulation(site_fmu, params):
     from power.system import System
-    from scheduler_sim.simulation import Simulation
+    from scheduler_sim.kernel.simulation import Simulation
     from tests.conftest import make_jobs, tiny_system_spec
 
     system = System.from_spec(tiny_system_spec(n_nodes=6, n_cdus=N), source="tiny")

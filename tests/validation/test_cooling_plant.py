@@ -108,7 +108,6 @@ def test_frontier_steady_state_and_fan_share_at_design(frontier):
 
 
 def test_zero_heat_gives_minimum_actuator_power(theta):
-    p = theta.params
     theta.reset()
     theta.initialize(np.zeros(6), 290.0, steady=False)
     y = theta.run(np.zeros((200, 6)), np.full(200, 290.0))[-1]

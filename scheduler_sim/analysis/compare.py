@@ -31,7 +31,7 @@ term has the sign of the change in its factor. ``compare(A, A)`` is all zeros. W
 the whole cooling change is put on the plant-efficiency link.
 
 Besides the links the comparison lists the jobs (matched by ``job_id``; attributed facility energy from
-:mod:`scheduler_sim.attribution`) and the periods (bins of ``period_s`` on the common time grid) that change most.
+:mod:`scheduler_sim.analysis.attribution`) and the periods (bins of ``period_s`` on the common time grid) that change most.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .attribution import load_result, read_attribution
 
 __all__ = ["Comparison", "compare", "LINKS", "log_mean"]
 
@@ -135,7 +137,8 @@ class Comparison:
         if len(self.top_periods):
             lines += ["", "periods that changed most (facility energy, MWh):"]
             for _, r in self.top_periods.iterrows():
-                lines.append(f"  day {r['start_s'] / 86400:8.2f} .. {r['end_s'] / 86400:8.2f}: {r['delta_E_facility_J'] / mwh:+.4f}"
+                lines.append(f"  day {r['start_s'] / 86400:8.2f} .. {r['end_s'] / 86400:8.2f}: "
+                             f"{r['delta_E_facility_J'] / mwh:+.4f}"
                              f" (IT {r['delta_E_it_J'] / mwh:+.4f}, cooling {r['delta_E_cooling_J'] / mwh:+.4f})")
         if len(self.top_jobs):
             lines += ["", "jobs that changed most (attributed facility energy, MWh; start shift, hours):"]
@@ -275,11 +278,9 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If a file is not a compatible run file.
     """
-    from .attribution import load_result, read_attribution
-
     ra, rb = load_result(a), load_result(b)
     aa, ab = read_attribution(a), read_attribution(b)
     TA, TB = _totals(ra, aa), _totals(rb, ab)

@@ -1,7 +1,7 @@
 """The event kernel: a heap of timestamped events and the simulation clock.
 
 The kernel is deliberately small (in the spirit of SimPy's ``Environment``): it knows time, a heap and a
-sequence counter, nothing about jobs or power. The platform (:mod:`scheduler_sim.simulation`) gives events their
+sequence counter, nothing about jobs or power. The platform (:mod:`scheduler_sim.kernel.simulation`) gives events their
 meaning.
 
 Order of events

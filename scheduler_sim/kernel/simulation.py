@@ -2,11 +2,11 @@
 
 One :class:`Simulation` replays a job table on a :class:`power.System` under one policy:
 
-* the event kernel (:mod:`scheduler_sim.core`) orders submissions, ends, walltime kills and node changes;
+* the event kernel (:mod:`scheduler_sim.kernel.core`) orders submissions, ends, walltime kills and node changes;
 * the policy (:mod:`scheduler_sim.policies`) decides which queued jobs start at each timestamp;
 * node DC power is a step function that changes only at events; the power chain (:class:`power.PowerChain`) turns
   it into SIVOC / rectifier losses, IT input power and heat per CDU at each change;
-* :class:`scheduler_sim.recorder.StepIntegrator` averages that step function exactly over each cooling
+* :class:`scheduler_sim.kernel.recorder.StepIntegrator` averages that step function exactly over each cooling
   communication step, and the cooling plant (an FMU) is stepped lazily with that average, zero-order hold, as
   simulated time passes step boundaries; the plant state is thus always known up to the last whole step;
 * whole steps are averaged into output intervals for the HDF5 time series.
@@ -22,6 +22,7 @@ ends, and is padded with idle time to a whole output interval.
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -29,13 +30,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from cooling_fmu.coupling import Plant, PlantError, StepAverager, cdu_series_name, group_cdu_columns, supply_rise_K_per_W
+from power import PowerChain, node_power_w
+
+from ..policies import BasePolicy, PolicyError, SchedulerView, make_policy
+from ..policies.replay import Replay
+from . import metrics
 from .allocator import FREE, NodeAllocator
 from .availability import known_availability
 from .core import Environment, EventKind
-from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
-from .policies.replay import Replay
-from .recorder import IntervalReducer, StepIntegrator
 from .progress import RunProgress
+from .recorder import IntervalReducer, StepIntegrator
 
 __all__ = ["Simulation", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES", "POWER_SERIES"]
 
@@ -133,7 +138,7 @@ class SimulationResult:
     totals : dict of str -> float
         Energies [J] integrated exactly over the whole run (from the step averages, not the output intervals).
     summary : dict of str -> float
-        Headline metrics (see :mod:`scheduler_sim.metrics`).
+        Headline metrics (see :mod:`scheduler_sim.kernel.metrics`).
     info : dict
         Counts and notes: excluded jobs, delayed replays, prefill size, idle energy, wall time ...
     units : dict of str -> str
@@ -174,9 +179,10 @@ class Simulation:
         Platform description (nodes, racks, CDUs, power parameters).
     window_start_s, window_s : float
         Window ``[window_start_s, window_start_s + window_s)`` of submissions to simulate [s].
-    plant : object or None
-        A cooling plant with ``initialize(heat_w, T_wb_K)``, ``run(heat_w (m, n_cdu), T_wb_K (m,)) -> (m, n_out)``,
-        ``output_names``, ``output_units``; None disables cooling (cooling power is then not modelled).
+    plant : cooling_fmu.coupling.Plant or None
+        The cooling plant (the :class:`~cooling_fmu.coupling.Plant` protocol); None disables cooling (cooling power
+        is then not modelled). A :class:`~cooling_fmu.coupling.PlantError` from a step stops the run with the
+        completed steps kept (``info["complete"] = False``).
     wet_bulb_K : callable(ndarray t_s) -> ndarray
         Wet-bulb temperature [K] at simulation times ``t_s`` (only used with a plant).
     step_s : float
@@ -211,7 +217,7 @@ class Simulation:
         (plant's CDU supply temperature below its highest, else the least heat) to even out heat; ``pack`` from
         the most loaded CDU first (concentrates heat).
     failures : ndarray of shape (k, 3) or None
-        Node failures ``(t_down_s, t_up_s, node)``; see :func:`scheduler_sim.faults.sample_failures`.
+        Node failures ``(t_down_s, t_up_s, node)``; see :func:`scheduler_sim.kernel.faults.sample_failures`.
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
@@ -246,7 +252,7 @@ class Simulation:
 
     def __init__(self, jobs: pd.DataFrame, system, policy="easy", *, backfill: str | None = None,
                  policy_params: dict | None = None, window_start_s: float = 0.0,
-                 window_s: float = 30 * DAY_S, plant=None, wet_bulb_K=None, step_s: float = 15.0,
+                 window_s: float = 30 * DAY_S, plant: Plant | None = None, wet_bulb_K=None, step_s: float = 15.0,
                  interval_s: float = 60.0, default_walltime_s: float = DAY_S, progress: bool = False,
                  downtimes: list[tuple] = (),
                  partition: NodePowerProfile | None = None, use_measured_power: bool = False,
@@ -255,8 +261,6 @@ class Simulation:
                  on_failure: str = "requeue", record_reservations: bool = False,
                  warmup_s: float = 0.0, share_entity: str = "account",
                  job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S) -> None:
-        from power import PowerChain, node_power_w
-
         self.system = system
         self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, backfill,
                                                                                  **(policy_params or {}))
@@ -325,9 +329,7 @@ class Simulation:
                 self.info["failures_on_partition_ignored"] = int((~keep).sum())
                 self.failures = self.failures[keep]
         self._prepare_jobs(jobs)
-        attach = getattr(self.policy, "attach", None)
-        if callable(attach):  # a policy that looks ahead (the twin in the loop) forks this platform
-            attach(self)
+        self.policy.attach(self)  # a policy that looks ahead (the twin in the loop) forks this platform
 
     def _horizon(self, t_s: float) -> float:
         """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
@@ -451,9 +453,9 @@ class Simulation:
         running = list(self.running)
         now = self.env.now
         return SchedulerView(
-            now_s=now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
+            now_s=now, queue=tuple(self.queue), free_nodes=self.alloc.n_free, nodes=self.nodes,
             estimate_s=self.estimate, submit_s=self.submit, recorded_start_s=self.recorded_start,
-            running=running, start_s=self.start, n_nodes=self._n_pool,
+            running=tuple(running), start_s=self.start, n_nodes=self._n_pool,
             account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
             availability_fn=lambda: known_availability(
                 now, self.alloc.owner, self.alloc.down_count, running, self.start, self.estimate,
@@ -674,13 +676,13 @@ class Simulation:
             if not self._plant_ready:
                 init = self.plant.initialize(heat[0], float(twb[0]))
                 self._plant_ready = True
-                self._avg_pairs = _average_pairs(self.plant.output_names)
-                self._last_totals = {e: float(init[ie]) for _, _, e, ie in self._avg_pairs}
+                self._averager = StepAverager(self.plant.output_names, self.step_s)
+                self._averager.start(init)
             try:
                 out = self.plant.run(heat, twb)
-            except Exception as exc:  # keep the steps the plant completed, then stop the run (marked partial)
-                done = getattr(exc, "completed_outputs", None)
-                if done is None or done.shape[0] == 0:
+            except PlantError as exc:  # keep the steps the plant completed, then stop the run (marked partial)
+                done = exc.completed_outputs
+                if done.shape[0] == 0:
                     raise _PlantFailed(exc, self.t0 + k0 * self.step_s) from exc
                 failure = _PlantFailed(exc, self.t0 + (k0 + done.shape[0]) * self.step_s)
                 m = done.shape[0]
@@ -688,11 +690,7 @@ class Simulation:
                 block, twb = block[:m], twb[:m]
             # Power outputs sampled at the end of a step are replaced by their exact step averages where the
             # plant integrates them itself (a running energy total E_x: P_avg = dE / step).
-            for name, ip, e, ie in self._avg_pairs:
-                tot = out[:, ie]
-                prev = np.concatenate(([self._last_totals[e]], tot[:-1]))
-                out[:, ip] = (tot - prev) / self.step_s
-                self._last_totals[e] = float(tot[-1])
+            self._averager.apply(out)
             self.plant_state = out[-1]
             self._plant_sums += out.sum(axis=0) * self.step_s
             p_liq = out[:, self.plant.P_cooling_index]
@@ -769,11 +767,9 @@ class Simulation:
         self._i_T_sec_sup = None
         self._dT_per_W = None
         self._last_step_heat = np.zeros(nc)
-        cdu_params = getattr(getattr(self.plant, "params", None), "cdu", None)
-        if cdu_params is not None and hasattr(cdu_params, "m_flow_sec_nominal_kg_s"):
-            self._dT_per_W = 1.0 / (cdu_params.m_flow_sec_nominal_kg_s * 4186.0)  # water cp [J/(kg K)]
         if self.plant is not None:
-            idx = _group_cdu_columns(self.plant.output_names).get("T_sec_sup")
+            self._dT_per_W = supply_rise_K_per_W(self.plant)
+            idx = group_cdu_columns(self.plant.output_names).get("T_sec_sup")
             self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
         from power.facility import SERIES as _OVH_SERIES
 
@@ -847,7 +843,6 @@ class Simulation:
                 nd = np.array([int(node)])
                 self.env.schedule(t_down, EventKind.NODE_DOWN, (nd, False))
                 self.env.schedule(t_up, EventKind.NODE_UP, nd)
-        env = self.env
         self._steps_emitted = 0
         failure: _PlantFailed | None = None
         try:
@@ -1010,8 +1005,6 @@ class Simulation:
         placement then rank CDUs by heat instead of plant temperatures. Output series, reservations log, progress
         bar and the job table are not carried, so a fork pickles small (it can be sent to another MPI rank).
         """
-        import copy
-
         new = object.__new__(Simulation)
         new.__dict__.update(self.__dict__)
         for name in self._FORK_ARRAYS:
@@ -1038,8 +1031,6 @@ class Simulation:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        from power import PowerChain
-
         self.__dict__.update(state)
         self.chain = PowerChain(self.system)
 
@@ -1103,8 +1094,7 @@ class Simulation:
 
     # ------------------------------------------------------------------ results
     def _result(self, idle_energy_dc: float, idle_energy_it: float) -> SimulationResult:
-        from . import metrics
-
+        self.info.update(self.policy.run_info())
         sysm = self.system
         nc = sysm.n_cdus
         rows = self.reducer.finish()
@@ -1132,11 +1122,11 @@ class Simulation:
             off2 = self._o_rack + sysm.n_racks
             facility["T_wb_K"] = rows[:, off2]
             for i, name in enumerate(self.plant.output_names):
-                base = _cdu_series_name(name)
+                base = cdu_series_name(name)
                 units[base or name] = self.plant.output_units[i]
                 if base is None and i != self.plant.P_cooling_index:  # that one is P_cooling_W below
                     facility[name] = rows[:, off2 + 1 + i]
-            for base, idx in _group_cdu_columns(self.plant.output_names).items():
+            for base, idx in group_cdu_columns(self.plant.output_names).items():
                 cdu[base] = rows[:, [off2 + 1 + i for i in idx]]
             pi = self.plant.P_cooling_index
             totals["E_cooling_J"] = float(self._plant_sums[pi])
@@ -1244,8 +1234,10 @@ def _add_facility_overheads(sim: "Simulation", facility: dict, totals: dict, row
 
 
 def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
-    """Turn (job index, start, end, nodes, per-node IT power) attempts into rows of consecutive-node runs within one
-    CDU (see SimulationResult)."""
+    """Rows of consecutive-node runs within one CDU (see SimulationResult).
+
+    From the (job index, start, end, nodes, per-node IT power) attempts of the run.
+    """
     cols: dict[str, list] = {k: [] for k in ("job_id", "start_s", "end_s", "node_first", "node_count", "cdu",
                                              "it_power_W")}
     for j, a, b, nodes, shares in attempts:
@@ -1266,45 +1258,3 @@ def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) 
     dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64,
           "cdu": np.int64, "it_power_W": float}
     return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}
-
-
-#: Plant power outputs and the running energy totals the plant integrates them into (when it has them).
-#: Per-CDU outputs ``P[i]`` are paired with ``E[i]`` the same way.
-_AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out", "Q_flow_chiller": "E_chiller_out",
-                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out", "P_pump_fac": "E_pump_fac_out",
-                      "P_pump_tower": "E_pump_tower_out", "P_chiller": "E_chiller_elec_out",
-                      "P_pump_sec": "E_pump_sec_out"}
-
-
-def _average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:
-    """(output name, its index, total name, its index) for each output whose running total exists.
-
-    Plant-level outputs pair by name (``P_pump_fac`` -> ``E_pump_fac_out``); per-CDU outputs pair element by element
-    (``P_pump_sec[3]`` -> ``E_pump_sec_out[3]``).
-    """
-    index = {n: i for i, n in enumerate(names)}
-    pairs = []
-    for n, i in index.items():
-        base, _, rest = n.partition("[")
-        total = _AVERAGED_BY_TOTAL.get(base)
-        if total is None:
-            continue
-        e = total + ("[" + rest if rest else "")
-        if e in index:
-            pairs.append((n, i, e, index[e]))
-    return pairs
-
-
-def _cdu_series_name(name: str) -> str | None:
-    """``'T_supply_K[3]'`` -> ``'T_supply_K'``; plant-level names -> None."""
-    return name.split("[", 1)[0] if name.endswith("]") and "[" in name else None
-
-
-def _group_cdu_columns(names: list[str]) -> dict[str, list[int]]:
-    groups: dict[str, list[tuple[int, int]]] = {}
-    for i, nm in enumerate(names):
-        base = _cdu_series_name(nm)
-        if base is not None:
-            idx = int(nm[nm.index("[") + 1:-1])
-            groups.setdefault(base, []).append((idx, i))
-    return {b: [i for _, i in sorted(v)] for b, v in groups.items()}

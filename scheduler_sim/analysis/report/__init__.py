@@ -23,11 +23,17 @@ import base64
 import html
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import h5py
 import numpy as np
 
+from power import load_system
+
+from ...io.hdf5 import check_schema
+from ...kernel.progress import Spinner
+from ..attribution import load_result, read_attribution
 from .catalogue import describe, format_value, grouped_rows
 
 __all__ = ["make_report", "RUN_FIGURES"]
@@ -48,7 +54,7 @@ _SPINNER = None
 
 
 def _save(fig, out_dir: Path, name: str) -> Path:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy (matplotlib): imported only when a report is drawn
 
     png = out_dir / f"{name}.png"
     fig.savefig(png, dpi=110)
@@ -128,13 +134,11 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If the file is not an hpctwin run or sweep-summary file of a compatible schema.
     KeyError
         If a Pareto metric is not in the sweep summary.
     """
-    from ..hdf5io import check_schema
-
     path = Path(path)
     out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
     if gantt_color not in ("job", "wait"):
@@ -147,8 +151,6 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     out.mkdir(parents=True, exist_ok=True)
     global _SPINNER
     try:
-        from ..progress import Spinner
-
         _SPINNER = Spinner("report: reading and drawing", enabled=progress).__enter__()
         if kind == "sweep-summary":
             return _sweep_report(path, out, list(pareto) if pareto else list(DEFAULT_PARETO))
@@ -166,8 +168,7 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
-    from ..attribution import load_result, read_attribution
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     res = load_result(path)
     att = read_attribution(path)
@@ -249,7 +250,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
 def _cooling_report(path: Path, out: Path) -> Path:
     """Report of a cooling-only file (``hpctwin cooling``): power by component, PUE with weather, CDU maps."""
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         a = dict(f.attrs)
@@ -295,7 +296,7 @@ def _cooling_report(path: Path, out: Path) -> Path:
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
     """The occupancy figure and its caption: exact from ``/allocations``, else the packed fallback."""
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         alloc = {k: f["allocations"][k][()] for k in f["allocations"]} if "allocations" in f else None
@@ -331,8 +332,6 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
 
 def _system(name: str, res):
     """The run's system description (root attribute ``system``, else the configuration's), or None."""
-    from power import load_system
-
     cands = [name]
     try:
         cands.append(str(json.loads(res.config_json).get("system", "")))
@@ -351,7 +350,6 @@ def _system(name: str, res):
 def _n_nodes(res) -> int:
     """Nodes of the system of a run (from its configuration), else the peak busy count."""
     try:
-        from power import load_system
         return int(load_system(json.loads(res.config_json)["system"]).n_nodes)
     except Exception:  # a missing description only affects the utilisation scale
         return int(np.ceil(np.max(res.facility["busy_nodes"]))) or 1
@@ -392,8 +390,6 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
     list of str
         One label per scenario ("" for all when the study has no condition axis).
     """
-    import tomllib
-
     try:
         axes = [k for k in tomllib.loads(study_text).get("axes", {}) if _is_condition(k)]
     except (tomllib.TOMLDecodeError, AttributeError):
@@ -411,7 +407,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
-    from . import figures as F
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
         g = f["scenarios"]

@@ -9,9 +9,9 @@ Layout (schema 1.1; 1.1 added /attribution, readers accept any 1.x)::
     /timeseries/facility/<name>  (n_intervals,)          interval averages
     /timeseries/cdu/<name>       (n_intervals, n_cdus)   interval averages per CDU
     /timeseries/rack/P_in_W      (n_intervals, n_racks)  interval-average rack input power
-    /summary               attrs: headline metrics (see scheduler_sim.metrics.summarize)
+    /summary               attrs: headline metrics (see scheduler_sim.kernel.metrics.summarize)
     /totals                attrs: exact energies [J] integrated over the run
-    /attribution/...       job -> PUE attribution (scheduler_sim.attribution; docs/output_schema.md)
+    /attribution/...       job -> PUE attribution (scheduler_sim.analysis.attribution; docs/output_schema.md)
     /provenance            attrs: input_checksums_json, versions_json, load_report_json, info_json,
                                   created, wall_time_s, scheduling_time_s (the only attributes that vary
                                   between identical runs: wall-clock measurements)
@@ -30,15 +30,23 @@ import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
 import pandas as pd
 
-from .attribution import write_attribution
+from jobs.table import JOB_COLUMNS
+from power.facility import pue_category
+
+from ..kernel.metrics import group_metrics
+
+if TYPE_CHECKING:  # types only
+    from ..serving.run import ServingOutput
 
 __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_series", "read_summary",
-           "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5"]
+           "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5", "unit_of",
+           "write_dataset", "write_attribution_group", "write_serving_group"]
 
 SCHEMA_VERSION = "1.1"
 #: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
@@ -160,7 +168,25 @@ class atomic_h5:
             self.tmp.unlink(missing_ok=True)
 
 
-def _dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_name: str = "") -> None:
+def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_name: str = "") -> None:
+    """Write one dataset of a run file with its ``units`` (and ``long_name``) attributes.
+
+    Arrays of more than 1,024 elements are chunked (up to 65,536 rows a chunk) and gzip-compressed (level 4,
+    shuffled), so files stay small and readable with plain h5py.
+
+    Parameters
+    ----------
+    group : h5py.Group
+        Group to create the dataset in.
+    name : str
+        Dataset name.
+    data : array_like
+        Values (any shape; strings as an ``h5py.string_dtype`` array).
+    units : str
+        Unit string (SI, e.g. ``W``, ``J``, ``s``; ``1`` for dimensionless; ``""`` for text).
+    long_name : str, optional
+        Description; not written when empty.
+    """
     data = np.asarray(data)
     kw = {}
     if data.ndim >= 1 and data.size > 1024:
@@ -172,17 +198,20 @@ def _dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_na
         ds.attrs["long_name"] = long_name
 
 
+_dataset = write_dataset  # short name used by the writers of this module
+
+
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving=None) -> Path:
+              serving: ServingOutput | None = None, attribution=None) -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
     ----------
     path : str or Path
         Output file; parent folders are created.
-    result : scheduler_sim.simulation.SimulationResult
+    result : scheduler_sim.kernel.simulation.SimulationResult
         What the run produced.
     config_json : str
         Canonical JSON of the run configuration.
@@ -199,15 +228,16 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     job_units : dict or None
         Units of job columns that are not recognisable by suffix.
     serving : scheduler_sim.serving.run.ServingOutput or None
-        A co-located serving partition's results, written to ``/serving`` by :func:`_write_serving`.
+        A co-located serving partition's results, written to ``/serving`` by :func:`write_serving_group`.
+    attribution : scheduler_sim.analysis.attribution.Attribution or None
+        The run's job -> PUE attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), written to
+        ``/attribution`` by :func:`write_attribution_group`; None writes no ``/attribution`` group.
 
     Returns
     -------
     Path
         ``path``.
     """
-    from jobs.table import JOB_COLUMNS
-
     path = Path(path)
     with atomic_h5(path) as f:
         f.attrs["schema_version"] = SCHEMA_VERSION
@@ -219,8 +249,6 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         f.attrs["seed"] = int(seed)
         f.attrs["config_json"] = config_json
         f.attrs["pue_definition"] = PUE_DEFINITION
-        from .runner import pue_category
-
         f.attrs["pue_category"] = pue_category(result.info)
         f.attrs["it_fans_rule"] = IT_FANS_RULE
         f.attrs["facility_stages_counted"] = ",".join(result.info.get("facility_stages_counted", []))
@@ -265,7 +293,6 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         rk = ts.create_group("rack")
         for name, arr in result.rack.items():
             _dataset(rk, name, arr, unit_of(name), "Rack input power (IT power of the rack)")
-        from .metrics import group_metrics
         mg = f.create_group("metrics")
         for by in ("account", "size"):
             gm = group_metrics(result.jobs, by)
@@ -281,7 +308,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         tg = f.create_group("totals")
         for k, v in result.totals.items():
             tg.attrs[k] = float(v)
-        write_attribution(f, result, config_json)
+        if attribution is not None:
+            write_attribution_group(f, attribution)
         pg = f.create_group("provenance")
         pg.attrs["input_checksums_json"] = json.dumps(input_checksums, sort_keys=True)
         pg.attrs["versions_json"] = json.dumps(package_versions(), sort_keys=True)
@@ -293,17 +321,9 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         pg.attrs["scheduling_time_s"] = float(result.info.get("scheduling_time_s", float("nan")))
         if "twin_latency_s" in result.info:
             pg.attrs["twin_latency_s"] = np.asarray(result.info["twin_latency_s"], dtype=float)
-        _write_serving(f, serving)
+        if serving is not None:
+            write_serving_group(f, serving)
     return path
-
-
-def _write_serving(f: h5py.File, serving) -> None:
-    """Write the ``/serving`` group (docs/output_schema.md) when the run had a serving partition."""
-    if serving is None:
-        return
-    from .serving.run import write_serving_group
-
-    write_serving_group(f, serving)
 
 
 _JOB_RESULT_DOCS = {
@@ -314,7 +334,8 @@ _JOB_RESULT_DOCS = {
     "node_power_W": "DC power of each of the job's nodes while it runs (mean of the telemetry series if measured)",
     "node_power_model_W": "Node DC power the utilisation model gives for the job (written when measured power is used)",
     "energy_dc_J": "Node DC energy of the job = node_power_W * nodes * run_s",
-    "energy_it_J": "Rack-input energy of the job: its nodes' DC energy plus their attributed conversion losses and overhead share",
+    "energy_it_J": ("Rack-input energy of the job: its nodes' DC energy plus their attributed conversion losses and "
+                    "overhead share"),
     "wait_s": "wait_s = sim_start_s - submit_time_s",
     "turnaround_s": "turnaround_s = sim_end_s - submit_time_s",
     "run_s": "run_s = sim_end_s - sim_start_s",
@@ -374,3 +395,138 @@ def read_summary(path: str | Path) -> dict[str, float]:
     with h5py.File(path, "r") as f:
         check_schema(f, path)
         return {k: float(v) for k, v in f["summary"].attrs.items()}
+
+
+#: long_name of the attribution quantities (``/attribution/*/<name>``).
+_ATTRIBUTION_DOCS = {
+    "E_it_J": "IT (rack-input) energy",
+    "E_node_dc_J": "Node component (DC) energy",
+    "E_sivoc_loss_J": "VRM/SIVOC conversion loss",
+    "E_rectifier_loss_J": "Rectifier conversion loss",
+    "E_rack_overhead_J": "Rack overhead devices (equal share per node-second)",
+    "E_cdu_pump_J": "CDU secondary pump energy (share of the CDU's heat per interval)",
+    "E_facility_pump_J": "Facility pump energy (share of the facility heat per interval)",
+    "E_tower_pump_J": "Tower-water pump energy (share of the facility heat per interval; 0 if the plant has none)",
+    "E_tower_fan_J": "Cooling-tower fan energy (share of the facility heat per interval)",
+    "E_chiller_J": "Chiller energy (share of the facility heat per interval; 0 without a chiller)",
+    "E_cooling_J": "Liquid cooling plant energy = CDU pumps + facility pumps + tower pumps + tower fans + chiller",
+    "E_transformer_loss_J": "Medium-voltage transformer loss (share of IT power per interval)",
+    "E_switchgear_loss_J": "Switchgear / busway / cabling loss (share of IT power per interval)",
+    "E_ups_loss_J": "UPS loss (share of IT power per interval)",
+    "E_pdu_loss_J": "PDU loss (share of IT power per interval)",
+    "E_air_fan_J": "Air-handler / CRAH fan energy for heat that goes to air (share of IT power per interval)",
+    "E_air_chiller_J": "Chilled water for the air side (share of IT power per interval; 0 on economiser)",
+    "E_lighting_J": "Lighting and building controls (share of IT power per interval)",
+    "E_electrical_loss_J": "Electrical chain loss = transformer + switchgear + UPS + PDU",
+    "E_air_side_J": "Air side = air-handler fans + chilled water for air",
+    "E_facility_J": "Facility energy = E_it_J + E_cooling_J + E_air_side_J + E_electrical_loss_J + E_lighting_J",
+    "PUE_effective": "Effective PUE = E_facility_J / E_it_J",
+}
+
+
+def write_attribution_group(f: h5py.File, att) -> None:
+    """Write the ``/attribution`` group (layout in docs/output_schema.md) into an open run file.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The run file being written.
+    att : scheduler_sim.analysis.attribution.Attribution
+        The run's attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`).
+    """
+    g = f.create_group("attribution")
+    g.attrs["rules"] = ("Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "
+                        "plant (facility pumps, tower pumps, tower fans, chiller) by share of the facility heat per interval; "
+                        "idle and partition pseudo-consumers take the remainder. See scheduler_sim.attribution.")
+    for k, v in att.attrs.items():
+        g.attrs[k] = v
+    for sub, data in (("jobs", att.jobs), ("pseudo", att.pseudo), ("timeseries", att.timeseries),
+                      ("cdu", att.cdu), ("rack", att.rack)):
+        sg = g.create_group(sub)
+        for name, arr in data.items():
+            arr = np.asarray(arr)
+            if arr.dtype.kind == "U":
+                sg.create_dataset(name, data=arr.astype(object), dtype=h5py.string_dtype("utf-8"))
+                continue
+            units = "1" if name in ("PUE", "PUE_cumulative", "PUE_effective", "cdu") else unit_of(name)
+            _dataset(sg, name, arr, units, _ATTRIBUTION_DOCS.get(name, ""))
+    tg = g.create_group("totals")
+    for k, v in att.totals.items():
+        tg.attrs[k] = float(v)
+
+
+#: (units, long_name) of the ``/serving/requests`` columns.
+_REQ_DOCS = {
+    "request_id": ("1", "Request identifier (arrival order)"),
+    "arrival_time_s": ("s", "Arrival time, trace time relative to the serving window start"),
+    "prompt_tokens": ("1", "Prompt length [tokens]"),
+    "output_tokens": ("1", "Generated tokens"),
+    "prefix_block_ids": ("", "Prompt KV-block ids, space separated ('' when none)"),
+    "replica": ("1", "Replica the router chose"),
+    "first_token_s": ("s", "Time the first output token was produced (end of the prefill step; end of the KV "
+                           "transfer when disaggregated)"),
+    "finish_s": ("s", "Time the last output token was produced"),
+    "ttft_s": ("s", "ttft_s = first_token_s - arrival_time_s"),
+    "e2e_s": ("s", "e2e_s = finish_s - arrival_time_s"),
+    "tpot_s": ("s", "tpot_s = (finish_s - first_token_s) / (output_tokens - 1); NaN for one-token outputs"),
+    "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
+    "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
+    "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
+    "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
+    "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
+}
+
+
+def write_serving_group(f, so: ServingOutput) -> None:
+    """Write ``/serving`` (requests, power series, summary) into an open HDF5 file (docs/output_schema.md).
+
+    Parameters
+    ----------
+    f : h5py.File
+        The run file being written.
+    so : scheduler_sim.serving.run.ServingOutput
+        After :func:`scheduler_sim.serving.run.finish_serving`.
+    """
+    g = f.create_group("serving")
+    dep = so.result.deployment
+    g.attrs["deployment_json"] = dep.model_dump_json()
+    g.attrs["router"] = so.result.router
+    g.attrs["limits_json"] = json.dumps(so.result.limits.__dict__, sort_keys=True)
+    g.attrs["ttft_slo_s"] = float(so.ttft_slo_s)
+    g.attrs["tpot_slo_s"] = float(so.tpot_slo_s)
+    g.attrs["trace"] = str(so.trace_path)
+    g.attrs["time_origin_unix_s"] = float(so.time_origin_unix_s)
+    g.attrs["load_report_json"] = json.dumps(so.load_report, sort_keys=True, default=str)
+    g.attrs["info_json"] = json.dumps({k: v for k, v in so.result.info.items() if k not in ("wall_time_s",
+                                                                                           "events_per_s")},
+                                      sort_keys=True, default=str)
+    rq = g.create_group("requests")
+    df = so.requests if so.requests is not None else so.result.requests
+    for col in df.columns:
+        units, desc = _REQ_DOCS.get(col, ("1", ""))
+        if col == "prefix_block_ids":
+            data = np.array([" ".join(str(b) for b in x) for x in df[col]], dtype=h5py.string_dtype("utf-8"))
+        else:
+            data = df[col].to_numpy()
+        _dataset(rq, col, data, units, desc)
+    pw = g.create_group("power")
+    _dataset(pw, "time_s", so.power.t_s, "s", "Start of each profile row (simulation time); the last row holds "
+                                             "to the end of the run")
+    _dataset(pw, "P_gpu_W", so.power.P_gpu_W, "W", "Power of each GPU of each replica, shape (n_rows, "
+                                                   "n_replicas); exact average over the row")
+    _dataset(pw, "P_node_W", so.power.P_node_W, "W", "DC power of each partition node, shape (n_rows, n_nodes)")
+    _dataset(pw, "nodes", so.nodes, "1", "System node index of each partition node")
+    if so.power.P_link_W is not None and so.result.deployment.disaggregation is not None:
+        _dataset(pw, "P_link_W", so.power.P_link_W, "W", "KV-transfer link power charged to each replica's nodes, "
+                                                         "shape (n_rows, n_replicas); included in P_node_W")
+    if so.power.P_fan_W is not None:
+        _dataset(pw, "P_fan_W", so.power.P_fan_W, "W", "Server fan power of each partition node (air-cooled "
+                                                       "servers), shape (n_rows, n_nodes); IT power (The Green "
+                                                       "Grid: fans inside IT equipment are IT), included in P_node_W")
+    pw.attrs["server_cooling"] = so.result.deployment.server.cooling
+    pw.attrs["merge_s"] = so.power.merge_s
+    pw.attrs["node_baseline_W"] = so.power.node_baseline_W
+    sg = g.create_group("summary")
+    for k, v in so.summary.items():
+        sg.attrs[k] = float(v)

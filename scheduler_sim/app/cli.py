@@ -7,10 +7,34 @@ exit with status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import math
 import sys
 import time
+from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+import h5py
+
+from cooling_fmu.params import load_plant_params, plant_names
+from cooling_fmu.standalone import load_power_series
+from cooling_fmu.weather import Weather
+from dataloaders.registry import available_loaders, guess_format, load_trace
+from dataloaders.report import TraceError
+from dataloaders.swf import read_swf_header, swf_cores_per_node
+from power import available_systems, load_system
+
+from ..analysis.compare import compare
+from ..analysis.report import make_report
+from ..policies import policy_catalogue
+from ..policies.registry import SHORTHANDS
+from .config import load_config
+from .cooling import run_cooling_standalone
+from .runner import format_summary, run_one, weather_source
+from .sweep import _comm, load_study, run_sweep
+from .twin import serve_rollouts, stop_rollout_workers
 
 __all__ = ["main", "build_parser"]
 
@@ -23,7 +47,7 @@ examples:
   hpctwin run --system frontier --days 7       # weather of the system's site (Knoxville TMY3)
   hpctwin run --weather knoxville              # a shipped site; or any EPW / TMY3 file: --weather my_site.epw
 
-CONFIG is a TOML file with the sections of scheduler_sim.config.RunConfig (see docs/configuration.md); options given
+CONFIG is a TOML file with the sections of scheduler_sim.app.config.RunConfig (see docs/configuration.md); options given
 on the command line override it. --days is the window of SUBMISSIONS: the run goes on until those jobs end.
 Without --out the file is out/<run name>.h5, where options given here are appended to the run name.
 """
@@ -71,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="weather for the cooling towers: an EPW or TMY3 file, a shipped site (golden, chicago, "
                         "knoxville), 'site' (the system's site, the default), 'constant' (with --wet-bulb); "
                         "'tmy3' keeps the configured file or site")
-    r.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb temperature [degC] (implies --weather constant)")
+    r.add_argument("--wet-bulb", type=float, metavar="DEGC",
+                   help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
     r.add_argument("--cores-per-node", type=int, metavar="N",
@@ -100,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="explain the change from run A to run B, link by link",
                        description="Explain the change in facility energy and PUE from run A to run B along the chain "
                                    "scheduling -> compute energy -> conversion losses -> cooling -> PUE (an exact "
-                                   "additive decomposition, see scheduler_sim.compare), with the jobs and periods "
+                                   "additive decomposition, see scheduler_sim.analysis.compare), with the jobs and periods "
                                    "that changed most.")
     c.add_argument("a", metavar="A.h5", help="reference run file")
     c.add_argument("b", metavar="B.h5", help="run file to explain against A")
@@ -173,8 +198,6 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("hpctwin")
     except PackageNotFoundError:  # running from a source tree that was not installed
@@ -203,8 +226,6 @@ def _parse_map(items: list[str] | None, flag: str = "--map") -> dict[str, str]:
 
 def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
     """The ``[serving]`` section (and ``trace.enabled``) set by ``--requests`` / ``--deployment`` / ``--map``."""
-    from importlib import resources
-
     dep = a.deployment or "llama3-70b_h100_tp4x2"
     path = Path(dep)
     if not path.is_file():
@@ -223,8 +244,6 @@ def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
         sv["trace"] = str(req.resolve())
         fmt = a.request_format
         if fmt is None:
-            from dataloaders.registry import guess_format
-
             fmt = "request_csv" if a.map else guess_format(req)
         sv["format"] = fmt
     elif a.request_format is not None:
@@ -240,9 +259,6 @@ def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
-    from .config import load_config
-    from .policies.registry import SHORTHANDS
-
     cfg = load_config(a.config)
     ov: dict = {}
     if a.backfill is not None and a.policy is None and cfg.scheduler.policy in SHORTHANDS:
@@ -313,10 +329,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
     comm = None
     if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
-        from .sweep import _comm
         comm = _comm()
         if comm is not None and comm.Get_size() > 1:
-            from .twin import serve_rollouts, stop_rollout_workers
             if comm.Get_rank() != 0:
                 serve_rollouts(comm)
                 return 0
@@ -331,10 +345,6 @@ def _cmd_run(a: argparse.Namespace) -> int:
 def _weather_label(cfg) -> str:
     """Short name of the run's weather and site for the run header (never fails: the run reports errors)."""
     try:
-        from power import load_system
-
-        from .runner import weather_source
-
         system = load_system(cfg.system)
         spec, chosen_by, _ = weather_source(cfg, system)
         site = system.site_name or "not given"
@@ -348,8 +358,6 @@ def _weather_label(cfg) -> str:
 
 
 def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
-    from .runner import format_summary, run_one
-
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
     sv = cfg.serving
@@ -408,13 +416,10 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
 
 def _cmd_sweep(a: argparse.Namespace) -> int:
-    from .sweep import load_study, run_sweep
-
     study, _ = load_study(a.study)
     out = Path(a.out) if a.out else Path("out") / study
     summary = run_sweep(a.study, out)
     if summary is not None:
-        import h5py
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
         if failed:
@@ -424,10 +429,6 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:
-    import json
-
-    from .compare import compare
-
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
     print(cmp.format())
     if a.json:
@@ -437,8 +438,6 @@ def _cmd_compare(a: argparse.Namespace) -> int:
 
 
 def _cmd_report(a: argparse.Namespace) -> int:
-    from .report import make_report
-
     t0 = time.perf_counter()
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
@@ -450,33 +449,22 @@ def _cmd_report(a: argparse.Namespace) -> int:
 
 def _cmd_list(a: argparse.Namespace) -> int:
     if a.what == "policies":
-        from .policies import policy_catalogue
         for name, desc in policy_catalogue():
             print(f"{name:26s} {desc}")
     elif a.what == "loaders":
-        from dataloaders.registry import available_loaders
         for name, desc in available_loaders().items():
             print(f"{name:10s} {desc}")
     elif a.what == "systems":
-        from power import available_systems, load_system
         for name in available_systems():
             s = load_system(name)
             print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'")
     else:
-        from cooling_fmu.params import plant_names
         for name in plant_names():
             print(name)
     return 0
 
 
 def _cmd_cooling(a: argparse.Namespace) -> int:
-    from cooling_fmu.standalone import load_power_series, run_standalone
-    from cooling_fmu.weather import Weather
-
-    import datetime as dt
-
-    from cooling_fmu.params import load_plant_params
-
     t, P, rep = load_power_series(a.power)
     for note in rep.notes:
         print(f"  {a.power}: {note}")
@@ -492,9 +480,9 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
           f"series' dates")
     print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
           f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
-    s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
-                       weather_file=a.weather,
-                       scale_to_design=a.scale_to_design, weather=weather, system=a.system)
+    s = run_cooling_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                               weather_file=a.weather, scale_to_design=a.scale_to_design, weather=weather,
+                               system=a.system)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
     peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
@@ -518,15 +506,10 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
 
 
 def _cmd_validate(a: argparse.Namespace) -> int:
-    from dataloaders.registry import load_trace
-    from dataloaders.report import TraceError
-
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
     if a.cores_per_node is not None:
         opts["cores_per_node"] = a.cores_per_node
     else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
-        from dataloaders.registry import guess_format
-        from dataloaders.swf import read_swf_header, swf_cores_per_node
         try:
             if (a.format or guess_format(a.trace)) == "swf":
                 cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
@@ -552,7 +535,6 @@ def _cmd_validate(a: argparse.Namespace) -> int:
         return 2
     print(res.report.summary())
     if a.json:
-        import json
         print(json.dumps(res.report.to_dict(), default=str))
     return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
 

@@ -17,6 +17,9 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
+
+from tqdm import tqdm
 
 __all__ = ["RunProgress", "Spinner"]
 
@@ -82,8 +85,6 @@ class RunProgress:
 
     # ------------------------------------------------------------------ phases
     def _open_window(self) -> None:
-        from tqdm import tqdm  # optional at import time: only a terminal run draws
-
         # whole hours (or whole minutes for windows under 2 h) so the counts print as integers
         self._scale, unit = (1.0, "h") if self.window_h >= 2.0 else (60.0, "min")
         self._total_units = max(1, math.ceil(self.window_h * self._scale - 1e-9))
@@ -92,8 +93,6 @@ class RunProgress:
                          bar_format=_WINDOW_FMT, dynamic_ncols=True, mininterval=self.mininterval, miniters=1)
 
     def _open_drain(self, jobs_left: int) -> None:
-        from tqdm import tqdm
-
         if self._bar is not None:
             self._bar.close()
         self.phase = "drain"
@@ -167,8 +166,6 @@ class Spinner:
     def __enter__(self) -> "Spinner":
         if self.enabled:
             try:
-                from tqdm import tqdm
-
                 fmt = ("{desc}: {n_fmt}/{total_fmt} [{elapsed}]" if self.total is not None
                        else "{desc} [{elapsed}]")
                 self._bar = tqdm(total=self.total, desc=self.desc, leave=False, file=self.file, bar_format=fmt,
@@ -176,8 +173,6 @@ class Spinner:
             except Exception:  # noqa: BLE001
                 self._bar = None
         if self._bar is not None:  # a background refresh keeps the elapsed time moving during a silent step
-            import threading
-
             self._stop = threading.Event()
             threading.Thread(target=self._tick, daemon=True).start()
         return self

@@ -11,8 +11,26 @@ from pathlib import Path
 
 import numpy as np
 
+from cooling_fmu.params import load_plant_params
+from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
+from dataloaders.registry import guess_format, load_trace
+from dataloaders.swf import read_swf_header, swf_cores_per_node
+from jobs.table import empty_job_table
+from jobs.shares import apply_node_shares
+from power import PowerChain, load_system, node_power_w
+from power.facility import pue_category
+from power.job_power import draw_job_utilisation
+
+from ..analysis.attribution import attribution_of_run
+from ..io.hdf5 import sha256_file, write_run
+from ..kernel.faults import sample_failures
+from ..kernel.progress import Spinner
+from ..kernel.simulation import Simulation
+from ..serving.hardware import resolve_deployment
+from ..serving.run import finish_serving, prepare_serving
 from .config import DAY_S, RunConfig, TraceConfig
-from .progress import Spinner
+from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
            "weather_source"]
@@ -63,8 +81,6 @@ def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
     if c.weather_path:
         return c.weather_path, "cooling.weather_path", ""
     if system is None:
-        from power import load_system
-
         system = load_system(cfg.system)
     if system.site_weather:
         return system.site_weather, "system site", str(Path(system.source).parent) if system.source else ""
@@ -88,8 +104,6 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
         If the file cannot be used (layout, physically impossible values: file, column and line named), or the
         run needs a UTC offset that neither the configuration nor the file gives.
     """
-    from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
-
     c = cfg.cooling
     spec, chosen_by, base = weather_source(cfg, system)
     if spec == "constant":
@@ -121,9 +135,6 @@ def build_plant(cfg: RunConfig, system):
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    from cooling_fmu.params import load_plant_params
-    from cooling_fmu.plant import CoolingPlant
-
     params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
@@ -147,7 +158,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         Where to print stage messages (None: silent).
     comm : mpi4py communicator or None
         With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
-        ranks must run :func:`scheduler_sim.twin.serve_rollouts`); None rolls out serially.
+        ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
 
     Returns
     -------
@@ -158,12 +169,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     dataloaders.report.TraceError, ValueError, cooling_fmu errors
         With messages naming the file / field at fault.
     """
-    from dataloaders.registry import load_trace
-    from power import load_system
-
-    from .hdf5io import sha256_file, write_run
-    from .simulation import Simulation
-
     say = echo or (lambda s: None)
     if out is not None:
         inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
@@ -196,8 +201,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
         if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
-            from jobs.shares import apply_node_shares
-
             jobs, share_notes = apply_node_shares(
                 jobs, gpus_per_node=system.node.gpus_per_node,
                 cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
@@ -213,8 +216,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 f"first submission day {start:g} instead (give --start-day to choose)")
             cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
     else:
-        from jobs.table import empty_job_table
-
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
         spread_info = {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
@@ -222,13 +223,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         checksums = {}
     serving = None
     if cfg.serving is not None:
-        from .serving.run import prepare_serving
-
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
         serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
         checksums["request_trace"] = sha256_file(serving.trace_path)
-        from .serving.hardware import resolve_deployment
-
         checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
@@ -249,8 +246,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     policy = cfg.scheduler.policy
     if policy == "twin":
-        from .twin import twin_from_config
-
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
     sim = Simulation(jobs, system, policy, **simulation_options(cfg, system),
                      plant=plant, wet_bulb_K=wet_bulb,
@@ -266,15 +261,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
     if serving is not None:
-        from .serving.run import finish_serving
-
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
-                         time_origin_unix_s=origin, serving=serving)
+                         time_origin_unix_s=origin, serving=serving,
+                         attribution=attribution_of_run(result, cfg.to_json()))
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:
@@ -303,9 +297,6 @@ def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
     """
     if cfg.trace.cores_per_node is not None:
         return int(cfg.trace.cores_per_node), "the run configuration (trace.cores_per_node / --cores-per-node)"
-    from dataloaders.registry import guess_format
-    from dataloaders.swf import read_swf_header, swf_cores_per_node
-
     path = cfg.trace.resolved_path()
     fmt = cfg.trace.format or guess_format(path)
     if fmt == "swf":
@@ -318,8 +309,6 @@ def _draw_job_power(cfg: RunConfig, jobs, system):
 
     Returns a copy of ``jobs`` (the loader's table is never modified) and the draw summary.
     """
-    from power.job_power import draw_job_utilisation
-
     if cfg.power.job_power_spread == "none" or len(jobs) == 0:
         return jobs, {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
     cpu, gpu, info = draw_job_utilisation(jobs["cpu_util"].to_numpy(float), jobs["gpu_util"].to_numpy(float),
@@ -372,10 +361,11 @@ def serving_load_summary(serving) -> str:
 
 
 def design_peak_W(system, cooling_estimate: float) -> float:
-    """Design peak facility power [W]: every node at the system's default utilisation, with conversion losses and
-    rack overhead, times ``1 + cooling_estimate`` (the reference of ``power_cap.cap_fraction``)."""
-    from power import PowerChain, node_power_w
+    """Design peak facility power [W] (the reference of ``power_cap.cap_fraction``).
 
+    Every node at the system's default utilisation, with conversion losses and rack overhead, times
+    ``1 + cooling_estimate``.
+    """
     p = node_power_w(system.default_cpu_util, system.default_gpu_util, system.node)
     it = PowerChain(system).evaluate(np.full(system.n_nodes, float(p))).it_input_W
     return float(it) * (1.0 + cooling_estimate)
@@ -390,12 +380,10 @@ def priority_params(cfg: RunConfig) -> dict:
 
 
 def simulation_options(cfg: RunConfig, system) -> dict:
-    """Keyword arguments of :class:`scheduler_sim.simulation.Simulation` from a configuration (no plant / weather).
+    """Keyword arguments of :class:`scheduler_sim.kernel.simulation.Simulation` from a configuration (no plant / weather).
 
     Converts the configuration's edge units (days, hours, MW) to SI and samples node failures with the run seed.
     """
-    from .faults import sample_failures
-
     sc = cfg.scheduler
     pr = sc.priority
     params = priority_params(cfg) if sc.policy == "priority" else {}
@@ -423,25 +411,6 @@ def simulation_options(cfg: RunConfig, system) -> dict:
         max_drain_s=cfg.output.max_drain_days * DAY_S,
         share_entity=pr.fairshare_by,
     )
-
-
-def pue_category(info: dict | None) -> str:
-    """What the run's PUE counts, in The Green Grid's terms (one line).
-
-    The Green Grid PUE categories (Usage and Public Reporting Guidelines for PUE/DCiE, 2009; WP49, 2012) differ by
-    where IT energy is measured: category 1 at the UPS output, 2 at the PDU output, 3 at the IT equipment input;
-    total facility energy is always measured at the utility input, over 12 months. hpctwin measures IT energy at
-    the rack input (category-3 point); the facility total reaches the utility input only when the electrical chain
-    (transformer, switchgear, UPS, PDU) is counted. A run shorter than a year is a category-3 *measurement* over
-    its window, not an annual category-3 PUE.
-    """
-    counted = list((info or {}).get("facility_stages_counted", []))
-    absent = list((info or {}).get("facility_stages_absent", []))
-    head = "category 3 (IT at rack input, facility at utility input)"
-    if {"transformer", "switchgear"} - set(counted):
-        head = "category-3 IT point, facility total short of the utility input"
-    return f"{head}; counted: liquid plant{''.join(', ' + c for c in counted)}" + (
-        f"; left out: {', '.join(absent)}" if absent else "")
 
 
 def format_summary(s: dict[str, float], info: dict | None = None) -> str:

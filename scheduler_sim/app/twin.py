@@ -1,15 +1,16 @@
-"""The twin in the scheduling loop: an adaptive policy that forks the platform, rolls out candidate policies over a
-horizon and applies the best one until its next decision.
+"""The twin in the scheduling loop: an adaptive policy that forks the platform.
+
+It rolls out candidate policies over a horizon and applies the best one until its next decision.
 
 Decision cycle
 --------------
 At the first scheduling pass at or after each decision time (every ``period_s`` of simulated time), the
 :class:`TwinPolicy`:
 
-1. forks the platform (:meth:`scheduler_sim.simulation.Simulation.fork`): queue, running jobs with their scheduled
+1. forks the platform (:meth:`scheduler_sim.kernel.simulation.Simulation.fork`): queue, running jobs with their scheduled
    ends, node allocator, node power, pending events (so every future submission, end and node change inside the
    horizon is known exactly: the trace is the forecast), and a copy of each candidate policy's state;
-2. rolls every candidate out from now to ``now + horizon_s`` (:meth:`~scheduler_sim.simulation.Simulation.rollout`),
+2. rolls every candidate out from now to ``now + horizon_s`` (:meth:`~scheduler_sim.kernel.simulation.Simulation.rollout`),
    serially, or spread over MPI ranks (:class:`RolloutPool`: rank 0 runs the main simulation and its share of
    rollouts; the other ranks only roll out);
 3. scores each rollout with the objective below and applies the lowest score (the first candidate on ties) to
@@ -51,7 +52,8 @@ import pickle
 import time
 from dataclasses import dataclass
 
-from .policies.base import BasePolicy, SchedulerView
+from ..policies import make_policy, register_policy
+from ..policies.base import BasePolicy, SchedulerView
 
 __all__ = ["TwinPolicy", "Objective", "RolloutPool", "serve_rollouts", "stop_rollout_workers", "make_candidate",
            "DEFAULT_POOL"]
@@ -78,6 +80,7 @@ class Objective:
     w_energy_per_J: float = 1.0 / 3.6e9
 
     def __call__(self, score: dict[str, float]) -> float:
+        """The objective of one rollout's score (``wait_s`` [s], ``E_facility_J`` [J])."""
         return self.w_wait_per_s * score["wait_s"] + self.w_energy_per_J * score["E_facility_J"]
 
 
@@ -89,8 +92,6 @@ def make_candidate(spec: str, priority_params: dict | None = None) -> BasePolicy
     ValueError
         For an unknown name, replay (it ignores decisions) or the twin itself.
     """
-    from .policies import make_policy
-
     order, _, backfill = spec.partition("+")
     if order.lower() in ("replay", "twin"):
         raise ValueError(f"twin pool member {spec!r}: replay and twin cannot be candidates")
@@ -115,6 +116,7 @@ class RolloutPool:
 
     @property
     def size(self) -> int:
+        """Ranks that roll out (1 when serial)."""
         return 1 if self.comm is None else self.comm.Get_size()
 
     def evaluate(self, base, candidates: list[BasePolicy], until_s: float) -> list[dict[str, float]]:
@@ -139,7 +141,7 @@ class RolloutPool:
 
 def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4):
     """Receive a pickled message, polling with short sleeps (a blocking MPICH receive spins a core)."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
 
     src = MPI.ANY_SOURCE if source is None else source
     while not comm.Iprobe(source=src, tag=tag):
@@ -149,7 +151,7 @@ def _poll_recv(comm, tag: int, source: int | None = None, sleep_s: float = 2e-4)
 
 def serve_rollouts(comm) -> int:
     """Worker ranks of a twin run: roll out the candidates rank 0 sends until it says stop; returns rollouts done."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # optional at import time: importing mpi4py.MPI initialises MPI (only MPI runs need it)
 
     rank, size = comm.Get_rank(), comm.Get_size()
     n = 0
@@ -216,22 +218,27 @@ class TwinPolicy(BasePolicy):
         self._sim = None
 
     # -- platform hooks
-    def attach(self, sim) -> None:
-        """Called by the platform (:class:`~scheduler_sim.simulation.Simulation`) so the twin can fork it."""
-        self._sim = sim
-        sim.info["twin_pool"] = [c.name for c in self.candidates]
-        sim.info["twin_decisions"] = self.decisions
-        sim.info["twin_latency_s"] = self.latency_s
+    def attach(self, platform) -> None:
+        """Keep the platform (:class:`~scheduler_sim.kernel.simulation.Simulation`) to fork it at each decision."""
+        self._sim = platform
+
+    def run_info(self) -> dict:
+        """The pool, the decisions (time, queue length, chosen candidate, scores) and their wall-time latencies."""
+        return {"twin_pool": [c.name for c in self.candidates], "twin_decisions": self.decisions,
+                "twin_latency_s": self.latency_s}
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
+        """Pass the queue / account names to every candidate."""
         for c in self.candidates:
             c.bind(queue_names, account_names)
 
     def job_ended(self, job: int, view: SchedulerView) -> None:
+        """Forward a job end to every candidate (they all keep their state current)."""
         for c in self.candidates:
             c.job_ended(job, view)
 
     def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
+        """The active candidate's wake-up time for a newly queued job."""
         return self.candidates[self.active].wakeup_time(job, view)
 
     @property
@@ -262,6 +269,15 @@ class TwinPolicy(BasePolicy):
         self.latency_s.append(time.perf_counter() - tw)
         self.decisions.append((now_s, queue_length, best, J))
         return best
+
+
+@register_policy("twin", "twin in the loop: rolls out a pool of policies over a horizon every period and applies "
+                         "the best ([scheduler.twin])")
+def _twin_policy(backfill: str | None = None, **params) -> TwinPolicy:
+    """``make_policy("twin")``: the default twin (pool, horizon and period of :class:`TwinPolicy`)."""
+    if backfill not in (None, "none"):
+        raise ValueError("twin chooses among its pool's policies; it takes no backfill (see [scheduler.twin])")
+    return TwinPolicy(priority_params=params or None)
 
 
 def twin_from_config(cfg, comm=None, priority_params: dict | None = None) -> TwinPolicy:

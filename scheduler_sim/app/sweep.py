@@ -14,7 +14,7 @@ Study file (TOML)::
     "scheduler.backfill" = "conservative"
 
 Scenarios are enumerated in a fixed order (the product of the axes in file order), and each is a pure function of
-its configuration (:func:`scheduler_sim.runner.run_one`) that writes ``<out>/<scenario>.h5``. Rank 0 writes
+its configuration (:func:`scheduler_sim.app.runner.run_one`) that writes ``<out>/<scenario>.h5``. Rank 0 writes
 ``<out>/summary.h5`` with one row per scenario, in scenario order, and an HDF5 external link to each run file. The
 results therefore do not depend on the number of ranks nor on which rank ran what.
 
@@ -41,8 +41,13 @@ only in the summary's volatile root attribute ``sweep_timing_json``.
 
 from __future__ import annotations
 
+import importlib
 import itertools
+import json
 import re
+import sys
+import threading
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +56,15 @@ import h5py
 import numpy as np
 from pydantic import ValidationError
 
-from .config import ConfigError, RunConfig, _format_errors, read_toml, resolve_relative_paths
+from ..io.hdf5 import SCHEMA_VERSION, atomic_h5, unit_of
+from .config import (
+    ConfigError,
+    RunConfig,
+    _format_errors,
+    read_toml,
+    resolve_relative_paths,
+)
+from .runner import run_one
 
 __all__ = ["Scenario", "load_study", "run_sweep"]
 
@@ -128,8 +141,6 @@ def study_plot_function(path: str | Path):
     if not spec:
         return None
     mod, _, fn = str(spec).partition(":")
-    import importlib
-
     try:
         return getattr(importlib.import_module(mod), fn)
     except (ImportError, AttributeError) as exc:
@@ -138,7 +149,7 @@ def study_plot_function(path: str | Path):
 
 def _comm():
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
     except ImportError:  # no MPI installed: run everything here
         return None
     return MPI.COMM_WORLD
@@ -149,8 +160,6 @@ _TAG_REQUEST, _TAG_TASK = 61, 62
 
 def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
     """Run one scenario; return (status, error, headline metrics). Never raises."""
-    from .runner import run_one
-
     path = out_dir / f"{s.name}.h5"
     try:
         r = run_one(s.config, path, progress=False)
@@ -187,9 +196,6 @@ class _Board:
     """Rank 0's bookkeeping of a sweep: the queue, what runs where, results, busy time per rank; thread-safe."""
 
     def __init__(self, todo: list[int], n_total: int, n_earlier: int, size: int, say, names: list[str]) -> None:
-        import threading
-        import time
-
         self.lock = threading.Lock()
         self.queue = list(todo)
         self.running: dict[int, int] = {}
@@ -210,8 +216,6 @@ class _Board:
             return i
 
     def finish(self, i: int, rank: int, row: tuple[str, str, dict], busy_s: float) -> None:
-        import time
-
         with self.lock:
             self.running.pop(i, None)
             self.results[i] = row
@@ -230,8 +234,6 @@ class _Board:
 
 
 def _work(board: _Board, scenarios: list[Scenario], out_dir: Path, rank: int) -> None:
-    import time
-
     while (i := board.take(rank)) is not None:
         t = time.perf_counter()
         row = _run_scenario(scenarios[i], out_dir)
@@ -240,9 +242,7 @@ def _work(board: _Board, scenarios: list[Scenario], out_dir: Path, rank: int) ->
 
 def _serve(comm, board: _Board, n_workers: int) -> None:
     """Rank 0: answer work requests until every other rank has been told to stop."""
-    import time
-
-    from mpi4py import MPI
+    from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
 
     st = MPI.Status()
     while n_workers:
@@ -261,8 +261,6 @@ def _serve(comm, board: _Board, n_workers: int) -> None:
 
 def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
     """Ranks > 0: ask rank 0 for scenarios (reporting the previous result) until told to stop."""
-    import time
-
     rank = comm.Get_rank()
     msg = None
     while True:
@@ -294,12 +292,6 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     Path or None
         The summary file on rank 0; None on other ranks.
     """
-    import json
-    import threading
-    import time
-
-    from .hdf5io import SCHEMA_VERSION, atomic_h5, unit_of
-
     wall0 = time.perf_counter()
     comm = _comm()
     rank = comm.Get_rank() if comm is not None else 0
@@ -314,7 +306,6 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     def say(msg: str) -> None:
         with say_lock:
             echo(msg)
-            import sys
             sys.stdout.flush()
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -326,7 +317,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     serve = size > 1
     from_main = True
     if serve:
-        from mpi4py import MPI
+        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
         from_main = MPI.Query_thread() >= MPI.THREAD_SERIALIZED  # rank 0 works while a thread serves
     say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
         f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")

@@ -16,6 +16,8 @@ import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .catalogue import describe  # noqa: E402
@@ -352,9 +354,6 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
         Largest interval-mean number of down nodes in the window (the file records the count, not which nodes);
         noted in the legend if > 0.
     """
-    from matplotlib.collections import PolyCollection
-    from matplotlib.patches import Patch
-
     if color_by not in ("job", "wait"):
         raise ValueError(f"color_by must be 'job' or 'wait', not {color_by!r}")
     jid = np.asarray(alloc["job_id"], dtype=np.int64)
@@ -513,7 +512,8 @@ def occupancy_packed(jobs: pd.DataFrame, n_nodes: int, t0_s: float, t1_s: float,
         a, b = tax.x(np.array([max(run_from[j], t0_s), min(en[j], t1_s)]))
         for lo, hi in sg:
             ax.add_patch(plt.Rectangle((a, lo), b - a, hi - lo, facecolor=cmap(i % 20), edgecolor="white", lw=0.3))
-        if sg and (hi := sg[0][1] - sg[0][0]) > n_nodes * 0.06 and (b - a) > (tax.x(np.array([t1_s]))[0] - tax.x(np.array([t0_s]))[0]) * 0.08:
+        span = tax.x(np.array([t1_s]))[0] - tax.x(np.array([t0_s]))[0]
+        if sg and (hi := sg[0][1] - sg[0][0]) > n_nodes * 0.06 and (b - a) > span * 0.08:
             ax.text(a + (b - a) / 2, sg[0][0] + hi / 2, f"{int(jobs['job_id'].iloc[j])}", ha="center", va="center",
                     fontsize=7, color="black")
     xa, xb = tax.x(np.array([t0_s, t1_s]))

@@ -1,9 +1,9 @@
 """Attribution: who caused which joule, from job to PUE (the ``/attribution`` group of a run file).
 
-A pure function of a :class:`~scheduler_sim.simulation.SimulationResult` (or of the same datasets read back from a
+A pure function of a :class:`~scheduler_sim.kernel.simulation.SimulationResult` (or of the same datasets read back from a
 run file). Every facility energy of the run is given to a *consumer*: a job, or one of two pseudo-consumers,
 ``idle`` (nodes running no job, and whatever the chain does not attribute to a job) and ``partition`` (a co-located
-partition, :class:`~scheduler_sim.simulation.NodePowerProfile`). The pseudo-consumers receive the remainder, so the
+partition, :class:`~scheduler_sim.kernel.simulation.NodePowerProfile`). The pseudo-consumers receive the remainder, so the
 shares of every quantity sum to the run total to round-off (tested at 1e-9 relative).
 
 Allocation rules
@@ -60,10 +60,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+import h5py
 import numpy as np
 import pandas as pd
 
-__all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_file", "write_attribution",
+from power import PowerChain, load_system
+
+from ..io.hdf5 import check_schema, read_jobs
+
+__all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_file", "attribution_of_run",
            "read_attribution", "load_result"]
 
 #: Default CDU supply-temperature limit [K]: 27 degC, the ASHRAE W27 facility-water class limit.
@@ -84,30 +89,6 @@ _OVERHEAD = {"E_transformer_loss_J": "P_transformer_loss_W", "E_switchgear_loss_
 _PLANT = {"E_facility_pump_J": "P_pump_fac", "E_tower_pump_J": "P_pump_tower", "E_tower_fan_J": "P_fan_tower",
           "E_chiller_J": "P_chiller"}
 
-_DOCS = {
-    "E_it_J": "IT (rack-input) energy",
-    "E_node_dc_J": "Node component (DC) energy",
-    "E_sivoc_loss_J": "VRM/SIVOC conversion loss",
-    "E_rectifier_loss_J": "Rectifier conversion loss",
-    "E_rack_overhead_J": "Rack overhead devices (equal share per node-second)",
-    "E_cdu_pump_J": "CDU secondary pump energy (share of the CDU's heat per interval)",
-    "E_facility_pump_J": "Facility pump energy (share of the facility heat per interval)",
-    "E_tower_pump_J": "Tower-water pump energy (share of the facility heat per interval; 0 if the plant has none)",
-    "E_tower_fan_J": "Cooling-tower fan energy (share of the facility heat per interval)",
-    "E_chiller_J": "Chiller energy (share of the facility heat per interval; 0 without a chiller)",
-    "E_cooling_J": "Liquid cooling plant energy = CDU pumps + facility pumps + tower pumps + tower fans + chiller",
-    "E_transformer_loss_J": "Medium-voltage transformer loss (share of IT power per interval)",
-    "E_switchgear_loss_J": "Switchgear / busway / cabling loss (share of IT power per interval)",
-    "E_ups_loss_J": "UPS loss (share of IT power per interval)",
-    "E_pdu_loss_J": "PDU loss (share of IT power per interval)",
-    "E_air_fan_J": "Air-handler / CRAH fan energy for heat that goes to air (share of IT power per interval)",
-    "E_air_chiller_J": "Chilled water for the air side (share of IT power per interval; 0 on economiser)",
-    "E_lighting_J": "Lighting and building controls (share of IT power per interval)",
-    "E_electrical_loss_J": "Electrical chain loss = transformer + switchgear + UPS + PDU",
-    "E_air_side_J": "Air side = air-handler fans + chilled water for air",
-    "E_facility_J": "Facility energy = E_it_J + E_cooling_J + E_air_side_J + E_electrical_loss_J + E_lighting_J",
-    "PUE_effective": "Effective PUE = E_facility_J / E_it_J",
-}
 
 
 @dataclass
@@ -229,8 +210,6 @@ def _conversion(system):
     """Node-local SIVOC loss function, per-node overhead [W] and the affine rack inversion, or None."""
     if system is None:
         return None
-    from power import PowerChain
-
     s, r = system.sivoc, system.rectifier
     chain = PowerChain(system)
     rack_B = chain.evaluate(np.zeros(system.n_nodes)).rack_input_W
@@ -443,7 +422,8 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
         R["time_above_limit_s"] = C["time_above_limit_s"][rack_cdu]
         R["cdu"] = rack_cdu.astype(np.int64)
     return Attribution(
-        jobs=J, pseudo={"name": np.array(["idle", "partition"] if has_partition else ["idle"]), **pseudo}, timeseries=ts, cdu=C, rack=R,
+        jobs=J, pseudo={"name": np.array(["idle", "partition"] if has_partition else ["idle"]), **pseudo},
+        timeseries=ts, cdu=C, rack=R,
         totals={**T, "closure_rel_error": float(closure), "decomposition_rel_error": decomp_err},
         attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K),
                "T_supply_tolerance_K": T_SUPPLY_TOLERANCE_K, "liquid_fraction": lf,
@@ -456,19 +436,17 @@ def _system_from_config(config_json: str):
         name = json.loads(config_json).get("system")
         if not name:
             return None
-        from power import load_system
         return load_system(name)
     except Exception:  # an unloadable description only degrades the conversion split (recorded in attrs)
         return None
 
 
-def write_attribution(f, result, config_json: str, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> None:
-    """Add the ``/attribution`` group to an open run file (called by :func:`scheduler_sim.hdf5io.write_run`).
+def attribution_of_run(result, config_json: str, *,
+                       T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution | None:
+    """The attribution a run file carries in ``/attribution`` (written by :func:`scheduler_sim.io.hdf5.write_run`).
 
     Parameters
     ----------
-    f : h5py.File
-        The run file being written.
     result : SimulationResult
         The run.
     config_json : str
@@ -476,40 +454,14 @@ def write_attribution(f, result, config_json: str, *, T_supply_limit_K: float = 
     T_supply_limit_K : float
         CDU supply-temperature limit [K].
 
-    Notes
-    -----
-    Nothing is written when the result has no per-job per-CDU IT power (older results).
+    Returns
+    -------
+    Attribution or None
+        None when the result has no per-job per-CDU IT power (older results): no ``/attribution`` is written.
     """
     if getattr(result, "job_cdu_it_W", None) is None:
-        return
-    att = attribute(result, _system_from_config(config_json), T_supply_limit_K=T_supply_limit_K)
-    _write_group(f, att)
-
-
-def _write_group(f, att: Attribution) -> None:
-    import h5py
-
-    from .hdf5io import _dataset, unit_of
-
-    g = f.create_group("attribution")
-    g.attrs["rules"] = ("Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "
-                        "plant (facility pumps, tower pumps, tower fans, chiller) by share of the facility heat per interval; "
-                        "idle and partition pseudo-consumers take the remainder. See scheduler_sim.attribution.")
-    for k, v in att.attrs.items():
-        g.attrs[k] = v
-    for sub, data in (("jobs", att.jobs), ("pseudo", att.pseudo), ("timeseries", att.timeseries),
-                      ("cdu", att.cdu), ("rack", att.rack)):
-        sg = g.create_group(sub)
-        for name, arr in data.items():
-            arr = np.asarray(arr)
-            if arr.dtype.kind == "U":
-                sg.create_dataset(name, data=arr.astype(object), dtype=h5py.string_dtype("utf-8"))
-                continue
-            units = "1" if name in ("PUE", "PUE_cumulative", "PUE_effective", "cdu") else unit_of(name)
-            _dataset(sg, name, arr, units, _DOCS.get(name, ""))
-    tg = g.create_group("totals")
-    for k, v in att.totals.items():
-        tg.attrs[k] = float(v)
+        return None
+    return attribute(result, _system_from_config(config_json), T_supply_limit_K=T_supply_limit_K)
 
 
 def load_result(path: str | Path) -> SimpleNamespace:
@@ -517,13 +469,9 @@ def load_result(path: str | Path) -> SimpleNamespace:
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If the file is not a compatible run file.
     """
-    import h5py
-
-    from .hdf5io import check_schema, read_jobs
-
     jobs = read_jobs(path)
     with h5py.File(path, "r") as f:
         check_schema(f, path)
@@ -557,13 +505,9 @@ def read_attribution(path: str | Path) -> Attribution:
 
     Raises
     ------
-    scheduler_sim.hdf5io.SchemaError
+    scheduler_sim.io.hdf5.SchemaError
         If the file is not a compatible run file.
     """
-    import h5py
-
-    from .hdf5io import check_schema
-
     with h5py.File(path, "r") as f:
         check_schema(f, path)
         if "attribution" not in f:

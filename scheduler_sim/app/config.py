@@ -14,7 +14,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
            "embedded_trace_path", "ConfigError"]
@@ -133,7 +140,7 @@ class PowerCapConfig(_Strict):
 
 
 class TwinConfig(_Strict):
-    """The twin in the scheduling loop (``scheduler.policy = "twin"``; see scheduler_sim.twin).
+    """The twin in the scheduling loop (``scheduler.policy = "twin"``; see scheduler_sim.app.twin).
 
     Objective J = w_wait_per_s [1/s] * (job-seconds of waiting in the horizon) [s]
                 + w_energy_per_J [1/J] * (facility energy over the horizon) [J]; lowest J wins.
@@ -205,7 +212,8 @@ class PowerConfig(_Strict):
 class CoolingConfig(_Strict):
     """Cooling plant and weather."""
 
-    enabled: bool = Field(True, description="Run the cooling FMU; if false, cooling power is not modelled (PUE is then IT-only and flagged)")
+    enabled: bool = Field(True, description="Run the cooling FMU; if false, cooling power is not modelled "
+                                           "(PUE is then IT-only and flagged)")
     plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
     step_s: float = Field(15.0, ge=0.1, le=3600.0, description="FMU communication step [s], 0.1 to 3600")
     weather: Literal["file", "tmy3", "constant"] = Field(
