@@ -64,10 +64,10 @@ def test_cli_cooling(series, tmp_path, capsys):
 def test_standalone_with_a_system_counts_its_facility_stages(series, tmp_path, fmu_cache):
     # the Theta-like plant and system (liquid_fraction 1): the plant
     # sees the same heat, so the liquid plant is unchanged and the facility total grows by exactly the overheads
-    base = run_standalone(series, tmp_path / "a.h5", plant="theta", step_s=15.0, weather=Weather.constant(285.0),
-                          cache_dir=fmu_cache)
-    s = run_standalone(series, tmp_path / "b.h5", plant="theta", step_s=15.0, weather=Weather.constant(285.0),
-                       cache_dir=fmu_cache, system="theta")
+    base = run_cooling_standalone(series, tmp_path / "a.h5", plant="theta", step_s=15.0,
+                                  weather=Weather.constant(285.0), cache_dir=fmu_cache)
+    s = run_cooling_standalone(series, tmp_path / "b.h5", plant="theta", step_s=15.0,
+                               weather=Weather.constant(285.0), cache_dir=fmu_cache, system="theta")
     assert s["E_cooling_J"] == base["E_cooling_J"] and s["PUE_liquid_plant"] == base["PUE"]
     over = ("E_transformer_loss_J", "E_switchgear_loss_J", "E_ups_loss_J", "E_pdu_loss_J", "E_air_fan_J",
             "E_air_chiller_J", "E_lighting_J")
