@@ -269,9 +269,16 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
         raise PlantParamsError(
             f"{path}: plant description not found (shipped plants: {', '.join(plant_names())})"
         )
+    raw = path.read_bytes()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise PlantParamsError(f"{path}: plant description is not UTF-8 text (line {line}, byte {exc.start}); "
+                               f"save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise PlantParamsError(f"{path}: not valid TOML: {exc}") from exc
     try:
         return PlantParams.model_validate(data)

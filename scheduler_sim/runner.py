@@ -110,6 +110,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         if Path(out).is_dir():
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
     system = load_system(cfg.system)
+    check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         say(f"note    {100 * (1 - system.liquid_fraction):.0f} % of rack heat goes to room air; the plant model "
             f"only cools the liquid share, so air-side cooling energy is not counted in PUE")
@@ -208,6 +209,39 @@ def priority_params(cfg: RunConfig) -> dict:
     return dict(w_age=pr.w_age, w_size=pr.w_size, w_fairshare=pr.w_fairshare, w_qos=pr.w_qos,
                 max_age_s=pr.max_age_days * DAY_S, half_life_s=pr.half_life_days * DAY_S,
                 qos_weights=pr.qos_weights, account_bonus=pr.account_bonus)
+
+
+#: Most output intervals a run window may ask for (``window_days x 86400 / output.interval_s``): the output series
+#: hold one row per interval (1e8 rows of ~100 columns would be 80 GB).
+MAX_OUTPUT_INTERVALS = 1e8
+
+
+def check_sizes(cfg: RunConfig, system) -> None:
+    """Check every size the configuration asks to allocate against the machine, before anything is allocated.
+
+    Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
+    expanded first), and the window's output interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
+    system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
+    :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
+    :mod:`scheduler_sim.serving`.
+
+    Raises
+    ------
+    ConfigError
+        Naming the field, the value and the bound.
+    """
+    from .config import ConfigError
+
+    for i, d in enumerate(cfg.scheduler.downtime):
+        try:
+            d.node_ranges(system.n_nodes)
+        except ValueError as exc:
+            raise ConfigError(f"scheduler.downtime[{i}].nodes = {d.nodes!r}: {exc} (system {system.name!r})") from None
+    n_int = cfg.trace.window_days * DAY_S / cfg.output.interval_s
+    if n_int > MAX_OUTPUT_INTERVALS:
+        raise ConfigError(f"trace.window_days = {cfg.trace.window_days:g} with output.interval_s = "
+                          f"{cfg.output.interval_s:g} s gives {n_int:.3g} output intervals; at most "
+                          f"{MAX_OUTPUT_INTERVALS:.0e} are supported (raise output.interval_s)")
 
 
 def simulation_options(cfg: RunConfig, system) -> dict:

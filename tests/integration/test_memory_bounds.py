@@ -49,3 +49,80 @@ def test_memory_held_per_job_does_not_scale_with_the_machine():
     system = System.from_spec(tiny_system_spec(n_nodes=4096, n_cdus=2, racks_per_cdu=2), source="tiny4096")
     per_job = (_held_bytes(system, 3000) - _held_bytes(system, 1000)) / 2000
     assert 0 < per_job < 2048
+
+
+def _write_config(tmp_path, body: str):
+    swf = tmp_path / "one.swf"
+    swf.write_text("; MaxNodes: 4392\n1 0 0 100 1 -1 -1 1 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(f'name = "t"\nsystem = "theta"\n[trace]\npath = "{swf}"\nwindow_start_days = 0\n'
+                   f'window_days = 1\n[cooling]\nenabled = false\n[output]\nprogress = false\n' + body)
+    return cfg
+
+
+@pytest.mark.parametrize("nodes,part", [("0-99999999999", "'0-99999999999'"), ("4392,0-3", "'4392'"),
+                                        ("0-2,4000-99999999999999999999", "'4000-99999999999999999999'")])
+def test_downtime_range_is_checked_against_the_machine_before_expansion(tmp_path, capsys, nodes, part):
+    """downtime-range (issue #12): a range past the machine (Theta: nodes 0..4391) is one line naming the field
+    and the part, exit 2, and nothing is expanded (the range ends are checked; a 1e11-node set took 9 GB)."""
+    from scheduler_sim.cli import main
+
+    cfg = _write_config(tmp_path, f'[[scheduler.downtime]]\nstart_day = 0\nhours = 1\nnodes = "{nodes}"\n')
+    tracemalloc.start()
+    try:
+        assert main(["run", str(cfg), "--out", str(tmp_path / "o.h5"), "--quiet"]) == 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "scheduler.downtime[0].nodes" in err[0] and part in err[0] and "0..4391" in err[0]
+    assert peak < 200e6 and not (tmp_path / "o.h5").exists()
+
+
+def test_downtime_nodes_expand_overlapping_ranges_once():
+    from scheduler_sim.config import DowntimeConfig
+
+    d = DowntimeConfig(start_day=0, hours=1, nodes="0-3, 2-5,9,9,0-0")
+    got = d.node_indices(10)
+    assert got.dtype == np.int64 and got.tolist() == [0, 1, 2, 3, 4, 5, 9]
+    with pytest.raises(ValueError, match="'10'"):
+        DowntimeConfig(start_day=0, hours=1, nodes="0-3,10").node_indices(10)
+    with pytest.raises(ValueError, match="cannot read '5-2'"):
+        DowntimeConfig(start_day=0, hours=1, nodes="5-2").node_indices(10)
+
+
+def test_system_size_is_bounded_before_allocation():
+    """A system file's node count is checked (power.system.MAX_NODES) before per-node arrays are built."""
+    from power.system import MAX_NODES, System
+
+    spec = tiny_system_spec()
+    spec["topology"] = {"n_cdus": 1, "rack_positions_per_cdu": 1, "nodes_per_rack": 10**12,
+                        "missing_rack_positions": [], "n_nodes": 10**12}
+    with pytest.raises(ValueError, match=str(MAX_NODES)):
+        System.from_spec(spec, source="huge")
+    spec["topology"] = {"n_cdus": 10**6, "rack_positions_per_cdu": 10**6, "nodes_per_rack": 1,
+                        "missing_rack_positions": [], "n_nodes": 1}
+    with pytest.raises(ValueError, match="rack positions"):
+        System.from_spec(spec, source="huge")
+
+
+def test_output_interval_count_is_bounded(tmp_path, capsys):
+    from scheduler_sim.cli import main
+
+    cfg = _write_config(tmp_path, "")
+    assert main(["run", str(cfg), "--days", "20000", "--step", "0.1", "--interval", "0.1", "--quiet",
+                 "--out", str(tmp_path / "o.h5")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "output intervals" in err[0] and "1.73e+10" in err[0]
+
+
+def test_config_that_is_not_utf8_names_the_file(tmp_path, capsys):
+    """config-not-utf8 (issue #12): the error names the file and says it is not UTF-8 text."""
+    from scheduler_sim.cli import main
+
+    cfg = tmp_path / "binary.toml"
+    cfg.write_bytes(b'name = "ok"\n# caf\xe9 in Latin-1\n')
+    assert main(["run", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"hpctwin run: error: {cfg}: configuration file is not UTF-8 text (line 2, byte 17: "
+                   f"b'\\xe9'); save it as UTF-8"]
