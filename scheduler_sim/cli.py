@@ -225,6 +225,11 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     for w in info.get("warnings", []):
         print(f"hpctwin run: warning: {w}", file=sys.stderr)
     print(f"wrote {res.path}")
+    if info.get("plant_out_of_bounds"):
+        print(f"hpctwin run: error: the cooling plant left its physical bounds (see the warnings above; recorded in "
+              f"{res.path} as plant_out_of_bounds_json): its temperatures and cooling power are not physical",
+              file=sys.stderr)
+        return 1
     if dropped["jobs_not_run"]:
         print(f"hpctwin run: warning: {dropped['jobs_not_run']} job(s) never started (e.g. nodes down until the "
               f"end); see /provenance info_json", file=sys.stderr)

@@ -220,6 +220,10 @@ class CoolingConfig(_Strict):
     weather_path: str = Field("", description="TMY3 CSV path; '' uses the shipped Golden, CO file")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
     utc_offset_h: float = Field(-7.0, description="Hours from UTC to the weather file's local standard time (Golden: -7)")
+    on_implausible: Literal["warn", "stop"] = Field(
+        "warn", description="A plant output outside physical bounds (water frozen or boiling, negative approach; "
+                            "cooling_fmu.plausibility): 'warn' finishes the run, records it in the file "
+                            "(plant_out_of_bounds_json) and exits 1; 'stop' ends the run there (partial, exit 2)")
 
 
 class OutputConfig(_Strict):

@@ -201,6 +201,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         f.attrs["cooling_modelled"] = bool("T_wb_K" in result.facility)
         f.attrs["complete"] = bool(result.info.get("complete", True))
         f.attrs["failure"] = str(result.info.get("failure", ""))
+        if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
+            f.attrs["plant_out_of_bounds_json"] = json.dumps(result.info["plant_out_of_bounds"], sort_keys=True)
 
         g = f.create_group("jobs")
         for col in result.jobs.columns:

@@ -276,7 +276,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
         cooling_estimate=sc.cooling_estimate, placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
         max_drain_s=cfg.output.max_drain_days * DAY_S,
-        share_entity=pr.fairshare_by,
+        share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,
     )
 
 

@@ -229,6 +229,11 @@ class Simulation:
         Keep the policy's reservations after every pass in :attr:`reservation_log` (for validation).
     partition : NodePowerProfile or None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
+    on_implausible : {"warn", "stop"}
+        What happens when a plant output leaves its physical bounds (liquid water between freezing and boiling,
+        positive approach temperatures; :mod:`cooling_fmu.plausibility`): ``warn`` finishes the run, records every
+        bound left in ``info["plant_out_of_bounds"]`` and adds a warning (the CLI then exits 1); ``stop`` ends the
+        run after the first step out of bounds, like a plant failure (partial results, ``complete`` False).
     use_measured_power : bool
         Use the job table's ``measured_node_power_W`` column (per-node mean DC power from telemetry) where it is
         finite, instead of the utilisation model; counts are reported in ``info``.
@@ -249,7 +254,8 @@ class Simulation:
                  placement: str = "lowest", failures: np.ndarray | None = None,
                  on_failure: str = "requeue", record_reservations: bool = False,
                  warmup_s: float = 0.0, share_entity: str = "account",
-                 job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S) -> None:
+                 job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S,
+                 on_implausible: str = "warn") -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -281,6 +287,9 @@ class Simulation:
             self.downtimes.append((float(a), float(b), nodes, drain))
         if placement not in ("lowest", "spread", "pack"):
             raise ValueError(f"placement must be 'lowest', 'spread' or 'pack', got {placement!r}")
+        if on_implausible not in ("warn", "stop"):
+            raise ValueError(f"on_implausible must be 'warn' or 'stop', got {on_implausible!r}")
+        self.on_implausible = on_implausible
         if on_failure not in ("requeue", "end"):
             raise ValueError(f"on_failure must be 'requeue' or 'end', got {on_failure!r}")
         self.placement = placement
@@ -647,6 +656,14 @@ class Simulation:
                 prev = np.concatenate(([self._last_totals[e]], tot[:-1]))
                 out[:, ip] = (tot - prev) / self.step_s
                 self._last_totals[e] = float(tot[-1])
+            if self._guard is not None:  # physical bounds of the plant's outputs (cooling_fmu.plausibility)
+                t_end = self.t0 + (np.arange(k0, k0 + m) + 1.0) * self.step_s
+                bad = self._guard.check(t_end, out, twb)
+                if bad is not None and self.on_implausible == "stop" and failure is None:
+                    v = min(self._guard.violations.values(), key=lambda v: v.t_s)
+                    failure = _PlantFailed(RuntimeError(v.message()), float(t_end[bad]))
+                    m = bad + 1  # keep the step that left the bounds; the run stops after it
+                    out, block, twb = out[:m], block[:m], twb[:m]
             self.plant_state = out[-1]
             self._plant_sums += out.sum(axis=0) * self.step_s
             rows = np.concatenate([block, twb[:, None], out], axis=1)
@@ -709,6 +726,11 @@ class Simulation:
         self._plant_sums = np.zeros(n_plant)
         self._plant_ready = False
         self.plant_state = None
+        self._guard = None
+        if self.plant is not None:
+            from cooling_fmu.plausibility import OutputGuard
+
+            self._guard = OutputGuard(list(self.plant.output_names), list(self.plant.output_units))
         self._i_T_sec_sup = None
         self._dT_per_W = None
         self._last_step_heat = np.zeros(nc)
@@ -784,6 +806,9 @@ class Simulation:
         if failure is not None:
             # Partial results: everything up to the last whole output interval the plant completed is kept.
             n_int = self._steps_emitted // self.ratio
+            if n_int == 0:
+                raise RuntimeError(f"{failure}; the run stopped before its first whole output interval "
+                                   f"({self.interval_s:g} s), so there is nothing to write") from failure
             t_final = self.t0 + n_int * self.interval_s
             self.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
             if self._pbar is not None:
@@ -924,7 +949,7 @@ class Simulation:
     #: value the fork starts from.
     _FORK_NOT_CARRIED = {"plant": None, "plant_state": None, "wet_bulb_K": None, "reducer": None, "_pbar": None,
                          "jobs": None, "info": dict, "_attempts": list, "reservation_log": list, "policy": None,
-                         "progress": False, "record_reservations": False}
+                         "progress": False, "record_reservations": False, "_guard": None}
 
     def fork(self, policy: BasePolicy | None) -> "Simulation":
         """An independent copy of the platform now (call it from inside a run, e.g. from a policy's ``schedule``).
@@ -1107,6 +1132,9 @@ class Simulation:
         if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and facility["m_flow_makeup"].min() < 0:
             warnings.append(f"negative tower make-up water in {int((facility['m_flow_makeup'] < 0).sum())} interval(s):"
                             f" the towers were adding heat to colder water (outside the model's validity)")
+        if self._guard is not None and self._guard.violations:
+            self.info["plant_out_of_bounds"] = [v.to_dict() for v in self._guard.violations.values()]
+            warnings += [v.message() for v in self._guard.violations.values()]
         absent = getattr(getattr(self.policy, "order", None), "bonus_accounts_absent", [])
         if absent:
             self.info["bonus_accounts_absent"] = absent
