@@ -151,7 +151,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
         plant = build_plant(cfg, system)
-        checksums["fmu"] = sha256_file(plant.fmu_path)
+        checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     policy = cfg.scheduler.policy
     if policy == "twin":
