@@ -261,7 +261,9 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
     print(cmp.format())
     if a.json:
-        Path(a.json).write_text(json.dumps(cmp.to_dict(), indent=2))
+        from .hdf5io import atomic_write_bytes
+
+        atomic_write_bytes(a.json, json.dumps(cmp.to_dict(), indent=2).encode("utf-8"), what="comparison")
         print(f"wrote {a.json}")
     return 0
 
@@ -363,6 +365,19 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RuntimeError, KeyError) as exc:
         print(f"hpctwin {a.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - report / compare read files that may be damaged in any way
+        if a.command not in ("report", "compare"):
+            raise
+        files = [a.file] if a.command == "report" else [a.a, a.b]
+        print(f"hpctwin {a.command}: error: cannot read {' or '.join(map(str, files))}: {type(exc).__name__}: "
+              f"{_one_line(exc)} (--debug shows the traceback)", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of the exception's message."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 if __name__ == "__main__":  # pragma: no cover

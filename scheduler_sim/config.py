@@ -302,9 +302,7 @@ class RunConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _name_ok(cls, v: str) -> str:
-        if not v or any(c in v for c in "/\\\0"):
-            raise ValueError("name must be non-empty and contain no path separators")
-        return v
+        return check_name(v)
 
     def to_json(self) -> str:
         """Canonical JSON of the configuration (sorted keys), stored as provenance."""
@@ -333,6 +331,21 @@ class RunConfig(_Strict):
             return RunConfig.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(_format_errors("overrides", exc)) from None
+
+
+def check_name(v: str, what: str = "name") -> str:
+    """Check a run or study name, which becomes a file or folder name under ``out/``; return it.
+
+    Raises
+    ------
+    ValueError
+        If it is empty, ``.`` or ``..``, or contains a path separator (``/``, ``\\``) or a NUL: such a name could
+        write outside ``out/`` (``../../x``, an absolute path).
+    """
+    if not v or v in (".", "..") or any(c in v for c in "/\\\0"):
+        raise ValueError(f"{what} must be non-empty, not '.' or '..', and contain no path separators "
+                         f"(it names a file or folder under out/), got {v!r}")
+    return v
 
 
 def _format_errors(source: str, exc: ValidationError) -> str:
