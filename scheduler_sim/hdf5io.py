@@ -219,8 +219,10 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, what: str = "output fil
         with contextlib.suppress(OSError):
             tmp.unlink()
         why = exc.strerror or str(exc)
-        raise OSError(exc.errno, f"{path}: could not write the {what} ({len(data) / 1e6:.1f} MB): {why}"
-                      f"{'; the previous file is kept' if path.exists() else ''}") from None
+        err = OSError(f"{path}: could not write the {what} ({len(data) / 1e6:.1f} MB): {why}"
+                      f"{'; the previous file is kept' if path.exists() else ''}")
+        err.errno = exc.errno  # the message alone is printed (no "[Errno n]" prefix); the code stays available
+        raise err from None
     _fsync_dir(path.parent)
     return path
 

@@ -65,6 +65,40 @@ def test_disk_full_is_one_line_exit_2_old_file_kept_no_temporary(tmp_path, capsy
     assert not (tmp_path / "new.h5").exists() and _tmps(tmp_path) == []
 
 
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 1 MiB tmpfs (needs root and mount(8)); skipped where it cannot be mounted."""
+    import shutil
+
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a real full disk needs a tmpfs mount (root); the ENOSPC path is tested by monkeypatch above")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_real_full_disk_gives_one_line_and_exit_2(tmp_path, small_tmpfs):
+    """The field row "disk full" on a real 1 MiB tmpfs, in a subprocess: exit 2 (was 139, a segfault after 18 h5py
+    tracebacks), one error line, the older file kept byte for byte, no temporary left."""
+    cfg = _run_cfg(tmp_path)
+    out = small_tmpfs / "o.h5"
+    old = b"older result\n"
+    out.write_bytes(old)
+    (small_tmpfs / "fill").write_bytes(b"\0" * (1024 * 1024 - 64 * 1024))  # leave ~60 KB: the run file is larger
+    r = subprocess.run([sys.executable, "-m", "scheduler_sim", "run", str(cfg), "--out", str(out), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    errs = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2, r.stderr
+    assert len(errs) == 1 and "No space left on device" in errs[0] and "Traceback" not in r.stderr
+    assert out.read_bytes() == old and _tmps(small_tmpfs) == []
+
+
 def test_rename_follows_fsync_of_the_file(tmp_path, monkeypatch):
     order = []
     real_fsync, real_replace = os.fsync, os.replace
