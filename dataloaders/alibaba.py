@@ -210,6 +210,7 @@ class AlibabaPodLoader(BaseLoader):
     """
 
     name = "alibaba_pods"
+    header_columns = ('name', 'creation_time', 'num_gpu', 'gpu_milli')
     description = "Alibaba GPU cluster pod list (openb_pod_list_*.csv, fractional GPUs)"
     suffixes = ()
 

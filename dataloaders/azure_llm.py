@@ -71,6 +71,7 @@ class AzureLLMLoader(BaseRequestLoader):
     """Azure LLM inference trace CSV (``TIMESTAMP, ContextTokens, GeneratedTokens``) -> request table."""
 
     name: ClassVar[str] = "azure_llm"
+    header_columns: ClassVar[tuple[str, ...]] = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
     description: ClassVar[str] = "Azure LLM inference trace 2023 CSV (TIMESTAMP, ContextTokens, GeneratedTokens)"
     suffixes: ClassVar[tuple[str, ...]] = ()
 

@@ -498,6 +498,7 @@ class PM100Loader(BaseLoader):
     """Loader for the PM100 (Marconi100) job table with 20 s power series; see :func:`read_pm100`."""
 
     name = "pm100"
+    header_columns = ('job_id', 'submit_time', 'start_time', 'end_time', 'num_nodes_alloc')
     description = "PM100 Marconi100 job_table.parquet with per-job node power series (20 s)"
     suffixes = ()
 
@@ -511,6 +512,7 @@ class FugakuLoader(BaseLoader):
     """Loader for Fugaku F-DATA monthly tables (per-job average power); see :func:`read_fugaku`."""
 
     name = "fugaku"
+    header_columns = ('jid', 'adt', 'sdt', 'edt')
     description = "Fugaku F-DATA parquet (per-job average power avgpcon)"
     suffixes = ()
 
@@ -524,6 +526,7 @@ class AdastraLoader(BaseLoader):
     """Loader for the Adastra MI250 job table (CINES); see :func:`read_adastra`."""
 
     name = "adastra"
+    header_columns = ('job_id', 'submit_time', 'start_time', 'end_time', 'num_nodes_alloc', 'run_time')
     description = "Adastra MI250 job parquet (CINES) with node energy arrays"
     suffixes = ()
 

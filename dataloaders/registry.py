@@ -67,11 +67,15 @@ class BaseLoader(abc.ABC):
     suffixes : tuple of str
         File suffixes (lower case, with the dot, without a compression suffix such as ``.gz``) used by
         :func:`load_trace` to guess the format.
+    header_columns : tuple of str
+        For CSV formats (suffix ``.csv``, claimed by several loaders): the columns a header must contain for
+        :func:`guess_format` to pick this loader from the file's first line.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     suffixes: ClassVar[tuple[str, ...]] = ()
+    header_columns: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def load(self, path: str | os.PathLike[str], **options: Any) -> LoadResult:
@@ -251,15 +255,52 @@ def guess_format(path: str | os.PathLike[str]) -> str:
         suffixes.pop()
     suffix = suffixes[-1] if suffixes else ""
     claims: dict[str, tuple[str, ...]] = {}
+    headers: dict[str, tuple[str, ...]] = {}
     for name, target in sorted(_targets().items()):
         try:
-            claims[name] = tuple(_resolve(name, target).suffixes)
+            cls = _resolve(name, target)
+            claims[name] = tuple(cls.suffixes)
+            headers[name] = tuple(getattr(cls, "header_columns", ()))
         except Exception:  # noqa: BLE001 - a broken plugin cannot claim a suffix
             continue
         if suffix and suffix in claims[name]:
             return name
+    if suffix == ".csv":
+        return _guess_csv(p, headers)
     known = ", ".join(f"{n} {list(s)}" for n, s in claims.items())
     raise ValueError(f"cannot guess the trace format of {str(path)!r} (suffix {suffix!r}); known loaders: {known}")
+
+
+def _guess_csv(path: Path, headers: dict[str, tuple[str, ...]]) -> str:
+    """The loader whose required header columns the CSV's first line contains (the most specific one wins).
+
+    Raises
+    ------
+    ValueError
+        If no loader's columns match, or two loaders with the same number of columns match (ambiguous); the
+        message names the header found and the candidates, and asks for ``--format``.
+    """
+    import csv
+    import gzip
+    import io
+
+    try:
+        opener = gzip.open if path.suffix.lower() == ".gz" else open
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:  # -sig: drop a BOM
+            line = fh.readline(65536)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the header line to guess the CSV format ({exc})") from None
+    head = {c.strip() for c in next(csv.reader(io.StringIO(line)), [])}
+    match = [(len(cols), n) for n, cols in headers.items() if cols and set(cols) <= head]
+    if not match:
+        cands = "; ".join(f"{n}: {', '.join(c)}" for n, c in headers.items() if c)
+        raise ValueError(f"{path}: cannot guess the CSV format from its header ({line.strip()[:120]!r}); give "
+                         f"--format (CSV loaders and the columns they need: {cands}; request_csv takes a column "
+                         f"mapping)")
+    match.sort(reverse=True)
+    if len(match) > 1 and match[0][0] == match[1][0]:
+        raise ValueError(f"{path}: the CSV header fits several loaders ({match[0][1]}, {match[1][1]}); give --format")
+    return match[0][1]
 
 
 def load_trace(path: str | os.PathLike[str], format: str | None = None, *, cache: bool = False,  # noqa: A002

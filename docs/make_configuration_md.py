@@ -24,6 +24,40 @@ HEADER = [
     "`python docs/make_configuration_md.py`.", ""]
 
 
+def _policies() -> list[str]:
+    from scheduler_sim.policies.registry import ORDERS, SHORTHANDS
+
+    return ["replay", "twin", *ORDERS, *SHORTHANDS]
+
+
+def _backfills() -> list[str]:
+    from scheduler_sim.policies.registry import BACKFILLS
+
+    return ["", *BACKFILLS]
+
+
+#: Options that are plain strings in the model but take a fixed set of names (listed in the table).
+_ALLOWED = {"scheduler.policy": _policies, "scheduler.backfill": _backfills}
+
+
+def _type_text(ann) -> str:
+    """A readable type for the table: ``one of `a`, `b` `` for Literal, ``list of float``, ``float or absent``; never
+    a bare ``|`` (it would split a Markdown table cell)."""
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(f"`{a}`" for a in args)
+    if origin in (list, tuple):
+        return "list of " + (_type_text(args[0]) if args else "values")
+    if origin is dict:
+        return f"table of {_type_text(args[1])}" if len(args) == 2 else "table"
+    if args and type(None) in args:  # Optional / X | None
+        rest = [a for a in args if a is not type(None)]
+        return " or ".join(_type_text(a) for a in rest) + " or absent"
+    if args:  # other unions
+        return " or ".join(_type_text(a) for a in args)
+    return getattr(ann, "__name__", str(ann)).replace("typing.", "")
+
+
 def _is_model(t) -> bool:
     return isinstance(t, type) and issubclass(t, BaseModel)
 
@@ -48,9 +82,12 @@ def _rows(model, prefix):
         default = f.default if f.default_factory is None else f.default_factory()
         if str(default) == "PydanticUndefined":
             default = "(required)"
-        t = getattr(ann, "__name__", str(ann)).replace("typing.", "")
+        t = _type_text(ann)
+        allowed = _ALLOWED.get(key)
+        if allowed:
+            t += " (one of " + ", ".join(f"`{v}`" if v else "`\"\"`" for v in allowed()) + ")"
         d = f'"{default}"' if isinstance(default, str) and default != "(required)" else repr(default)
-        rows.append((key, t, d, f.description or ""))
+        rows.append((key, t, d, (f.description or "").replace("|", "/")))
     return rows, subs
 
 

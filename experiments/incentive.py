@@ -24,8 +24,8 @@ energy-efficient use, which raise their scheduling priority.
 
 Run (one process, or spread the phase-2 variants over ranks)::
 
-    python -m experiments.incentive --out out/incentive
-    mpirun -n 2 python -m mpi4py -m experiments.incentive --out out/incentive
+    .venv/bin/python -m experiments.incentive --out out/incentive
+    .venv/bin/mpiexec -n 2 .venv/bin/python -m mpi4py -m experiments.incentive --out out/incentive
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Plots the Pareto front of tokens/s per user (interactivity) against tokens/s per GPU (throughput), coloured by
 facility energy per generated token, marking the configurations that meet the TTFT / TPOT SLO.
 
-    python experiments/llm_serving_sweep.py experiments/llm_serving_sweep.toml --out out/llm-serving-sweep
+    .venv/bin/python experiments/llm_serving_sweep.py experiments/llm_serving_sweep.toml --out out/llm-serving-sweep
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Figures of one serving run file: latency distributions and GPU / partition power over time.
 
-    python experiments/plot_serving_run.py out/llm_serving_azure_conv.h5 --prefix docs/img/llm_serving_azure_conv
+    .venv/bin/python experiments/plot_serving_run.py out/llm_serving_azure_conv.h5 --prefix docs/img/llm_serving_azure_conv
 """
 
 from __future__ import annotations

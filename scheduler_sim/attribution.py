@@ -37,7 +37,9 @@ runs inside interval ``k`` (exact, from ``sim_start_s`` clipped to the run start
 Per CDU and rack: IT energy, heat, SIVOC / rectifier losses (exact inversion of the affine power chain:
 ``P_dc,rack = (P_in,rack - B_rack) / a``; NaN with an I^2R conversion term), pump and plant shares (CDUs), and the
 time the CDU supply temperature (``T_sec_sup``) spends above a limit ``T_supply_limit_K`` (default 300.15 K =
-27 degC, the ASHRAE W27 facility-water class limit; configurable), counted on interval averages.
+27 degC, the ASHRAE W27 facility-water class limit; configurable), counted on interval averages with a tolerance
+of ``T_SUPPLY_TOLERANCE_K`` = 0.5 K (a supply is "above" only when it exceeds the limit by more than 0.5 K, as in
+docs/policies.md; the plant's controller holds the set point to within 1e-7 K, which is not an excursion).
 
 Per interval: facility power decomposed exactly as ``P_facility = P_node_dc + P_rack_overhead + P_sivoc_loss +
 P_rectifier_loss + P_cdu_pump + P_facility_pump + P_tower_fan + P_chiller``; IT power of jobs and of the rest;
@@ -59,6 +61,8 @@ __all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_fi
 
 #: Default CDU supply-temperature limit [K]: 27 degC, the ASHRAE W27 facility-water class limit.
 DEFAULT_T_SUPPLY_LIMIT_K = 300.15
+#: An interval counts as above the supply limit only when its mean exceeds the limit by more than this [K].
+T_SUPPLY_TOLERANCE_K = 0.5
 
 #: Consumer quantities, in the order written.
 JOB_QUANTITIES = ("E_it_J", "E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J",
@@ -91,8 +95,9 @@ class Attribution:
     ----------
     jobs : dict of str -> ndarray, shape (n_jobs,)
         Per-job energies (:data:`JOB_QUANTITIES`) and ``PUE_effective``, aligned with ``/jobs``.
-    pseudo : dict of str -> ndarray, shape (2,)
-        The same for the pseudo-consumers ``idle`` and ``partition`` (``name`` holds the labels).
+    pseudo : dict of str -> ndarray, shape (1,) or (2,)
+        The same for the pseudo-consumers ``idle`` and, when the run has a co-located partition, ``partition``
+        (``name`` holds the labels). ``PUE_effective`` is NaN when no plant was modelled.
     timeseries : dict of str -> ndarray, shape (n_intervals,)
         Facility power decomposition, job / non-job IT power, interval and cumulative PUE.
     cdu : dict of str -> ndarray, shape (n_cdus,)
@@ -298,8 +303,9 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
             J[k] = acc
     J["E_cooling_J"] = J["E_cdu_pump_J"] + J["E_facility_pump_J"] + J["E_tower_fan_J"] + J["E_chiller_J"]
     J["E_facility_J"] = J["E_it_J"] + J["E_cooling_J"]
+    cooled = "T_wb_K" in fac  # a plant was modelled; without one no PUE is defined (NaN, never 1.0)
     J["PUE_effective"] = _safe_div(J["E_facility_J"], J["E_it_J"])
-    J["PUE_effective"][J["E_it_J"] <= 0] = np.nan
+    J["PUE_effective"][(J["E_it_J"] <= 0) | (not cooled)] = np.nan
 
     # ---- run totals every share closes on
     T = {"E_it_J": E_it_tot, "E_node_dc_J": tot["E_node_dc_J"], **conv_tot,
@@ -314,12 +320,15 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
         i, p = tot.get(f"E_idle_node_{kind}_J", 0.0), tot.get(f"E_partition_node_{kind}_J", 0.0)
         return p / (i + p) if (i + p) > 0 else 0.0
 
+    has_partition = (tot.get("E_partition_node_it_J", 0.0) > 0 or tot.get("E_partition_node_dc_J", 0.0) > 0)
     pseudo: dict[str, np.ndarray] = {}
     for k in JOB_QUANTITIES:
         rest = T[k] - float(np.sum(J[k]))
         f = frac("dc" if k == "E_node_dc_J" else "it")
-        pseudo[k] = np.array([rest * (1.0 - f), rest * f])
+        pseudo[k] = np.array([rest * (1.0 - f), rest * f]) if has_partition else np.array([rest])
     pseudo["PUE_effective"] = _safe_div(pseudo["E_facility_J"], pseudo["E_it_J"])
+    if not cooled:
+        pseudo["PUE_effective"][:] = np.nan
     # independent cross-check: the remainder of IT / DC energy after the jobs' interval integration must equal
     # the idle + partition energies the simulation integrated event by event
     other_it = tot.get("E_idle_node_it_J", np.nan) + tot.get("E_partition_node_it_J", 0.0)
@@ -345,7 +354,6 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
              "P_facility_pump_W", "P_tower_fan_W", "P_chiller_W")
     decomp_err = float(np.max(np.abs(sum(ts[k] for k in parts) - ts["P_facility_W"]), initial=0.0)
                        / max(float(np.max(ts["P_facility_W"], initial=0.0)), 1e-300))
-    cooled = "T_wb_K" in fac
     ts["PUE"] = _safe_div(ts["P_facility_W"], ts["P_it_W"]) if cooled else np.full(n, np.nan)
     ts["PUE_cumulative"] = (_safe_div(np.cumsum(ts["P_facility_W"]), np.cumsum(ts["P_it_W"])) if cooled
                             else np.full(n, np.nan))
@@ -376,7 +384,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     Ts = cdu.get("T_sec_sup")
     if Ts is not None:
         Ts = np.asarray(Ts, dtype=float)
-        C["time_above_limit_s"] = (Ts > T_supply_limit_K).sum(axis=0) * dt
+        C["time_above_limit_s"] = (Ts > T_supply_limit_K + T_SUPPLY_TOLERANCE_K).sum(axis=0) * dt
         C["T_supply_max_K"] = Ts.max(axis=0)
     else:
         C["time_above_limit_s"] = np.full(n_cdus, np.nan)
@@ -385,9 +393,10 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
         R["time_above_limit_s"] = C["time_above_limit_s"][rack_cdu]
         R["cdu"] = rack_cdu.astype(np.int64)
     return Attribution(
-        jobs=J, pseudo={"name": np.array(["idle", "partition"]), **pseudo}, timeseries=ts, cdu=C, rack=R,
+        jobs=J, pseudo={"name": np.array(["idle", "partition"] if has_partition else ["idle"]), **pseudo}, timeseries=ts, cdu=C, rack=R,
         totals={**T, "closure_rel_error": float(closure), "decomposition_rel_error": decomp_err},
-        attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K), "liquid_fraction": lf,
+        attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K),
+               "T_supply_tolerance_K": T_SUPPLY_TOLERANCE_K, "liquid_fraction": lf,
                "interval_s": dt})
 
 

@@ -35,16 +35,28 @@ def build_parser() -> argparse.ArgumentParser:
                     "scheduler and follows every decision to node power, conversion losses, CDU heat, a Modelica "
                     "cooling plant (FMU) and PUE; writes the causal chain to HDF5.")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    p.add_argument("--version", action="version", version=f"hpctwin {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # --debug is accepted after the command too (`hpctwin run --debug`); SUPPRESS keeps the top-level value
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show Python tracebacks for errors")
+    _add = sub.add_parser
+
+    def add_parser(name, **kw):
+        return _add(name, parents=[common], **kw)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
 
     r = sub.add_parser("run", help="run one simulation and write its HDF5 file",
                        description="Run one simulation (default: the embedded main job) and write an HDF5 file.",
                        epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration TOML (default: built-in main job)")
     r.add_argument("--out", metavar="FILE.h5", help="output HDF5 file (default: out/<run name>.h5)")
-    r.add_argument("--policy", help="policy: replay, fcfs, sjf, ljf, largest, priority, easy, conservative "
-                                    "(see `hpctwin list policies`)")
-    r.add_argument("--backfill", help="backfill: none, easy, easy-bestfit, conservative, firstfit")
+    r.add_argument("--policy", help="policy: replay, twin, fcfs, sjf, ljf, largest, priority, or the shorthands "
+                                    "easy (= fcfs + easy backfill), conservative (see `hpctwin list policies`)")
+    r.add_argument("--backfill", help="backfill: none, easy, easy-bestfit, conservative, firstfit (on its own it "
+                                      "applies to the configuration's order, fcfs for the shorthands)")
     r.add_argument("--placement", choices=["lowest", "spread", "pack"],
                    help="node placement: lowest index, spread heat over CDUs, or pack it")
     r.add_argument("--system", help="system description name or TOML file (see `hpctwin list systems`)")
@@ -59,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
     r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
     r.add_argument("--seed", type=int, help="seed for every random choice")
+    r.add_argument("--requests", metavar="FILE",
+                   help="LLM request trace for a serving partition (azure_llm CSV, mooncake JSONL, or request_csv "
+                        "with --map); without --trace the run is serving-only")
+    r.add_argument("--deployment", metavar="NAME",
+                   help="serving deployment: a TOML file or a name in experiments/serving/ (e.g. "
+                        "llama3-70b_h100_tp4x2); default llama3-70b_h100_tp4x2 when --requests is given")
+    r.add_argument("--request-format", metavar="F", help="request loader: azure_llm, mooncake, request_csv "
+                                                         "(default: guessed from the file)")
+    r.add_argument("--map", action="append", metavar="KEY=COLUMN",
+                   help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
     s = sub.add_parser("sweep", help="run a policy study (use `mpirun -n N hpctwin sweep ...` to spread it over ranks)",
@@ -101,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "rows are reported and skipped.")
     c.add_argument("power", metavar="POWER_CSV", help="measured IT power series (timestamp_secs, measured_kW)")
     c.add_argument("--plant", default="frontier", help="plant name or TOML file (default frontier)")
-    c.add_argument("--out", metavar="FILE.h5", default="out/cooling.h5", help="output HDF5 file")
+    c.add_argument("--out", metavar="FILE.h5",
+                   help="output HDF5 file (default: out/cooling-<plant>-<first day of the window>.h5)")
     c.add_argument("--step", type=float, default=15.0, metavar="S", help="communication step [s] (default 15)")
     c.add_argument("--days", type=float, metavar="D", help="days to simulate (default: the whole series)")
     c.add_argument("--start-day", type=float, default=0.0, metavar="D", help="days after the first non-zero sample")
@@ -120,15 +143,95 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--timezone", metavar="TZ", help="IANA zone of local times (sacct, PM100, F-DATA, ...)")
     v.add_argument("--cache", action="store_true", help="use the parsed-trace cache (HPCTWIN_CACHE_DIR)")
     v.add_argument("--json", action="store_true", help="also print the report as one JSON line")
+    v.add_argument("--map", action="append", metavar="KEY=COLUMN",
+                   help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
     return p
+
+
+#: Configuration keys set by `hpctwin run` options, so an invalid value is reported under the flag the user typed.
+RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill", "scheduler.placement": "--placement",
+             "system": "--system", "trace.path": "--trace", "trace.format": "--format",
+             "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
+             "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
+             "seed": "--seed"}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hpctwin")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "(not installed)"
+
+
+def _flag_names(message: str, keys) -> str:
+    """Replace configuration keys that came from command-line options by the options' names."""
+    message = message.replace("overrides: invalid configuration", "invalid command-line option")
+    for k in sorted(keys, key=len, reverse=True):
+        if k in RUN_FLAGS:
+            message = message.replace(k, f"{RUN_FLAGS[k]} ({k})")
+    return message
+
+
+def _parse_map(items: list[str] | None, flag: str = "--map") -> dict[str, str]:
+    """``["arrival=t_ms", ...]`` -> ``{"arrival": "t_ms"}``; a malformed item is an error naming the flag."""
+    out: dict[str, str] = {}
+    for it in items or []:
+        key, sep, col = it.partition("=")
+        if not sep or not key.strip() or not col.strip():
+            raise ValueError(f"{flag} {it!r}: expected KEY=COLUMN, e.g. arrival=t_ms")
+        out[key.strip()] = col.strip()
+    return out
+
+
+def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
+    """The ``[serving]`` section (and ``trace.enabled``) set by ``--requests`` / ``--deployment`` / ``--map``."""
+    from importlib import resources
+
+    dep = a.deployment or "llama3-70b_h100_tp4x2"
+    path = Path(dep)
+    if not path.is_file():
+        cand = Path(str(resources.files("experiments") / "serving" / f"{Path(dep).stem}.toml"))
+        if not cand.is_file():
+            names = sorted(q.stem for q in Path(str(resources.files("experiments") / "serving")).glob("*.toml"))
+            raise ValueError(f"--deployment {dep!r}: no such file and no deployment of that name (known: "
+                             f"{', '.join(names)})")
+        path = cand
+    sv = cfg.serving.model_dump(mode="json") if cfg.serving is not None else {}
+    sv["deployment"] = str(path.resolve())
+    if a.requests is not None:
+        req = Path(a.requests)
+        if not req.is_file():
+            raise ValueError(f"--requests {a.requests}: no such file")
+        sv["trace"] = str(req.resolve())
+        fmt = a.request_format
+        if fmt is None:
+            from dataloaders.registry import guess_format
+
+            fmt = "request_csv" if a.map else guess_format(req)
+        sv["format"] = fmt
+    elif a.request_format is not None:
+        sv["format"] = a.request_format
+    if a.map:
+        sv["loader_options"] = _parse_map(a.map)
+    ov: dict = {"serving": sv}
+    if a.trace is None and a.config is None:
+        ov["trace.enabled"] = False  # serving-only: no batch trace unless one is asked for
+    if a.system is None and a.config is None:
+        ov["system"] = "frontier"  # the default system (Theta-like KNL) has no GPU to serve on
+    return ov
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
     from .config import load_config
-    from .runner import format_summary, run_one
+    from .policies.registry import SHORTHANDS
 
     cfg = load_config(a.config)
     ov: dict = {}
+    if a.backfill is not None and a.policy is None and cfg.scheduler.policy in SHORTHANDS:
+        # `--backfill B` alone: the default policy is a shorthand (easy = fcfs + easy); apply B to its order
+        ov["scheduler.policy"] = SHORTHANDS[cfg.scheduler.policy][0]
     for key, val in (("scheduler.policy", a.policy), ("scheduler.backfill", a.backfill),
                      ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
@@ -136,6 +239,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                      ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.requests is not None or a.deployment is not None:
+        ov.update(_serving_overrides(a, cfg))
     if a.wet_bulb is not None:
         ov["cooling.weather"] = "constant"
         ov["cooling.T_wb_C"] = a.wet_bulb
@@ -152,14 +257,20 @@ def _cmd_run(a: argparse.Namespace) -> int:
                   f"nearest to {cfg.output.interval_s:g} s")
         ov["output.interval_s"] = ratio * a.step
     if ov:
-        cfg = cfg.with_overrides(ov)
+        try:
+            cfg = cfg.with_overrides(ov)
+        except ValueError as exc:
+            raise ValueError(_flag_names(str(exc), ov)) from None
         naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
-                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled")
+                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving")
         if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
             c = cfg
             pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
             name = (f"{Path(c.system).stem}-{Path(c.trace.path).stem.split('.')[0] if c.trace.path else 'theta2022'}"
                     f"-{pol}-day{c.trace.window_start_days:g}-{c.trace.window_days:g}d")
+            if not c.trace.enabled and c.serving is not None:
+                name = (f"{Path(c.system).stem}-serving-{Path(c.serving.deployment).stem}-"
+                        f"{Path(c.serving.trace).stem.split('.')[0] if c.serving.trace else 'azure-conv'}")
             if c.scheduler.placement != "lowest":
                 name += f"-{c.scheduler.placement}"
             if not c.cooling.enabled:
@@ -274,7 +385,8 @@ def _cmd_report(a: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
-                       pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None)
+                       pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
+                       progress=sys.stderr.isatty())
     print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -304,16 +416,39 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     from cooling_fmu.standalone import load_power_series, run_standalone
     from cooling_fmu.weather import Weather
 
-    rep = load_power_series(a.power)[2]
+    import datetime as dt
+
+    from cooling_fmu.params import load_plant_params
+
+    t, P, rep = load_power_series(a.power)
     for note in rep.notes:
         print(f"  {a.power}: {note}")
+    params = load_plant_params(a.plant)
+    t0 = float(t[rep.leading_zero_rows]) + a.start_day * 86400.0 if len(t) else 0.0
+    t1 = t0 + a.days * 86400.0 if a.days is not None else float(t[-1]) + rep.interval_s
+    day0 = dt.datetime.fromtimestamp(t0, dt.timezone.utc)
+    day1 = dt.datetime.fromtimestamp(t1, dt.timezone.utc)
+    out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
-    s = run_standalone(a.power, a.out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+    print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
+          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather "
+          f"{'constant wet-bulb %g degC' % a.wet_bulb if a.wet_bulb is not None else 'typical year of the plant site'}"
+          f", step {a.step:g} s")
+    s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
                        scale_to_design=a.scale_to_design, weather=weather)
+    design = params.n_cdu * params.cdu.Q_flow_nominal_W
+    sel = (t >= t0) & (t < t1)
+    peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
+    print(f"  power scale factor {s['power_scale']:.4g} (peak IT {peak / 1e6:,.3f} MW, plant design heat "
+          f"{design / 1e6:,.3f} MW)")
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
           f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
           f"of cooling energy")
-    print(f"wrote {a.out}")
+    if peak > design * (1 + 1e-9):
+        print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
+              f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
+              f"limits (see --scale-to-design)", file=sys.stderr)
+    print(f"wrote {out}")
     return 0
 
 
@@ -326,6 +461,7 @@ def _cmd_validate(a: argparse.Namespace) -> int:
         opts["cores_per_node"] = a.cores_per_node
     if a.timezone:
         opts["timezone"] = a.timezone
+    opts.update(_parse_map(a.map))
     try:
         res = load_trace(a.trace, format=a.format, cache=a.cache, **opts)
     except TraceError as exc:
@@ -352,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parser.parse_args(argv)
     handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "compare": _cmd_compare, "report": _cmd_report,
                 "list": _cmd_list, "validate": _cmd_validate, "cooling": _cmd_cooling}
-    if a.debug:
+    if getattr(a, "debug", False):
         return handlers[a.command](a)
     try:
         return handlers[a.command](a)

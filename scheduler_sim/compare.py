@@ -109,15 +109,20 @@ class Comparison:
         t = self.totals
         dE = t.loc["E_facility_J", "delta"]
         dP = t.loc["PUE", "delta"]
+        def p(x: float, fmt: str) -> str:
+            return "n/a" if not np.isfinite(x) else format(x, fmt)
+
         lines = [f"A: {self.a}", f"B: {self.b}", "",
                  f"facility energy  A {t.loc['E_facility_J', 'A'] / mwh:,.3f} MWh   B {t.loc['E_facility_J', 'B'] / mwh:,.3f}"
                  f" MWh   change {dE / mwh:+,.4f} MWh",
-                 f"PUE              A {t.loc['PUE', 'A']:.5f}        B {t.loc['PUE', 'B']:.5f}        change {dP:+.6f}",
+                 f"PUE              A {p(t.loc['PUE', 'A'], '.5f'):>7s}        B {p(t.loc['PUE', 'B'], '.5f'):>7s}        "
+                 f"change {p(dP, '+.6f')}",
                  "", f"{'link (causal order)':30s} {'facility energy':>18s} {'share':>8s} {'PUE':>12s}"]
         for k in LINKS:
             share = self.energy[k] / dE * 100 if dE != 0 else float("nan")
-            lines.append(f"{k:30s} {self.energy[k] / mwh:+15.4f} MWh {share:7.1f}% {self.pue[k]:+12.6f}")
-        lines.append(f"{'total':30s} {self.energy.sum() / mwh:+15.4f} MWh {'':8s} {self.pue.sum():+12.6f}")
+            lines.append(f"{k:30s} {self.energy[k] / mwh:+15.4f} MWh {share:7.1f}% {p(self.pue[k], '+12.6f'):>12s}")
+        lines.append(f"{'total':30s} {self.energy.sum() / mwh:+15.4f} MWh {'':8s} "
+                     f"{p(self.pue.sum(skipna=False), '+12.6f'):>12s}")
         c = self.context
         lines += ["", "scheduling context (B - A):",
                   f"  job node DC energy {c['delta_E_job_node_dc_J'] / mwh:+,.3f} MWh, idle node DC energy "
@@ -148,7 +153,13 @@ def _totals(res, att) -> dict[str, float]:
     heat = T["E_cdu_heat_J"]
     return {"E_compute_J": comp, "E_loss_J": loss, "E_heat_J": heat, "E_cooling_J": cool, "E_it_J": it,
             "E_facility_J": T["E_facility_J"], "c_cooling_per_heat": cool / heat if heat > 0 else 0.0,
-            "PUE": T["E_facility_J"] / it if it > 0 else float("nan")}
+            "PUE": T["E_facility_J"] / it if it > 0 and _cooled(res) else float("nan")}
+
+
+def _cooled(res) -> bool:
+    """Whether the run modelled a cooling plant (root attribute ``cooling_modelled``; else a wet-bulb series)."""
+    v = res.attrs.get("cooling_modelled")
+    return bool(v) if v is not None else "T_wb_K" in res.facility
 
 
 def decompose(A: dict[str, float], B: dict[str, float]) -> tuple[pd.Series, pd.Series]:
@@ -282,9 +293,13 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
     totals = pd.DataFrame({"A": TA, "B": TB})
     totals["delta"] = totals["B"] - totals["A"]
     energy, pue = decompose(TA, TB)
+    if not (math.isfinite(TA["PUE"]) and math.isfinite(TB["PUE"])):
+        pue = pue * float("nan")  # a PUE change is undefined when either run has no facility model
     notes: list[str] = []
-    if (TA["E_cooling_J"] == 0) != (TB["E_cooling_J"] == 0):
-        notes.append("one run has no cooling plant: its PUE is not comparable")
+    for label, r in (("A", ra), ("B", rb)):
+        if not _cooled(r):
+            notes.append(f"run {label} modelled no cooling plant (cooling off): its facility is not modelled, its "
+                         f"'facility energy' is IT energy only and its PUE is n/a")
     sa, sb = ra.attrs.get("system"), rb.attrs.get("system")
     if sa != sb:
         notes.append(f"the runs are on different systems ({sa} vs {sb}): the 'scheduling -> compute' link then "

@@ -463,6 +463,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         fac = ts.create_group("facility")
         for name, arr in result.facility.items():
             _dataset(fac, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))
+        if "PUE" in fac and "T_wb_K" not in result.facility:
+            fac["PUE"].attrs["undefined"] = "no cooling plant was modelled (cooling off): PUE is not defined (NaN)"
         cdu = ts.create_group("cdu")
         for name, arr in result.cdu.items():
             _dataset(cdu, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))

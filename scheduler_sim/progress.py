@@ -24,6 +24,14 @@ _WINDOW_FMT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} simu
 _DRAIN_FMT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} jobs ended [{elapsed}]"
 
 
+def _mininterval(default: float) -> float:
+    """Least time between redraws [s]: ``$HPCTWIN_PROGRESS_MININTERVAL`` if set (tests use 0), else ``default``."""
+    try:
+        return float(os.environ.get("HPCTWIN_PROGRESS_MININTERVAL", default))
+    except ValueError:
+        return default
+
+
 class RunProgress:
     """Two-phase progress bar of a simulation run (window hours, then jobs draining).
 
@@ -46,12 +54,7 @@ class RunProgress:
 
     def __init__(self, window_h: float, *, enabled: bool = True, file=None, mininterval: float | None = None) -> None:
         self.enabled = bool(enabled)
-        if mininterval is None:
-            try:
-                mininterval = float(os.environ.get("HPCTWIN_PROGRESS_MININTERVAL", "0.1"))
-            except ValueError:
-                mininterval = 0.1
-        self.mininterval = float(mininterval)
+        self.mininterval = _mininterval(0.1) if mininterval is None else float(mininterval)
         self.window_h = float(window_h) if window_h == window_h and window_h > 0 else 0.0
         self.file = file if file is not None else sys.stderr
         self.phase = "window"
@@ -169,7 +172,7 @@ class Spinner:
                 fmt = ("{desc}: {n_fmt}/{total_fmt} [{elapsed}]" if self.total is not None
                        else "{desc} [{elapsed}]")
                 self._bar = tqdm(total=self.total, desc=self.desc, leave=False, file=self.file, bar_format=fmt,
-                                 mininterval=0.5)
+                                 mininterval=_mininterval(0.5), miniters=1)
             except Exception:  # noqa: BLE001
                 self._bar = None
         if self._bar is not None:  # a background refresh keeps the elapsed time moving during a silent step

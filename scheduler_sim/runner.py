@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import DAY_S, RunConfig
+from .config import DAY_S, RunConfig, TraceConfig
+from .progress import Spinner
 
 __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
 
@@ -118,11 +119,19 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
-        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                            cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+        show = cfg.output.progress if progress is None else progress
+        with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
+            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         checksums = {"trace": sha256_file(trace_path)}
+        start = default_start_day(cfg, jobs)
+        if start != cfg.trace.window_start_days:
+            say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
+                f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
+                f"first submission day {start:g} instead (give --start-day to choose)")
+            cfg = cfg.with_overrides({"trace.window_start_days": start})
     else:
         from jobs.table import empty_job_table
 
@@ -182,6 +191,38 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+
+
+def default_start_day(cfg: RunConfig, jobs) -> float:
+    """The window start [days] a run uses: the configured one, or the trace's first submission day.
+
+    The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
+    that default and the trace has no submission in ``[181, 181 + window_days)`` days (a shorter or a later trace),
+    the window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start
+    the user chose (any other value) is kept, so an empty window is then an error.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run configuration.
+    jobs : pandas.DataFrame
+        The canonical job table (``submit_time_s`` [s] since the trace origin).
+
+    Returns
+    -------
+    float
+        Window start [days after the trace origin].
+    """
+    start = float(cfg.trace.window_start_days)
+    default = float(TraceConfig.model_fields["window_start_days"].default)
+    sub = np.asarray(jobs["submit_time_s"], dtype=float) if len(jobs) else np.zeros(0)
+    sub = sub[np.isfinite(sub)]
+    if start != default or sub.size == 0:
+        return start
+    t0, t1 = start * DAY_S, (start + cfg.trace.window_days) * DAY_S
+    if np.any((sub >= t0) & (sub < t1)):
+        return start
+    return float(math.floor(sub.min() / DAY_S))
 
 
 def serving_load_summary(serving) -> str:
@@ -294,13 +335,21 @@ def format_summary(s: dict[str, float]) -> str:
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
-        f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
-        f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean {f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, "
-        f"peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-        f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
-        f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
-        f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
     ]
+    if math.isnan(s.get("PUE", float("nan"))):  # no plant: the facility was not modelled, so no facility figures
+        lines += [
+            "  facility              not modelled (cooling off): no cooling or facility energy, PUE n/a, TUE n/a",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+        ]
+    else:
+        lines += [
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+            f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
+            f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+            f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
+            f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
+        ]
     if "serving_requests" in s:
         g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
         lines += [

@@ -1101,7 +1101,8 @@ class Simulation:
             facility["P_cooling_W"] = np.zeros(n_int)
         facility["P_facility_W"] = facility["P_it_W"] + facility["P_cooling_W"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            facility["PUE"] = facility["P_facility_W"] / facility["P_it_W"]
+            facility["PUE"] = (facility["P_facility_W"] / facility["P_it_W"] if self.plant is not None
+                               else np.full(n_int, np.nan))  # no plant: PUE undefined, never 1.0
         totals["E_facility_J"] = totals["E_it_J"] + totals["E_cooling_J"]
 
         jobs = self.jobs.copy()

@@ -8,6 +8,8 @@ backfill.
 
 from __future__ import annotations
 
+import difflib
+
 from .backfill import BACKFILLS
 from .base import BasePolicy, SchedulerView
 from .order import ORDERS, QueueOrder
@@ -26,7 +28,9 @@ class OrderedPolicy(BasePolicy):
 
     def __init__(self, order: QueueOrder, backfill: str) -> None:
         if backfill not in BACKFILLS:
-            raise ValueError(f"unknown backfill {backfill!r}; known: {', '.join(BACKFILLS)}")
+            close = difflib.get_close_matches(str(backfill).lower(), list(BACKFILLS), n=2, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            raise ValueError(f"unknown backfill {backfill!r}{hint}; known: {', '.join(BACKFILLS)}")
         self.order = order
         self.backfill = backfill
         self._fn = BACKFILLS[backfill][0]
@@ -87,8 +91,10 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     elif key in ORDERS:
         order_name = key
     else:
-        known = ["replay", *ORDERS, *SHORTHANDS]
-        raise ValueError(f"unknown policy {name!r}; known policies: {', '.join(known)}")
+        known = ["replay", "twin", *ORDERS, *SHORTHANDS]
+        close = [k for k in difflib.get_close_matches(key, known, n=2, cutoff=0.6) if k != key]
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown policy {name!r}{hint}; known policies: {', '.join(known)}")
     return OrderedPolicy(ORDERS[order_name](**params), backfill or "none")
 
 

@@ -23,10 +23,13 @@ import base64
 import html
 import io
 import json
+import shutil
 from pathlib import Path
 
 import h5py
 import numpy as np
+
+from .catalogue import describe, format_value, grouped_rows
 
 __all__ = ["make_report", "RUN_FIGURES"]
 
@@ -41,6 +44,10 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-widt
 figcaption{color:#555;font-size:.9em}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}"""
 
 
+#: The progress line of the report being written (a Spinner; None when silent). Set by make_report.
+_SPINNER = None
+
+
 def _save(fig, out_dir: Path, name: str) -> Path:
     import matplotlib.pyplot as plt
 
@@ -52,6 +59,8 @@ def _save(fig, out_dir: Path, name: str) -> Path:
         fig.savefig(buf, format=path.suffix[1:], **kw)
         atomic_write_bytes(path, buf.getvalue(), what="figure")
     plt.close(fig)
+    if _SPINNER is not None:
+        _SPINNER.step(1, desc=f"report: saved {name}")
     return png
 
 
@@ -61,9 +70,9 @@ def _img(png: Path, name: str, caption: str) -> str:
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
-def _table(rows: list[tuple], header: tuple[str, ...]) -> str:
-    h = "".join(f'<th class="{"l" if i == 0 else ""}">{html.escape(c)}</th>' for i, c in enumerate(header))
-    body = "".join("<tr>" + "".join(f'<td class="{"l" if i == 0 else ""}">{html.escape(str(c))}</td>'
+def _table(rows: list[tuple], header: tuple[str, ...], left: tuple[int, ...] = (0,)) -> str:
+    h = "".join(f'<th class="{"l" if i in left else ""}">{html.escape(c)}</th>' for i, c in enumerate(header))
+    body = "".join("<tr>" + "".join(f'<td class="{"l" if i in left else ""}">{html.escape(str(c))}</td>'
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
     return f"<table><tr>{h}</tr>{body}</table>"
 
@@ -77,21 +86,29 @@ def _pre(obj) -> str:
     return f"<pre>{html.escape(json.dumps(obj, indent=2, sort_keys=True, default=str))}</pre>"
 
 
-def _fmt(k: str, v: float) -> str:
-    if not np.isfinite(v):
-        return "n/a"
-    if k.endswith("_J"):
-        return f"{v / 3.6e9:,.3f} MWh"
-    if k.endswith("_W"):
-        return f"{v / 1e6:,.4f} MW"
-    if k.endswith("_s"):
-        return f"{v / 3600:,.2f} h"
-    return f"{v:,.5g}"
+#: Summary keys that describe the facility beyond IT; left out of a report when no plant was modelled.
+FACILITY_ONLY = ("E_facility_J", "E_cooling_J", "mean_P_facility_W", "peak_P_facility_W",
+                 "peak_P_facility_measured_W", "PUE", "TUE", "EDP_Js", "ED2P_Js2", "water_makeup_kg",
+                 "WUE_L_per_kWh")
+
+
+def _metric_tables(summary: dict[str, float]) -> list[str]:
+    """One table per metric group (schedule, energy, cooling, water, ...): human name, value, unit, definition."""
+    out = []
+    pue = summary.get("PUE", float("nan"))
+    if not (isinstance(pue, float) and np.isfinite(pue)):  # no plant: facility figures are not defined
+        summary = {k: v for k, v in summary.items() if k not in FACILITY_ONLY}
+        out.append("<p>No cooling plant was modelled in this run (cooling off): the facility is not modelled, so "
+                   "facility energy, cooling energy, PUE and TUE are not defined and not shown.</p>")
+    for group, rows in grouped_rows(summary):
+        out.append(f"<h3>{html.escape(group.capitalize())}</h3>")
+        out.append(_table(rows, ("metric", "value", "unit", "definition"), left=(0, 3)))
+    return out
 
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
                 gantt_days: float = 3.0, gantt_color: str = "job",
-                pareto: list[tuple[str, str]] | None = None) -> Path:
+                pareto: list[tuple[str, str]] | None = None, progress: bool = False) -> Path:
     """Write the figures (PNG + SVG) and ``report.html`` of a run file or a sweep summary.
 
     Parameters
@@ -106,6 +123,8 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         Colour of the occupancy rectangles: a stable colour per job, or the job's wait time.
     pareto : list of (str, str) or None
         Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
+    progress : bool
+        Show a progress line on stderr (figures saved, elapsed time); the CLI sets it on a terminal.
 
     Returns
     -------
@@ -124,6 +143,9 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     from ..hdf5io import DamagedFileError, check_schema, describe_unreadable, verify_file
 
     path = Path(path)
+    out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
+    if gantt_color not in ("job", "wait"):
+        raise ValueError(f"gantt_color must be 'job' or 'wait', not {gantt_color!r}")
     verify_file(path)
     try:
         with h5py.File(path, "r") as f:
@@ -133,13 +155,27 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         if isinstance(exc, ValueError):
             raise
         raise DamagedFileError(f"{path}: {describe_unreadable(path, exc)}") from exc
-    out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    if kind == "sweep-summary":
-        return _sweep_report(path, out, list(pareto) if pareto else list(DEFAULT_PARETO))
-    if gantt_color not in ("job", "wait"):
-        raise ValueError(f"gantt_color must be 'job' or 'wait', not {gantt_color!r}")
-    return _run_report(path, out, gantt_start_day, gantt_days, gantt_color)
+    global _SPINNER
+    try:
+        from ..progress import Spinner
+
+        _SPINNER = Spinner("report: reading and drawing", enabled=progress).__enter__()
+        if kind == "sweep-summary":
+            return _sweep_report(path, out, list(pareto) if pareto else list(DEFAULT_PARETO))
+        if kind == "cooling_standalone":
+            return _cooling_report(path, out)
+        return _run_report(path, out, gantt_start_day, gantt_days, gantt_color)
+    except BaseException:
+        if created:  # a failed report leaves no folder behind (a folder it did not create is left as it was)
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        if _SPINNER is not None:
+            _SPINNER.__exit__(None, None, None)
+        _SPINNER = None
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
@@ -153,27 +189,30 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
     n_nodes = int(json.loads(res.provenance.get("info_json", "{}")).get("n_nodes", 0)) or _n_nodes(res)
     pue_run = res.summary.get("PUE", float("nan"))
     T_lim = float(att.attrs.get("T_supply_limit_K", 300.15))
+    T_tol = float(att.attrs.get("T_supply_tolerance_K", 0.0))
     t0 = float(res.time_s[0]) + gantt_start_day * 86400.0
     figs = {
         "facility_power": (F.power_stack(ts, tax),
                            "Facility power stacked by component (top, MW); conversion losses and cooling alone "
                            "(bottom, kW). The stack's top is the facility power."),
         "pue_weather": (F.pue_weather(ts, res.facility.get("T_wb_K"), tax, pue_run),
-                        "PUE per time bin (ratio of binned energies) and cumulative since the run start; the "
-                        "wet-bulb temperature the cooling towers see on the right axis."),
+                        "PUE [-] per time bin (ratio of binned energies) and cumulative since the run start; the "
+                        "wet-bulb temperature the cooling towers see [degC] on the right axis."),
         "cdu_heatmap": (F.cdu_heatmap(res.cdu["Q_flow_W"], res.cdu.get("T_sec_sup"), tax, T_lim),
                         "Heat delivered to each CDU (kW) and the CDU supply temperature to the racks (degC); the "
                         "cyan mark on the colour bar is the supply-temperature limit."),
         "utilisation_queue": (F.utilisation_queue(res.facility, n_nodes, tax),
-                              "Share of nodes running a job, and the number of queued and running jobs."),
+                              "Share of nodes running a job [%], and the number of queued and running jobs [jobs]."),
         "occupancy": _occupancy(path, res, n_nodes, t0, t0 + gantt_days * 86400.0, tax, gantt_color),
         "wait_vs_size": (F.wait_vs_size(res.jobs),
-                         "Wait time against job size, coloured by run time; black bars are the median per size."),
+                         "Wait time [h] against job size [nodes], coloured by run time [h]; black bars are the median "
+                         "per size."),
         "energy_breakdown": (F.energy_breakdown(att.totals, np.asarray(att.jobs["PUE_effective"]),
                                                 np.asarray(att.jobs["E_it_J"]), float(att.pseudo["PUE_effective"][0]),
                                                 pue_run),
-                             "Energy of the run by component (log scale), and the effective PUE of the jobs, each "
-                             "job weighted by its IT energy (cooling attributed by heat share per interval)."),
+                             "Energy of the run by component [MWh] (linear bars, values written beside them), and the "
+                             "effective PUE [-] of the jobs, each job weighted by its IT energy [MWh] (cooling "
+                             "attributed by heat share per interval)."),
     }
     if "node_power_model_W" in res.jobs:  # the run used measured job power: compare it with the model
         figs["power_measured_vs_model"] = F.measured_vs_model(res.jobs)
@@ -182,8 +221,9 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         parts.append(_img(_save(fig, out, name), name, cap))
 
     a = res.attrs
-    summ = [(k, _fmt(k, v)) for k, v in res.summary.items()]
-    atot = [(k, _fmt(k, v)) for k, v in att.totals.items()]
+    cooled = bool(np.isfinite(res.summary.get("PUE", float("nan"))))
+    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)
+            if cooled or k not in FACILITY_ONLY]
     jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
     top = jf.sort_values("E_facility_J", ascending=False).head(10)
     top_rows = [(int(i), int(n), f"{r['E_it_J'] / 3.6e9:,.3f}", f"{r['E_cooling_J'] / 3.6e9:,.4f}",
@@ -200,17 +240,17 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         f"{html.escape(str(a.get('software_version')))} ({html.escape(str(a.get('git_sha')))}), created "
         f"{html.escape(str(prov.get('created')))}.</p>",
         f"<p>{html.escape(str(a.get('pue_definition', '')))}</p>",
-        "<h2>Headline metrics</h2>", _table(summ, ("metric", "value")),
+        "<h2>Headline metrics</h2>", *_metric_tables(res.summary),
         "<h2>Figures</h2>", *parts,
         "<h2>Attribution totals</h2>",
         f"<p>Conversion split: {html.escape(str(att.attrs.get('conversion_split')))}; shares close on the totals "
         f"(independent closure check {att.totals.get('closure_rel_error', float('nan')):.1e} relative).</p>",
-        _table(atot, ("quantity", "value")),
+        _table(atot, ("quantity", "value", "unit")),
         "<h2>Jobs with the largest facility energy</h2>",
         _table(top_rows, ("job id", "nodes", "IT [MWh]", "cooling [MWh]", "facility [MWh]", "effective PUE")),
         "<h2>CDUs</h2>",
         _table(cdu_rows, ("CDU", "heat [MWh]", "cooling share [MWh]", "max supply [degC]",
-                          f"time above {T_lim - 273.15:.1f} degC [h]")),
+                          f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]")),
         "<h2>Provenance</h2>", "<h3>Configuration</h3>", _pre(str(a.get("config_json", "{}"))),
         "<h3>Input checksums (SHA-256)</h3>", _pre(prov.get("input_checksums_json", "{}")),
         "<h3>Versions</h3>", _pre(prov.get("versions_json", "{}")),
@@ -218,6 +258,51 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         "<h3>Trace load report</h3>", _pre(prov.get("load_report_json", "{}")),
     ]
     return _write_html(out, f"hpctwin report {a.get('run_name', path.stem)}", body)
+
+
+def _cooling_report(path: Path, out: Path) -> Path:
+    """Report of a cooling-only file (``hpctwin cooling``): power by component, PUE with weather, CDU maps."""
+    from . import figures as F
+
+    with h5py.File(path, "r") as f:
+        a = dict(f.attrs)
+        t = f["timeseries/time_s"][()]
+        fac = {k: f["timeseries/facility"][k][()] for k in f["timeseries/facility"]}
+        cdu = {k: f["timeseries/cdu"][k][()] for k in f["timeseries/cdu"]}
+        summary = {k: float(v) for k, v in f["summary"].attrs.items()} if "summary" in f else {}
+        prov = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["provenance"].attrs.items()} \
+            if "provenance" in f else {}
+    origin = float(a.get("time_origin_unix_s", float("nan")))
+    tax = F.TimeAxis(t, origin)
+    zero = np.zeros(len(t))
+    ts = {"P_node_dc_W": fac.get("P_it_W", zero),
+          "P_cdu_pump_W": cdu["P_pump_sec"].sum(axis=1) if "P_pump_sec" in cdu else zero,
+          "P_facility_pump_W": fac.get("P_pump_fac", zero), "P_tower_fan_W": fac.get("P_fan_tower", zero),
+          "P_chiller_W": fac.get("P_chiller", zero)}
+    ts["P_it_W"] = ts["P_node_dc_W"]
+    ts["P_facility_W"] = ts["P_it_W"] + fac.get("P_cooling", zero)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ts["PUE_cumulative"] = np.cumsum(ts["P_facility_W"]) / np.cumsum(ts["P_it_W"])
+    pue = summary.get("PUE", float("nan"))
+    figs = {
+        "facility_power": (F.power_stack(ts, tax),
+                           "Measured IT power (blue, MW, as read from the power series) and the modelled cooling "
+                           "power by component (bottom, kW); the stack's top is IT + cooling."),
+        "pue_weather": (F.pue_weather(ts, fac.get("T_wb_K"), tax, pue),
+                        "Mechanical PUE (IT + cooling) / IT per time bin and cumulative; wet-bulb temperature "
+                        "(degC) on the right axis."),
+    }
+    if "Q_flow_hx" in cdu:
+        figs["cdu_heatmap"] = (F.cdu_heatmap(cdu["Q_flow_hx"], cdu.get("T_sec_sup"), tax, 300.15),
+                               "Heat removed by each CDU's heat exchanger (kW) and CDU supply temperature (degC).")
+    parts = [_img(_save(fig, out, name), name, cap) for name, (fig, cap) in figs.items()]
+    body = [f"<h1>hpctwin cooling-only report: plant {html.escape(str(a.get('plant', '')))}</h1>",
+            f"<p>File <code>{html.escape(str(path))}</code>: the cooling plant driven by a measured IT power series "
+            f"(step {float(a.get('step_s', float('nan'))):g} s). No scheduler and no power chain: IT power is the "
+            "series as given, and the PUE counts the plant only (a mechanical PUE).</p>",
+            "<h2>Headline metrics</h2>", *_metric_tables(summary), "<h2>Figures</h2>", *parts,
+            "<h2>Provenance</h2>", *(x for k, v in prov.items() for x in (f"<h3>{html.escape(k)}</h3>", _pre(v)))]
+    return _write_html(out, f"hpctwin cooling {a.get('plant', '')}", body)
 
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
@@ -231,7 +316,8 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
     span = f"{days:g} days" if days >= 1 else f"{days * 24:.3g} h"
     if alloc is None:
         return (F.occupancy_packed(res.jobs, n_nodes, t0, t1, tax),
-                f"Node occupancy over {span} as job blocks (height = nodes) packed first-fit by start time. "
+                f"Node occupancy over {span} as job blocks (height = nodes, time in [UTC]) packed first-fit by "
+                f"start time. "
                 "APPROXIMATE: this file has no /allocations, so the busy-node count is exact at every instant but "
                 "the node positions are not.")
     system = _system(system_name, res)
@@ -249,7 +335,8 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
     colour = ("a stable colour per job id" if color_by == "job" else
               "the job's wait before its first start (log scale; grey: running when the simulation started, wait "
               "unknown)")
-    return (fig, f"Which nodes ran which job over {span} (from /allocations, exact): y = {where}, x = time; "
+    return (fig, f"Which nodes ran which job over {span} (from /allocations, exact): y = {where} [node index], "
+                 f"x = time [UTC]; "
                  f"one rectangle per run of consecutive nodes of a job attempt, coloured by {colour}; white = idle; "
                  "red hatching: an attempt ended by a node failure.")
 
@@ -282,6 +369,59 @@ def _n_nodes(res) -> int:
         return int(np.ceil(np.max(res.facility["busy_nodes"]))) or 1
 
 
+#: Study axes that describe the conditions a scenario meets (weather, randomness, grid signals), not a decision.
+#: A Pareto comparison is made only among scenarios under the same condition.
+CONDITION_AXES = ("cooling.weather", "cooling.weather_path", "cooling.T_wb_C", "cooling.utc_offset_h", "seed",
+                  "faults.", "grid.carbon", "grid.price")
+
+
+def _is_condition(axis: str) -> bool:
+    return any(axis == c or (c.endswith(".") and axis.startswith(c)) for c in CONDITION_AXES)
+
+
+def _dotted(cfg: dict, key: str):
+    cur = cfg
+    for part in key.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
+    """The condition label of each scenario of a sweep, e.g. ``"cooling.weather=tmy3"``.
+
+    Parameters
+    ----------
+    study_text : str
+        The study file (TOML) stored in ``summary.h5``; its ``[axes]`` keys that are conditions
+        (:data:`CONDITION_AXES`) are used.
+    configs : list of str
+        Each scenario's resolved configuration (JSON).
+
+    Returns
+    -------
+    list of str
+        One label per scenario ("" for all when the study has no condition axis).
+    """
+    import tomllib
+
+    try:
+        axes = [k for k in tomllib.loads(study_text).get("axes", {}) if _is_condition(k)]
+    except (tomllib.TOMLDecodeError, AttributeError):
+        axes = []
+    if not axes:
+        return [""] * len(configs)
+    labels = []
+    for c in configs:
+        try:
+            cfg = json.loads(c)
+        except (TypeError, ValueError):
+            cfg = {}
+        labels.append(", ".join(f"{k.split('.')[-1]}={_dotted(cfg, k)}" for k in axes))
+    return labels
+
+
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
     from . import figures as F
 
@@ -290,24 +430,33 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
         names = [x.decode() if isinstance(x, bytes) else str(x) for x in g["name"][()]]
         status = [x.decode() if isinstance(x, bytes) else str(x) for x in g["status"][()]]
         metrics = {k: g[k][()] for k in g if g[k].dtype.kind == "f"}
+        configs = ([x.decode() if isinstance(x, bytes) else str(x) for x in g["config_json"][()]]
+                   if "config_json" in g else ["{}"] * len(names))
         study = str(f.attrs.get("study", path.parent.name))
         study_file = str(f.attrs.get("study_file", ""))
         version = str(f.attrs.get("schema_version"))
+    groups = sweep_conditions(study_file, configs)
     parts = []
     for mx, my in pairs:
         for m in (mx, my):
             if m not in metrics:
                 raise KeyError(f"{path}: no metric {m!r} in the sweep summary (has {', '.join(sorted(metrics))})")
         name = f"pareto_{mx}__{my}"
-        fig = F.pareto(names, metrics[mx], metrics[my], mx, my)
+        fig = F.pareto(names, metrics[mx], metrics[my], mx, my, groups=groups)
+        lx, ly = F._metric_label(mx)[0], F._metric_label(my)[0]
+        per = (" Each condition (" + ", ".join(sorted(set(groups))) + ") has its own front: conditions are not "
+               "decisions." if any(groups) else "")
         parts.append(_img(_save(fig, out, name), name,
-                          f"{my} against {mx} for every finished scenario; red: the non-dominated scenarios."))
+                          f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
+                          f"non-dominated scenarios.{per}"))
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
-    rows = [(n, s, *(_fmt(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
+    head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
+                 for m in cols)
+    rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
     body = [f"<h1>hpctwin sweep report: {html.escape(study)}</h1>",
             f"<p>File <code>{html.escape(str(path))}</code>, schema {html.escape(version)}, {len(names)} scenarios "
             f"({status.count('done')} done).</p>",
-            "<h2>Scenarios</h2>", _table(rows, ("scenario", "status", *cols)),
+            "<h2>Scenarios</h2>", _table(rows, ("scenario", "status", *head)),
             "<h2>Pareto plots</h2>", *parts, "<h2>Study file</h2>", _pre(study_file)]
     return _write_html(out, f"hpctwin sweep {study}", body)
 

@@ -16,6 +16,9 @@ import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from .catalogue import describe  # noqa: E402
 
 __all__ = ["MAX_BINS", "TimeAxis", "power_stack", "pue_weather", "cdu_heatmap", "utilisation_queue",
            "occupancy_allocations", "occupancy_packed", "job_colours", "wait_vs_size", "energy_breakdown", "pareto"]
@@ -70,12 +73,28 @@ class TimeAxis:
         return "date (UTC)" if self.dated else "days since trace origin"
 
     def format(self, ax) -> None:
-        """Date ticks (or day numbers) on ``ax``."""
-        ax.set_xlabel(self.label())
-        if self.dated:
-            loc = mdates.AutoDateLocator(minticks=4, maxticks=9)
-            ax.xaxis.set_major_locator(loc)
-            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+        """Date ticks (or day numbers) on ``ax``, chosen from the shown span only.
+
+        Every panel and every figure of a report uses the same rule, so ticks agree between them: spans over
+        120 days tick months (``Jan``), over 2 days tick days (``Jul 02``, every n-th day for up to ~9 ticks),
+        shorter spans tick hours (``Jul 02 06:00``). The year is in the axis label.
+        """
+        if not self.dated:
+            ax.set_xlabel(self.label())
+            return
+        lo, hi = ax.get_xlim()
+        span = hi - lo  # days (matplotlib date numbers)
+        if span > 120:
+            loc, fmt = mdates.MonthLocator(interval=max(1, math.ceil(span / 30.4 / 9))), "%b"
+        elif span > 2:
+            loc, fmt = mdates.DayLocator(interval=max(1, math.ceil(span / 9))), "%b %d"
+        else:
+            step_h = next(h for h in (1, 2, 3, 6, 12, 24) if span * 24 / h <= 9)
+            loc, fmt = mdates.HourLocator(interval=step_h), "%b %d %H:%M"
+        ax.xaxis.set_major_locator(loc)
+        ax.xaxis.set_major_formatter(mdates.DateFormatter(fmt))
+        year = mdates.num2date(lo).year
+        ax.set_xlabel(f"date (UTC), {year}")
 
     def binned(self, y: np.ndarray, how: str = "mean") -> np.ndarray:
         """Average (or ``max``) ``y`` (n, ...) over bins of ``per`` intervals."""
@@ -134,6 +153,17 @@ def pue_weather(ts: dict[str, np.ndarray], T_wb_K: np.ndarray | None, tax: TimeA
     """PUE per bin (energy ratio) and cumulative, with the outdoor wet-bulb temperature (degC)."""
     fig, ax = plt.subplots(figsize=(11, 4.2))
     xe = tax.bin_x()
+    if not np.isfinite(pue_run) and not np.any(np.isfinite(np.asarray(ts.get("PUE_cumulative", [np.nan]),
+                                                                        dtype=float))):
+        ax.text(0.5, 0.5, "PUE n/a: no cooling plant was modelled in this run (cooling off),\nso the facility "
+                          "overheads and PUE are not defined", ha="center", va="center", transform=ax.transAxes,
+                fontsize=12)
+        ax.set_yticks([])
+        ax.set_title("PUE over time: not defined for this run")
+        ax.set_xlim(xe[0], xe[-1])
+        tax.format(ax)
+        fig.tight_layout()
+        return fig
     fac = tax.binned(ts["P_facility_W"])
     it = tax.binned(ts["P_it_W"])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -537,19 +567,29 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     tot = att_totals["E_facility_J"] / 3.6e9
     y = np.arange(len(keys))[::-1]
     a1.barh(y, vals, color=[COMPONENTS[p][1] for _, p in keys])
-    a1.set_xscale("log")
-    for yi, v in zip(y, vals):
-        a1.text(v * 1.08, yi, f"{v:,.1f} MWh ({v / tot * 100:.2f} %)", va="center", fontsize=9)
+    vmax = float(vals.max()) if vals.size else 1.0
+    for yi, v in zip(y, vals):  # linear bars: a small component looks small; its value is written beside it
+        a1.text(v + vmax * 0.01, yi, f"{v:,.1f} MWh ({v / tot * 100:.2f} %)", va="center", fontsize=9)
     a1.set_yticks(y, [COMPONENTS[p][0] for _, p in keys])
-    a1.set_xlim(vals.min() * 0.5, vals.max() * 12)
-    a1.set_xlabel("energy over the run [MWh] (log scale)")
-    a1.set_title(f"Where the {tot:,.1f} MWh of facility energy went")
+    a1.set_xlim(0, vmax * 1.45)
+    a1.set_xlabel("energy over the run [MWh] (linear scale)")
+    cooled = np.isfinite(pue_run)
+    a1.set_title(f"Where the {tot:,.1f} MWh of facility energy went" if cooled else
+                 f"Where the {tot:,.1f} MWh of IT energy went (facility not modelled)")
     ok = np.isfinite(job_pue) & (job_E_it > 0)
+    if not cooled:
+        a2.text(0.5, 0.5, "effective PUE n/a:\nno cooling plant was modelled", ha="center", va="center",
+                transform=a2.transAxes, fontsize=12)
+        a2.set_axis_off()
+        fig.tight_layout()
+        return fig
     if ok.any():
         a2.hist(job_pue[ok], bins=40, weights=job_E_it[ok] / 3.6e9, color="#4C72B0", alpha=0.8)
     a2.axvline(pue_run, color="k", ls="--", label=f"run PUE {pue_run:.4f}")
     if np.isfinite(pseudo_pue) and pseudo_pue > 0:
         a2.axvline(pseudo_pue, color="#C44E52", ls=":", label=f"idle nodes {pseudo_pue:.4f}")
+    a2.xaxis.set_major_locator(MaxNLocator(nbins=5))  # readable ticks on a narrow PUE range
+    a2.ticklabel_format(axis="x", useOffset=False)
     a2.set_xlabel("effective PUE of the job = (IT + attributed cooling) / IT")
     a2.set_ylabel("IT energy of the jobs [MWh]")
     a2.set_title("Effective PUE of the jobs\n(cooling attributed by heat share)", fontsize=11)
@@ -559,39 +599,63 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     return fig
 
 
-#: Metric -> (axis label, scale) for sweep plots.
-METRIC_UNITS = {
-    "_s": ("h", 1 / 3600), "_J": ("MWh", 1 / 3.6e9), "_W": ("MW", 1e-6),
-}
-
-
 def _metric_label(m: str) -> tuple[str, float]:
-    for suf, (unit, sc) in METRIC_UNITS.items():
-        if m.endswith(suf):
-            return f"{m[: -len(suf)].replace('_', ' ')} [{unit}]", sc
-    return m.replace("_", " "), 1.0
+    """Axis label ("name [unit]") and scale from SI of a summary metric (report/catalogue.py)."""
+    d = describe(m)
+    return f"{d.label} [{d.unit or '-'}]", d.scale  # [-]: a dimensionless ratio
 
 
-def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str):
-    """Scenarios in the (mx, my) plane, both to be minimised; the non-dominated ones joined as the Pareto front."""
+def _front(X: np.ndarray, Y: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Indices of the non-dominated points among ``members`` (both coordinates minimised), sorted by X."""
+    m = np.flatnonzero(members)
+    keep = [i for i in m if not np.any((X[m] <= X[i]) & (Y[m] <= Y[i]) & ((X[m] < X[i]) | (Y[m] < Y[i])))]
+    keep = np.array(keep, dtype=int)
+    return keep[np.argsort(X[keep], kind="stable")] if keep.size else keep
+
+
+def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str, groups: list[str] | None = None):
+    """Scenarios in the (mx, my) plane, both minimised, with one Pareto front per condition.
+
+    Parameters
+    ----------
+    names : list of str
+        Scenario names (annotations).
+    x, y : ndarray, shape (n,)
+        Metric values in SI (``mx``, ``my`` keys of the sweep summary; converted for the axes).
+    mx, my : str
+        Metric keys.
+    groups : list of str or None
+        The condition of each scenario (e.g. its weather). Conditions are not decisions: a scenario is compared
+        only with scenarios under the same condition, so each condition gets its own front. None: one front.
+    """
     lx, sx = _metric_label(mx)
     ly, sy = _metric_label(my)
     X, Y = np.asarray(x, float) * sx, np.asarray(y, float) * sy
     ok = np.isfinite(X) & np.isfinite(Y)
-    front = np.array([ok[i] and not np.any(ok & (X <= X[i]) & (Y <= Y[i]) & ((X < X[i]) | (Y < Y[i])))
-                      for i in range(len(X))], dtype=bool)
+    groups = list(groups) if groups is not None else [""] * len(X)
+    labels = list(dict.fromkeys(g for g, o in zip(groups, ok) if o))
+    colours = ["#C44E52", "#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#DD8452", "#937860"]
+    markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    ax.scatter(X[ok & ~front], Y[ok & ~front], c="#8C8C8C", s=40, label="dominated")
-    f = np.flatnonzero(front)
-    f = f[np.argsort(X[f])]
-    ax.plot(X[f], Y[f], "o-", color="#C44E52", ms=7, label="Pareto front (lower is better on both)")
+    g_arr = np.array(groups, dtype=object)
+    for k, g in enumerate(labels):
+        members = ok & (g_arr == g)
+        f = _front(X, Y, members)
+        dominated = members.copy()
+        dominated[f] = False
+        col, mk = colours[k % len(colours)], markers[k % len(markers)]
+        tag = f" ({g})" if g else ""
+        ax.scatter(X[dominated], Y[dominated], facecolors="none", edgecolors=col, marker=mk, s=40,
+                   label=f"dominated{tag}")
+        ax.plot(X[f], Y[f], marker=mk, ls="-", color=col, ms=7, label=f"Pareto front{tag}")
     for i in np.flatnonzero(ok):
         ax.annotate(names[i], (X[i], Y[i]), textcoords="offset points", xytext=(5, 4), fontsize=8)
     ax.set_xlabel(lx)
     ax.set_ylabel(ly)
-    ax.set_title(f"Scenarios: {ly.split(' [')[0]} vs {lx.split(' [')[0]}")
+    what = " (one front per condition: lower is better on both)" if len(labels) > 1 else " (lower is better on both)"
+    ax.set_title(f"Scenarios: {ly.split(' [')[0]} vs {lx.split(' [')[0]}" + what, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -8,8 +8,8 @@ Usage (from the repository root, in the project's venv)::
 
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
-``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
-``versions_json``), and wall-clock figures inside ``info_json`` (keys ending in ``wall_time_s`` / ``time_s``
+``scheduler_sim.hdf5io.VOLATILE_ATTRS``, package versions and the git commit (attributes ``versions_json`` and
+``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in ``wall_time_s`` / ``time_s``
 measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). ``check`` prints each path that differs and exits 1.
 
 Cases: the main job (30 days), a 7-day window per policy family (replay; FCFS no backfill; SJF + EASY;
@@ -49,7 +49,7 @@ CASES: dict[str, list[str]] = {
     "sweep": ["sweep", "experiments/theta_policies_weather.toml"],
 }
 
-_VOLATILE_PROVENANCE = ("versions_json",)
+_VOLATILE_PROVENANCE = ("versions_json", "git_sha")  # package versions and the commit of the code
 _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_latency_s", "fmu_path",
                        "sweep_timing_json")
 

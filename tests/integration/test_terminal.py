@@ -88,6 +88,7 @@ def test_report_in_a_terminal(run_file, tmp_path, term_env):
     assert rc == 0, text[-3000:]
     assert "Traceback" not in text
     assert (tmp_path / "rep" / "report.html").is_file()
+    assert "report: saved energy_breakdown" in text  # the report shows what it is doing while it draws
 
 
 def test_sweep_in_a_terminal(tmp_path, term_env):

@@ -52,7 +52,9 @@ def test_unknown_name_lists_known():
 def test_guess_format():
     assert guess_format("a/b/theta.swf") == "swf"
     assert guess_format("x.SWF.gz") == "swf"
-    with pytest.raises(ValueError, match=r"cannot guess.*'\.csv'.*swf \['\.swf'\]"):
+    with pytest.raises(ValueError, match=r"cannot guess.*'\.xyz'.*swf \['\.swf'\]"):
+        guess_format("trace.xyz")
+    with pytest.raises(ValueError, match=r"trace\.csv: cannot read the header line"):  # .csv: read from the header
         guess_format("trace.csv")
 
 

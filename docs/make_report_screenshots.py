@@ -1,0 +1,58 @@
+"""Screenshots of the three kinds of HTML report for docs/img (issue #13: keep a screenshot of each report page).
+
+Runs the main job for 3 days, a 2 x 2 sweep of half-day windows and a cooling-only day, writes their reports, opens
+each in headless Chromium (Debian's ``/usr/bin/chromium`` driven by Playwright) and saves the first screen of each
+as ``docs/img/report_run.png``, ``report_sweep.png`` and ``report_cooling.png``::
+
+    .venv/bin/python docs/make_report_screenshots.py
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scheduler_sim.cli import main  # noqa: E402
+from tests.integration.test_report_browser import open_report  # noqa: E402
+
+IMG = ROOT / "docs" / "img"
+
+
+def _shoot(html: Path, name: str) -> None:
+    info = open_report(html, screenshot=IMG / name)
+    if info["errors"] or info["failed"]:
+        raise SystemExit(f"{html}: browser errors {info['errors']} / failed requests {info['failed']}")
+    print(f"wrote {IMG / name} ({len(info['figures'])} figures)")
+
+
+def run() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        assert main(["run", "--days", "3", "--quiet", "--out", str(d / "run.h5")]) == 0
+        assert main(["report", str(d / "run.h5"), "--out", str(d / "rep")]) == 0
+        _shoot(d / "rep" / "report.html", "report_run.png")
+        study = d / "study.toml"
+        study.write_text('name = "screens"\n[base]\nsystem = "theta"\n'
+                         'trace = { window_start_days = 181.0, window_days = 0.5 }\n'
+                         'cooling = { step_s = 15.0, T_wb_C = 24.0 }\noutput = { progress = false }\n'
+                         '[axes]\n"scheduler.policy" = ["fcfs", "easy"]\n"cooling.weather" = ["tmy3", "constant"]\n')
+        assert main(["sweep", str(study), "--out", str(d / "sw")]) == 0
+        assert main(["report", str(d / "sw" / "summary.h5"), "--out", str(d / "srep")]) == 0
+        _shoot(d / "srep" / "report.html", "report_sweep.png")
+        t = 1_700_000_000 + 900 * np.arange(96)
+        kw = np.where(np.arange(96) % 2, 1400.0, 1000.0)
+        (d / "p.csv").write_text("timestamp_secs,measured_kW\n" + "\n".join(f"{a},{b:g}" for a, b in zip(t, kw)))
+        assert main(["cooling", str(d / "p.csv"), "--plant", "theta", "--wet-bulb", "12", "--out",
+                     str(d / "c.h5")]) == 0
+        assert main(["report", str(d / "c.h5"), "--out", str(d / "crep")]) == 0
+        _shoot(d / "crep" / "report.html", "report_cooling.png")
+
+
+if __name__ == "__main__":
+    run()
