@@ -504,9 +504,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - report / compare read files that may be damaged in any way
         if a.command not in ("report", "compare"):
             raise
-        files = [a.file] if a.command == "report" else [a.a, a.b]
-        print(f"hpctwin {a.command}: error: cannot read {' or '.join(map(str, files))}: {type(exc).__name__}: "
-              f"{_one_line(exc)} (--debug shows the traceback)", file=sys.stderr)
+        from .hdf5io import describe_unreadable
+
+        if a.command == "report":
+            why = f"{a.file}: {describe_unreadable(a.file, exc)}"
+        else:
+            why = f"cannot read {a.a} or {a.b}: {type(exc).__name__}: {_one_line(exc)}"
+        print(f"hpctwin {a.command}: error: {why} (--debug shows the traceback)", file=sys.stderr)
         return 2
 
 

@@ -220,3 +220,28 @@ def test_order_algebraics_sorts_by_dependency_and_detects_loops():
     loop = c.replace("b = (x * 2.0);", "b = (a * 2.0);")
     with pytest.raises(FMUBuildError, match="algebraic loop"):
         build.order_algebraics(loop)
+
+
+def test_run_file_records_the_verified_fmu_digest(theta_fmu, tmp_path, monkeypatch):
+    """The FMU checksum in the run file is the digest checked against the cache record (not a later re-read)."""
+    import hashlib
+    import json
+
+    import h5py
+
+    from scheduler_sim.config import RunConfig
+    from scheduler_sim.runner import run_one
+
+    p, cache, fmu = theta_fmu
+    monkeypatch.setenv("HPCTWIN_FMU_CACHE_DIR", str(cache))
+    swf = tmp_path / "one.swf"
+    swf.write_text("1 0 0 100 1 -1 -1 1 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    cfg = RunConfig.model_validate({"name": "d", "trace": {"path": str(swf), "window_start_days": 0.0,
+                                                            "window_days": 0.01},
+                                    "cooling": {"weather": "constant", "step_s": 60.0},
+                                    "output": {"interval_s": 300.0, "progress": False}})
+    out = run_one(cfg, tmp_path / "d.h5")
+    rec = json.loads(fmu.with_name(fmu.name + ".json").read_text())
+    with h5py.File(out.path) as f:
+        got = json.loads(f["provenance"].attrs["input_checksums_json"])["fmu"]
+    assert got == rec["sha256"] == hashlib.sha256(fmu.read_bytes()).hexdigest()
