@@ -114,7 +114,7 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
 def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
-                   cache_dir: str | Path | None = None) -> dict[str, float]:
+                   cache_dir: str | Path | None = None, weather_file: str | Path | None = None) -> dict[str, float]:
     """Drive a cooling plant from a measured IT power series and write an HDF5 file.
 
     Parameters
@@ -135,7 +135,11 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         Scale the power so its peak over the window equals this fraction of the plant's design heat
         (``n_cdu * Q_flow_nominal``); default: no scaling.
     weather : Weather, optional
-        Wet-bulb source (default: shipped Golden TMY3, aligned on the day of year of the first simulated sample).
+        Wet-bulb source, used as given (e.g. :meth:`Weather.constant`). Default: ``weather_file``.
+    weather_file : str or pathlib.Path, optional
+        EPW / TMY3 file or shipped site name (:func:`cooling_fmu.weather.resolve_weather_file`), aligned to the
+        calendar of the series (its timestamps are Unix seconds; month / day / hour lookup, UTC offset from the
+        file header, :meth:`Weather.at_calendar`). Default: the shipped Golden, CO TMY3.
     keep_leading_zeros : bool, optional
         Simulate the leading 0 kW rows too.
     interval_s : float, optional
@@ -174,10 +178,10 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     scale = 1.0 if scale_to_design is None else scale_to_design * design / max(P_step.max(), 1.0)
     P_step = P_step * scale
     if weather is None:
-        from .weather import default_weather
+        from .weather import DEFAULT_TMY3, resolve_weather_file
 
-        doy = pd.Timestamp(t0, unit="s").dayofyear
-        weather = default_weather(Weather.offset_for(min(int(doy), 365)))
+        w = Weather.from_file(resolve_weather_file(weather_file) if weather_file else DEFAULT_TMY3)
+        weather = w.at_calendar(t0, w.report.utc_offset_h)
     T_wb = weather.wet_bulb_K(t_mid - t0)
     heat = np.repeat((P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
     with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as pl:

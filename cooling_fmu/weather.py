@@ -1,25 +1,64 @@
-"""Outdoor wet-bulb temperature for the cooling towers, from an NREL TMY3 file or a constant.
+"""Outdoor wet-bulb temperature for the cooling towers, from a site's typical-year weather file or a constant.
 
 The cooling tower sees the WET-bulb temperature. It is computed here with psychrolib (SI) from dry-bulb, dew point
 and station pressure (or from relative humidity where the dew point is missing); dry-bulb is never used as wet-bulb.
 
-TMY3 layout (NREL, "Users Manual for TMY3 Data Sets", NREL/TP-581-43156, 2008): row 1 is station metadata
-(USAF id, name, state, UTC offset, latitude, longitude, elevation in m), row 2 the column names, then 8,760 hourly
-rows. Stamps are local standard time and HOUR-ENDING: the row stamped ``H:00`` holds values for the hour ending at H
-(``1:00`` is the hour 00:00-01:00; the last row of a day is written ``24:00`` or ``24:00:00``). Months come from
-different source years; they are mapped onto one typical (non-leap) year starting Jan 1 00:00, and
-``time_s = ((day_of_year - 1) * 24 + H) * 3600`` is the hour-ending stamp in seconds since the start of that year
-(3,600 s for the first row, 31,536,000 s for the last). Missing values are ``-9900``: they are reported in the
+Files
+-----
+Two layouts are read, told apart by their first line (:func:`load_weather`):
+
+* NREL TMY3 CSV (NREL, "Users Manual for TMY3 Data Sets", NREL/TP-581-43156, 2008): row 1 is station metadata
+  (USAF id, name, state, UTC offset, latitude, longitude, elevation in m), row 2 the column names, then 8,760
+  hourly rows. Missing values are ``-9900``.
+* EnergyPlus EPW (EnergyPlus "Auxiliary Programs", Weather Converter, EPW data dictionary): 8 header lines, the
+  first ``LOCATION,city,state,country,source,WMO,lat,lon,UTC offset,elevation``, then hourly rows ``year, month,
+  day, hour (1-24), minute, flags, dry-bulb C, dew point C, RH %, station pressure Pa, ...``. Missing values are
+  99.9 C, 999 % and 999999 Pa.
+
+Both are local STANDARD time all year and HOUR-ENDING: the row stamped hour ``H`` holds the values of the hour
+ending at H. Months come from different source years; they are mapped onto one typical (non-leap) year starting
+Jan 1 00:00, and ``time_s = ((day_of_year - 1) * 24 + H) * 3600`` is the hour-ending stamp in seconds since the
+start of that year (3,600 s for the first row, 31,536,000 s for the last). Missing values are reported in the
 :class:`WeatherReport` (and logged), then linearly interpolated in time, never silently.
+
+Physically impossible values are rejected at load (:class:`WeatherFileError`, naming the file, the column, the
+first bad line and the allowed range; :data:`PHYSICAL_BOUNDS`).
+
+Shipped sites
+-------------
+``cooling_fmu/data`` holds three NREL TMY3 years (see ``ATTRIBUTION.md``), named by :data:`SITES`: ``golden``
+(NREL Golden, CO, the default), ``chicago`` (Chicago O'Hare, for the Theta-like system at Argonne) and
+``knoxville`` (Knoxville McGhee Tyson, for the Frontier-like system at Oak Ridge).
+
+Calendar: leap years
+--------------------
+A typical year is indexed by month, day and hour, so every calendar year maps each date to the same weather hour
+(:meth:`Weather.at_calendar`). 29 February has no row in a typical year; it repeats 28 February's weather (the
+rule EnergyPlus applies when a leap-year run period meets a weather file without 29 February), so the weather
+jumps once, at 29 February 00:00, from the value of 28 February 24:00 back to that of 28 February 00:00. Between
+hours the interpolation stays linear.
+
+Wet-bulb cache
+--------------
+Parsing a file and computing 8,760 wet-bulb values takes about 0.7 s. :func:`load_weather` keeps the result in a
+``.npz`` file (no pickle) named by the SHA-256 of the weather file's bytes, with a SHA-256 checksum of its own
+content that is verified before use; a corrupt or foreign entry is rebuilt. The folder is
+``$HPCTWIN_WEATHER_CACHE_DIR`` if set, else ``<user cache dir>/hpctwin/weather`` (platformdirs).
 """
 
 from __future__ import annotations
 
+import calendar
 import csv
+import datetime as _dt
 import gzip
+import hashlib
 import io
+import json
 import logging
-from dataclasses import dataclass, field
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,20 +66,54 @@ import numpy as np
 import pandas as pd
 import psychrolib
 
-__all__ = ["YEAR_S", "Weather", "WeatherReport", "default_weather", "load_epw", "load_tmy3", "wet_bulb_K"]
+__all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "Weather", "WeatherFileError", "WeatherReport", "default_weather",
+           "load_epw", "load_tmy3", "load_weather", "resolve_weather_file", "weather_cache_dir", "wet_bulb_K"]
 
 log = logging.getLogger(__name__)
 
 #: Length of the typical (non-leap) year [s]: 8,760 h.
 YEAR_S = 8760 * 3600.0
+DAY_S = 86400.0
 #: Missing-value sentinel of TMY3 files.
 MISSING = -9900.0
 ZERO_C_K = 273.15
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_TMY3 = DATA_DIR / "724666TY.csv.gz"
 
+#: Shipped typical-year files by site name: (file in ``cooling_fmu/data``, station label). See ATTRIBUTION.md.
+SITES: dict[str, tuple[str, str]] = {
+    "golden": ("724666TY.csv.gz", "NREL Golden, CO (TMY3 724666)"),
+    "chicago": ("USA_IL_Chicago-OHare.Intl.AP.725300_TMY3.epw.gz", "Chicago O'Hare, IL (TMY3 725300)"),
+    "knoxville": ("USA_TN_Knoxville-McGhee.Tyson.AP.723260_TMY3.epw.gz", "Knoxville McGhee Tyson, TN (TMY3 723260)"),
+}
+
+#: Physically possible ranges of the used weather quantities, inclusive (SI or the file's unit as named).
+#: Sources: WMO World Weather and Climate Extremes Archive: lowest air temperature -89.2 C (Vostok, 1983), highest
+#: 56.7 C (Death Valley, 1913), highest sea-level pressure 1,083.8 hPa (Agata, 1968); the highest weather stations
+#: (about 5,000-6,000 m) see about 500 hPa and the summit of Everest about 337 hPa, so 300 hPa is a safe floor;
+#: highest recorded dew point 35 C (Dhahran, 2003). Relative humidity is 0-100 % by definition.
+PHYSICAL_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "T_db_C": (-90.0, 60.0, "degC"),
+    "T_dp_C": (-95.0, 40.0, "degC"),
+    "RH_pct": (0.0, 100.0, "%"),
+    "p_Pa": (30_000.0, 110_000.0, "Pa"),
+}
+#: A dew point above the dry-bulb by at most this much is rounding in the file (0.1 C steps) and is clipped to the
+#: dry-bulb (reported); more is physically impossible and rejected [K].
+DEWPOINT_ROUNDING_K = 1.0
+
+#: Version of the parser / wet-bulb computation; part of every cache key.
+CACHE_VERSION = "1"
+
 _COLS = {"Dry-bulb (C)": "T_db_C", "Dew-point (C)": "T_dp_C", "RHum (%)": "RH_pct", "Pressure (mbar)": "p_mbar"}
 _CUM_DAYS = np.cumsum([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+class WeatherFileError(ValueError):
+    """A weather file cannot be used: unreadable layout, or a physically impossible value.
+
+    The message names the file, the column and the first bad line (1-based line number in the file).
+    """
 
 
 @dataclass
@@ -51,22 +124,30 @@ class WeatherReport:
     ----------
     path : str
         File read.
+    format : str
+        ``"TMY3"`` (NREL CSV) or ``"EPW"`` (EnergyPlus).
     station_id, station_name : str
-        From the metadata row.
+        From the metadata row / LOCATION line.
     elevation_m : float
-        Station elevation [m] (metadata row).
+        Station elevation [m].
+    utc_offset_h : float
+        Hours from UTC to the file's local standard time (metadata row / LOCATION line); NaN if absent.
+    latitude_deg, longitude_deg : float
+        Station position [degrees, north / east positive]; NaN if absent.
+    sha256 : str
+        SHA-256 of the file's bytes as stored (before any gunzip).
     n_rows : int
-        Data rows (8,760 for a TMY3 year).
+        Data rows (8,760 for a typical year).
     source_years : dict of int to int
-        Rows per source year (TMY months come from different years).
+        Rows per source year (typical-year months come from different years).
     missing : dict of str to int
-        ``-9900`` cells per used column (``Dry-bulb (C)``, ``Dew-point (C)``, ``RHum (%)``, ``Pressure (mbar)``).
+        Missing cells per used column.
     missing_rows : dict of str to list of int
-        Data-row numbers (0-based, after the two header rows) of the missing cells, per column.
+        Data-row numbers (0-based, after the header rows) of the missing cells, per column.
     hour_formats : dict of str to int
         Count of time stamps per format (``"H:MM"``, ``"24:00:00"``, ...).
     dewpoint_clipped : int
-        Rows whose dew point exceeded the dry-bulb and was clipped to it.
+        Rows whose dew point exceeded the dry-bulb by at most :data:`DEWPOINT_ROUNDING_K` and was clipped to it.
     wet_bulb_from_rh : int
         Rows whose wet-bulb came from relative humidity because the dew point was missing.
     notes : list of str
@@ -74,9 +155,14 @@ class WeatherReport:
     """
 
     path: str
+    format: str = ""
     station_id: str = ""
     station_name: str = ""
     elevation_m: float = float("nan")
+    utc_offset_h: float = float("nan")
+    latitude_deg: float = float("nan")
+    longitude_deg: float = float("nan")
+    sha256: str = ""
     n_rows: int = 0
     source_years: dict[int, int] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
@@ -91,12 +177,79 @@ class WeatherReport:
         """int: total missing cells in the used columns."""
         return sum(self.missing.values())
 
+    def to_json(self) -> str:
+        """The report as one JSON string (for the cache and for provenance)."""
+        return json.dumps(asdict(self), sort_keys=True)
 
-def _read_text(path: Path) -> str:
-    raw = path.read_bytes()
+    @classmethod
+    def from_json(cls, text: str) -> WeatherReport:
+        """Inverse of :meth:`to_json`.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            If the text is not a report written by :meth:`to_json`.
+        """
+        d = json.loads(text)
+        d["source_years"] = {int(k): int(v) for k, v in d["source_years"].items()}
+        return cls(**d)
+
+
+def _decode(raw: bytes) -> str:
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return raw.decode("utf-8-sig", errors="replace")
+
+
+def _read_text(path: Path) -> str:
+    return _decode(path.read_bytes())
+
+
+def _float(x: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _check_physical(path: Path, column: str, v: np.ndarray, ok_mask: np.ndarray, key: str, lines: np.ndarray,
+                    scale: float = 1.0, file_unit: str = "") -> None:
+    """Reject values outside :data:`PHYSICAL_BOUNDS` (``v * scale`` in the bound's unit) among non-missing cells.
+
+    Raises
+    ------
+    WeatherFileError
+        Naming the file, the column, the first bad line, its value, the range and how many rows are bad.
+    """
+    lo, hi, unit = PHYSICAL_BOUNDS[key]
+    w = v * scale
+    bad = ok_mask & ~((w >= lo) & (w <= hi))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        lo_f, hi_f = lo / scale, hi / scale
+        raise WeatherFileError(
+            f"{path}: column {column!r}: value {v[k]:g} at line {int(lines[k])} (data row {k}) is outside the "
+            f"physically possible range {lo_f:g} to {hi_f:g} {file_unit or unit}"
+            + (f" ({lo:g} to {hi:g} {unit})" if scale != 1.0 else "") + f"; {int(bad.sum())} row(s) out "
+            f"of range. Fix or remove these values (missing values must use the file format's missing code).")
+
+
+def _check_dewpoint(path: Path, T_db: np.ndarray, T_dp: np.ndarray, lines: np.ndarray, report: WeatherReport
+                    ) -> np.ndarray:
+    """Clip a dew point above the dry-bulb by <= DEWPOINT_ROUNDING_K (reported); reject larger excesses."""
+    over = T_dp - T_db
+    bad = over > DEWPOINT_ROUNDING_K
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise WeatherFileError(
+            f"{path}: column 'Dew-point': dew point {T_dp[k] - ZERO_C_K:.2f} C at line {int(lines[k])} (data row {k}) "
+            f"is above the dry-bulb {T_db[k] - ZERO_C_K:.2f} C by more than {DEWPOINT_ROUNDING_K:g} K, which is "
+            f"physically impossible; {int(bad.sum())} row(s) affected")
+    clip = over > 0
+    report.dewpoint_clipped = int(clip.sum())
+    if clip.any():
+        report.notes.append(f"{int(clip.sum())} rows with dew point above dry-bulb (rounding) clipped to the dry-bulb")
+    return np.minimum(T_dp, T_db)
 
 
 def wet_bulb_K(T_db_K: np.ndarray, T_dp_K: np.ndarray, p_Pa: np.ndarray) -> np.ndarray:
@@ -130,13 +283,15 @@ def wet_bulb_K(T_db_K: np.ndarray, T_dp_K: np.ndarray, p_Pa: np.ndarray) -> np.n
     return out + ZERO_C_K
 
 
-def load_tmy3(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
+def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an NREL TMY3 CSV (plain or gzip) and compute the wet-bulb temperature.
 
     Parameters
     ----------
     path : str or pathlib.Path
-        TMY3 file (layout in the module docstring).
+        TMY3 file (layout in the module docstring); named in every message.
+    text : str, optional
+        The file's decoded text, if already read (then ``path`` is only used in messages).
 
     Returns
     -------
@@ -145,42 +300,48 @@ def load_tmy3(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
         ``month``, ``day``, ``hour`` (1-24, hour ending), ``source_year``, ``T_db_K``, ``T_dp_K``, ``RH``
         (fraction), ``p_Pa`` (station pressure), ``T_wb_K``.
     report : WeatherReport
-        Missing cells, formats, source years and repairs.
+        Missing cells, formats, source years, station metadata (UTC offset, elevation) and repairs.
 
     Raises
     ------
-    ValueError
+    WeatherFileError
         If a required column is absent, a time stamp or date cannot be parsed, the rows are not one hourly
-        non-leap year in order, or a column is entirely missing.
+        non-leap year in order, a column is entirely missing, or a value is physically impossible (file, column
+        and first bad line named).
     """
     path = Path(path)
-    text = _read_text(path)
+    if text is None:
+        text = _read_text(path)
     lines = text.splitlines()
     if len(lines) < 3:
-        raise ValueError(f"{path}: too short for a TMY3 file")
+        raise WeatherFileError(f"{path}: too short for a TMY3 file")
     meta = next(csv.reader([lines[0]]))
-    report = WeatherReport(path=str(path))
+    report = WeatherReport(path=str(path), format="TMY3")
     report.station_id = meta[0].strip() if meta else ""
     report.station_name = meta[1].strip() if len(meta) > 1 else ""
     try:
         report.elevation_m = float(meta[6])
     except (IndexError, ValueError):
         report.notes.append("metadata row has no elevation")
+    report.utc_offset_h = _float(meta[3]) if len(meta) > 3 else float("nan")
+    report.latitude_deg = _float(meta[4]) if len(meta) > 4 else float("nan")
+    report.longitude_deg = _float(meta[5]) if len(meta) > 5 else float("nan")
     df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
     df_raw.columns = [c.strip() for c in df_raw.columns]
     date_col, time_col = df_raw.columns[0], df_raw.columns[1]
     needed = [c for c in _COLS if c not in df_raw.columns]
     if needed:
-        raise ValueError(f"{path}: missing columns {needed}")
+        raise WeatherFileError(f"{path}: missing columns {needed}")
     n = len(df_raw)
     report.n_rows = n
+    line_no = np.arange(n) + 3  # 1-based file line of each data row (metadata + names rows first)
 
     # ---- dates and hour-ending stamps --------------------------------------------------------------------------
     try:
         mdy = df_raw[date_col].str.strip().str.split("/", expand=True).astype(int)
         hours = df_raw[time_col].str.strip().str.split(":", expand=True)[0].astype(int)
     except (ValueError, KeyError) as exc:
-        raise ValueError(f"{path}: cannot parse date / time columns: {exc}") from exc
+        raise WeatherFileError(f"{path}: cannot parse date / time columns: {exc}") from exc
     stamps = df_raw[time_col].str.strip()
     fmt = stamps.str.replace(r"^\d{1,2}", "H", regex=True).str.replace(r"\d{2}", "MM", n=1, regex=True)
     fmt = fmt.str.replace(r"\d{2}", "SS", n=1, regex=True)
@@ -188,28 +349,40 @@ def load_tmy3(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
     report.hour_formats = {str(k): int(v) for k, v in pd.Series(fmt).value_counts().items()}
     month, day, year = mdy[0].to_numpy(), mdy[1].to_numpy(), mdy[2].to_numpy()
     report.source_years = {int(k): int(v) for k, v in pd.Series(year).value_counts().sort_index().items()}
-    if np.any((month < 1) | (month > 12)) or np.any((hours < 1) | (hours > 24)):
-        raise ValueError(f"{path}: month or hour out of range (hours must be 1-24, hour ending)")
+    bad = (month < 1) | (month > 12) | (hours.to_numpy() < 1) | (hours.to_numpy() > 24)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise WeatherFileError(f"{path}: line {line_no[k]}: month or hour out of range (month 1-12, hour 1-24, "
+                               f"hour ending)")
     if np.any((month == 2) & (day == 29)):
-        raise ValueError(f"{path}: Feb 29 present; a TMY3 typical year has 365 days")
+        raise WeatherFileError(f"{path}: Feb 29 present; a TMY3 typical year has 365 days")
     doy = _CUM_DAYS[month - 1] + day
     time_s = ((doy - 1) * 24 + hours.to_numpy()) * 3600.0
     if n != 8760 or np.any(np.diff(time_s) != 3600.0):
         bad = np.nonzero(np.diff(time_s) != 3600.0)[0]
-        raise ValueError(
+        raise WeatherFileError(
             f"{path}: expected 8,760 consecutive hourly rows of one typical year, got {n} rows"
-            + (f"; first gap after data row {bad[0]}" if bad.size else "")
+            + (f"; first gap after line {line_no[bad[0]]}" if bad.size else "")
         )
 
-    # ---- values, -9900 = missing: report, then interpolate -------------------------------------------------------
+    # ---- values, -9900 = missing: report, check the rest, then interpolate --------------------------------------
     vals: dict[str, np.ndarray] = {}
+    bound = {"T_db_C": ("T_db_C", 1.0), "T_dp_C": ("T_dp_C", 1.0), "RH_pct": ("RH_pct", 1.0),
+             "p_mbar": ("p_Pa", 100.0)}
     for col, short in _COLS.items():
         v = pd.to_numeric(df_raw[col], errors="coerce").to_numpy(dtype=float)
+        unparsable = ~np.isfinite(v) & (df_raw[col].str.strip() != "")
+        if unparsable.any():
+            k = int(np.flatnonzero(unparsable)[0])
+            raise WeatherFileError(f"{path}: column {col!r}: {df_raw[col].iloc[k]!r} at line {line_no[k]} is not a "
+                                   f"number")
         miss = (v == MISSING) | ~np.isfinite(v)
+        _check_physical(path, col, v, ~miss, bound[short][0], line_no, scale=bound[short][1],
+                        file_unit="mbar" if short == "p_mbar" else "")
         report.missing[col] = int(miss.sum())
         report.missing_rows[col] = np.nonzero(miss)[0].tolist()
         if miss.all():
-            raise ValueError(f"{path}: column {col!r} is entirely missing (-9900)")
+            raise WeatherFileError(f"{path}: column {col!r} is entirely missing (-9900)")
         if miss.any():
             report.notes.append(f"{col}: {int(miss.sum())} missing (-9900) cells linearly interpolated")
             v = v.copy()
@@ -223,11 +396,7 @@ def load_tmy3(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
     T_dp = vals["T_dp_C"] + ZERO_C_K
     RH = np.clip(vals["RH_pct"] / 100.0, 0.0, 1.0)
     p = vals["p_mbar"] * 100.0
-    over = T_dp > T_db
-    report.dewpoint_clipped = int(over.sum())
-    if over.any():
-        report.notes.append(f"{int(over.sum())} rows with dew point above dry-bulb clipped to the dry-bulb")
-        T_dp = np.minimum(T_dp, T_db)
+    T_dp = _check_dewpoint(path, T_db, T_dp, line_no, report)
     T_wb = wet_bulb_K(T_db, T_dp, p)
     rh_ok = np.isin(dp_missing, report.missing_rows["RHum (%)"], invert=True)
     use_rh = dp_missing[rh_ok]
@@ -260,52 +429,81 @@ def load_tmy3(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
 EPW_MISSING = {"T_db_C": 99.9, "T_dp_C": 99.9, "RH_pct": 999.0, "p_Pa": 999999.0}
 
 
-def load_epw(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
+def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an EnergyPlus EPW weather file (plain or gzip) and compute the wet-bulb temperature.
 
     EPW layout (EnergyPlus Auxiliary Programs, "Weather Converter Program", EPW format): 8 header lines (LOCATION
-    with the elevation in field 10, DESIGN CONDITIONS, ..., DATA PERIODS), then hourly rows ``year, month, day,
-    hour (1-24, hour ending), minute, source flags, dry-bulb C, dew point C, RH %, station pressure Pa, ...``.
-    Missing values (99.9 C, 999 %, 999999 Pa) are reported and interpolated in time; a leap-year file's Feb 29 rows
-    are dropped (reported) so the data map onto the 8,760-h typical year like TMY3; source years are reported.
+    with the UTC offset in field 8 and the elevation in field 9, 0-based, DESIGN CONDITIONS, ..., DATA PERIODS),
+    then hourly rows ``year, month, day, hour (1-24, hour ending), minute, source flags, dry-bulb C, dew point C,
+    RH %, station pressure Pa, ...``. Missing values (99.9 C, 999 %, 999999 Pa) are reported and interpolated in
+    time; a leap-year file's Feb 29 rows are dropped (reported) so the data map onto the 8,760-h typical year like
+    TMY3; source years are reported.
 
     Parameters
     ----------
     path : str or pathlib.Path
-        EPW file.
+        EPW file; named in every message.
+    text : str, optional
+        The file's decoded text, if already read.
 
     Returns
     -------
     df : pandas.DataFrame
         As :func:`load_tmy3`.
     report : WeatherReport
-        Missing cells, dropped rows, source years.
+        Missing cells, dropped rows, source years, UTC offset and elevation.
 
     Raises
     ------
-    ValueError
-        If the file is not 8,760 (or 8,784 with Feb 29) hourly rows in order, or a column is entirely missing.
+    WeatherFileError
+        If the file is not 8,760 (or 8,784 with Feb 29) hourly rows in order, a row is short or not numeric, a
+        column is entirely missing, or a value is physically impossible (file, column and first bad line named).
     """
     path = Path(path)
-    lines = _read_text(path).splitlines()
+    lines = (_read_text(path) if text is None else text).splitlines()
     if len(lines) < 9 or not lines[0].upper().startswith("LOCATION"):
-        raise ValueError(f"{path}: not an EPW file (first line must start with LOCATION)")
+        raise WeatherFileError(f"{path}: not an EPW file (first line must start with LOCATION)")
     loc = next(csv.reader([lines[0]]))
-    report = WeatherReport(path=str(path))
-    report.station_name = loc[1].strip() if len(loc) > 1 else ""
+    report = WeatherReport(path=str(path), format="EPW")
+    report.station_name = ", ".join(x.strip() for x in loc[1:3] if x.strip()) if len(loc) > 2 else ""
     report.station_id = loc[5].strip() if len(loc) > 5 else ""
+    report.latitude_deg = _float(loc[6]) if len(loc) > 6 else float("nan")
+    report.longitude_deg = _float(loc[7]) if len(loc) > 7 else float("nan")
+    report.utc_offset_h = _float(loc[8]) if len(loc) > 8 else float("nan")
     try:
         report.elevation_m = float(loc[9])
     except (IndexError, ValueError):
         report.notes.append("LOCATION line has no elevation")
-    rows = list(csv.reader(lines[8:]))
-    rows = [r for r in rows if len(r) >= 10]
-    a = np.array([[float(r[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)] for r in rows])
+    rows, line_list = [], []
+    for k, line in enumerate(lines[8:], start=9):
+        if not line.strip():
+            continue
+        r = next(csv.reader([line]))
+        if len(r) < 10:
+            raise WeatherFileError(f"{path}: line {k}: {len(r)} fields, an EPW data row needs at least 10")
+        rows.append(r)
+        line_list.append(k)
+    names = ("year", "month", "day", "hour", "", "", "Dry-bulb (C)", "Dew-point (C)", "RHum (%)", "Pressure (Pa)")
+    a = np.empty((len(rows), 8))
+    for i, r in enumerate(rows):
+        for j, f in enumerate((0, 1, 2, 3, 6, 7, 8, 9)):
+            try:
+                a[i, j] = float(r[f])
+            except ValueError:
+                raise WeatherFileError(f"{path}: line {line_list[i]}: field {f} ({names[f]}) {r[f]!r} is not a "
+                                       f"number") from None
+    line_no = np.asarray(line_list, dtype=np.int64)
     year, month, day, hour = (a[:, i].astype(int) for i in range(4))
+    bad = (month < 1) | (month > 12) | (day < 1) | (day > 31) | (hour < 1) | (hour > 24)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise WeatherFileError(f"{path}: line {line_no[k]}: month, day or hour out of range (month 1-12, day 1-31, "
+                               f"hour 1-24, hour ending)")
     leap = (month == 2) & (day == 29)
     if leap.any():
         report.notes.append(f"{int(leap.sum())} Feb 29 rows dropped (typical year has 365 days)")
-        a, year, month, day, hour = a[~leap], year[~leap], month[~leap], day[~leap], hour[~leap]
+        keep = ~leap
+        a, year, month, day, hour, line_no = a[keep], year[keep], month[keep], day[keep], hour[keep], line_no[keep]
     report.n_rows = len(a)
     report.source_years = {int(k): int(v) for k, v in pd.Series(year).value_counts().sort_index().items()}
     if len(report.source_years) > 1:
@@ -313,16 +511,19 @@ def load_epw(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
     report.hour_formats = {"H (1-24)": len(a)}
     time_s = ((_CUM_DAYS[month - 1] + day - 1) * 24 + hour) * 3600.0
     if len(a) != 8760 or np.any(np.diff(time_s) != 3600.0):
-        raise ValueError(f"{path}: expected 8,760 consecutive hourly rows, got {len(a)}")
+        gap = np.flatnonzero(np.diff(time_s) != 3600.0)
+        raise WeatherFileError(f"{path}: expected 8,760 consecutive hourly rows, got {len(a)}"
+                               + (f"; first gap after line {line_no[gap[0]]}" if gap.size else ""))
     vals = {}
     for j, (short, col) in enumerate((("T_db_C", "Dry-bulb (C)"), ("T_dp_C", "Dew-point (C)"),
                                       ("RH_pct", "RHum (%)"), ("p_Pa", "Pressure (Pa)")), start=4):
         v = a[:, j].copy()
         miss = v >= EPW_MISSING[short]
+        _check_physical(path, col, v, ~miss, short, line_no)
         report.missing[col] = int(miss.sum())
         report.missing_rows[col] = np.nonzero(miss)[0].tolist()
         if miss.all():
-            raise ValueError(f"{path}: column {col!r} is entirely missing")
+            raise WeatherFileError(f"{path}: column {col!r} is entirely missing")
         if miss.any():
             report.notes.append(f"{col}: {int(miss.sum())} missing cells linearly interpolated")
             v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
@@ -330,9 +531,7 @@ def load_epw(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
     if report.n_missing:
         log.warning("%s: %d missing cells interpolated: %s", path.name, report.n_missing, report.missing)
     T_db, T_dp = vals["T_db_C"] + ZERO_C_K, vals["T_dp_C"] + ZERO_C_K
-    over = T_dp > T_db
-    report.dewpoint_clipped = int(over.sum())
-    T_dp = np.minimum(T_dp, T_db)
+    T_dp = _check_dewpoint(path, T_db, T_dp, line_no, report)
     T_wb = wet_bulb_K(T_db, T_dp, vals["p_Pa"])
     df = pd.DataFrame({"time_s": time_s, "month": month, "day": day, "hour": hour, "source_year": year,
                        "T_db_K": T_db, "T_dp_K": T_dp, "RH": np.clip(vals["RH_pct"] / 100.0, 0, 1),
@@ -340,22 +539,180 @@ def load_epw(path: str | Path) -> tuple[pd.DataFrame, WeatherReport]:
     return df, report
 
 
+def resolve_weather_file(spec: str | Path, base_dir: str | Path | None = None) -> Path:
+    """The weather file named by a site name or a path.
+
+    Parameters
+    ----------
+    spec : str or pathlib.Path
+        A shipped site name (a key of :data:`SITES`, e.g. ``"chicago"``), or the path of an EPW or TMY3 file.
+    base_dir : str or pathlib.Path, optional
+        Folder a relative path is resolved against (e.g. the system description's folder); default the
+        working directory.
+
+    Returns
+    -------
+    pathlib.Path
+        An existing file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``spec`` is neither a site name nor an existing file (the message lists the site names).
+    """
+    s = str(spec).strip()
+    if s.lower() in SITES:
+        return DATA_DIR / SITES[s.lower()][0]
+    p = Path(s).expanduser()
+    if not p.is_absolute() and base_dir is not None:
+        p = Path(base_dir) / p
+    if not p.is_file():
+        raise FileNotFoundError(f"no weather file {s!r} ({p}); give an EPW or TMY3 file or a shipped site: "
+                                f"{', '.join(sorted(SITES))}")
+    return p
+
+
+def weather_cache_dir() -> Path:
+    """Folder of the wet-bulb cache.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$HPCTWIN_WEATHER_CACHE_DIR`` if set, else ``platformdirs.user_cache_dir("hpctwin") / "weather"``.
+    """
+    env = os.environ.get("HPCTWIN_WEATHER_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("hpctwin")) / "weather"
+
+
+_CACHE_COLS = ("time_s", "month", "day", "hour", "source_year", "T_db_K", "T_dp_K", "RH", "p_Pa", "T_wb_K")
+
+
+def _payload_digest(arrays: dict[str, np.ndarray], report_json: str, source_sha: str) -> str:
+    h = hashlib.sha256(f"{CACHE_VERSION}\0{source_sha}\0".encode())
+    for c in _CACHE_COLS:
+        a = np.ascontiguousarray(arrays[c])
+        h.update(f"{c}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    h.update(report_json.encode())
+    return h.hexdigest()
+
+
+def _cache_read(entry: Path, source_sha: str) -> tuple[pd.DataFrame, WeatherReport] | None:
+    try:
+        with np.load(entry, allow_pickle=False) as z:
+            arrays = {c: z[c] for c in _CACHE_COLS}
+            report_json = str(z["report_json"])
+            stored_src, stored_sum = str(z["source_sha256"]), str(z["checksum"])
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # corrupt, truncated or foreign: rebuilt by the caller
+        log.warning("weather cache entry %s unreadable (%s); rebuilding it", entry, exc)
+        return None
+    if stored_src != source_sha or _payload_digest(arrays, report_json, source_sha) != stored_sum:
+        log.warning("weather cache entry %s fails its checksum; rebuilding it", entry)
+        return None
+    return pd.DataFrame({c: arrays[c] for c in _CACHE_COLS}), WeatherReport.from_json(report_json)
+
+
+def _cache_write(entry: Path, df: pd.DataFrame, report: WeatherReport, source_sha: str) -> None:
+    arrays = {c: df[c].to_numpy() for c in _CACHE_COLS}
+    report_json = report.to_json()
+    digest = _payload_digest(arrays, report_json, source_sha)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=entry.name + ".", suffix=".tmp", dir=entry.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays, report_json=np.array(report_json), source_sha256=np.array(source_sha),
+                         checksum=np.array(digest))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, entry)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # a read-only or full cache folder must not stop a run
+        log.warning("weather cache not written (%s): %s", entry, exc)
+
+
+def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame, WeatherReport]:
+    """Load an EPW or TMY3 weather file (told apart by the first line), with the wet-bulb series cached.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        EPW (first line ``LOCATION,...``) or NREL TMY3 CSV, plain or gzip.
+    cache : bool, optional
+        Use the wet-bulb cache (module docstring): the entry is named by the SHA-256 of the file's bytes and its
+        own checksum is verified before use; a bad entry is rebuilt.
+
+    Returns
+    -------
+    df : pandas.DataFrame
+        As :func:`load_tmy3`.
+    report : WeatherReport
+        With :attr:`WeatherReport.sha256` set.
+
+    Raises
+    ------
+    WeatherFileError
+        As :func:`load_tmy3` / :func:`load_epw`.
+    OSError
+        If the file cannot be read.
+    """
+    path = Path(path)
+    raw = path.read_bytes()
+    sha = hashlib.sha256(raw).hexdigest()
+    entry = weather_cache_dir() / f"wetbulb-v{CACHE_VERSION}-{sha}.npz" if cache else None
+    if entry is not None:
+        hit = _cache_read(entry, sha)
+        if hit is not None:
+            df, report = hit
+            report.path = str(path)
+            return df, report
+    text = _decode(raw)
+    first = text[:64].lstrip().upper()
+    df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text)
+    report.sha256 = sha
+    if entry is not None:
+        _cache_write(entry, df, report, sha)
+    return df, report
+
+
+def _leap_day_starts(year0: int, n_years: int) -> np.ndarray:
+    """Starts of 29 February [s from Jan 1 00:00 of ``year0``] for the leap years ``year0 .. year0+n_years-1``."""
+    y0 = _dt.datetime(year0, 1, 1)
+    return np.array([(_dt.datetime(y, 2, 29) - y0).total_seconds()
+                     for y in range(year0, year0 + n_years) if calendar.isleap(y)], dtype=float)
+
+
 class Weather:
     """Wet-bulb temperature as a function of simulation time.
+
+    The series is periodic. Its periodic interpolation table (the sorted stamps with one wrapped point at each
+    end, exactly what ``numpy.interp(..., period=...)`` builds on every call) is built once here, so a lookup is
+    one ``numpy.interp`` over the table and gives bit-identical values.
 
     Parameters
     ----------
     time_s : ndarray, shape (n,)
-        Increasing sample times within one period [s] (TMY3: hour-ending stamps 3,600 ... 31,536,000 s).
+        Increasing sample times within one period [s] (typical year: hour-ending stamps 3,600 ... 31,536,000 s).
     T_wb_K : ndarray, shape (n,)
         Wet-bulb temperature at ``time_s`` [K].
     offset_s : float, optional
         Added to the simulation time before lookup, so that simulation time 0 falls on a chosen moment of the
-        typical year (see :meth:`offset_for`).
+        typical year (see :meth:`offset_for`, :meth:`at_calendar`).
     period_s : float, optional
         Period of the series [s]; default one 8,760-h year.
     report : WeatherReport, optional
-        Loading report, kept for provenance.
+        Loading report, kept for provenance (site, UTC offset, file hash).
+    leap_year0 : int, optional
+        Calendar year whose Jan 1 00:00 (local standard time) is ``offset_s = 0``; set by :meth:`at_calendar`.
+        With it, 29 February of every leap year repeats 28 February (module docstring). None: no calendar.
 
     Raises
     ------
@@ -370,6 +727,7 @@ class Weather:
         offset_s: float = 0.0,
         period_s: float = YEAR_S,
         report: WeatherReport | None = None,
+        leap_year0: int | None = None,
     ):
         t = np.asarray(time_s, dtype=float)
         v = np.asarray(T_wb_K, dtype=float)
@@ -379,8 +737,27 @@ class Weather:
             raise ValueError("time_s must be finite and increasing, T_wb_K finite")
         self._t, self._v = t, v
         self.offset_s = float(offset_s)
-        self.period_s = float(period_s)
+        self.period_s = float(abs(period_s))
+        if self.period_s == 0:
+            raise ValueError("period_s must be non-zero")
         self.report = report
+        # periodic table, as numpy.interp(period=...) builds it (numpy/lib/function_base.py, interp)
+        xp = t % self.period_s
+        order = np.argsort(xp)
+        xp, fp = xp[order], v[order]
+        self._xp = np.concatenate((xp[-1:] - self.period_s, xp, xp[0:1] + self.period_s))
+        self._fp = np.concatenate((fp[-1:], fp, fp[0:1]))
+        self.leap_year0 = None if leap_year0 is None else int(leap_year0)
+        self._leap_starts = np.empty(0)
+        self._leap_until_s = -np.inf
+        if self.leap_year0 is not None:
+            self._extend_leap_table(0.0)
+
+    def _extend_leap_table(self, s_max: float) -> None:
+        years = max(8, int(s_max // (365 * DAY_S)) + 2)
+        self._leap_starts = _leap_day_starts(self.leap_year0, years)
+        self._leap_until_s = (_dt.datetime(self.leap_year0 + years, 1, 1)
+                              - _dt.datetime(self.leap_year0, 1, 1)).total_seconds()
 
     @classmethod
     def constant(cls, T_wb_K: float) -> Weather:
@@ -399,8 +776,34 @@ class Weather:
         return cls(np.array([0.0]), np.array([float(T_wb_K)]), period_s=YEAR_S)
 
     @classmethod
+    def from_file(cls, path: str | Path, offset_s: float = 0.0, *, cache: bool = True) -> Weather:
+        """Weather from an EPW or TMY3 file (see :func:`load_weather`).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            EPW or TMY3 CSV, plain or gzip.
+        offset_s : float, optional
+            Start offset into the typical year [s].
+        cache : bool, optional
+            Use the wet-bulb cache.
+
+        Returns
+        -------
+        Weather
+            Periodic over the 8,760-h year; :attr:`report` carries the site, UTC offset and file hash.
+
+        Raises
+        ------
+        WeatherFileError
+            As :func:`load_weather`.
+        """
+        df, report = load_weather(path, cache=cache)
+        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
+
+    @classmethod
     def from_tmy3(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
-        """Weather from a TMY3 file (see :func:`load_tmy3`).
+        """Weather from a TMY3 file (see :func:`load_tmy3`), not cached.
 
         Parameters
         ----------
@@ -419,7 +822,7 @@ class Weather:
 
     @classmethod
     def from_epw(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
-        """Weather from an EnergyPlus EPW file (see :func:`load_epw`).
+        """Weather from an EnergyPlus EPW file (see :func:`load_epw`), not cached.
 
         Parameters
         ----------
@@ -462,7 +865,7 @@ class Weather:
         return ((day_of_year - 1) * 24 + hour) * 3600.0
 
     def with_offset(self, offset_s: float) -> Weather:
-        """Same series with another start offset.
+        """Same series with another start offset (and no calendar).
 
         Parameters
         ----------
@@ -475,6 +878,39 @@ class Weather:
             A new object sharing the data.
         """
         return Weather(self._t, self._v, offset_s=offset_s, period_s=self.period_s, report=self.report)
+
+    def at_calendar(self, origin_unix_s: float, utc_offset_h: float) -> Weather:
+        """Same series, aligned to the calendar: simulation time 0 is the Unix time ``origin_unix_s``.
+
+        A simulation time ``t`` is looked up at the local standard time ``origin + t + utc_offset_h`` (hours),
+        mapped to the typical year by month, day and time of day: every calendar year maps a date to the same
+        weather hour, and 29 February repeats 28 February (module docstring).
+
+        Parameters
+        ----------
+        origin_unix_s : float
+            Unix time [s, UTC] of simulation time 0 (a trace's ``time_origin_unix_s``); must be finite.
+        utc_offset_h : float
+            Hours from UTC to the weather file's local standard time (e.g. -6 for Chicago).
+
+        Returns
+        -------
+        Weather
+            A new object sharing the data, with ``offset_s`` = seconds from Jan 1 00:00 local of the origin's year.
+
+        Raises
+        ------
+        ValueError
+            If the origin or the offset is not finite, or the offset is outside [-14, 14] h.
+        """
+        if not (np.isfinite(origin_unix_s) and np.isfinite(utc_offset_h)) or abs(utc_offset_h) > 14:
+            raise ValueError(f"calendar origin {origin_unix_s!r} and UTC offset {utc_offset_h!r} h must be finite, "
+                             f"the offset within [-14, 14] h")
+        local = (_dt.datetime.fromtimestamp(origin_unix_s, _dt.timezone.utc)
+                 + _dt.timedelta(hours=float(utc_offset_h)))
+        offset = (local - local.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+        return Weather(self._t, self._v, offset_s=offset, period_s=self.period_s, report=self.report,
+                       leap_year0=local.year)
 
     def wet_bulb_K(self, t_s: np.ndarray | float) -> np.ndarray:
         """Wet-bulb temperature at simulation times (linear interpolation, periodic).
@@ -492,7 +928,14 @@ class Weather:
         t = np.asarray(t_s, dtype=float)
         if self._t.size == 1:
             return np.full(t.shape, self._v[0])
-        return np.interp(t + self.offset_s, self._t, self._v, period=self.period_s)
+        s = t + self.offset_s
+        if self.leap_year0 is not None and s.size:
+            if s.max() >= self._leap_until_s:
+                self._extend_leap_table(float(s.max()))
+            k = np.searchsorted(self._leap_starts, s, side="right")
+            if k.any():
+                s = s - DAY_S * k
+        return np.interp(s % self.period_s, self._xp, self._fp)
 
 
 @lru_cache(maxsize=1)

@@ -18,7 +18,7 @@ HEADER = [
     "# Run configuration reference", "",
     "A run is described by a TOML file (`hpctwin run CONFIG`) whose top-level keys and tables follow",
     "`scheduler_sim.config.RunConfig`. Every key is optional; the defaults are the main job (30 days of the embedded",
-    "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, Golden TMY3 weather). Unknown keys and bad",
+    "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, its site's Chicago TMY3 weather). Unknown keys and bad",
     "values are errors naming the file and the dotted key. Relative paths are relative to the configuration file.",
     "`experiments/theta_easy_30d.toml` is the main job written out. This page is generated from the models by",
     "`python docs/make_configuration_md.py`.", ""]
@@ -77,7 +77,14 @@ def _rows(model, prefix):
         if args and any(_is_model(a) for a in args):
             sub = next(a for a in args if _is_model(a))
             subs.append((key, sub, False))
-            rows.append((key, "table (optional)", "absent", f.description or sub.__doc__.strip().split("\n")[0]))
+            plain = [a for a in args if not _is_model(a) and a is not type(None)]
+            if plain:  # a value or a table (e.g. router = "name" or [serving.router])
+                d = f'"{f.default}"' if isinstance(f.default, str) else repr(f.default)
+                rows.append((key, " or ".join(_type_text(a) for a in plain) + " or a table", d,
+                             (f.description or "").replace("|", "/")))
+            else:
+                rows.append((key, "table (optional)", "absent",
+                             f.description or sub.__doc__.strip().split("\n")[0]))
             continue
         default = f.default if f.default_factory is None else f.default_factory()
         if str(default) == "PydanticUndefined":

@@ -93,10 +93,21 @@ class _CduSpec(_Strict):
     P_own_W: float = Field(0.0, ge=0.0, description="Own electrical power of one CDU (pumps), W; plant, not IT")
 
 
+class _SiteSpec(_Strict):
+    name: str = Field("", description="Where the machine stands (free text, printed in the run header)")
+    weather: str = Field("", description="Typical-year weather of the site: a shipped site name of "
+                                         "cooling_fmu.weather.SITES (golden, chicago, knoxville) or an EPW / TMY3 "
+                                         "file, relative to the system file; '' = Golden, CO")
+
+
 class _SystemSpec(_Strict):
     name: str
     description: str = ""
     cores_per_node: int = Field(ge=1, description="Cores per node, to convert SWF processors to nodes")
+    trace_procs_per_node: int | None = Field(
+        None, ge=1, description="Processors per node as this site's job logs count them (SWF processors -> nodes "
+                                "when neither the run nor the trace header says); default cores_per_node. 1 for "
+                                "logs whose processor field counts nodes")
     cooling_plant: str = Field(min_length=1, description="Cooling plant name, resolved by cooling_fmu")
     liquid_fraction: float = Field(1.0, ge=0.0, le=1.0, description="Share of rack input heat sent to the CDU")
     default_cpu_util: float = Field(ge=0.0, le=1.0, description="CPU utilisation for jobs with none recorded")
@@ -107,6 +118,7 @@ class _SystemSpec(_Strict):
     rectifier: RectifierParams
     rack_overhead: _RackOverheadSpec
     cdu: _CduSpec = _CduSpec()
+    site: _SiteSpec = _SiteSpec()
 
 
 def _ro(a: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -153,6 +165,9 @@ class System:
         Utilisation in [0, 1] used for jobs with no recorded utilisation.
     cores_per_node : int
         Cores per node, for converting SWF processors to nodes.
+    trace_procs_per_node : int
+        Processors per node as the site's job logs count them (the system's fallback for SWF processors -> nodes,
+        see :func:`dataloaders.swf.swf_cores_per_node`); ``cores_per_node`` unless the file says otherwise.
     cooling_plant : str
         Name of the cooling plant (resolved by ``cooling_fmu``).
     liquid_fraction : float
@@ -161,6 +176,12 @@ class System:
         Own electrical power of one CDU (pumps), W. A cooling-plant figure: never part of IT power.
     description : str
         Free-text description from the file.
+    site_name : str
+        Where the machine stands (``[site] name``); "" if not given.
+    site_weather : str
+        The site's typical-year weather (``[site] weather``): a shipped site name of
+        :data:`cooling_fmu.weather.SITES` or a file path (relative paths are relative to :attr:`source`'s folder);
+        "" means the default Golden, CO file.
     """
 
     name: str
@@ -187,6 +208,9 @@ class System:
     liquid_fraction: float
     cdu_own_power_W: float
     description: str = ""
+    site_name: str = ""
+    site_weather: str = ""
+    trace_procs_per_node: int = 0
 
     @classmethod
     def from_spec(cls, spec: dict, source: str = "") -> System:
@@ -254,10 +278,13 @@ class System:
             default_cpu_util=s.default_cpu_util,
             default_gpu_util=s.default_gpu_util,
             cores_per_node=s.cores_per_node,
+            trace_procs_per_node=s.trace_procs_per_node or s.cores_per_node,
             cooling_plant=s.cooling_plant,
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,
             description=s.description,
+            site_name=s.site.name,
+            site_weather=s.site.weather,
         )
 
 

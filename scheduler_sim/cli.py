@@ -20,6 +20,8 @@ examples:
   hpctwin run experiments/theta_easy_30d.toml --out out/run.h5
   hpctwin run --policy sjf --backfill conservative --days 7 --no-cooling
   hpctwin run --weather constant --wet-bulb 24
+  hpctwin run --system frontier --days 7       # weather of the system's site (Knoxville TMY3)
+  hpctwin run --weather knoxville              # a shipped site; or any EPW / TMY3 file: --weather my_site.epw
 
 CONFIG is a TOML file with the sections of scheduler_sim.config.RunConfig (see docs/configuration.md); options given
 on the command line override it. --days is the window of SUBMISSIONS: the run goes on until those jobs end.
@@ -65,10 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--start-day", type=float, metavar="D", help="window start, days after the trace origin")
     r.add_argument("--days", type=float, metavar="D", help="window length in days")
     r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported)")
-    r.add_argument("--weather", choices=["tmy3", "constant"], help="weather source for the cooling towers")
+    r.add_argument("--weather", metavar="PATH|SITE",
+                   help="weather for the cooling towers: an EPW or TMY3 file, a shipped site (golden, chicago, "
+                        "knoxville), 'site' (the system's site, the default), 'constant' (with --wet-bulb); "
+                        "'tmy3' keeps the configured file or site")
     r.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
+    r.add_argument("--cores-per-node", type=int, metavar="N",
+                   help="processors per node in the trace (SWF processors -> nodes); default: the SWF header "
+                        "(MaxProcs / MaxNodes), then the system")
     r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
     r.add_argument("--seed", type=int, help="seed for every random choice")
     r.add_argument("--requests", metavar="FILE",
@@ -131,13 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale-to-design", type=float, metavar="F",
                    help="scale the power so its peak is F x the plant's design heat (default: no scaling)")
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
+    c.add_argument("--weather", metavar="FILE|SITE", help="EPW or TMY3 weather file or shipped site (golden, "
+                                                          "chicago, knoxville), aligned to the series' dates "
+                                                          "(default golden)")
 
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
                                    "clean, 1 records repaired or rejected, 2 the file cannot be used.")
     v.add_argument("trace", metavar="TRACE", help="trace file")
     v.add_argument("--format", help="loader name (default: from the suffix)")
-    v.add_argument("--cores-per-node", type=int, default=1, help="processors per node (SWF)")
+    v.add_argument("--cores-per-node", type=int,
+                   help="processors per node (SWF); default: the header's MaxProcs / MaxNodes when it is a whole "
+                        "number, else 1")
     v.add_argument("--max-nodes", type=int, help="reject jobs larger than this many nodes")
     v.add_argument("--strict", action="store_true", help="turn every repair or rejection into an error (exit 2)")
     v.add_argument("--timezone", metavar="TZ", help="IANA zone of local times (sacct, PM100, F-DATA, ...)")
@@ -153,7 +166,7 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
 
 
 def _version() -> str:
@@ -235,10 +248,22 @@ def _cmd_run(a: argparse.Namespace) -> int:
     for key, val in (("scheduler.policy", a.policy), ("scheduler.backfill", a.backfill),
                      ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
-                     ("trace.window_days", a.days), ("cooling.weather", a.weather),
-                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
+                     ("trace.window_days", a.days),
+                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
+                     ("trace.cores_per_node", a.cores_per_node)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.weather is not None:
+        w = a.weather.strip()
+        if w == "constant":
+            ov["cooling.weather"] = "constant"
+        elif w in ("tmy3", "file"):
+            ov["cooling.weather"] = "file"
+        elif w == "site":
+            ov["cooling.weather"], ov["cooling.weather_path"] = "file", ""
+        else:
+            ov["cooling.weather"] = "file"
+            ov["cooling.weather_path"] = str(Path(w).resolve()) if Path(w).exists() else w
     if a.requests is not None or a.deployment is not None:
         ov.update(_serving_overrides(a, cfg))
     if a.wet_bulb is not None:
@@ -262,7 +287,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ValueError(_flag_names(str(exc), ov)) from None
         naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
-                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving")
+                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
+                  "cooling.weather_path")
         if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
             c = cfg
             pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
@@ -277,6 +303,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                 name += "-nocooling"
             elif c.cooling.weather == "constant":
                 name += f"-wb{c.cooling.T_wb_C:g}C"
+            elif ov.get("cooling.weather_path"):
+                name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
     comm = None
     if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
@@ -295,6 +323,25 @@ def _cmd_run(a: argparse.Namespace) -> int:
     return _run_and_report(a, cfg, comm)
 
 
+def _weather_label(cfg) -> str:
+    """Short name of the run's weather and site for the run header (never fails: the run reports errors)."""
+    try:
+        from power import load_system
+
+        from .runner import weather_source
+
+        system = load_system(cfg.system)
+        spec, chosen_by, _ = weather_source(cfg, system)
+        site = system.site_name or "not given"
+        if spec == "constant":
+            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb (system site: {site})"
+        if chosen_by == "system site":
+            return f"{Path(spec).name} (the system's site: {site})"
+        return f"{Path(spec).name} (from {chosen_by}; the system's site: {site})"
+    except Exception:  # noqa: BLE001 - the run itself reports a bad system or weather file
+        return "(unresolved)"
+
+
 def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     from .runner import format_summary, run_one
 
@@ -305,7 +352,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
             f"{cfg.trace.window_days:g} days" if cfg.trace.enabled or sv is None else
             f"serving only: deployment {sv.deployment}, request trace {sv.trace or 'embedded Azure conversation'}")
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, "
-          f"cooling {'FMU, ' + cfg.cooling.weather + ' weather' if cfg.cooling.enabled else 'off'}")
+          f"cooling {'FMU, weather ' + _weather_label(cfg) if cfg.cooling.enabled else 'off'}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
                   echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
     wall = time.perf_counter() - t0
@@ -327,9 +374,17 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
         return 2
     dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
                                            "jobs_not_run", "jobs_rejected_power_cap")}
-    print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "
-          f"machine {dropped['jobs_excluded_larger_than_machine']}, above every power budget "
+    at_load = sum(c["rejected"] for c in res.load_counts if c["kind"] == "jobs")
+    print(f"  jobs left out          rejected by the loader {at_load} (whole trace), unknown run time "
+          f"{dropped['jobs_excluded_unknown_runtime']}, larger than the machine "
+          f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}")
+    for c in res.load_counts:  # data loss is never hidden, not even by --quiet
+        if c["rejected"] or c["repaired"]:
+            what = "job" if c["kind"] == "jobs" else "request"
+            print(f"hpctwin run: warning: {c['source']}: {c['rejected']} {what} record(s) rejected and "
+                  f"{c['repaired']} repaired at load, of {c['records_read']} read (details: hpctwin validate, or "
+                  f"the load report in /provenance)", file=sys.stderr)
     if "stopped_at_horizon_s" in info:
         print(f"hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
               f"left", file=sys.stderr)
@@ -430,11 +485,12 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     day1 = dt.datetime.fromtimestamp(t1, dt.timezone.utc)
     out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
+    wx = (f"constant wet-bulb {a.wet_bulb:g} degC" if a.wet_bulb is not None else
+          f"{a.weather or 'golden'} typical year, aligned to the series' dates")
     print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
-          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather "
-          f"{'constant wet-bulb %g degC' % a.wet_bulb if a.wet_bulb is not None else 'typical year of the plant site'}"
-          f", step {a.step:g} s")
+          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
     s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                       weather_file=a.weather,
                        scale_to_design=a.scale_to_design, weather=weather)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
@@ -457,8 +513,18 @@ def _cmd_validate(a: argparse.Namespace) -> int:
     from dataloaders.report import TraceError
 
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
-    if a.cores_per_node != 1:
+    if a.cores_per_node is not None:
         opts["cores_per_node"] = a.cores_per_node
+    else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
+        from dataloaders.registry import guess_format
+        from dataloaders.swf import read_swf_header, swf_cores_per_node
+        try:
+            if (a.format or guess_format(a.trace)) == "swf":
+                cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
+                if cpn != 1:
+                    opts["cores_per_node"] = cpn
+        except (OSError, ValueError):
+            pass  # the load below reports the file's problem
     if a.timezone:
         opts["timezone"] = a.timezone
     opts.update(_parse_map(a.map))

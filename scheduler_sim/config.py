@@ -2,7 +2,8 @@
 
 Every field carries its unit in its name or description. Unknown keys are errors (a typo must not be silently
 ignored). The default configuration is the project's main job: 30 days of the embedded ALCF Theta 2022 trace on
-the Theta-like system under EASY backfill with the cooling FMU and Golden, CO weather.
+the Theta-like system under EASY backfill with the cooling FMU and the weather of the system's site (Chicago
+O'Hare for Theta).
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ class TraceConfig(_Strict):
     window_start_days: float = Field(181.0, ge=0, description="Window start, days after the trace time origin")
     window_days: float = Field(30.0, gt=0, description="Window length [days]; jobs submitted in it are simulated")
     strict: bool = Field(False, description="Stop at the first bad record instead of reporting and skipping it")
-    cores_per_node: int = Field(
-        1, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
-                             "1 for traces that count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
+    cores_per_node: int | None = Field(
+        None, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
+                                "unset: from the SWF header (MaxProcs / MaxNodes), else the system's "
+                                "trace_procs_per_node (see dataloaders.swf.swf_cores_per_node); 1 for traces that "
+                                "count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
 
     def resolved_path(self) -> Path:
         """The trace path, with '' resolved to the embedded trace."""
@@ -208,6 +211,11 @@ class PowerConfig(_Strict):
     use_measured_power: bool = Field(
         False, description="Use the trace's measured per-node job power (column measured_node_power_W) where "
                            "present instead of the utilisation model")
+    job_power_spread: Literal["archer2", "none"] = Field(
+        "archer2", description="Jobs without recorded utilisation draw their node power from a measured per-job "
+                               "distribution (seeded by the run seed; the system's default utilisation is the "
+                               "mean job): 'archer2' = ARCHER2 per-application node power (power/job_power.py); "
+                               "'none' = every such job at the system default")
 
 
 class CoolingConfig(_Strict):
@@ -216,10 +224,15 @@ class CoolingConfig(_Strict):
     enabled: bool = Field(True, description="Run the cooling FMU; if false, cooling power is not modelled (PUE is then IT-only and flagged)")
     plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
     step_s: float = Field(15.0, ge=0.1, le=3600.0, description="FMU communication step [s], 0.1 to 3600")
-    weather: Literal["tmy3", "constant"] = Field("tmy3", description="'tmy3': NREL Golden TMY3 (or weather_path); 'constant': T_wb_C")
-    weather_path: str = Field("", description="TMY3 CSV path; '' uses the shipped Golden, CO file")
+    weather: Literal["file", "tmy3", "constant"] = Field(
+        "file", description="'file': a typical-year weather file (EPW or TMY3): weather_path, else the system's "
+                            "site ([site] weather), else Golden, CO; 'tmy3': the same (older name); 'constant': T_wb_C")
+    weather_path: str = Field("", description="EPW or TMY3 file (relative to the config file), or a shipped site "
+                                              "name (golden, chicago, knoxville); '' = the system's site")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
-    utc_offset_h: float = Field(-7.0, description="Hours from UTC to the weather file's local standard time (Golden: -7)")
+    utc_offset_h: float | None = Field(None, ge=-14, le=14,
+                                       description="Hours from UTC to the weather file's local standard time; unset "
+                                                   "= from the file header (EPW LOCATION line, TMY3 metadata row)")
     on_implausible: Literal["warn", "stop"] = Field(
         "warn", description="A plant output outside physical bounds (water frozen or boiling, negative approach; "
                             "cooling_fmu.plausibility): 'warn' finishes the run, records it in the file "
@@ -237,11 +250,26 @@ class OutputConfig(_Strict):
     progress: bool = Field(True, description="Show a progress bar on a terminal")
 
 
+RouterName = Literal["round_robin", "least_outstanding_tokens", "prefix_affinity"]
+
+
+class RouterConfig(_Strict):
+    """The request router as a table: ``[serving.router]`` with ``name`` and its options."""
+
+    name: RouterName = Field("least_outstanding_tokens", description="Request router")
+    affinity_slack: int = Field(
+        2, ge=0, description="prefix_affinity: keep the affinity replica unless its queue (requests routed to it "
+                             "and not finished) is longer than the shortest queue by more than this many requests; "
+                             "then route to the least-loaded replica (default 2, see "
+                             "scheduler_sim.serving.engine.DEFAULT_AFFINITY_SLACK)")
+
+
 class ServingConfig(_Strict):
     """An LLM-serving partition co-located with the batch nodes (optional ``[serving]`` section)."""
 
     deployment: str = Field(..., description="Deployment TOML (model x GPU x replicas x tensor_parallel), "
-                                             "relative to the config file")
+                                             "relative to the config file, or the name of a shipped deployment "
+                                             "(experiments/serving, e.g. 'llama3-70b_h100_tp4x2')")
     trace: str = Field("", description="Request trace file; '' means the embedded Azure LLM conversation trace")
     format: str = Field("azure_llm", description="Request loader name (azure_llm, mooncake, request_csv)")
     loader_options: dict[str, str] = Field(default_factory=dict,
@@ -253,8 +281,9 @@ class ServingConfig(_Strict):
                                                    "batch window start [s]")
     first_node: int = Field(0, ge=0, description="First system node of the partition; the partition takes "
                                                  "ceil(GPUs / gpus_per_node) consecutive nodes")
-    router: Literal["round_robin", "least_outstanding_tokens", "prefix_affinity"] = Field(
-        "least_outstanding_tokens", description="Request router")
+    router: RouterName | RouterConfig = Field(
+        "least_outstanding_tokens", description="Request router: a name, or a table {name, affinity_slack} "
+                                                "(router.affinity_slack, default 2 requests)")
     max_num_seqs: int = Field(256, ge=1, description="Sequences per batch at most (vLLM max_num_seqs)")
     max_num_batched_tokens: int = Field(8192, ge=1, description="Tokens per step at most (vLLM)")
     chunked_prefill: bool = Field(False, description="Mix prompt chunks into decode steps (Sarathi-Serve)")
@@ -266,6 +295,14 @@ class ServingConfig(_Strict):
     merge_s: float = Field(1.0, gt=0, description="Power profile bin [s]: changes within a bin are merged by "
                                                   "exact energy-preserving averaging")
     cpu_util: float = Field(0.0, ge=0, le=1, description="Host CPU utilisation of the partition nodes [1]")
+
+    def router_name(self) -> str:
+        """The router's name, whether ``router`` is given as a name or as a table."""
+        return self.router if isinstance(self.router, str) else self.router.name
+
+    def affinity_slack(self) -> int:
+        """``router.affinity_slack`` [requests] (its default when ``router`` is given as a name)."""
+        return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
 class RunConfig(_Strict):
@@ -421,15 +458,20 @@ def utf8_text(path: Path, what: str) -> str:
 def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
     """Return ``cfg`` with its relative file paths made absolute against ``base_dir`` (the file that named them).
 
-    Covers ``trace.path``, ``cooling.weather_path``, ``system`` and ``cooling.plant`` when they name a ``.toml``
-    file, and ``serving.deployment`` / ``serving.trace``.
+    Covers ``trace.path``, ``cooling.weather_path`` (unless it is a bare shipped site name such as ``chicago``:
+    no ``/`` and no ``.``), ``system`` and ``cooling.plant`` when they name a ``.toml`` file, and
+    ``serving.deployment`` / ``serving.trace``.
     """
-    candidates = {"trace.path": cfg.trace.path, "cooling.weather_path": cfg.cooling.weather_path}
+    candidates = {"trace.path": cfg.trace.path}
+    wp = cfg.cooling.weather_path
+    if wp and ("/" in wp or "\\" in wp or "." in wp):  # a bare word is a shipped site name, not a path
+        candidates["cooling.weather_path"] = wp
     for key, val in (("system", cfg.system), ("cooling.plant", cfg.cooling.plant)):
         if val.endswith(".toml"):
             candidates[key] = val
     if cfg.serving is not None:
-        candidates["serving.deployment"] = cfg.serving.deployment
+        if cfg.serving.deployment.endswith(".toml") or (base_dir / cfg.serving.deployment).is_file():
+            candidates["serving.deployment"] = cfg.serving.deployment  # else the name of a shipped deployment
         candidates["serving.trace"] = cfg.serving.trace
     updates = {k: str((base_dir / v).resolve()) for k, v in candidates.items() if v and not Path(v).is_absolute()}
     return cfg.with_overrides(updates) if updates else cfg

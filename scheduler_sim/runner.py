@@ -6,7 +6,7 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,41 +14,102 @@ import numpy as np
 from .config import DAY_S, RunConfig, TraceConfig
 from .progress import Spinner
 
-__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
+__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather", "weather_source"]
 
 
 @dataclass
 class RunOutput:
-    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary."""
+    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary.
+
+    ``load_counts`` holds one entry per trace loaded (batch, then request trace): ``source``, ``kind``
+    (``"jobs"`` / ``"requests"``), ``records_read``, ``rejected`` and ``repaired`` record counts, so callers can
+    warn about data loss even when the summary is not shown (``--quiet``).
+    """
 
     path: Path | None
     summary: dict[str, float]
     info: dict
     load_summary: str
+    load_counts: list[dict] = field(default_factory=list)
 
 
-def build_weather(cfg: RunConfig, time_origin_unix_s: float):
-    """Return (wet_bulb_K(t_s) callable, weather file path or None) for simulation times ``t_s`` [s].
+def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
+    """Which weather a run uses, without reading it.
 
-    The TMY3 year is aligned to the trace by its Unix time origin: a simulation time ``t`` maps to the second
-    of the (typical) year of local standard time ``origin + t + utc_offset``. A trace without a Unix origin
-    starts on January 1st, 00:00.
+    Precedence: ``cooling.weather = "constant"``; else ``cooling.weather_path`` (set by ``--weather PATH``, or in
+    the configuration); else the system's site (``[site] weather`` of its description); else the shipped Golden,
+    CO file.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : power.System or None
+        The run's system (loaded from ``cfg.system`` when None).
+
+    Returns
+    -------
+    spec : str
+        ``"constant"``, a shipped site name or a file path.
+    chosen_by : str
+        ``"cooling.T_wb_C"``, ``"cooling.weather_path"``, ``"system site"`` or ``"default"``.
+    base_dir : str
+        Folder a relative ``spec`` is resolved against ("" for the working directory).
     """
-    from cooling_fmu.weather import DEFAULT_TMY3, Weather
-
     c = cfg.cooling
     if c.weather == "constant":
-        return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None
-    wpath = Path(c.weather_path) if c.weather_path else Path(DEFAULT_TMY3)
-    if math.isfinite(time_origin_unix_s):
-        import datetime as _dt
-        local = _dt.datetime.fromtimestamp(time_origin_unix_s, _dt.timezone.utc) + _dt.timedelta(hours=c.utc_offset_h)
-        offset = (local - local.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+        return "constant", "cooling.T_wb_C", ""
+    if c.weather_path:
+        return c.weather_path, "cooling.weather_path", ""
+    if system is None:
+        from power import load_system
+
+        system = load_system(cfg.system)
+    if system.site_weather:
+        return system.site_weather, "system site", str(Path(system.source).parent) if system.source else ""
+    return "golden", "default", ""
+
+
+def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
+    """Return (wet_bulb_K(t_s) callable, weather file path or None, one-line description) for simulation times.
+
+    The weather file is chosen by :func:`weather_source`. A typical year is aligned to the trace by its Unix time
+    origin and indexed by month, day and hour (:meth:`cooling_fmu.weather.Weather.at_calendar`: every trace year
+    maps a date to the same weather hour; 29 February repeats 28 February): a simulation time ``t`` is looked up
+    at the local standard time ``origin + t + utc_offset``. The UTC offset is ``cooling.utc_offset_h`` if set,
+    else the file header's. A trace without a Unix origin starts on January 1st, 00:00 of a non-leap year.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the weather file does not exist and is not a shipped site name.
+    cooling_fmu.weather.WeatherFileError
+        If the file cannot be used (layout, physically impossible values: file, column and line named), or the
+        run needs a UTC offset that neither the configuration nor the file gives.
+    """
+    from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
+
+    c = cfg.cooling
+    spec, chosen_by, base = weather_source(cfg, system)
+    if spec == "constant":
+        return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None, f"constant wet-bulb {c.T_wb_C:g} degC"
+    wpath = resolve_weather_file(spec, base or None)
+    weather = Weather.from_file(wpath)
+    rep = weather.report
+    label = SITES[spec.lower()][1] if spec.lower() in SITES else (rep.station_name or wpath.name)
+    if c.utc_offset_h is not None:
+        utc, how = float(c.utc_offset_h), "cooling.utc_offset_h"
     else:
-        offset = 0.0
-    weather = Weather.from_tmy3(wpath, offset_s=offset)
-    wet_bulb = weather.wet_bulb_K
-    return wet_bulb, wpath
+        utc, how = float(rep.utc_offset_h), "file header"
+    if math.isfinite(time_origin_unix_s):
+        if not math.isfinite(utc):
+            raise WeatherFileError(f"{wpath}: the file header gives no UTC offset; set cooling.utc_offset_h")
+        weather = weather.at_calendar(time_origin_unix_s, utc)
+        when = f"UTC{utc:+g} h from the {how}, calendar-aligned by month/day/hour"
+    else:
+        when = "no calendar origin: starts Jan 1 00:00"
+    desc = f"{label}: {rep.format} {wpath.name} (chosen by {chosen_by}; {when})"
+    return weather.wet_bulb_K, wpath, desc
 
 
 def build_plant(cfg: RunConfig, system):
@@ -105,7 +166,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     say = echo or (lambda s: None)
     if out is not None:
         inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
-        inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c]
+        inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c and Path(c).exists()]
         if any(Path(out).resolve() == Path(i).resolve() for i in inputs):
             raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
         if Path(out).is_dir():
@@ -119,24 +180,37 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
+        cpn, cpn_why = trace_cores_per_node(cfg, system)
         show = cfg.output.progress if progress is None else progress
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
             loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+                                cores_per_node=cpn, strict=cfg.trace.strict)
+        if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
+            loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
+        if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
+            from jobs.shares import apply_node_shares
+
+            jobs, share_notes = apply_node_shares(
+                jobs, gpus_per_node=system.node.gpus_per_node,
+                cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+            loaded.report.notes.extend(share_notes)
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+        jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
         start = default_start_day(cfg, jobs)
         if start != cfg.trace.window_start_days:
             say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
-            cfg = cfg.with_overrides({"trace.window_start_days": start})
+            cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
     else:
         from jobs.table import empty_job_table
 
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
+        spread_info = {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
         origin = float("nan")
         checksums = {}
     serving = None
@@ -146,7 +220,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
         serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
         checksums["request_trace"] = sha256_file(serving.trace_path)
-        checksums["deployment"] = sha256_file(cfg.serving.deployment)
+        from .serving.hardware import resolve_deployment
+
+        checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
         info = serving.result.info
@@ -155,8 +231,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
     plant = None
     wet_bulb = None
+    wdesc = "cooling off"
     if cfg.cooling.enabled:
-        wet_bulb, wpath = build_weather(cfg, origin)
+        wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
         plant = build_plant(cfg, system)
@@ -177,6 +255,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    result.info["job_power_spread"] = spread_info
+    result.info["site"] = system.site_name
+    result.info["weather"] = wdesc
     if serving is not None:
         from .serving.run import finish_serving
 
@@ -188,18 +269,68 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
+    counts = []
+    if loaded is not None:
+        r = loaded.report
+        counts.append({"source": r.source, "kind": "jobs", "records_read": r.records_read, "rejected": r.rejected,
+                       "repaired": r.repaired})
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
-    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+        r = serving.load_report
+        counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
+                       "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
+    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
+                     load_counts=counts)
+
+
+def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
+    """Processors per node for the run's batch trace, and where the value came from.
+
+    Order: ``trace.cores_per_node`` (config or ``--cores-per-node``); for an SWF trace, its header (MaxProcs /
+    MaxNodes, see :func:`dataloaders.swf.swf_cores_per_node`); else the system's ``trace_procs_per_node``.
+
+    Raises
+    ------
+    FileNotFoundError, dataloaders.report.TraceError
+        If the SWF header cannot be read.
+    """
+    if cfg.trace.cores_per_node is not None:
+        return int(cfg.trace.cores_per_node), "the run configuration (trace.cores_per_node / --cores-per-node)"
+    from dataloaders.registry import guess_format
+    from dataloaders.swf import read_swf_header, swf_cores_per_node
+
+    path = cfg.trace.resolved_path()
+    fmt = cfg.trace.format or guess_format(path)
+    if fmt == "swf":
+        return swf_cores_per_node(read_swf_header(path), system.trace_procs_per_node, system.n_nodes)
+    return system.trace_procs_per_node, f"system {system.name!r} (trace_procs_per_node)"
+
+
+def _draw_job_power(cfg: RunConfig, jobs, system):
+    """Fill the job table's missing utilisations with seeded draws (``power.job_power_spread``).
+
+    Returns a copy of ``jobs`` (the loader's table is never modified) and the draw summary.
+    """
+    from power.job_power import draw_job_utilisation
+
+    if cfg.power.job_power_spread == "none" or len(jobs) == 0:
+        return jobs, {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
+    cpu, gpu, info = draw_job_utilisation(jobs["cpu_util"].to_numpy(float), jobs["gpu_util"].to_numpy(float),
+                                          system, cfg.seed, cfg.power.job_power_spread)
+    attrs = dict(jobs.attrs)
+    jobs = jobs.copy()
+    jobs["cpu_util"], jobs["gpu_util"] = cpu, gpu
+    jobs.attrs.update(attrs)
+    return jobs, info
 
 
 def default_start_day(cfg: RunConfig, jobs) -> float:
     """The window start [days] a run uses: the configured one, or the trace's first submission day.
 
     The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
-    that default and the trace has no submission in ``[181, 181 + window_days)`` days (a shorter or a later trace),
-    the window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start
-    the user chose (any other value) is kept, so an empty window is then an error.
+    that default and the trace has no submission on or after day 181 (a trace shorter than half a year), the
+    window starts at the day of the trace's first submission instead, ``floor(min(submit) / 86400)``. A start the
+    user chose (any other value) is kept, so an empty window is then an error.
 
     Parameters
     ----------
@@ -219,8 +350,7 @@ def default_start_day(cfg: RunConfig, jobs) -> float:
     sub = sub[np.isfinite(sub)]
     if start != default or sub.size == 0:
         return start
-    t0, t1 = start * DAY_S, (start + cfg.trace.window_days) * DAY_S
-    if np.any((sub >= t0) & (sub < t1)):
+    if np.any(sub >= start * DAY_S):  # the trace reaches the default start: keep it
         return start
     return float(math.floor(sub.min() / DAY_S))
 

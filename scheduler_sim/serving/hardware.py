@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "Deployment", "load_deployment", "load_model", "load_gpu",
-           "DATA_DIR"]
+__all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "ServerCooling", "Deployment",
+           "load_deployment", "load_model", "load_gpu", "DATA_DIR"]
 
 #: Folder of the shipped model and GPU descriptions.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -80,6 +81,12 @@ class GPUSpec(_Strict):
         Board power when idle and at the power limit [W].
     link_bandwidth_B_s : float
         GPU-to-GPU (NVLink) bandwidth in one direction [B/s], used for tensor-parallel all-reduce.
+    p_active : float
+        Share of the idle-to-max range drawn whenever the GPU runs a step (clocks up, SMs and HBM awake), added to
+        the utilisation terms of :class:`RooflineConstants`; 0 unless fitted (:mod:`scheduler_sim.serving.calibrate`).
+    k_compute, k_memory : float or None
+        This GPU's fitted power constants; None uses :class:`RooflineConstants`' (a deployment's ``[constants]``
+        table, when it sets them, wins over both).
     """
 
     name: str
@@ -89,6 +96,9 @@ class GPUSpec(_Strict):
     idle_power_W: float = Field(ge=0)
     max_power_W: float = Field(gt=0)
     link_bandwidth_B_s: float = Field(gt=0)
+    p_active: float = Field(0.0, ge=0, le=1)
+    k_compute: float | None = Field(None, ge=0)
+    k_memory: float | None = Field(None, ge=0)
 
 
 class RooflineConstants(_Strict):
@@ -165,6 +175,36 @@ class Disaggregation(_Strict):
     kv_link_power_W: float = Field(18.0, ge=0)
 
 
+class ServerCooling(_Strict):
+    """How the serving servers are cooled, and the fan power of air-cooled ones.
+
+    Air-cooled GPU servers move their heat with their own fans, which draw 9-15 % of server power in public
+    measurements (../shared/notes/published-facility-figures.md, "air-cooled GPU server fans"). Fans inside IT
+    equipment are IT power (The Green Grid, PUE: a comprehensive examination of the metric, White Paper 49, 2012),
+    so their power is added to the node's DC power, and so to IT power, never to cooling.
+
+    Model: a constant share ``fan_share`` of the server's power, ``P_fan = fan_share / (1 - fan_share) x P_rest``
+    with ``P_rest`` the node's power without fans (GPUs, host, links). A simplification: real fan controllers follow
+    component temperatures, so the share moves with load; the public figures give a share, not a fan curve.
+
+    Attributes
+    ----------
+    cooling : {"liquid", "air"}
+        ``"liquid"`` (default): cold plates, no server fans modelled (HPE Cray EX is fanless). ``"air"``: fans.
+    fan_share : float
+        Share of server power drawn by the fans when air-cooled, in [0, 0.5). Default 0.12: ASSUMPTION, the middle
+        of the published 9-15 %.
+    """
+
+    cooling: Literal["liquid", "air"] = "liquid"
+    fan_share: float = Field(0.12, ge=0, lt=0.5)
+
+    @property
+    def fan_factor(self) -> float:
+        """Fan power per watt of the rest of the server, ``fan_share / (1 - fan_share)`` (0 when liquid-cooled)."""
+        return self.fan_share / (1.0 - self.fan_share) if self.cooling == "air" else 0.0
+
+
 class Deployment(_Strict):
     """A model served by ``replicas`` copies, each on ``tensor_parallel`` GPUs of one type.
 
@@ -185,6 +225,8 @@ class Deployment(_Strict):
     disaggregation : Disaggregation or None
         Separate prefill and decode pools (``[disaggregation]`` table of the deployment file); None = every
         replica prefills and decodes.
+    server : ServerCooling
+        Server cooling and fan power (``[server]`` table); default liquid-cooled, no fans.
     """
 
     name: str
@@ -196,6 +238,7 @@ class Deployment(_Strict):
     block_size: int = Field(16, ge=1)
     constants: RooflineConstants = RooflineConstants()
     disaggregation: Disaggregation | None = None
+    server: ServerCooling = ServerCooling()
 
     @model_validator(mode="after")
     def _pools(self) -> "Deployment":
@@ -292,17 +335,44 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
     return _validate(GPUSpec, _read_toml(p, "GPU"), str(p))
 
 
+def shipped_deployments_dir() -> Path:
+    """Folder of the shipped deployment TOMLs (``experiments/serving``)."""
+    from importlib import resources
+    return Path(str(resources.files("experiments") / "serving"))
+
+
+def resolve_deployment(name_or_path: str | Path) -> Path:
+    """The deployment file a ``serving.deployment`` value names: a ``.toml`` path, an existing file, or the name of a
+    shipped deployment (``"llama3-70b_h100_tp4x2"`` -> ``experiments/serving/llama3-70b_h100_tp4x2.toml``).
+
+    Raises
+    ------
+    ValueError
+        A name that is neither an existing file nor a shipped deployment (the message lists the shipped names).
+    """
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.is_file():
+        return p
+    cand = shipped_deployments_dir() / f"{p.name}.toml"
+    if p.name == str(name_or_path) and cand.is_file():
+        return cand
+    known = sorted(x.stem for x in shipped_deployments_dir().glob("*.toml"))
+    raise ValueError(f"deployment {str(name_or_path)!r}: no such file and no shipped deployment of that name; "
+                     f"shipped: {', '.join(known)} (or give a .toml path)")
+
+
 def load_deployment(path: str | Path) -> Deployment:
     """Load a deployment TOML: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file),
     ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]``
-    table overriding :class:`RooflineConstants` and a ``[disaggregation]`` table (:class:`Disaggregation`).
+    table overriding :class:`RooflineConstants`, a ``[disaggregation]`` table (:class:`Disaggregation`) and a
+    ``[server]`` table (:class:`ServerCooling`).
 
     Raises
     ------
     ValueError
         Missing file, bad TOML, unknown model / GPU, or an invalid field (message names the file and the field).
     """
-    path = Path(path)
+    path = resolve_deployment(path)
     data = _read_toml(path, "deployment")
     for key in ("model", "gpu"):
         if key not in data or not isinstance(data[key], str):

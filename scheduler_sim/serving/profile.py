@@ -8,7 +8,9 @@ dropped). Node DC power = the node's non-GPU baseline (CPU, memory, NICs, drives
 ``g // gpus_per_node`` and replica ``r`` owns slots ``r tp .. (r+1) tp - 1``; slots no replica owns draw the
 deployment GPU's idle power. With prefill/decode disaggregation the power of the links during KV transfers
 (``ServingResult.transfers``) is added half to the sending, half to the receiving replica's nodes (spread evenly
-over the replica's GPU slots), binned energy-exactly like the GPU power (transfers may overlap).
+over the replica's GPU slots), binned energy-exactly like the GPU power (transfers may overlap). Air-cooled
+servers add their fans, ``fan_share / (1 - fan_share)`` times the rest of the node's power, to the node (IT power,
+The Green Grid; :class:`scheduler_sim.serving.hardware.ServerCooling`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 
 from .engine import ServingResult
 
-__all__ = ["ServingPower", "build_power"]
+__all__ = ["MAX_PROFILE_BYTES", "ServingPower", "build_power"]
 
 
 @dataclass
@@ -36,6 +38,9 @@ class ServingPower:
         DC power of each partition node [W] (GPUs, node baseline and KV-transfer links).
     P_link_W : ndarray, shape (k, n_replicas)
         KV-transfer link power charged to each replica's nodes [W] (zero without disaggregation).
+    P_fan_W : ndarray, shape (k, n_nodes) or None
+        Server fan power of each partition node [W], included in ``P_node_W`` (IT power); None when the
+        deployment's servers are liquid-cooled (:class:`scheduler_sim.serving.hardware.ServerCooling`).
     gpus_per_node : int
     node_baseline_W : float
         Non-GPU DC power of one node [W].
@@ -50,6 +55,14 @@ class ServingPower:
     node_baseline_W: float
     merge_s: float
     P_link_W: np.ndarray | None = None
+    P_fan_W: np.ndarray | None = None
+
+    def fan_energy_J(self, t_end_s: float) -> float:
+        """Energy of the server fans of the partition from ``t_s[0]`` to ``t_end_s`` [J] (0 when liquid-cooled)."""
+        if self.P_fan_W is None:
+            return 0.0
+        dt = np.diff(np.append(self.t_s, t_end_s))
+        return float(np.dot(dt, self.P_fan_W.sum(axis=1)))
 
     def link_energy_J(self, t_end_s: float) -> float:
         """Energy of the KV-transfer links from ``t_s[0]`` to ``t_end_s`` [J]."""
@@ -111,9 +124,8 @@ def _bin_energy_overlapping(t0, t1, P, edges) -> np.ndarray:
     return np.diff(E)
 
 
-#: Most (bins x GPUs) power values :func:`build_power` allocates per array (2e8 float64 = 1.6 GB): a tiny
-#: ``merge_s`` over a long trace is refused before allocation.
-MAX_PROFILE_CELLS = 2e8
+#: Largest power profile :func:`build_power` allocates [bytes] (sizes taken from input are checked first).
+MAX_PROFILE_BYTES = 2 * 2**30
 
 
 def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: float | None = None,
@@ -143,7 +155,7 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
     ------
     ValueError
         If the system's nodes have no GPU, ``tensor_parallel`` does not divide / is not a multiple of
-        ``gpus_per_node``, or ``merge_s`` <= 0.
+        ``gpus_per_node``, ``merge_s`` <= 0, or the profile would exceed :data:`MAX_PROFILE_BYTES`.
     """
     from power import node_power_w
 
@@ -157,10 +169,14 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
     if gpn % tp and tp % gpn:
         raise ValueError(f"tensor_parallel={tp} must divide, or be a multiple of, gpus_per_node={gpn}")
     t_last = res.info["t_end_s"] if t_end_s is None else t_end_s
+    rows = t_last / merge_s
+    n_cols = 3 * dep.replicas + -(-dep.n_gpus // gpn)
+    if not np.isfinite(rows) or (rows + 2) * n_cols * 8 > MAX_PROFILE_BYTES:
+        raise ValueError(f"the serving power profile would need {rows:,.0f} rows of {merge_s:g} s "
+                         f"({(rows + 2) * n_cols * 8 / 2**30:,.1f} GiB) for {t_last:,.0f} s of trace; limit "
+                         f"{MAX_PROFILE_BYTES / 2**30:.0f} GiB: raise serving.merge_s, shorten serving.duration_s, or "
+                         f"check the request trace's times")
     nb = max(1, int(np.ceil(t_last / merge_s - 1e-9)))
-    if nb * max(dep.replicas, dep.n_gpus) > MAX_PROFILE_CELLS:  # checked before the (bins x GPUs) arrays exist
-        raise ValueError(f"serving.merge_s = {merge_s:g} s over {t_last:g} s gives {nb} power bins x {dep.n_gpus} "
-                         f"GPUs, more than {MAX_PROFILE_CELLS:.0e} values: raise merge_s")
     edges = np.arange(nb + 1) * merge_s
     idle = dep.gpu.idle_power_W
     P_rep = np.empty((nb, dep.replicas))
@@ -184,8 +200,13 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
     slot_P[:, :n_slots_used] = np.repeat(P_rep + P_link / tp, tp, axis=1)
     base = float(node_power_w(cpu_util, 0.0, node)) - gpn * node.gpu_idle_W
     P_node = base + slot_P.reshape(P_rep.shape[0], n_nodes, gpn).sum(axis=2)
+    fan = dep.server.fan_factor
+    P_fan = fan * P_node if fan > 0 else None
+    if P_fan is not None:  # server fans of air-cooled servers: IT power inside the node (ServerCooling)
+        P_node = P_node + P_fan
     keep = np.ones(len(t), dtype=bool)
     keep[1:] = np.any(P_node[1:] != P_node[:-1], axis=1) | np.any(P_rep[1:] != P_rep[:-1], axis=1)
-    out = ServingPower(t[keep] + offset_s, P_rep[keep], P_node[keep], gpn, base, float(merge_s), P_link[keep])
+    out = ServingPower(t[keep] + offset_s, P_rep[keep], P_node[keep], gpn, base, float(merge_s), P_link[keep],
+                       P_fan[keep] if P_fan is not None else None)
     out._tp = tp
     return out

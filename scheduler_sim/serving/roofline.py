@@ -15,8 +15,10 @@ tokens (one per running sequence, on top of its ``L`` cached tokens). With ``P``
 * step time ``t = max(t_c, t_m) + t_ar + t_0``.
 
 GPU power during the step (every GPU of the replica alike): with ``a_c = F / (tp F_pk t)`` and ``a_m = B / (tp
-B_pk t)`` the achieved fractions of peak, ``P = P_idle + (P_max - P_idle) min(1, k_c a_c + k_m a_m)``. Constants and
-their sources: :class:`scheduler_sim.serving.hardware.RooflineConstants`.
+B_pk t)`` the achieved fractions of peak, ``P = P_idle + (P_max - P_idle) min(1, p_active + k_c a_c + k_m a_m)``.
+Constants and their sources: :class:`scheduler_sim.serving.hardware.RooflineConstants` (V100 calibration) and the
+GPU's own fit where its data file has one (``h100-sxm``: ML.ENERGY v3.0 measurements,
+:mod:`scheduler_sim.serving.calibrate`).
 
 References
 ----------
@@ -66,8 +68,10 @@ class StepModel:
             self.ar_fixed = self.ar_per_token = 0.0
         self.P_idle = g.idle_power_W
         self.P_range = g.max_power_W - g.idle_power_W
-        self.k_c = c.k_compute
-        self.k_m = c.k_memory
+        # power constants: the deployment's [constants] if it sets them, else the GPU's fit, else the defaults
+        self.k_c = c.k_compute if ("k_compute" in c.model_fields_set or g.k_compute is None) else g.k_compute
+        self.k_m = c.k_memory if ("k_memory" in c.model_fields_set or g.k_memory is None) else g.k_memory
+        self.p_active = g.p_active
 
     def cost(self, n_tok, attn_pos, kv_read):
         """Step time and per-GPU power (works elementwise on arrays).
@@ -93,7 +97,7 @@ class StepModel:
         t = np.maximum(F / self.F_eff, B / self.B_eff) + self.ar_fixed + self.ar_per_token * n_tok + self.t0
         a_c = F / (self.F_pk * t)
         a_m = B / (self.B_pk * t)
-        P = self.P_idle + self.P_range * np.minimum(1.0, self.k_c * a_c + self.k_m * a_m)
+        P = self.P_idle + self.P_range * np.minimum(1.0, self.p_active + self.k_c * a_c + self.k_m * a_m)
         return t, P
 
     def prefill(self, q: int, c0: int = 0) -> tuple[float, float]:

@@ -70,7 +70,8 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
     Raises
     ------
     ValueError
-        Deployment that does not fit the partition or the system, empty trace window, bad file.
+        Deployment that does not fit the partition or the system, empty trace window, bad file, every request
+        rejected by the engine (nothing served: the command exits non-zero), or a power profile too large to hold.
     dataloaders.report.TraceError
         From the request loader.
     """
@@ -102,8 +103,17 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
                          f"({dep.n_gpus} GPUs) exceed the system's {system.n_nodes} nodes")
     nodes = np.arange(sc.first_node, sc.first_node + n_nodes, dtype=np.int64)
     eng = ServingEngine(dep, BatchLimits(sc.max_num_seqs, sc.max_num_batched_tokens, sc.chunked_prefill,
-                                         sc.prefix_caching, sc.prefix_block_tokens), sc.router)
+                                         sc.prefix_caching, sc.prefix_block_tokens), sc.router_name(),
+                        affinity_slack=sc.affinity_slack())
     res = eng.run(req)
+    from .engine import RequestStatus
+
+    st = res.requests["status"].to_numpy()
+    if (st == RequestStatus.REJECTED).all():
+        raise ValueError(f"{path}: every one of the {len(st)} request(s) was rejected by the serving engine (prompt + "
+                         f"output tokens never fit one replica's KV cache of {dep.kv_blocks_per_replica} blocks x "
+                         f"{dep.block_size} tokens = {dep.kv_blocks_per_replica * dep.block_size} tokens); nothing "
+                         f"was served: use a deployment with more KV memory or a trace with shorter requests")
     pw = build_power(res, node=system.node, merge_s=sc.merge_s, offset_s=sim_offset_s, cpu_util=sc.cpu_util)
     origin = float(attrs.get("time_origin_unix_s", float("nan"))) + sc.start_s
     return ServingOutput(res, pw, nodes, sc.ttft_slo_s, sc.tpot_slo_s, loaded.report.to_dict(), path, origin)
@@ -133,6 +143,7 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
                                                                     "E_facility_J": E_fac})
     s["PUE_run"] = pue
     s["E_kv_transfer_J"] = so.power.link_energy_J(t_final)
+    s["E_server_fan_J"] = so.power.fan_energy_J(t_final)
     s["kv_transfers"] = float(so.result.info.get("kv_transfers", 0))
     s["prefix_hit_tokens"] = float(so.result.info.get("prefix_hit_tokens", 0))
     s["E_partition_node_dc_J"] = float(sim_result.totals["E_partition_node_dc_J"])
@@ -211,6 +222,11 @@ def write_serving_group(f, so: ServingOutput) -> None:
     if so.power.P_link_W is not None and so.result.deployment.disaggregation is not None:
         _dataset(pw, "P_link_W", so.power.P_link_W, "W", "KV-transfer link power charged to each replica's nodes, "
                                                          "shape (n_rows, n_replicas); included in P_node_W")
+    if so.power.P_fan_W is not None:
+        _dataset(pw, "P_fan_W", so.power.P_fan_W, "W", "Server fan power of each partition node (air-cooled "
+                                                       "servers), shape (n_rows, n_nodes); IT power (The Green "
+                                                       "Grid: fans inside IT equipment are IT), included in P_node_W")
+    pw.attrs["server_cooling"] = so.result.deployment.server.cooling
     pw.attrs["merge_s"] = so.power.merge_s
     pw.attrs["node_baseline_W"] = so.power.node_baseline_W
     sg = g.create_group("summary")

@@ -61,9 +61,9 @@ def test_default_start_day_fits_the_trace():
 
     cfg = RunConfig()
     early = make_jobs([(1, 2.5 * 86400, 1, 60, 120), (2, 9 * 86400, 1, 60, 120)])
-    assert default_start_day(cfg, early) == 2.0          # nothing in [181, 211): the first submission's day
-    late = make_jobs([(1, 2.5 * 86400, 1, 60, 120), (2, 190 * 86400, 1, 60, 120)])
-    assert default_start_day(cfg, late) == 181.0         # the default window has a submission: kept
+    assert default_start_day(cfg, early) == 2.0          # the trace ends before day 181: its first submission's day
+    late = make_jobs([(1, 2.5 * 86400, 1, 60, 120), (2, 250 * 86400, 1, 60, 120)])
+    assert default_start_day(cfg, late) == 181.0         # the trace reaches day 181 (even with a gap there): kept
     chosen = cfg.with_overrides({"trace.window_start_days": 100.0})
     assert default_start_day(chosen, early) == 100.0     # a start the user chose is never moved
 

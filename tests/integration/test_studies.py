@@ -39,8 +39,11 @@ def test_power_cap_study_holds_the_cap_and_plots(tmp_path):
         for name, cj, peak in zip(names, f["scenarios/config_json"][()], peaks):
             cap = json.loads(cj)["scheduler"]["power_cap"]
             if cap:
-                # after the warm-up no 60 s average exceeds the budget (the prediction uses the same chain)
-                assert peak <= cap[0]["cap_fraction"] * peak_ref * (1 + 1e-6), name
+                # after the warm-up no 60 s average exceeds the budget (the prediction uses the same chain for IT;
+                # cooling is predicted with the plant's last cooling/IT ratio, so when a job fills the headroom
+                # almost exactly - likelier with per-job power spread - the plant's drift within the interval may
+                # add up to ~1e-4 of the cap: cooling is ~0.5 % of facility power, its ratio drifts by < 2 %)
+                assert peak <= cap[0]["cap_fraction"] * peak_ref * (1 + 1e-4), name
         # a tighter cap never raises the measured peak
         assert peaks[names.index("004_cap70")] <= peaks[names.index("002_cap90")]
     assert study_plot_function(study) is not None
