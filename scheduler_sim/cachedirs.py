@@ -1,6 +1,6 @@
 """Where hpctwin keeps its caches, and the checks that make a cache entry trustworthy.
 
-Two caches, two folders (never the same one):
+One folder per cache (never a shared one):
 
 ==============  ==========================================  ==============================================
 cache           folder                                      entries
@@ -9,6 +9,8 @@ cooling FMUs    ``$HPCTWIN_FMU_CACHE_DIR``, else            ``<model>-<key16>.fm
                 ``<root>/fmu``                              (SHA-256 of the FMU's bytes, build key)
 parsed traces   ``$HPCTWIN_TRACE_CACHE_DIR``, else          ``<key>/`` folder: parquet + JSON files and a
                 ``<root>/traces``                           ``manifest.json`` of their SHA-256
+wet-bulb        ``$HPCTWIN_WEATHER_CACHE_DIR``, else        ``.npz`` (no pickle) with its own SHA-256
+series          ``<root>/weather``                          (:mod:`cooling_fmu.weather`)
 ==============  ==========================================  ==============================================
 
 ``<root>`` is ``$HPCTWIN_CACHE_DIR`` when set (it names the *root*; each cache is a subfolder of it), else the

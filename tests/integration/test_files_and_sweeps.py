@@ -298,3 +298,22 @@ def test_second_sweep_into_the_same_folder_is_refused(tmp_path):
         os.close(fd)
     assert r.returncode == 2 and "another sweep (pid 4242)" in r.stderr and not list(out.glob("*.h5"))
     assert main(["sweep", str(s), "--out", str(out)]) == 0  # free again
+
+
+# ---- the wet-bulb cache follows the same rules --------------------------------------------------------------------
+def test_weather_cache_lives_under_the_cache_root_and_a_shared_folder_is_not_used(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from cooling_fmu.weather import load_weather, resolve_weather_file, weather_cache_dir
+
+    monkeypatch.delenv("HPCTWIN_WEATHER_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HPCTWIN_CACHE_DIR", str(tmp_path / "root"))
+    assert weather_cache_dir() == tmp_path / "root" / "weather"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("HPCTWIN_WEATHER_CACHE_DIR", str(shared))
+    with caplog.at_level(logging.WARNING):
+        df, _ = load_weather(resolve_weather_file("chicago"))
+    assert len(df) == 8760 and list(shared.iterdir()) == []  # computed, never read from or written to it
+    assert "weather cache folder is writable by other users" in caplog.text
