@@ -16,7 +16,9 @@ needs larger temperature differences)::
     T_sec_ret = T_fs + Q / (eps C_min)        hottest water: secondary return (CDU inlet from the racks)
     T_fac_ret = T_fs + Q / C_fac              facility return
 
-The plant is refused when either is at or above the boiling point at :data:`LOOP_PRESSURE_PA`: it could only move
+The plant is refused when a setpoint is not a liquid-water temperature, when the secondary supply setpoint is not
+above the facility supply setpoint (the CDU's design approach must be positive), or when either return is at or
+above the boiling point at :data:`LOOP_PRESSURE_PA`: it could only move
 its design heat as steam. (A facility flow of 0.1 kg/s for 266.7 kW gives a 637 K rise; field case
 ``plant-impossible`` of issue #12.) The tower bank's capacity is not checked here (it depends on the tower model);
 the run-time guard catches a plant whose basin water heats past the bounds.
@@ -121,6 +123,9 @@ def design_steady_state(params) -> dict[str, float]:
 def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA) -> None:
     """Refuse a plant that can only reject its design heat with water at or above its boiling point.
 
+    Also refused: a setpoint (``cdu.T_sec_sup_set_K``, ``tower.T_fac_sup_set_K``) outside liquid water, and a
+    secondary supply setpoint at or below the facility supply setpoint (a non-positive design approach).
+
     Parameters
     ----------
     params : cooling_fmu.params.PlantParams
@@ -141,6 +146,16 @@ def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA) 
     t_boil = saturation_temperature_K(p_Pa)
     where = f"{source}: " if source else ""
     cdu = params.cdu
+    t_fs = params.tower.T_fac_sup_set_K
+    for field_name, T in (("cdu.T_sec_sup_set_K", cdu.T_sec_sup_set_K), ("tower.T_fac_sup_set_K", t_fs)):
+        if not T_FREEZE_K < T < t_boil:
+            raise PlantParamsError(f"{where}{field_name} = {T:g} K is not a liquid-water temperature (between "
+                                   f"{T_FREEZE_K} K and {t_boil:.2f} K at {p_Pa / 1e3:g} kPa)")
+    if not cdu.T_sec_sup_set_K > t_fs:
+        raise PlantParamsError(f"{where}cdu.T_sec_sup_set_K = {cdu.T_sec_sup_set_K:g} K must be above "
+                               f"tower.T_fac_sup_set_K = {t_fs:g} K: a CDU cannot cool its racks' water below the "
+                               f"facility water that cools it (the design approach would be "
+                               f"{cdu.T_sec_sup_set_K - t_fs:+g} K)")
     q = f"{cdu.Q_flow_nominal_W / 1e3:g} kW"
     if s["T_fac_ret_K"] >= t_boil:
         raise PlantParamsError(

@@ -67,6 +67,19 @@ def test_plant_that_cannot_reject_its_design_heat_is_refused_at_load(tmp_path):
         load_plant_params(p)
 
 
+@pytest.mark.parametrize("old,new,match", [
+    # secondary supply 23 degC below the 24 degC facility supply: a negative design approach
+    ("T_sec_sup_set_K = 300.15", "T_sec_sup_set_K = 296.15", r"cdu.T_sec_sup_set_K = 296.15 K must be above "
+                                                              r"tower.T_fac_sup_set_K = 297.15 K.*-1 K"),
+    # 107 degC secondary supply: no longer liquid at 101.325 kPa (boils at 373.12 K)
+    ("T_sec_sup_set_K = 300.15", "T_sec_sup_set_K = 380.15", r"380.15 K is not a liquid-water temperature"),
+    ("T_fac_sup_set_K = 297.15", "T_fac_sup_set_K = 272.15", r"tower.T_fac_sup_set_K = 272.15 K is not a liquid"),
+])
+def test_setpoints_must_be_liquid_with_a_positive_design_approach(tmp_path, old, new, match):
+    with pytest.raises(PlantParamsError, match=match):
+        load_plant_params(_variant(tmp_path, old, new))
+
+
 def test_cli_refuses_the_impossible_plant_in_one_line(tmp_path, capsys):
     from scheduler_sim.cli import main
 
