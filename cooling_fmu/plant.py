@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .adapter import FMUError, VariableMap, load_variable_map, open_fmu
-from .build import build_fmu
+from .build import fetch_fmu
 from .coupling import PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
@@ -157,6 +157,9 @@ class CoolingPlant:
         SI unit of each output, aligned with ``output_names``.
     fmu_path : pathlib.Path
         The FMU in use.
+    fmu_sha256 : str
+        Hex SHA-256 of the FMU's bytes: for a generated plant, the digest verified against the cache record (see
+        :func:`cooling_fmu.build.fetch_fmu`); for a site FMU, hashed when opened. Runs record this value.
     own_model : bool
         True if the FMU was generated from ``params`` (then the analytic steady state is available).
 
@@ -168,6 +171,8 @@ class CoolingPlant:
         If the backend is not installed.
     cooling_fmu.build.FMUBuildError
         If the FMU cannot be built.
+    jobs.cachedirs.CacheTrustError
+        If the FMU cache folder cannot be trusted (another user's, or writable by others).
 
     Examples
     --------
@@ -201,7 +206,12 @@ class CoolingPlant:
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
-            fmu_path = build_fmu(generate_plant_modelica(self.params), model_name_for(self.params), cache_dir)
+            fmu_path, self.fmu_sha256 = fetch_fmu(generate_plant_modelica(self.params), model_name_for(self.params),
+                                                  cache_dir)
+        else:
+            import hashlib
+
+            self.fmu_sha256 = hashlib.sha256(Path(fmu_path).read_bytes()).hexdigest()
         self.fmu_path = Path(fmu_path)
         self.backend = backend
         self.map: VariableMap = load_variable_map(self.n_cdu, map_path)

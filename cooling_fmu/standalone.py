@@ -138,6 +138,8 @@ class StandaloneRun:
         The FMU that ran.
     pue_counts : str
         What the PUE counts (``"liquid plant only"``, or the system's facility stages).
+    fmu_sha256 : str
+        SHA-256 of the FMU, as verified against the cache record before it ran.
     """
 
     plant: str
@@ -150,6 +152,7 @@ class StandaloneRun:
     report: PowerSeriesReport
     fmu_path: Path
     pue_counts: str = "liquid plant only"
+    fmu_sha256: str = ""
 
     @property
     def n_intervals(self) -> int:
@@ -251,7 +254,7 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         y0 = pl.initialize(heat[0], float(T_wb[0]))
         y = pl.run(heat, T_wb)
         names, units = pl.output_names, pl.output_units
-        fmu_path = pl.fmu_path
+        fmu_path, fmu_sha256 = pl.fmu_path, pl.fmu_sha256
     col = {n: i for i, n in enumerate(names)}
     averager = StepAverager(names, step_s)  # exact step averages of powers and flows from the running totals
     averager.start(y0)
@@ -309,4 +312,4 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     cdu = {base: (avg[:, idx], units[idx[0]]) for base, idx in groups.items()}
     return StandaloneRun(plant=params.name, step_s=step_s, interval_s=interval_s, time_origin_unix_s=t0,
                          facility=facility, cdu=cdu, summary=summary, report=rep, fmu_path=Path(fmu_path),
-                         pue_counts=counts)
+                         pue_counts=counts, fmu_sha256=fmu_sha256)

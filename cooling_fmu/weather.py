@@ -43,7 +43,10 @@ Wet-bulb cache
 Parsing a file and computing 8,760 wet-bulb values takes about 0.7 s. :func:`load_weather` keeps the result in a
 ``.npz`` file (no pickle) named by the SHA-256 of the weather file's bytes, with a SHA-256 checksum of its own
 content that is verified before use; a corrupt or foreign entry is rebuilt. The folder is
-``$HPCTWIN_WEATHER_CACHE_DIR`` if set, else ``<user cache dir>/hpctwin/weather`` (platformdirs).
+``$HPCTWIN_WEATHER_CACHE_DIR`` if set, else ``<root>/weather`` with ``<root>`` = ``$HPCTWIN_CACHE_DIR`` or the user
+cache folder (platformdirs; :mod:`jobs.cachedirs`). A cache folder that belongs to another user or that
+others can write is not used (the series is computed again, with a warning): a checksum stored beside the data
+proves nothing where anyone can write.
 """
 
 from __future__ import annotations
@@ -579,12 +582,15 @@ def weather_cache_dir() -> Path:
     Returns
     -------
     pathlib.Path
-        ``$HPCTWIN_WEATHER_CACHE_DIR`` if set, else ``platformdirs.user_cache_dir("hpctwin") / "weather"``.
+        ``$HPCTWIN_WEATHER_CACHE_DIR`` if set, else ``<root>/weather``
+        (:func:`jobs.cachedirs.cache_root`: ``$HPCTWIN_CACHE_DIR`` or the platform's user cache folder).
     """
     env = os.environ.get("HPCTWIN_WEATHER_CACHE_DIR")
     if env:
         return Path(env)
-    return Path(platformdirs.user_cache_dir("hpctwin")) / "weather"
+    from jobs.cachedirs import cache_root
+
+    return cache_root() / "weather"
 
 
 _CACHE_COLS = ("time_s", "month", "day", "hour", "source_year", "T_db_K", "T_dp_K", "RH", "p_Pa", "T_wb_K")
@@ -667,6 +673,17 @@ def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame,
     raw = path.read_bytes()
     sha = hashlib.sha256(raw).hexdigest()
     entry = weather_cache_dir() / f"wetbulb-v{CACHE_VERSION}-{sha}.npz" if cache else None
+    if entry is not None:
+        from jobs.cachedirs import CacheTrustError, private_dir
+
+        try:
+            private_dir(entry.parent, "weather cache folder")
+        except CacheTrustError as exc:  # unverifiable: not used (data only, so the run goes on without it)
+            log.warning("%s", exc)
+            entry = None
+        except OSError as exc:  # a read-only or full cache folder must not stop a run
+            log.warning("weather cache not used (%s): %s", entry.parent, exc)
+            entry = None
     if entry is not None:
         hit = _cache_read(entry, sha)
         if hit is not None:

@@ -12,7 +12,6 @@ import argparse
 import csv
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +41,7 @@ def main(argv=None) -> int:
     ap.add_argument("--replot", action="store_true", help="only redraw the plot from OUT/results.csv")
     a = ap.parse_args(argv)
     study_path = Path(a.study).resolve()
-    st = tomllib.loads(study_path.read_text())
+    st = read_toml(study_path, "study file")
     base = load_config(study_path.parent / st["base_config"])
     out = Path(a.out)
     if a.replot:

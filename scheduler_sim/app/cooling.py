@@ -61,7 +61,7 @@ def write_standalone(out: str | Path, run: StandaloneRun, power_csv: str | Path)
         s.attrs.update(run.summary)
         pv = f.create_group("provenance")
         pv.attrs.update({"input_checksums_json": json.dumps({"power": sha256_file(power_csv),
-                                                             "fmu": sha256_file(run.fmu_path)}),
+                                                             "fmu": run.fmu_sha256 or sha256_file(run.fmu_path)}),
                          "power_report_json": json.dumps(asdict(run.report)),
                          "versions_json": json.dumps(package_versions())})
     return out

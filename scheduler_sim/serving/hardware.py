@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from jobs.textfiles import read_utf8
+
 __all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "ServerCooling", "Deployment",
            "load_deployment", "load_model", "load_gpu", "DATA_DIR"]
 
@@ -281,8 +283,9 @@ class Deployment(_Strict):
 
 
 def _read_toml(path: Path, what: str) -> dict:
+
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(read_utf8(path, f"{what} file"))
     except FileNotFoundError:
         raise ValueError(f"{what} file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:
