@@ -27,9 +27,13 @@ class StepIntegrator:
     n_values : int
         Length of the signal vector.
     emit : callable(k0, block)
-        Called with the index of the first completed step and ``block``, an array of shape (m, n_values) holding
-        the averages of steps ``k0 .. k0+m-1``, in order, as soon as those steps are complete. Runs of identical
-        whole steps are emitted as one block (the caller may step a cooling plant over all of them at once).
+        Called with the index of the first completed step and ``block``, a C-contiguous array of shape
+        (m, n_values) holding the averages of steps ``k0 .. k0+m-1``, in order, as soon as those steps are
+        complete. One call per :meth:`advance` that completes a step: row 0 is the step that was in progress,
+        rows ``1 .. m-1`` the whole steps after it, all equal to the current value (so the caller steps a cooling
+        plant once per event, issue #16 item 5). A caller that sums the rows and wants the bits of summing the run
+        on its own may sum ``np.broadcast_to(block[1], (m - 1, n_values))``: every row after the first is
+        ``value``.
 
     Notes
     -----
@@ -77,17 +81,19 @@ class StepIntegrator:
             self._acc += self.value * (t_s - self._t)
             self._t = t_s
             return
-        # finish the step in progress
+        # finish the step in progress, then the whole steps with the constant value: one block, one emit
         self._acc += self.value * (end - self._t)
-        self._emit(self._k, (self._acc / self.step)[None, :])
+        k_head = self._k
         self._k += 1
-        # whole steps with the constant value
         m = int((t_s - self.boundary(self._k)) // self.step)
         while m > 0 and self.boundary(self._k + m) > t_s:  # guard against floor rounding
             m -= 1
+        block = np.empty((1 + max(m, 0), self.value.size))
+        np.divide(self._acc, self.step, out=block[0])
         if m > 0:
-            self._emit(self._k, np.broadcast_to(self.value, (m, self.value.size)))
+            block[1:] = self.value
             self._k += m
+        self._emit(k_head, block)
         start = self.boundary(self._k)
         self._acc = self.value * (t_s - start)
         self._t = t_s
@@ -122,13 +128,31 @@ class IntervalReducer:
         self._fill = 0
         self._chunks: list[np.ndarray] = []
 
-    def push(self, rows: np.ndarray) -> None:
-        """Append rows of shape (m, n_values)."""
+    def push(self, rows: np.ndarray | list[np.ndarray]) -> None:
+        """Append rows of shape (m, n_values), or the side-by-side column blocks of such rows.
+
+        Parameters
+        ----------
+        rows : ndarray or list of ndarray
+            Shape (m, n_values); or arrays of shapes (m, c_1), (m, c_2) ... with ``sum(c_i) == n_values``, copied
+            straight into their columns of the buffer (no concatenated temporary).
+        """
+        parts = rows if isinstance(rows, list) else [rows]
+        m = parts[0].shape[0]
+        cols = []
+        c0 = 0
+        for a in parts:
+            cols.append((c0, c0 + a.shape[1], a))
+            c0 += a.shape[1]
+        if c0 != self.n_values or any(a.shape[0] != m for a in parts):
+            raise ValueError(f"rows must fill {self.n_values} columns with one row count, got "
+                             f"{[a.shape for a in parts]}")
         i = 0
-        m = rows.shape[0]
         while i < m:
             take = min(m - i, self._buf.shape[0] - self._fill)
-            self._buf[self._fill:self._fill + take] = rows[i:i + take]
+            dst = self._buf[self._fill:self._fill + take]
+            for a0, a1, a in cols:
+                dst[:, a0:a1] = a[i:i + take]
             self._fill += take
             i += take
             if self._fill == self._buf.shape[0]:
