@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import DAY_S, RunConfig, TraceConfig
+from .progress import Spinner
 
 __all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather"]
 
@@ -124,8 +125,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
-        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                            cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+        show = cfg.output.progress if progress is None else progress
+        with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
+            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
+                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
         jobs = loaded.jobs
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         checksums = {"trace": sha256_file(trace_path)}
