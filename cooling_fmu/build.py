@@ -6,15 +6,21 @@ Pipeline: ``rumoca.loads(source, model=...).codegen("fmi2")`` (C source + modelD
 zip -> ``fmpy.validation.validate_fmu`` -> atomic ``os.replace`` into the cache.
 
 The cache key is the sha256 of (model name, source, rumoca version, gcc version, :data:`BUILD_SCRIPT_VERSION`), so
-any change to one of them triggers a rebuild and nothing else does. Entries are written to a temporary file in the
-cache directory and moved into place with ``os.replace``; concurrent MPI ranks building the same entry each produce an
-identical file and the last rename wins, and a killed build leaves at most a stray ``*.tmp`` file, never a corrupt
+any change to one of them triggers a rebuild and nothing else does. Beside each ``<model>-<key16>.fmu`` a record
+``<model>-<key16>.fmu.json`` holds the key and the SHA-256 of the FMU's bytes, written at build; every use hashes
+the bytes again and compares (:func:`fetch_fmu`): a truncated, damaged or planted entry (no record, or a record
+that does not match) is rebuilt, never loaded. The cache folder must be the user's own and not writable by others
+(:func:`scheduler_sim.cachedirs.private_dir`; created ``0700``), else it is refused: a record beside an entry
+proves nothing in a folder others can write. Entries are written to a temporary file in the cache directory and
+moved into place with ``os.replace`` under a lock on the folder (:func:`scheduler_sim.cachedirs.cache_lock`), so
+concurrent MPI ranks see one build, and a killed build leaves at most a stray ``*.tmp`` file, never a corrupt
 ``.fmu``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -31,6 +37,7 @@ __all__ = [
     "build_fmu",
     "cache_key",
     "default_cache_dir",
+    "fetch_fmu",
     "fix_model_description",
     "order_algebraics",
 ]
@@ -46,15 +53,17 @@ class FMUBuildError(RuntimeError):
 
 
 def default_cache_dir() -> Path:
-    """Return the default FMU cache directory.
+    """Return the default FMU cache directory (:func:`scheduler_sim.cachedirs.fmu_cache_dir`).
 
     Returns
     -------
     pathlib.Path
-        ``$HPCTWIN_CACHE_DIR`` if set, else ``~/.cache/hpctwin/fmu``.
+        ``$HPCTWIN_FMU_CACHE_DIR`` if set, else ``<root>/fmu`` with ``<root>`` = ``$HPCTWIN_CACHE_DIR`` or the
+        platform's user cache folder (``~/.cache/hpctwin`` on Linux).
     """
-    env = os.environ.get("HPCTWIN_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "hpctwin" / "fmu"
+    from scheduler_sim.cachedirs import fmu_cache_dir
+
+    return fmu_cache_dir()
 
 
 def _rumoca_version() -> str:
@@ -302,8 +311,39 @@ def _compile(src_c: Path, out_so: Path) -> None:
         )
 
 
+def _record_path(target: Path) -> Path:
+    return target.with_name(target.name + ".json")
+
+
+def _verified_digest(target: Path, key: str) -> str | None:
+    """SHA-256 of ``target`` if its record names ``key`` and the same digest, else None (absent or corrupt)."""
+    from scheduler_sim.cachedirs import check_private_file, sha256_bytes
+
+    try:
+        rec = json.loads(_record_path(target).read_text(encoding="utf-8"))
+        data = target.read_bytes()
+    except (OSError, ValueError):
+        return None
+    check_private_file(target, "FMU cache entry")
+    digest = sha256_bytes(data)
+    if not isinstance(rec, dict) or rec.get("key") != key or rec.get("sha256") != digest:
+        return None
+    return digest
+
+
 def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None) -> Path:
-    """Build (or fetch from the cache) an FMI 2.0 FMU for a Modelica model.
+    """Build (or fetch from the cache, verified) an FMI 2.0 FMU for a Modelica model; see :func:`fetch_fmu`.
+
+    Returns
+    -------
+    pathlib.Path
+        Path of the cached ``<model_name>-<hash16>.fmu``.
+    """
+    return fetch_fmu(source, model_name, cache_dir)[0]
+
+
+def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None) -> tuple[Path, str]:
+    """Build (or fetch from the cache) an FMI 2.0 FMU for a Modelica model, with the SHA-256 it was verified by.
 
     Parameters
     ----------
@@ -312,13 +352,15 @@ def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None)
     model_name : str
         Name of the model to build; a plain Modelica identifier.
     cache_dir : str or pathlib.Path, optional
-        Cache directory; default :func:`default_cache_dir`. Created if missing.
+        Cache directory; default :func:`default_cache_dir`. Created ``0700`` if missing.
 
     Returns
     -------
-    pathlib.Path
+    (pathlib.Path, str)
         Path of the cached ``<model_name>-<hash16>.fmu`` (model exchange + co-simulation, linux64 binary,
-        sources and the Modelica source under ``sources/``).
+        sources and the Modelica source under ``sources/``) and the hex SHA-256 of its bytes, checked against the
+        record written at build (a cached entry that fails the check is rebuilt first). Record this digest as the
+        run's FMU checksum.
 
     Raises
     ------
@@ -326,16 +368,32 @@ def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None)
         If ``model_name`` is not a plain identifier.
     FMUBuildError
         If rumoca or gcc fails (message includes their output), or the result fails fmpy validation.
+    scheduler_sim.cachedirs.CacheTrustError
+        If the cache folder or entry belongs to another user or is writable by others (unverifiable: refused).
     """
+    from scheduler_sim.cachedirs import cache_lock, private_dir, sha256_bytes
+
     if not _IDENT.match(model_name):
         raise ValueError(f"model_name must be a plain Modelica identifier, got {model_name!r}")
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
+    cache = private_dir(Path(cache_dir) if cache_dir is not None else default_cache_dir(), "FMU cache folder")
     key = cache_key(source, model_name)
     target = cache / f"{model_name}-{key[:16]}.fmu"
-    if target.is_file():
-        return target
+    with cache_lock(cache):
+        digest = _verified_digest(target, key)
+        if digest is not None:
+            return target, digest
+        for stale in (target, _record_path(target)):  # absent, or failed its check: rebuilt from the source
+            try:
+                stale.unlink(missing_ok=True)
+            except OSError as exc:
+                raise FMUBuildError(f"{stale}: FMU cache entry failed its content check and cannot be removed "
+                                    f"({exc.strerror}); it is not used") from None
+        digest = _build_into(source, model_name, cache, target, key, sha256_bytes)
+    return target, digest
 
+
+def _build_into(source: str, model_name: str, cache: Path, target: Path, key: str, sha256_bytes) -> str:
+    """Build the FMU, then move it and its record (key, SHA-256) into place; return the digest."""
     with tempfile.TemporaryDirectory(prefix=f".{model_name}-", dir=cache) as tmp:
         tree = Path(tmp) / "fmu"
         tree.mkdir()
@@ -365,11 +423,17 @@ def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None)
             problems = validate_fmu(tmp_fmu)
             if problems:
                 raise FMUBuildError(f"FMU for {model_name!r} fails fmpy validation:\n" + "\n".join(problems))
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_fmu, 0o644 & ~umask)
+            with open(tmp_fmu, "rb") as fh:
+                digest = sha256_bytes(fh.read())
+            rec_tmp = Path(tmp_fmu + ".json")
+            rec_tmp.write_text(json.dumps({"key": key, "sha256": digest, "model": model_name,
+                                           "build_script_version": BUILD_SCRIPT_VERSION}), encoding="utf-8")
+            os.chmod(tmp_fmu, 0o600)
+            os.chmod(rec_tmp, 0o600)
             os.replace(tmp_fmu, target)
+            os.replace(rec_tmp, _record_path(target))
         finally:
-            if os.path.exists(tmp_fmu):
-                os.unlink(tmp_fmu)
-    return target
+            for left in (tmp_fmu, tmp_fmu + ".json"):
+                if os.path.exists(left):
+                    os.unlink(left)
+    return digest

@@ -259,8 +259,9 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
     Raises
     ------
     PlantParamsError
-        If the file does not exist, is not valid TOML, or a field is missing, unknown or out of range;
-        the message names the file and the dotted field path (e.g. ``cdu.UA_hx_W_K``).
+        If the file does not exist, is not UTF-8 or not valid TOML, or a field is missing, unknown or out of range;
+        the message names the file and the dotted field path (e.g. ``cdu.UA_hx_W_K``). Also when the plant cannot
+        reject its design heat with liquid water (:func:`cooling_fmu.plausibility.check_design_heat`).
     """
     path = Path(name_or_path)
     if path.suffix != ".toml" and not path.exists():
@@ -269,15 +270,26 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
         raise PlantParamsError(
             f"{path}: plant description not found (shipped plants: {', '.join(plant_names())})"
         )
+    raw = path.read_bytes()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise PlantParamsError(f"{path}: plant description is not UTF-8 text (line {line}, byte {exc.start}); "
+                               f"save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise PlantParamsError(f"{path}: not valid TOML: {exc}") from exc
     try:
-        return PlantParams.model_validate(data)
+        params = PlantParams.model_validate(data)
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"]) or "<root>"
             lines.append(f"{path}: field '{field}': {err['msg']} (got {err.get('input')!r})")
         raise PlantParamsError("\n".join(lines)) from exc
+    from .plausibility import check_design_heat
+
+    check_design_heat(params, str(path))  # a plant that cannot reject its design heat as liquid water is refused
+    return params

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import modelica as _modelica
 from .adapter import FMUError, VariableMap, load_variable_map, open_fmu
-from .build import build_fmu, default_cache_dir
+from .build import default_cache_dir, fetch_fmu
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
 
@@ -136,7 +136,6 @@ def _write_plant_cache(path: Path, payload: dict) -> None:
     """Write the figures atomically (temporary file + rename); a cache that cannot be written is skipped."""
     doc = {"key": payload["key"], "sha256": _payload_digest(payload), "payload": payload}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -176,8 +175,9 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     ``|h lambda| <= EULER_ACCURACY`` for every eigenvalue ``lambda``.
 
     The result is cached with the FMU (:func:`plant_cache_path`, a small JSON file holding the key and a SHA-256
-    of its content), keyed by :func:`plant_hash`: a cached value is used only when its key is this plant's and its
-    digest verifies; otherwise it is recomputed and rewritten. The cached float is the computed one exactly (JSON
+    of its content), keyed by :func:`plant_hash`: a cached value is used only when its key is this plant's, its
+    digest verifies and folder and file pass the FMU cache's trust checks (:mod:`scheduler_sim.cachedirs`: the
+    user's own, not writable by others); otherwise it is recomputed (and rewritten when the folder is trusted). The cached float is the computed one exactly (JSON
     round-trips a float's ``repr``), so runs are identical with or without the cache.
 
     Parameters
@@ -196,9 +196,21 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     """
     if not use_cache:
         return _compute_max_stable_step_s(params)
+    from scheduler_sim.cachedirs import CacheTrustError, check_private_file, private_dir
+
     full = plant_hash(params)
     path = _plant_cache_path(params, full, cache_dir)
-    cached = _read_plant_cache(path, full)
+    try:  # the same trust rules as the FMU beside it: a private folder, an entry of this user not writable by others
+        private_dir(path.parent, "FMU cache folder")
+    except (CacheTrustError, OSError):
+        return _compute_max_stable_step_s(params)
+    cached = None
+    if path.is_file():
+        try:
+            check_private_file(path, "plant cache entry")
+            cached = _read_plant_cache(path, full)
+        except CacheTrustError:
+            cached = None
     if cached is not None:
         return float(cached["max_stable_step_s"])
     limit = _compute_max_stable_step_s(params)
@@ -243,6 +255,9 @@ class CoolingPlant:
         SI unit of each output, aligned with ``output_names``.
     fmu_path : pathlib.Path
         The FMU in use.
+    fmu_sha256 : str
+        Hex SHA-256 of the FMU's bytes: for a generated plant, the digest verified against the cache record (see
+        :func:`cooling_fmu.build.fetch_fmu`); for a site FMU, hashed when opened. Runs record this value.
     own_model : bool
         True if the FMU was generated from ``params`` (then the analytic steady state is available).
 
@@ -254,6 +269,8 @@ class CoolingPlant:
         If the backend is not installed.
     cooling_fmu.build.FMUBuildError
         If the FMU cannot be built.
+    scheduler_sim.cachedirs.CacheTrustError
+        If the FMU cache folder cannot be trusted (another user's, or writable by others).
 
     Examples
     --------
@@ -287,7 +304,12 @@ class CoolingPlant:
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
-            fmu_path = build_fmu(generate_plant_modelica(self.params), model_name_for(self.params), cache_dir)
+            fmu_path, self.fmu_sha256 = fetch_fmu(generate_plant_modelica(self.params), model_name_for(self.params),
+                                                  cache_dir)
+        else:
+            import hashlib
+
+            self.fmu_sha256 = hashlib.sha256(Path(fmu_path).read_bytes()).hexdigest()
         self.fmu_path = Path(fmu_path)
         self.backend = backend
         self.map: VariableMap = load_variable_map(self.n_cdu, map_path)

@@ -184,7 +184,7 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         y0 = pl.initialize(heat[0], float(T_wb[0]))
         y = pl.run(heat, T_wb)
         names, units = pl.output_names, pl.output_units
-        fmu_path = pl.fmu_path
+        fmu_path, fmu_sha256 = pl.fmu_path, pl.fmu_sha256
     col = {n: i for i, n in enumerate(names)}
     # exact step averages of powers and flows from the running totals
     for p_name, e_name in (("P_cooling", "E_cooling_out"), ("Q_flow_tower", "E_tower_out"),
@@ -226,7 +226,7 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         s.attrs.update(summary)
         pv = f.create_group("provenance")
         pv.attrs.update({"input_checksums_json": json.dumps({"power": sha256_file(power_csv),
-                                                             "fmu": sha256_file(fmu_path)}),
+                                                             "fmu": fmu_sha256}),
                          "power_report_json": json.dumps(asdict(rep)),
                          "versions_json": json.dumps(package_versions())})
     return summary

@@ -1,10 +1,16 @@
 """Cache of parsed traces: parquet files keyed by the input's sha256, the loader name and version, and the options.
 
-A cache entry is a folder ``<cache dir>/<key>/`` holding ``jobs.parquet``, ``report.json`` and, when the loader
-returned one, ``profiles.parquet``. Entries are written to a temporary folder and renamed into place (atomic on
-one file system), so a crash never leaves a half-written entry. No pickle: parquet and JSON only.
+A cache entry is a folder ``<cache dir>/<key>/`` holding ``jobs.parquet``, ``report.json``, when the loader
+returned one, ``profiles.parquet``, and ``manifest.json``: the SHA-256 of each of those files, written last.
+Entries are written to a temporary folder and renamed into place (atomic on one file system), so a crash never
+leaves a half-written entry. Before use every file is hashed again and compared with the manifest; an entry that
+fails (damaged, truncated, a file missing or added) is removed and the trace is parsed again. No pickle: parquet
+and JSON only.
 
-The cache folder is ``$HPCTWIN_CACHE_DIR`` when set, else ``~/.cache/hpctwin/traces``.
+The cache folder is :func:`scheduler_sim.cachedirs.trace_cache_dir`: ``$HPCTWIN_TRACE_CACHE_DIR``, else
+``<root>/traces`` with ``<root>`` = ``$HPCTWIN_CACHE_DIR`` or the platform's user cache folder
+(``~/.cache/hpctwin`` on Linux): never the FMU cache's folder. It is created ``0700``; a folder that belongs to
+another user or that others can write is refused (:class:`scheduler_sim.cachedirs.CacheTrustError`).
 """
 
 from __future__ import annotations
@@ -33,15 +39,31 @@ LOADER_VERSIONS: dict[str, str] = {
 
 
 def cache_dir() -> Path:
-    """Return the cache folder (not created).
+    """Return the trace cache folder (not created).
 
     Returns
     -------
     pathlib.Path
-        ``$HPCTWIN_CACHE_DIR`` or ``~/.cache/hpctwin/traces``.
+        ``$HPCTWIN_TRACE_CACHE_DIR``, else ``<root>/traces`` (:func:`scheduler_sim.cachedirs.trace_cache_dir`).
     """
-    env = os.environ.get("HPCTWIN_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "hpctwin" / "traces"
+    from scheduler_sim.cachedirs import trace_cache_dir
+
+    return trace_cache_dir()
+
+
+_MANIFEST = "manifest.json"
+
+
+def _verify_entry(d: Path) -> bool:
+    """True when every file of entry ``d`` has the SHA-256 its manifest records and no file is missing or extra."""
+    try:
+        manifest = json.loads((d / _MANIFEST).read_text(encoding="utf-8"))
+        files = {q.name for q in d.iterdir()} - {_MANIFEST}
+        if not isinstance(manifest, dict) or set(manifest) != files:
+            return False
+        return all(_sha256(d / name) == digest for name, digest in manifest.items())
+    except (OSError, ValueError):
+        return False
 
 
 def _sha256(path: Path) -> str:
@@ -99,9 +121,25 @@ def load_cached(key: str) -> LoadResult | None:
     Returns
     -------
     LoadResult or None
-        Jobs (with their ``attrs``), report and profiles as stored.
+        Jobs (with their ``attrs``), report and profiles as stored; None when absent, or when the entry fails its
+        content check (the entry is then removed).
+
+    Raises
+    ------
+    scheduler_sim.cachedirs.CacheTrustError
+        If the cache folder belongs to another user or others can write it.
     """
-    d = cache_dir() / key
+    from scheduler_sim.cachedirs import private_dir
+
+    root = cache_dir()
+    if not root.is_dir():
+        return None
+    d = private_dir(root, "trace cache folder") / key
+    if not d.is_dir():
+        return None
+    if not _verify_entry(d):  # damaged or incomplete: removed, so the caller parses and stores it again
+        shutil.rmtree(d, ignore_errors=True)
+        return None
     try:
         jobs = pd.read_parquet(d / "jobs.parquet")
         meta = json.loads((d / "report.json").read_text())
@@ -135,9 +173,12 @@ def store_cached(key: str, result: LoadResult) -> Path:
     ------
     OSError
         If the cache folder cannot be written.
+    scheduler_sim.cachedirs.CacheTrustError
+        If the cache folder belongs to another user or others can write it.
     """
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
+    from scheduler_sim.cachedirs import private_dir
+
+    root = private_dir(cache_dir(), "trace cache folder")
     final = root / key
     tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=root))
     try:
@@ -149,6 +190,10 @@ def store_cached(key: str, result: LoadResult) -> Path:
             result.profiles.to_parquet(tmp / "profiles.parquet", index=False)
         (tmp / "report.json").write_text(json.dumps({"report": result.report.to_dict(), "attrs": attrs},
                                                     default=str))
+        manifest = {q.name: _sha256(q) for q in sorted(tmp.iterdir())}
+        (tmp / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+        if final.exists() and not _verify_entry(final):
+            shutil.rmtree(final, ignore_errors=True)  # a damaged entry under the same key: replaced
         try:
             os.replace(tmp, final)
         except OSError:

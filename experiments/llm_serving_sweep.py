@@ -12,7 +12,6 @@ import argparse
 import csv
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +31,7 @@ def pareto_front(x, y):
 
 def main(argv=None) -> int:
     """Run the study, write results.csv and the Pareto plot."""
-    from scheduler_sim.config import load_config
+    from scheduler_sim.config import load_config, read_toml
     from scheduler_sim.runner import run_one
 
     ap = argparse.ArgumentParser(description=__doc__)
@@ -42,7 +41,7 @@ def main(argv=None) -> int:
     ap.add_argument("--replot", action="store_true", help="only redraw the plot from OUT/results.csv")
     a = ap.parse_args(argv)
     study_path = Path(a.study).resolve()
-    st = tomllib.loads(study_path.read_text())
+    st = read_toml(study_path, "study file")
     base = load_config(study_path.parent / st["base_config"])
     out = Path(a.out)
     if a.replot:

@@ -49,16 +49,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+#: Largest machine a system file may describe (node count, and rack positions): per-node arrays are allocated from
+#: these numbers, so they are checked first. 2,000,000 is over 10x the largest machine built so far (Fugaku:
+#: 158,976 nodes, RIKEN R-CCS).
+MAX_NODES = 2_000_000
+
+
 class _TopologySpec(_Strict):
-    n_cdus: int = Field(ge=1, description="Number of CDUs")
-    rack_positions_per_cdu: int = Field(ge=1, description="Rack positions served by one CDU")
-    nodes_per_rack: int = Field(ge=1, description="Compute nodes in every populated rack")
+    n_cdus: int = Field(ge=1, le=MAX_NODES, description="Number of CDUs")
+    rack_positions_per_cdu: int = Field(ge=1, le=MAX_NODES, description="Rack positions served by one CDU")
+    nodes_per_rack: int = Field(ge=1, le=MAX_NODES, description="Compute nodes in every populated rack")
     missing_rack_positions: list[int] = Field(default_factory=list, description="Unpopulated rack positions")
-    n_nodes: int = Field(ge=1, description="Declared node count; must equal the count implied by the topology")
+    n_nodes: int = Field(ge=1, le=MAX_NODES, description="Declared node count; must equal the count implied by the "
+                                                         "topology (at most MAX_NODES)")
 
     @model_validator(mode="after")
     def _consistent(self) -> _TopologySpec:
         n_pos = self.n_cdus * self.rack_positions_per_cdu
+        if n_pos > MAX_NODES:
+            raise ValueError(f"n_cdus x rack_positions_per_cdu = {n_pos} rack positions; at most {MAX_NODES} are "
+                             f"supported")
         bad = [q for q in self.missing_rack_positions if not 0 <= q < n_pos]
         if bad:
             raise ValueError(f"missing_rack_positions {bad} outside 0..{n_pos - 1}")
@@ -295,9 +305,15 @@ def load_system(name_or_path: str | Path) -> System:
         p = SYSTEMS_DIR / f"{name_or_path}.toml"
     if not p.is_file():
         raise FileNotFoundError(f"no system file {str(name_or_path)!r}; bundled systems: {available_systems()}")
+    raw = p.read_bytes()
     try:
-        with p.open("rb") as fh:
-            spec = tomllib.load(fh)
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise SystemFileError(f"{p}: system file is not UTF-8 text (line {line}, byte {exc.start}); "
+                              f"save it as UTF-8") from None
+    try:
+        spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SystemFileError(f"{p}: not valid TOML: {exc}") from None
     return System.from_spec(spec, source=str(p))

@@ -89,7 +89,8 @@ class NodeAllocator:
         Returns
         -------
         ndarray of int64, shape (n,)
-            The allocated node indices, ascending.
+            The allocated node indices, ascending: an array of its own (``base is None``), never a view of a larger
+            array, so holding it costs ``8 n`` bytes.
 
         Raises
         ------
@@ -99,7 +100,9 @@ class NodeAllocator:
         if n > self._n_free:
             raise AllocationError(f"job {job} asks for {n} nodes but only {self._n_free} are free")
         if order is None:
-            free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n]
+            # a copy: a slice would be a view pinning the whole free-node array (n_nodes x 8 bytes) for as long as
+            # the job's node list is kept (issue #12, million-jobs-memory)
+            free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n].copy()
         else:
             ok = (self.owner[order] == FREE) & ~self.down[order]
             free = np.sort(order[np.flatnonzero(ok)[:n]])

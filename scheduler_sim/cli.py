@@ -336,6 +336,11 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     for w in info.get("warnings", []):
         print(f"hpctwin run: warning: {w}", file=sys.stderr)
     print(f"wrote {res.path}")
+    if info.get("plant_out_of_bounds"):
+        print(f"hpctwin run: error: the cooling plant left its physical bounds (see the warnings above; recorded in "
+              f"{res.path} as plant_out_of_bounds_json): its temperatures and cooling power are not physical",
+              file=sys.stderr)
+        return 1
     if dropped["jobs_not_run"]:
         print(f"hpctwin run: warning: {dropped['jobs_not_run']} job(s) never started (e.g. nodes down until the "
               f"end); see /provenance info_json", file=sys.stderr)
@@ -367,7 +372,9 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
     print(cmp.format())
     if a.json:
-        Path(a.json).write_text(json.dumps(cmp.to_dict(), indent=2))
+        from .hdf5io import atomic_write_bytes
+
+        atomic_write_bytes(a.json, json.dumps(cmp.to_dict(), indent=2).encode("utf-8"), what="comparison")
         print(f"wrote {a.json}")
     return 0
 
@@ -494,6 +501,23 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RuntimeError, KeyError) as exc:
         print(f"hpctwin {a.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - report / compare read files that may be damaged in any way
+        if a.command not in ("report", "compare"):
+            raise
+        from .hdf5io import describe_unreadable
+
+        if a.command == "report":
+            why = f"{a.file}: {describe_unreadable(a.file, exc)}"
+        else:
+            why = f"cannot read {a.a} or {a.b}: {type(exc).__name__}: {_one_line(exc)}"
+        print(f"hpctwin {a.command}: error: {why} (--debug shows the traceback)", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of the exception's message."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 if __name__ == "__main__":  # pragma: no cover

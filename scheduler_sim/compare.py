@@ -273,11 +273,22 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
     ------
     scheduler_sim.hdf5io.SchemaError
         If a file is not a compatible run file.
+    scheduler_sim.hdf5io.DamagedFileError
+        If a file is missing, not HDF5, unreadable, or does not match its recorded ``content_sha256``.
     """
     from .attribution import load_result, read_attribution
+    from .hdf5io import DamagedFileError, SchemaError, describe_unreadable, verify_file
 
-    ra, rb = load_result(a), load_result(b)
-    aa, ab = read_attribution(a), read_attribution(b)
+    def read(p):
+        verify_file(p)
+        try:
+            return load_result(p), read_attribution(p)
+        except (SchemaError, DamagedFileError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file fails in many ways; name the file
+            raise DamagedFileError(f"{p}: {describe_unreadable(p, exc)}") from exc
+
+    (ra, aa), (rb, ab) = read(a), read(b)
     TA, TB = _totals(ra, aa), _totals(rb, ab)
     totals = pd.DataFrame({"A": TA, "B": TB})
     totals["delta"] = totals["B"] - totals["A"]

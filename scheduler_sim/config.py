@@ -61,15 +61,16 @@ class DowntimeConfig(_Strict):
     nodes: str = Field(..., description="Node indices, e.g. '0-127,200' (0-based, inclusive ranges)")
     drain: bool = Field(False, description="Drain: running jobs finish, no new job starts (else they are killed)")
 
-    def node_indices(self, n_nodes: int) -> list[int]:
-        """The node indices as a sorted list.
+    def node_ranges(self, n_nodes: int) -> list[tuple[int, int]]:
+        """The node text as inclusive ``(first, last)`` ranges, each checked against the machine *before* anything
+        is expanded (a hostile ``'0-99999999999'`` costs nothing).
 
         Raises
         ------
         ValueError
-            If the text is malformed or an index is outside ``0 .. n_nodes-1``.
+            If the text is malformed or a range reaches outside ``0 .. n_nodes-1`` (the message names the part).
         """
-        out: set[int] = set()
+        out = []
         for part in self.nodes.split(","):
             part = part.strip()
             try:
@@ -77,15 +78,30 @@ class DowntimeConfig(_Strict):
                     a, b = (int(x) for x in part.split("-", 1))
                     if b < a:
                         raise ValueError
-                    out.update(range(a, b + 1))
                 else:
-                    out.add(int(part))
+                    a = b = int(part)
             except ValueError:
                 raise ValueError(f"downtime nodes: cannot read {part!r} (expected e.g. '0-127,200')") from None
-        bad = [i for i in out if i < 0 or i >= n_nodes]
-        if bad:
-            raise ValueError(f"downtime nodes: index {bad[0]} outside 0..{n_nodes - 1}")
-        return sorted(out)
+            if a < 0 or b >= n_nodes:
+                raise ValueError(f"downtime nodes: {part!r} reaches outside the machine's nodes 0..{n_nodes - 1}")
+            out.append((a, b))
+        return out
+
+    def node_indices(self, n_nodes: int):
+        """The node indices, sorted and unique: ndarray of int64, shape (k,) with k <= ``n_nodes``.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`node_ranges` (checked before the ranges are expanded).
+        """
+        import numpy as np
+
+        r = np.array(self.node_ranges(n_nodes), dtype=np.int64).reshape(-1, 2)
+        cover = np.zeros(n_nodes + 1, dtype=np.int64)  # difference array: O(ranges + n_nodes), overlaps cost nothing
+        np.add.at(cover, r[:, 0], 1)
+        np.add.at(cover, r[:, 1] + 1, -1)
+        return np.flatnonzero(np.cumsum(cover[:-1]) > 0).astype(np.int64)
 
 
 class PriorityConfig(_Strict):
@@ -204,6 +220,10 @@ class CoolingConfig(_Strict):
     weather_path: str = Field("", description="TMY3 CSV path; '' uses the shipped Golden, CO file")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
     utc_offset_h: float = Field(-7.0, description="Hours from UTC to the weather file's local standard time (Golden: -7)")
+    on_implausible: Literal["warn", "stop"] = Field(
+        "warn", description="A plant output outside physical bounds (water frozen or boiling, negative approach; "
+                            "cooling_fmu.plausibility): 'warn' finishes the run, records it in the file "
+                            "(plant_out_of_bounds_json) and exits 1; 'stop' ends the run there (partial, exit 2)")
 
 
 class OutputConfig(_Strict):
@@ -282,9 +302,7 @@ class RunConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _name_ok(cls, v: str) -> str:
-        if not v or any(c in v for c in "/\\\0"):
-            raise ValueError("name must be non-empty and contain no path separators")
-        return v
+        return check_name(v)
 
     def to_json(self) -> str:
         """Canonical JSON of the configuration (sorted keys), stored as provenance."""
@@ -315,6 +333,21 @@ class RunConfig(_Strict):
             raise ConfigError(_format_errors("overrides", exc)) from None
 
 
+def check_name(v: str, what: str = "name") -> str:
+    """Check a run or study name, which becomes a file or folder name under ``out/``; return it.
+
+    Raises
+    ------
+    ValueError
+        If it is empty, ``.`` or ``..``, or contains a path separator (``/``, ``\\``) or a NUL: such a name could
+        write outside ``out/`` (``../../x``, an absolute path).
+    """
+    if not v or v in (".", "..") or any(c in v for c in "/\\\0"):
+        raise ValueError(f"{what} must be non-empty, not '.' or '..', and contain no path separators "
+                         f"(it names a file or folder under out/), got {v!r}")
+    return v
+
+
 def _format_errors(source: str, exc: ValidationError) -> str:
     lines = [f"{source}: invalid configuration"]
     for e in exc.errors():
@@ -337,7 +370,7 @@ def load_config(path: str | Path | None = None) -> RunConfig:
     Raises
     ------
     ConfigError
-        If the file is missing, is not valid TOML (with the line), or a field is unknown or invalid (with the
+        If the file is missing, is not UTF-8 text or not valid TOML (with the line), or a field is unknown or invalid (with the
         dotted field name, the value and what was expected).
     """
     if path is None:
@@ -357,14 +390,32 @@ def read_toml(path: Path, what: str) -> dict:
     Raises
     ------
     ConfigError
-        If the file is missing or not valid TOML (the message names the file and the line).
+        If the file is missing, not UTF-8 text or not valid TOML (the message names the file and the line).
     """
     if not path.is_file():
         raise ConfigError(f"{path}: {what} not found")
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(utf8_text(path, what))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def utf8_text(path: Path, what: str) -> str:
+    """The text of a file that must be UTF-8 (TOML v1.0.0 requires it), a leading BOM allowed.
+
+    Raises
+    ------
+    ConfigError
+        If the bytes are not UTF-8: the message names the file, says it is not UTF-8 text and gives the line and
+        byte offset of the first bad byte.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: {what} is not UTF-8 text (line {line}, byte {exc.start}: "
+                          f"{raw[exc.start:exc.start + 1]!r}); save it as UTF-8") from None
 
 
 def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:

@@ -91,6 +91,10 @@ class Environment:
         new._seq = itertools.count(self._next_seq())
         return new
 
+    def __deepcopy__(self, memo: dict) -> "Environment":
+        """Deep copy = :meth:`fork` (heap entries are immutable tuples whose payloads are never mutated)."""
+        return self.fork()
+
     def __getstate__(self) -> dict:
         return {"now": self.now, "heap": self._heap, "seq": self._next_seq()}
 

@@ -16,15 +16,18 @@ Layout (schema 1.1; 1.1 added /attribution, readers accept any 1.x)::
                                   created, wall_time_s, scheduling_time_s (the only attributes that vary
                                   between identical runs: wall-clock measurements)
 
-A file is written to a temporary name in the same folder and renamed into place only when complete, so a reader
-never sees a half-written file.
+A file is built in memory, then written to a temporary name in the same folder, flushed to the disk (``fsync``) and
+renamed into place only when complete (:class:`atomic_h5`), so a reader never sees a half-written file, and a full
+disk gives one error naming the file, with nothing left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -38,7 +41,9 @@ import pandas as pd
 from .attribution import write_attribution
 
 __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_series", "read_summary",
-           "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5"]
+           "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5",
+           "atomic_write_bytes", "clean_stale_temporaries", "content_digest", "verify_file", "DamagedFileError",
+           "CONTENT_DIGEST_ATTR", "describe_unreadable"]
 
 SCHEMA_VERSION = "1.1"
 #: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
@@ -113,30 +118,257 @@ def git_sha() -> str:
         return "unknown"
 
 
-class atomic_h5:
-    """Context manager: an ``h5py.File`` opened on a temporary name, renamed to ``path`` only on success.
+def _tmp_prefix(path: Path) -> str:
+    return f".{path.name}.tmp-"
 
-    On an exception the temporary file is removed and nothing is left at ``path``.
+
+def _tmp_name(path: Path) -> Path:
+    """Temporary name of ``path`` for this process: ``.<name>.tmp-<host>-<pid>`` in the same folder."""
+    host = socket.gethostname().replace("-", "_") or "host"
+    return path.with_name(f"{_tmp_prefix(path)}{host}-{os.getpid()}")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def clean_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove temporaries of ``path`` left by dead processes of this host (e.g. after a ``kill -9``).
+
+    A temporary is ``.<name>.tmp-<host>-<pid>`` (see :func:`atomic_write_bytes`); it is stale when ``<host>`` is
+    this machine and no process ``<pid>`` runs. Temporaries of live processes, and of other hosts (a shared file
+    system), are left alone.
+
+    Returns
+    -------
+    list of Path
+        The files removed.
+    """
+    path = Path(path)
+    host = socket.gethostname().replace("-", "_") or "host"
+    gone = []
+    try:
+        entries = list(path.parent.glob(_tmp_prefix(path) + "*"))
+    except OSError:
+        return gone
+    for q in entries:
+        rest = q.name[len(_tmp_prefix(path)):]
+        h, _, pid = rest.rpartition("-")
+        if h != host or not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+            continue
+        try:
+            q.unlink()
+            gone.append(q)
+        except OSError:
+            pass
+    return gone
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, what: str = "output file") -> Path:
+    """Write ``data`` to ``path`` atomically: temporary file, ``fsync``, rename, ``fsync`` of the folder.
+
+    Readers see the old file or the new one, never a part. Stale temporaries of ``path`` left by dead processes
+    are removed first (:func:`clean_stale_temporaries`). On any error (a full disk, a quota, an I/O error) the
+    temporary is removed, the old file (if any) is kept, and one :class:`OSError` is raised whose message names the
+    file, the size and the cause.
+
+    Raises
+    ------
+    IsADirectoryError
+        If ``path`` is a folder.
+    OSError
+        If the folder cannot be created or the file cannot be written (one line, file named).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder; give an output file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(path)
+    tmp = _tmp_name(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        why = exc.strerror or str(exc)
+        err = OSError(f"{path}: could not write the {what} ({len(data) / 1e6:.1f} MB): {why}"
+                      f"{'; the previous file is kept' if path.exists() else ''}")
+        err.errno = exc.errno  # the message alone is printed (no "[Errno n]" prefix); the code stays available
+        raise err from None
+    _fsync_dir(path.parent)
+    return path
+
+
+#: Root attribute holding :func:`content_digest` of the rest of the file, set when the file is written.
+CONTENT_DIGEST_ATTR = "content_sha256"
+
+
+class DamagedFileError(ValueError):
+    """A file that is not an HDF5 file, cannot be read, or whose content no longer matches its ``content_sha256``."""
+
+
+def content_digest(f: h5py.File) -> str:
+    """SHA-256 over every group, dataset and attribute of an open file, except ``content_sha256`` itself and the
+    wall-clock attributes of :data:`VOLATILE_ATTRS` (so the digest, like the rest of the file, is the same for two
+    runs of the same inputs).
+
+    Objects are visited in sorted path order; each contributes its path, its attributes (sorted by name: name,
+    dtype and bytes, or the text of a string) and, for a dataset, its dtype, shape and bytes (the ``repr`` of the
+    values for variable-length strings). External links contribute their target. The digest depends only on the
+    content, not on chunking, compression or the order objects were created in.
+    """
+    h = hashlib.sha256()
+
+    def value_bytes(v) -> bytes:
+        if isinstance(v, bytes):
+            return b"b:" + v
+        if isinstance(v, str):
+            return b"s:" + v.encode("utf-8", "surrogatepass")
+        a = np.asarray(v)
+        if a.dtype.kind == "O":
+            return b"o:" + repr(a.ravel().tolist()).encode()
+        return str(a.dtype).encode() + str(a.shape).encode() + np.ascontiguousarray(a).tobytes()
+
+    def visit(path: str, obj) -> None:
+        h.update(b"\0P" + path.encode())
+        for k in sorted(obj.attrs.keys()):
+            if (path == "/" and k == CONTENT_DIGEST_ATTR) or k in VOLATILE_ATTRS:
+                continue
+            h.update(b"\0A" + k.encode() + b"=" + value_bytes(obj.attrs[k]))
+        if isinstance(obj, h5py.Dataset):
+            h.update(b"\0D" + value_bytes(obj[()]))
+            return
+        for name in sorted(obj.keys()):
+            link = obj.get(name, getlink=True)
+            sub = (path.rstrip("/") + "/" + name)
+            if isinstance(link, h5py.ExternalLink):
+                h.update(b"\0L" + sub.encode() + b"->" + link.filename.encode() + b":" + link.path.encode())
+            elif isinstance(link, h5py.SoftLink):
+                h.update(b"\0S" + sub.encode() + b"->" + link.path.encode())
+            else:
+                visit(sub, obj[name])
+
+    visit("/", f)
+    return h.hexdigest()
+
+
+def verify_file(path: str | Path, *, require_digest: bool = False) -> bool:
+    """Check that ``path`` is a readable HDF5 file whose content matches its ``content_sha256`` attribute.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    require_digest : bool
+        Treat a file without ``content_sha256`` (written by an older hpctwin) as damaged.
+
+    Returns
+    -------
+    bool
+        True when the digest was checked and matches; False when the file has no digest (and it is not required).
+
+    Raises
+    ------
+    DamagedFileError
+        One line naming the file: not found, not an HDF5 file, unreadable, or its content does not match its
+        recorded digest (the file was changed or damaged after it was written).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DamagedFileError(f"{path}: no such file")
+    try:
+        with h5py.File(path, "r") as f:
+            want = f.attrs.get(CONTENT_DIGEST_ATTR)
+            if want is None:
+                if require_digest:
+                    raise DamagedFileError(f"{path}: has no content checksum ({CONTENT_DIGEST_ATTR}); it cannot be "
+                                           f"verified")
+                return False
+            got = content_digest(f)
+    except DamagedFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - h5py raises OSError, KeyError, TypeError, ValueError ... on damage
+        raise DamagedFileError(f"{path}: {describe_unreadable(path, exc)}") from None
+    want = want.decode() if isinstance(want, bytes) else str(want)
+    if got != want:
+        raise DamagedFileError(f"{path}: damaged: its content does not match the checksum recorded when it was "
+                               f"written ({CONTENT_DIGEST_ATTR})")
+    return True
+
+
+def describe_unreadable(path: str | Path, exc: BaseException) -> str:
+    """One phrase saying why ``path`` cannot be read: not HDF5 at all (signature check), or damaged (with the cause)."""
+    try:
+        is_h5 = h5py.is_hdf5(str(path))
+    except Exception:  # noqa: BLE001
+        is_h5 = False
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if not is_h5:
+        return "not an HDF5 file"
+    return f"damaged HDF5 file, cannot be read ({type(exc).__name__}: {first})"
+
+
+class atomic_h5:
+    """Context manager: an ``h5py.File`` built in memory and written to ``path`` only on success, atomically.
+
+    The HDF5 file is assembled in memory (HDF5 ``core`` driver without backing store), so the HDF5 library never
+    writes to the disk and a full disk cannot leave it in a broken state; its image is then written by
+    :func:`atomic_write_bytes` (temporary name in the same folder, ``fsync``, rename, folder ``fsync``; stale
+    temporaries of dead processes cleaned; on failure one ``OSError`` naming the file, nothing left behind and the
+    old file kept). On an exception inside the block nothing is written. Just before writing, the root attribute
+    ``content_sha256`` is set to :func:`content_digest` of everything in the file, so a reader can tell a whole
+    file from a damaged one (:func:`verify_file`).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
 
     def __enter__(self) -> h5py.File:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.f = h5py.File(self.tmp, "w", track_order=True)
+        if self.path.is_dir():
+            raise IsADirectoryError(f"{self.path}: is a folder; give an output file name")
+        self.f = h5py.File(f"hpctwin-{os.getpid()}-{id(self)}.h5", "w", driver="core", backing_store=False,
+                           block_size=1 << 20, track_order=True)
         return self.f
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        try:
+        if exc_type is not None:
             self.f.close()
-            if exc_type is None:
-                if self.path.is_dir():
-                    raise IsADirectoryError(f"{self.path}: is a folder; give an output file name")
-                os.replace(self.tmp, self.path)
+            return
+        try:
+            self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f)
+            self.f.flush()
+            image = self.f.id.get_file_image()
         finally:
-            self.tmp.unlink(missing_ok=True)
+            self.f.close()
+        atomic_write_bytes(self.path, image, what="HDF5 file")
 
 
 def _dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_name: str = "") -> None:
@@ -201,6 +433,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         f.attrs["cooling_modelled"] = bool("T_wb_K" in result.facility)
         f.attrs["complete"] = bool(result.info.get("complete", True))
         f.attrs["failure"] = str(result.info.get("failure", ""))
+        if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
+            f.attrs["plant_out_of_bounds_json"] = json.dumps(result.info["plant_out_of_bounds"], sort_keys=True)
 
         g = f.create_group("jobs")
         for col in result.jobs.columns:

@@ -118,6 +118,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         if Path(out).is_dir():
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
     system = load_system(cfg.system)
+    check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         say(f"note    {100 * (1 - system.liquid_fraction):.0f} % of rack heat goes to room air; the plant model "
             f"only cools the liquid share, so air-side cooling energy is not counted in PUE")
@@ -166,7 +167,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
         plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
-        checksums["fmu"] = sha256_file(plant.fmu_path)
+        checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     policy = cfg.scheduler.policy
     if policy == "twin":
@@ -258,6 +259,39 @@ def priority_params(cfg: RunConfig) -> dict:
                 qos_weights=pr.qos_weights, account_bonus=pr.account_bonus)
 
 
+#: Most output intervals a run window may ask for (``window_days x 86400 / output.interval_s``): the output series
+#: hold one row per interval (1e8 rows of ~100 columns would be 80 GB).
+MAX_OUTPUT_INTERVALS = 1e8
+
+
+def check_sizes(cfg: RunConfig, system) -> None:
+    """Check every size the configuration asks to allocate against the machine, before anything is allocated.
+
+    Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
+    expanded first), and the window's output interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
+    system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
+    :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
+    :mod:`scheduler_sim.serving`.
+
+    Raises
+    ------
+    ConfigError
+        Naming the field, the value and the bound.
+    """
+    from .config import ConfigError
+
+    for i, d in enumerate(cfg.scheduler.downtime):
+        try:
+            d.node_ranges(system.n_nodes)
+        except ValueError as exc:
+            raise ConfigError(f"scheduler.downtime[{i}].nodes = {d.nodes!r}: {exc} (system {system.name!r})") from None
+    n_int = cfg.trace.window_days * DAY_S / cfg.output.interval_s
+    if n_int > MAX_OUTPUT_INTERVALS:
+        raise ConfigError(f"trace.window_days = {cfg.trace.window_days:g} with output.interval_s = "
+                          f"{cfg.output.interval_s:g} s gives {n_int:.3g} output intervals; at most "
+                          f"{MAX_OUTPUT_INTERVALS:.0e} are supported (raise output.interval_s)")
+
+
 def simulation_options(cfg: RunConfig, system) -> dict:
     """Keyword arguments of :class:`scheduler_sim.simulation.Simulation` from a configuration (no plant / weather).
 
@@ -290,7 +324,7 @@ def simulation_options(cfg: RunConfig, system) -> dict:
         cooling_estimate=sc.cooling_estimate, placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
         max_drain_s=cfg.output.max_drain_days * DAY_S,
-        share_entity=pr.fairshare_by,
+        share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,
     )
 
 

@@ -229,6 +229,11 @@ class Simulation:
         Keep the policy's reservations after every pass in :attr:`reservation_log` (for validation).
     partition : NodePowerProfile or None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
+    on_implausible : {"warn", "stop"}
+        What happens when a plant output leaves its physical bounds (liquid water between freezing and boiling,
+        positive approach temperatures; :mod:`cooling_fmu.plausibility`): ``warn`` finishes the run, records every
+        bound left in ``info["plant_out_of_bounds"]`` and adds a warning (the CLI then exits 1); ``stop`` ends the
+        run after the first step out of bounds, like a plant failure (partial results, ``complete`` False).
     use_measured_power : bool
         Use the job table's ``measured_node_power_W`` column (per-node mean DC power from telemetry) where it is
         finite, instead of the utilisation model; counts are reported in ``info``.
@@ -249,7 +254,8 @@ class Simulation:
                  placement: str = "lowest", failures: np.ndarray | None = None,
                  on_failure: str = "requeue", record_reservations: bool = False,
                  warmup_s: float = 0.0, share_entity: str = "account",
-                 job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S) -> None:
+                 job_power_profiles: pd.DataFrame | None = None, max_drain_s: float = 365 * DAY_S,
+                 on_implausible: str = "warn") -> None:
         from power import PowerChain, node_power_w
 
         self.system = system
@@ -281,6 +287,9 @@ class Simulation:
             self.downtimes.append((float(a), float(b), nodes, drain))
         if placement not in ("lowest", "spread", "pack"):
             raise ValueError(f"placement must be 'lowest', 'spread' or 'pack', got {placement!r}")
+        if on_implausible not in ("warn", "stop"):
+            raise ValueError(f"on_implausible must be 'warn' or 'stop', got {on_implausible!r}")
+        self.on_implausible = on_implausible
         if on_failure not in ("requeue", "end"):
             raise ValueError(f"on_failure must be 'requeue' or 'end', got {on_failure!r}")
         self.placement = placement
@@ -410,7 +419,11 @@ class Simulation:
         self.outcome = np.zeros(n, dtype=np.int8)
         self._outcome_if_ends = np.full(n, JobOutcome.COMPLETED, dtype=np.int8)
         self._scheduled_end = np.full(n, np.nan)
-        self.job_nodes: list[np.ndarray | None] = [None] * n
+        # inputs shared by forks (see fork): read-only, so nothing can change them behind a fork's back
+        for name in self._FORK_SHARED:
+            arr = getattr(self, name, None)
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
 
     # ------------------------------------------------------------------ helpers
     def _view(self) -> SchedulerView:
@@ -545,8 +558,8 @@ class Simulation:
 
     def _finish(self, j: int, now: float, outcome: int) -> None:
         self.policy.job_ended(j, self._view())
-        nodes = self.job_nodes[j]
         self._accrue_job(j, now)
+        nodes = self.job_nodes.pop(j)
         run = now - self._running_since[j]
         if j in self.profiles and run > 0:  # per-CDU power of a varying job: its mean over the attempt
             self.job_cdu_it_W[j] = self._job_cdu_E[j] / run
@@ -557,7 +570,7 @@ class Simulation:
         self.outcome[j] = outcome
         del self.running[j]
         # per-node rack-input power of this attempt (its mean when the power varied), for exact attribution
-        shares = self._attempt_shares[j]
+        shares = self._attempt_shares.pop(j)
         if j in self.profiles and run > 0 and shares.sum() > 0:
             shares = shares * ((self.energy_it[j] - self._attempt_it0[j]) / run / shares.sum())
         self._attempts.append((j, self._running_since[j], now, nodes, shares))
@@ -647,6 +660,14 @@ class Simulation:
             prev[1:] = tot[:-1]
             out[:, self._avg_ip] = (tot - prev) / self.step_s
             self._last_totals = tot[-1].copy()
+            if self._guard is not None:  # physical bounds of the plant's outputs (cooling_fmu.plausibility)
+                t_end = self.t0 + (np.arange(k0, k0 + m) + 1.0) * self.step_s
+                bad = self._guard.check(t_end, out, twb)
+                if bad is not None and self.on_implausible == "stop" and failure is None:
+                    v = min(self._guard.violations.values(), key=lambda v: v.t_s)
+                    failure = _PlantFailed(RuntimeError(v.message()), float(t_end[bad]))
+                    m = bad + 1  # keep the step that left the bounds; the run stops after it
+                    out, block, twb = out[:m], block[:m], twb[:m]
             self.plant_state = out[-1]
             # Sums as the step in progress (row 0) plus the run after it, in that order (bit-identical to
             # stepping them in two calls).
@@ -695,7 +716,8 @@ class Simulation:
         self._power_since = np.full(n, np.nan)
         self._attempt_energy0 = np.zeros(n)
         self._attempt_it0 = np.zeros(n)
-        self._attempt_shares: dict[int, np.ndarray] = {}
+        self._attempt_shares: dict[int, np.ndarray] = {}  # running jobs only (popped when they end)
+        self.job_nodes: dict[int, np.ndarray] = {}  # running jobs only: each its own array (never a view)
         self.lost_node_s = np.zeros(n)
         self.lost_energy_dc = np.zeros(n)
         self.n_requeues = np.zeros(n, dtype=np.int64)
@@ -714,6 +736,11 @@ class Simulation:
         self._plant_sums = np.zeros(n_plant)
         self._plant_ready = False
         self.plant_state = None
+        self._guard = None
+        if self.plant is not None:
+            from cooling_fmu.plausibility import OutputGuard
+
+            self._guard = OutputGuard(list(self.plant.output_names), list(self.plant.output_units))
         self._i_T_sec_sup = None
         self._dT_per_W = None
         self._last_step_heat = np.zeros(nc)
@@ -789,6 +816,9 @@ class Simulation:
         if failure is not None:
             # Partial results: everything up to the last whole output interval the plant completed is kept.
             n_int = self._steps_emitted // self.ratio
+            if n_int == 0:
+                raise RuntimeError(f"{failure}; the run stopped before its first whole output interval "
+                                   f"({self.interval_s:g} s), so there is nothing to write") from failure
             t_final = self.t0 + n_int * self.interval_s
             self.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
             if self._pbar is not None:
@@ -919,42 +949,50 @@ class Simulation:
             save()
 
     # ------------------------------------------------------------------ forks (twin in the loop)
-    #: Per-job and per-node state the event loop changes in place: copied by :meth:`fork`.
-    _FORK_ARRAYS = ("node_dc", "_running_since", "energy_dc", "energy_it", "job_it_power", "job_cdu_it_W",
-                    "_job_cdu_E", "_cur_node_power", "_power_since", "_attempt_energy0",
-                    "lost_node_s", "lost_energy_dc", "n_requeues", "start", "end", "outcome", "_outcome_if_ends",
-                    "_scheduled_end", "prefilled", "_vec")
+    #: Inputs fixed once the job table is prepared (never written by the event loop; the per-job arrays among them
+    #: are read-only, so a write would raise): a fork shares them instead of copying them.
+    _FORK_SHARED = ("system", "chain", "nodes", "submit", "has_limit", "estimate", "runtime", "recorded_start",
+                    "recorded_end", "cpu_util", "gpu_util", "job_node_power", "job_node_power_model", "profiles",
+                    "account_id", "queue_id", "account_names", "queue_names", "_job_marginal_it", "downtimes",
+                    "failures", "power_cap", "partition", "_profiles_table", "_node_power_w")
+    #: State a fork does not carry (outputs, the plant, the progress bar, the job table, the policy), with the
+    #: value the fork starts from.
+    _FORK_NOT_CARRIED = {"plant": None, "plant_state": None, "wet_bulb_K": None, "reducer": None, "_pbar": None,
+                         "jobs": None, "info": dict, "_attempts": list, "reservation_log": list, "policy": None,
+                         "progress": False, "record_reservations": False, "_guard": None}
 
     def fork(self, policy: BasePolicy | None) -> "Simulation":
         """An independent copy of the platform now (call it from inside a run, e.g. from a policy's ``schedule``).
 
-        The copy shares the immutable job data (sizes, submit times, estimates, run times, power) and copies the
-        mutable state: clock and pending events (hence every future submission, end, node change), queue, running
-        jobs with their scheduled ends, node allocator, node power and per-job accounting. It runs ``policy``
-        (None: set it before :meth:`rollout`). It has no cooling plant: the cooling FMU cannot be forked (rumoca's
-        FMUs do not declare ``canGetAndSetFMUstate``), so a fork's facility power is its IT power x (1 + the
-        cooling ratio now: the plant's last step ratio, else ``cooling_estimate``); ``spread`` / ``pack``
-        placement then rank CDUs by heat instead of plant temperatures. Output series, reservations log, progress
-        bar and the job table are not carried, so a fork pickles small (it can be sent to another MPI rank).
+        The copy is a deep copy *by construction*: every attribute is deep-copied (:func:`copy.deepcopy`) except
+        the immutable inputs listed in :attr:`_FORK_SHARED` (job sizes, submit times, estimates, run times, power,
+        the system and its power chain), which are shared, and the outputs listed in :attr:`_FORK_NOT_CARRIED`,
+        which start empty. So the clock and pending events (hence every future submission, end, node change), the
+        queue, running jobs with their scheduled ends, node allocator, node power and all per-job and per-attempt
+        accounting are the fork's own, including state added later: nothing a rollout does can write into the
+        main run. It runs ``policy`` (None: set it before :meth:`rollout`). It has no cooling plant: the cooling
+        FMU cannot be forked (rumoca's FMUs do not declare ``canGetAndSetFMUstate``), so a fork's facility power
+        is its IT power x (1 + the cooling ratio now: the plant's last step ratio, else ``cooling_estimate``);
+        ``spread`` / ``pack`` placement then rank CDUs by heat instead of plant temperatures. Output series,
+        reservations log, progress bar and the job table are not carried, so a fork pickles small (it can be sent
+        to another MPI rank).
         """
         import copy
 
+        shared = {name: self.__dict__[name] for name in self._FORK_SHARED if name in self.__dict__}
+        memo = {id(v): v for v in shared.values()}
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in self._FORK_NOT_CARRIED and k not in shared}
+        for v in state.values():  # speed only: a list / dict of plain scalars (the queue, running jobs) is copied
+            if type(v) in (list, dict) and _all_scalars(v):  # flat, which is what deepcopy would give for it
+                memo[id(v)] = type(v)(v)
+        ratio = self._cooling_ratio()
         new = object.__new__(Simulation)
-        new.__dict__.update(self.__dict__)
-        for name in self._FORK_ARRAYS:
-            setattr(new, name, getattr(self, name).copy())
-        new.cooling_estimate = self._cooling_ratio()
-        new.env = self.env.fork()
-        new.alloc = copy.deepcopy(self.alloc)
-        new.queue = list(self.queue)
-        new.running = dict(self.running)
-        new.job_nodes = list(self.job_nodes)
-        new._part_energy = list(self._part_energy)
-        new.info = {}
-        new._attempts = []
-        new.plant = new.plant_state = new.wet_bulb_K = new.reducer = new._pbar = new.jobs = None
-        new.progress = new.record_reservations = False
-        new.reservation_log = []
+        new.__dict__.update(shared)
+        new.__dict__.update(copy.deepcopy(state, memo))
+        for k, v in self._FORK_NOT_CARRIED.items():
+            setattr(new, k, v() if callable(v) else v)
+        new.cooling_estimate = ratio
         new.policy = policy
         return new
 
@@ -1105,6 +1143,9 @@ class Simulation:
         if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and facility["m_flow_makeup"].min() < 0:
             warnings.append(f"negative tower make-up water in {int((facility['m_flow_makeup'] < 0).sum())} interval(s):"
                             f" the towers were adding heat to colder water (outside the model's validity)")
+        if self._guard is not None and self._guard.violations:
+            self.info["plant_out_of_bounds"] = [v.to_dict() for v in self._guard.violations.values()]
+            warnings += [v.message() for v in self._guard.violations.values()]
         absent = getattr(getattr(self.policy, "order", None), "bonus_accounts_absent", [])
         if absent:
             self.info["bonus_accounts_absent"] = absent
@@ -1126,6 +1167,17 @@ class Simulation:
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(self.info), units=units, rack=rack,
                                 job_cdu_it_W=self.job_cdu_it_W, allocations=allocations)
+
+
+_SCALARS = (int, float, bool, str, type(None), np.integer, np.floating)
+
+
+def _all_scalars(container: list | dict) -> bool:
+    """True when every element (and every key of a dict) is an immutable scalar, so a flat copy is a deep copy."""
+    vals = container.values() if isinstance(container, dict) else container
+    if not all(isinstance(x, _SCALARS) for x in vals):
+        return False
+    return not isinstance(container, dict) or all(isinstance(k, _SCALARS) for k in container)
 
 
 def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:

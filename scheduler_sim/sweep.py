@@ -2,7 +2,7 @@
 
 Study file (TOML)::
 
-    name = "theta-fcfs-vs-easy"
+    name = "theta-fcfs-vs-easy"    # a plain name: it becomes the folder out/<name> (checked like run names)
     plot = "experiments.plots:policy_study"   # optional: called on rank 0 with (summary.h5, out dir)
     [base]                         # any RunConfig fields (same layout as a run file)
     trace = { window_days = 7.0 }
@@ -12,6 +12,14 @@ Study file (TOML)::
     [[scenarios]]                  # optional explicit list (each crossed with the axes), with a label
     name = "conservative"
     "scheduler.backfill" = "conservative"
+
+Every relative path in a study (in ``[base]``, ``[axes]`` values and ``[[scenarios]]`` overrides: trace, weather,
+system and plant ``.toml`` files, serving deployment and trace) resolves against the folder of the study file, so a
+study runs the same from any working directory.
+
+Code in studies. ``plot = "module:function"`` imports that module and calls that function: a study file can run
+any code importable on the machine, with the user's rights, as a Python script can. Run only study files you
+trust (or delete their ``plot`` line).
 
 Scenarios are enumerated in a fixed order (the product of the axes in file order), and each is a pure function of
 its configuration (:func:`scheduler_sim.runner.run_one`) that writes ``<out>/<scenario>.h5``. Rank 0 writes
@@ -32,9 +40,15 @@ Faults and resumption
 ---------------------
 A scenario that raises is recorded as failed, with its error and traceback, and the sweep goes on; a run that stops
 early (a failing cooling FMU step: root attribute ``complete`` false) is recorded as failed too and its partial
-file is kept. Restarting a killed sweep with the same command skips every scenario already *done*: its file exists,
-has ``complete`` true (files are written atomically, so a killed write leaves none) and its stored ``config_json``
-equals the scenario's configuration (a changed study reruns it). Its summary row is read back from the file, so the
+file is kept. The summary's ``file`` column names a scenario's file only when it exists ('' otherwise). Restarting a
+killed sweep with the same command skips every scenario already *done*: its file exists, passes its integrity check
+(:func:`scheduler_sim.hdf5io.verify_file`: every dataset and attribute matches the ``content_sha256`` recorded when
+it was written; a damaged file is run again), has ``complete`` true (files are written atomically, so a killed
+write leaves none) and its stored ``config_json`` equals the scenario's configuration (a changed study reruns it).
+Rank 0 holds an exclusive lock on ``<out>/.sweep.lock`` for the whole sweep: a second sweep into the same folder
+stops at once with an error instead of racing the first for its files; temporaries of dead processes are cleaned
+when their output is written again (:func:`scheduler_sim.hdf5io.clean_stale_temporaries`), never those of a live
+one. Its summary row is read back from the file, so the
 summary is the same as after an uninterrupted sweep. Wall times, ranks and the number of scenarios skipped are
 only in the summary's volatile root attribute ``sweep_timing_json``.
 """
@@ -51,7 +65,7 @@ import h5py
 import numpy as np
 from pydantic import ValidationError
 
-from .config import ConfigError, RunConfig, _format_errors, read_toml, resolve_relative_paths
+from .config import ConfigError, RunConfig, _format_errors, check_name, read_toml, resolve_relative_paths
 
 __all__ = ["Scenario", "load_study", "run_sweep"]
 
@@ -79,7 +93,8 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
     Raises
     ------
     ConfigError
-        If the file is missing or invalid, an axis key is unknown, or an axis is empty.
+        If the file is missing or invalid, the study name is not a plain name (it names the folder ``out/<name>``:
+        no path separators, not ``.`` / ``..``), an axis key is unknown, or an axis is empty.
     """
     path = Path(path)
     data = read_toml(path, "study file")
@@ -88,6 +103,10 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes, "
                           f"scenarios, plot")
     study = str(data.get("name", path.stem))
+    try:
+        check_name(study, "study name")
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     base_data = dict(data.get("base", {}))
     base_data.setdefault("name", study)
     try:
@@ -114,6 +133,7 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
             name = f"{i:03d}" + (f"_{_slug(label)}" if label else "") + "".join(f"_{_slug(v)}" for v in combo)
             try:
                 cfg = base.with_overrides({**ex, **dict(zip(keys, combo)), "name": name})
+                cfg = resolve_relative_paths(cfg, path.parent)  # axis / scenario paths: against the study file
             except ConfigError as exc:
                 raise ConfigError(f"{path}: scenario {name}: {exc}") from None
             scenarios.append(Scenario(i, name, cfg))
@@ -122,7 +142,11 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
 
 
 def study_plot_function(path: str | Path):
-    """The study's plot function (``plot = "module:function"`` in the study file), or None."""
+    """The study's plot function (``plot = "module:function"`` in the study file), or None.
+
+    Importing the module runs its code, and the sweep then calls the function: a study file is code, not only data
+    (see the module docstring, "Code in studies").
+    """
     data = read_toml(Path(path), "study file")
     spec = data.get("plot")
     if not spec:
@@ -166,11 +190,18 @@ def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
 def scenario_done(s: Scenario, out_dir: Path) -> dict[str, float] | None:
     """The headline metrics of a scenario finished earlier, or None if it must run.
 
-    Done means: ``<out>/<name>.h5`` exists, opens, has root attribute ``complete`` true and its ``config_json``
-    equals the scenario's configuration.
+    Done means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.hdf5io.verify_file` (its content matches
+    the ``content_sha256`` recorded when it was written; a file without one cannot be trusted), has root attribute
+    ``complete`` true and its ``config_json`` equals the scenario's configuration.
     """
+    from .hdf5io import DamagedFileError, verify_file
+
     path = out_dir / f"{s.name}.h5"
     if not path.is_file():
+        return None
+    try:
+        verify_file(path, require_digest=True)
+    except DamagedFileError:
         return None
     try:
         with h5py.File(path, "r") as f:
@@ -294,11 +325,8 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     Path or None
         The summary file on rank 0; None on other ranks.
     """
-    import json
     import threading
     import time
-
-    from .hdf5io import SCHEMA_VERSION, atomic_h5, unit_of
 
     wall0 = time.perf_counter()
     comm = _comm()
@@ -318,9 +346,50 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
             sys.stdout.flush()
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    for s in scenarios:  # temporary files of a killed earlier sweep (atomic_h5 names them .<file>.tmp-<pid>)
-        for tmp in out_dir.glob(f".{s.name}.h5.tmp-*"):
-            tmp.unlink(missing_ok=True)
+    with _sweep_lock(out_dir):
+        return _run_locked(study_path, out_dir, study, scenarios, comm, size, say, wall0)
+
+
+def _sweep_lock(out_dir: Path):
+    """Exclusive, non-blocking lock on ``<out>/.sweep.lock`` for one sweep (rank 0); ConfigError if another holds it."""
+    import contextlib
+    import os
+
+    @contextlib.contextmanager
+    def lock():
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            yield
+            return
+        fd = os.open(out_dir / ".sweep.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                other = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+                raise ConfigError(f"{out_dir}: another sweep (pid {other}) is writing into this folder; wait for it "
+                                  f"or give another --out") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    return lock()
+
+
+def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario], comm, size: int, say,
+                wall0: float) -> Path:
+    """Rank 0's part of :func:`run_sweep`, with the folder locked."""
+    import json
+    import threading
+    import time
+
+    from .hdf5io import SCHEMA_VERSION, atomic_h5, clean_stale_temporaries, unit_of
+
+    for s in scenarios:  # temporaries of a killed earlier sweep (dead processes only; a live writer's are kept)
+        clean_stale_temporaries(out_dir / f"{s.name}.h5")
     earlier = {s.index: m for s in scenarios if (m := scenario_done(s, out_dir)) is not None}
     todo = [s.index for s in scenarios if s.index not in earlier]
     serve = size > 1
@@ -358,7 +427,9 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
         t.create_dataset("status", data=np.array([st for _, st, _, _ in rows], dtype=str_dt))
         t.create_dataset("error", data=np.array([e for _, _, e, _ in rows], dtype=str_dt))
         t.create_dataset("config_json", data=np.array([scenarios[i].config.to_json() for i, *_ in rows], dtype=str_dt))
-        t.create_dataset("file", data=np.array([f"{scenarios[i].name}.h5" for i, *_ in rows], dtype=str_dt))
+        files = [f"{scenarios[i].name}.h5" if (out_dir / f"{scenarios[i].name}.h5").is_file() else ""
+                 for i, *_ in rows]  # only files that exist (a failed scenario may have none)
+        t.create_dataset("file", data=np.array(files, dtype=str_dt))
         for m in metric_names:
             ds = t.create_dataset(m, data=np.array([r[3].get(m, np.nan) for r in rows], dtype=float))
             ds.attrs["units"] = unit_of(m)

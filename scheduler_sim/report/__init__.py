@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import shutil
 from pathlib import Path
@@ -50,9 +51,13 @@ _SPINNER = None
 def _save(fig, out_dir: Path, name: str) -> Path:
     import matplotlib.pyplot as plt
 
+    from ..hdf5io import atomic_write_bytes
+
     png = out_dir / f"{name}.png"
-    fig.savefig(png, dpi=110)
-    fig.savefig(out_dir / f"{name}.svg")
+    for path, kw in ((png, {"dpi": 110}), (out_dir / f"{name}.svg", {})):  # each file whole or not at all
+        buf = io.BytesIO()
+        fig.savefig(buf, format=path.suffix[1:], **kw)
+        atomic_write_bytes(path, buf.getvalue(), what="figure")
     plt.close(fig)
     if _SPINNER is not None:
         _SPINNER.step(1, desc=f"report: saved {name}")
@@ -130,18 +135,26 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     ------
     scheduler_sim.hdf5io.SchemaError
         If the file is not an hpctwin run or sweep-summary file of a compatible schema.
+    scheduler_sim.hdf5io.DamagedFileError
+        If the file is missing, not HDF5, unreadable, or does not match its recorded ``content_sha256``.
     KeyError
         If a Pareto metric is not in the sweep summary.
     """
-    from ..hdf5io import check_schema
+    from ..hdf5io import DamagedFileError, check_schema, describe_unreadable, verify_file
 
     path = Path(path)
     out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
     if gantt_color not in ("job", "wait"):
         raise ValueError(f"gantt_color must be 'job' or 'wait', not {gantt_color!r}")
-    with h5py.File(path, "r") as f:
-        check_schema(f, path)
-        kind = f.attrs.get("kind", "run")
+    verify_file(path)
+    try:
+        with h5py.File(path, "r") as f:
+            check_schema(f, path)
+            kind = f.attrs.get("kind", "run")
+    except Exception as exc:  # noqa: BLE001 - SchemaError passes through; anything else is a damaged file
+        if isinstance(exc, ValueError):
+            raise
+        raise DamagedFileError(f"{path}: {describe_unreadable(path, exc)}") from exc
     kind = kind.decode() if isinstance(kind, bytes) else str(kind)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
@@ -451,6 +464,6 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
 def _write_html(out: Path, title: str, body: list[str]) -> Path:
     page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")
-    p = out / "report.html"
-    p.write_text(page, encoding="utf-8")
-    return p
+    from ..hdf5io import atomic_write_bytes
+
+    return atomic_write_bytes(out / "report.html", page.encode("utf-8"), what="report")

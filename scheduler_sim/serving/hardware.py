@@ -237,8 +237,10 @@ class Deployment(_Strict):
 
 
 def _read_toml(path: Path, what: str) -> dict:
+    from ..config import utf8_text
+
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(utf8_text(path, f"{what} file"))
     except FileNotFoundError:
         raise ValueError(f"{what} file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:

@@ -111,6 +111,11 @@ def _bin_energy_overlapping(t0, t1, P, edges) -> np.ndarray:
     return np.diff(E)
 
 
+#: Most (bins x GPUs) power values :func:`build_power` allocates per array (2e8 float64 = 1.6 GB): a tiny
+#: ``merge_s`` over a long trace is refused before allocation.
+MAX_PROFILE_CELLS = 2e8
+
+
 def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: float | None = None,
                 offset_s: float = 0.0, cpu_util: float = 0.0) -> ServingPower:
     """Bin the engine's GPU power and add the node baseline.
@@ -153,6 +158,9 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
         raise ValueError(f"tensor_parallel={tp} must divide, or be a multiple of, gpus_per_node={gpn}")
     t_last = res.info["t_end_s"] if t_end_s is None else t_end_s
     nb = max(1, int(np.ceil(t_last / merge_s - 1e-9)))
+    if nb * max(dep.replicas, dep.n_gpus) > MAX_PROFILE_CELLS:  # checked before the (bins x GPUs) arrays exist
+        raise ValueError(f"serving.merge_s = {merge_s:g} s over {t_last:g} s gives {nb} power bins x {dep.n_gpus} "
+                         f"GPUs, more than {MAX_PROFILE_CELLS:.0e} values: raise merge_s")
     edges = np.arange(nb + 1) * merge_s
     idle = dep.gpu.idle_power_W
     P_rep = np.empty((nb, dep.replicas))

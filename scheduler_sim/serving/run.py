@@ -97,10 +97,10 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
     n_nodes = -(-dep.n_gpus // gpn) if gpn else 0
     if gpn == 0:
         raise ValueError(f"system {system.name!r} has no GPUs per node; it cannot host serving")
+    if sc.first_node + n_nodes > system.n_nodes:  # checked before anything is sized from the deployment
+        raise ValueError(f"{sc.deployment}: serving partition nodes {sc.first_node}..{sc.first_node + n_nodes - 1} "
+                         f"({dep.n_gpus} GPUs) exceed the system's {system.n_nodes} nodes")
     nodes = np.arange(sc.first_node, sc.first_node + n_nodes, dtype=np.int64)
-    if nodes[-1] >= system.n_nodes:
-        raise ValueError(f"serving partition nodes {sc.first_node}..{nodes[-1]} exceed the system's "
-                         f"{system.n_nodes} nodes")
     eng = ServingEngine(dep, BatchLimits(sc.max_num_seqs, sc.max_num_batched_tokens, sc.chunked_prefill,
                                          sc.prefix_caching, sc.prefix_block_tokens), sc.router)
     res = eng.run(req)

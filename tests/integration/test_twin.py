@@ -191,3 +191,60 @@ def test_mpi_rollouts_equal_serial_rollouts(tmp_path, system16):
     res = Simulation(make_jobs(_workload(n=80)), system16, twin, window_start_s=0.0, window_s=1e6).run()
     assert got["starts"] == res.jobs["sim_start_s"].tolist()
     assert got["decisions"] == json.loads(json.dumps(twin.decisions))
+
+
+def _datasets(path) -> dict[str, np.ndarray]:
+    import h5py
+
+    out = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+def test_twin_of_the_plain_policy_writes_the_plain_run_with_requeues_and_measured_power(system16, tmp_path):
+    """Issue #12 kind 9: a fork is a full copy, so a twin whose only candidate is the plain policy writes exactly
+    the plain run's datasets, even when rollouts requeue profiled jobs after node failures (a rollout used to
+    overwrite the main run's ``_attempt_it0`` / ``_attempt_shares`` and the job's last attempt was written at
+    0 W). Expected values: the plain run (no fork at all)."""
+    import pandas as pd
+
+    from scheduler_sim.hdf5io import write_run
+
+    jobs = make_jobs(_workload())
+    jobs["measured_node_power_W"] = np.where(np.arange(len(jobs)) % 2 == 0, 250.0, np.nan)
+    prof = pd.DataFrame([(jid, off, p) for jid in jobs["job_id"][::2]
+                         for off, p in ((0.0, 200.0), (30.0, 280.0), (400.0, 150.0))],
+                        columns=["job_id", "t_offset_s", "node_power_W"])
+    # failures while jobs run, inside the twin's rollout horizons (decisions every 600 s, horizon 3600 s)
+    fail = np.array([[3000.0, 9000.0, 1.0], [5000.0, 7000.0, 9.0], [20000.0, 30000.0, 3.0]])
+    kw = dict(window_start_s=0.0, window_s=1e6, failures=fail, use_measured_power=True,
+              job_power_profiles=prof)
+    plain = Simulation(jobs, system16, make_candidate("fcfs+easy"), **kw).run()
+    twin = TwinPolicy(["fcfs+easy"], horizon_s=3600.0, period_s=600.0)
+    res = Simulation(jobs, system16, twin, **kw).run()
+    assert plain.info["requeues"] == 3 and len(twin.decisions) > 20
+    files = []
+    for name, r in (("plain", plain), ("twin", res)):
+        files.append(write_run(tmp_path / f"{name}.h5", r, "{}", run_name="r", system_name="tiny16",
+                               policy="p", seed=0, input_checksums={}))
+    a, b = _datasets(files[0]), _datasets(files[1])
+    assert a.keys() == b.keys() and len(a) > 40
+    for k in a:
+        assert a[k].dtype == b[k].dtype and a[k].shape == b[k].shape, k
+        if a[k].dtype.kind == "f":
+            assert np.array_equal(a[k], b[k], equal_nan=True), k
+        else:
+            assert np.array_equal(a[k], b[k]), k
+    assert plain.totals == res.totals
+    # every attempt of a profiled job carries its mean rack-input power: attempts' energies add up to the job's
+    al = res.allocations
+    ids = res.jobs["job_id"].to_numpy()
+    profiled = set(prof["job_id"].tolist())
+    requeued = [int(i) for i, n in zip(ids, res.jobs["requeues"].to_numpy()) if n > 0 and int(i) in profiled]
+    assert requeued
+    for jid in requeued:
+        rows = al["job_id"] == jid
+        e = float((al["it_power_W"][rows] * (al["end_s"][rows] - al["start_s"][rows])).sum())
+        assert np.all(al["it_power_W"][rows] > 0)
+        assert e == pytest.approx(float(res.jobs.loc[res.jobs["job_id"] == jid, "energy_it_J"].iloc[0]), rel=1e-12)

@@ -53,8 +53,97 @@ def test_cache_key_changes_with_source_and_script_version(theta_fmu, monkeypatch
 
 
 def test_env_cache_dir(monkeypatch, tmp_path):
+    # HPCTWIN_CACHE_DIR is the root of every cache: the FMU and trace caches are separate subfolders of it
+    from dataloaders.cache import cache_dir as trace_cache
+
+    monkeypatch.delenv("HPCTWIN_FMU_CACHE_DIR", raising=False)
+    monkeypatch.delenv("HPCTWIN_TRACE_CACHE_DIR", raising=False)
     monkeypatch.setenv("HPCTWIN_CACHE_DIR", str(tmp_path / "c"))
-    assert build.default_cache_dir() == tmp_path / "c"
+    assert build.default_cache_dir() == tmp_path / "c" / "fmu"
+    assert trace_cache() == tmp_path / "c" / "traces"
+    monkeypatch.setenv("HPCTWIN_FMU_CACHE_DIR", str(tmp_path / "f"))
+    monkeypatch.setenv("HPCTWIN_TRACE_CACHE_DIR", str(tmp_path / "t"))
+    assert build.default_cache_dir() == tmp_path / "f" and trace_cache() == tmp_path / "t"
+    monkeypatch.delenv("HPCTWIN_CACHE_DIR")
+    monkeypatch.delenv("HPCTWIN_FMU_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert build.default_cache_dir() == tmp_path / "xdg" / "hpctwin" / "fmu"
+
+
+def _copy_cache(theta_fmu, tmp_path):
+    """A private copy of the module's cache (FMU and its record) that a test may damage."""
+    import shutil
+
+    p, cache, fmu = theta_fmu
+    c = tmp_path / "cache"
+    c.mkdir(mode=0o700)
+    for f in (fmu, fmu.with_name(fmu.name + ".json")):
+        shutil.copy2(f, c / f.name)
+    return p, c, c / fmu.name
+
+
+def test_cache_records_the_fmu_digest_and_the_plant_reports_it(theta_fmu, tmp_path):
+    import hashlib
+    import json
+    import stat
+
+    p, cache, fmu = theta_fmu
+    rec = json.loads(fmu.with_name(fmu.name + ".json").read_text())
+    digest = hashlib.sha256(fmu.read_bytes()).hexdigest()
+    assert rec["sha256"] == digest and rec["key"] == build.cache_key(generate_plant_modelica(p), model_name_for(p))
+    path, got = build.fetch_fmu(generate_plant_modelica(p), model_name_for(p), cache)
+    assert (path, got) == (fmu, digest)
+    with CoolingPlant(p, cache_dir=cache) as plant:
+        assert plant.fmu_sha256 == digest
+    # a cache folder that hpctwin creates is private to its user
+    new = tmp_path / "a" / "fresh"
+    from scheduler_sim.cachedirs import private_dir
+
+    assert stat.S_IMODE(private_dir(new).stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("damage", ["truncate", "planted", "no-record", "wrong-record"])
+def test_corrupt_or_planted_entry_is_rebuilt_never_loaded(theta_fmu, tmp_path, damage):
+    """FMU cache row of issue #12: a truncated file made every run crash with BadZipFile and was never rebuilt; a
+    planted zip under the predictable name was loaded. Now the bytes are checked against the build record."""
+    import hashlib
+    import json
+    import zipfile
+
+    p, cache, fmu = _copy_cache(theta_fmu, tmp_path)
+    rec = fmu.with_name(fmu.name + ".json")
+    if damage == "truncate":
+        fmu.write_bytes(fmu.read_bytes()[:1000])
+    elif damage == "planted":  # any zip under the predictable name, with a record that claims its digest
+        with zipfile.ZipFile(fmu, "w") as zf:
+            zf.writestr("modelDescription.xml", "<evil/>")
+        rec.write_text(json.dumps({"key": "forged", "sha256": hashlib.sha256(fmu.read_bytes()).hexdigest()}))
+    elif damage == "no-record":
+        rec.unlink()
+    else:
+        rec.write_text(json.dumps({"key": json.loads(rec.read_text())["key"], "sha256": "0" * 64}))
+    path, digest = build.fetch_fmu(generate_plant_modelica(p), model_name_for(p), cache)
+    assert path == fmu and digest == hashlib.sha256(fmu.read_bytes()).hexdigest()
+    assert json.loads(rec.read_text())["sha256"] == digest
+    with zipfile.ZipFile(fmu) as zf:  # a real, rebuilt FMU (not byte-identical: zip timestamps differ)
+        assert "modelDescription.xml" in zf.namelist() and zf.testzip() is None
+        assert any(n.endswith(".so") for n in zf.namelist())
+
+
+def test_shared_cache_folder_is_refused(theta_fmu, tmp_path):
+    """A folder others can write cannot vouch for its entries: refused with a message saying how to fix it."""
+    import os
+
+    from scheduler_sim.cachedirs import CacheTrustError
+
+    p, cache, fmu = _copy_cache(theta_fmu, tmp_path)
+    os.chmod(cache, 0o777)
+    with pytest.raises(CacheTrustError, match=r"writable by other users \(mode 0777\).*chmod 700"):
+        build.fetch_fmu(generate_plant_modelica(p), model_name_for(p), cache)
+    os.chmod(cache, 0o700)
+    os.chmod(fmu, 0o666)
+    with pytest.raises(CacheTrustError, match="FMU cache entry is writable by other users"):
+        build.fetch_fmu(generate_plant_modelica(p), model_name_for(p), cache)
 
 
 def test_rumoca_error_is_clear(tmp_path):
@@ -131,3 +220,28 @@ def test_order_algebraics_sorts_by_dependency_and_detects_loops():
     loop = c.replace("b = (x * 2.0);", "b = (a * 2.0);")
     with pytest.raises(FMUBuildError, match="algebraic loop"):
         build.order_algebraics(loop)
+
+
+def test_run_file_records_the_verified_fmu_digest(theta_fmu, tmp_path, monkeypatch):
+    """The FMU checksum in the run file is the digest checked against the cache record (not a later re-read)."""
+    import hashlib
+    import json
+
+    import h5py
+
+    from scheduler_sim.config import RunConfig
+    from scheduler_sim.runner import run_one
+
+    p, cache, fmu = theta_fmu
+    monkeypatch.setenv("HPCTWIN_FMU_CACHE_DIR", str(cache))
+    swf = tmp_path / "one.swf"
+    swf.write_text("1 0 0 100 1 -1 -1 1 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    cfg = RunConfig.model_validate({"name": "d", "trace": {"path": str(swf), "window_start_days": 0.0,
+                                                            "window_days": 0.01},
+                                    "cooling": {"weather": "constant", "step_s": 60.0},
+                                    "output": {"interval_s": 300.0, "progress": False}})
+    out = run_one(cfg, tmp_path / "d.h5")
+    rec = json.loads(fmu.with_name(fmu.name + ".json").read_text())
+    with h5py.File(out.path) as f:
+        got = json.loads(f["provenance"].attrs["input_checksums_json"])["fmu"]
+    assert got == rec["sha256"] == hashlib.sha256(fmu.read_bytes()).hexdigest()

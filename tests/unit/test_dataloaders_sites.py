@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -152,7 +155,7 @@ def test_registry_lists_new_loaders():
 
 # ---- cache ------------------------------------------------------------------------------------------------------
 def test_cache_roundtrip(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCTWIN_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("HPCTWIN_TRACE_CACHE_DIR", str(tmp_path / "c"))
     a = load_trace(DATA / "quirks.sacct", cache=True, timezone="Europe/Rome")
     assert len(list((tmp_path / "c").iterdir())) == 1
     b = load_trace(DATA / "quirks.sacct", cache=True, timezone="Europe/Rome")
@@ -166,6 +169,45 @@ def test_cache_roundtrip(tmp_path, monkeypatch):
     c = load_trace(pm, "pm100", cache=True)
     assert c.profiles.shape == (6, 3)
     assert not [p for p in (tmp_path / "c").iterdir() if p.name.startswith(".")]  # no temp folders left
+
+
+@pytest.mark.parametrize("damage", ["flip-byte", "truncate", "extra-file", "no-manifest"])
+def test_damaged_cache_entry_is_parsed_again(tmp_path, monkeypatch, damage):
+    """Trace cache entries are checked against the SHA-256 manifest written with them; a damaged one is removed and
+    the trace parsed again (issue #12 kind 7: caches verified by content hash before use)."""
+    monkeypatch.setenv("HPCTWIN_TRACE_CACHE_DIR", str(tmp_path / "c"))
+    a = load_trace(DATA / "quirks.sacct", cache=True, timezone="UTC")
+    (entry,) = list((tmp_path / "c").iterdir())
+    manifest = json.loads((entry / "manifest.json").read_text())
+    assert set(manifest) == {"jobs.parquet", "report.json"}
+    jobs = entry / "jobs.parquet"
+    raw = bytearray(jobs.read_bytes())
+    if damage == "flip-byte":
+        raw[len(raw) // 2] ^= 0xFF
+        jobs.write_bytes(bytes(raw))
+    elif damage == "truncate":
+        jobs.write_bytes(bytes(raw[:100]))
+    elif damage == "extra-file":
+        (entry / "planted.parquet").write_bytes(b"x")
+    else:
+        (entry / "manifest.json").unlink()
+    b = load_trace(DATA / "quirks.sacct", cache=True, timezone="UTC")
+    assert not any("loaded from cache" in n for n in b.report.notes)  # parsed again, not read from the damage
+    assert b.jobs.equals(a.jobs)
+    c = load_trace(DATA / "quirks.sacct", cache=True, timezone="UTC")  # and stored again, verified
+    assert "loaded from cache" in c.report.notes[-1] and c.jobs.equals(a.jobs)
+    assert stat.S_IMODE((tmp_path / "c").stat().st_mode) == 0o700
+
+
+def test_shared_trace_cache_folder_is_refused(tmp_path, monkeypatch):
+    from scheduler_sim.cachedirs import CacheTrustError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("HPCTWIN_TRACE_CACHE_DIR", str(shared))
+    with pytest.raises(CacheTrustError, match="trace cache folder is writable by other users"):
+        load_trace(DATA / "quirks.sacct", cache=True, timezone="UTC")
 
 
 # ---- CLI --------------------------------------------------------------------------------------------------------

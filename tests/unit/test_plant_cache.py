@@ -67,3 +67,19 @@ def test_hash_covers_every_parameter_and_the_cdu_count(theta):
     assert plant_hash(theta.model_copy(update={"n_cdu": theta.n_cdu + 1})) != h
     assert plant_hash(theta.model_copy(update={"tower": theta.tower.model_copy(update={"fan_Ti_s": 301.0})})) != h
     assert plant_hash(load_plant_params("theta")) == h
+
+
+def test_entry_writable_by_others_is_not_trusted(tmp_path, theta, reference):
+    """A well-formed entry (right key, right digest) that others may write is not used: the FMU cache's trust
+    rule (scheduler_sim.cachedirs). The planted value 1e9 s would otherwise allow any step."""
+    max_stable_step_s(theta, tmp_path)
+    path = plant_cache_path(theta, tmp_path)
+    doc = json.loads(path.read_text())
+    doc["payload"]["max_stable_step_s"] = 1e9
+    doc["sha256"] = plant_mod._payload_digest(doc["payload"])
+    path.write_text(json.dumps(doc))
+    path.chmod(0o666)
+    assert max_stable_step_s(theta, tmp_path) == reference
+    path.chmod(0o600)
+    path.write_text(json.dumps(doc))
+    assert max_stable_step_s(theta, tmp_path) == 1e9  # the user's own private entry is trusted, as FMUs are
