@@ -66,6 +66,14 @@ def hpctwin_cmd(root: Path, config: Path, out: Path) -> list[str]:
 
 def write_config(path: Path, swf: Path, system: str, days: float, cooling: bool) -> None:
     """A run configuration for the synthetic day (SWF processors = nodes x 64)."""
+    sys_file = HERE / "power" / "systems" / f"{system}.toml"
+    plant = ""
+    if sys_file.is_file():  # by path, so that an older checkout (--root) runs this checkout's system and plant
+        import tomllib
+
+        plant_name = tomllib.loads(sys_file.read_text())["cooling_plant"]
+        plant = str(HERE / "cooling_fmu" / "plants" / f"{plant_name}.toml")
+        system = str(sys_file)
     path.write_text(f"""name = "bench-frontier-day"
 system = "{system}"
 [trace]
@@ -78,6 +86,7 @@ policy = "fcfs"
 backfill = "easy"
 [cooling]
 enabled = {'true' if cooling else 'false'}
+plant = "{plant}"
 step_s = 15.0
 weather = "constant"
 T_wb_C = 20.0
