@@ -37,7 +37,7 @@ https://docs.olcf.ornl.gov/systems/frontier_user_guide.html .
 
 Usage::
 
-    python -m experiments.frontier_workload --days 1 --seed 1 --out out/frontier_day.swf
+    .venv/bin/python -m experiments.frontier_workload --days 1 --seed 1 --out out/frontier_day.swf
 """
 
 from __future__ import annotations
