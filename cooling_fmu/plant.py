@@ -15,24 +15,31 @@ variable map (``maps/*.yaml``). Coupling rules (docs/cooling.md):
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from . import modelica as _modelica
 from .adapter import FMUError, VariableMap, load_variable_map, open_fmu
-from .build import fetch_fmu
+from .build import default_cache_dir, fetch_fmu
 from .coupling import PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
 
-__all__ = ["CoolingPlant", "EULER_SUBSTEPS", "PlantStepError", "max_stable_step_s"]
+__all__ = ["CoolingPlant", "EULER_SUBSTEPS", "PlantStepError", "max_stable_step_s", "plant_cache_path", "plant_hash"]
 
 #: rumoca 0.9.13's fmi2DoStep integrates with forward Euler in this many equal sub-steps per communication step.
 EULER_SUBSTEPS = 10
 #: Largest ``|h lambda|`` allowed for a forward-Euler sub-step ``h`` (accuracy; stability is checked as well).
 EULER_ACCURACY = 0.5
+#: Version of the per-plant figures cached next to the FMU (bump when what is stored changes meaning).
+PLANT_CACHE_VERSION = "1"
 
 
 class PlantStepError(FMUError, PlantError):
@@ -86,12 +93,8 @@ def _eigenvalues(params: PlantParams) -> np.ndarray:
     return np.concatenate(lams)
 
 
-def max_stable_step_s(params: PlantParams) -> float:
-    """Longest communication step for which the FMU's forward-Euler sub-steps are stable and accurate.
-
-    The plant is linearised (central differences of :func:`~cooling_fmu.modelica.plant_equations`) at 9 operating
-    points; a sub-step ``h = step / EULER_SUBSTEPS`` must give ``|1 + h lambda| < 1`` (forward-Euler stability) and
-    ``|h lambda| <= EULER_ACCURACY`` for every eigenvalue ``lambda``.
+def plant_hash(params: PlantParams) -> str:
+    """Content hash of everything a per-plant computation depends on.
 
     Parameters
     ----------
@@ -100,14 +103,63 @@ def max_stable_step_s(params: PlantParams) -> float:
 
     Returns
     -------
-    float
-        The limit [s].
-
-    Raises
-    ------
-    ValueError
-        If the linearised plant is unstable at one of the points (a controller loop that oscillates).
+    str
+        Hex SHA-256 of the generated Modelica source (structure and every parameter value), the source text of
+        :mod:`cooling_fmu.modelica` (its numpy mirror is what :func:`max_stable_step_s` linearises), the
+        forward-Euler constants, :data:`PLANT_CACHE_VERSION` and the numpy version (eigenvalues come from LAPACK).
     """
+    h = hashlib.sha256()
+    for part in (generate_plant_modelica(params), Path(_modelica.__file__).read_text(encoding="utf-8"),
+                 repr((EULER_SUBSTEPS, EULER_ACCURACY)), PLANT_CACHE_VERSION, np.__version__):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _payload_digest(payload: dict) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _read_plant_cache(path: Path, key: str) -> dict | None:
+    """The cached per-plant figures, or None when absent, unreadable, for another plant or altered."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        payload = doc["payload"]
+        if doc.get("key") != key or payload.get("key") != key or doc.get("sha256") != _payload_digest(payload):
+            return None
+        limit = float(payload["max_stable_step_s"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return payload if (math.isfinite(limit) and limit > 0) else None
+
+
+def _write_plant_cache(path: Path, payload: dict) -> None:
+    """Write the figures atomically (temporary file + rename); a cache that cannot be written is skipped."""
+    doc = {"key": payload["key"], "sha256": _payload_digest(payload), "payload": payload}
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(doc, fh, indent=1)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:  # read-only cache folder: the figure is simply recomputed next time
+        pass
+
+
+def plant_cache_path(params: PlantParams, cache_dir: str | Path | None = None) -> Path:
+    """Where the per-plant figures of ``params`` are cached: ``<model>-<hash16>.plant.json`` in the FMU cache."""
+    return _plant_cache_path(params, plant_hash(params), cache_dir)
+
+
+def _plant_cache_path(params: PlantParams, key: str, cache_dir: str | Path | None) -> Path:
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return cache / f"{model_name_for(params)}-{key[:16]}.plant.json"
+
+
+def _compute_max_stable_step_s(params: PlantParams) -> float:
     lam = _eigenvalues(params)
     lam = lam[np.abs(lam) > 1e-12]
     if np.any(lam.real > 1e-9):
@@ -119,6 +171,63 @@ def max_stable_step_s(params: PlantParams) -> float:
     while np.any(np.abs(1.0 + h * lam) >= 1.0):
         h *= 0.9
     return h * EULER_SUBSTEPS
+
+
+def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, *, use_cache: bool = True) -> float:
+    """Longest communication step for which the FMU's forward-Euler sub-steps are stable and accurate.
+
+    The plant is linearised (central differences of :func:`~cooling_fmu.modelica.plant_equations`) at 9 operating
+    points; a sub-step ``h = step / EULER_SUBSTEPS`` must give ``|1 + h lambda| < 1`` (forward-Euler stability) and
+    ``|h lambda| <= EULER_ACCURACY`` for every eigenvalue ``lambda``.
+
+    The result is cached with the FMU (:func:`plant_cache_path`, a small JSON file holding the key and a SHA-256
+    of its content), keyed by :func:`plant_hash`: a cached value is used only when its key is this plant's, its
+    digest verifies and folder and file pass the FMU cache's trust checks (:mod:`jobs.cachedirs`: the
+    user's own, not writable by others); otherwise it is recomputed (and rewritten when the folder is trusted). The cached float is the computed one exactly (JSON
+    round-trips a float's ``repr``), so runs are identical with or without the cache.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    cache_dir : str or pathlib.Path, optional
+        Cache folder (default :func:`cooling_fmu.build.default_cache_dir`, the FMU cache).
+    use_cache : bool, optional
+        False computes the limit without reading or writing the cache.
+
+    Returns
+    -------
+    float
+        The limit [s].
+
+    Raises
+    ------
+    ValueError
+        If the linearised plant is unstable at one of the points (a controller loop that oscillates).
+    """
+    if not use_cache:
+        return _compute_max_stable_step_s(params)
+    from jobs.cachedirs import CacheTrustError, check_private_file, private_dir
+
+    full = plant_hash(params)
+    path = _plant_cache_path(params, full, cache_dir)
+    try:  # the same trust rules as the FMU beside it: a private folder, an entry of this user not writable by others
+        private_dir(path.parent, "FMU cache folder")
+    except (CacheTrustError, OSError):
+        return _compute_max_stable_step_s(params)
+    cached = None
+    if path.is_file():
+        try:
+            check_private_file(path, "plant cache entry")
+            cached = _read_plant_cache(path, full)
+        except CacheTrustError:
+            cached = None
+    if cached is not None:
+        return float(cached["max_stable_step_s"])
+    limit = _compute_max_stable_step_s(params)
+    _write_plant_cache(path, {"key": full, "plant": params.name, "n_cdu": params.n_cdu, "max_stable_step_s": limit,
+                              "euler_substeps": EULER_SUBSTEPS, "euler_accuracy": EULER_ACCURACY})
+    return limit
 
 
 class CoolingPlant:
@@ -197,7 +306,7 @@ class CoolingPlant:
             raise ValueError(f"step_s must be positive and finite, got {step_s}")
         self.own_model = fmu_path is None
         if self.own_model:
-            limit = max_stable_step_s(self.params)
+            limit = max_stable_step_s(self.params, cache_dir)
             if step_s > limit:
                 raise ValueError(
                     f"step_s = {step_s} s is too long for plant {self.params.name!r}: the FMU integrates with forward "

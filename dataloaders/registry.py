@@ -53,6 +53,14 @@ _BUILTIN: dict[str, str] = {
     "request_csv": "dataloaders.request_csv:RequestCSVLoader",
 }
 
+#: File suffixes claimed by the built-in loaders (their classes' ``suffixes``), so that :func:`guess_format` can
+#: pick a built-in loader without importing every loader module first (start-up time, issue #16 item 6).
+#: tests/unit/test_startup.py checks that this table equals the classes' own ``suffixes``.
+_BUILTIN_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "swf": (".swf",), "sacct": (".sacct", ".psv"), "batsim": (".json",), "alibaba_pods": (), "pm100": (),
+    "fugaku": (), "adastra": (), "lassen": (), "azure_llm": (), "mooncake": (".jsonl",), "request_csv": (),
+}
+
 #: Loaders registered at run time with :func:`register_loader`.
 _RUNTIME: dict[str, type[BaseLoader]] = {}
 
@@ -258,9 +266,20 @@ def guess_format(path: str | os.PathLike[str]) -> str:
     while suffixes and suffixes[-1] in _COMPRESSION_SUFFIXES:
         suffixes.pop()
     suffix = suffixes[-1] if suffixes else ""
+    targets = sorted(_targets().items())
+    if suffix and suffix != ".csv":  # fast path: built-ins by their static suffixes, plugins resolved in order
+        for name, target in targets:
+            static = _BUILTIN_SUFFIXES.get(name) if target == _BUILTIN.get(name) else None
+            if static is None:
+                try:
+                    static = tuple(_resolve(name, target).suffixes)
+                except Exception:  # noqa: BLE001 - a broken plugin cannot claim a suffix
+                    continue
+            if suffix in static:
+                return name
     claims: dict[str, tuple[str, ...]] = {}
     headers: dict[str, tuple[str, ...]] = {}
-    for name, target in sorted(_targets().items()):
+    for name, target in targets:
         try:
             cls = _resolve(name, target)
             claims[name] = tuple(cls.suffixes)

@@ -140,12 +140,32 @@ def parse_slurm_duration(text: str, *, bare_unit_s: float = 60.0) -> float:
     return total
 
 
+#: ``[D-]HH:MM:SS`` in ASCII digits: the form sacct prints for Elapsed / Timelimit, parsed without Python calls.
+#: At most 9 digits per part keeps every term and partial sum an integer below 2**53 (exact).
+_HMS = r"^(?:([0-9]{1,9})-)?([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,9})$"
+
+
 def _durations(col: pd.Series, *, bare_unit_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised over unique values: (seconds, bad mask)."""
+    """Vectorised over unique values: (seconds, bad mask).
+
+    Unique values of the form ``[D-]HH:MM:SS`` (ASCII digits) are converted with array arithmetic; every other
+    value goes through :func:`parse_slurm_duration`. Both give the same float: the parts are integers, so
+    ``days x 86400 + h x 3600 + m x 60 + s`` is exact in either order (each part has at most 9 digits, so every
+    term and partial sum is an integer below 2**53).
+    """
     codes, uniq = pd.factorize(col, sort=False)
     vals = np.empty(len(uniq))
     bad_u = np.zeros(len(uniq), dtype=bool)
-    for k, u in enumerate(uniq):
+    todo = np.ones(len(uniq), dtype=bool)
+    if len(uniq):
+        parts = pd.Series(np.asarray(uniq, dtype=object)).str.extract(_HMS)
+        ok = parts[1].notna().to_numpy()
+        if ok.any():
+            num = parts[ok].fillna("0").astype(np.float64).to_numpy()
+            vals[ok] = num[:, 0] * 86400.0 + num[:, 1] * 3600.0 + num[:, 2] * 60.0 + num[:, 3]
+            todo = ~ok
+    for k in np.flatnonzero(todo):
+        u = uniq[k]
         try:
             vals[k] = parse_slurm_duration(u, bare_unit_s=bare_unit_s)
         except ValueError:

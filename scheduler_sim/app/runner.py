@@ -127,8 +127,12 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     return weather.wet_bulb_K, wpath, desc
 
 
-def build_plant(cfg: RunConfig, system):
+def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
+
+    With ``progress`` a spinner line (elapsed time) is shown while the plant is set up: the first use of a plant
+    builds its FMU (rumoca + gcc; minutes for hundreds of CDUs, see docs/cooling.md) and linearises it for the
+    stability limit; later uses read both from the cache.
 
     Raises
     ------
@@ -139,7 +143,10 @@ def build_plant(cfg: RunConfig, system):
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
-    return CoolingPlant(params, step_s=cfg.cooling.step_s)
+    from .progress import Spinner
+
+    with Spinner(f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)", enabled=progress):
+        return CoolingPlant(params, step_s=cfg.cooling.step_s)
 
 
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
@@ -242,7 +249,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
-        plant = build_plant(cfg, system)
+        plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
         checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     policy = cfg.scheduler.policy
