@@ -35,7 +35,7 @@ MOVED_MODULES = {
     "scheduler_sim.metrics": "scheduler_sim.kernel.metrics",
     "scheduler_sim.progress": "scheduler_sim.kernel.progress",
     "scheduler_sim.availability": "scheduler_sim.kernel.availability",
-    "jobs.cachedirs": "jobs.cachedirs",
+    "scheduler_sim.cachedirs": "jobs.cachedirs",
     "scheduler_sim.hdf5io": "scheduler_sim.io.hdf5",
     "scheduler_sim.attribution": "scheduler_sim.analysis.attribution",
     "scheduler_sim.compare": "scheduler_sim.analysis.compare",
