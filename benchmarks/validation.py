@@ -167,8 +167,6 @@ def main(argv: list[str] | None = None) -> int:
         cat = str(f.attrs["pue_category"])
         pump = f["timeseries/cdu/P_pump_sec"][...] if "timeseries/cdu/P_pump_sec" in f else None
         n_cdu = int(f["timeseries/cdu/Q_flow_W"].shape[1])
-        fan = f["timeseries/facility/P_fan_tower"][...] if "timeseries/facility/P_fan_tower" in f else None
-        cool = f["timeseries/facility/P_cooling_W"][...]
     row("Frontier-like `hpctwin run --system frontier` (30-day window, Knoxville TMY3): facility PUE",
         s["PUE"], ".4f", "frontier_pue", cmd, f" (pPUE mech. {s['pPUE_mechanical']:.4f}, elec. "
                                                f"{s['pPUE_electrical']:.4f}; mean IT {s['mean_P_it_W'] / 1e6:.1f} MW)")

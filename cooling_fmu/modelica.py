@@ -295,7 +295,8 @@ def _dpoly_expr(T: str, c) -> str:
 
 def _sat_air_equations(T: str, tag: str) -> tuple[list[str], list[str]]:
     """Declarations and equations of saturated air at temperature variable ``T``: ``pw_<tag>``, ``W_<tag>``,
-    ``h_<tag>``, ``dh_<tag>`` (the :func:`sat_air` formulae)."""
+    ``h_<tag>``, ``dh_<tag>`` (the :func:`sat_air` formulae).
+    """
     decl = [f'  Real pw_{tag}(unit="Pa") "Saturation pressure at {T}";',
             f'  Real dpw_{tag}(unit="Pa/K") "Its temperature derivative";',
             f'  Real W_{tag}(unit="1") "Humidity ratio of saturated air at {T}";',

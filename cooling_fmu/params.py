@@ -376,5 +376,6 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
         raise PlantParamsError("\n".join(lines)) from exc
     from .plausibility import check_design_heat
 
-    check_design_heat(params, str(path))  # a plant that cannot reject its design heat as liquid water is refused
+    # a plant that cannot reject its design heat as liquid water is refused
+    check_design_heat(params, str(path), error=PlantParamsError)
     return params

@@ -183,7 +183,8 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     The result is cached with the FMU (:func:`plant_cache_path`, a small JSON file holding the key and a SHA-256
     of its content), keyed by :func:`plant_hash`: a cached value is used only when its key is this plant's, its
     digest verifies and folder and file pass the FMU cache's trust checks (:mod:`jobs.cachedirs`: the
-    user's own, not writable by others); otherwise it is recomputed (and rewritten when the folder is trusted). The cached float is the computed one exactly (JSON
+    user's own, not writable by others); otherwise it is recomputed (and rewritten when the folder is trusted).
+    The cached float is the computed one exactly (JSON
     round-trips a float's ``repr``), so runs are identical with or without the cache.
 
     Parameters

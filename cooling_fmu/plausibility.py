@@ -120,7 +120,7 @@ def design_steady_state(params) -> dict[str, float]:
             "T_fac_ret_K": t_fs + Q / c_fac, "T_fac_sup_K": t_fs}
 
 
-def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA) -> None:
+def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA, error: type[Exception] = ValueError) -> None:
     """Refuse a plant that can only reject its design heat with water at or above its boiling point.
 
     Also refused: a setpoint (``cdu.T_sec_sup_set_K``, ``tower.T_fac_sup_set_K``) outside liquid water, and a
@@ -135,12 +135,16 @@ def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA) 
     p_Pa : float
         Loop pressure of the boiling bound [Pa].
 
+    error : type of Exception
+        The exception class raised (the caller's: :class:`cooling_fmu.params.PlantParamsError` when loading a plant
+        file; passed in so that this module does not import the loader, which calls it).
+
     Raises
     ------
-    cooling_fmu.params.PlantParamsError
+    error
         Naming the file, the fields involved and the steady-state temperature reached.
     """
-    from .params import PlantParamsError
+    PlantParamsError = error  # noqa: N806 - the caller's error class
 
     s = design_steady_state(params)
     t_boil = saturation_temperature_K(p_Pa)

@@ -67,7 +67,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import platformdirs
 import psychrolib
 
 __all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "Weather", "WeatherFileError", "WeatherReport", "default_weather",

@@ -70,7 +70,8 @@ def bin_limit_s(nodes: np.ndarray) -> np.ndarray:
     return out
 
 
-def frontier_jobs(days: float = 1.0, *, seed: int = 1, load: float = 0.85, system_nodes: int = FRONTIER_NODES) -> dict[str, np.ndarray]:
+def frontier_jobs(days: float = 1.0, *, seed: int = 1, load: float = 0.85,
+                  system_nodes: int = FRONTIER_NODES) -> dict[str, np.ndarray]:
     """Draw a synthetic Frontier-scale workload.
 
     Parameters

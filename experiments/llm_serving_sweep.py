@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scheduler_sim.app.config import load_config  # noqa: E402  (after the path: runs as a script from a checkout)
+from scheduler_sim.app.config import load_config, read_toml  # noqa: E402  (after the path: runs as a script from a checkout)
 from scheduler_sim.app.runner import run_one  # noqa: E402
 
 

@@ -97,7 +97,8 @@ class TransformerSpec(_Strict):
 
 class SwitchgearSpec(_Strict):
     """Switchgear, busway and cabling between the transformers and the UPS / PDUs: a loss proportional to the
-    power passing through (``loss_fraction`` of the outgoing power)."""
+    power passing through (``loss_fraction`` of the outgoing power).
+    """
 
     loss_fraction: float = Field(ge=0, lt=0.2, description="Loss per W delivered downstream, 1")
     source: str = Field(min_length=1, description="Where the figure comes from")
@@ -105,7 +106,8 @@ class SwitchgearSpec(_Strict):
 
 class UpsSpec(_Strict):
     """UPS carrying ``share`` of the IT load; its loss follows the three-term model ``R (c0 + c1 x + c2 x^2)`` with
-    ``x`` the load fraction, fitted (least squares on the loss) to ``efficiency_points`` = [[x, eta], ...]."""
+    ``x`` the load fraction, fitted (least squares on the loss) to ``efficiency_points`` = [[x, eta], ...].
+    """
 
     share: float = Field(ge=0, le=1, description="Share of the IT load (PDU input) that sits on UPS, 1")
     rated_W: float = Field(gt=0, description="Rated real output power of all UPS modules together, W")
@@ -150,7 +152,8 @@ class UpsSpec(_Strict):
 
 class PduSpec(_Strict):
     """Power distribution units between the UPS and the racks (a transformer-type PDU has ~1.5-3 % loss; a
-    480 V feed straight to the rack rectifiers has none, leave the stage out then)."""
+    480 V feed straight to the rack rectifiers has none, leave the stage out then).
+    """
 
     eta: float = Field(gt=0.5, le=1, description="PDU efficiency (output / input), 1")
     source: str = Field(min_length=1, description="Where the figure comes from")

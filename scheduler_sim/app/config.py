@@ -382,7 +382,7 @@ class RunConfig(_Strict):
 
 
 def check_name(v: str, what: str = "name") -> str:
-    """Check a run or study name, which becomes a file or folder name under ``out/``; return it.
+    r"""Check a run or study name, which becomes a file or folder name under ``out/``; return it.
 
     Raises
     ------

@@ -370,11 +370,10 @@ def _sweep_lock(out_dir: Path):
 def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario], comm, size: int, say,
                 wall0: float) -> Path:
     """Rank 0's part of :func:`run_sweep`, with the folder locked."""
-    import json
     import threading
     import time
 
-    from ..io.hdf5 import SCHEMA_VERSION, atomic_h5, clean_stale_temporaries, unit_of
+    from ..io.hdf5 import clean_stale_temporaries
 
     for s in scenarios:  # temporaries of a killed earlier sweep (dead processes only; a live writer's are kept)
         clean_stale_temporaries(out_dir / f"{s.name}.h5")

@@ -128,7 +128,8 @@ def known_availability(now: float, owner: np.ndarray, down_count: np.ndarray, ru
 def _job_ends_only(now: float, soon: float, running: list[int], start_s: np.ndarray, estimate_s: np.ndarray,
                    job_nodes: np.ndarray, n_free: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The common case (no downtime, no down node, no power budget): running jobs' ends only, in plain Python
-    (a few hundred running jobs: cheaper than numpy's per-call overhead)."""
+    (a few hundred running jobs: cheaper than numpy's per-call overhead).
+    """
     ends = sorted((max(float(start_s[j] + estimate_s[j]), soon), int(job_nodes[j])) for j in running)
     times, free = [now], [int(n_free)]
     for t, n in ends:

@@ -510,7 +510,8 @@ class Simulation:
 
     def _cooling_ratio(self) -> float:
         """Overhead power per IT watt for the cap prediction: (facility - IT) / IT of the plant's last step (liquid
-        plant plus the facility overheads of :mod:`power.facility`), else the configured estimate."""
+        plant plus the facility overheads of :mod:`power.facility`), else the configured estimate.
+        """
         if self.plant_state is not None and self._last_it_W > 0:
             return self._last_overhead_W / self._last_it_W
         return self.cooling_estimate

@@ -111,7 +111,7 @@ def test_zero_heat_gives_minimum_actuator_power(theta):
     theta.reset()
     theta.initialize(np.zeros(6), 290.0, steady=False)
     y = theta.run(np.zeros((200, 6)), np.full(200, 290.0))[-1]
-    ss = analytic_steady_state(p, np.zeros(6), 290.0)
+    ss = analytic_steady_state(theta.params, np.zeros(6), 290.0)
     sec = y[[theta.index(f"P_pump_sec[{i}]") for i in range(1, 7)]]
     np.testing.assert_allclose(sec, ss["P_pump_sec"], rtol=1e-9)  # pumps at their floor (hand numbers: unit test)
     assert sec[0] == pytest.approx(603.8, abs=0.5)  # 0.3 flow, 100 kPa dp set point: far above the cube law's 59 W
