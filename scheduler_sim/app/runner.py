@@ -143,8 +143,6 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
-    from .progress import Spinner
-
     with Spinner(f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)", enabled=progress):
         return CoolingPlant(params, step_s=cfg.cooling.step_s)
 

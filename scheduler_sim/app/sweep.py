@@ -42,12 +42,12 @@ A scenario that raises is recorded as failed, with its error and traceback, and 
 early (a failing cooling FMU step: root attribute ``complete`` false) is recorded as failed too and its partial
 file is kept. The summary's ``file`` column names a scenario's file only when it exists ('' otherwise). Restarting a
 killed sweep with the same command skips every scenario already *done*: its file exists, passes its integrity check
-(:func:`scheduler_sim.hdf5io.verify_file`: every dataset and attribute matches the ``content_sha256`` recorded when
+(:func:`scheduler_sim.io.hdf5.verify_file`: every dataset and attribute matches the ``content_sha256`` recorded when
 it was written; a damaged file is run again), has ``complete`` true (files are written atomically, so a killed
 write leaves none) and its stored ``config_json`` equals the scenario's configuration (a changed study reruns it).
 Rank 0 holds an exclusive lock on ``<out>/.sweep.lock`` for the whole sweep: a second sweep into the same folder
 stops at once with an error instead of racing the first for its files; temporaries of dead processes are cleaned
-when their output is written again (:func:`scheduler_sim.hdf5io.clean_stale_temporaries`), never those of a live
+when their output is written again (:func:`scheduler_sim.io.hdf5.clean_stale_temporaries`), never those of a live
 one. Its summary row is read back from the file, so the
 summary is the same as after an uninterrupted sweep. Wall times, ranks and the number of scenarios skipped are
 only in the summary's volatile root attribute ``sweep_timing_json``.
@@ -193,7 +193,7 @@ def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
 def scenario_done(s: Scenario, out_dir: Path) -> dict[str, float] | None:
     """The headline metrics of a scenario finished earlier, or None if it must run.
 
-    Done means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.hdf5io.verify_file` (its content matches
+    Done means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.io.hdf5.verify_file` (its content matches
     the ``content_sha256`` recorded when it was written; a file without one cannot be trusted), has root attribute
     ``complete`` true and its ``config_json`` equals the scenario's configuration.
     """
