@@ -114,7 +114,8 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
 def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
-                   cache_dir: str | Path | None = None, weather_file: str | Path | None = None) -> dict[str, float]:
+                   cache_dir: str | Path | None = None, weather_file: str | Path | None = None,
+                   system: str | Path | None = None) -> dict[str, float]:
     """Drive a cooling plant from a measured IT power series and write an HDF5 file.
 
     Parameters
@@ -139,18 +140,26 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     weather_file : str or pathlib.Path, optional
         EPW / TMY3 file or shipped site name (:func:`cooling_fmu.weather.resolve_weather_file`), aligned to the
         calendar of the series (its timestamps are Unix seconds; month / day / hour lookup, UTC offset from the
-        file header, :meth:`Weather.at_calendar`). Default: the shipped Golden, CO TMY3.
+        file header, :meth:`Weather.at_calendar`). Default: the site of ``system`` when given, else the shipped Golden, CO TMY3.
     keep_leading_zeros : bool, optional
         Simulate the leading 0 kW rows too.
     interval_s : float, optional
         Output averaging interval [s] (a multiple of ``step_s``).
     cache_dir : str or pathlib.Path, optional
         FMU cache.
+    system : str or pathlib.Path, optional
+        A system description whose ``[facility]`` stages (electrical chain, air side, lighting; see
+        :mod:`power.facility`) are counted on top of the plant, step by step, and its ``liquid_fraction`` of the
+        IT power is the plant's heat (the rest goes to room air, with the UPS / PDU losses and lighting). Without
+        it the whole IT power is the plant's heat and ``PUE`` counts the liquid plant only (file attribute
+        ``pue_counts`` says which).
 
     Returns
     -------
     dict of str to float
-        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts.
+        Summary: energies [J], ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts; with
+        ``system`` also ``E_<stage>_J``, ``E_facility_J``, ``pPUE_mechanical``, ``pPUE_electrical`` and
+        ``PUE_liquid_plant`` (the plant-only ratio).
 
     Raises
     ------
@@ -177,13 +186,25 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     scale = 1.0 if scale_to_design is None else scale_to_design * design / max(P_step.max(), 1.0)
     P_step = P_step * scale
+    lf, sysm = 1.0, None
+    if system is not None:  # the system's liquid share of IT power goes to the plant, the rest to room air
+        from power import load_system
+
+        sysm = load_system(system)
+        lf = sysm.liquid_fraction
     if weather is None:
         from .weather import DEFAULT_TMY3, resolve_weather_file
 
-        w = Weather.from_file(resolve_weather_file(weather_file) if weather_file else DEFAULT_TMY3)
+        if weather_file:
+            wpath = resolve_weather_file(weather_file)
+        elif sysm is not None and getattr(sysm, "site_weather", ""):  # the system's site
+            wpath = resolve_weather_file(sysm.site_weather, Path(sysm.source).parent if sysm.source else None)
+        else:
+            wpath = DEFAULT_TMY3
+        w = Weather.from_file(wpath)
         weather = w.at_calendar(t0, w.report.utc_offset_h)
     T_wb = weather.wet_bulb_K(t_mid - t0)
-    heat = np.repeat((P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
+    heat = np.repeat((lf * P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
     with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as pl:
         y0 = pl.initialize(heat[0], float(T_wb[0]))
         y = pl.run(heat, T_wb)
@@ -214,9 +235,31 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),
         "leading_zero_rows_skipped": float(0 if keep_leading_zeros else rep.leading_zero_rows),
     }
+    ovh_series: dict[str, np.ndarray] = {}
+    counts = "liquid plant only"
+    if system is not None:
+        from power.facility import SERIES, FacilityOverheads
+
+        fo = FacilityOverheads(sysm.facility, liquid_fraction=lf)
+        ov = fo.evaluate(P_step, y[:, col["P_cooling"]], T_wb)
+        for name in SERIES:
+            key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
+            summary[key] = float(ov[name].sum() * step_s)
+            ovh_series[name] = ov[name].reshape(-1, m).mean(axis=1)
+        E_el = sum(summary[k] for k in ("E_transformer_loss_J", "E_switchgear_loss_J", "E_ups_loss_J",
+                                        "E_pdu_loss_J"))
+        E_mech = E_cool + summary["E_air_fan_J"] + summary["E_air_chiller_J"]
+        E_fac = E_it + E_mech + E_el + summary["E_lighting_J"]
+        summary.update({"PUE_liquid_plant": summary["PUE"], "E_electrical_loss_J": E_el, "E_mechanical_J": E_mech,
+                        "E_facility_J": E_fac, "PUE": E_fac / E_it if E_it > 0 else float("nan"),
+                        "pPUE_mechanical": (E_it + E_mech) / E_it if E_it > 0 else float("nan"),
+                        "pPUE_electrical": (E_it + E_el) / E_it if E_it > 0 else float("nan")})
+        present = sysm.facility.present()
+        counts = "liquid plant" + "".join(", " + p for p in present) + (
+            f" (system {sysm.name}; left out: {', '.join(sysm.facility.absent()) or 'none'})")
     with atomic_h5(out) as f:
         f.attrs.update({"schema_version": "1.0", "kind": "cooling_standalone", "plant": params.name,
-                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0})
+                        "git_sha": git_sha(), "step_s": step_s, "time_origin_unix_s": t0, "pue_counts": counts})
         ts = f.create_group("timeseries")
         d = ts.create_dataset("time_s", data=np.arange(avg.shape[0]) * interval_s)
         d.attrs["units"], d.attrs["interval_s"] = "s", interval_s
@@ -224,6 +267,8 @@ def run_standalone(power_csv: str | Path, out: str | Path, *, plant: str = "fron
         for name, data, unit in (("P_it_W", P_step.reshape(-1, m).mean(axis=1), "W"),
                                  ("T_wb_K", T_wb.reshape(-1, m).mean(axis=1), "K")):
             fac.create_dataset(name, data=data).attrs["units"] = unit
+        for name, data in ovh_series.items():
+            fac.create_dataset(name, data=data, compression="gzip").attrs["units"] = "W"
         groups: dict[str, list[int]] = {}
         for i, n in enumerate(names):
             if n.endswith("]"):

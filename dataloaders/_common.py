@@ -19,14 +19,26 @@ from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from jobs.table import validate_job_table
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_EXACT_INT",
+    "MAX_TIME_S",
     "MEASURED_POWER_COLUMN",
     "Issues",
     "check_common_options",
+    "count_or_zero",
     "finish_load",
     "local_times_to_epoch",
     "read_bytes",
     "read_text",
 ]
+
+#: Largest node / processor / GPU count any loader accepts (int64 counts; no machine has more). Larger values
+#: (``res: 1e300``) are rejected as out of range instead of overflowing the cast to int64.
+MAX_COUNT = float(2**31)
+#: Largest time accepted in a trace's time fields [s] (~317 years; the SWF loader's limit).
+MAX_TIME_S = 1e10
+#: Largest integer id kept exactly (float64 holds every integer up to 2**53).
+MAX_EXACT_INT = 2**53
 
 #: Extra column with the measured mean DC power per node of a job over its run [W]; NaN when unknown.
 MEASURED_POWER_COLUMN = "measured_node_power_W"
@@ -112,6 +124,27 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     return body, "utf-8"
 
 
+def count_or_zero(x: np.ndarray) -> np.ndarray:
+    """Counts (nodes, processors) as int64, rounded up; 0 where the value is unusable.
+
+    Parameters
+    ----------
+    x : ndarray of float, shape (n,)
+        Counts as read (NaN for missing).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        ``ceil(x)`` where ``x`` is finite and in ``[1, MAX_COUNT]``, else 0 (the loaders reject rows with 0, naming
+        the value found). Never overflows: values outside the range are not cast.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    good = np.isfinite(x) & (x >= 1) & (x <= MAX_COUNT)
+    out = np.zeros(x.shape, dtype=np.int64)
+    out[good] = np.ceil(x[good]).astype(np.int64)
+    return out
+
+
 def check_common_options(cores_per_node: Any, max_nodes: Any) -> None:
     """Validate the options every loader accepts.
 
@@ -142,7 +175,7 @@ def _fmt(x: Any) -> str:
         return str(x)
     if math.isnan(f):
         return "nan"
-    return str(int(f)) if f.is_integer() else repr(f)
+    return str(int(f)) if f.is_integer() and abs(f) < 1e16 else repr(f)
 
 
 class Issues:
@@ -285,9 +318,10 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
                 loc = loc.to_series().reset_index(drop=True)
                 loc[np.flatnonzero(odd)] = fix
                 loc = pd.DatetimeIndex(loc)
-            ns = loc.as_unit("ns").asi8.astype(np.float64)
-            ns[pd.isna(loc)] = np.nan
-            v = ns / 1e9
+            # microseconds: pandas may parse at second resolution, and year 3024 does not fit int64 nanoseconds
+            us = loc.as_unit("us").asi8.astype(np.float64)
+            us[pd.isna(loc)] = np.nan
+            v = us / 1e6
             sub = np.flatnonzero(~has_zone)
             vals[sub] = v
             amb = np.zeros(len(txt), dtype=bool)
@@ -297,9 +331,10 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
             amb_u = amb_full
         if has_zone.any():
             dtz = pd.to_datetime(txt[has_zone], format="ISO8601", errors="coerce", utc=True)
-            ns = pd.DatetimeIndex(dtz).as_unit("ns").asi8.astype(np.float64)
-            ns[pd.isna(dtz)] = np.nan
-            vals[np.flatnonzero(has_zone)] = ns / 1e9
+            us = pd.DatetimeIndex(dtz).as_unit("us").asi8.astype(np.float64)
+            us[pd.isna(dtz)] = np.nan
+            vals[np.flatnonzero(has_zone)] = us / 1e6
+        vals[np.abs(vals) > MAX_TIME_S] = np.nan  # e.g. year 3024: no trace time, reported as a bad time
         out_u[np.flatnonzero(rest)] = vals
         bad_u = rest & np.isnan(out_u)
     out = out_u[codes] if len(u) else np.full(len(values), np.nan)

@@ -10,19 +10,24 @@ Fields read -> canonical column
 ``name``            ``job_id``: the number at the end (``openb-pod-0017`` -> 17); kept in ``trace_job_id``; no
                     number -> rejected; repeated -> rejected (first kept)
 ``creation_time``   ``submit_time_s`` [s, relative to the trace start]; missing -> rejected
-``scheduled_time``  ``start_time_s`` [s]; empty or 0 with a later creation -> NaN (never scheduled, flagged)
+``scheduled_time``  ``start_time_s`` [s]; empty -> NaN (never scheduled, flagged). 0 is a valid time (a pod created
+                    and scheduled at the trace start); a time before ``creation_time`` -> NaN (repaired)
 ``deletion_time``   ``end_time_s`` [s]; empty -> NaN (still running at the end, flagged); before scheduled -> NaN
                     (repaired)
 ``num_gpu``,        ``gpus`` (extra, float64): num_gpu x gpu_milli / 1000, the GPU share of the pod (fractional
 ``gpu_milli``       GPUs: ``num_gpu=1, gpu_milli=250`` -> 0.25); gpu_milli outside [0, 1000] -> rejected
-``cpu_milli``       ``cpus`` (extra, float64): cpu_milli / 1000 cores
+``cpu_milli``       ``cpus`` (extra, float64): cpu_milli / 1000 cores; negative -> rejected; empty -> NaN (share unknown)
 ``memory_mib``      ``memory_B`` (extra, float64): memory_mib x 2^20 bytes
 ``pod_phase``       ``status``: Succeeded -> 1, Failed -> 0, Running / Pending -> -1; kept in ``state``
 ``qos``             ``queue``
 ``gpu_spec``        ``gpu_spec`` (extra text; the GPU models the pod accepts, ``|``-separated)
 ==================  ===============================================================================================
 
-``nodes`` = 1 (a pod runs on one host); ``runtime_s`` = end - start; ``requested_walltime_s`` NaN (pods have no
+Counts above 2**31 GPUs or cores, and times above 1e10 s, are rejected (``*_out_of_range``) instead of overflowing.
+
+``nodes`` = 1 here (a pod's share of a node is not known without the machine); the run maps ``gpus`` and ``cpus``
+to whole nodes and to per-node utilisation with :func:`jobs.shares.apply_node_shares` (a pod asking for more GPUs
+than a node has spans several nodes). ``runtime_s`` = end - start; ``requested_walltime_s`` NaN (pods have no
 limit); ``measured_node_power_W`` NaN.
 
 References
@@ -42,8 +47,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataloaders._common import MEASURED_POWER_COLUMN, Issues, check_common_options, finish_load, read_text
-from dataloaders._common import reject_duplicates
+from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
+from dataloaders._common import check_common_options, finish_load, read_text, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
@@ -139,25 +144,45 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     ok = idnum.notna().to_numpy().copy()
     issues.add_mask(~ok, lines, None, "name", name.to_numpy(), "a pod name ending in a number", "rejected",
                     "bad_pod_name")
-    jid = np.where(ok, pd.to_numeric(idnum, errors="coerce").fillna(-1).to_numpy(), -1).astype(np.int64)
+    idf = pd.to_numeric(idnum.str.slice(-20), errors="coerce").fillna(-1).to_numpy(float)
+    huge_id = ok & (idf > MAX_EXACT_INT)
+    issues.add_mask(huge_id, lines, None, "name", name.to_numpy(), f"a pod number <= {MAX_EXACT_INT}", "rejected",
+                    "job_id_out_of_range")
+    ok &= ~huge_id
+    jid = np.where(ok, idf, -1).astype(np.int64)
     create, sched, delete = num("creation_time"), num("scheduled_time"), num("deletion_time")
     bad_c = ok & ~(np.isfinite(create) & (create >= 0))
     issues.add_mask(bad_c, lines, jid, "creation_time", df["creation_time"].to_numpy(), "a time >= 0 s",
                     "rejected", "submit_time_missing")
     ok &= ~bad_c
+    for name_t, t in (("creation_time", create), ("scheduled_time", sched), ("deletion_time", delete)):
+        huge_t = ok & (t > MAX_TIME_S)
+        issues.add_mask(huge_t, lines, jid, name_t, t, f"a time below {MAX_TIME_S:.0e} s (317 years)", "rejected",
+                        "time_out_of_range")
+        ok &= ~huge_t
     ngpu, gmilli = num("num_gpu"), num("gpu_milli")
     bad_g = ok & ~((np.isfinite(ngpu) & (ngpu >= 0)) & (np.isfinite(gmilli) & (gmilli >= 0) & (gmilli <= 1000)))
     issues.add_mask(bad_g, lines, jid, "gpu_milli", [f"num_gpu={a}, gpu_milli={b}" for a, b in
                                                       zip(df.get("num_gpu", [""] * n), df.get("gpu_milli", [""] * n))],
                     "num_gpu >= 0 and gpu_milli in [0, 1000]", "rejected", "bad_gpu_request")
     ok &= ~bad_g
+    huge_g = ok & (ngpu > MAX_COUNT)
+    issues.add_mask(huge_g, lines, jid, "num_gpu", ngpu, f"at most {MAX_COUNT:.0f} GPUs", "rejected",
+                    "gpus_out_of_range")
+    ok &= ~huge_g
+    cmilli = num("cpu_milli")
+    bad_cpu = ok & ((cmilli < 0) | (cmilli > 1000 * MAX_COUNT) | np.isinf(cmilli))
+    issues.add_mask(bad_cpu, lines, jid, "cpu_milli", cmilli, f"milli-cores in [0, {1000 * MAX_COUNT:.0f}]",
+                    "rejected", "bad_cpu_request")
+    ok &= ~bad_cpu
     idx = np.flatnonzero(ok)
     keep = reject_duplicates(jid[idx], lines[idx], issues, keep="first")
     ok[idx[~keep]] = False
 
-    not_sched = ok & ~(np.isfinite(sched) & (sched > 0))
+    # only a missing value means "never scheduled": 0 is the trace start, a valid time
+    not_sched = ok & ~np.isfinite(sched)
     issues.add_mask(not_sched, lines, jid, "scheduled_time", df.get("scheduled_time", pd.Series([""] * n)).to_numpy(),
-                    "a time > 0 s (never scheduled: start NaN)", "flagged", "never_scheduled")
+                    "a time >= 0 s (never scheduled: start NaN)", "flagged", "never_scheduled")
     start = np.where(not_sched, np.nan, sched)
     early = ok & np.isfinite(start) & (start < create)
     issues.add_mask(early, lines, jid, "scheduled_time", sched, "scheduled >= creation (start set to NaN)",
@@ -189,7 +214,7 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
         "user": "", "account": "", "queue": df.get("qos", pd.Series([""] * n)).astype(str).to_numpy(),
         "status": status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8),
         "cpu_util": np.full(n, np.nan), "gpu_util": np.full(n, np.nan), MEASURED_POWER_COLUMN: np.full(n, np.nan),
-        "gpus": gpus, "cpus": num("cpu_milli") / 1000.0, "memory_B": num("memory_mib") * 2.0**20,
+        "gpus": gpus, "cpus": cmilli / 1000.0, "memory_B": num("memory_mib") * 2.0**20,
         "gpu_spec": df.get("gpu_spec", pd.Series([""] * n)).astype(str).to_numpy(),
         "trace_job_id": name.to_numpy(dtype=object), "state": phase.to_numpy(dtype=object), "source_line": lines,
     })[ok]

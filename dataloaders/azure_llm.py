@@ -103,7 +103,7 @@ class AzureLLMLoader(BaseRequestLoader):
             If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
-        with open_text(path) as fh:
+        with open_text(path, report) as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             if header is None or [h.strip() for h in header[:3]] != list(self.COLUMNS):
@@ -118,7 +118,7 @@ class AzureLLMLoader(BaseRequestLoader):
                 continue
             good.append((line, r))
         secs, fracs, ok = parse_datetimes([r[0] for _, r in good])
-        T, P, O, texts = [], [], [], []
+        T, P, O, texts, L = [], [], [], [], []
         s0 = int(secs[ok][0]) if ok.any() else 0
         for k, (line, r) in enumerate(good):
             if not ok[k]:
@@ -128,16 +128,17 @@ class AzureLLMLoader(BaseRequestLoader):
             p = self._int_tokens(r[1])
             o = self._int_tokens(r[2])
             if p is None:
-                self._record(report, line, "ContextTokens", r[1], "an integer >= 1", "bad_context_tokens", strict)
+                self._record(report, line, "ContextTokens", r[1], "an integer in [1, 2**31]", "bad_context_tokens",
+                             strict)
                 continue
             if o is None:
-                self._record(report, line, "GeneratedTokens", r[2], "an integer >= 1", "bad_generated_tokens",
+                self._record(report, line, "GeneratedTokens", r[2], "an integer in [1, 2**31]", "bad_generated_tokens",
                              strict)
                 continue
             T.append(float(secs[k] - s0) + float(fracs[k]))
             P.append(p)
             O.append(o)
             texts.append(r[0].strip())
+            L.append(line)
         report.notes.append("TIMESTAMP has no time zone; read as UTC")
-        first_text = texts[int(np.argmin(T))] if T else ""
-        return self._finish(report, T, P, O, None, float(s0), first_text)
+        return self._finish(report, T, P, O, None, float(s0), texts, lines=L, strict=strict, time_field="TIMESTAMP")

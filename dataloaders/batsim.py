@@ -4,10 +4,13 @@ Fields read -> canonical column
 -------------------------------
 =====================  =================================================================================================
 ``jobs[i].id``         ``job_id``: an integer, or a string ``"workload!123"`` / ``"123"`` whose number is used; text
-                       without a number -> new id above the largest (repaired); original kept in ``trace_job_id``
-``jobs[i].subtime``    ``submit_time_s`` [s] (Batsim times are seconds from the simulation start); missing -> rejected
+                       without a number -> new id above the largest (repaired); original kept in ``trace_job_id``;
+                       above 2**53 -> rejected (``job_id_out_of_range``)
+``jobs[i].subtime``    ``submit_time_s`` [s] (Batsim times are seconds from the simulation start); missing -> rejected;
+                       above 1e10 s -> rejected (``time_out_of_range``)
 ``jobs[i].walltime``   ``requested_walltime_s`` [s]; absent or -1 -> NaN (flagged); 0 or negative -> NaN (repaired)
-``jobs[i].res``        ``nodes`` (Batsim resources are hosts); missing or < 1 -> rejected; > ``nb_res`` -> rejected
+``jobs[i].res``        ``nodes`` (Batsim resources are hosts); missing or < 1 -> rejected; > 2**31 (``1e300``) ->
+                       rejected (``nodes_out_of_range``, never cast); > ``nb_res`` -> rejected
 ``jobs[i].profile``    name of a profile; ``profiles[name].type == "delay"`` gives ``runtime_s = delay`` [s]. Other
                        types (parallel, parallel_homogeneous, composed, ...) have no fixed duration: run time NaN
                        (flagged); an unknown profile name -> run time NaN (repaired)
@@ -39,8 +42,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataloaders._common import MEASURED_POWER_COLUMN, Issues, check_common_options, finish_load, read_text
-from dataloaders._common import reject_duplicates
+from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
+from dataloaders._common import check_common_options, count_or_zero, finish_load, read_text, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
@@ -132,18 +135,29 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
     jid = np.full(n, -1, dtype=np.int64)
     id_text = np.empty(n, dtype=object)
     no_num = np.zeros(n, dtype=bool)
+    huge_id = np.zeros(n, dtype=bool)
     for k, x in enumerate(raw_id):
         id_text[k] = "" if x is None else str(x)
+        v = None
         if isinstance(x, int) and not isinstance(x, bool) and x >= 0:
-            jid[k] = x
+            v = x
         elif isinstance(x, str) and (m := _ID_NUM.search(x)):
-            jid[k] = int(m.group(1))
+            v = int(m.group(1)[:20])  # more digits than int64 holds is out of range anyway
         else:
             no_num[k] = True
+        if v is not None:
+            if v > MAX_EXACT_INT:
+                huge_id[k] = True
+            else:
+                jid[k] = v
     ok = is_obj.copy()
-    missing_id = ok & np.array([x is None for x in raw_id])
+    missing_id = ok & np.array([x is None for x in raw_id], dtype=bool)
     issues.add_mask(missing_id, line, None, "id", "(absent)", "a job id", "rejected", "job_id_missing")
     ok &= ~missing_id
+    huge_id &= ok
+    issues.add_mask(huge_id, line, None, "id", id_text, f"an integer <= {MAX_EXACT_INT}", "rejected",
+                    "job_id_out_of_range")
+    ok &= ~huge_id
     fix = ok & no_num
     if fix.any():
         start_id = int(jid.max()) + 1 if (jid >= 0).any() else 1
@@ -154,13 +168,21 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
     issues.add_mask(bad_sub, line, jid, "subtime", [str(j.get("subtime", "(absent)")) for j in g],
                     "a time >= 0 s", "rejected", "submit_time_missing")
     ok &= ~bad_sub
+    huge_sub = ok & (sub > MAX_TIME_S)
+    issues.add_mask(huge_sub, line, jid, "subtime", sub, f"a time below {MAX_TIME_S:.0e} s (317 years)", "rejected",
+                    "time_out_of_range")
+    ok &= ~huge_sub
     bad_res = ok & ~(np.isfinite(res) & (res >= 1))
     issues.add_mask(bad_res, line, jid, "res", [str(j.get("res", "(absent)")) for j in g], "an integer >= 1",
                     "rejected", "nodes_missing")
     ok &= ~bad_res
+    huge_res = ok & (res > MAX_COUNT)
+    issues.add_mask(huge_res, line, jid, "res", res, f"an integer <= {MAX_COUNT:.0f} hosts", "rejected",
+                    "nodes_out_of_range")
+    ok &= ~huge_res
     frac = ok & (res != np.floor(res))
     issues.add_mask(frac, line, jid, "res", res, "an integer (rounded up)", "repaired", "fractional_res")
-    nodes = np.where(np.isfinite(res), np.ceil(res), 0).astype(np.int64)
+    nodes = count_or_zero(np.where(ok, res, np.nan))
     if limit is not None:
         big = ok & (nodes > limit)
         issues.add_mask(big, line, jid, "res", nodes, f"<= {limit} hosts", "rejected", "larger_than_machine")
@@ -173,10 +195,10 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
     absent_wall = ok & (wall == -1)
     issues.add_mask(absent_wall & ok, line, jid, "walltime", wall, "a time > 0 s (NaN kept)", "flagged",
                     "walltime_missing")
-    bad_wall = ok & ~(wall > 0) & ~absent_wall
+    bad_wall = ok & ~((wall > 0) & (wall <= MAX_TIME_S)) & ~absent_wall
     issues.add_mask(bad_wall, line, jid, "walltime", [str(j.get("walltime")) for j in g],
-                    "a time > 0 s or -1 (set to NaN)", "repaired", "walltime_not_positive")
-    wall = np.where(wall > 0, wall, np.nan)
+                    f"a time in (0, {MAX_TIME_S:.0e}] s or -1 (set to NaN)", "repaired", "walltime_not_positive")
+    wall = np.where((wall > 0) & (wall <= MAX_TIME_S), wall, np.nan)
 
     runtime = np.full(n, np.nan)
     prof_name = np.array(["" if x is None else str(x) for x in prof], dtype=object)
@@ -192,11 +214,11 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
         types[str(typ)] = types.get(str(typ), 0) + 1
         if typ == "delay":
             d = _num(pr.get("delay"))
-            if math.isfinite(d) and d >= 0:
+            if math.isfinite(d) and 0 <= d <= MAX_TIME_S:
                 runtime[k] = d
             else:
-                issues.add(line[k], jid[k], "profile", f"{name}: delay={pr.get('delay')!r}", "delay >= 0 s (run "
-                           "time NaN)", "repaired", "bad_delay")
+                issues.add(line[k], jid[k], "profile", f"{name}: delay={pr.get('delay')!r}",
+                           f"delay in [0, {MAX_TIME_S:.0e}] s (run time NaN)", "repaired", "bad_delay")
         else:
             issues.add(line[k], jid[k], "profile", f"{name}: type {typ!r}", "a 'delay' profile to know the run "
                        "time (NaN kept)", "flagged", "profile_without_duration")

@@ -56,8 +56,8 @@ class MooncakeLoader(BaseRequestLoader):
             If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
-        T, P, O, X = [], [], [], []
-        with open_text(path) as fh:
+        T, P, O, X, L = [], [], [], [], []
+        with open_text(path, report) as fh:
             for line, text in enumerate(fh, start=1):
                 if not text.strip():
                     continue
@@ -74,17 +74,17 @@ class MooncakeLoader(BaseRequestLoader):
                     t = float(ts) * 1e-3
                     if not np.isfinite(t):
                         raise ValueError
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     self._record(report, line, "timestamp", ts, "a number of milliseconds", "bad_timestamp", strict)
                     continue
                 p = self._int_tokens(rec.get("input_length"))
                 if p is None:
-                    self._record(report, line, "input_length", rec.get("input_length"), "an integer >= 1",
+                    self._record(report, line, "input_length", rec.get("input_length"), "an integer in [1, 2**31]",
                                  "bad_input_length", strict)
                     continue
                 o = self._int_tokens(rec.get("output_length"))
                 if o is None:
-                    self._record(report, line, "output_length", rec.get("output_length"), "an integer >= 1",
+                    self._record(report, line, "output_length", rec.get("output_length"), "an integer in [1, 2**31]",
                                  "bad_output_length", strict)
                     continue
                 h = rec.get("hash_ids", [])
@@ -95,4 +95,5 @@ class MooncakeLoader(BaseRequestLoader):
                 P.append(p)
                 O.append(o)
                 X.append(tuple(h))
-        return self._finish(report, T, P, O, X, float("nan"), "")
+                L.append(line)
+        return self._finish(report, T, P, O, X, float("nan"), "", lines=L, strict=strict, time_field="timestamp")

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dataloaders._common import MEASURED_POWER_COLUMN, Issues, check_common_options, finish_load
-from dataloaders._common import reject_duplicates
+from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
+from dataloaders._common import check_common_options
+from dataloaders._common import count_or_zero, finish_load, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
@@ -40,7 +41,10 @@ def _read_table(path: Path, src: str, required: tuple[str, ...]) -> pd.DataFrame
         if path.suffix.lower() == ".parquet":
             df = pd.read_parquet(path)
         else:
-            df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+            try:
+                df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+            except UnicodeDecodeError:  # one stray byte must not sink the table: Latin-1 reads every byte
+                df = pd.read_csv(path, low_memory=False, encoding="latin-1")
     except FileNotFoundError:
         raise
     except Exception as exc:  # noqa: BLE001 - pyarrow / parser errors have many types
@@ -56,17 +60,18 @@ def _epoch(col: pd.Series, tz: str) -> np.ndarray:
     """Timestamps (datetime64, tz-aware or naive, text, or numbers = Unix s) -> Unix s, NaN where missing."""
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         v = col.to_numpy(dtype=float)
-        return np.where(v > 0, v, np.nan)
+        return np.where((v > 0) & (v <= MAX_TIME_S), v, np.nan)
     dt = col if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(col) else \
         pd.to_datetime(col, errors="coerce", format="mixed")
     if isinstance(dt.dtype, pd.DatetimeTZDtype):
         dt = dt.dt.tz_convert("UTC")
     else:
         dt = dt.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
-    ns = dt.dt.as_unit("ns").astype("int64").to_numpy().astype(float)
-    ns[dt.isna().to_numpy()] = np.nan
-    out = ns / 1e9
-    out[out < 1e8] = np.nan  # 1970 placeholders mean "missing"
+    # microseconds: a corrupt year (3024) does not fit int64 nanoseconds; such times are missing, never a crash
+    us = dt.dt.as_unit("us").astype("int64").to_numpy().astype(float)
+    us[dt.isna().to_numpy()] = np.nan
+    out = us / 1e6
+    out[(out < 1e8) | (out > MAX_TIME_S)] = np.nan  # 1970 placeholders mean "missing"
     return out
 
 
@@ -80,8 +85,14 @@ def _finish_common(src: str, loader: str, df: pd.DataFrame, *, jid: np.ndarray, 
                    submit: np.ndarray, start: np.ndarray, end: np.ndarray, runtime: np.ndarray, limit: np.ndarray,
                    nodes: np.ndarray, status: np.ndarray, bad_status: np.ndarray, user: Any, account: Any, queue: Any,
                    power: np.ndarray, max_nodes: int | None, strict: bool, issues: Issues, report: LoadReport,
-                   profiles: pd.DataFrame | None = None, extra: dict[str, Any] | None = None) -> LoadResult:
-    """Shared checks: submit missing, nodes, duplicates, run time vs. times, limits, then :func:`finish_load`."""
+                   profiles: pd.DataFrame | None = None, extra: dict[str, Any] | None = None,
+                   nodes_found: np.ndarray | None = None) -> LoadResult:
+    """Shared checks: submit missing, nodes, duplicates, run time vs. times, limits, then :func:`finish_load`.
+
+    ``nodes`` are the counts from :func:`dataloaders._common.count_or_zero` (0 where unusable) and ``nodes_found``
+    the numbers the file holds (float, NaN when missing): they name the value in rejections (``1e300`` is
+    rejected as out of range, never cast) and fractional counts are reported as rounded up.
+    """
     n = len(df)
     line = np.arange(1, n + 1, dtype=np.int64)
     report.records_read = n
@@ -89,9 +100,18 @@ def _finish_common(src: str, loader: str, df: pd.DataFrame, *, jid: np.ndarray, 
     bad_sub = ~np.isfinite(submit)
     issues.add_mask(bad_sub, line, jid, "submit_time", "(missing)", "a timestamp", "rejected", "submit_time_missing")
     ok &= ~bad_sub
+    found = nodes if nodes_found is None else nodes_found
+    huge_n = ok & (np.asarray(found, dtype=float) > MAX_COUNT)
+    issues.add_mask(huge_n, line, jid, "nodes", found, f"an integer <= {MAX_COUNT:.0f}", "rejected",
+                    "nodes_out_of_range")
+    ok &= ~huge_n
     bad_n = ok & ~(nodes >= 1)
-    issues.add_mask(bad_n, line, jid, "nodes", nodes, "an integer >= 1", "rejected", "nodes_missing")
+    issues.add_mask(bad_n, line, jid, "nodes", found, "an integer >= 1", "rejected", "nodes_missing")
     ok &= ~bad_n
+    if nodes_found is not None:
+        frac = ok & (nodes_found != np.floor(nodes_found))
+        issues.add_mask(frac, line, jid, "nodes", nodes_found, "an integer (rounded up)", "repaired",
+                        "fractional_nodes")
     if max_nodes is not None:
         big = ok & (nodes > max_nodes)
         issues.add_mask(big, line, jid, "nodes", nodes, f"<= {max_nodes} (max_nodes)", "rejected",
@@ -145,7 +165,7 @@ def _ids(df: pd.DataFrame, c: str, issues: Issues, report: LoadReport) -> tuple[
     """Integer ids where the column is integral, else ids assigned in first-appearance order (text kept)."""
     text = _text(df, c)
     num = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
-    if np.isfinite(num).all() and (num == np.floor(num)).all():
+    if np.isfinite(num).all() and (num == np.floor(num)).all() and (np.abs(num) <= MAX_EXACT_INT).all():
         return num.astype(np.int64), text
     codes, _ = pd.factorize(pd.Series(text))
     report.notes.append(f"{c} is not integral (anonymised text): job_id = 1-based order of first appearance; "
@@ -216,7 +236,8 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
     df = _read_table(p, src, ("job_id", "submit_time", "start_time", "end_time", "num_nodes_alloc"))
     issues, report = Issues(), LoadReport(source=src, loader="pm100")
     jid, id_text = _ids(df, "job_id", issues, report)
-    nodes = pd.to_numeric(df["num_nodes_alloc"], errors="coerce").fillna(0).to_numpy().astype(np.int64)
+    nodes_f = pd.to_numeric(df["num_nodes_alloc"], errors="coerce").to_numpy(dtype=float)
+    nodes = count_or_zero(nodes_f)
     limit_min = pd.to_numeric(df.get("time_limit", pd.Series(np.nan, index=df.index)), errors="coerce")
     status, bad_st = _status_from_text(df.get("job_state", pd.Series("", index=df.index)), _SLURM_STATE)
     power = np.full(len(df), np.nan)
@@ -244,7 +265,7 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
         runtime=pd.to_numeric(df.get("run_time", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         limit=limit_min.to_numpy(dtype=float) * 60.0, nodes=nodes, status=status, bad_status=bad_st,
         user=_text(df, "user_id"), account=_text(df, "group_id"), queue=_text(df, "partition"), power=power,
-        max_nodes=max_nodes, strict=strict, issues=issues, report=report, profiles=prof)
+        max_nodes=max_nodes, nodes_found=nodes_f, strict=strict, issues=issues, report=report, profiles=prof)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -304,7 +325,7 @@ def read_fugaku(path: str | os.PathLike[str], *, timezone: str = "Asia/Tokyo", a
     nnuma = pd.to_numeric(df.get("nnuma", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float)
     nnumr = pd.to_numeric(df.get("nnumr", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float)
     nodes_f = np.where(nnuma >= 1, nnuma, nnumr)
-    nodes = np.where(np.isfinite(nodes_f), nodes_f, 0).astype(np.int64)
+    nodes = count_or_zero(nodes_f)
     n_req = int(((~(nnuma >= 1)) & (nnumr >= 1)).sum())
     if n_req:
         report.notes.append(f"nodes from nnumr (requested) for {n_req} job(s) without nnuma")
@@ -318,8 +339,8 @@ def read_fugaku(path: str | os.PathLike[str], *, timezone: str = "Asia/Tokyo", a
         runtime=pd.to_numeric(df.get("duration", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         limit=pd.to_numeric(df.get("elpl", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         nodes=nodes, status=status, bad_status=bad_st, user=_text(df, "usr"), account=_text(df, "usr"),
-        queue=np.full(len(df), "", dtype=object), power=power, max_nodes=max_nodes, strict=strict, issues=issues,
-        report=report)
+        queue=np.full(len(df), "", dtype=object), power=power, max_nodes=max_nodes, nodes_found=nodes_f,
+        strict=strict, issues=issues, report=report)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -366,7 +387,8 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
     df = _read_table(p, src, ("job_id", "submit_time", "start_time", "end_time", "num_nodes_alloc", "run_time"))
     issues, report = Issues(), LoadReport(source=src, loader="adastra")
     jid, id_text = _ids(df, "job_id", issues, report)
-    nodes = pd.to_numeric(df["num_nodes_alloc"], errors="coerce").fillna(0).to_numpy().astype(np.int64)
+    nodes_f = pd.to_numeric(df["num_nodes_alloc"], errors="coerce").to_numpy(dtype=float)
+    nodes = count_or_zero(nodes_f)
     run = pd.to_numeric(df["run_time"], errors="coerce").to_numpy(float)
     power = np.full(len(df), np.nan)
     if "node_power_consumption" in df:
@@ -379,7 +401,8 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
         start=_epoch(df["start_time"], timezone), end=_epoch(df["end_time"], timezone), runtime=run,
         limit=pd.to_numeric(df.get("time_limit", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         nodes=nodes, status=status, bad_status=bad_st, user=_text(df, "user_id"), account=_text(df, "user_id"),
-        queue=_text(df, "partition"), power=power, max_nodes=max_nodes, strict=strict, issues=issues, report=report)
+        queue=_text(df, "partition"), power=power, max_nodes=max_nodes, nodes_found=nodes_f, strict=strict,
+        issues=issues, report=report)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -437,7 +460,8 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
                                     "num_nodes"))
     issues, report = Issues(), LoadReport(source=src, loader="lassen")
     jid, id_text = _ids(df, "primary_job_id", issues, report)
-    nodes = pd.to_numeric(df["num_nodes"], errors="coerce").fillna(0).to_numpy().astype(np.int64)
+    nodes_f = pd.to_numeric(df["num_nodes"], errors="coerce").to_numpy(dtype=float)
+    nodes = count_or_zero(nodes_f)
     submit = _epoch(df["job_submit_time"].astype(str), timezone)
     start = _epoch(df["begin_time"].astype(str), timezone)
     end = _epoch(df["end_time"].astype(str), timezone)
@@ -466,9 +490,17 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
         limit=pd.to_numeric(df.get("time_limit", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         nodes=nodes, status=status, bad_status=np.zeros(len(df), dtype=bool), user=_text(df, "hashed_user_id"),
         account=_text(df, "hashed_user_id"), queue=_text(df, "queue"), power=power, max_nodes=max_nodes,
-        strict=strict, issues=issues, report=report,
-        extra={"allocation_id": pd.to_numeric(df["allocation_id"], errors="coerce").fillna(-1).astype(np.int64)
-               .to_numpy()})
+        nodes_found=nodes_f, strict=strict, issues=issues, report=report,
+        extra={"allocation_id": _int_or_minus_one(pd.to_numeric(df["allocation_id"], errors="coerce"))})
+
+
+def _int_or_minus_one(x: pd.Series) -> np.ndarray:
+    """Integral ids as int64; -1 where missing, fractional or beyond 2**53 (never an overflowing cast)."""
+    v = x.to_numpy(dtype=float)
+    good = np.isfinite(v) & (np.abs(v) <= MAX_EXACT_INT) & (v == np.floor(v))
+    out = np.full(len(v), -1, dtype=np.int64)
+    out[good] = v[good].astype(np.int64)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ Every request loader:
 
 * reports each bad record (line, field, what was found, what is expected) and leaves it out (``strict=True``:
   raises :class:`~dataloaders.report.TraceError` for the first one instead);
+* rejects the minority of a trace that mixes Unix epochs and offsets (as the SWF loader does), and keeps the
+  calendar date of a trace whose times are all epochs;
 * normalises the time origin to the first arrival (``arrival_time_s[0] == 0``), keeps the absolute origin as
   ``attrs["time_origin_unix_s"]`` when the trace has absolute times, and writes both into the report's notes;
 * raises :class:`~dataloaders.report.TraceError` when the trace yields no request.
@@ -16,7 +18,6 @@ Every request loader:
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import os
 from pathlib import Path
@@ -33,20 +34,38 @@ __all__ = ["BaseRequestLoader", "RequestCSVLoader", "open_text", "TIME_UNITS_S"]
 TIME_UNITS_S: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
-def open_text(path: str | os.PathLike[str]) -> io.TextIOBase:
-    """Open a text trace, gzip-compressed when its name ends in ``.gz`` (UTF-8, BOM tolerated).
+def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) -> io.TextIOBase:
+    """Open a text trace: gzip detected from the content (whatever the suffix), UTF-8 (BOM tolerated), and Latin-1
+    when the file is not valid UTF-8, so one stray byte costs at most its record, never the whole trace.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The trace file.
+    report : LoadReport, optional
+        Gets a note when the Latin-1 fallback is used.
+
+    Returns
+    -------
+    io.StringIO
+        The decoded text (``newline=""`` semantics for the csv module).
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist.
+    TraceError
+        If the gzip stream is corrupt.
     """
+    from dataloaders._common import read_bytes
+
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: trace file not found")
-    if p.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8-sig", newline="")
-    return open(p, encoding="utf-8-sig", newline="")
+    data, enc = read_bytes(p)
+    if enc != "utf-8" and report is not None:
+        report.notes.append("the file is not valid UTF-8: read as Latin-1 (a stray byte can only spoil its record)")
+    return io.StringIO(data.decode(enc), newline="")
 
 
 class BaseRequestLoader(BaseLoader):
@@ -67,24 +86,106 @@ class BaseRequestLoader(BaseLoader):
 
     @staticmethod
     def _int_tokens(value: Any) -> int | None:
-        """Token count from text or number: an integer >= 1 (``'12'``, ``12``, ``12.0``), else None."""
+        """Token count from text or number: an integer in [1, 2**31] (``'12'``, ``12``, ``12.0``), else None.
+
+        The upper bound keeps counts inside int64 arithmetic (``1e300`` is rejected, never cast).
+        """
         try:
             x = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
-        if not np.isfinite(x) or x != int(x) or x < 1:
+        if not np.isfinite(x) or x < 1 or x > 2.0**31 or x != int(x):
             return None
         return int(x)
 
     def _finish(self, report: LoadReport, t_s: list[float], prompt: list[int], output: list[int],
-                prefix: list[tuple[int, ...]] | None, origin_unix_s: float, origin_text: str) -> LoadResult:
-        """Build the table: shift times so the first arrival is 0, note the origin, raise on an empty trace."""
+                prefix: list[tuple[int, ...]] | None, origin_unix_s: float, origin_text: str | list[str],
+                lines: list[int] | None = None, strict: bool = False, time_field: str = "arrival") -> LoadResult:
+        """Check the time origins, shift times so the first arrival is 0, note the origin, build the table.
+
+        Time origins (as the SWF loader does for submit times, :data:`dataloaders.swf.EPOCH_THRESHOLD_S`): a time
+        whose absolute value (``origin_unix_s + t`` when the trace has absolute times, else the trace's own
+        clock) is above 1e8 s (1973) is a Unix epoch, else an offset. A trace mixing both has no single origin:
+        the minority is rejected record by record (reason ``arrival_time_mixed_origin``; on a tie the epochs),
+        so one stray epoch among offsets cannot stretch the run over 50 years. Times above 1e10 s (year 2286)
+        are rejected (``time_out_of_range``). When every time is an epoch and the trace gave no origin, the
+        first arrival becomes the origin, so the run keeps the trace's calendar date (weather).
+
+        Parameters
+        ----------
+        report : LoadReport
+            The load's report (issues and counts updated here).
+        t_s : list of float, length n
+            Arrival times [s] relative to ``origin_unix_s`` (or the trace's own clock when it is NaN).
+        prompt, output : list of int, length n
+            Token counts (each in [1, 2**31]).
+        prefix : list of tuple of int, length n, or None
+            Prompt block ids.
+        origin_unix_s : float
+            Unix time of the trace's time 0, NaN when the trace has no absolute time.
+        origin_text : str or list of str
+            How the first arrival is written in the file (one text per request, or one for the first).
+        lines : list of int, length n, optional
+            Line of each request, for rejections.
+        strict : bool
+            Raise :class:`TraceError` for the first rejection.
+        time_field : str
+            Name of the time field, for rejections.
+
+        Returns
+        -------
+        LoadResult
+
+        Raises
+        ------
+        TraceError
+            No request left (message with the counts), or a rejection in strict mode.
+        """
+        from dataloaders._common import MAX_TIME_S
+        from dataloaders.swf import EPOCH_THRESHOLD_S
         from jobs.requests import make_request_table
 
-        if not t_s:
+        t = np.asarray(t_s, dtype=np.float64)
+        keep = np.ones(t.size, dtype=bool)
+        if t.size:
+            base = origin_unix_s if np.isfinite(origin_unix_s) else 0.0
+            absolute = t + base
+            ln = lines if lines is not None else [None] * t.size
+            huge = absolute > MAX_TIME_S
+            for k in np.flatnonzero(huge):
+                self._record(report, ln[k], time_field, f"{absolute[k]:.10g} s",
+                             f"a time below {MAX_TIME_S:.0e} s (year 2286)", "time_out_of_range", strict)
+            keep &= ~huge
+            epoch = keep & (absolute > EPOCH_THRESHOLD_S)
+            n_e, n = int(epoch.sum()), int(keep.sum())
+            if 0 < n_e < n:
+                minority = epoch if n_e <= n - n_e else keep & ~epoch
+                want = ("Unix epochs like the other records" if n_e > n - n_e
+                        else f"offsets below {EPOCH_THRESHOLD_S:.0e} s like the other records")
+                for k in np.flatnonzero(minority):
+                    self._record(report, ln[k], time_field, f"{absolute[k]:.10g} s", want, "arrival_time_mixed_origin",
+                                 strict)
+                keep &= ~minority
+                report.notes.append(f"arrival times mix Unix epochs ({n_e}) and offsets ({n - n_e}): the "
+                                    f"{int(minority.sum())} {'epoch' if n_e <= n - n_e else 'offset'} record(s) "
+                                    "were rejected")
+            if keep.any() and epoch[keep].all() and not np.isfinite(origin_unix_s):
+                origin_unix_s = 0.0
+                report.notes.append(f"arrival times are Unix epochs (> {EPOCH_THRESHOLD_S:.0e} s): the first "
+                                    "arrival is the time origin, so the run keeps the trace's calendar date")
+        if not keep.all():
+            idx = np.flatnonzero(keep)
+            t = t[idx]
+            prompt = [prompt[k] for k in idx]
+            output = [output[k] for k in idx]
+            prefix = None if prefix is None else [prefix[k] for k in idx]
+            if not isinstance(origin_text, str):
+                origin_text = [origin_text[k] for k in idx]
+        if not t.size:
             raise TraceError(report.source, f"the trace yields no request ({report.records_read} record(s) read, "
                                             f"{report.rejected} rejected)", expected=">= 1 valid request")
-        t = np.asarray(t_s, dtype=np.float64)
+        if not isinstance(origin_text, str):
+            origin_text = origin_text[int(np.argmin(t))]
         shift = float(t.min())
         if np.any(np.diff(t) < 0):
             report.notes.append("arrival times are not sorted in the file; the table is sorted by arrival "
@@ -162,7 +263,7 @@ class RequestCSVLoader(BaseRequestLoader):
             raise TraceError(str(path), "unknown time unit", field="time_unit", found=time_unit,
                              expected=f"one of {sorted(TIME_UNITS_S)} or 'datetime'")
         report = LoadReport(source=str(path), loader=self.name)
-        with open_text(path) as fh:
+        with open_text(path, report) as fh:
             reader = csv.reader(fh, delimiter=delimiter)
             header = next(reader, None)
             if header is None:
@@ -201,7 +302,7 @@ class RequestCSVLoader(BaseRequestLoader):
                 except ValueError:
                     t_vals.append(float("nan"))
             origin = float("nan")
-        T, P, O, X = [], [], [], []
+        T, P, O, X, L = [], [], [], [], []
         for (line, r), tv in zip(keep_rows, t_vals):
             if not np.isfinite(tv):
                 self._record(report, line, arrival, r[idx["arrival"]], f"a time ({time_unit})", "bad_time", strict)
@@ -209,10 +310,12 @@ class RequestCSVLoader(BaseRequestLoader):
             p = self._int_tokens(r[idx["prompt"]])
             o = self._int_tokens(r[idx["output"]])
             if p is None:
-                self._record(report, line, prompt, r[idx["prompt"]], "an integer >= 1", "bad_prompt_tokens", strict)
+                self._record(report, line, prompt, r[idx["prompt"]], "an integer in [1, 2**31]", "bad_prompt_tokens",
+                             strict)
                 continue
             if o is None:
-                self._record(report, line, output, r[idx["output"]], "an integer >= 1", "bad_output_tokens", strict)
+                self._record(report, line, output, r[idx["output"]], "an integer in [1, 2**31]", "bad_output_tokens",
+                             strict)
                 continue
             pre: tuple[int, ...] = ()
             if prefix:
@@ -227,4 +330,6 @@ class RequestCSVLoader(BaseRequestLoader):
             P.append(p)
             O.append(o)
             X.append(pre)
-        return self._finish(report, T, P, O, X, origin, "(first valid row)")
+            L.append(line)
+        return self._finish(report, T, P, O, X, origin, "(first valid row)", lines=L, strict=strict,
+                            time_field=arrival)

@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import (
+    MAX_COUNT,
     MEASURED_POWER_COLUMN,
     Issues,
     check_common_options,
@@ -647,7 +648,8 @@ def read_sacct(
         energy = np.where(np.isfinite(energy) & (energy > 0), energy, se)
 
     # ---- job ids ---------------------------------------------------------------------------------------------
-    numeric = base.str.fullmatch(r"\d+").to_numpy(dtype=bool)
+    # at most 15 digits: exact in float64 and int64; longer ids are text (new id assigned, text kept)
+    numeric = base.str.fullmatch(r"\d{1,15}").to_numpy(dtype=bool)
     jid = np.full(len(df), -1, dtype=np.int64)
     jid[numeric] = base[numeric].astype(np.int64).to_numpy()
     if (~numeric).any():
@@ -686,7 +688,7 @@ def read_sacct(
     if nn is not None:
         nn = nn[keep].reset_index(drop=True)[kept].reset_index(drop=True)
         nn_num = pd.to_numeric(nn, errors="coerce").to_numpy()
-        good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num))
+        good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num)) & (nn_num <= MAX_COUNT)
         nodes[good_nn] = nn_num[good_nn].astype(np.int64)
     nl_col = col("NodeList")
     node_list = np.full(len(df), "", dtype=object)
@@ -697,7 +699,10 @@ def read_sacct(
         if need.any():
             for k in np.flatnonzero(need):
                 try:
-                    nodes[k] = count_hostlist(node_list[k])
+                    cnt = count_hostlist(node_list[k])
+                    if cnt > MAX_COUNT:
+                        raise ValueError(f"{cnt} hosts, more than {MAX_COUNT:.0f}")
+                    nodes[k] = cnt
                 except ValueError as exc:
                     issues.add(lines[k], jid[k], "NodeList", node_list[k], f"a Slurm host list ({exc})", "rejected",
                                "bad_node_list")
@@ -707,7 +712,7 @@ def read_sacct(
                 report.notes.append(f"nodes counted from NodeList for {int(got.sum())} job(s) (NNodes absent or 0)")
     bad_nodes = ok & (nodes == 0)
     issues.add_mask(bad_nodes, lines, jid, "NNodes", nn.to_numpy() if nn is not None else "(no column)",
-                    "NNodes >= 1 or a non-empty NodeList", "rejected", "nodes_missing")
+                    f"NNodes in [1, {MAX_COUNT:.0f}] or a non-empty NodeList", "rejected", "nodes_missing")
     ok &= nodes >= 1
     if max_nodes is not None:
         big = ok & (nodes > max_nodes)

@@ -79,7 +79,8 @@ from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus, validate_job_table
 
-__all__ = ["EPOCH_THRESHOLD_S", "SWF_FIELDS", "SWFLoader", "parse_swf_header", "read_swf"]
+__all__ = ["EPOCH_THRESHOLD_S", "SWF_FIELDS", "SWFLoader", "TEXT_FIELDS", "parse_swf_header", "read_swf",
+           "read_swf_header", "swf_cores_per_node"]
 
 #: The 18 SWF v2.2 fields, in file order (names used in issues and notes).
 SWF_FIELDS: tuple[str, ...] = (
@@ -123,6 +124,11 @@ _N = len(SWF_FIELDS)
     _PREC,
     _THINK,
 ) = range(_N)
+
+#: Identifier fields that may hold text (user, group, executable, queue, partition; fields 12-16): kept as text.
+TEXT_FIELDS: tuple[str, ...] = ("user_id", "group_id", "executable", "queue", "partition")
+_TEXT_COLS = (_USER, _GROUP, _EXE, _QUEUE, _PART)
+_TEXT_USE = {_USER: "user name", _GROUP: "account (group) name", _QUEUE: "queue name"}
 
 #: Submit times above this (s) are taken as absolute Unix epochs (1e8 s is 1973-03-03).
 EPOCH_THRESHOLD_S = 1e8
@@ -175,6 +181,98 @@ def parse_swf_header(comment_lines: list[str]) -> dict[str, Any]:
     return header
 
 
+#: Most bytes :func:`read_swf_header` reads looking for the header (a header is a few kB).
+_HEADER_PEEK_BYTES = 1 << 20
+
+
+def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parse only the header comments of an SWF file (plain or gzip), without reading the jobs.
+
+    Reads lines until the first data line (or 1 MiB), so it is cheap on a million-job trace.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        SWF file.
+
+    Returns
+    -------
+    dict
+        As :func:`parse_swf_header` (empty when the file has no header).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    TraceError
+        If the gzip stream is corrupt.
+    """
+    p = Path(path)
+    comments: list[str] = []
+    with open(p, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    try:
+        with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+            n = 0
+            for line in fh:
+                n += len(line)
+                s = line.decode("latin-1").strip()
+                if s.startswith(";"):
+                    comments.append(s)
+                elif s:
+                    break
+                if n > _HEADER_PEEK_BYTES:
+                    break
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(str(p), f"corrupt gzip data: {exc}") from exc
+    return parse_swf_header(comments)
+
+
+def swf_cores_per_node(header: dict[str, Any], system_procs_per_node: int, system_nodes: int) -> tuple[int, str]:
+    """Processors per node for an SWF trace when the run does not give it: the header first, then the system.
+
+    Rules, in order (the run's own ``trace.cores_per_node`` / ``--cores-per-node`` always wins and is not
+    handled here):
+
+    1. Header ``MaxProcs`` and ``MaxNodes`` both positive integers with ``MaxProcs > MaxNodes`` and an integer
+       ratio: the ratio (the header says each node has that many processors).
+    2. ``MaxProcs == MaxNodes``: the header cannot tell processors from nodes. If it equals the system's
+       processor count ``system_nodes x system_procs_per_node`` (with more than one per node), the log counts
+       processors and the header's "nodes" are processors: the system's value (the HPC2N "Seth" log: MaxProcs =
+       MaxNodes = 240 = 120 nodes x 2). Else one processor per node (theta_2022.swf: 4360 = 4360, jobs of
+       128 / 256 / 640 nodes on the 4,392-node machine).
+    3. No usable header sizes: the system's ``trace_procs_per_node`` (``system_procs_per_node``).
+
+    Parameters
+    ----------
+    header : dict
+        From :func:`read_swf_header` / :func:`parse_swf_header`.
+    system_procs_per_node : int
+        The system's processors per node as its logs count them (``power.System.trace_procs_per_node``), >= 1.
+    system_nodes : int
+        The system's node count, >= 1.
+
+    Returns
+    -------
+    cores_per_node : int
+        >= 1.
+    reason : str
+        Where the value came from, for the load report.
+    """
+    mp, mn = header.get("MaxProcs"), header.get("MaxNodes")
+    ok = all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in (mp, mn))
+    if ok and mp > mn and mp % mn == 0:
+        return mp // mn, f"SWF header MaxProcs / MaxNodes = {mp} / {mn}"
+    if ok and mp == mn:
+        if system_procs_per_node > 1 and mp == system_nodes * system_procs_per_node:
+            return system_procs_per_node, (f"system ({system_nodes} nodes x {system_procs_per_node}): the header's "
+                                           f"MaxProcs = MaxNodes = {mp} counts the system's processors")
+        return 1, f"SWF header MaxProcs = MaxNodes = {mp} (one processor per node)"
+    why = "no MaxProcs / MaxNodes in the SWF header" if not ok else (
+        f"header MaxProcs / MaxNodes = {mp} / {mn} is not a whole number")
+    return system_procs_per_node, f"system description ({why})"
+
+
 def _read_bytes(path: Path) -> bytes:
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
@@ -192,8 +290,8 @@ def _fmt(x: float) -> str:
 
 
 def _id_text(values: np.ndarray) -> np.ndarray:
-    """Ids as text: integral -> '123', fractional -> '1.5', negative (missing) -> ''."""
-    codes, uniq = pd.factorize(values, sort=False)  # ids repeat: format each distinct value once
+    """Ids as text: integral -> '123', fractional -> '1.5', negative (missing) or NaN (text, filled later) -> ''."""
+    codes, uniq = pd.factorize(values, sort=False, use_na_sentinel=False)  # ids repeat: format each distinct value once
     if len(uniq) < len(values):
         return _id_text(np.asarray(uniq, dtype=np.float64))[codes]
     out = np.full(values.shape, "", dtype=object)
@@ -228,44 +326,81 @@ class _Issues:
             self.add(lines[k], ids[k], field, f if isinstance(f, str) else _fmt(float(f)), expected, action, reason)
 
 
-def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues) -> tuple[np.ndarray, np.ndarray]:
-    """Per-line path: (values shape (n_ok, 18) float64, line numbers of those rows); reject the rest with issues.
+def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues
+                 ) -> tuple[np.ndarray, np.ndarray, dict[int, dict[int, str]], int]:
+    """Per-line path: parse the lines the block scanner (:func:`_scan_block`) cannot prove clean.
 
-    ``data`` holds stripped, non-blank, non-comment lines. Used for the lines the block scanner
-    (:func:`_scan_block`) cannot prove clean, so every rejection carries its line number, field and found text.
+    ``data`` holds stripped, non-blank, non-comment lines. Every rejection carries its line number, field and found
+    text. Two tolerated departures from the 18 numeric fields of SWF v2.2:
+
+    - text in an identifier field (user, group, executable, queue, partition: fields 12-16, see
+      :data:`TEXT_FIELDS`) is kept as text (the value matrix holds NaN there);
+    - tokens after the 18th (site columns such as a node list or a resource string, common in the Parallel
+      Workloads Archive family) are ignored; the caller notes how many records had them.
+
+    Returns
+    -------
+    values : ndarray of float64, shape (n_ok, 18)
+        Parsed rows.
+    lines : ndarray of int64, shape (n_ok,)
+        Their 1-based line numbers.
+    texts : dict
+        Field index -> {line number -> text} for identifier fields holding text.
+    n_extra : int
+        Number of accepted-so-far rows that had more than 18 tokens.
     """
     toks = [s.split() for s in data]
     nf = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
-    well = nf == _N
+    well = nf >= _N
     for k in np.flatnonzero(~well):
         first = toks[k][0] if toks[k] else ""
         jid = float(first) if first.isascii() and first.lstrip("-").isdigit() else None
         issues.add(line_no[k], jid, "", data[k], f"{_N} whitespace-separated fields, found {nf[k]}", "rejected",
                    "wrong_field_count")
     good_idx = np.flatnonzero(well)
-    rows = [toks[k] for k in good_idx]
+    extra = nf[good_idx] > _N
+    rows = [toks[k][:_N] for k in good_idx]
+    texts: dict[int, dict[int, str]] = {}
     try:
         values = np.array(rows, dtype=np.float64).reshape(len(rows), _N)
         bad = ~np.isfinite(values).all(axis=1)
     except ValueError:
-        # slow path: find the offending lines one by one
+        # slow path: find the offending lines one by one; identifier fields may hold text
         values = np.full((len(rows), _N), np.nan)
         bad = np.zeros(len(rows), dtype=bool)
         for r, tk in enumerate(rows):
-            try:
-                values[r] = [float(t) for t in tk]
-            except ValueError:
-                bad[r] = True
-        bad |= ~np.isfinite(values).all(axis=1)
+            row = values[r]
+            for c, t in enumerate(tk):
+                try:
+                    row[c] = float(t)
+                except ValueError:
+                    if c in _TEXT_COLS:
+                        texts.setdefault(c, {})[int(line_no[good_idx[r]])] = t
+                    else:
+                        bad[r] = True
+                        break
+        if texts:
+            finite = np.isfinite(values)
+            for c in _TEXT_COLS:  # a text identifier leaves NaN in its column; any other NaN / inf is bad
+                is_text = np.isin(line_no[good_idx], list(texts.get(c, {}))) if c in texts else np.zeros(
+                    len(rows), dtype=bool)
+                finite[:, c] |= is_text
+            bad |= ~finite.all(axis=1)
+        else:
+            bad |= ~np.isfinite(values).all(axis=1)
     for r in np.flatnonzero(bad):
         tk = rows[r]
-        col = next((c for c, t in enumerate(tk) if not _is_finite_number(t)), 0)
+        ln = int(line_no[good_idx[r]])
+        col = next((c for c, t in enumerate(tk) if not _is_finite_number(t)
+                    and not (c in texts and ln in texts[c])), 0)
         first = tk[0]
         jid = float(first) if first.isascii() and first.lstrip("-").isdigit() else None
-        issues.add(line_no[good_idx[r]], jid, SWF_FIELDS[col], tk[col], "a finite number (-1 when missing)",
+        issues.add(ln, jid, SWF_FIELDS[col], tk[col], "a finite number (-1 when missing)",
                    "rejected", "non_numeric")
+        for c in texts:
+            texts[c].pop(ln, None)
     keep = ~bad
-    return values[keep], line_no[good_idx[keep]]
+    return values[keep], line_no[good_idx[keep]], texts, int((extra & keep).sum())
 
 
 # ---- block scanner: proves lines clean with numpy so that the C parser of pandas can read them ---------------
@@ -348,11 +483,12 @@ def _read_fast(lines: list[bytes]) -> np.ndarray | None:
     return df.to_numpy(dtype=np.float64)
 
 
-def _parse_text(raw: bytes, issues: _Issues) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+def _parse_text(raw: bytes, issues: _Issues
+                ) -> tuple[list[str], np.ndarray, np.ndarray, int, dict[int, dict[int, str]], int]:
     """Split a decoded-as-bytes SWF file into header comments and parsed data rows.
 
     Returns (comment lines, values shape (n_ok, 18) float64 in file order, their 1-based line numbers, number
-    of data records read). Equivalent to reading the text line by line with :func:`_parse_lines`, but clean
+    of data records read, text identifiers and count of rows with extra columns as in :func:`_parse_lines`). Equivalent to reading the text line by line with :func:`_parse_lines`, but clean
     lines go through pandas block by block; only the others are decoded and parsed one by one.
     """
     enc = "utf-8"
@@ -398,7 +534,7 @@ def _parse_text(raw: bytes, issues: _Issues) -> tuple[list[str], np.ndarray, np.
         pos = end
         if n == 0:
             break
-    v_slow, l_slow = _parse_lines(slow, np.asarray(slow_line, dtype=np.int64), issues)
+    v_slow, l_slow, texts, n_extra = _parse_lines(slow, np.asarray(slow_line, dtype=np.int64), issues)
     lines = np.concatenate(fast_line + [l_slow]).astype(np.int64, copy=False)
     if len(l_slow):
         values = np.concatenate([values[:n_fast], v_slow])
@@ -406,7 +542,7 @@ def _parse_text(raw: bytes, issues: _Issues) -> tuple[list[str], np.ndarray, np.
         values, lines = values[o], lines[o]
     else:
         values = values[:n_fast]
-    return comments, values, lines, n_fast + len(slow)
+    return comments, values, lines, n_fast + len(slow), texts, n_extra
 
 
 def _is_finite_number(text: str) -> bool:
@@ -499,10 +635,14 @@ def read_swf(
     issues = _Issues()
 
     # ---- split header / data and parse, keeping 1-based line numbers ------------------------------------------
-    comments, v, lines, report.records_read = _parse_text(raw, issues)
+    comments, v, lines, report.records_read, texts, n_extra = _parse_text(raw, issues)
     del raw
     header = parse_swf_header(comments)
     report.header = header
+    if n_extra:
+        report.notes.append(f"{n_extra} record(s) with site columns after the {_N} standard fields (e.g. node "
+                            "list, queue name, resource string): the 18 standard fields are read, the extra "
+                            "columns are ignored")
 
     # ---- required fields -----------------------------------------------------------------------------------
     jid = v[:, _JOB]
@@ -670,6 +810,8 @@ def read_swf(
         if looks_epoch:
             submit = submit - origin
             report.notes.append(f"submit times are Unix epochs; made relative to header UnixStartTime {origin:.0f}")
+        elif not len(submit):
+            report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (no accepted record)")
         else:
             report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (submit times are offsets)")
         if looks_epoch and (submit < 0).any():
@@ -683,7 +825,8 @@ def read_swf(
         )
     else:
         origin = float("nan")
-        report.notes.append("no absolute time origin (submit times are offsets, no header UnixStartTime > 0)")
+        if len(submit):
+            report.notes.append("no absolute time origin (submit times are offsets, no header UnixStartTime > 0)")
 
     start = submit + wait
     end = start + run
@@ -716,6 +859,19 @@ def read_swf(
         if header[key] != actual:
             report.notes.append(f"header {key} = {header[key]} but {actual} {what}")
 
+    # ---- identifiers given as text (fields 12-16): kept as text -------------------------------------------
+    ident = {c: _id_text(v[:, c]) for c in (_USER, _GROUP, _QUEUE)}
+    for c, by_line in texts.items():
+        n_txt = int(np.isin(lines, list(by_line)).sum()) if by_line else 0
+        if not n_txt:
+            continue
+        used = f"kept as the {_TEXT_USE[c]}" if c in ident else "ignored (not used)"
+        report.notes.append(f"{n_txt} accepted record(s) hold text in {SWF_FIELDS[c]} (field {c + 1}): {used}")
+        if c in ident:
+            col = ident[c]
+            for k in np.flatnonzero(np.isin(lines, list(by_line))):
+                col[k] = by_line[int(lines[k])]
+
     # ---- table ---------------------------------------------------------------------------------------------
     df = pd.DataFrame(
         {
@@ -726,9 +882,9 @@ def read_swf(
             "runtime_s": run,
             "start_time_s": start,
             "end_time_s": end,
-            "user": _id_text(v[:, _USER]),
-            "account": _id_text(v[:, _GROUP]),
-            "queue": _id_text(v[:, _QUEUE]),
+            "user": ident[_USER],
+            "account": ident[_GROUP],
+            "queue": ident[_QUEUE],
             "status": st.astype(np.int8),
             "cpu_util": util,
             "gpu_util": np.full(len(v), np.nan),
@@ -747,7 +903,10 @@ def read_swf(
     repaired_lines = {i.line for i in report.issues if i.action == "repaired"}
     report.repaired = (int(np.isin(df["source_line"].to_numpy(), [x for x in repaired_lines if x is not None]).sum())
                        if repaired_lines else 0)
-    assert report.records_read == report.accepted + report.rejected + report.folded, report
+    if report.records_read != report.accepted + report.rejected + report.folded:
+        raise TraceError(src, f"internal count mismatch (loader bug, please report): {report.records_read} "
+                              f"record(s) read != accepted {report.accepted} + rejected {report.rejected} + "
+                              f"folded {report.folded}")
 
     if strict:
         first = report.first_error()

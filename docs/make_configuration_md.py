@@ -77,7 +77,14 @@ def _rows(model, prefix):
         if args and any(_is_model(a) for a in args):
             sub = next(a for a in args if _is_model(a))
             subs.append((key, sub, False))
-            rows.append((key, "table (optional)", "absent", f.description or sub.__doc__.strip().split("\n")[0]))
+            plain = [a for a in args if not _is_model(a) and a is not type(None)]
+            if plain:  # a value or a table (e.g. router = "name" or [serving.router])
+                d = f'"{f.default}"' if isinstance(f.default, str) else repr(f.default)
+                rows.append((key, " or ".join(_type_text(a) for a in plain) + " or a table", d,
+                             (f.description or "").replace("|", "/")))
+            else:
+                rows.append((key, "table (optional)", "absent",
+                             f.description or sub.__doc__.strip().split("\n")[0]))
             continue
         default = f.default if f.default_factory is None else f.default_factory()
         if str(default) == "PydanticUndefined":

@@ -6,6 +6,12 @@ Every dataloader returns this table; the scheduler only reads this table. Column
 Times are seconds relative to the trace's time origin (``df.attrs["time_origin_unix_s"]`` holds that origin as a
 Unix epoch when the trace gives one, else NaN). A missing value is NaN for floats, ``""`` for strings, and never
 0 (DESIGN.md pitfall: "a missing requested time (-1) must not become 0").
+
+Jobs that use a share of a node (GPU-sharing pods with extra ``gpus`` / ``cpus`` columns, e.g. Alibaba
+``openb_pod_list``) are mapped before the run by :func:`jobs.shares.apply_node_shares`: ``nodes`` = the whole nodes
+the share needs (more GPUs than a node has span several nodes), and ``cpu_util`` / ``gpu_util`` = share of the node
+x utilisation, so the node power model (:func:`power.node.node_power_w`) charges idle power plus the share's
+dynamic power. Such a job still has its nodes to itself (no two jobs packed on one node).
 """
 
 from __future__ import annotations

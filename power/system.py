@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from power.conversion import RectifierParams, SivocParams
+from power.facility import FacilitySpec
 from power.node import NodePowerParams
 
 __all__ = ["SYSTEMS_DIR", "System", "SystemFileError", "available_systems", "load_system"]
@@ -95,6 +96,10 @@ class _SystemSpec(_Strict):
     name: str
     description: str = ""
     cores_per_node: int = Field(ge=1, description="Cores per node, to convert SWF processors to nodes")
+    trace_procs_per_node: int | None = Field(
+        None, ge=1, description="Processors per node as this site's job logs count them (SWF processors -> nodes "
+                                "when neither the run nor the trace header says); default cores_per_node. 1 for "
+                                "logs whose processor field counts nodes")
     cooling_plant: str = Field(min_length=1, description="Cooling plant name, resolved by cooling_fmu")
     liquid_fraction: float = Field(1.0, ge=0.0, le=1.0, description="Share of rack input heat sent to the CDU")
     default_cpu_util: float = Field(ge=0.0, le=1.0, description="CPU utilisation for jobs with none recorded")
@@ -105,6 +110,7 @@ class _SystemSpec(_Strict):
     rectifier: RectifierParams
     rack_overhead: _RackOverheadSpec
     cdu: _CduSpec = _CduSpec()
+    facility: FacilitySpec = FacilitySpec()
     site: _SiteSpec = _SiteSpec()
 
 
@@ -152,12 +158,17 @@ class System:
         Utilisation in [0, 1] used for jobs with no recorded utilisation.
     cores_per_node : int
         Cores per node, for converting SWF processors to nodes.
+    trace_procs_per_node : int
+        Processors per node as the site's job logs count them (the system's fallback for SWF processors -> nodes,
+        see :func:`dataloaders.swf.swf_cores_per_node`); ``cores_per_node`` unless the file says otherwise.
     cooling_plant : str
         Name of the cooling plant (resolved by ``cooling_fmu``).
     liquid_fraction : float
         Share of rack input power rejected to the CDU loop, dimensionless in [0, 1].
     cdu_own_power_W : float
         Own electrical power of one CDU (pumps), W. A cooling-plant figure: never part of IT power.
+    facility : power.facility.FacilitySpec
+        Facility overhead stages (electrical chain, air side, lighting); each may be absent (not counted).
     description : str
         Free-text description from the file.
     site_name : str
@@ -192,8 +203,10 @@ class System:
     liquid_fraction: float
     cdu_own_power_W: float
     description: str = ""
+    facility: FacilitySpec = FacilitySpec()
     site_name: str = ""
     site_weather: str = ""
+    trace_procs_per_node: int = 0
 
     @classmethod
     def from_spec(cls, spec: dict, source: str = "") -> System:
@@ -261,10 +274,12 @@ class System:
             default_cpu_util=s.default_cpu_util,
             default_gpu_util=s.default_gpu_util,
             cores_per_node=s.cores_per_node,
+            trace_procs_per_node=s.trace_procs_per_node or s.cores_per_node,
             cooling_plant=s.cooling_plant,
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,
             description=s.description,
+            facility=s.facility,
             site_name=s.site.name,
             site_weather=s.site.weather,
         )

@@ -70,6 +70,13 @@ class NodeAllocator:
         self.owner[nodes] = RESERVED
 
     @property
+    def down_count(self) -> np.ndarray:
+        """Number of down windows holding each node down now, shape (n_nodes,) (read-only view)."""
+        v = self._down_count.view()
+        v.flags.writeable = False
+        return v
+
+    @property
     def n_up(self) -> int:
         """Number of nodes not down."""
         return self.n_nodes - int(np.count_nonzero(self.down))

@@ -32,7 +32,12 @@ runs inside interval ``k`` (exact, from ``sim_start_s`` clipped to the run start
   between ``idle`` and ``partition`` in the proportions of ``E_idle_node_*_J`` and ``E_partition_node_*_J`` of
   ``/totals`` (DC energies for ``E_node_dc_J``, IT energies for every other quantity); the partition's own
   per-interval power is not in the run file.
-* Effective PUE of a consumer: ``(E_it + E_cooling) / E_it`` with ``E_cooling`` its CDU pump + plant shares.
+* Facility overheads outside IT and the liquid plant (:mod:`power.facility`: transformer, switchgear, UPS and PDU
+  losses, air side = CRAH fans + chilled water for the heat that goes to air, lighting and building controls): in
+  proportion to the consumer's share of IT power in the interval: ``E_x,j = sum_k E_jk / (P_it,k dt) P_x,k dt``.
+  (Every one of them scales with IT power, or is a fixed load the IT load is there for.)
+* Effective PUE of a consumer: ``E_facility / E_it`` with ``E_facility = E_it + E_cooling + E_air_side +
+  E_electrical_loss + E_lighting`` (``E_cooling`` its CDU pump + plant shares).
 
 Per CDU and rack: IT energy, heat, SIVOC / rectifier losses (exact inversion of the affine power chain:
 ``P_dc,rack = (P_in,rack - B_rack) / a``; NaN with an I^2R conversion term), pump and plant shares (CDUs), and the
@@ -42,7 +47,9 @@ of ``T_SUPPLY_TOLERANCE_K`` = 0.5 K (a supply is "above" only when it exceeds th
 docs/policies.md; the plant's controller holds the set point to within 1e-7 K, which is not an excursion).
 
 Per interval: facility power decomposed exactly as ``P_facility = P_node_dc + P_rack_overhead + P_sivoc_loss +
-P_rectifier_loss + P_cdu_pump + P_facility_pump + P_tower_pump + P_tower_fan + P_chiller``; IT power of jobs and of the rest;
+P_rectifier_loss + P_cdu_pump + P_facility_pump + P_tower_pump + P_tower_fan + P_chiller + P_transformer_loss
++ P_switchgear_loss + P_ups_loss + P_pdu_loss + P_air_fan + P_air_chiller + P_lighting``; IT power of jobs and of
+the rest;
 interval PUE and cumulative PUE ``sum_{i<=k} E_facility,i / sum_{i<=k} E_it,i``.
 """
 
@@ -67,7 +74,12 @@ T_SUPPLY_TOLERANCE_K = 0.5
 #: Consumer quantities, in the order written.
 JOB_QUANTITIES = ("E_it_J", "E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J",
                   "E_cdu_pump_J", "E_facility_pump_J", "E_tower_pump_J", "E_tower_fan_J", "E_chiller_J", "E_cooling_J",
-                  "E_facility_J")
+                  "E_transformer_loss_J", "E_switchgear_loss_J", "E_ups_loss_J", "E_pdu_loss_J", "E_air_fan_J",
+                  "E_air_chiller_J", "E_lighting_J", "E_electrical_loss_J", "E_air_side_J", "E_facility_J")
+#: Facility overheads (allocated by IT power share) -> facility series that feed them.
+_OVERHEAD = {"E_transformer_loss_J": "P_transformer_loss_W", "E_switchgear_loss_J": "P_switchgear_loss_W",
+             "E_ups_loss_J": "P_ups_loss_W", "E_pdu_loss_J": "P_pdu_loss_W", "E_air_fan_J": "P_air_fan_W",
+             "E_air_chiller_J": "P_air_chiller_W", "E_lighting_J": "P_lighting_W"}
 #: Plant components (facility-level, allocated by facility heat) -> plant output names that feed them.
 _PLANT = {"E_facility_pump_J": "P_pump_fac", "E_tower_pump_J": "P_pump_tower", "E_tower_fan_J": "P_fan_tower",
           "E_chiller_J": "P_chiller"}
@@ -83,8 +95,17 @@ _DOCS = {
     "E_tower_pump_J": "Tower-water pump energy (share of the facility heat per interval; 0 if the plant has none)",
     "E_tower_fan_J": "Cooling-tower fan energy (share of the facility heat per interval)",
     "E_chiller_J": "Chiller energy (share of the facility heat per interval; 0 without a chiller)",
-    "E_cooling_J": "Cooling energy = CDU pumps + facility pumps + tower pumps + tower fans + chiller",
-    "E_facility_J": "Facility energy = E_it_J + E_cooling_J",
+    "E_cooling_J": "Liquid cooling plant energy = CDU pumps + facility pumps + tower pumps + tower fans + chiller",
+    "E_transformer_loss_J": "Medium-voltage transformer loss (share of IT power per interval)",
+    "E_switchgear_loss_J": "Switchgear / busway / cabling loss (share of IT power per interval)",
+    "E_ups_loss_J": "UPS loss (share of IT power per interval)",
+    "E_pdu_loss_J": "PDU loss (share of IT power per interval)",
+    "E_air_fan_J": "Air-handler / CRAH fan energy for heat that goes to air (share of IT power per interval)",
+    "E_air_chiller_J": "Chilled water for the air side (share of IT power per interval; 0 on economiser)",
+    "E_lighting_J": "Lighting and building controls (share of IT power per interval)",
+    "E_electrical_loss_J": "Electrical chain loss = transformer + switchgear + UPS + PDU",
+    "E_air_side_J": "Air side = air-handler fans + chilled water for air",
+    "E_facility_J": "Facility energy = E_it_J + E_cooling_J + E_air_side_J + E_electrical_loss_J + E_lighting_J",
     "PUE_effective": "Effective PUE = E_facility_J / E_it_J",
 }
 
@@ -195,6 +216,15 @@ def _cooling_components(facility: dict, cdu: dict, n: int, n_cdus: int) -> tuple
     return pump, plant
 
 
+def _overhead_sums(J: dict) -> None:
+    """Electrical-chain and air-side sums, facility energy and effective PUE of each consumer (in place)."""
+    J["E_electrical_loss_J"] = (J["E_transformer_loss_J"] + J["E_switchgear_loss_J"] + J["E_ups_loss_J"]
+                                + J["E_pdu_loss_J"])
+    J["E_air_side_J"] = J["E_air_fan_J"] + J["E_air_chiller_J"]
+    J["E_facility_J"] = (J["E_it_J"] + J["E_cooling_J"] + J["E_air_side_J"] + J["E_electrical_loss_J"]
+                         + J["E_lighting_J"])
+
+
 def _conversion(system):
     """Node-local SIVOC loss function, per-node overhead [W] and the affine rack inversion, or None."""
     if system is None:
@@ -303,8 +333,16 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
             acc = np.zeros(len(jobs))
             np.add.at(acc, owner, J[k])
             J[k] = acc
+    P_it_ts = np.asarray(fac["P_it_W"], dtype=float)
+    over = {k: np.asarray(fac.get(v, np.zeros(n)), dtype=float) for k, v in _OVERHEAD.items()}
+    for k, p in over.items():
+        J[k] = _weighted(P_jc.sum(axis=1, keepdims=True), _safe_div(p, P_it_ts)[:, None], ka, kb, wa, wb, dt)
+        if by_run:
+            acc = np.zeros(len(jobs))
+            np.add.at(acc, owner, J[k])
+            J[k] = acc
     J["E_cooling_J"] = J["E_cdu_pump_J"] + sum(J[k] for k in _PLANT)
-    J["E_facility_J"] = J["E_it_J"] + J["E_cooling_J"]
+    _overhead_sums(J)
     cooled = "T_wb_K" in fac  # a plant was modelled; without one no PUE is defined (NaN, never 1.0)
     J["PUE_effective"] = _safe_div(J["E_facility_J"], J["E_it_J"])
     J["PUE_effective"][(J["E_it_J"] <= 0) | (not cooled)] = np.nan
@@ -315,6 +353,11 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     for k, p in plant.items():
         T[k] = float(p.sum() * dt)
     T["E_cooling_J"] = tot.get("E_cooling_J", 0.0)
+    for k, p in over.items():
+        T[k] = tot.get(k, float(p.sum() * dt))
+    T["E_electrical_loss_J"] = (T["E_transformer_loss_J"] + T["E_switchgear_loss_J"] + T["E_ups_loss_J"]
+                                + T["E_pdu_loss_J"])
+    T["E_air_side_J"] = T["E_air_fan_J"] + T["E_air_chiller_J"]
     T["E_facility_J"] = tot.get("E_facility_J", E_it_tot + T["E_cooling_J"])
 
     # ---- pseudo-consumers: the remainder, split idle / partition
@@ -350,11 +393,15 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     ts["P_chiller_W"] = plant["E_chiller_J"]
     ts["P_it_W"] = np.asarray(fac["P_it_W"], dtype=float)
     ts["P_cooling_W"] = np.asarray(fac.get("P_cooling_W", np.zeros(n)), dtype=float)
-    ts["P_facility_W"] = ts["P_it_W"] + ts["P_cooling_W"]
+    for k, p in over.items():
+        ts["P" + k[1:-2] + "_W"] = p
+    ts["P_facility_W"] = np.asarray(fac["P_facility_W"], dtype=float) if "P_facility_W" in fac \
+        else ts["P_it_W"] + ts["P_cooling_W"]
     ts["P_it_jobs_W"] = _per_interval(P_jc.sum(axis=1, keepdims=True), ka, kb, wa, wb, dt, n)[:, 0] / dt
     ts["P_it_other_W"] = ts["P_it_W"] - ts["P_it_jobs_W"]
     parts = ("P_node_dc_W", "P_rack_overhead_W", "P_sivoc_loss_W", "P_rectifier_loss_W", "P_cdu_pump_W",
-             "P_facility_pump_W", "P_tower_pump_W", "P_tower_fan_W", "P_chiller_W")
+             "P_facility_pump_W", "P_tower_pump_W", "P_tower_fan_W", "P_chiller_W") + tuple("P" + k[1:-2] + "_W"
+                                                                                        for k in _OVERHEAD)
     decomp_err = float(np.max(np.abs(sum(ts[k] for k in parts) - ts["P_facility_W"]), initial=0.0)
                        / max(float(np.max(ts["P_facility_W"], initial=0.0)), 1e-300))
     ts["PUE"] = _safe_div(ts["P_facility_W"], ts["P_it_W"]) if cooled else np.full(n, np.nan)

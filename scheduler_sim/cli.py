@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")
     r.add_argument("--interval", type=float, metavar="S", help="output averaging interval [s] (default 60)")
+    r.add_argument("--cores-per-node", type=int, metavar="N",
+                   help="processors per node in the trace (SWF processors -> nodes); default: the SWF header "
+                        "(MaxProcs / MaxNodes), then the system")
     r.add_argument("--strict", action="store_true", help="stop at the first bad trace record instead of skipping it")
     r.add_argument("--seed", type=int, help="seed for every random choice")
     r.add_argument("--requests", metavar="FILE",
@@ -138,14 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--wet-bulb", type=float, metavar="DEGC", help="constant wet-bulb [degC] (default: Golden TMY3)")
     c.add_argument("--weather", metavar="FILE|SITE", help="EPW or TMY3 weather file or shipped site (golden, "
                                                           "chicago, knoxville), aligned to the series' dates "
-                                                          "(default golden)")
+                                                          "(default: the site of --system, else golden)")
+    c.add_argument("--system", metavar="SYSTEM",
+                   help="also count this system description's facility overheads (electrical chain, air side, "
+                        "lighting: its [facility] table); default: the PUE counts the liquid plant only")
 
     v = sub.add_parser("validate", help="load a trace and print its load report",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
                                    "clean, 1 records repaired or rejected, 2 the file cannot be used.")
     v.add_argument("trace", metavar="TRACE", help="trace file")
     v.add_argument("--format", help="loader name (default: from the suffix)")
-    v.add_argument("--cores-per-node", type=int, default=1, help="processors per node (SWF)")
+    v.add_argument("--cores-per-node", type=int,
+                   help="processors per node (SWF); default: the header's MaxProcs / MaxNodes when it is a whole "
+                        "number, else 1")
     v.add_argument("--max-nodes", type=int, help="reject jobs larger than this many nodes")
     v.add_argument("--strict", action="store_true", help="turn every repair or rejection into an error (exit 2)")
     v.add_argument("--timezone", metavar="TZ", help="IANA zone of local times (sacct, PM100, F-DATA, ...)")
@@ -161,7 +169,7 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
 
 
 def _version() -> str:
@@ -244,9 +252,12 @@ def _cmd_run(a: argparse.Namespace) -> int:
                      ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days),
-                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed)):
+                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
+                     ("trace.cores_per_node", a.cores_per_node)):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.requests is not None or a.deployment is not None:
+        ov.update(_serving_overrides(a, cfg))
     if a.weather is not None:
         w = a.weather.strip()
         if w == "constant":
@@ -354,7 +365,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
         print(res.load_summary)
     print(f"summary ({res.info['events']} events, {wall:.1f} s wall, "
           f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
-    print(format_summary(res.summary))
+    print(format_summary(res.summary, res.info))
     info = res.info
     if info.get("twin_latency_s"):
         lat = info["twin_latency_s"]
@@ -367,16 +378,28 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
               f"written to {res.path} (root attribute complete = False)", file=sys.stderr)
         return 2
     dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
-                                           "jobs_not_run", "jobs_rejected_power_cap")}
-    print(f"  jobs left out          unknown run time {dropped['jobs_excluded_unknown_runtime']}, larger than the "
-          f"machine {dropped['jobs_excluded_larger_than_machine']}, above every power budget "
-          f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}")
+                                           "jobs_not_run", "jobs_rejected_power_cap", "jobs_cut_at_horizon")}
+    at_load = sum(c["rejected"] for c in res.load_counts if c["kind"] == "jobs")
+    print(f"  jobs left out          rejected by the loader {at_load} (whole trace), unknown run time "
+          f"{dropped['jobs_excluded_unknown_runtime']}, larger than the machine "
+          f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
+          f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}, cut at the horizon "
+          f"{dropped['jobs_cut_at_horizon']}")
+    for c in res.load_counts:  # data loss is never hidden, not even by --quiet
+        if c["rejected"] or c["repaired"]:
+            what = "job" if c["kind"] == "jobs" else "request"
+            print(f"hpctwin run: warning: {c['source']}: {c['rejected']} {what} record(s) rejected and "
+                  f"{c['repaired']} repaired at load, of {c['records_read']} read (details: hpctwin validate, or "
+                  f"the load report in /provenance)", file=sys.stderr)
     if "stopped_at_horizon_s" in info:
-        print(f"hpctwin run: warning: the run stopped at the horizon (window end + output.max_drain_days) with jobs "
-              f"left", file=sys.stderr)
+        print(f"hpctwin run: warning: the run stopped at the horizon t = {info['stopped_at_horizon_s']:.0f} s (window "
+              f"end + output.max_drain_days) with jobs left: {dropped['jobs_cut_at_horizon']} running job(s) cut "
+              f"there (outcome 5), {dropped['jobs_not_run']} never started", file=sys.stderr)
     for w in info.get("warnings", []):
         print(f"hpctwin run: warning: {w}", file=sys.stderr)
     print(f"wrote {res.path}")
+    if dropped["jobs_cut_at_horizon"] and not dropped["jobs_not_run"]:
+        return 1
     if dropped["jobs_not_run"]:
         print(f"hpctwin run: warning: {dropped['jobs_not_run']} job(s) never started (e.g. nodes down until the "
               f"end); see /provenance info_json", file=sys.stderr)
@@ -465,12 +488,13 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
     weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
     wx = (f"constant wet-bulb {a.wet_bulb:g} degC" if a.wet_bulb is not None else
-          f"{a.weather or 'golden'} typical year, aligned to the series' dates")
+          f"{a.weather or ('the site of system ' + a.system if a.system else 'golden')} typical year, aligned to the "
+          f"series' dates")
     print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
           f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
     s = run_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
                        weather_file=a.weather,
-                       scale_to_design=a.scale_to_design, weather=weather)
+                       scale_to_design=a.scale_to_design, weather=weather, system=a.system)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
     peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
@@ -479,6 +503,12 @@ def _cmd_cooling(a: argparse.Namespace) -> int:
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
           f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
           f"of cooling energy")
+    if a.system is not None:
+        print(f"  facility PUE {s['PUE']:.4f} (liquid plant alone {s['PUE_liquid_plant']:.4f}; pPUE mechanical "
+              f"{s['pPUE_mechanical']:.4f}, electrical {s['pPUE_electrical']:.4f}); counts: liquid plant + the "
+              f"[facility] stages of system {a.system}")
+    else:
+        print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
     if peak > design * (1 + 1e-9):
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
@@ -492,8 +522,18 @@ def _cmd_validate(a: argparse.Namespace) -> int:
     from dataloaders.report import TraceError
 
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
-    if a.cores_per_node != 1:
+    if a.cores_per_node is not None:
         opts["cores_per_node"] = a.cores_per_node
+    else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
+        from dataloaders.registry import guess_format
+        from dataloaders.swf import read_swf_header, swf_cores_per_node
+        try:
+            if (a.format or guess_format(a.trace)) == "swf":
+                cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
+                if cpn != 1:
+                    opts["cores_per_node"] = cpn
+        except (OSError, ValueError):
+            pass  # the load below reports the file's problem
     if a.timezone:
         opts["timezone"] = a.timezone
     opts.update(_parse_map(a.map))

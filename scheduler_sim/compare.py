@@ -14,7 +14,8 @@ link                          what it holds
                               ``c = E_cooling / H`` (weather, plant parameters, part-load behaviour)
 ============================  ===================================================================================
 
-Facility energy (J), with ``E_facility = E_compute + E_loss + E_cooling`` and ``E_cooling = H c``::
+Facility energy (J), with ``E_facility = E_compute + E_loss + E_cooling`` and ``E_cooling = H c`` (here
+``E_cooling`` is every overhead beyond IT: liquid plant, air side, electrical-chain losses and lighting)::
 
     Delta E_facility = Delta E_compute + Delta E_loss + L(C_A, C_B) ln(H_B / H_A) + L(C_A, C_B) ln(c_B / c_A)
 
@@ -149,7 +150,9 @@ def _totals(res, att) -> dict[str, float]:
     comp = T["E_node_dc_J"] + T["E_rack_overhead_J"]
     loss = T["E_sivoc_loss_J"] + T["E_rectifier_loss_J"]
     it = T["E_it_J"]
-    cool = T.get("E_cooling_J", 0.0)
+    # every overhead beyond IT: liquid plant, air side, electrical-chain losses, lighting (0.0 when not modelled)
+    cool = (T.get("E_cooling_J", 0.0) + T.get("E_air_side_J", 0.0) + T.get("E_electrical_loss_J", 0.0)
+            + T.get("E_lighting_J", 0.0))
     heat = T["E_cdu_heat_J"]
     return {"E_compute_J": comp, "E_loss_J": loss, "E_heat_J": heat, "E_cooling_J": cool, "E_it_J": it,
             "E_facility_J": T["E_facility_J"], "c_cooling_per_heat": cool / heat if heat > 0 else 0.0,
@@ -215,7 +218,8 @@ def _periods(ra, rb, aa, ab, period_s: float, top: int, notes: list[str]) -> pd.
         return np.concatenate([x, np.zeros(n - x.size)])
 
     d_it = (pad(ab.timeseries["P_it_W"]) - pad(aa.timeseries["P_it_W"])) * dta
-    d_cool = (pad(ab.timeseries["P_cooling_W"]) - pad(aa.timeseries["P_cooling_W"])) * dta
+    d_cool = (pad(ab.timeseries["P_facility_W"] - ab.timeseries["P_it_W"])
+              - pad(aa.timeseries["P_facility_W"] - aa.timeseries["P_it_W"])) * dta
     per = max(1, int(round(period_s / dta)))
     nb = math.ceil(n / per)
     idx = np.arange(n) // per
@@ -233,7 +237,7 @@ def _jobs(ra, rb, aa, ab, top: int) -> tuple[pd.DataFrame, dict]:
         return pd.DataFrame({"job_id": r.jobs["job_id"].to_numpy(), "nodes": r.jobs["nodes"].to_numpy(),
                              "start": r.jobs["sim_start_s"].to_numpy(float), "wait": r.jobs["wait_s"].to_numpy(float),
                              "E_fac": at.jobs["E_facility_J"], "E_it": at.jobs["E_it_J"],
-                             "E_cool": at.jobs["E_cooling_J"]}).drop_duplicates("job_id").set_index("job_id")
+                             "E_cool": at.jobs["E_facility_J"] - at.jobs["E_it_J"]}).drop_duplicates("job_id").set_index("job_id")
 
     fa, fb = frame(ra, aa), frame(rb, ab)
     m = fa.add_suffix("_a").join(fb.add_suffix("_b"), how="outer")

@@ -45,9 +45,11 @@ class TraceConfig(_Strict):
     window_start_days: float = Field(181.0, ge=0, description="Window start, days after the trace time origin")
     window_days: float = Field(30.0, gt=0, description="Window length [days]; jobs submitted in it are simulated")
     strict: bool = Field(False, description="Stop at the first bad record instead of reporting and skipping it")
-    cores_per_node: int = Field(
-        1, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
-                             "1 for traces that count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
+    cores_per_node: int | None = Field(
+        None, ge=1, description="Processors per node in the trace (SWF processors -> nodes = ceil(procs / this)); "
+                                "unset: from the SWF header (MaxProcs / MaxNodes), else the system's "
+                                "trace_procs_per_node (see dataloaders.swf.swf_cores_per_node); 1 for traces that "
+                                "count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
 
     def resolved_path(self) -> Path:
         """The trace path, with '' resolved to the embedded trace."""
@@ -222,17 +224,33 @@ class OutputConfig(_Strict):
 
     interval_s: float = Field(60.0, gt=0, description="Output averaging interval [s]; a whole multiple of cooling.step_s")
     max_drain_days: float = Field(365.0, gt=0, description="The run stops this many days after the window end even "
-                                                           "if jobs remain (they are reported as never started)")
+                                                           "if jobs remain (running jobs are cut there, "
+                                                           "queued ones reported as never started)")
     warmup_days: float = Field(1.0, ge=0, description="Warm-up excluded from utilisation_measured [days]; the drain "
                                                       "after the window is always excluded from it")
     progress: bool = Field(True, description="Show a progress bar on a terminal")
+
+
+RouterName = Literal["round_robin", "least_outstanding_tokens", "prefix_affinity"]
+
+
+class RouterConfig(_Strict):
+    """The request router as a table: ``[serving.router]`` with ``name`` and its options."""
+
+    name: RouterName = Field("least_outstanding_tokens", description="Request router")
+    affinity_slack: int = Field(
+        2, ge=0, description="prefix_affinity: keep the affinity replica unless its queue (requests routed to it "
+                             "and not finished) is longer than the shortest queue by more than this many requests; "
+                             "then route to the least-loaded replica (default 2, see "
+                             "scheduler_sim.serving.engine.DEFAULT_AFFINITY_SLACK)")
 
 
 class ServingConfig(_Strict):
     """An LLM-serving partition co-located with the batch nodes (optional ``[serving]`` section)."""
 
     deployment: str = Field(..., description="Deployment TOML (model x GPU x replicas x tensor_parallel), "
-                                             "relative to the config file")
+                                             "relative to the config file, or the name of a shipped deployment "
+                                             "(experiments/serving, e.g. 'llama3-70b_h100_tp4x2')")
     trace: str = Field("", description="Request trace file; '' means the embedded Azure LLM conversation trace")
     format: str = Field("azure_llm", description="Request loader name (azure_llm, mooncake, request_csv)")
     loader_options: dict[str, str] = Field(default_factory=dict,
@@ -244,8 +262,9 @@ class ServingConfig(_Strict):
                                                    "batch window start [s]")
     first_node: int = Field(0, ge=0, description="First system node of the partition; the partition takes "
                                                  "ceil(GPUs / gpus_per_node) consecutive nodes")
-    router: Literal["round_robin", "least_outstanding_tokens", "prefix_affinity"] = Field(
-        "least_outstanding_tokens", description="Request router")
+    router: RouterName | RouterConfig = Field(
+        "least_outstanding_tokens", description="Request router: a name, or a table {name, affinity_slack} "
+                                                "(router.affinity_slack, default 2 requests)")
     max_num_seqs: int = Field(256, ge=1, description="Sequences per batch at most (vLLM max_num_seqs)")
     max_num_batched_tokens: int = Field(8192, ge=1, description="Tokens per step at most (vLLM)")
     chunked_prefill: bool = Field(False, description="Mix prompt chunks into decode steps (Sarathi-Serve)")
@@ -257,6 +276,14 @@ class ServingConfig(_Strict):
     merge_s: float = Field(1.0, gt=0, description="Power profile bin [s]: changes within a bin are merged by "
                                                   "exact energy-preserving averaging")
     cpu_util: float = Field(0.0, ge=0, le=1, description="Host CPU utilisation of the partition nodes [1]")
+
+    def router_name(self) -> str:
+        """The router's name, whether ``router`` is given as a name or as a table."""
+        return self.router if isinstance(self.router, str) else self.router.name
+
+    def affinity_slack(self) -> int:
+        """``router.affinity_slack`` [requests] (its default when ``router`` is given as a name)."""
+        return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
 class RunConfig(_Strict):
@@ -393,7 +420,8 @@ def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
         if val.endswith(".toml"):
             candidates[key] = val
     if cfg.serving is not None:
-        candidates["serving.deployment"] = cfg.serving.deployment
+        if cfg.serving.deployment.endswith(".toml") or (base_dir / cfg.serving.deployment).is_file():
+            candidates["serving.deployment"] = cfg.serving.deployment  # else the name of a shipped deployment
         candidates["serving.trace"] = cfg.serving.trace
     updates = {k: str((base_dir / v).resolve()) for k, v in candidates.items() if v and not Path(v).is_absolute()}
     return cfg.with_overrides(updates) if updates else cfg

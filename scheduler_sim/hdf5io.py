@@ -49,8 +49,16 @@ VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_j
                   "engine_events_per_s")
 
 PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49). E_IT = rack input energy "
-                  "(node DC + SIVOC/VRM loss + rectifier loss + rack overhead). E_facility = E_IT + cooling "
-                  "(pumps, tower fans). ITUE = E_IT / (E_node_dc + E_rack_overhead). TUE = ITUE * PUE.")
+                  "(node DC + SIVOC/VRM loss + rectifier loss + rack overhead; fans inside IT equipment are IT). "
+                  "E_facility = E_IT + liquid cooling plant (pumps, tower fans, chiller) + air side (CRAH fans, "
+                  "chilled water for heat to air) + electrical-chain losses (transformer, switchgear, UPS, PDU) + "
+                  "lighting and building controls, for the stages the system description counts (attribute "
+                  "facility_stages_counted). pPUE_mechanical = (E_IT + liquid plant + air side) / E_IT; "
+                  "pPUE_electrical = (E_IT + electrical-chain losses) / E_IT. "
+                  "ITUE = E_IT / (E_node_dc + E_rack_overhead). TUE = ITUE * PUE.")
+#: The Green Grid rule on fans inside IT equipment, written to every run file.
+IT_FANS_RULE = ("Fans inside IT equipment (server fans, cabinet blowers) are IT power (The Green Grid WP49); they "
+                "are never counted in the facility overhead.")
 
 _LONG_NAMES = {
     "P_node_dc_W": "Node component (DC) power, all nodes",
@@ -58,8 +66,21 @@ _LONG_NAMES = {
     "P_rectifier_loss_W": "Rectifier conversion loss, all racks",
     "P_rack_overhead_W": "Rack overhead devices (switches), all racks",
     "P_it_W": "IT power: rack input incl. conversion losses",
-    "P_cooling_W": "Cooling plant electrical power (pumps + fans)",
-    "P_facility_W": "Facility power = IT + cooling",
+    "P_cooling_W": "Liquid cooling plant electrical power (pumps + fans + chiller)",
+    "P_transformer_loss_W": "Medium-voltage transformer loss (no-load + load loss)",
+    "P_switchgear_loss_W": "Switchgear, busway and cabling loss",
+    "P_ups_loss_W": "UPS loss (on the share of the IT load that sits on UPS)",
+    "P_pdu_loss_W": "PDU loss",
+    "P_electrical_loss_W": "Electrical chain loss = transformer + switchgear + UPS + PDU",
+    "Q_air_W": "Heat to room air: (1 - liquid_fraction) x IT + UPS and PDU loss + lighting (heat, not power)",
+    "P_air_fan_W": "Air-handler / CRAH fan power for the heat that goes to air (not IT fans: those are IT)",
+    "P_air_chiller_W": "Chilled-water power for the air side (0 while the economiser carries it)",
+    "P_air_side_W": "Air side = CRAH fans + chilled water for air",
+    "P_lighting_W": "Lighting and building controls (constant)",
+    "P_mechanical_W": "Mechanical overhead = liquid plant P_cooling_W + air side",
+    "P_facility_W": "Facility power = IT + mechanical + electrical-chain loss + lighting",
+    "pPUE_mechanical": "Interval partial PUE of the mechanical plant = (IT + mechanical) / IT",
+    "pPUE_electrical": "Interval partial PUE of the electrical chain = (IT + electrical loss) / IT",
     "PUE": "Interval PUE = interval facility energy / interval IT energy",
     "T_wb_K": "Outdoor wet-bulb temperature",
     "busy_nodes": "Time-averaged number of nodes running a job",
@@ -198,6 +219,12 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         f.attrs["seed"] = int(seed)
         f.attrs["config_json"] = config_json
         f.attrs["pue_definition"] = PUE_DEFINITION
+        from .runner import pue_category
+
+        f.attrs["pue_category"] = pue_category(result.info)
+        f.attrs["it_fans_rule"] = IT_FANS_RULE
+        f.attrs["facility_stages_counted"] = ",".join(result.info.get("facility_stages_counted", []))
+        f.attrs["facility_stages_absent"] = ",".join(result.info.get("facility_stages_absent", []))
         f.attrs["cooling_modelled"] = bool("T_wb_K" in result.facility)
         f.attrs["complete"] = bool(result.info.get("complete", True))
         f.attrs["failure"] = str(result.info.get("failure", ""))

@@ -1,9 +1,13 @@
 """Scheduling and facility metrics, with the field's definitions.
 
-Per job (columns added by :func:`add_job_metrics`):
+Per job (columns added by :func:`add_job_metrics`), with ``t0`` the window start and ``s = max(submit_time_s, t0)``
+the job's submission as seen from the window (a job queued before the window does not count its earlier wait in
+window metrics):
 
-* ``wait_s = sim_start_s - submit_time_s``
-* ``turnaround_s = sim_end_s - submit_time_s``
+* ``wait_s = max(sim_start_s, t0) - s`` (the wait inside the window; 0 for a job already running at ``t0``)
+* ``wait_before_window_s = min(sim_start_s, t0) - min(submit_time_s, t0)`` (the wait before the window; 0 for
+  jobs submitted in the window; ``wait_s + wait_before_window_s = sim_start_s - submit_time_s``)
+* ``turnaround_s = sim_end_s - s``
 * ``run_s = sim_end_s - sim_start_s`` (simulated run time, after a walltime kill if any)
 * ``bounded_slowdown = max(1, turnaround_s / max(run_s, tau))`` with ``tau = 10 s``
   (Feitelson, Rudolph, Schwiegelshohn, Sevcik, Wong, "Theory and practice in parallel job scheduling",
@@ -34,28 +38,34 @@ __all__ = ["TAU_S", "add_job_metrics", "summarize"]
 TAU_S = 10.0
 
 
-def add_job_metrics(jobs: pd.DataFrame) -> pd.DataFrame:
-    """Add ``wait_s``, ``turnaround_s``, ``run_s``, ``bounded_slowdown`` to a result table.
+def add_job_metrics(jobs: pd.DataFrame, window_start_s: float = -np.inf) -> pd.DataFrame:
+    """Add ``wait_s``, ``wait_before_window_s``, ``turnaround_s``, ``run_s``, ``bounded_slowdown`` to a result table.
 
     Parameters
     ----------
     jobs : pandas.DataFrame
         Needs ``submit_time_s``, ``sim_start_s``, ``sim_end_s`` [s] (NaN for jobs that never ran).
+    window_start_s : float
+        Window start ``t0`` [s]; wait and turnaround count from ``max(submit, t0)`` (module docstring). The default
+        (no window) counts from the submit time.
 
     Returns
     -------
     pandas.DataFrame
-        A copy with the four columns (NaN where the job did not run).
+        A copy with the five columns (NaN where the job did not run).
     """
     out = jobs.copy()
     sub = out["submit_time_s"].to_numpy(float)
     st = out["sim_start_s"].to_numpy(float)
     en = out["sim_end_s"].to_numpy(float)
-    out["wait_s"] = st - sub
-    out["turnaround_s"] = en - sub
+    t0 = float(window_start_s)
+    seen = np.maximum(sub, t0)  # submission as seen from the window
+    out["wait_s"] = np.maximum(st, t0) - seen
+    out["wait_before_window_s"] = np.minimum(st, t0) - np.minimum(sub, t0) if np.isfinite(t0) else st - st
+    out["turnaround_s"] = en - seen
     out["run_s"] = en - st
     with np.errstate(invalid="ignore"):
-        out["bounded_slowdown"] = np.maximum(1.0, (en - sub) / np.maximum(en - st, TAU_S))
+        out["bounded_slowdown"] = np.maximum(1.0, (en - seen) / np.maximum(en - st, TAU_S))
     out.loc[np.isnan(en), "bounded_slowdown"] = np.nan
     return out
 
@@ -91,13 +101,19 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
     dict of str -> float
         ``jobs_completed``, ``jobs_killed_walltime``, ``mean_wait_s``, ``median_wait_s``, ``mean_turnaround_s``,
         ``mean_bounded_slowdown``, ``utilisation`` (busy node-seconds / (n_nodes * duration)), ``makespan_s``
-        (last end - t0), the energies [J], ``PUE``, ``ITUE``, ``TUE``, ``mean_P_it_W``, ``peak_P_facility_W``
+        (last end - t0), the energies [J], ``PUE`` (facility PUE: every overhead the system description counts),
+        ``pPUE_mechanical`` ((E_IT + liquid plant + air side) / E_IT) and ``pPUE_electrical`` ((E_IT + transformer +
+        switchgear + UPS + PDU losses) / E_IT), partial PUEs of The Green Grid (WP49), ``ITUE``, ``TUE``,
+        ``mean_P_it_W``, ``peak_P_facility_W``
         (peak of the output-interval averages), ``loss_fraction`` ((SIVOC + rectifier loss) / IT energy),
         ``awrt_s`` (average weighted response time, weights = nodes x run time: sum(w turnaround) / sum(w);
         Schwiegelshohn and Yahyapour 2000), ``throughput_jobs_per_day`` (ended jobs / makespan),
         ``EDP_Js`` = E_facility x makespan, ``ED2P_Js2`` = E_facility x makespan^2, ``utilisation_measured`` and
         ``peak_P_facility_measured_W`` (over ``measure``: warm-up and drain excluded).
-        Wait metrics exclude prefilled jobs (they started before the window).
+        Wait metrics exclude prefilled jobs (they started before the window) and count from
+        ``max(submit, t0)`` (:func:`add_job_metrics`); ``mean_wait_before_window_s`` is the mean of
+        ``wait_before_window_s`` over the same jobs (the wait of jobs queued before the window, left out of
+        ``mean_wait_s``).
     """
     sched = jobs.loc[~jobs["prefilled"].to_numpy(bool)]
     ran = sched.loc[sched["sim_end_s"].notna()]
@@ -107,12 +123,18 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
     E_it = totals["E_it_J"]
     itue = E_it / E_compute if E_compute > 0 else float("nan")
     pue = totals["E_facility_J"] / E_it if (cooling and E_it > 0) else float("nan")
+    E_mech = totals.get("E_mechanical_J", totals["E_cooling_J"])
+    E_elec = totals.get("E_electrical_loss_J", 0.0)
+    ppue_mech = (E_it + E_mech) / E_it if (cooling and E_it > 0) else float("nan")
+    ppue_elec = (E_it + E_elec) / E_it if E_it > 0 else float("nan")
     out = {
         "jobs_simulated": float(len(jobs)),
         "jobs_completed": float(np.count_nonzero(jobs["outcome"].to_numpy() == 1)),
         "jobs_killed_walltime": float(np.count_nonzero(jobs["outcome"].to_numpy() == 2)),
         "mean_wait_s": float(ran["wait_s"].mean()) if len(ran) else float("nan"),
         "median_wait_s": float(ran["wait_s"].median()) if len(ran) else float("nan"),
+        "mean_wait_before_window_s": (float(ran["wait_before_window_s"].mean())
+                                      if len(ran) and "wait_before_window_s" in ran else float("nan")),
         "mean_turnaround_s": float(ran["turnaround_s"].mean()) if len(ran) else float("nan"),
         "mean_bounded_slowdown": float(ran["bounded_slowdown"].mean()) if len(ran) else float("nan"),
         "utilisation": busy_node_s / (n_nodes * dur) if dur > 0 else float("nan"),
@@ -126,6 +148,12 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         "E_facility_J": totals["E_facility_J"],
         "loss_fraction": (totals["E_sivoc_loss_J"] + totals["E_rectifier_loss_J"]) / E_it if E_it > 0 else float("nan"),
         "PUE": pue,
+        "pPUE_mechanical": ppue_mech,
+        "pPUE_electrical": ppue_elec,
+        "E_mechanical_J": E_mech,
+        "E_air_side_J": totals.get("E_air_side_J", 0.0),
+        "E_electrical_loss_J": E_elec,
+        "E_lighting_J": totals.get("E_lighting_J", 0.0),
         "ITUE": itue,
         "TUE": itue * pue,
         "mean_P_it_W": E_it / dur if dur > 0 else float("nan"),

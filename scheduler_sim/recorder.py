@@ -59,8 +59,23 @@ class StepIntegrator:
         self.value[:] = value
 
     def boundary(self, k: int) -> float:
-        """Start time of step ``k`` [s]."""
+        """Start time of step ``k`` [s]: ``t0 + k * step`` from the integer count ``k`` (never a running sum)."""
         return self.t0 + k * self.step
+
+    def first_boundary_at_or_after(self, t_s: float, multiple: int = 1) -> int:
+        """Smallest step count ``k``, a whole multiple of ``multiple`` (>= 1), with ``boundary(k) >= t_s``.
+
+        Used to end a run on a whole output interval (``multiple`` = steps per interval): the end is then an
+        integer count of steps, so the last (partial) interval is integrated in full, never lost to rounding.
+        """
+        if multiple < 1:
+            raise ValueError(f"multiple must be >= 1, got {multiple}")
+        n = max(0, int((t_s - self.t0) // (self.step * multiple)))
+        while n > 0 and self.boundary((n - 1) * multiple) >= t_s:
+            n -= 1
+        while self.boundary(n * multiple) < t_s:
+            n += 1
+        return n * multiple
 
     def advance(self, t_s: float) -> None:
         """Integrate the current value up to ``t_s`` and emit every step completed on the way.
@@ -81,10 +96,14 @@ class StepIntegrator:
         self._acc += self.value * (end - self._t)
         self._emit(self._k, (self._acc / self.step)[None, :])
         self._k += 1
-        # whole steps with the constant value
-        m = int((t_s - self.boundary(self._k)) // self.step)
-        while m > 0 and self.boundary(self._k + m) > t_s:  # guard against floor rounding
+        # whole steps with the constant value: the largest m with boundary(k + m) <= t_s, found from the floor
+        # estimate and corrected both ways against the boundaries themselves (so a time that IS a boundary
+        # always completes the step that ends there, whatever the rounding of the division)
+        m = max(0, int((t_s - self.boundary(self._k)) // self.step))
+        while m > 0 and self.boundary(self._k + m) > t_s:
             m -= 1
+        while self.boundary(self._k + m + 1) <= t_s:
+            m += 1
         if m > 0:
             self._emit(self._k, np.broadcast_to(self.value, (m, self.value.size)))
             self._k += m

@@ -6,7 +6,7 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,17 +14,24 @@ import numpy as np
 from .config import DAY_S, RunConfig, TraceConfig
 from .progress import Spinner
 
-__all__ = ["RunOutput", "run_one", "format_summary", "build_plant", "build_weather", "weather_source"]
+__all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
+           "weather_source"]
 
 
 @dataclass
 class RunOutput:
-    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary."""
+    """What :func:`run_one` returns: the output file, the headline metrics and the loader report summary.
+
+    ``load_counts`` holds one entry per trace loaded (batch, then request trace): ``source``, ``kind``
+    (``"jobs"`` / ``"requests"``), ``records_read``, ``rejected`` and ``repaired`` record counts, so callers can
+    warn about data loss even when the summary is not shown (``--quiet``).
+    """
 
     path: Path | None
     summary: dict[str, float]
     info: dict
     load_summary: str
+    load_counts: list[dict] = field(default_factory=list)
 
 
 def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
@@ -167,17 +174,35 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
     system = load_system(cfg.system)
     if system.liquid_fraction < 1.0:
-        say(f"note    {100 * (1 - system.liquid_fraction):.0f} % of rack heat goes to room air; the plant model "
-            f"only cools the liquid share, so air-side cooling energy is not counted in PUE")
+        if system.facility.air_side is None:
+            say(f"note    {100 * (1 - system.liquid_fraction):.1f} % of rack heat goes to room air and the system "
+                f"description has no [facility.air_side]: its removal is not counted in PUE")
+        else:
+            say(f"note    {100 * (1 - system.liquid_fraction):.1f} % of rack heat goes to room air, removed by the "
+                f"air side of the system description (CRAH fans, chilled water or economiser), counted in PUE")
+    absent = system.facility.absent()
+    if absent:
+        say(f"note    facility stages left out by the system description (not counted in PUE): {', '.join(absent)}")
     loaded = None
     if cfg.trace.enabled:
         trace_path = cfg.trace.resolved_path()
         say(f"trace   {trace_path}")
+        cpn, cpn_why = trace_cores_per_node(cfg, system)
         show = cfg.output.progress if progress is None else progress
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
             loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                                cores_per_node=cfg.trace.cores_per_node, strict=cfg.trace.strict)
+                                cores_per_node=cpn, strict=cfg.trace.strict)
+        if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
+            loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         jobs = loaded.jobs
+        if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
+            from jobs.shares import apply_node_shares
+
+            jobs, share_notes = apply_node_shares(
+                jobs, gpus_per_node=system.node.gpus_per_node,
+                cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+            loaded.report.notes.extend(share_notes)
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
         jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
@@ -202,7 +227,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
         serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
         checksums["request_trace"] = sha256_file(serving.trace_path)
-        checksums["deployment"] = sha256_file(cfg.serving.deployment)
+        from .serving.hardware import resolve_deployment
+
+        checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
         info = serving.result.info
@@ -249,9 +276,41 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
+    counts = []
+    if loaded is not None:
+        r = loaded.report
+        counts.append({"source": r.source, "kind": "jobs", "records_read": r.records_read, "rejected": r.rejected,
+                       "repaired": r.repaired})
     if serving is not None:
         load_summary += "\n" + serving_load_summary(serving)
-    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary)
+        r = serving.load_report
+        counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
+                       "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
+    return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
+                     load_counts=counts)
+
+
+def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
+    """Processors per node for the run's batch trace, and where the value came from.
+
+    Order: ``trace.cores_per_node`` (config or ``--cores-per-node``); for an SWF trace, its header (MaxProcs /
+    MaxNodes, see :func:`dataloaders.swf.swf_cores_per_node`); else the system's ``trace_procs_per_node``.
+
+    Raises
+    ------
+    FileNotFoundError, dataloaders.report.TraceError
+        If the SWF header cannot be read.
+    """
+    if cfg.trace.cores_per_node is not None:
+        return int(cfg.trace.cores_per_node), "the run configuration (trace.cores_per_node / --cores-per-node)"
+    from dataloaders.registry import guess_format
+    from dataloaders.swf import read_swf_header, swf_cores_per_node
+
+    path = cfg.trace.resolved_path()
+    fmt = cfg.trace.format or guess_format(path)
+    if fmt == "swf":
+        return swf_cores_per_node(read_swf_header(path), system.trace_procs_per_node, system.n_nodes)
+    return system.trace_procs_per_node, f"system {system.name!r} (trace_procs_per_node)"
 
 
 def _draw_job_power(cfg: RunConfig, jobs, system):
@@ -366,8 +425,30 @@ def simulation_options(cfg: RunConfig, system) -> dict:
     )
 
 
-def format_summary(s: dict[str, float]) -> str:
-    """Human-readable headline metrics (units converted for reading: MWh, MW, hours)."""
+def pue_category(info: dict | None) -> str:
+    """What the run's PUE counts, in The Green Grid's terms (one line).
+
+    The Green Grid PUE categories (Usage and Public Reporting Guidelines for PUE/DCiE, 2009; WP49, 2012) differ by
+    where IT energy is measured: category 1 at the UPS output, 2 at the PDU output, 3 at the IT equipment input;
+    total facility energy is always measured at the utility input, over 12 months. hpctwin measures IT energy at
+    the rack input (category-3 point); the facility total reaches the utility input only when the electrical chain
+    (transformer, switchgear, UPS, PDU) is counted. A run shorter than a year is a category-3 *measurement* over
+    its window, not an annual category-3 PUE.
+    """
+    counted = list((info or {}).get("facility_stages_counted", []))
+    absent = list((info or {}).get("facility_stages_absent", []))
+    head = "category 3 (IT at rack input, facility at utility input)"
+    if {"transformer", "switchgear"} - set(counted):
+        head = "category-3 IT point, facility total short of the utility input"
+    return f"{head}; counted: liquid plant{''.join(', ' + c for c in counted)}" + (
+        f"; left out: {', '.join(absent)}" if absent else "")
+
+
+def format_summary(s: dict[str, float], info: dict | None = None) -> str:
+    """Human-readable headline metrics (units converted for reading: MWh, MW, hours).
+
+    ``info`` (the run's info: ``facility_stages_counted`` / ``_absent``) adds what the PUE counts.
+    """
     def f(x: float, fmt: str) -> str:
         return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
     J_MWh = 1 / 3.6e9
@@ -388,10 +469,15 @@ def format_summary(s: dict[str, float]) -> str:
         ]
     else:
         lines += [
-            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh",
+            f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh liquid plant"
+            f" + {f(s.get('E_air_side_J', 0.0) * J_MWh, ',.1f')} MWh air side",
+            f"  electrical losses     {f(s.get('E_electrical_loss_J', 0.0) * J_MWh, ',.1f')} MWh  (transformer, "
+            f"switchgear, UPS, PDU)   lighting {f(s.get('E_lighting_J', 0.0) * J_MWh, ',.2f')} MWh",
             f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
             f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
-            f"  PUE                   {f(s['PUE'], '.4f')}   (E_facility / E_IT, energy-weighted)",
+            f"  PUE                   {f(s['PUE'], '.4f')}   (facility PUE = E_facility / E_IT, energy-weighted)",
+            f"  pPUE mech. / elec.    {f(s.get('pPUE_mechanical', float('nan')), '.4f')} / "
+            f"{f(s.get('pPUE_electrical', float('nan')), '.4f')}   (partial PUEs: (E_IT + zone) / E_IT)",
             f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
             f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
         ]
@@ -410,4 +496,6 @@ def format_summary(s: dict[str, float]) -> str:
             f"facility {g('J_per_token_facility', '.3f')} J",
             f"  SLO-met per kJ (fac.) {g('slo_met_per_kJ_facility', '.3f')}",
         ]
+    if info is not None and "facility_stages_counted" in info and not math.isnan(s.get("PUE", float("nan"))):
+        lines.append(f"  PUE counts            {pue_category(info)}")
     return "\n".join(lines)

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .allocator import FREE, NodeAllocator
+from .availability import known_availability
 from .core import Environment, EventKind
 from .policies import BasePolicy, PolicyError, SchedulerView, make_policy
 from .policies.replay import Replay
@@ -68,6 +69,8 @@ class JobOutcome:
     """Killed because one of its nodes went down."""
     REJECTED_POWER_CAP = 4
     """Never started: even on an otherwise idle machine it would exceed every facility power budget still to come."""
+    CUT_AT_HORIZON = 5
+    """Still running at the run horizon (window end + ``max_drain_s``): ended there, its energy counted up to it."""
 
 
 @dataclass(frozen=True)
@@ -213,8 +216,10 @@ class Simulation:
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
     max_drain_s : float
-        The run stops at ``window end + max_drain_s`` [s] even if jobs remain (e.g. nodes down for ever); they are
-        reported as never started and ``info["stopped_at_horizon_s"]`` is set.
+        The run stops at the horizon ``window end + max_drain_s`` [s] (rounded up to a whole output interval) even
+        if jobs remain: jobs still running there end there with outcome ``CUT_AT_HORIZON`` (their energy, and the
+        run's, stops there; counted in ``info["jobs_cut_at_horizon"]`` and the summary), queued jobs are reported
+        as never started, and ``info["stopped_at_horizon_s"]`` is set.
     job_power_profiles : pandas.DataFrame or None
         Measured node-power time series of jobs (columns ``job_id``, ``t_offset_s`` [s from the job's start],
         ``node_power_W`` [W per node]), used with ``use_measured_power``: a profiled job's nodes follow its samples
@@ -256,6 +261,9 @@ class Simulation:
         self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, backfill,
                                                                                  **(policy_params or {}))
         self.chain = PowerChain(system)
+        from power.facility import FacilityOverheads
+
+        self.overheads = FacilityOverheads(system.facility, system.liquid_fraction)
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K
         self.step_s = float(step_s)
@@ -294,7 +302,7 @@ class Simulation:
         self.record_reservations = bool(record_reservations)
         if not max_drain_s > 0:
             raise ValueError(f"max_drain_s must be > 0, got {max_drain_s}")
-        self.horizon_s = self.t1 + float(max_drain_s)
+        self.horizon_s = self._horizon(self.t1 + float(max_drain_s))
         self.warmup_s = float(warmup_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self._node_power_w = node_power_w
@@ -320,6 +328,23 @@ class Simulation:
         attach = getattr(self.policy, "attach", None)
         if callable(attach):  # a policy that looks ahead (the twin in the loop) forks this platform
             attach(self)
+
+    def _horizon(self, t_s: float) -> float:
+        """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
+
+        The run never goes past it: running jobs are cut there (``CUT_AT_HORIZON``), and since it lies on an
+        interval boundary no idle padding is added after it, so energy stops exactly there.
+        """
+        steps = StepIntegrator(self.t0, self.step_s, 0, lambda k, block: None)
+        return steps.boundary(steps.first_boundary_at_or_after(t_s, self.ratio))
+
+    def _cut_at_horizon(self, t: float) -> None:
+        """End every running job at the horizon ``t`` (outcome ``CUT_AT_HORIZON``, energy counted up to ``t``)."""
+        cut = list(self.running)
+        for j in cut:
+            self._finish(j, t, JobOutcome.CUT_AT_HORIZON)
+        self.info["stopped_at_horizon_s"] = float(t)
+        self.info["jobs_cut_at_horizon"] = len(cut)
 
     # ------------------------------------------------------------------ job preparation
     def _prepare_jobs(self, table: pd.DataFrame) -> None:
@@ -417,14 +442,22 @@ class Simulation:
         headroom = math.inf
         power = None
         cap = self._cap_now()
-        if math.isfinite(cap):
+        facility_W = math.nan
+        if self.power_cap:  # a budget now or later: reservations need each job's power
             power = self._job_marginal_it * (1.0 + self._cooling_ratio())
-            headroom = cap - self._predicted_facility_W()
+            facility_W = self._predicted_facility_W()
+            if math.isfinite(cap):
+                headroom = cap - facility_W
+        running = list(self.running)
+        now = self.env.now
         return SchedulerView(
-            now_s=self.env.now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
+            now_s=now, queue=self.queue, free_nodes=self.alloc.n_free, nodes=self.nodes,
             estimate_s=self.estimate, submit_s=self.submit, recorded_start_s=self.recorded_start,
-            running=list(self.running), start_s=self.start, n_nodes=self._n_pool,
+            running=running, start_s=self.start, n_nodes=self._n_pool,
             account_id=self.account_id, queue_id=self.queue_id, power_W=power, power_headroom_W=headroom,
+            availability_fn=lambda: known_availability(
+                now, self.alloc.owner, self.alloc.down_count, running, self.start, self.estimate,
+                self.downtimes, power, facility_W, self.power_cap, self.nodes, self.alloc.n_free),
         )
 
     # ------------------------------------------------------------------ facility power cap
@@ -461,9 +494,10 @@ class Simulation:
             self.info["jobs_rejected_power_cap"] = self.info.get("jobs_rejected_power_cap", 0) + len(out)
 
     def _cooling_ratio(self) -> float:
-        """Cooling power per IT watt for the cap prediction: the plant's last step, else the configured estimate."""
+        """Overhead power per IT watt for the cap prediction: (facility - IT) / IT of the plant's last step (liquid
+        plant plus the facility overheads of :mod:`power.facility`), else the configured estimate."""
         if self.plant_state is not None and self._last_it_W > 0:
-            return float(self.plant_state[self.plant.P_cooling_index]) / self._last_it_W
+            return self._last_overhead_W / self._last_it_W
         return self.cooling_estimate
 
     def _predicted_facility_W(self) -> float:
@@ -581,6 +615,22 @@ class Simulation:
             pos = bisect.bisect_left([(self.submit[q], q) for q in self.queue], key)
             self.queue.insert(pos, j)
 
+    def _prefill_duration(self, j: int) -> tuple[float, int]:
+        """Time a carried-in (prefilled) job still runs after ``t0`` [s], and its outcome when it gets there.
+
+        Carried-in jobs obey the same wall-time rule as every other job (:meth:`_run_duration`): under a policy
+        that kills at the requested time, a job whose recorded end lies past ``recorded start + requested time``
+        is killed at that limit (``KILLED_WALLTIME``), even though the site let it run on. The duration is
+        ``<= 0`` when the limit fell at or before ``t0``: the job is then recorded as killed at its limit and
+        never occupies the window's nodes.
+        """
+        end = float(self.recorded_end[j])
+        if self.policy.kills_at_walltime and self.has_limit[j]:
+            limit_end = float(self.recorded_start[j] + self.estimate[j])
+            if end > limit_end:
+                return limit_end - self.t0, JobOutcome.KILLED_WALLTIME
+        return end - self.t0, JobOutcome.COMPLETED
+
     def _run_duration(self, j: int) -> tuple[float, int]:
         """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
         rt = float(self.runtime[j])
@@ -645,9 +695,21 @@ class Simulation:
                 self._last_totals[e] = float(tot[-1])
             self.plant_state = out[-1]
             self._plant_sums += out.sum(axis=0) * self.step_s
-            rows = np.concatenate([block, twb[:, None], out], axis=1)
+            p_liq = out[:, self.plant.P_cooling_index]
+            rows = [block, twb[:, None], out]
         else:
-            rows = block
+            p_liq, twb = np.zeros(block.shape[0]), None
+            rows = [block]
+        if self._n_ovh:
+            ovh = self.overheads.evaluate(block[:, nc + 4], p_liq, twb)
+            cols = np.stack([ovh[k] for k in self.overheads.SERIES], axis=1)
+            self._ovh_sums += cols.sum(axis=0) * self.step_s
+            rows.append(cols)
+            extra = cols[-1].sum() - cols[-1, self._i_q_air]  # facility overhead beyond the liquid plant [W]
+        else:
+            extra = 0.0
+        self._last_overhead_W = float(p_liq[-1]) + float(extra)
+        rows = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
         self._step_sums += block.sum(axis=0) * self.step_s
         self._last_step_heat = block[-1, :nc].copy()
         self._last_it_W = float(block[-1, nc + 4])
@@ -713,7 +775,15 @@ class Simulation:
         if self.plant is not None:
             idx = _group_cdu_columns(self.plant.output_names).get("T_sec_sup")
             self._i_T_sec_sup = np.array(idx) if idx and len(idx) == nc else None
-        n_cols = n_state + (1 + n_plant if self.plant is not None else 0)
+        from power.facility import SERIES as _OVH_SERIES
+
+        # cooling off means the facility is not modelled: no overhead is counted then
+        self._n_ovh = (len(_OVH_SERIES) if self.plant is not None and (self.overheads.active
+                                                                      or sysm.liquid_fraction != 1.0) else 0)
+        self._i_q_air = _OVH_SERIES.index("Q_air_W")
+        self._ovh_sums = np.zeros(self._n_ovh)
+        self._last_overhead_W = 0.0
+        n_cols = n_state + (1 + n_plant if self.plant is not None else 0) + self._n_ovh
         self.reducer = IntervalReducer(self.ratio, n_cols)
         integ = StepIntegrator(self.t0, self.step_s, n_state, self._emit)
         self._pbar = RunProgress((self.t1 - self.t0) / 3600.0) if self.progress else None
@@ -740,14 +810,24 @@ class Simulation:
         # prefill: jobs running at t0, placed first in recorded-start order
         pre = np.flatnonzero(self.prefilled)
         pre = pre[np.argsort(self.recorded_start[pre], kind="stable")]
-        n_pre_failed = 0
+        n_pre_failed = n_pre_past_limit = 0
         for j in pre:
+            duration, outcome = self._prefill_duration(int(j))
+            if duration <= 0:  # its limit fell at or before t0: killed there, never on the window's nodes
+                n_pre_past_limit += 1
+                self.start[j] = self.recorded_start[j]
+                self.end[j] = self.t0 + duration
+                self.outcome[j] = outcome
+                self._jobs_left -= 1
+                continue
             if self.nodes[j] > self.alloc.n_free:
                 n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
                 self.prefilled[j] = False
                 continue
-            self._start(int(j), self.t0, float(self.recorded_end[j] - self.t0))
+            self._outcome_if_ends[j] = outcome
+            self._start(int(j), self.t0, duration)
         self.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
+        self.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
         order = np.lexsort((np.arange(n), self.submit))
         for j in order:
             if not self.prefilled[j]:
@@ -779,7 +859,7 @@ class Simulation:
         if failure is not None:
             # Partial results: everything up to the last whole output interval the plant completed is kept.
             n_int = self._steps_emitted // self.ratio
-            t_final = self.t0 + n_int * self.interval_s
+            t_final = integ.boundary(n_int * self.ratio)
             self.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
             if self._pbar is not None:
                 self._pbar.close()
@@ -790,10 +870,9 @@ class Simulation:
             })
             return self._result(idle_energy_dc, idle_energy_it)
         self.info["complete"] = True
-        # pad with idle time to a whole output interval (at least one)
+        # pad with idle time to a whole output interval (at least one); the end is an integer count of steps
         t_end = max(t_last, self.t0)
-        n_int = max(1, math.ceil((t_end - self.t0) / self.interval_s - 1e-12))
-        t_final = self.t0 + n_int * self.interval_s
+        t_final = integ.boundary(max(self.ratio, integ.first_boundary_at_or_after(t_end, self.ratio)))
         integ.set(self._state_vector())
         integ.advance(t_final)
         idle_energy_dc += self._idle_dc_W * (t_final - t_last)
@@ -836,7 +915,7 @@ class Simulation:
 
         save()
         while len(env) and (self._jobs_left > 0 or required > 0) and env.peek_time() <= until_s:
-            t = env.peek_time()
+            t = min(env.peek_time(), self.horizon_s)  # nothing happens past the horizon
             # integrate the step function up to t (this may step the cooling plant)
             integ.set(self._state_vector())
             integ.advance(t)
@@ -847,6 +926,10 @@ class Simulation:
             if cap_binding:
                 cap_bound_s += t - t_last
             t_last = t
+            if env.peek_time() > t:  # the horizon comes before the next event: cut what still runs
+                self._cut_at_horizon(t)
+                save()
+                break
             batch = env.pop_batch()
             n_events += len(batch)
             for kind, payload in batch:
@@ -884,7 +967,7 @@ class Simulation:
             if self.queue and self.power_cap:
                 self._reject_beyond_cap()
             if t >= self.horizon_s and (self._jobs_left > 0 or required > 0):
-                self.info["stopped_at_horizon_s"] = float(t)
+                self._cut_at_horizon(t)
                 save()
                 break
             if self.queue and self.alloc.n_free > 0:
@@ -1026,7 +1109,7 @@ class Simulation:
         nc = sysm.n_cdus
         rows = self.reducer.finish()
         n_int = rows.shape[0]
-        time_s = self.t0 + np.arange(n_int) * self.interval_s
+        time_s = self.t0 + (np.arange(n_int) * self.ratio) * self.step_s  # step boundaries, integer counts
         facility: dict[str, np.ndarray] = {}
         cdu: dict[str, np.ndarray] = {"Q_flow_W": rows[:, :nc]}
         units: dict[str, str] = {}
@@ -1061,11 +1144,7 @@ class Simulation:
         else:
             totals["E_cooling_J"] = 0.0
             facility["P_cooling_W"] = np.zeros(n_int)
-        facility["P_facility_W"] = facility["P_it_W"] + facility["P_cooling_W"]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            facility["PUE"] = (facility["P_facility_W"] / facility["P_it_W"] if self.plant is not None
-                               else np.full(n_int, np.nan))  # no plant: PUE undefined, never 1.0
-        totals["E_facility_J"] = totals["E_it_J"] + totals["E_cooling_J"]
+        _add_facility_overheads(self, facility, totals, rows)
 
         jobs = self.jobs.copy()
         jobs["sim_start_s"] = self.start
@@ -1080,7 +1159,7 @@ class Simulation:
         jobs["requeues"] = self.n_requeues
         jobs["lost_node_s"] = self.lost_node_s
         jobs["lost_energy_dc_J"] = self.lost_energy_dc
-        jobs = metrics.add_job_metrics(jobs)
+        jobs = metrics.add_job_metrics(jobs, window_start_s=self.t0)
         allocations = _allocation_runs(self._attempts, jobs["job_id"].to_numpy(), self.system.node_cdu)
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sysm.n_nodes, t0=self.t0, time_s=time_s,
                                     measure=(self.t0 + self.warmup_s, self.t1),
@@ -1111,11 +1190,57 @@ class Simulation:
             summary["power_cap_exceeded_s"] = float(over.sum()) * self.interval_s
             summary["power_cap_bound_s"] = float(self.info.get("power_cap_bound_s", 0.0))
         summary["jobs_rejected_power_cap"] = float(self.info.get("jobs_rejected_power_cap", 0))
+        summary["jobs_cut_at_horizon"] = float(np.count_nonzero(self.outcome == JobOutcome.CUT_AT_HORIZON))
         summary["jobs_not_run"] = float(np.count_nonzero(np.isnan(self.start)
                                                          & (self.outcome != JobOutcome.REJECTED_POWER_CAP)))
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(self.info), units=units, rack=rack,
                                 job_cdu_it_W=self.job_cdu_it_W, allocations=allocations)
+
+
+def _add_facility_overheads(sim: "Simulation", facility: dict, totals: dict, rows: np.ndarray) -> None:
+    """Facility series and totals beyond IT and the liquid plant (:mod:`power.facility`), and the metrics.
+
+    Adds ``P_<stage>_W`` series and ``E_<stage>_J`` totals, ``P_electrical_loss_W`` (transformer + switchgear + UPS
+    + PDU), ``P_air_side_W`` (CRAH fans + chilled water for air), ``P_mechanical_W`` (liquid plant ``P_cooling_W``
+    + air side), ``P_facility_W`` = IT + mechanical + electrical + lighting, the interval ``PUE`` and the partial
+    PUEs ``pPUE_mechanical`` / ``pPUE_electrical`` (The Green Grid: (IT + the zone's overhead) / IT). With every
+    stage absent and all heat to liquid, ``P_facility_W`` = ``P_it_W + P_cooling_W`` exactly (bit for bit). Without
+    a cooling plant the facility is not modelled: no overhead is counted and the PUEs are NaN.
+    """
+    from power.facility import SERIES
+
+    n_int = rows.shape[0]
+    for i, name in enumerate(SERIES):
+        key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
+        if sim._n_ovh:
+            facility[name] = rows[:, rows.shape[1] - sim._n_ovh + i]
+            totals[key] = float(sim._ovh_sums[i])
+        else:
+            facility[name] = np.zeros(n_int)
+            totals[key] = 0.0
+    f, t = facility, totals
+    f["P_electrical_loss_W"] = (f["P_transformer_loss_W"] + f["P_switchgear_loss_W"] + f["P_ups_loss_W"]
+                                + f["P_pdu_loss_W"])
+    f["P_air_side_W"] = f["P_air_fan_W"] + f["P_air_chiller_W"]
+    f["P_mechanical_W"] = f["P_cooling_W"] + f["P_air_side_W"]
+    f["P_facility_W"] = f["P_it_W"] + f["P_mechanical_W"] + f["P_electrical_loss_W"] + f["P_lighting_W"]
+    t["E_electrical_loss_J"] = (t["E_transformer_loss_J"] + t["E_switchgear_loss_J"] + t["E_ups_loss_J"]
+                                + t["E_pdu_loss_J"])
+    t["E_air_side_J"] = t["E_air_fan_J"] + t["E_air_chiller_J"]
+    t["E_mechanical_J"] = t["E_cooling_J"] + t["E_air_side_J"]
+    t["E_facility_J"] = t["E_it_J"] + t["E_mechanical_J"] + t["E_electrical_loss_J"] + t["E_lighting_J"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if sim.plant is not None:
+            f["PUE"] = f["P_facility_W"] / f["P_it_W"]
+            f["pPUE_mechanical"] = (f["P_it_W"] + f["P_mechanical_W"]) / f["P_it_W"]
+            f["pPUE_electrical"] = (f["P_it_W"] + f["P_electrical_loss_W"]) / f["P_it_W"]
+        else:  # cooling off: the facility is not modelled (no overhead counted), PUE undefined, never 1.0
+            for k in ("PUE", "pPUE_mechanical", "pPUE_electrical"):
+                f[k] = np.full(n_int, np.nan)
+    sim.info["facility_stages_counted"] = sim.system.facility.present()
+    sim.info["facility_stages_absent"] = sim.system.facility.absent()
+    sim.info["liquid_fraction"] = float(sim.system.liquid_fraction)
 
 
 def _allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:

@@ -10,9 +10,11 @@
   reservation (Mu'alem and Feitelson, IEEE TPDS 12(6), 2001); a job whose reservation is *now* starts.
 * ``firstfit``: no reservations: every job that fits, in order (may starve large jobs; a baseline).
 
-Reservations use node counts and requested times only. When a facility power cap is active, a start must also fit
-the power headroom (the platform refuses it otherwise); the cap may therefore delay a reservation, which is
-reported as time the cap was binding.
+Reservations use node counts, requested times and every known future availability (:class:`Profile`, built from
+:meth:`SchedulerView.availability`): running jobs' requested ends (ties included), downtime and drain ends, future
+downtimes, and steps of the facility power budget. When a budget is in force a start must also fit the power
+headroom at its start (the platform refuses it otherwise); reservations account for it, so no job started now can
+push a reservation past the power a budget step frees.
 
 References
 ----------
@@ -23,6 +25,8 @@ IBM SP2 with backfilling", IEEE TPDS 12(6), 2001.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 
 import numpy as np
@@ -33,36 +37,26 @@ __all__ = ["BACKFILLS", "shadow_time", "backfill_none", "backfill_easy", "backfi
            "backfill_firstfit", "Profile"]
 
 
-def shadow_time(view: SchedulerView, need: int, free: int, started: list[int] = ()) -> tuple[float, int]:
-    """Earliest time the head job can start, from running jobs' REQUESTED times, and the spare nodes then.
+def shadow_time(view: SchedulerView, need: int, started: list[int] = ()) -> tuple[float, int]:
+    """EASY's shadow time: the earliest time ``need`` nodes are free, and the *extra* nodes free then.
 
-    Parameters
-    ----------
-    view : SchedulerView
-        The platform now.
-    need : int
-        Nodes the head job needs (> ``free``).
-    free : int
-        Nodes free now (after the jobs already chosen in this pass).
-    started : list of int
-        Jobs chosen to start now in this pass; they are expected to end at now + estimate.
+    Every known future availability counts (:meth:`SchedulerView.availability`): running jobs' requested ends
+    (every job whose end is at or before the shadow time, ties included, whatever their ids), downtime and drain
+    ends. Jobs in ``started`` (chosen to start now in this pass) hold their nodes until now + estimate.
 
     Returns
     -------
     shadow_s : float
-        Reservation time of the head job [s] (``inf`` if the running jobs never free enough nodes, e.g. while
-        nodes are down).
+        First breakpoint at which at least ``need`` nodes are free [s] (``inf`` if never).
     extra : int
-        Nodes free at ``shadow_s`` beyond what the head job needs.
+        Nodes free at ``shadow_s`` beyond ``need`` (0 when ``shadow_s`` is ``inf``).
     """
-    ends = [(view.expected_end_s(j), j) for j in view.running]
-    ends += [(view.now_s + float(view.estimate_s[j]), j) for j in started]
-    ends.sort()
-    avail = free
-    for t_end, j in ends:
-        avail += int(view.nodes[j])
-        if avail >= need:
-            return t_end, avail - need
+    prof = Profile.from_view(view)
+    for j in started:
+        prof.reserve(view.now_s, float(view.estimate_s[j]), int(view.nodes[j]), 0.0)
+    for t, f in zip(prof.times, prof.free):
+        if f >= need:
+            return t, f - int(need)
     return math.inf, 0
 
 
@@ -99,103 +93,147 @@ def _pw(view: SchedulerView, j: int) -> float:
 
 def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, previous: dict | None = None,
                   best_fit: bool = False) -> list[int]:
-    """EASY backfill (see module docstring); records the head job's reservation in ``reservations``."""
-    free, head = view.free_nodes, view.power_headroom_W
+    """EASY backfill (see module docstring); records the head job's reservation in ``reservations``.
+
+    Jobs start in order while each can start now; the first that cannot (the head) is reserved at its earliest
+    feasible time in the known availability profile (:class:`Profile`): its shadow time, which counts every
+    running job ending at or before it (ties included), downtime and drain ends and power-budget steps. A later
+    job then starts now only if it fits in the profile with the head's reservation in it, so it can never delay
+    the head. With a profile that only grows (no future downtime or budget cut) this is exactly Lifka's rule:
+    the job ends by the shadow time or uses only the extra nodes.
+    """
+    now = view.now_s
+    if not order:
+        return []
+    prof = Profile.from_view(view)
+    idx = np.asarray(order, dtype=np.int64)
+    nodes = view.nodes[idx].tolist()
+    est = view.estimate_s[idx].astype(float).tolist()
+    power = view.power_W[idx].astype(float).tolist() if view.power_W is not None else [0.0] * len(order)
     out: list[int] = []
     i = 0
-    while i < len(order) and view.fits(order[i], free, head):
-        free -= int(view.nodes[order[i]])
-        head -= _pw(view, order[i])
+    while i < len(order) and prof.fits_now(nodes[i], power[i], est[i]):
+        prof.reserve(now, est[i], nodes[i], power[i])
         out.append(order[i])
         i += 1
     if i >= len(order):
         return out
-    h = order[i]
-    shadow, extra = shadow_time(view, int(view.nodes[h]), free, out)
-    if int(view.nodes[h]) <= free:  # blocked by the power cap only: it may start as soon as power allows
-        shadow, extra = view.now_s, free - int(view.nodes[h])
-    reservations[h] = shadow
-    if free == 0:
-        return out
-    cands = order[i + 1:]
+    shadow = prof.earliest(nodes[i], power[i], est[i])
+    reservations[order[i]] = shadow
+    if math.isfinite(shadow):
+        prof.reserve(shadow, est[i], nodes[i], power[i])
+    cands = list(range(i + 1, len(order)))
     if best_fit:
-        cands = sorted(cands, key=lambda j: -int(view.nodes[j]))  # stable: ties keep policy order
-    now = view.now_s
-    for j in cands:
-        n = int(view.nodes[j])
-        if not view.fits(j, free, head):
-            continue
-        if now + float(view.estimate_s[j]) <= shadow:
-            pass
-        elif n <= extra:
-            extra -= n
-        else:
-            continue
-        out.append(j)
-        free -= n
-        head -= _pw(view, j)
+        cands.sort(key=lambda k: -nodes[k])  # stable: ties keep policy order
+    free, head = int(prof.free[0]), float(prof.head[0])
+    for k in cands:
         if free == 0:
             break
+        n, p = nodes[k], power[k]
+        if n > free or p > head or not prof.fits_now(n, p, est[k]):
+            continue
+        prof.reserve(now, est[k], n, p)
+        out.append(order[k])
+        free, head = int(prof.free[0]), float(prof.head[0])
     return out
 
 
 class Profile:
-    """Free-node profile over time: a step function ``free(t)`` from now on (conservative backfilling).
+    """Free nodes and power headroom over time, with the reservations made in this pass (a step function).
 
-    ``times`` (k,) are increasing breakpoints starting at now; ``free[i]`` holds on ``[times[i], times[i+1])`` and
-    the last value to infinity. A release at or before now (a running job past its estimate) is placed just after
-    now: its nodes are not free yet. Both are numpy arrays, so a search or a reservation costs O(k) in C, not in
-    Python (a pass over Q queued jobs is O(Q k)).
+    ``times`` (k,) are increasing breakpoints starting at now; ``free[i]`` nodes and ``head[i]`` W of facility
+    power budget are left on ``[times[i], times[i+1])`` (the last values to infinity); ``starts[i]`` marks the
+    breakpoints at which a reservation begins. It starts from the platform's known future availability
+    (:meth:`SchedulerView.availability`) and every reservation subtracts its nodes and power over its window.
+
+    Feasibility of a start at ``t`` for ``n`` nodes, ``p`` W and duration ``d``: ``free >= n`` on all of
+    ``[t, t + d)``, ``head >= p`` at ``t``, and ``head >= p`` at every reservation start inside ``(t, t + d)``. The
+    power budget is checked only when a job starts (the platform never stops a running job for a budget step), so
+    a reservation must leave the budget of every later-starting reservation intact, and nothing more.
+
+    The steps are kept in Python lists (k is the number of distinct running-job ends and known changes, a few
+    hundred at most): a start-now check is a bisection and a slice minimum, a reservation a list insertion;
+    :meth:`earliest` searches every breakpoint at once with numpy (O(k) in C).
     """
 
-    def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]]) -> None:
-        soon = math.nextafter(now, math.inf)
-        if releases:
-            rt = np.maximum(np.array([t for t, _ in releases], dtype=float), soon)
-            rn = np.array([n for _, n in releases], dtype=np.int64)
-            # a job already past its estimate (no walltime limit) ends "any moment": its nodes are not free now
-            ut, inv = np.unique(rt, return_inverse=True)
-            add = np.bincount(inv, weights=rn, minlength=ut.size).astype(np.int64)
-            self.times = np.concatenate(([float(now)], ut))
-            self.free = np.concatenate(([int(free_now)], int(free_now) + np.cumsum(add)))
-        else:
-            self.times = np.array([float(now)])
-            self.free = np.array([int(free_now)], dtype=np.int64)
+    def __init__(self, times, free, head) -> None:
+        self.times: list[float] = [float(x) for x in np.asarray(times, dtype=float).tolist()]
+        self.free: list[int] = [int(x) for x in np.asarray(free).tolist()]
+        self.head: list[float] = [float(x) for x in np.asarray(head, dtype=float).tolist()]
+        self.starts: list[bool] = [False] * len(self.times)
+        self.budget = any(math.isfinite(h) for h in self.head)  # a power budget now or later
+        self._later_starts = False  # a reservation starts after now (its power budget must be kept)
+        self._min_free: list[int] | None = None  # prefix minima of free (start-now checks), rebuilt lazily
 
-    def earliest(self, need: int, duration: float) -> float:
-        """Earliest breakpoint ``t`` with ``free >= need`` on all of ``[t, t + duration)`` (``inf`` if none).
+    @classmethod
+    def from_view(cls, view: SchedulerView) -> "Profile":
+        """The profile of a view's known availability, with no reservation yet."""
+        t, f, h = view.availability()
+        return cls(t, f, h)
+
+    def earliest(self, need: int, power: float, duration: float) -> float:
+        """Earliest breakpoint ``t`` at which a start is feasible (class docstring); ``inf`` if none.
 
         The window of a start at breakpoint ``i`` covers the steps ``i .. j-1`` with ``j`` the first breakpoint at or
-        after ``t_i + duration`` (at least step ``i`` itself); it is feasible when none of them is short of nodes,
-        checked for every ``i`` at once with a prefix count of the short steps.
+        after ``t_i + duration`` (at least step ``i`` itself); it is checked for every ``i`` at once with prefix
+        counts of the short steps.
         """
-        short = self.free < need
-        if not short.any():
-            return float(self.times[0])
-        k = self.times.size
-        count = np.concatenate(([0], np.cumsum(short)))
-        j = np.maximum(np.searchsorted(self.times, self.times + duration, side="left"), np.arange(1, k + 1))
-        ok = np.flatnonzero(count[j] == count[:k])
-        return float(self.times[ok[0]]) if ok.size else math.inf
+        times = np.array(self.times)
+        free = np.array(self.free)
+        k = times.size
+        nxt = np.arange(1, k + 1)
+        j = np.maximum(np.searchsorted(times, times + duration, side="left"), nxt)
+        short = np.concatenate(([0], np.cumsum(free < need)))
+        ok = short[j] == short[:k]
+        if self.budget:
+            head = np.array(self.head)
+            ok &= head >= power
+            bad = np.concatenate(([0], np.cumsum(np.array(self.starts) & (head < power))))
+            ok &= bad[j] == bad[nxt]  # no reservation start in (t_i, t_i + duration) left short of power
+        idx = np.flatnonzero(ok)
+        return float(times[idx[0]]) if idx.size else math.inf
 
-    def reserve(self, start: float, duration: float, n: int) -> None:
-        """Subtract ``n`` nodes on ``[start, start + duration)``, adding breakpoints as needed."""
+    def fits_now(self, need: int, power: float, duration: float) -> bool:
+        """Whether a start now is feasible (the same as ``earliest(...) == now``, without numpy)."""
+        free, head = self.free, self.head
+        if need > free[0] or not power <= head[0]:
+            return False
+        if self._min_free is None:
+            self._min_free = list(itertools.accumulate(free, min))
+        j = max(bisect.bisect_left(self.times, self.times[0] + duration), 1)
+        if self._min_free[j - 1] < need:
+            return False
+        if self.budget and self._later_starts:
+            starts = self.starts
+            return all(head[i] >= power for i in range(1, j) if starts[i])
+        return True
+
+    def reserve(self, start: float, duration: float, n: int, power: float = 0.0) -> None:
+        """Subtract ``n`` nodes and ``power`` W on ``[start, start + duration)`` and mark ``start`` as a start."""
         end = start + duration
-        self._split(start)
-        if math.isfinite(end):
-            self._split(end)
-        self.free[(self.times >= start) & (self.times < end)] -= n
+        i0 = self._split(start)
+        i1 = self._split(end) if math.isfinite(end) else len(self.times)
+        free, head = self.free, self.head
+        for i in range(i0, i1):
+            free[i] -= n
+            head[i] -= power
+        self.starts[i0] = True
+        self._later_starts = self._later_starts or i0 > 0
+        self._min_free = None
 
-    def _split(self, t: float) -> None:
-        """Insert a breakpoint at ``t`` (carrying the free value of the step that contains it)."""
+    def _split(self, t: float) -> int:
+        """Index of the breakpoint at ``t``, inserted if needed (carrying the values of the step containing it)."""
         times = self.times
         if t <= times[0]:
-            return
-        lo = int(np.searchsorted(times, t, side="left"))
-        if lo < times.size and times[lo] == t:
-            return
-        self.times = np.insert(times, lo, t)
-        self.free = np.insert(self.free, lo, self.free[lo - 1])
+            return 0
+        lo = bisect.bisect_left(times, t)
+        if lo < len(times) and times[lo] == t:
+            return lo
+        times.insert(lo, t)
+        self.free.insert(lo, self.free[lo - 1])
+        self.head.insert(lo, self.head[lo - 1])
+        self.starts.insert(lo, False)
+        return lo
 
 
 def backfill_conservative(view: SchedulerView, order: list[int], reservations: dict,
@@ -203,28 +241,27 @@ def backfill_conservative(view: SchedulerView, order: list[int], reservations: d
     """Conservative backfill: a reservation for every queued job; start those reserved for now.
 
     Jobs that already hold a reservation are re-placed first, in order of that reservation (then policy order),
-    each at the earliest feasible time (schedule compression, Mu'alem and Feitelson 2001): moving earlier jobs
-    earlier never takes capacity inside a later job's old window, so no reservation is ever delayed as long as
-    running jobs end no later than their requested times (they are killed there). New jobs follow, in policy order.
+    each at the earliest feasible time in the known availability profile (:class:`Profile`: running jobs'
+    requested ends, downtime and drain ends, future downtimes, power-budget steps) (schedule compression, Mu'alem
+    and Feitelson 2001): moving earlier jobs earlier never takes capacity inside a later job's old window, so no
+    reservation is ever delayed as long as running jobs end no later than their requested times (they are killed
+    there). New jobs follow, in policy order.
     """
     now = view.now_s
     previous = previous or {}
-    prof = Profile(now, view.free_nodes, [(view.expected_end_s(j), int(view.nodes[j])) for j in view.running])
-    head = view.power_headroom_W
+    prof = Profile.from_view(view)
     rank = {j: k for k, j in enumerate(order)}
     held = sorted((j for j in order if j in previous), key=lambda j: (previous[j], rank[j]))
     fresh = [j for j in order if j not in previous]
     out: list[int] = []
     for j in held + fresh:
-        n = int(view.nodes[j])
-        est = float(view.estimate_s[j])
-        t = prof.earliest(n, est)
+        n, p, est = int(view.nodes[j]), _pw(view, j), float(view.estimate_s[j])
+        t = prof.earliest(n, p, est)
         reservations[j] = t
         if math.isfinite(t):
-            prof.reserve(t, est, n)
-        if t == now and _pw(view, j) <= head:  # reserved for now; a power cap may still hold it back
+            prof.reserve(t, est, n, p)
+        if t == now:
             out.append(j)
-            head -= _pw(view, j)
     out.sort(key=lambda j: rank[j])
     return out
 

