@@ -46,7 +46,7 @@ def test_guess_format_imports_no_loader_module(name, expected):
     package's __init__)."""
     mods = _modules_after(f"from dataloaders.registry import guess_format\nprint(guess_format({name!r}))")
     loaders = {m for m in mods if m.startswith("dataloaders.")} - {"dataloaders.registry", "dataloaders.report",
-                                                                   "dataloaders.swf"}
+                                                                   "dataloaders.swf", "dataloaders.cache"}
     assert loaders == set()
     assert guess_format(name) == expected
 

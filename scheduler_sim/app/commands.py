@@ -1,0 +1,403 @@
+"""The handlers of the ``hpctwin`` sub-commands (run, sweep, compare, report, list, cooling, validate).
+
+:mod:`scheduler_sim.app.cli` builds the parser and imports this module only when a command runs, so that
+``hpctwin --help`` stays light. Errors the user can fix are raised as ``ValueError`` / ``OSError`` and turned into
+one line and exit status 2 by :func:`scheduler_sim.app.cli.main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import h5py
+
+from cooling_fmu.params import load_plant_params, plant_names
+from cooling_fmu.standalone import load_power_series
+from cooling_fmu.weather import Weather
+from dataloaders.registry import available_loaders, guess_format, load_trace
+from dataloaders.report import TraceError
+from dataloaders.swf import read_swf_header, swf_cores_per_node
+from power import available_systems, load_system
+
+from ..analysis.compare import compare
+from ..analysis.report import make_report
+from ..policies import policy_catalogue
+from ..policies.registry import SHORTHANDS
+from .config import load_config
+from .cooling import run_cooling_standalone
+from .runner import format_summary, run_one, weather_source
+from .sweep import _comm, load_study, run_sweep
+from ..io.hdf5 import describe_unreadable
+from .twin import serve_rollouts, stop_rollout_workers
+
+__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_validate",
+           "one_line", "describe_unreadable", "RUN_FLAGS"]
+
+
+#: Configuration keys set by `hpctwin run` options, so an invalid value is reported under the flag the user typed.
+RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill", "scheduler.placement": "--placement",
+             "system": "--system", "trace.path": "--trace", "trace.format": "--format",
+             "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
+             "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
+
+
+def _flag_names(message: str, keys) -> str:
+    """Replace configuration keys that came from command-line options by the options' names."""
+    message = message.replace("overrides: invalid configuration", "invalid command-line option")
+    for k in sorted(keys, key=len, reverse=True):
+        if k in RUN_FLAGS:
+            message = message.replace(k, f"{RUN_FLAGS[k]} ({k})")
+    return message
+
+
+def _parse_map(items: list[str] | None, flag: str = "--map") -> dict[str, str]:
+    """``["arrival=t_ms", ...]`` -> ``{"arrival": "t_ms"}``; a malformed item is an error naming the flag."""
+    out: dict[str, str] = {}
+    for it in items or []:
+        key, sep, col = it.partition("=")
+        if not sep or not key.strip() or not col.strip():
+            raise ValueError(f"{flag} {it!r}: expected KEY=COLUMN, e.g. arrival=t_ms")
+        out[key.strip()] = col.strip()
+    return out
+
+
+def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
+    """The ``[serving]`` section (and ``trace.enabled``) set by ``--requests`` / ``--deployment`` / ``--map``."""
+    dep = a.deployment or "llama3-70b_h100_tp4x2"
+    path = Path(dep)
+    if not path.is_file():
+        cand = Path(str(resources.files("experiments") / "serving" / f"{Path(dep).stem}.toml"))
+        if not cand.is_file():
+            names = sorted(q.stem for q in Path(str(resources.files("experiments") / "serving")).glob("*.toml"))
+            raise ValueError(f"--deployment {dep!r}: no such file and no deployment of that name (known: "
+                             f"{', '.join(names)})")
+        path = cand
+    sv = cfg.serving.model_dump(mode="json") if cfg.serving is not None else {}
+    sv["deployment"] = str(path.resolve())
+    if a.requests is not None:
+        req = Path(a.requests)
+        if not req.is_file():
+            raise ValueError(f"--requests {a.requests}: no such file")
+        sv["trace"] = str(req.resolve())
+        fmt = a.request_format
+        if fmt is None:
+            fmt = "request_csv" if a.map else guess_format(req)
+        sv["format"] = fmt
+    elif a.request_format is not None:
+        sv["format"] = a.request_format
+    if a.map:
+        sv["loader_options"] = _parse_map(a.map)
+    ov: dict = {"serving": sv}
+    if a.trace is None and a.config is None:
+        ov["trace.enabled"] = False  # serving-only: no batch trace unless one is asked for
+    if a.system is None and a.config is None:
+        ov["system"] = "frontier"  # the default system (Theta-like KNL) has no GPU to serve on
+    return ov
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    """``hpctwin run``: one simulation from a configuration and options; returns the exit status (0, 1 or 2)."""
+    cfg = load_config(a.config)
+    ov: dict = {}
+    if a.backfill is not None and a.policy is None and cfg.scheduler.policy in SHORTHANDS:
+        # `--backfill B` alone: the default policy is a shorthand (easy = fcfs + easy); apply B to its order
+        ov["scheduler.policy"] = SHORTHANDS[cfg.scheduler.policy][0]
+    for key, val in (("scheduler.policy", a.policy), ("scheduler.backfill", a.backfill),
+                     ("scheduler.placement", a.placement), ("system", a.system), ("trace.path", a.trace),
+                     ("trace.format", a.format), ("trace.window_start_days", a.start_day),
+                     ("trace.window_days", a.days),
+                     ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
+                     ("trace.cores_per_node", a.cores_per_node)):
+        if val is not None:
+            ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
+    if a.requests is not None or a.deployment is not None:
+        ov.update(_serving_overrides(a, cfg))
+    if a.weather is not None:
+        w = a.weather.strip()
+        if w == "constant":
+            ov["cooling.weather"] = "constant"
+        elif w in ("tmy3", "file"):
+            ov["cooling.weather"] = "file"
+        elif w == "site":
+            ov["cooling.weather"], ov["cooling.weather_path"] = "file", ""
+        else:
+            ov["cooling.weather"] = "file"
+            ov["cooling.weather_path"] = str(Path(w).resolve()) if Path(w).exists() else w
+    if a.wet_bulb is not None:
+        ov["cooling.weather"] = "constant"
+        ov["cooling.T_wb_C"] = a.wet_bulb
+    if a.no_cooling:
+        ov["cooling.enabled"] = False
+    if a.strict:
+        ov["trace.strict"] = True
+    if a.quiet:
+        ov["output.progress"] = False
+    if a.step is not None and a.interval is None and a.step > 0 and math.isfinite(a.step):
+        ratio = max(1, round(cfg.output.interval_s / a.step))
+        if abs(ratio * a.step - cfg.output.interval_s) > 1e-9:
+            print(f"note: output interval set to {ratio * a.step:g} s, the multiple of --step {a.step:g} s "
+                  f"nearest to {cfg.output.interval_s:g} s")
+        ov["output.interval_s"] = ratio * a.step
+    if ov:
+        try:
+            cfg = cfg.with_overrides(ov)
+        except ValueError as exc:
+            raise ValueError(_flag_names(str(exc), ov)) from None
+        naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
+                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
+                  "cooling.weather_path")
+        if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
+            c = cfg
+            pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
+            name = (f"{Path(c.system).stem}-{Path(c.trace.path).stem.split('.')[0] if c.trace.path else 'theta2022'}"
+                    f"-{pol}-day{c.trace.window_start_days:g}-{c.trace.window_days:g}d")
+            if not c.trace.enabled and c.serving is not None:
+                name = (f"{Path(c.system).stem}-serving-{Path(c.serving.deployment).stem}-"
+                        f"{Path(c.serving.trace).stem.split('.')[0] if c.serving.trace else 'azure-conv'}")
+            if c.scheduler.placement != "lowest":
+                name += f"-{c.scheduler.placement}"
+            if not c.cooling.enabled:
+                name += "-nocooling"
+            elif c.cooling.weather == "constant":
+                name += f"-wb{c.cooling.T_wb_C:g}C"
+            elif ov.get("cooling.weather_path"):
+                name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
+            cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    comm = None
+    if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
+        comm = _comm()
+        if comm is not None and comm.Get_size() > 1:
+            if comm.Get_rank() != 0:
+                serve_rollouts(comm)
+                return 0
+            try:
+                return _run_and_report(a, cfg, comm)
+            finally:
+                stop_rollout_workers(comm)
+        comm = None
+    return _run_and_report(a, cfg, comm)
+
+
+def _weather_label(cfg) -> str:
+    """Short name of the run's weather and site for the run header (never fails: the run reports errors)."""
+    try:
+        system = load_system(cfg.system)
+        spec, chosen_by, _ = weather_source(cfg, system)
+        site = system.site_name or "not given"
+        if spec == "constant":
+            return f"constant {cfg.cooling.T_wb_C:g} degC wet-bulb (system site: {site})"
+        if chosen_by == "system site":
+            return f"{Path(spec).name} (the system's site: {site})"
+        return f"{Path(spec).name} (from {chosen_by}; the system's site: {site})"
+    except Exception:  # noqa: BLE001 - the run itself reports a bad system or weather file
+        return "(unresolved)"
+
+
+def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
+    out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
+    t0 = time.perf_counter()
+    sv = cfg.serving
+    what = (f"policy {cfg.scheduler.policy}, window day {cfg.trace.window_start_days:g} + "
+            f"{cfg.trace.window_days:g} days" if cfg.trace.enabled or sv is None else
+            f"serving only: deployment {sv.deployment}, request trace {sv.trace or 'embedded Azure conversation'}")
+    print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, "
+          f"cooling {'FMU, weather ' + _weather_label(cfg) if cfg.cooling.enabled else 'off'}")
+    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
+                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
+    wall = time.perf_counter() - t0
+    if not a.quiet:
+        print(res.load_summary)
+    print(f"summary ({res.info['events']} events, {wall:.1f} s wall, "
+          f"{res.summary['duration_s'] / max(wall, 1e-9):,.0f}x real time):")
+    print(format_summary(res.summary, res.info))
+    info = res.info
+    if info.get("twin_latency_s"):
+        lat = info["twin_latency_s"]
+        chosen = [d[2] for d in info["twin_decisions"]]
+        use = ", ".join(f"{n} {chosen.count(i)}" for i, n in enumerate(info["twin_pool"]))
+        print(f"  twin                  {len(lat)} decisions on {comm.Get_size() if comm else 1} rank(s), latency "
+              f"mean {1e3 * sum(lat) / len(lat):.1f} ms, max {1e3 * max(lat):.1f} ms; chosen: {use}")
+    if not info.get("complete", True):
+        print(f"hpctwin run: error: {info['failure']}\n  partial results up to t = {info['t_final_s']:.0f} s were "
+              f"written to {res.path} (root attribute complete = False)", file=sys.stderr)
+        return 2
+    dropped = {k: info.get(k, 0) for k in ("jobs_excluded_unknown_runtime", "jobs_excluded_larger_than_machine",
+                                           "jobs_not_run", "jobs_rejected_power_cap", "jobs_cut_at_horizon")}
+    at_load = sum(c["rejected"] for c in res.load_counts if c["kind"] == "jobs")
+    print(f"  jobs left out          rejected by the loader {at_load} (whole trace), unknown run time "
+          f"{dropped['jobs_excluded_unknown_runtime']}, larger than the machine "
+          f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
+          f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}, cut at the horizon "
+          f"{dropped['jobs_cut_at_horizon']}")
+    for c in res.load_counts:  # data loss is never hidden, not even by --quiet
+        if c["rejected"] or c["repaired"]:
+            what = "job" if c["kind"] == "jobs" else "request"
+            print(f"hpctwin run: warning: {c['source']}: {c['rejected']} {what} record(s) rejected and "
+                  f"{c['repaired']} repaired at load, of {c['records_read']} read (details: hpctwin validate, or "
+                  f"the load report in /provenance)", file=sys.stderr)
+    if "stopped_at_horizon_s" in info:
+        print(f"hpctwin run: warning: the run stopped at the horizon t = {info['stopped_at_horizon_s']:.0f} s (window "
+              f"end + output.max_drain_days) with jobs left: {dropped['jobs_cut_at_horizon']} running job(s) cut "
+              f"there (outcome 5), {dropped['jobs_not_run']} never started", file=sys.stderr)
+    for w in info.get("warnings", []):
+        print(f"hpctwin run: warning: {w}", file=sys.stderr)
+    print(f"wrote {res.path}")
+    if info.get("plant_out_of_bounds"):
+        print(f"hpctwin run: error: the cooling plant left its physical bounds (see the warnings above; recorded in "
+              f"{res.path} as plant_out_of_bounds_json): its temperatures and cooling power are not physical",
+              file=sys.stderr)
+        return 1
+    if dropped["jobs_cut_at_horizon"] and not dropped["jobs_not_run"]:
+        return 1
+    if dropped["jobs_not_run"]:
+        print(f"hpctwin run: warning: {dropped['jobs_not_run']} job(s) never started (e.g. nodes down until the "
+              f"end); see /provenance info_json", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
+    study, _ = load_study(a.study)
+    out = Path(a.out) if a.out else Path("out") / study
+    summary = run_sweep(a.study, out)
+    if summary is not None:
+        with h5py.File(summary) as f:
+            failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
+        if failed:
+            print(f"hpctwin sweep: {failed} scenario(s) failed; see {summary} (/scenarios/error)", file=sys.stderr)
+            return 1
+    return 0
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
+    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
+    print(cmp.format())
+    if a.json:
+        from ..io.hdf5 import atomic_write_bytes
+
+        atomic_write_bytes(a.json, json.dumps(cmp.to_dict(), indent=2).encode("utf-8"), what="comparison")
+        print(f"wrote {a.json}")
+    return 0
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    """``hpctwin report``: figures and one HTML report of a run, a sweep summary or a cooling-only file."""
+    t0 = time.perf_counter()
+    html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
+                       gantt_color=a.gantt_color,
+                       pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
+                       progress=sys.stderr.isatty())
+    print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    """``hpctwin list``: policies, trace loaders, systems or cooling plants, one per line."""
+    if a.what == "policies":
+        for name, desc in policy_catalogue():
+            print(f"{name:26s} {desc}")
+    elif a.what == "loaders":
+        for name, desc in available_loaders().items():
+            print(f"{name:10s} {desc}")
+    elif a.what == "systems":
+        for name in available_systems():
+            s = load_system(name)
+            print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'")
+    else:
+        for name in plant_names():
+            print(name)
+    return 0
+
+
+def cmd_cooling(a: argparse.Namespace) -> int:
+    """``hpctwin cooling``: drive a plant from a measured IT power series and write its HDF5 file."""
+    t, P, rep = load_power_series(a.power)
+    for note in rep.notes:
+        print(f"  {a.power}: {note}")
+    params = load_plant_params(a.plant)
+    t0 = float(t[rep.leading_zero_rows]) + a.start_day * 86400.0 if len(t) else 0.0
+    t1 = t0 + a.days * 86400.0 if a.days is not None else float(t[-1]) + rep.interval_s
+    day0 = dt.datetime.fromtimestamp(t0, dt.timezone.utc)
+    day1 = dt.datetime.fromtimestamp(t1, dt.timezone.utc)
+    out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-{day0:%Y%m%d}.h5"
+    weather = Weather.constant(a.wet_bulb + 273.15) if a.wet_bulb is not None else None
+    wx = (f"constant wet-bulb {a.wet_bulb:g} degC" if a.wet_bulb is not None else
+          f"{a.weather or ('the site of system ' + a.system if a.system else 'golden')} typical year, aligned to the "
+          f"series' dates")
+    print(f"hpctwin cooling: plant {params.name} ({params.n_cdu} CDUs), power {a.power}, "
+          f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
+    s = run_cooling_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
+                               weather_file=a.weather, scale_to_design=a.scale_to_design, weather=weather,
+                               system=a.system)
+    design = params.n_cdu * params.cdu.Q_flow_nominal_W
+    sel = (t >= t0) & (t < t1)
+    peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
+    print(f"  power scale factor {s['power_scale']:.4g} (peak IT {peak / 1e6:,.3f} MW, plant design heat "
+          f"{design / 1e6:,.3f} MW)")
+    print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.1f} MWh, "
+          f"PUE {s['PUE']:.4f}, WUE {s['WUE_L_per_kWh']:.3f} L/kWh, fans {100 * s['fan_share_of_cooling']:.1f} % "
+          f"of cooling energy")
+    if a.system is not None:
+        print(f"  facility PUE {s['PUE']:.4f} (liquid plant alone {s['PUE_liquid_plant']:.4f}; pPUE mechanical "
+              f"{s['pPUE_mechanical']:.4f}, electrical {s['pPUE_electrical']:.4f}); counts: liquid plant + the "
+              f"[facility] stages of system {a.system}")
+    else:
+        print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
+    if peak > design * (1 + 1e-9):
+        print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
+              f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
+              f"limits (see --scale-to-design)", file=sys.stderr)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    """``hpctwin validate``: load report of a trace; 0 clean, 1 repaired or rejected records, 2 unusable."""
+    opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
+    if a.cores_per_node is not None:
+        opts["cores_per_node"] = a.cores_per_node
+    else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
+        try:
+            if (a.format or guess_format(a.trace)) == "swf":
+                cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
+                if cpn != 1:
+                    opts["cores_per_node"] = cpn
+        except (OSError, ValueError):
+            pass  # the load below reports the file's problem
+    if a.timezone:
+        opts["timezone"] = a.timezone
+    opts.update(_parse_map(a.map))
+    try:
+        res = load_trace(a.trace, format=a.format, cache=a.cache, **opts)
+    except TraceError as exc:
+        print(f"hpctwin validate: {a.trace}: {'rejected in strict mode' if a.strict else 'cannot be used'}: {exc}",
+              file=sys.stderr)
+        return 2
+    except (OSError, ValueError, TypeError, KeyError, IndexError, MemoryError) as exc:
+        print(f"hpctwin validate: {a.trace}: cannot be used: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the command promises no traceback; say it is a loader bug
+        print(f"hpctwin validate: {a.trace}: cannot be used (loader error, please report): "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(res.report.summary())
+    if a.json:
+        print(json.dumps(res.report.to_dict(), default=str))
+    return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of the exception's message."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
+
