@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from jobs.textfiles import read_utf8
+
 __all__ = [
     "CDUParams",
     "PumpParams",
@@ -355,13 +357,7 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
         raise PlantParamsError(
             f"{path}: plant description not found (shipped plants: {', '.join(plant_names())})"
         )
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise PlantParamsError(f"{path}: plant description is not UTF-8 text (line {line}, byte {exc.start}); "
-                               f"save it as UTF-8") from None
+    text = read_utf8(path, "plant description", PlantParamsError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -101,6 +101,10 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     if missing:
         raise TraceError(src, f"missing column(s) {missing}", line=1, field=missing[0],
                          expected=",".join(ALIBABA_POD_COLUMNS), found=",".join(head)[:80])
+    dup = sorted({c for c in head if head.count(c) > 1})
+    if dup:  # a repeated column name makes every value of that field ambiguous: the header is unusable
+        raise TraceError(src, f"column(s) {dup} appear more than once in the header", line=1, field=dup[0],
+                         expected="each column once", found=",".join(head)[:80])
     issues = Issues()
     report = LoadReport(source=src, loader="alibaba_pods")
     # csv module for the field count check (quoted gpu_spec may hold commas), then pandas on good rows

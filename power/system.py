@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from jobs.textfiles import read_utf8
 from power.conversion import RectifierParams, SivocParams
 from power.facility import FacilitySpec
 from power.node import NodePowerParams
@@ -339,13 +340,7 @@ def load_system(name_or_path: str | Path) -> System:
         p = SYSTEMS_DIR / f"{name_or_path}.toml"
     if not p.is_file():
         raise FileNotFoundError(f"no system file {str(name_or_path)!r}; bundled systems: {available_systems()}")
-    raw = p.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise SystemFileError(f"{p}: system file is not UTF-8 text (line {line}, byte {exc.start}); "
-                              f"save it as UTF-8") from None
+    text = read_utf8(p, "system file", SystemFileError)
     try:
         spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -161,3 +161,16 @@ def test_sacct_time_beyond_int64_nanoseconds_is_one_bad_record(tmp_path):
     assert (rep.accepted, rep.rejected) == (1, 1)
     assert set(_issues(rep)) == {(3, "Submit", "submit_time_missing")}
     assert df["runtime_s"].tolist() == [60.0]
+
+
+def test_alibaba_repeated_header_column_is_a_trace_error(tmp_path):
+    """A pods CSV whose header names a column twice is refused in one message naming line 1 and the column
+    (fuzz finding: it used to crash inside pandas with an AttributeError)."""
+    from dataloaders.alibaba import read_alibaba_pods
+    from dataloaders.report import TraceError
+
+    p = tmp_path / "dup.csv"
+    p.write_text("name,creation_time,creation_time,num_gpu,gpu_milli,scheduled_time,deletion_time\n"
+                 "p1,0,0,1,1000,0,10\n")
+    with pytest.raises(TraceError, match=r"creation_time.*more than once"):
+        read_alibaba_pods(p)
