@@ -29,7 +29,7 @@ from power import available_systems, load_system
 from ..analysis.compare import compare
 from ..analysis.report import make_report
 from ..policies import policy_catalogue
-from ..policies.registry import SHORTHANDS
+from ..policies.registry import SHORTHANDS, make_policy
 from .config import load_config
 from .cooling import run_cooling_standalone
 from .runner import format_summary, run_one, weather_source
@@ -171,6 +171,8 @@ def cmd_run(a: argparse.Namespace) -> int:
             elif ov.get("cooling.weather_path"):
                 name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    if cfg.scheduler.policy != "twin":  # a misspelt policy or backfill is refused before anything is printed
+        make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)
     comm = None
     if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
         comm = _comm()

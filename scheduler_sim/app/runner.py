@@ -452,6 +452,14 @@ def simulation_options(cfg: RunConfig, system) -> dict:
     )
 
 
+def _electrical_stages(info: dict | None) -> str:
+    """The electrical-chain stages a run counted, in chain order (all four when the run's info does not say)."""
+    names = {"transformer": "transformer", "switchgear": "switchgear", "ups": "UPS", "pdu": "PDU"}
+    counted = (info or {}).get("facility_stages_counted")
+    stages = [v for k, v in names.items() if counted is None or k in counted]
+    return ", ".join(stages) if stages else "no electrical stage counted"
+
+
 def format_summary(s: dict[str, float], info: dict | None = None) -> str:
     """Human-readable headline metrics (units converted for reading: MWh, MW, hours).
 
@@ -479,8 +487,8 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         lines += [
             f"  cooling energy        {f(s['E_cooling_J'] * J_MWh, ',.1f')} MWh liquid plant"
             f" + {f(s.get('E_air_side_J', 0.0) * J_MWh, ',.1f')} MWh air side",
-            f"  electrical losses     {f(s.get('E_electrical_loss_J', 0.0) * J_MWh, ',.1f')} MWh  (transformer, "
-            f"switchgear, UPS, PDU)   lighting {f(s.get('E_lighting_J', 0.0) * J_MWh, ',.2f')} MWh",
+            f"  electrical losses     {f(s.get('E_electrical_loss_J', 0.0) * J_MWh, ',.1f')} MWh  ("
+            f"{_electrical_stages(info)})   lighting {f(s.get('E_lighting_J', 0.0) * J_MWh, ',.2f')} MWh",
             f"  facility energy       {f(s['E_facility_J'] * J_MWh, ',.1f')} MWh  (mean "
             f"{f(s['mean_P_facility_W'] / 1e6, '.3f')} MW, peak {f(s['peak_P_facility_W'] / 1e6, '.3f')} MW)",
             f"  PUE                   {f(s['PUE'], '.4f')}   (facility PUE = E_facility / E_IT, energy-weighted)",
