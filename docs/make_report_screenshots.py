@@ -13,12 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scheduler_sim.app.cli import main  # noqa: E402
+from tests.conftest import write_power_series, write_weather_study  # noqa: E402
 from tests.integration.test_report_browser import open_report  # noqa: E402
 
 IMG = ROOT / "docs" / "img"
@@ -37,17 +36,11 @@ def run() -> None:
         assert main(["run", "--days", "3", "--quiet", "--out", str(d / "run.h5")]) == 0
         assert main(["report", str(d / "run.h5"), "--out", str(d / "rep")]) == 0
         _shoot(d / "rep" / "report.html", "report_run.png")
-        study = d / "study.toml"
-        study.write_text('name = "screens"\n[base]\nsystem = "theta"\n'
-                         'trace = { window_start_days = 181.0, window_days = 0.5 }\n'
-                         'cooling = { step_s = 15.0, T_wb_C = 24.0 }\noutput = { progress = false }\n'
-                         '[axes]\n"scheduler.policy" = ["fcfs", "easy"]\n"cooling.weather" = ["tmy3", "constant"]\n')
+        study = write_weather_study(d / "study.toml", "screens")
         assert main(["sweep", str(study), "--out", str(d / "sw")]) == 0
         assert main(["report", str(d / "sw" / "summary.h5"), "--out", str(d / "srep")]) == 0
         _shoot(d / "srep" / "report.html", "report_sweep.png")
-        t = 1_700_000_000 + 900 * np.arange(96)
-        kw = np.where(np.arange(96) % 2, 1400.0, 1000.0)
-        (d / "p.csv").write_text("timestamp_secs,measured_kW\n" + "\n".join(f"{a},{b:g}" for a, b in zip(t, kw)))
+        write_power_series(d / "p.csv")
         assert main(["cooling", str(d / "p.csv"), "--plant", "theta", "--wet-bulb", "12", "--out",
                      str(d / "c.h5")]) == 0
         assert main(["report", str(d / "c.h5"), "--out", str(d / "crep")]) == 0

@@ -58,3 +58,20 @@ def make_jobs(rows: list[tuple], origin: float = float("nan")) -> pd.DataFrame:
 def fmu_cache(tmp_path_factory):
     """One FMU cache per test session (each plant is built once, ~0.4-1.2 s)."""
     return tmp_path_factory.mktemp("fmu-cache")
+
+
+def write_weather_study(path: Path, name: str) -> Path:
+    """A 2 x 2 study (FCFS / EASY x Golden TMY3 / constant 24 degC wet-bulb) on half a day of the Theta trace."""
+    path.write_text(f'name = "{name}"\n[base]\nsystem = "theta"\n'
+                    'trace = { window_start_days = 181.0, window_days = 0.5 }\n'
+                    'cooling = { step_s = 15.0, T_wb_C = 24.0 }\noutput = { progress = false }\n'
+                    '[axes]\n"scheduler.policy" = ["fcfs", "easy"]\n"cooling.weather" = ["tmy3", "constant"]\n')
+    return path
+
+
+def write_power_series(path: Path) -> Path:
+    """One day of 15-min IT power samples alternating 1.0 / 1.4 MW (``timestamp_secs,measured_kW``)."""
+    t = 1_700_000_000 + 900 * np.arange(96)
+    kw = np.where(np.arange(96) % 2, 1400.0, 1000.0)
+    path.write_text("timestamp_secs,measured_kW\n" + "\n".join(f"{a},{b:g}" for a, b in zip(t, kw)) + "\n")
+    return path

@@ -13,10 +13,10 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from scheduler_sim.app.cli import main
+from tests.conftest import write_power_series, write_weather_study
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
@@ -76,21 +76,14 @@ def test_run_report_opens_in_chromium(run_h5, tmp_path):
 
 
 def test_cooling_only_report_opens_in_chromium(tmp_path):
-    t = 1_700_000_000 + 900 * np.arange(96)
-    kw = np.where(np.arange(96) % 2, 1400.0, 1000.0)
-    series = tmp_path / "power.csv"
-    series.write_text("timestamp_secs,measured_kW\n" + "\n".join(f"{a},{b:g}" for a, b in zip(t, kw)) + "\n")
+    series = write_power_series(tmp_path / "power.csv")
     assert main(["cooling", str(series), "--plant", "theta", "--wet-bulb", "12", "--out", str(tmp_path / "c.h5")]) == 0
     assert main(["report", str(tmp_path / "c.h5"), "--out", str(tmp_path / "crep")]) == 0
     _check(open_report(tmp_path / "crep" / "report.html"), min_figures=2)
 
 
 def test_sweep_report_opens_in_chromium(tmp_path):
-    study = tmp_path / "study.toml"
-    study.write_text('name = "br"\n[base]\nsystem = "theta"\n'
-                     'trace = { window_start_days = 181.0, window_days = 0.5 }\n'
-                     'cooling = { step_s = 15.0, T_wb_C = 24.0 }\noutput = { progress = false }\n'
-                     '[axes]\n"scheduler.policy" = ["fcfs", "easy"]\n"cooling.weather" = ["tmy3", "constant"]\n')
+    study = write_weather_study(tmp_path / "study.toml", "br")
     assert main(["sweep", str(study), "--out", str(tmp_path / "sw")]) == 0
     assert main(["report", str(tmp_path / "sw" / "summary.h5"), "--out", str(tmp_path / "srep")]) == 0
     info = open_report(tmp_path / "srep" / "report.html")

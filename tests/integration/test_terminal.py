@@ -17,8 +17,9 @@ import sys
 import termios
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from tests.conftest import write_power_series
 
 pytestmark = pytest.mark.fmu
 
@@ -104,10 +105,7 @@ def test_sweep_in_a_terminal(tmp_path, term_env):
 
 
 def test_cooling_in_a_terminal(tmp_path, term_env):
-    t = 1_700_000_000 + 900 * np.arange(96)
-    kw = np.where(np.arange(96) % 2, 1400.0, 1000.0)
-    series = tmp_path / "power.csv"
-    series.write_text("timestamp_secs,measured_kW\n" + "\n".join(f"{a},{b:g}" for a, b in zip(t, kw)) + "\n")
+    series = write_power_series(tmp_path / "power.csv")
     out = tmp_path / "c.h5"
     rc, text = run_in_pty(HPCTWIN + ["cooling", str(series), "--plant", "theta", "--wet-bulb", "12",
                                      "--out", str(out)], tmp_path, term_env)
