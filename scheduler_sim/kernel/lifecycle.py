@@ -9,11 +9,14 @@ the run horizon. Every attempt is recorded with its nodes and per-node rack-inpu
 from __future__ import annotations
 
 import bisect
+import math
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..policies import PolicyError, SchedulerView
+from ..policies.replay import Replay
 from .core import EventKind
 from .events import JobEnd, JobPower
 from .jobdata import JobOutcome
@@ -183,6 +186,32 @@ class JobLifecycle:
             self.start(int(j), sim.t0, duration)
         sim.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
         sim.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
+
+    def scheduling_pass(self, t: float) -> None:
+        """The scheduling pass of timestamp ``t`` [s]: the policy decides on its view, :meth:`apply` starts the jobs.
+
+        Counts the pass, the longest queue, the policy's wall time, replayed jobs started after their recorded
+        start, and whether the power budget held back a job that fitted in nodes.
+        """
+        sim = self.sim
+        st = sim.state
+        c = st.counters
+        c.n_passes += 1
+        c.max_queue = max(c.max_queue, len(st.queue))
+        tp = time.perf_counter()
+        view = sim.view()
+        decisions = sim.policy.schedule(view)
+        c.pass_time_s += time.perf_counter() - tp
+        if sim.config.record_reservations:
+            sim.reservation_log.append((t, dict(getattr(sim.policy, "reservations", {}))))
+        if decisions:
+            self.apply(decisions, t, view)
+            if isinstance(sim.policy, Replay):
+                rs = sim.jobdata.recorded_start
+                c.n_late_replay += sum(1 for j in decisions if math.isfinite(rs[j]) and rs[j] < t)
+        if view.power_W is not None and st.queue:
+            c.cap_binding = sim.governor.binding(st, view.power_W, view.power_headroom_W, decisions)
+            c.cap_bound_passes += int(c.cap_binding)
 
     def apply(self, decisions: list[int], now: float, view: SchedulerView) -> None:
         """Start the jobs a policy decided on at ``now`` [s], after checking the decision.

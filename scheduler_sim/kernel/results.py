@@ -9,6 +9,7 @@ warnings of the run.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,13 +20,16 @@ from cooling_fmu.coupling import cdu_series_name, group_cdu_columns, validity_wa
 from power.facility import SERIES as OVERHEAD_SERIES
 
 from . import metrics
+from .coupler import PlantStopped
 from .jobdata import JobOutcome
+from .progress import RunProgress
+from .recorder import StepIntegrator
 from .state import POWER_SERIES, SCHEDULER_SERIES
 
 if TYPE_CHECKING:  # typing only: the simulation imports this module
     from .simulation import Simulation
 
-__all__ = ["SimulationResult", "ResultBuilder", "allocation_runs"]
+__all__ = ["SimulationResult", "ResultBuilder", "allocation_runs", "finish_completed", "finish_stopped"]
 
 
 @dataclass
@@ -261,6 +265,97 @@ class ResultBuilder:
         summary["jobs_cut_at_horizon"] = float(np.count_nonzero(st.outcome == JobOutcome.CUT_AT_HORIZON))
         summary["jobs_not_run"] = float(np.count_nonzero(np.isnan(st.start)
                                                          & (st.outcome != JobOutcome.REJECTED_POWER_CAP)))
+
+
+def finish_stopped(sim: "Simulation", failure: PlantStopped, integ: StepIntegrator, wall0: float,
+                   pbar: RunProgress | None) -> SimulationResult:
+    """Partial results of a run the plant stopped: everything up to the last whole output interval it completed.
+
+    Parameters
+    ----------
+    sim : Simulation
+        The stopped platform.
+    failure : PlantStopped
+        Why and when it stopped.
+    integ : StepIntegrator
+        The run's step integrator.
+    wall0 : float
+        Wall-clock start of the run (``time.perf_counter``) [s].
+    pbar : RunProgress | None
+        The progress display, closed here.
+
+    Returns
+    -------
+    SimulationResult
+        With ``info["complete"]`` False, ``failure`` and ``failed_at_s``.
+
+    Raises
+    ------
+    RuntimeError
+        If no whole output interval was completed.
+    """
+    n_int = sim.coupler.steps_emitted // sim.ratio
+    if n_int == 0:
+        raise RuntimeError(f"{failure}; the run stopped before its first whole output interval "
+                           f"({sim.interval_s:g} s), so there is nothing to write") from failure
+    t_final = integ.boundary(n_int * sim.ratio)
+    sim.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
+    if pbar is not None:
+        pbar.close()
+    c = sim.state.counters
+    sim.info.update({
+        "events": c.n_events, "scheduling_passes": c.n_passes,
+        "jobs_not_run": int(np.isnan(sim.state.start).sum()), "t_end_s": failure.t_s, "t_final_s": t_final,
+        "cooling_steps": sim.coupler.steps_emitted, "wall_time_s": time.perf_counter() - wall0,
+        "policy": sim.policy.name,
+    })
+    return ResultBuilder(sim).build()
+
+
+def finish_completed(sim: "Simulation", integ: StepIntegrator, wall0: float,
+                     pbar: RunProgress | None) -> SimulationResult:
+    """Results of a complete run: padded with idle time to a whole output interval (at least one; an integer
+    count of steps).
+
+    Parameters
+    ----------
+    sim : Simulation
+        The platform after its last event.
+    integ : StepIntegrator
+        The run's step integrator.
+    wall0 : float
+        Wall-clock start of the run (``time.perf_counter``) [s].
+    pbar : RunProgress | None
+        The progress display, closed here.
+
+    Returns
+    -------
+    SimulationResult
+        With ``info["complete"]`` True.
+    """
+    st = sim.state
+    c = st.counters
+    sim.info["complete"] = True
+    t_end = max(c.t_last, sim.t0)
+    t_final = integ.boundary(max(sim.ratio, integ.first_boundary_at_or_after(t_end, sim.ratio)))
+    integ.set(sim.stepfn.value(st))
+    integ.advance(t_final)
+    sv = st.step
+    st.ledger.accrue_background(t_final - c.t_last, sv.idle_dc_W, sv.idle_it_W, sv.part_dc_W, sv.part_it_W)
+    if pbar is not None:
+        pbar.close()
+    not_run = np.isnan(st.start) & (st.outcome != JobOutcome.REJECTED_POWER_CAP)
+    sim.info.update({
+        "events": c.n_events, "scheduling_passes": c.n_passes, "replay_started_late": c.n_late_replay,
+        "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
+        "cooling_steps": integ.steps_done, "wall_time_s": time.perf_counter() - wall0,
+        "policy": sim.policy.name, "placement": sim.config.placement,
+        "scheduling_time_s": c.pass_time_s, "max_queue_length": c.max_queue,
+        "jobs_killed_by_node_down": int(c.drained_kills), "requeues": int(st.n_requeues.sum()),
+        "lost_node_s": float(st.lost_node_s.sum()), "lost_energy_dc_J": float(st.ledger.lost_energy_dc.sum()),
+        "power_cap_bound_s": c.cap_bound_s, "power_cap_bound_passes": c.cap_bound_passes,
+    })
+    return ResultBuilder(sim).build()
 
 
 def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:

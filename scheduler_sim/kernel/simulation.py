@@ -43,20 +43,20 @@ from cooling_fmu.coupling import Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
 
 from ..policies import BasePolicy, SchedulerView, make_policy
-from ..policies.replay import Replay
-from .allocator import FREE
-from .availability import known_availability
 from .config import DAY_S, SimulationConfig
 from .core import EventKind
 from .coupler import CoolingCoupler, PlantStopped
-from .events import EventHandlers, JobSubmit, NodeDown, NodeUp, PowerChange
+from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
 from .lifecycle import JobLifecycle
+from .window import batch_failures, open_window
 from .placement import Placement
 from .powercap import PowerCapGovernor
 from .progress import RunProgress
 from .recorder import StepIntegrator
-from .results import ResultBuilder, SimulationResult
+from .stepfunction import StepFunction
+from .view import scheduler_view
+from .results import SimulationResult, finish_completed, finish_stopped
 from .state import POWER_SERIES, SCHEDULER_SERIES, LoopCounters, PlatformState, StateLayout
 
 __all__ = ["Simulation", "SimulationConfig", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES",
@@ -132,7 +132,7 @@ class Simulation:
         self.t0 = cfg.window_start_s
         self.t1 = cfg.window_end_s
         self.info: dict = {}
-        self.failures = self._batch_failures(cfg, partition)
+        self.failures = batch_failures(cfg, partition, system.n_nodes, self.info)
         self.horizon_s = self._horizon(self.t1 + cfg.max_drain_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self.attempts: list[tuple] = []
@@ -150,27 +150,6 @@ class Simulation:
         self._wire(cfg.cooling_estimate)
         self.policy.attach(self)  # a policy that looks ahead (the twin in the loop) forks this platform
 
-    def _batch_failures(self, cfg: SimulationConfig, partition: NodePowerProfile | None) -> np.ndarray:
-        """The configured node failures on batch nodes (a partition's own engine does not model failures).
-
-        Raises ValueError for a partition node outside the machine, or a downtime covering partition nodes.
-        """
-        failures = cfg.failures
-        if partition is None:
-            return failures
-        if partition.nodes.max() >= self.system.n_nodes:
-            raise ValueError(f"partition node {int(partition.nodes.max())} outside 0..{self.system.n_nodes - 1}")
-        pn = set(partition.nodes.tolist())
-        for _, _, nodes, _ in cfg.downtimes:
-            if pn.intersection(nodes.tolist()):
-                raise ValueError("a downtime covers nodes of the co-located partition; its engine does not model "
-                                 "down nodes: give downtimes for batch nodes only")
-        if len(failures):  # the partition's own engine does not see failures: sample them on batch nodes
-            keep = ~np.isin(failures[:, 2].astype(np.int64), partition.nodes)
-            self.info["failures_on_partition_ignored"] = int((~keep).sum())
-            failures = failures[keep]
-        return failures
-
     def _wire(self, cooling_estimate: float) -> None:
         """Build the services that act on the state: placement, power-cap governor, job life-cycle, handlers."""
         plant = self.plant
@@ -181,6 +160,7 @@ class Simulation:
         self.governor = PowerCapGovernor(list(self.config.power_cap), cooling_estimate, self.jobdata, self.chain,
                                          self.layout)
         self.lifecycle = JobLifecycle(self)
+        self.stepfn = StepFunction(self.chain, self.layout, self.partition)
         self.handlers = EventHandlers(self)
 
     def _horizon(self, t_s: float) -> float:
@@ -204,56 +184,13 @@ class Simulation:
 
     # ------------------------------------------------------------------ the policy's view
     def view(self) -> SchedulerView:
-        """The immutable view a policy decides on (read-only arrays, tuple queue; see :class:`SchedulerView`)."""
-        st, jobs, gov = self.state, self.jobdata, self.governor
-        now = st.env.now
-        headroom = math.inf
-        power = None
-        cap = gov.cap_at(now)
-        facility_W = math.nan
-        if gov.active:  # a budget now or later: reservations need each job's power
-            power = gov.job_power_W(st)
-            facility_W = gov.predicted_facility_W(st)
-            if math.isfinite(cap):
-                headroom = cap - facility_W
-        running = list(st.running)
-        cfg = self.config
-        return SchedulerView(
-            now_s=now, queue=tuple(st.queue), free_nodes=st.alloc.n_free, nodes=jobs.nodes,
-            estimate_s=jobs.estimate, submit_s=jobs.submit, recorded_start_s=jobs.recorded_start,
-            running=tuple(running), start_s=st.start, n_nodes=jobs.n_pool,
-            account_id=jobs.account_id, queue_id=jobs.queue_id, power_W=power, power_headroom_W=headroom,
-            availability_fn=lambda: known_availability(
-                now, st.alloc.owner, st.alloc.down_count, running, st.start, jobs.estimate,
-                list(cfg.downtimes), power, facility_W, list(cfg.power_cap), jobs.nodes, st.alloc.n_free),
-        )
+        """The immutable view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`)."""
+        return scheduler_view(self.state, self.jobdata, self.governor, self.config)
 
     # ------------------------------------------------------------------ the step function
     def _step_value(self) -> np.ndarray:
-        """The step-function value after this timestamp: CDU heat, power totals, scheduler counts, rack input."""
-        st, lay = self.state, self.layout
-        sv = st.step
-        v = sv.vec
-        nc = lay.n_cdus
-        if sv.dirty:
-            r = self.chain.evaluate(st.node_dc)
-            v[:nc] = r.cdu_heat_W
-            v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
-            v[lay.rack:] = r.rack_input_W
-            idle = st.alloc.owner == FREE
-            shares = self.chain.node_it_input_w(st.node_dc)
-            sv.idle_dc_W = float(st.node_dc[idle].sum())
-            sv.idle_it_W = float(shares[idle].sum())
-            if self.partition is not None:
-                sv.part_dc_W = float(st.node_dc[self.partition.nodes].sum())
-                sv.part_it_W = float(shares[self.partition.nodes].sum())
-            sv.dirty = False
-        c = lay.counts
-        v[c] = float(np.count_nonzero(st.alloc.owner >= 0))
-        v[c + 1] = len(st.running)
-        v[c + 2] = len(st.queue)
-        v[c + 3] = float(np.count_nonzero(st.alloc.down))
-        return v
+        """The step-function value after this timestamp (:class:`~scheduler_sim.kernel.stepfunction.StepFunction`)."""
+        return self.stepfn.value(self.state)
 
     def _advance(self, integ: StepIntegrator, t: float) -> None:
         """Integrate the step function up to ``t`` [s] (this may step the cooling plant) and the background energy."""
@@ -268,53 +205,6 @@ class Simulation:
         c.t_last = t
 
     # ------------------------------------------------------------------ main loop
-    def _schedule_start(self) -> None:
-        """The window start: partition power, outages in force at ``t0``, prefill, then every future event."""
-        st, cfg, t0 = self.state, self.config, self.t0
-        env = st.env
-        if self.partition is not None:  # its power changes must all be reached, even when every job is done
-            self.alloc_partition()
-        # downtimes already in force at t0 take their nodes out before the prefill places running jobs
-        for a_, b_, nodes_, drain_ in cfg.downtimes:
-            if a_ < t0 < b_:
-                st.alloc.set_down(nodes_)
-        for t_down, t_up, node in self.failures:
-            if t_down < t0 < t_up:
-                nd = np.array([int(node)])
-                st.alloc.set_down(nd)
-                env.schedule(t_up, EventKind.NODE_UP, NodeUp(nd))
-        self.lifecycle.prefill()
-        jobs = self.jobdata
-        for j in np.lexsort((np.arange(jobs.n), jobs.submit)):
-            if not st.prefilled[j]:
-                env.schedule(max(jobs.submit[j], t0), EventKind.JOB_SUBMIT, JobSubmit(int(j)))
-        for t_cap, _ in cfg.power_cap:
-            if t_cap > t0:
-                env.schedule(t_cap, EventKind.WAKEUP, None)  # a pass when the budget changes
-        for a, b, nodes, drain in cfg.downtimes:
-            if b <= t0:
-                continue
-            if a >= t0:  # (windows in force at t0 were applied above)
-                env.schedule(a, EventKind.NODE_DOWN, NodeDown(nodes, drain))
-            env.schedule(b, EventKind.NODE_UP, NodeUp(nodes))
-        for t_down, t_up, node in self.failures:
-            if t_up > t0 and t_down >= t0:  # (failures in force at t0 were applied before the prefill)
-                nd = np.array([int(node)])
-                env.schedule(t_down, EventKind.NODE_DOWN, NodeDown(nd, False))
-                env.schedule(t_up, EventKind.NODE_UP, NodeUp(nd))
-
-    def alloc_partition(self) -> None:
-        """Reserve the co-located partition's nodes, schedule its power changes, and set the row in force at t0."""
-        st, part = self.state, self.partition
-        st.alloc.reserve(part.nodes)
-        for i, t in enumerate(part.t_s):
-            if t >= self.t0:
-                st.env.schedule(float(t), EventKind.POWER_CHANGE, PowerChange(i))
-                st.counters.required += 1
-        before = np.flatnonzero(part.t_s < self.t0)
-        if before.size:  # the row in force at t0
-            st.node_dc[part.nodes] = part.P_W[before[-1]]
-
     def run(self) -> SimulationResult:
         """Run the simulation until every job has ended (and the partition profile is over); return its results.
 
@@ -337,61 +227,12 @@ class Simulation:
                                       self.ratio, cfg.on_implausible, pbar)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
         integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit)
-        self._schedule_start()
+        open_window(self)
         try:
             self._loop(integ)
         except PlantStopped as failure:
-            return self._stopped(failure, integ, wall0, pbar)
-        return self._completed(integ, wall0, pbar)
-
-    def _stopped(self, failure: PlantStopped, integ: StepIntegrator, wall0: float,
-                 pbar: RunProgress | None) -> SimulationResult:
-        """Partial results: everything up to the last whole output interval the plant completed is kept.
-
-        Raises RuntimeError if no whole output interval was completed.
-        """
-        n_int = self.coupler.steps_emitted // self.ratio
-        if n_int == 0:
-            raise RuntimeError(f"{failure}; the run stopped before its first whole output interval "
-                               f"({self.interval_s:g} s), so there is nothing to write") from failure
-        t_final = integ.boundary(n_int * self.ratio)
-        self.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
-        if pbar is not None:
-            pbar.close()
-        c = self.state.counters
-        self.info.update({
-            "events": c.n_events, "scheduling_passes": c.n_passes,
-            "jobs_not_run": int(np.isnan(self.state.start).sum()), "t_end_s": failure.t_s, "t_final_s": t_final,
-            "cooling_steps": self.coupler.steps_emitted, "wall_time_s": time.perf_counter() - wall0,
-            "policy": self.policy.name,
-        })
-        return ResultBuilder(self).build()
-
-    def _completed(self, integ: StepIntegrator, wall0: float, pbar: RunProgress | None) -> SimulationResult:
-        """Pad with idle time to a whole output interval (at least one; an integer count of steps) and build."""
-        st = self.state
-        c = st.counters
-        self.info["complete"] = True
-        t_end = max(c.t_last, self.t0)
-        t_final = integ.boundary(max(self.ratio, integ.first_boundary_at_or_after(t_end, self.ratio)))
-        integ.set(self._step_value())
-        integ.advance(t_final)
-        sv = st.step
-        st.ledger.accrue_background(t_final - c.t_last, sv.idle_dc_W, sv.idle_it_W, sv.part_dc_W, sv.part_it_W)
-        if pbar is not None:
-            pbar.close()
-        not_run = np.isnan(st.start) & (st.outcome != JobOutcome.REJECTED_POWER_CAP)
-        self.info.update({
-            "events": c.n_events, "scheduling_passes": c.n_passes, "replay_started_late": c.n_late_replay,
-            "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
-            "cooling_steps": integ.steps_done, "wall_time_s": time.perf_counter() - wall0,
-            "policy": self.policy.name, "placement": self.config.placement,
-            "scheduling_time_s": c.pass_time_s, "max_queue_length": c.max_queue,
-            "jobs_killed_by_node_down": int(c.drained_kills), "requeues": int(st.n_requeues.sum()),
-            "lost_node_s": float(st.lost_node_s.sum()), "lost_energy_dc_J": float(st.ledger.lost_energy_dc.sum()),
-            "power_cap_bound_s": c.cap_bound_s, "power_cap_bound_passes": c.cap_bound_passes,
-        })
-        return ResultBuilder(self).build()
+            return finish_stopped(self, failure, integ, wall0, pbar)
+        return finish_completed(self, integ, wall0, pbar)
 
     def _loop(self, integ: StepIntegrator, until_s: float = math.inf) -> None:
         """The event loop (see :meth:`run`); its counters stay in the state's ``counters`` even if it stops early.
@@ -418,28 +259,7 @@ class Simulation:
                 self.lifecycle.cut_at_horizon(t)
                 break
             if st.queue and st.alloc.n_free > 0:
-                self._pass(t)
-
-    def _pass(self, t: float) -> None:
-        """The scheduling pass of timestamp ``t`` [s]: the policy decides, the life-cycle applies."""
-        st = self.state
-        c = st.counters
-        c.n_passes += 1
-        c.max_queue = max(c.max_queue, len(st.queue))
-        tp = time.perf_counter()
-        view = self.view()
-        decisions = self.policy.schedule(view)
-        c.pass_time_s += time.perf_counter() - tp
-        if self.config.record_reservations:
-            self.reservation_log.append((t, dict(getattr(self.policy, "reservations", {}))))
-        if decisions:
-            self.lifecycle.apply(decisions, t, view)
-            if isinstance(self.policy, Replay):
-                rs = self.jobdata.recorded_start
-                c.n_late_replay += sum(1 for j in decisions if math.isfinite(rs[j]) and rs[j] < t)
-        if view.power_W is not None and st.queue:
-            c.cap_binding = self.governor.binding(st, view.power_W, view.power_headroom_W, decisions)
-            c.cap_bound_passes += int(c.cap_binding)
+                self.lifecycle.scheduling_pass(t)
 
     # ------------------------------------------------------------------ forks (twin in the loop)
     #: Inputs shared by a fork (never written during a run): the system and its power chain, the job data, the
@@ -488,7 +308,7 @@ class Simulation:
     def __getstate__(self) -> dict:
         """Pickle support (a fork sent to another MPI rank): the power chain and the services are rebuilt."""
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers")}
+                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn")}
         state["_cooling_estimate"] = self.governor.cooling_estimate
         return state
 
