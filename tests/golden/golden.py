@@ -9,7 +9,8 @@ Usage (from the repository root, in the project's venv)::
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
 ``scheduler_sim.io.hdf5.VOLATILE_ATTRS``, package versions and the git commit (``/provenance`` attributes
-``versions_json``; the root attribute ``git_sha``), and wall-clock figures inside ``info_json`` (keys ending in
+``versions_json``; the root attribute ``git_sha`` and the root ``content_sha256``, a digest over all of that),
+and wall-clock figures inside ``info_json`` (keys ending in
 ``wall_time_s`` / ``time_s`` measured by a clock, listed in ``_VOLATILE_INFO_KEYS``). The repository's own folder
 is replaced by ``<root>`` in every string attribute (trace paths in the load reports), so a check gives the same
 digests in any checkout or worktree; the FMU's checksum is dropped (builds of the same model differ in bytes).
@@ -61,9 +62,11 @@ _VOLATILE_INFO_KEYS = ("wall_time_s", "scheduling_time_s", "pass_time_s", "twin_
 
 
 def _volatile_attrs() -> tuple[str, ...]:
-    from scheduler_sim.io.hdf5 import VOLATILE_ATTRS
+    from scheduler_sim.io.hdf5 import CONTENT_DIGEST_ATTR, VOLATILE_ATTRS
 
-    return tuple(VOLATILE_ATTRS) + _VOLATILE_PROVENANCE
+    # the file's own content digest covers git_sha and package versions, so it changes with every commit; the
+    # contents it digests are compared path by path here
+    return tuple(VOLATILE_ATTRS) + _VOLATILE_PROVENANCE + (CONTENT_DIGEST_ATTR,)
 
 
 def _clean_json(text: str) -> str:
