@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .placement import PLACEMENTS
-
-__all__ = ["SimulationConfig", "DAY_S"]
+__all__ = ["SimulationConfig", "DAY_S", "PLACEMENTS"]
 
 DAY_S = 86400.0
+#: Placement rules (:mod:`scheduler_sim.kernel.placement`).
+PLACEMENTS = ("lowest", "spread", "pack")
 
 
 def _downtimes(raw) -> tuple:

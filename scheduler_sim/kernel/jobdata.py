@@ -17,9 +17,11 @@ import pandas as pd
 
 from power import PowerChain, System, node_power_w
 
+from .config import DAY_S
+
 __all__ = ["JobOutcome", "NodePowerProfile", "JobTable", "build_job_table"]
 
-DAY_S = 86400.0
+
 
 
 class JobOutcome:

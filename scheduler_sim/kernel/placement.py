@@ -13,12 +13,11 @@ import numpy as np
 
 from power import PowerChain, System
 
+from .config import PLACEMENTS
 from .state import CoolingReadout
 
 __all__ = ["PLACEMENTS", "Placement"]
 
-#: Placement rules.
-PLACEMENTS = ("lowest", "spread", "pack")
 
 
 class Placement:
