@@ -35,11 +35,13 @@ import json
 import sys
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pandas as pd
 
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.io.hdf5 import SCHEMA_VERSION, atomic_h5, read_jobs
+from scheduler_sim.io.schema import SchemaWriter
 from scheduler_sim.app.runner import run_one
 
 __all__ = ["VARIANTS", "user_scores", "bonus_from_scores", "phase_config", "main"]
@@ -162,11 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     } for _, label, s, h in rows])
     table.to_csv(out / "incentive.csv", index=False)
     with atomic_h5(out / "summary.h5") as f:
-        f.attrs["schema_version"] = SCHEMA_VERSION
-        f.attrs["kind"] = "incentive-study"
-        f.attrs["scores_json"] = json.dumps(payload, sort_keys=True)
+        w = SchemaWriter(f, "incentive-study")
+        w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "incentive-study",
+                      "scores_json": json.dumps(payload, sort_keys=True)})
+        w.group("/cases")
         for col in table.columns:
-            f[f"cases/{col}"] = table[col].to_numpy() if col != "case" else table[col].astype("S").to_numpy()
+            data = (table[col].to_numpy() if col != "case"
+                    else np.array(table[col].astype(str).tolist(), dtype=h5py.string_dtype("utf-8")))
+            w.dataset(f"/cases/{col}", data)
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     for p in plot(table, out):
         print(f"figure  -> {p}")

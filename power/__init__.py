@@ -14,6 +14,7 @@ from power.conversion import (
     rectifier_input_w,
     sivoc_efficiency,
     sivoc_input_w,
+    sivoc_loss_w,
 )
 from power.facility import FacilityOverheads, FacilitySpec
 from power.node import NodePowerParams, node_power_w
@@ -36,4 +37,5 @@ __all__ = [
     "rectifier_input_w",
     "sivoc_efficiency",
     "sivoc_input_w",
+    "sivoc_loss_w",
 ]

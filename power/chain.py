@@ -151,6 +151,7 @@ class PowerChain:
             + self._O_ac_node
         )
         self._B_rack = np.bincount(self._node_rack, weights=self._b_node, minlength=n_racks)
+        self._nodes_per_rack = nodes_per_rack
         self._sivoc_fixed_total = n_nodes * s.P_fixed_W / s.eta
         self._rect_fixed_total = n_rect * r.P_fixed_W / r.eta
 
@@ -260,3 +261,56 @@ class PowerChain:
         if r.k_per_W:
             share += r.k_per_W * load[g] * (s_in + (self._O_g / self._group_n)[g])
         return share
+
+    @property
+    def is_affine(self) -> bool:
+        """True when both conversion stages are linear (``k_per_W == 0``), so rack input is affine in node DC power."""
+        return self._s.k_per_W == 0.0 and self._r.k_per_W == 0.0
+
+    @property
+    def overhead_per_node_W(self) -> float:
+        """Rack overhead power shared equally per node, W: ``rack_overhead_W * n_racks / n_nodes``."""
+        return self.system.rack_overhead_W * self._n_racks / self._n_nodes
+
+    def rack_energy_split(self, rack_input_J: ArrayLike, duration_s: float) -> tuple[NDArray[np.float64], ...]:
+        """Invert the affine chain per rack: node DC energy, SIVOC loss and rectifier loss from rack-input energy.
+
+        With linear stages every rack's input is ``a P_dc,rack + B_rack`` (module docstring), so over a duration
+        ``T`` the rack's node DC energy is ``E_dc = (E_in - B_rack T) / a``, its SIVOC loss
+        ``E_dc (1 / eta_s - 1) + n_rack P_fixed,s / eta_s T`` and its rectifier loss
+        ``E_in - E_dc - E_sivoc - O T`` (``O`` the rack overhead power), exactly, whatever the power did in between.
+
+        Parameters
+        ----------
+        rack_input_J : ArrayLike
+            Rack-input energy of every rack over the duration, shape (n_racks,), J.
+        duration_s : float
+            Duration, s (> 0).
+
+        Returns
+        -------
+        tuple of three ndarray of float64, shape (n_racks,)
+            Node DC energy, SIVOC loss and rectifier loss of every rack, J.
+
+        Raises
+        ------
+        ValueError
+            If a conversion stage has an I^2R term (the chain is not affine and cannot be inverted from energy), or
+            `rack_input_J` has the wrong shape.
+
+        References
+        ----------
+        .. [1] Chain equations: module docstring of :mod:`power.chain`.
+        """
+        if not self.is_affine:
+            raise ValueError("rack_energy_split needs linear conversion stages (k_per_W == 0): with an I^2R term the "
+                             "rack's losses depend on how its power varied, not only on its energy")
+        e_in = np.asarray(rack_input_J, dtype=np.float64)
+        if e_in.shape != (self._n_racks,):
+            raise ValueError(f"rack_input_J must have shape ({self._n_racks},), got {e_in.shape}")
+        T = float(duration_s)
+        s = self._s
+        e_dc = (e_in - self._B_rack * T) / self._a
+        e_sivoc = e_dc * (1.0 / s.eta - 1.0) + self._nodes_per_rack * s.P_fixed_W / s.eta * T
+        e_rect = e_in - e_dc - e_sivoc - self.system.rack_overhead_W * T
+        return e_dc, e_sivoc, e_rect

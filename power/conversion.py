@@ -22,6 +22,7 @@ __all__ = [
     "rectifier_input_w",
     "sivoc_efficiency",
     "sivoc_input_w",
+    "sivoc_loss_w",
 ]
 
 
@@ -121,6 +122,38 @@ def sivoc_input_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
     .. [1] ExaDigiT/RAPS ``raps/power.py::compute_loss``; Frontier fit (P + 13 W) / 0.98.
     """
     return _loss_form(p_out_w, p.P_fixed_W, p.eta, p.k_per_W, "SIVOC")
+
+
+def sivoc_loss_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
+    """Loss of a node VRM / SIVOC at a given DC output: ``sivoc_input_w(P_out) - P_out``.
+
+    ``P_loss = (P_out + P_fixed) / eta + k P_out^2 - P_out``. NaN outputs (a job that never ran has no power) give
+    NaN losses; every other value must be >= 0 W.
+
+    Parameters
+    ----------
+    p_out_w : ArrayLike
+        DC output power (the node's component power), any shape, W (>= 0 or NaN; a negative value raises the
+        ``ValueError`` of :func:`sivoc_input_w`).
+    p : SivocParams
+        Loss parameters.
+
+    Returns
+    -------
+    ndarray of float64, same shape as `p_out_w`
+        Loss, W (NaN where `p_out_w` is NaN).
+
+    References
+    ----------
+    .. [1] ExaDigiT/RAPS ``raps/power.py::compute_loss``; Frontier fit (P + 13 W) / 0.98.
+    """
+    q = np.asarray(p_out_w, dtype=np.float64)
+    ok = ~np.isnan(q)
+    if ok.all():
+        return sivoc_input_w(q, p) - q
+    out = np.full(q.shape, np.nan)
+    out[ok] = sivoc_input_w(q[ok], p) - q[ok]
+    return out
 
 
 def rectifier_input_w(p_out_w: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:

@@ -64,7 +64,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from power import PowerChain, load_system
+from power import PowerChain, load_system, sivoc_loss_w
 
 from ..io.hdf5 import check_schema, read_jobs
 
@@ -207,19 +207,12 @@ def _overhead_sums(J: dict) -> None:
 
 
 def _conversion(system):
-    """Node-local SIVOC loss function, per-node overhead [W] and the affine rack inversion, or None."""
+    """The platform's power chain (:class:`power.PowerChain`; every loss comes from power/), or None."""
     if system is None:
         return None
-    s, r = system.sivoc, system.rectifier
     chain = PowerChain(system)
-    rack_B = chain.evaluate(np.zeros(system.n_nodes)).rack_input_W
-    affine = s.k_per_W == 0.0 and r.k_per_W == 0.0
-    return SimpleNamespace(
-        sivoc_loss=lambda P: (P + s.P_fixed_W) / s.eta + s.k_per_W * P * P - P,
-        overhead_per_node_W=system.rack_overhead_W * system.n_racks / system.n_nodes,
-        affine=affine, a=1.0 / (s.eta * r.eta), rack_B=rack_B, s=s,
-        rack_nodes=np.bincount(system.node_rack, minlength=system.n_racks).astype(float),
-        rack_overhead_W=system.rack_overhead_W, rack_cdu=np.asarray(system.rack_cdu))
+    return SimpleNamespace(chain=chain, sivoc_loss=lambda P: sivoc_loss_w(P, system.sivoc),
+                           overhead_per_node_W=chain.overhead_per_node_W, rack_cdu=np.asarray(system.rack_cdu))
 
 
 def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
@@ -392,11 +385,9 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     n_racks = P_rack.shape[1]
     R: dict[str, np.ndarray] = {"E_it_J": P_rack.sum(axis=0) * dt}
     R["E_heat_J"] = lf * R["E_it_J"]
-    if cv is not None and cv.affine and cv.rack_B.size == n_racks:
-        E_dc = (R["E_it_J"] - cv.rack_B * dt * n) / cv.a
-        R["E_node_dc_J"] = E_dc
-        R["E_sivoc_loss_J"] = E_dc * (1.0 / cv.s.eta - 1.0) + cv.rack_nodes * cv.s.P_fixed_W / cv.s.eta * dt * n
-        R["E_rectifier_loss_J"] = R["E_it_J"] - E_dc - R["E_sivoc_loss_J"] - cv.rack_overhead_W * dt * n
+    if cv is not None and cv.chain.is_affine and cv.chain.system.n_racks == n_racks:
+        R["E_node_dc_J"], R["E_sivoc_loss_J"], R["E_rectifier_loss_J"] = cv.chain.rack_energy_split(R["E_it_J"],
+                                                                                                   dt * n)
         rack_cdu = cv.rack_cdu
     else:
         for k in ("E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J"):

@@ -145,10 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also count this system description's facility overheads (electrical chain, air side, "
                         "lighting: its [facility] table); default: the PUE counts the liquid plant only")
 
-    v = sub.add_parser("validate", help="load a trace and print its load report",
+    v = sub.add_parser("validate", help="load a trace and print its load report; or check an output HDF5 file",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "
-                                   "clean, 1 records repaired or rejected, 2 the file cannot be used.")
-    v.add_argument("trace", metavar="TRACE", help="trace file")
+                                   "clean, 1 records repaired or rejected, 2 the file cannot be used. Given an "
+                                   "hpctwin output file (HDF5: run, sweep summary.h5, cooling-only), check it "
+                                   "against the output schema (docs/output_schema.md) instead: 0 conforms, 1 "
+                                   "problems (one line each), 2 unreadable.")
+    v.add_argument("trace", metavar="TRACE", help="trace file, or an hpctwin output .h5 file")
     v.add_argument("--format", help="loader name (default: from the suffix)")
     v.add_argument("--cores-per-node", type=int,
                    help="processors per node (SWF); default: the header's MaxProcs / MaxNodes when it is a whole "

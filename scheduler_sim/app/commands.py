@@ -35,6 +35,7 @@ from .cooling import run_cooling_standalone
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable
+from ..io.schema import file_kind, validate_file
 from .twin import serve_rollouts, stop_rollout_workers
 
 __all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_validate",
@@ -364,7 +365,13 @@ def cmd_cooling(a: argparse.Namespace) -> int:
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
-    """``hpctwin validate``: load report of a trace; 0 clean, 1 repaired or rejected records, 2 unusable."""
+    """``hpctwin validate``: load report of a trace; 0 clean, 1 repaired or rejected records, 2 unusable.
+
+    An HDF5 file (an hpctwin output) is checked against the output schema table instead
+    (:func:`scheduler_sim.io.schema.validate_file`): 0 conforms, 1 problems (one line each), 2 unreadable.
+    """
+    if Path(a.trace).is_file() and h5py.is_hdf5(a.trace):
+        return _validate_output(a.trace)
     opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
     if a.cores_per_node is not None:
         opts["cores_per_node"] = a.cores_per_node
@@ -396,6 +403,22 @@ def cmd_validate(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(res.report.to_dict(), default=str))
     return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
+
+
+def _validate_output(path: str) -> int:
+    try:
+        problems = validate_file(path)
+    except OSError as exc:
+        print(f"hpctwin validate: {path}: {describe_unreadable(path, exc)}", file=sys.stderr)
+        return 2
+    if problems:
+        print("\n".join(problems))
+        print(f"{path}: {len(problems)} schema problem(s)")
+        return 1
+    with h5py.File(path, "r") as f:
+        kind = file_kind(f)
+    print(f"{path}: conforms to the {kind} schema (docs/output_schema.md)")
+    return 0
 
 
 def one_line(exc: BaseException) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 from cooling_fmu.standalone import StandaloneRun, run_standalone
 
 from ..io.hdf5 import atomic_h5, git_sha, package_versions, sha256_file
+from ..io.schema import KIND_VERSIONS, SchemaWriter
 
 __all__ = ["write_standalone", "run_cooling_standalone"]
 
@@ -45,25 +46,25 @@ def write_standalone(out: str | Path, run: StandaloneRun, power_csv: str | Path)
     """
     out = Path(out)
     with atomic_h5(out) as f:
-        f.attrs.update({"schema_version": "1.0", "kind": "cooling_standalone", "plant": run.plant,
-                        "git_sha": git_sha(), "step_s": run.step_s, "time_origin_unix_s": run.time_origin_unix_s,
-                        "pue_counts": run.pue_counts})
-        ts = f.create_group("timeseries")
-        d = ts.create_dataset("time_s", data=np.arange(run.n_intervals) * run.interval_s)
-        d.attrs["units"], d.attrs["interval_s"] = "s", run.interval_s
-        fac, cdu = ts.create_group("facility"), ts.create_group("cdu")
-        for name, (data, unit) in run.facility.items():
-            kw = {} if name in ("P_it_W", "T_wb_K") else {"compression": "gzip"}
-            fac.create_dataset(name, data=data, **kw).attrs["units"] = unit
-        for name, (data, unit) in run.cdu.items():
-            cdu.create_dataset(name, data=data, compression="gzip").attrs["units"] = unit
-        s = f.create_group("summary")
-        s.attrs.update(run.summary)
-        pv = f.create_group("provenance")
-        pv.attrs.update({"input_checksums_json": json.dumps({"power": sha256_file(power_csv),
-                                                             "fmu": run.fmu_sha256 or sha256_file(run.fmu_path)}),
-                         "power_report_json": json.dumps(asdict(run.report)),
-                         "versions_json": json.dumps(package_versions())})
+        w = SchemaWriter(f, "cooling_standalone")
+        w.attrs("/", {"schema_version": KIND_VERSIONS["cooling_standalone"], "kind": "cooling_standalone",
+                      "plant": run.plant, "git_sha": git_sha(), "step_s": float(run.step_s),
+                      "time_origin_unix_s": float(run.time_origin_unix_s), "pue_counts": run.pue_counts})
+        w.group("/timeseries")
+        w.dataset("/timeseries/time_s", np.arange(run.n_intervals) * float(run.interval_s), chunks=None)
+        w.attr("/timeseries/time_s", "interval_s", float(run.interval_s))
+        for grp, series in (("facility", run.facility), ("cdu", run.cdu)):
+            w.group(f"/timeseries/{grp}")
+            for name, (data, unit) in series.items():
+                kw = {"chunks": None} if name in ("P_it_W", "T_wb_K") else {"compression": "gzip"}
+                w.dataset(f"/timeseries/{grp}/{name}", data, units=unit, **kw)
+        w.group("/summary")
+        w.attrs("/summary", run.summary)
+        w.group("/provenance")
+        w.attrs("/provenance", {
+            "input_checksums_json": json.dumps({"power": sha256_file(power_csv),
+                                                "fmu": run.fmu_sha256 or sha256_file(run.fmu_path)}),
+            "power_report_json": json.dumps(asdict(run.report)), "versions_json": json.dumps(package_versions())})
     return out
 
 

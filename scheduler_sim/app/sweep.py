@@ -77,6 +77,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ..io.hdf5 import SCHEMA_VERSION, atomic_h5, unit_of
+from ..io.schema import SchemaWriter
 from .config import ConfigError, RunConfig, _format_errors, check_name, read_toml, resolve_relative_paths
 from .runner import run_one
 
@@ -409,27 +410,25 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
               "busy_s_per_rank": board.busy, "scenarios_per_rank": board.count,
               "scenario_wall_s": {scenarios[i].name: w for i, w in sorted(board.wall.items())}}
     with atomic_h5(summary_path) as f:
-        f.attrs["schema_version"] = SCHEMA_VERSION
-        f.attrs["kind"] = "sweep-summary"
-        f.attrs["study"] = study
-        f.attrs["study_file"] = Path(study_path).read_text()
-        f.attrs["sweep_timing_json"] = json.dumps(timing, sort_keys=True)
-        t = f.create_group("scenarios")
+        w = SchemaWriter(f, "sweep-summary")
+        w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "sweep-summary", "study": study,
+                      "study_file": Path(study_path).read_text(),
+                      "sweep_timing_json": json.dumps(timing, sort_keys=True)})
+        w.group("/scenarios")
         str_dt = h5py.string_dtype("utf-8")
-        t.create_dataset("name", data=np.array([scenarios[i].name for i, *_ in rows], dtype=str_dt))
-        t.create_dataset("status", data=np.array([st for _, st, _, _ in rows], dtype=str_dt))
-        t.create_dataset("error", data=np.array([e for _, _, e, _ in rows], dtype=str_dt))
-        t.create_dataset("config_json", data=np.array([scenarios[i].config.to_json() for i, *_ in rows], dtype=str_dt))
         files = [f"{scenarios[i].name}.h5" if (out_dir / f"{scenarios[i].name}.h5").is_file() else ""
                  for i, *_ in rows]  # only files that exist (a failed scenario may have none)
-        t.create_dataset("file", data=np.array(files, dtype=str_dt))
+        for col, values in (("name", [scenarios[i].name for i, *_ in rows]), ("status", [st for _, st, _, _ in rows]),
+                            ("error", [e for _, _, e, _ in rows]),
+                            ("config_json", [scenarios[i].config.to_json() for i, *_ in rows]), ("file", files)):
+            w.dataset(f"/scenarios/{col}", np.array(values, dtype=str_dt), dtype=str_dt)
         for m in metric_names:
-            ds = t.create_dataset(m, data=np.array([r[3].get(m, np.nan) for r in rows], dtype=float))
-            ds.attrs["units"] = unit_of(m)
-        links = f.create_group("runs")
+            w.dataset(f"/scenarios/{m}", np.array([r[3].get(m, np.nan) for r in rows], dtype=float), units=unit_of(m),
+                      chunks=None)
+        w.group("/runs")
         for i, st, _, _ in rows:
             if st == "done":
-                links[scenarios[i].name] = h5py.ExternalLink(f"{scenarios[i].name}.h5", "/")
+                w.link(f"/runs/{scenarios[i].name}", f"{scenarios[i].name}.h5", "/")
     n_fail = sum(1 for r in rows if r[1] == "failed")
     busy = ", ".join(f"{b:.1f}" for b in board.busy)
     say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "

