@@ -465,6 +465,9 @@ class Simulation:
                 headroom = cap - facility_W
         running = list(self.running)
         now = self.env.now
+        # the condition under which known_availability is running-job ends only (free nodes only grow)
+        grows = (power is None and not self.alloc.down_count.any()
+                 and not any(b > now for _, b, _, _ in self.downtimes))
         return SchedulerView(
             now_s=now, queue=tuple(self.queue), free_nodes=self.alloc.n_free, nodes=self.nodes,
             estimate_s=self.estimate, submit_s=self.submit, recorded_start_s=self.recorded_start,
@@ -473,6 +476,7 @@ class Simulation:
             availability_fn=lambda: known_availability(
                 now, self.alloc.owner, self.alloc.down_count, running, self.start, self.estimate,
                 self.downtimes, power, facility_W, self.power_cap, self.nodes, self.alloc.n_free),
+            availability_grows=grows,
         )
 
     # ------------------------------------------------------------------ facility power cap
