@@ -196,6 +196,16 @@ class BasePolicy(abc.ABC):
     def job_ended(self, job: int, view: SchedulerView) -> None:
         """Called when a running job ends (completes or is killed), before the next scheduling pass."""
 
+    def wants_job_ended(self) -> bool:
+        """Whether :meth:`job_ended` does anything: the platform builds a view per job end only then.
+
+        Returns
+        -------
+        bool
+            True when a subclass overrides :meth:`job_ended` (the base method does nothing).
+        """
+        return type(self).job_ended is not BasePolicy.job_ended
+
     def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
         """Return a time [s] at which the platform must run a scheduling pass for this newly queued job, or None.
 
