@@ -598,7 +598,8 @@ class Simulation:
         self._power_dirty = True
 
     def _finish(self, j: int, now: float, outcome: int) -> None:
-        self.policy.job_ended(j, self._view())
+        if self.policy.wants_job_ended():  # a view per job end only for a policy that reads it
+            self.policy.job_ended(j, self._view())
         self._accrue_job(j, now)
         nodes = self.job_nodes.pop(j)
         run = now - self._running_since[j]
