@@ -15,13 +15,26 @@ the issue's target is >= 20,000x), and the median peak RSS of the child (``wait4
 ``--root OLD_CHECKOUT`` times hpctwin from that checkout too (same workload, interleaved runs) and prints the
 ratio new / old of the medians.
 
-RAPS (ExaDigiT, https://github.com/ExaDigiT/RAPS) is not on PyPI (PyPI's ``raps`` is an unrelated package). The
-script looks for it ONLY here: ``$RAPS_DIR`` (a RAPS checkout containing ``main.py``) run by ``$RAPS_PYTHON``
-(default ``python3.12`` on PATH). When either is missing it prints why and skips RAPS. The RAPS command line is
-``$RAPS_CMD`` if set (a format string with ``{python}``, ``{swf}``, ``{step}``, ``{seconds}``), else the default
-:data:`RAPS_CMD_DEFAULT` (FCFS + EASY, 15 s and 1 s steps); check it against your RAPS version's ``--help``: RAPS
-options change between releases and this default was not run here. Ratios printed: hpctwin simulated time per
-wall second / RAPS's, and RAPS peak RSS / hpctwin's.
+RAPS (ExaDigiT, https://github.com/ExaDigiT/RAPS) is not on PyPI (PyPI's ``raps`` is an unrelated package) and
+needs Python >= 3.12. The script looks for it in ``$RAPS_DIR`` (a RAPS checkout containing ``main.py``), else in
+``.venv/raps-src`` of this checkout; it runs it with ``$RAPS_PYTHON``, else ``.venv/raps-venv/bin/python`` when
+that exists, else ``python3.12`` on PATH. When RAPS or its Python is missing it prints why and skips RAPS. Set-up
+used here (RAPS 2.0.0.dev0, commit 6c142bf)::
+
+    git clone https://github.com/ExaDigiT/RAPS .venv/raps-src
+    ~/.pyenv/versions/3.12.1/bin/python -m venv .venv/raps-venv
+    .venv/raps-venv/bin/pip install matplotlib numpy rich fmpy pandas scipy pyarrow tqdm uncertainties requests \
+        fsspec networkx pyyaml pydantic pydantic-settings dill==0.4.0 argcomplete==3.6.2
+    .venv/raps-venv/bin/pip install --no-deps -e .venv/raps-src    # its RL/cloud extras are not needed here
+
+RAPS reads a copy of the same jobs written by :func:`write_raps_swf` through its own SWF loader
+(``raps.dataloaders.frontier_swf``), on its ``frontier`` system, without its cooling model (its FMU is not
+public); the command is :data:`RAPS_CMD_DEFAULT` unless ``$RAPS_CMD`` is set (a format string with ``{python}``,
+``{swf}``, ``{step}``, ``{seconds}``). It runs at a 15 s step over the whole window and at RAPS's default 1 s step
+over the first ``--raps-1s-hours`` hours (default: the whole window; a whole day at 1 s takes RAPS tens of
+minutes and more than 20 GiB). Each RAPS run is limited to ``--raps-mem-gb`` GiB of address space (default 8) so
+that it cannot exhaust a shared machine; a run stopped by the limit is reported as such. Ratios printed: hpctwin
+simulated time per wall second / RAPS's, and RAPS peak RSS / hpctwin's.
 """
 
 from __future__ import annotations
@@ -39,16 +52,26 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 #: Default RAPS command (see the module docstring); {python}, {swf}, {step}, {seconds} are filled in.
-RAPS_CMD_DEFAULT = ("{python} main.py --system frontier --replay {swf} --time {seconds} --time-delta {step} "
-                    "--policy fcfs --backfill easy")
+RAPS_CMD_DEFAULT = ("{python} main.py run --system frontier --dataloader raps.dataloaders.frontier_swf "
+                    "--replay {swf} --time {seconds} --time-delta {step} --policy fcfs --backfill easy --noui "
+                    "-o none")
 #: Issue #16 target for a Frontier day with the FMU: simulated time / wall time.
 TARGET_SPEEDUP = 20_000.0
 
 
-def run_child(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, int]:
-    """Run ``cmd``; return (wall s, peak RSS MiB of that child, exit status)."""
+def run_child(cmd: list[str], cwd: Path, env: dict | None = None, mem_gb: float | None = None
+              ) -> tuple[float, float, int]:
+    """Run ``cmd`` (address space limited to ``mem_gb`` GiB when given); return (wall s, peak RSS MiB, exit)."""
+    def limit() -> None:
+        if mem_gb is not None:
+            import resource
+
+            b = int(mem_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (b, b))
+
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=limit if mem_gb is not None else None)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -96,17 +119,46 @@ progress = false
 """)
 
 
+#: Unix time of the synthetic day's first submission in the RAPS copy of the trace (2024-01-01T00:00:00Z; RAPS's
+#: SWF loader needs a ``; UnixStartTime:`` header line).
+UNIX_START = 1_704_067_200
+
+
+def write_raps_swf(jobs: dict, path: Path) -> Path:
+    """The same jobs as the hpctwin SWF, in the form RAPS's ``raps.dataloaders.frontier_swf`` reads.
+
+    That loader (RAPS docs: the public Frontier trace, JSSPP 2026) takes the node count from field 21, a site
+    descriptor ``frontier:excl:<nodes>x<cores>``, falling back to field 5 as nodes; it needs a ``; UnixStartTime:``
+    header. Here fields 5 and 8 hold nodes (not processors), the wait time is 0 (it is rescheduled), field 10 the
+    requested time [s], and fields 19-21 are ``used_gpus`` (4 per node), ``-1`` and the descriptor.
+    """
+    import numpy as np
+
+    n = jobs["nodes"].size
+    nodes = jobs["nodes"].astype(np.int64)
+    sub = np.floor(jobs["submit_s"]).astype(np.int64)
+    with open(path, "w") as f:
+        f.write(f"; Version: 2.2\n; UnixStartTime: {UNIX_START}\n; MaxNodes: 9408\n")
+        for i in range(n):
+            f.write(f"{i + 1} {sub[i]} 0 {int(jobs['run_s'][i])} {nodes[i]} -1 -1 {nodes[i]} {int(jobs['req_s'][i])} "
+                    f"-1 1 1 1 -1 1 -1 -1 -1 {4 * nodes[i]} -1 frontier:excl:{nodes[i]}x56\n")
+    return path
+
+
 def find_raps() -> tuple[Path | None, str | None, str]:
-    """(RAPS folder, python, reason when absent)."""
+    """(RAPS folder, its python, reason when absent); see the module docstring for where it is looked for."""
     d = os.environ.get("RAPS_DIR")
-    if not d:
-        return None, None, "RAPS_DIR is not set (point it at an ExaDigiT/RAPS checkout with main.py)"
-    if not (Path(d) / "main.py").is_file():
-        return None, None, f"RAPS_DIR={d} has no main.py"
-    py = os.environ.get("RAPS_PYTHON", "python3.12")
+    folder = Path(d) if d else HERE / ".venv" / "raps-src"
+    if not (folder / "main.py").is_file():
+        return None, None, (f"RAPS_DIR={d} has no main.py" if d else
+                            "RAPS not found (set RAPS_DIR to an ExaDigiT/RAPS checkout, or see the module docstring)")
+    py = os.environ.get("RAPS_PYTHON")
+    if not py:
+        local = HERE / ".venv" / "raps-venv" / "bin" / "python"
+        py = str(local) if local.is_file() else "python3.12"
     if shutil.which(py) is None and not Path(py).is_file():
-        return None, None, f"RAPS_PYTHON={py} not found (RAPS needs its own Python 3.12 environment)"
-    return Path(d), py, ""
+        return None, None, f"RAPS's python {py} not found (RAPS needs its own Python >= 3.12 environment)"
+    return folder, py, ""
 
 
 def main() -> None:
@@ -119,6 +171,9 @@ def main() -> None:
     ap.add_argument("--days", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--load", type=float, default=0.85)
+    ap.add_argument("--raps-1s-hours", type=float, default=None,
+                    help="simulate only the first HOURS at RAPS's 1 s step (default: the whole window)")
+    ap.add_argument("--raps-mem-gb", type=float, default=8.0, help="address-space limit of each RAPS run [GiB]")
     a = ap.parse_args()
     sys.path.insert(0, str(HERE))
     from experiments.frontier_workload import frontier_jobs, write_swf
@@ -152,16 +207,20 @@ def main() -> None:
             print(f"RAPS: skipped: {why}")
             return
         template = os.environ.get("RAPS_CMD", RAPS_CMD_DEFAULT)
+        rswf = write_raps_swf(jobs, tmp / "frontier_day_raps.swf")
+        hw, hm = med["hpctwin"]
         for step in (15, 1):
-            cmd = shlex.split(template.format(python=py, swf=swf, step=step, seconds=int(sim_s)))
-            w, m, rc = run_child(cmd, raps_dir)
+            secs = sim_s if step != 1 or a.raps_1s_hours is None else min(sim_s, a.raps_1s_hours * 3600.0)
+            cmd = shlex.split(template.format(python=py, swf=rswf, step=step, seconds=int(secs)))
+            w, m, rc = run_child(cmd, raps_dir, mem_gb=a.raps_mem_gb)
+            label = f"RAPS {step} s step" + (f", {secs / 3600:g} h" if secs != sim_s else "")
             if rc != 0:
-                print(f"RAPS {step:>2d} s step: failed (exit {rc}; killed by the OS when negative) after {w:.1f} s, "
-                      f"peak RSS {m:.0f} MiB")
+                print(f"{label:28s} failed (exit {rc}; a MemoryError or a kill when the {a.raps_mem_gb:g} GiB limit "
+                      f"is reached) after {w:.1f} s, peak RSS {m:.0f} MiB")
                 continue
-            hw, hm = med["hpctwin"]
-            print(f"{'RAPS ' + str(step) + ' s step':28s} {w:13.2f} {sim_s / w:10.0f} {'':8s} {m:12.0f}   "
-                  f"hpctwin / RAPS speed {(sim_s / hw) / (sim_s / w):.1f}x, RAPS / hpctwin memory {m / hm:.1f}x")
+            print(f"{label:28s} {w:13.2f} {secs / w:10.0f} {'':8s} {m:12.0f}   "
+                  f"hpctwin / RAPS speed {(sim_s / hw) / (secs / w):.1f}x, RAPS / hpctwin memory {m / hm:.1f}x",
+                  flush=True)
 
 
 if __name__ == "__main__":

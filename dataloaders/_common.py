@@ -245,12 +245,58 @@ class Issues:
             Number of issues added.
         """
         idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+        if not len(idx):
+            return 0
         per_row = isinstance(found, (np.ndarray, list, pd.Series))
-        fv = np.asarray(found, dtype=object) if per_row else None
-        for k in idx:
-            self.add(lines[k], None if ids is None else ids[k], field, fv[k] if per_row else found, expected,
+        if isinstance(found, pd.Series):  # only the rows concerned are converted (a column may have millions)
+            fv = found.iloc[idx].to_numpy(dtype=object)
+        else:
+            fv = np.asarray(found, dtype=object)[idx] if per_row else None
+        for j, k in enumerate(idx):
+            self.add(lines[k], None if ids is None else ids[k], field, fv[j] if per_row else found, expected,
                      action, reason)
         return len(idx)
+
+
+#: ``YYYY-MM-DDTHH:MM:SS`` with every field in range (ASCII digits): the times :func:`local_times_to_epoch` converts
+#: in one pyarrow pass; every other text goes through the general per-distinct-value path.
+_ISO_PLAIN = (r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+              r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]")
+#: Unix seconds that datetime64[ns] holds (years 1678-2261): inside it pandas and pyarrow read the same instant.
+_NS_SAFE_S = 9.2e9
+
+
+def _iso_plain_to_epoch(values: pd.Series, tz: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(Unix seconds, done mask) for the plain ISO local times of an Arrow string column; None for other columns.
+
+    A row is done when its stripped text matches :data:`_ISO_PLAIN`, pyarrow parses it (not e.g. February 30),
+    the local time exists and is unambiguous in ``tz`` and the instant is within :data:`_NS_SAFE_S`: for those
+    rows the general path of :func:`local_times_to_epoch` gives the same value and reports nothing.
+    """
+    if not isinstance(values.array, pd.arrays.ArrowStringArray):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    v = values.str.strip()
+    cand = v.str.fullmatch(_ISO_PLAIN).to_numpy(dtype=bool)
+    out = np.full(len(values), np.nan)
+    done = np.zeros(len(values), dtype=bool)
+    if not cand.any():
+        return out, done
+    txt = pa.array(v[cand].array)
+    ts = pc.strptime(txt, format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
+    # pyarrow rolls a day past the month's end over (February 30 -> March 2): such rows go to the general path
+    same_day = pc.equal(pc.day(ts), pc.cast(pc.utf8_slice_codeunits(txt, 8, 10), pa.int64()))
+    parsed = pc.fill_null(same_day, False).to_numpy(zero_copy_only=False)
+    naive = ts.cast(pa.int64()).fill_null(0).to_numpy().astype("datetime64[s]")
+    loc = pd.DatetimeIndex(naive).tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
+    sec = loc.as_unit("s").asi8.astype(np.float64)
+    ok = parsed & ~np.asarray(pd.isna(loc)) & (np.abs(sec) <= _NS_SAFE_S)
+    idx = np.flatnonzero(cand)[ok]
+    out[idx] = sec[ok]
+    done[idx] = True
+    return out, done
 
 
 def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarray, ids: np.ndarray | None,
@@ -284,6 +330,20 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
     ndarray of float64, shape (n,)
         Unix seconds; NaN where missing or unparseable.
     """
+    fast = _iso_plain_to_epoch(values, tz) if fmt is None and len(values) else None
+    if fast is None:
+        return _times_general(values, tz, field, lines, ids, issues, fmt=fmt, missing=missing)
+    out, done = fast
+    if not done.all():  # the rest in file order, so issues come out as the general path alone reports them
+        rest = ~done
+        out[rest] = _times_general(values[rest].reset_index(drop=True), tz, field, np.asarray(lines)[rest],
+                                   None if ids is None else np.asarray(ids)[rest], issues, fmt=fmt, missing=missing)
+    return out
+
+
+def _times_general(values: pd.Series, tz: str, field: str, lines: np.ndarray, ids: np.ndarray | None,
+                   issues: Issues, *, fmt: str | None, missing: tuple[str, ...]) -> np.ndarray:
+    """:func:`local_times_to_epoch` for any text, vectorised over the distinct values."""
     codes, uniq = pd.factorize(values.astype(str).str.strip(), sort=False)
     u = pd.Series(uniq, dtype=object)
     # The regular expressions run on the pyarrow strings (RE2) when every distinct value is ASCII: there they
@@ -340,11 +400,11 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
     out = out_u[codes] if len(u) else np.full(len(values), np.nan)
     if bad_u.any():
         bad = bad_u[codes]
-        issues.add_mask(bad, lines, ids, field, values.to_numpy(), f"a local ISO time YYYY-MM-DDTHH:MM:SS ({tz}) "
+        issues.add_mask(bad, lines, ids, field, values, f"a local ISO time YYYY-MM-DDTHH:MM:SS ({tz}) "
                         "or Unix seconds (set to NaN)", "repaired", "bad_time")
     if amb_u.any():
         amb = amb_u[codes]
-        issues.add_mask(amb, lines, ids, field, values.to_numpy(),
+        issues.add_mask(amb, lines, ids, field, values,
                         f"an unambiguous local time in {tz} (DST change: first reading / shifted forward)",
                         "repaired", "dst_ambiguous_time")
     return out
@@ -385,13 +445,21 @@ def finish_load(df: pd.DataFrame, report: LoadReport, issues: Issues, *, strict:
         Strict-mode violation, or zero jobs.
     """
     src = report.source
-    df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)
+    sub, jid = df["submit_time_s"].to_numpy(), df["job_id"].to_numpy()
+    ds, dj = np.diff(sub), np.diff(jid)
+    if len(df) and bool(np.all((ds > 0) | ((ds == 0) & (dj >= 0)))) and not np.isnan(sub[-1]):
+        df = df.reset_index(drop=True)  # already in (submit, job id) order, no NaN: the stable sort is the identity
+    else:
+        df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)
     df.attrs = {"time_origin_unix_s": float(origin), "source": src, "loader": report.loader, **(attrs or {})}
     report.issues = sorted(issues.items, key=lambda i: (i.line if i.line is not None else -1))
     report.accepted = len(df)
     report.rejected = sum(1 for i in report.issues if i.action == "rejected")
-    accepted_lines = set(df[line_column].tolist()) if line_column in df else set()
-    report.repaired = len({i.line for i in report.issues if i.action == "repaired" and i.line in accepted_lines})
+    # distinct repaired lines that belong to an accepted record (no set of every accepted line: millions of jobs)
+    repaired_lines = np.array(sorted({i.line for i in report.issues if i.action == "repaired" and i.line is not None}),
+                              dtype=np.int64)
+    report.repaired = (int(np.isin(repaired_lines, df[line_column].to_numpy()).sum())
+                       if line_column in df and len(repaired_lines) else 0)
     if report.records_read != report.accepted + report.rejected + report.folded:
         report.notes.append(
             f"internal count mismatch: read {report.records_read} != accepted {report.accepted} + rejected "

@@ -297,6 +297,18 @@ def count_hostlist(text: str) -> int:
 
 
 def _energy_joule(col: pd.Series, raw: bool) -> np.ndarray:
+    """Energies [J] of a stripped text column: plain decimals cast in one pass, other distinct texts one by one."""
+    plain = col.str.fullmatch(r"[0-9]{1,15}(?:\.[0-9]{0,15})?").to_numpy(dtype=bool)
+    out = np.full(len(col), np.nan)
+    if plain.any():  # a plain decimal: what float(t) gives (both correctly rounded), < 1e15 and >= 0
+        out[plain] = col[plain].astype(np.float64).to_numpy()
+    rest = ~plain & col.ne("").to_numpy(dtype=bool)
+    if rest.any():
+        out[rest] = _energy_joule_text(col[rest], raw)
+    return out
+
+
+def _energy_joule_text(col: pd.Series, raw: bool) -> np.ndarray:
     codes, uniq = pd.factorize(col, sort=False)
     vals = np.full(len(uniq), np.nan)
     for k, u in enumerate(uniq):
@@ -529,6 +541,87 @@ def _read_rows_bytes(data: bytes, enc: str, src: str, columns: list[str] | None,
     return df, n_read
 
 
+def _read_rows_fast(data: bytes, enc: str, src: str, columns: list[str] | None, delimiter: str, issues: Issues
+                    ) -> tuple[pd.DataFrame, int] | None:
+    r""":func:`_read_rows_bytes` in one pyarrow CSV pass, for the common case; None when the case is not common.
+
+    Used when the text is UTF-8 with no CR, NUL or empty line after the header, has at least two columns with
+    distinct names and a one-byte ASCII delimiter: there pyarrow's reader (no quoting, serial, so that it knows
+    each rejected row's physical line) splits exactly as the pandas C parser does, and every line that pyarrow
+    cannot split into ``len(names)`` fields is either blank (only white space: not a record) or a line with the
+    wrong number of fields, reported as :func:`_read_rows_bytes` reports it.
+    """
+    if columns is not None:
+        header, first_data, pos = list(columns), 0, 0
+    else:
+        header, first_data, pos = _header_from_bytes(data, enc, src, delimiter)
+        _check_header(header, src, first_data, delimiter)
+    header, trailing, n_sep = _normalise_header(header)
+    names = header + ([" trailing"] if trailing else [])
+    if (enc != "utf-8" or len(names) < 2 or len(set(names)) != len(names) or len(delimiter.encode(enc)) != 1
+            or pos >= len(data) or data.startswith(b"\n", pos) or data.find(b"\n\n", pos) >= 0
+            or data.find(b"\r", pos) >= 0 or data.find(b"\x00", pos) >= 0):
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pandas' string dtype already needs pyarrow here
+        return None
+    rejected: list[tuple[int, str, int]] = []
+
+    def on_invalid(row: Any) -> str:
+        rejected.append((row.number, row.text, row.actual_columns))
+        return "skip"
+
+    keys = [f"c{k}" for k in range(len(names))]
+    try:
+        tbl = pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(data).slice(pos)),  # the body, without copying it
+            read_options=pacsv.ReadOptions(column_names=keys, block_size=1 << 24, use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
+                                             newlines_in_values=False, ignore_empty_lines=False,
+                                             invalid_row_handler=on_invalid),
+            convert_options=pacsv.ConvertOptions(column_types={k: pa.large_string() for k in keys},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                                 null_values=[]))
+    except (pa.ArrowInvalid, ValueError):  # pragma: no cover - fall back to the block reader
+        return None
+    if any(r[0] is None for r in rejected):  # pragma: no cover - pyarrow did not number a row
+        return None
+    rejected.sort()
+    n_lines = tbl.num_rows + len(rejected)
+    skip = np.zeros(n_lines, dtype=bool)
+    n_read = tbl.num_rows
+    for number, text, n_fields in rejected:
+        skip[number - 1] = True
+        if not text.strip():
+            continue  # blank: not a record
+        n_read += 1
+        issues.add(first_data + number, None, "", text, f"{n_sep + 1} '{delimiter}'-separated fields "
+                   f"(found {n_fields}; a '{delimiter}' inside a field or a truncated line)", "rejected",
+                   "wrong_field_count")
+    df = tbl.to_pandas()
+    if not all(dt == "str" for dt in df.dtypes):  # pragma: no cover - pandas without the str dtype
+        return None
+    df.columns = names
+    if trailing:
+        df = df.drop(columns=[" trailing"])
+    df["__line"] = first_data + 1 + np.flatnonzero(~skip)
+    return df, n_read
+
+
+def _shared_objects(c: pd.Series) -> np.ndarray:
+    """``c.to_numpy(dtype=object)`` with one Python string per distinct value.
+
+    Users, partitions and states repeat: a million-row column then holds a few hundred string objects, not a
+    million.
+    """
+    codes, uniq = pd.factorize(c, sort=False)
+    if len(codes) and (codes < 0).any():  # pragma: no cover - the readers give no missing text
+        return c.to_numpy(dtype=object)
+    return np.asarray(uniq, dtype=object)[codes] if len(codes) else c.to_numpy(dtype=object)
+
+
 def _check_header(header: list[str], src: str, line: int, delimiter: str) -> None:
     """Raise a TraceError unless the header names JobID (or JobIDRaw)."""
     if not any(h.strip().lower() in ("jobid", "jobidraw") for h in header):
@@ -615,7 +708,12 @@ def read_sacct(
     issues = Issues()
     report = LoadReport(source=src, loader="sacct")
     data, enc = read_bytes(p)
+    fast = None
     if len(delimiter) == 1 and delimiter.isascii() and not delimiter.isspace():
+        fast = _read_rows_fast(data, enc, src, columns, delimiter, issues)
+    if fast is not None:
+        raw, n_read = fast
+    elif len(delimiter) == 1 and delimiter.isascii() and not delimiter.isspace():
         raw, n_read = _read_rows_bytes(data, enc, src, columns, delimiter, issues)
     else:
         raw, n_read = _read_rows(data.decode(enc), src, columns, delimiter, issues)
@@ -623,10 +721,16 @@ def read_sacct(
     report.records_read = n_read
     cols = {c.lower(): c for c in raw.columns if c != "__line"}
 
+    rows: np.ndarray | None = None  # positions in raw of the job records kept, when not all of them are
+
+    def pick(c: pd.Series) -> pd.Series:
+        """The kept records of a raw column (one column copied at a time)."""
+        return c if rows is None else c.take(rows).reset_index(drop=True)
+
     def col(*names: str) -> pd.Series | None:
         for n in names:
             if n.lower() in cols:
-                return raw[cols[n.lower()]].str.strip()
+                return pick(raw[cols[n.lower()]]).str.strip()
         return None
 
     idcol = col("JobIDRaw") if "jobidraw" in cols else col("JobID")
@@ -640,43 +744,55 @@ def read_sacct(
     lines = raw["__line"].to_numpy()
     base = idcol.str.replace(r"(?s)\..*", "", n=1, regex=True)  # the id before any '.step' (vectorised split)
     is_step = idcol.str.contains(".", regex=False).to_numpy()
+    # integer keys when every id is a canonical decimal (no leading zero: equal keys <=> equal texts), else codes
+    canonical = bool(base.str.fullmatch(r"(?:0|[1-9][0-9]{0,14})").all())
+    key = base.astype(np.int64).to_numpy() if canonical else pd.factorize(base, sort=False)[0]
 
     # ---- steps: fold into their job ----------------------------------------------------------------------
     energy_raw = col("ConsumedEnergyRaw")
     energy = (_energy_joule(energy_raw, True) if energy_raw is not None else
               (_energy_joule(col("ConsumedEnergy"), False) if col("ConsumedEnergy") is not None
                else np.full(len(raw), np.nan)))
-    base_code, _ = pd.factorize(base, sort=False)  # equal codes <=> equal ids (isin on ints, not strings)
-    step_has_job = is_step & np.isin(base_code, base_code[~is_step])
+    step_has_job = np.zeros(len(raw), dtype=bool)
+    step_has_job[is_step] = np.isin(key[is_step], key[~is_step])
     orphan = is_step & ~step_has_job
-    issues.add_mask(orphan, lines, None, "JobID", idcol.to_numpy(), "a step (.batch/.extern/.N) of a job listed "
+    issues.add_mask(orphan, lines, None, "JobID", idcol, "a step (.batch/.extern/.N) of a job listed "
                     "in the file", "rejected", "step_without_job")
-    step_energy = (pd.Series(energy[step_has_job]).groupby(base[step_has_job].to_numpy()).max()
+    # the largest step energy per job id (NaN when none is finite): a group-by on the integer keys
+    step_energy = (pd.Series(energy[step_has_job]).groupby(key[step_has_job]).max()
                    if step_has_job.any() else pd.Series(dtype=float))
     n_steps = int(step_has_job.sum())
     report.folded = n_steps
     if n_steps:
         report.notes.append(f"{n_steps} job-step line(s) (.batch/.extern/.N) folded into their job")
     keep = ~is_step
-    df = raw[keep].reset_index(drop=True)
+    del energy_raw
+    job_rows = np.flatnonzero(keep)
+    # the job records, column by column, each full column freed as soon as it is copied (lower peak memory)
+    raw = pd.DataFrame({c: raw.pop(c).iloc[job_rows].reset_index(drop=True) for c in list(raw.columns)})
     lines = lines[keep]
     base = base[keep].reset_index(drop=True)
+    key = key[keep]
     energy = energy[keep]
     shown = shown_id[keep].reset_index(drop=True)
     if len(step_energy):
-        se = base.map(step_energy).to_numpy(dtype=float)
+        se = step_energy.reindex(key).to_numpy(dtype=float)
         energy = np.where(np.isfinite(energy) & (energy > 0), energy, se)
 
     # ---- job ids ---------------------------------------------------------------------------------------------
     # at most 15 digits: exact in float64 and int64; longer ids are text (new id assigned, text kept)
-    numeric = base.str.fullmatch(r"\d{1,15}").to_numpy(dtype=bool)
-    jid = np.full(len(df), -1, dtype=np.int64)
-    jid[numeric] = base[numeric].astype(np.int64).to_numpy()
+    if canonical:
+        numeric = np.ones(len(raw), dtype=bool)
+        jid = key.astype(np.int64)
+    else:
+        numeric = base.str.fullmatch(r"\d{1,15}").to_numpy(dtype=bool)
+        jid = np.full(len(raw), -1, dtype=np.int64)
+        jid[numeric] = base[numeric].astype(np.int64).to_numpy()
     if (~numeric).any():
         start_id = int(jid[numeric].max()) + 1 if numeric.any() else 1
         codes, _ = pd.factorize(base[~numeric])
         jid[~numeric] = start_id + codes
-        issues.add_mask(~numeric, lines, None, "JobID", base.to_numpy(),
+        issues.add_mask(~numeric, lines, None, "JobID", base,
                         f"a numeric id (add JobIDRaw to the sacct columns); new ids from {start_id} assigned, text "
                         "kept in trace_job_id", "repaired", "non_numeric_job_id")
     kept = reject_duplicates(jid, lines, issues, keep="last")
@@ -686,35 +802,38 @@ def read_sacct(
     def sel(x: Any) -> Any:
         return x[kept] if isinstance(x, np.ndarray) else x[kept].reset_index(drop=True)
 
-    df, lines, base, energy, shown, jid = (sel(df), sel(lines), sel(base), sel(energy), sel(shown), sel(jid))
+    if not kept.all():
+        lines, base, energy, shown, jid = (sel(lines), sel(base), sel(energy), sel(shown), sel(jid))
+        rows = np.flatnonzero(kept)
+    del idcol, shown_id, is_step, step_has_job, orphan, key
+    n_jobs = len(jid)
 
     # ---- times -------------------------------------------------------------------------------------------------
-    submit = local_times_to_epoch(df[cols["submit"]], timezone, "Submit", lines, jid, issues)
+    submit = local_times_to_epoch(pick(raw[cols["submit"]]), timezone, "Submit", lines, jid, issues)
     no_submit = np.isnan(submit)
     # a bad time was already reported as 'repaired'; a missing submit makes the record unusable
     issues.items = [i for i in issues.items if not (i.field == "Submit" and i.reason == "bad_time")]
-    issues.add_mask(no_submit, lines, jid, "Submit", df[cols["submit"]].to_numpy(),
+    issues.add_mask(no_submit, lines, jid, "Submit", pick(raw[cols["submit"]]),
                     f"a local ISO time YYYY-MM-DDTHH:MM:SS ({timezone}) or Unix seconds", "rejected",
                     "submit_time_missing")
     ok = ~no_submit
-    start = (local_times_to_epoch(df[cols["start"]], timezone, "Start", lines, jid, issues)
-             if "start" in cols else np.full(len(df), np.nan))
-    end = (local_times_to_epoch(df[cols["end"]], timezone, "End", lines, jid, issues)
-           if "end" in cols else np.full(len(df), np.nan))
+    start = (local_times_to_epoch(pick(raw[cols["start"]]), timezone, "Start", lines, jid, issues)
+             if "start" in cols else np.full(n_jobs, np.nan))
+    end = (local_times_to_epoch(pick(raw[cols["end"]]), timezone, "End", lines, jid, issues)
+           if "end" in cols else np.full(n_jobs, np.nan))
 
     # ---- nodes ---------------------------------------------------------------------------------------------
     nn = col("NNodes")
-    nodes = np.zeros(len(df), dtype=np.int64)
+    nodes = np.zeros(n_jobs, dtype=np.int64)
     if nn is not None:
-        nn = nn[keep].reset_index(drop=True)[kept].reset_index(drop=True)
         nn_num = pd.to_numeric(nn, errors="coerce").to_numpy()
         good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num)) & (nn_num <= MAX_COUNT)
         nodes[good_nn] = nn_num[good_nn].astype(np.int64)
     nl_col = col("NodeList")
-    node_list = np.full(len(df), "", dtype=object)
+    node_list = np.full(n_jobs, "", dtype=object)
     if nl_col is not None:
-        nl = nl_col[keep].reset_index(drop=True)[kept].reset_index(drop=True)
-        node_list = nl.to_numpy(dtype=object)
+        nl = nl_col
+        node_list = _shared_objects(nl)
         need = ok & (nodes < 1)
         if need.any():
             for k in np.flatnonzero(need):
@@ -731,7 +850,7 @@ def read_sacct(
             if got.any():
                 report.notes.append(f"nodes counted from NodeList for {int(got.sum())} job(s) (NNodes absent or 0)")
     bad_nodes = ok & (nodes == 0)
-    issues.add_mask(bad_nodes, lines, jid, "NNodes", nn.to_numpy() if nn is not None else "(no column)",
+    issues.add_mask(bad_nodes, lines, jid, "NNodes", nn if nn is not None else "(no column)",
                     f"NNodes in [1, {MAX_COUNT:.0f}] or a non-empty NodeList", "rejected", "nodes_missing")
     ok &= nodes >= 1
     if max_nodes is not None:
@@ -742,7 +861,7 @@ def read_sacct(
 
     # ---- durations ----------------------------------------------------------------------------------------------
     def sub(c: pd.Series | None) -> pd.Series | None:
-        return None if c is None else c[keep].reset_index(drop=True)[kept].reset_index(drop=True)
+        return c  # col() already reads the kept job records
 
     er = sub(col("ElapsedRaw"))
     if er is not None:
@@ -754,9 +873,9 @@ def read_sacct(
         if el_text is not None:
             elapsed, bad_el = _durations(el_text, bare_unit_s=1.0)
         else:
-            elapsed, bad_el = np.full(len(df), np.nan), np.zeros(len(df), dtype=bool)
+            elapsed, bad_el = np.full(n_jobs, np.nan), np.zeros(n_jobs, dtype=bool)
     if el_text is not None:
-        issues.add_mask(ok & bad_el, lines, jid, "Elapsed", el_text.to_numpy(), "[D-]HH:MM:SS (set to NaN)",
+        issues.add_mask(ok & bad_el, lines, jid, "Elapsed", el_text, "[D-]HH:MM:SS (set to NaN)",
                         "repaired", "bad_elapsed")
     finished = np.isfinite(start) & np.isfinite(end)
     runtime = np.where(finished, elapsed, np.nan)
@@ -782,9 +901,9 @@ def read_sacct(
         if lim_text is not None:
             limit, bad_lim = _durations(lim_text, bare_unit_s=60.0)
         else:
-            limit, bad_lim = np.full(len(df), np.nan), np.zeros(len(df), dtype=bool)
+            limit, bad_lim = np.full(n_jobs, np.nan), np.zeros(n_jobs, dtype=bool)
     if lim_text is not None:
-        issues.add_mask(ok & bad_lim, lines, jid, "Timelimit", lim_text.to_numpy(),
+        issues.add_mask(ok & bad_lim, lines, jid, "Timelimit", lim_text,
                         "Slurm time (M, H:M:S, D-H:M:S) or UNLIMITED (set to NaN)", "repaired", "bad_timelimit")
         unlimited = ok & np.isnan(limit) & ~bad_lim
         if unlimited.any():
@@ -801,17 +920,17 @@ def read_sacct(
         word = st_col.str.replace(r"(?s) .*", "", n=1, regex=True).str.upper().str.rstrip("+")  # first word
         status = word.map(_STATE_STATUS)
         unknown = status.isna().to_numpy()
-        issues.add_mask(ok & unknown, lines, jid, "State", st_col.to_numpy(),
+        issues.add_mask(ok & unknown, lines, jid, "State", st_col,
                         "a Slurm job state (COMPLETED, CANCELLED, FAILED, TIMEOUT, ...; set to unknown)",
                         "repaired", "unknown_state")
         status = status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8)
-        state_word = word.to_numpy(dtype=object)
+        state_word = _shared_objects(word)
     else:
-        status = np.full(len(df), JobStatus.UNKNOWN, dtype=np.int8)
-        state_word = np.full(len(df), "", dtype=object)
+        status = np.full(n_jobs, JobStatus.UNKNOWN, dtype=np.int8)
+        state_word = np.full(n_jobs, "", dtype=object)
 
     # ---- utilisation and power ------------------------------------------------------------------------------------
-    cpu_util = np.full(len(df), np.nan)
+    cpu_util = np.full(n_jobs, np.nan)
     tc, nc = sub(col("TotalCPU")), sub(col("NCPUS"))
     if tc is not None and nc is not None:
         tcpu, _ = _durations(tc, bare_unit_s=1.0)
@@ -819,10 +938,10 @@ def read_sacct(
         okc = np.isfinite(tcpu) & (ncpu > 0) & (runtime > 0)
         cpu_util[okc] = tcpu[okc] / (ncpu[okc] * runtime[okc])
         over = ok & okc & (cpu_util > 1.0 + 1e-9)
-        issues.add_mask(over, lines, jid, "TotalCPU", tc.to_numpy(), "<= NCPUS x Elapsed (cpu_util clipped to 1)",
+        issues.add_mask(over, lines, jid, "TotalCPU", tc, "<= NCPUS x Elapsed (cpu_util clipped to 1)",
                         "repaired", "cpu_util_clipped")
         cpu_util = np.clip(cpu_util, 0.0, 1.0)
-    power = np.full(len(df), np.nan)
+    power = np.full(n_jobs, np.nan)
     okp = np.isfinite(energy) & (energy > 0) & (runtime > 0)
     power[okp] = energy[okp] / nodes[okp].clip(1) / runtime[okp]
     if okp.any():
@@ -840,8 +959,18 @@ def read_sacct(
 
     def text_col(name: str) -> np.ndarray:
         c = sub(col(name))
-        return np.full(len(df), "", dtype=object) if c is None else c.to_numpy(dtype=object)
+        return np.full(n_jobs, "", dtype=object) if c is None else _shared_objects(c)
 
+    user, account, queue = text_col("User"), text_col("Account"), text_col("Partition")
+    trace_job_id = shown.to_numpy(dtype=object)
+    raw = raw.iloc[:0]  # the text table is no longer needed: free it before the job table is built
+    del shown, base
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except ImportError:  # pragma: no cover - pandas' string dtype already needs pyarrow here
+        pass
     out = pd.DataFrame({
         "job_id": jid,
         "submit_time_s": s_rel,
@@ -850,18 +979,20 @@ def read_sacct(
         "runtime_s": runtime,
         "start_time_s": start - origin,
         "end_time_s": end - origin,
-        "user": text_col("User"),
-        "account": text_col("Account"),
-        "queue": text_col("Partition"),
+        "user": user,
+        "account": account,
+        "queue": queue,
         "status": status,
         "cpu_util": cpu_util,
-        "gpu_util": np.full(len(df), np.nan),
+        "gpu_util": np.full(n_jobs, np.nan),
         MEASURED_POWER_COLUMN: power,
-        "trace_job_id": shown.to_numpy(dtype=object),
+        "trace_job_id": trace_job_id,
         "state": state_word,
         "node_list": node_list,
         "source_line": lines.astype(np.int64),
-    })[sel_ok]
+    })
+    if not sel_ok.all():
+        out = out[sel_ok]
     return finish_load(out, report, issues, strict=strict, origin=origin, attrs={"timezone": timezone})
 
 

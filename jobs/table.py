@@ -96,10 +96,19 @@ def validate_job_table(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in JOB_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"job table is missing column(s) {missing}; expected {list(JOB_COLUMNS)}")
-    out = df.copy()
+    out = df.copy(deep=False)  # columns are replaced below, never written in place
     for name, (dt, _, _) in JOB_COLUMNS.items():
         if dt == "object":
-            out[name] = out[name].fillna("").astype(str).astype(object)
+            c = out[name]
+            if c.dtype == object and pd.api.types.infer_dtype(c, skipna=False) == "string":
+                continue  # already text objects: the conversion below would copy every string unchanged
+            if isinstance(c.dtype, pd.StringDtype):
+                # one Python string per distinct value (a million rows of a few users: a few objects); missing -> ""
+                codes, uniq = pd.factorize(c, sort=False)
+                texts = np.append(np.asarray(uniq, dtype=object), "")
+                out[name] = pd.Series(texts[codes], index=c.index, dtype=object)
+                continue
+            out[name] = c.fillna("").astype(str).astype(object)
         else:
             out[name] = out[name].astype(dt)
     extra = [c for c in out.columns if c not in JOB_COLUMNS]

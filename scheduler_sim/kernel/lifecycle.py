@@ -112,7 +112,8 @@ class JobLifecycle:
         sim, st = self.sim, self.sim.state
         led = st.ledger
         varying = j in sim.jobdata.profiles
-        sim.policy.job_ended(j, sim.view())
+        if sim.policy.wants_job_ended():  # a view per job end only for a policy that reads it
+            sim.policy.job_ended(j, sim.view())
         led.accrue_job(j, now, st.job_nodes[j].size)
         nodes = st.job_nodes.pop(j)
         run = now - st.running_since[j]

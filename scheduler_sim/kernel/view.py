@@ -52,6 +52,9 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         if math.isfinite(cap):
             headroom = cap - facility_W
     running = list(st.running)
+    # the condition under which known_availability is running-job ends only (free nodes only grow)
+    grows = (power is None and not st.alloc.down_count.any()
+             and not any(b > now for _, b, _, _ in cfg.downtimes))
     return SchedulerView(
         now_s=now, queue=tuple(st.queue), free_nodes=st.alloc.n_free, nodes=jobs.nodes,
         estimate_s=jobs.estimate, submit_s=jobs.submit, recorded_start_s=jobs.recorded_start,
@@ -60,4 +63,5 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         availability_fn=lambda: known_availability(
             now, st.alloc.owner, st.alloc.down_count, running, st.start, jobs.estimate,
             list(cfg.downtimes), power, facility_W, list(cfg.power_cap), jobs.nodes, st.alloc.n_free),
+        availability_grows=grows,
     )

@@ -105,19 +105,34 @@ def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, pre
     now = view.now_s
     if not order:
         return []
-    prof = Profile.from_view(view)
     idx = np.asarray(order, dtype=np.int64)
     nodes = view.nodes[idx].tolist()
     est = view.estimate_s[idx].astype(float).tolist()
     power = view.power_W[idx].astype(float).tolist() if view.power_W is not None else [0.0] * len(order)
     out: list[int] = []
     i = 0
-    while i < len(order) and prof.fits_now(nodes[i], power[i], est[i]):
-        prof.reserve(now, est[i], nodes[i], power[i])
-        out.append(order[i])
-        i += 1
-    if i >= len(order):
-        return out
+    if view.availability_grows:
+        # The profile only grows (jobs only end) and every start-now reservation covers [now, now + d): free
+        # nodes stay non-decreasing in time, so a start now fits iff it fits in the nodes free now. The profile
+        # is built (with the same reservations, in the same order) only when a job does not fit.
+        free = view.free_nodes
+        while i < len(order) and nodes[i] <= free:
+            free -= nodes[i]
+            out.append(order[i])
+            i += 1
+        if i >= len(order):
+            return out
+        prof = Profile.from_view(view)
+        for k in range(i):
+            prof.reserve(now, est[k], nodes[k], power[k])
+    else:
+        prof = Profile.from_view(view)
+        while i < len(order) and prof.fits_now(nodes[i], power[i], est[i]):
+            prof.reserve(now, est[i], nodes[i], power[i])
+            out.append(order[i])
+            i += 1
+        if i >= len(order):
+            return out
     shadow = prof.earliest(nodes[i], power[i], est[i])
     reservations[order[i]] = shadow
     if math.isfinite(shadow):
@@ -157,9 +172,9 @@ class Profile:
     """
 
     def __init__(self, times, free, head) -> None:
-        self.times: list[float] = [float(x) for x in np.asarray(times, dtype=float).tolist()]
-        self.free: list[int] = [int(x) for x in np.asarray(free).tolist()]
-        self.head: list[float] = [float(x) for x in np.asarray(head, dtype=float).tolist()]
+        self.times: list[float] = np.asarray(times, dtype=float).tolist()  # Python floats
+        self.free: list[int] = np.asarray(free, dtype=np.int64).tolist()  # Python ints
+        self.head: list[float] = np.asarray(head, dtype=float).tolist()
         self.starts: list[bool] = [False] * len(self.times)
         self.budget = any(math.isfinite(h) for h in self.head)  # a power budget now or later
         self._later_starts = False  # a reservation starts after now (its power budget must be kept)

@@ -75,6 +75,10 @@ class SchedulerView:
         The platform's known future availability (:func:`scheduler_sim.availability.known_availability`: running
         jobs' expected ends, downtime and drain ends, future downtimes, power-budget steps); read it through
         :meth:`availability`. None (a view built by hand): running jobs' expected ends only.
+    availability_grows : bool
+        True when the platform knows that the free nodes can only grow from now on if no job starts (no known
+        downtime ahead, no node down, no power budget): a job that fits in ``free_nodes`` now then fits for its
+        whole run, so EASY can start such jobs without building the availability profile. Default False.
     """
 
     now_s: float
@@ -92,6 +96,7 @@ class SchedulerView:
     power_W: np.ndarray | None = None
     power_headroom_W: float = float("inf")
     availability_fn: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    availability_grows: bool = False
 
     def availability(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free nodes and facility power headroom from now on if no new job starts (computed once per view).
@@ -190,6 +195,16 @@ class BasePolicy(abc.ABC):
 
     def job_ended(self, job: int, view: SchedulerView) -> None:
         """Called when a running job ends (completes or is killed), before the next scheduling pass."""
+
+    def wants_job_ended(self) -> bool:
+        """Whether :meth:`job_ended` does anything: the platform builds a view per job end only then.
+
+        Returns
+        -------
+        bool
+            True when a subclass overrides :meth:`job_ended` (the base method does nothing).
+        """
+        return type(self).job_ended is not BasePolicy.job_ended
 
     def wakeup_time(self, job: int, view: SchedulerView) -> float | None:
         """Return a time [s] at which the platform must run a scheduling pass for this newly queued job, or None.

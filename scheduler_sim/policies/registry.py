@@ -99,6 +99,16 @@ class OrderedPolicy(BasePolicy):
         if hasattr(self.order, "job_ended"):
             self.order.job_ended(job, view)
 
+    def wants_job_ended(self) -> bool:
+        """Whether job ends matter: the order takes them (fair-share usage) or a subclass overrides :meth:`job_ended`.
+
+        Returns
+        -------
+        bool
+            True when :meth:`job_ended` does anything.
+        """
+        return type(self).job_ended is not OrderedPolicy.job_ended or hasattr(self.order, "job_ended")
+
     def schedule(self, view: SchedulerView) -> list[int]:
         """Order the queue, then apply the backfill strategy; reservations are kept in :attr:`reservations`."""
         previous = self.reservations
