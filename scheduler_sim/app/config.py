@@ -26,7 +26,7 @@ from pydantic import (
 from jobs.textfiles import read_utf8
 
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
-           "embedded_trace_path", "ConfigError"]
+           "embedded_trace_path", "ConfigError", "GridConfig", "CarbonPolicyConfig"]
 
 DAY_S = 86400.0
 
@@ -173,6 +173,53 @@ class TwinConfig(_Strict):
                                                                    "MWh)")
 
 
+class GridConfig(_Strict):
+    """Grid signals (optional ``[grid]`` section): hourly carbon intensity and electricity price.
+
+    Each is a step function of time read from a file (one loader per format, :mod:`dataloaders.grid`), aligned to
+    the trace's calendar (UTC); where the file has no value (a gap, or outside its span) a constant fallback holds
+    and the run says how much energy it priced that way. The run then writes ``/grid`` (cost and emissions per job,
+    account, CDU and interval; :mod:`scheduler_sim.analysis.grid`).
+    """
+
+    carbon: str = Field("", description="Carbon-intensity file (Electricity Maps, EIA-930 CSV; .gz allowed), or a "
+                                        "shipped name (pjm-carbon-2022, fi-carbon-2022); '' = the constant fallback")
+    carbon_format: str = Field("", description="Grid loader name (electricitymaps, eia930); '' = from the header")
+    carbon_basis: Literal["direct", "lca"] = Field(
+        "lca", description="'lca': life-cycle intensity; 'direct': combustion only (Electricity Maps only)")
+    carbon_region: str = Field("USA", description="codecarbon region of the constant fallback: ISO3 country (USA, "
+                                                  "FIN) or US state name (illinois)")
+    carbon_fallback_g_per_kWh: float | None = Field(
+        None, ge=0, description="Constant fallback intensity [gCO2eq/kWh]; unset = codecarbon's factor of "
+                                "carbon_region")
+    price: str = Field("", description="Price file (PJM real-time LMP CSV; .gz allowed) or a shipped name "
+                                       "(pjm-price-2022); '' = no price unless price_fallback_per_MWh is set")
+    price_format: str = Field("", description="Grid loader name (pjm_prices); '' = from the header")
+    price_fallback_per_MWh: float | None = Field(
+        None, allow_inf_nan=False, description="Constant price [currency/MWh] used in the price file's gaps "
+                                               "(required when a price file has gaps), or alone without a file")
+    currency: str = Field("USD", description="Currency of the prices (a label)")
+    calendar: Literal["absolute", "typical-year"] = Field(
+        "absolute", description="'absolute': read the series at the trace's own UTC times (same year); "
+                                "'typical-year': the series' year stands for any year (month/day/hour)")
+    utc_offset_h: float | None = Field(None, ge=-14, le=14, description="Site local standard time minus UTC [h], "
+                                       "used only when the trace has no calendar; unset = the weather file header")
+    strict: bool = Field(False, description="Stop at the first bad or duplicate record of a grid file")
+
+
+class CarbonPolicyConfig(_Strict):
+    """Settings of the carbon- / price-aware policy (``scheduler.policy = "carbon-aware"`` or ``"price-aware"``)."""
+
+    slack_h: float = Field(12.0, ge=0, description="Start delay a job may be given at most [h] after its submission "
+                                                   "(default for every queue not in slack_by_queue)")
+    slack_by_queue: dict[str, float] = Field(default_factory=dict, description="Slack per queue (QoS) name [h]; 0 "
+                                             "makes a queue's jobs inflexible")
+    max_estimate_h: float = Field(24.0, gt=0, description="Jobs whose requested time exceeds this [h] are not "
+                                                          "delayed (their run spans many signal steps)")
+    min_gain: float = Field(0.05, ge=0, lt=1, description="Delay a job only if a later start lowers the mean "
+                                                          "signal over its run by at least this fraction")
+
+
 class SchedulerConfig(_Strict):
     """Scheduling policy and its settings."""
 
@@ -189,6 +236,7 @@ class SchedulerConfig(_Strict):
                                                             "the plant reports")
     priority: PriorityConfig = PriorityConfig()
     twin: TwinConfig = TwinConfig()
+    carbon: CarbonPolicyConfig = CarbonPolicyConfig()
     power_cap: list[PowerCapConfig] = Field(default_factory=list, description="Facility power budget schedule")
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
 
@@ -329,6 +377,7 @@ class RunConfig(_Strict):
     cooling: CoolingConfig = CoolingConfig()
     output: OutputConfig = OutputConfig()
     serving: ServingConfig | None = None
+    grid: GridConfig | None = None
 
     @model_validator(mode="after")
     def _something_to_run(self) -> "RunConfig":
@@ -353,8 +402,17 @@ class RunConfig(_Strict):
         return check_name(v)
 
     def to_json(self) -> str:
-        """Canonical JSON of the configuration (sorted keys), stored as provenance."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        """Canonical JSON of the configuration (sorted keys), stored as provenance.
+
+        ``grid`` is left out when there is no ``[grid]`` section and ``scheduler.carbon`` when it holds its
+        defaults, so configurations written before they existed keep the same JSON (and digests).
+        """
+        d = self.model_dump(mode="json")
+        if d.get("grid") is None:
+            d.pop("grid", None)
+        if self.scheduler.carbon == CarbonPolicyConfig():
+            d["scheduler"].pop("carbon", None)
+        return json.dumps(d, sort_keys=True)
 
     def with_overrides(self, overrides: dict) -> "RunConfig":
         """Return a copy with dotted-key overrides applied, e.g. ``{"scheduler.policy": "fcfs"}``.
@@ -367,6 +425,8 @@ class RunConfig(_Strict):
         data = self.model_dump(mode="json")
         for key, value in overrides.items():
             parts = key.split(".")
+            if parts[0] == "grid" and data.get("grid") is None and len(parts) > 1:
+                data["grid"] = GridConfig().model_dump(mode="json")  # a grid key opens the [grid] section
             node = data
             for p in parts[:-1]:
                 if p not in node or not isinstance(node[p], dict):
@@ -478,5 +538,10 @@ def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
         if cfg.serving.deployment.endswith(".toml") or (base_dir / cfg.serving.deployment).is_file():
             candidates["serving.deployment"] = cfg.serving.deployment  # else the name of a shipped deployment
         candidates["serving.trace"] = cfg.serving.trace
+    if cfg.grid is not None:
+        for key in ("carbon", "price"):
+            v = getattr(cfg.grid, key)
+            if v and ("/" in v or "\\" in v or "." in v):  # a bare word is a shipped series name
+                candidates[f"grid.{key}"] = v
     updates = {k: str((base_dir / v).resolve()) for k, v in candidates.items() if v and not Path(v).is_absolute()}
     return cfg.with_overrides(updates) if updates else cfg

@@ -1003,6 +1003,9 @@ class Simulation:
                 view = self._view()
                 decisions = self.policy.schedule(view)
                 pass_time_s += time.perf_counter() - tp
+                t_wake = self.policy.next_wakeup_s(t)  # a policy that holds jobs asks for its next pass
+                if t_wake is not None and t_wake > t:
+                    env.schedule(t_wake, EventKind.WAKEUP, None)
                 if self.record_reservations:
                     self.reservation_log.append((t, dict(getattr(self.policy, "reservations", {}))))
                 if decisions:

@@ -198,6 +198,15 @@ class BasePolicy(abc.ABC):
         """
         return None
 
+    def next_wakeup_s(self, now_s: float) -> float | None:
+        """A time [s] after ``now_s`` at which the platform must run another scheduling pass, or None.
+
+        Asked after every scheduling pass. A policy that holds startable jobs back (e.g. for a cleaner hour,
+        :mod:`scheduler_sim.policies.carbon`) uses it to be woken when it means to start them; the default asks
+        for nothing, so other policies see no extra pass.
+        """
+        return None
+
     @abc.abstractmethod
     def schedule(self, view: SchedulerView) -> list[int]:
         """Return the queued jobs to start now, in the order they must be started.
