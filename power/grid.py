@@ -124,8 +124,10 @@ def interval_means(sig: StepSignal, t0_s: float, dt_s: float, n: int) -> tuple[n
     ----------
     sig : StepSignal
         The signal.
-    t0_s, dt_s : float
-        Start of interval 0 and interval length [s] (``dt_s > 0``).
+    t0_s : float
+        Start of interval 0 [s].
+    dt_s : float
+        Interval length [s] (> 0).
     n : int
         Number of intervals (>= 0).
 
@@ -170,10 +172,10 @@ def integrate_steps(t_edges_s: np.ndarray, power_W: np.ndarray, sig: StepSignal)
 
     Parameters
     ----------
-    t_edges_s : ndarray, shape (m + 1,)
-        Increasing boundaries of the power steps [s].
-    power_W : ndarray, shape (m,)
-        Power on each step [W].
+    t_edges_s : np.ndarray
+        Increasing boundaries of the power steps [s], shape (m + 1,).
+    power_W : np.ndarray
+        Power on each step [W], shape (m,).
     sig : StepSignal
         The signal.
 

@@ -72,6 +72,16 @@ def _header_line(path: Path) -> str:
 def guess_grid_format(path: str | Path) -> str:
     """The built-in format whose header text appears in the file's first line.
 
+    Parameters
+    ----------
+    path : str | Path
+        The file (``.gz`` read transparently).
+
+    Returns
+    -------
+    str
+        The format name (a key of :data:`GRID_FORMATS`).
+
     Raises
     ------
     GridSignalError
@@ -107,14 +117,14 @@ def load_grid_series(path: str | Path, kind: str, *, format: str = "", basis: st
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The file (``.gz`` is read transparently).
-    kind : {"carbon", "price"}
-        What the series must hold.
+    kind : str
+        What the series must hold: ``"carbon"`` or ``"price"``.
     format : str
         Loader name; ``""`` guesses it from the header (:func:`guess_grid_format`).
-    basis : {"direct", "lca"}
-        Carbon only: combustion-only (direct) or life-cycle intensity.
+    basis : str
+        Carbon only: ``"direct"`` (combustion only) or ``"lca"`` (life-cycle) intensity.
     strict : bool
         Stop at the first rejected record or duplicate instead of reporting it.
 
@@ -126,9 +136,7 @@ def load_grid_series(path: str | Path, kind: str, *, format: str = "", basis: st
     ------
     GridSignalError
         If the file is unreadable, of another kind, or (strict) has a bad record; the message names the file, the
-        line and the field.
-    ValueError
-        If the format name is unknown.
+        line and the field. An unknown format name raises ValueError (from the registry lookup).
     """
     p = Path(path)
     if not p.is_file():
@@ -142,8 +150,16 @@ def load_grid_series(path: str | Path, kind: str, *, format: str = "", basis: st
 def shipped_grid_file(name: str) -> Path:
     """Path of a grid file shipped in ``dataloaders/data/grid`` (see its ATTRIBUTION.md), e.g. ``pjm-carbon-2022``.
 
-    Shipped names: ``pjm-carbon-2022`` (Electricity Maps US-MIDA-PJM 2022), ``fi-carbon-2022`` (Electricity Maps
-    FI 2022), ``pjm-price-2022`` (PJM real-time LMP, DOM zone, 2022).
+    Parameters
+    ----------
+    name : str
+        ``pjm-carbon-2022`` (Electricity Maps US-MIDA-PJM 2022), ``fi-carbon-2022`` (Electricity Maps FI 2022) or
+        ``pjm-price-2022`` (PJM real-time LMP, DOM zone, 2022).
+
+    Returns
+    -------
+    Path
+        The file.
 
     Raises
     ------

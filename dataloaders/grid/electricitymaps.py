@@ -28,8 +28,8 @@ def load(path: Path, *, kind: str = "carbon", basis: str = "lca", strict: bool =
         The CSV (or ``.csv.gz``).
     kind : str
         Must be ``"carbon"``.
-    basis : {"direct", "lca"}
-        Which intensity column.
+    basis : str
+        Which intensity column: ``"direct"`` or ``"lca"``.
     strict : bool
         Stop at the first bad record.
 

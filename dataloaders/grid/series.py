@@ -115,8 +115,10 @@ def read_rows(path: Path, time_col: str, value_col: str, *, scale: float, strict
     ----------
     path : Path
         The file.
-    time_col, value_col : str
-        Header names of the UTC timestamp and of the value.
+    time_col : str
+        Header name of the UTC timestamp.
+    value_col : str
+        Header name of the value.
     scale : float
         Factor from the file's unit to SI (e.g. g/kWh -> kg/J: 1e-3 / 3.6e6).
     strict : bool
@@ -175,13 +177,13 @@ def read_rows(path: Path, time_col: str, value_col: str, *, scale: float, strict
             raw = rec[iv] if iv < len(rec) else ""
             try:
                 v = float(raw)
-                if not math.isfinite(v):
-                    raise ValueError
             except ValueError:
+                v = math.nan
+            if not math.isfinite(v):  # unreadable or not finite: the record is reported, never used
                 iss = Issue(line_no, None, value_col, raw[:80], expected_value, "rejected", "bad_value")
                 if strict:
                     raise GridSignalError(str(path), "unreadable value", line=line_no, field=value_col,
-                                          found=raw[:80], expected=expected_value) from None
+                                          found=raw[:80], expected=expected_value)
                 issues.append(iss)
                 continue
             ts.append(t)
@@ -198,6 +200,25 @@ def regularise(path: Path, t: np.ndarray, v: np.ndarray, lines: np.ndarray, issu
 
     Records whose times are not on the grid are rejected (``off_grid``); a second record for the same step keeps
     the first and is reported (``duplicate_time``), as for traces. ``issues`` is extended in place.
+
+    Parameters
+    ----------
+    path : Path
+        The file (for messages).
+    t : np.ndarray
+        Record times [Unix s].
+    v : np.ndarray
+        Record values (SI).
+    lines : np.ndarray
+        1-based line of each record.
+    issues : list[Issue]
+        The load's issues, extended in place.
+    strict : bool
+        Raise at the first duplicate or off-grid record.
+    time_col : str
+        Name of the time column (for messages).
+    step_s : float
+        Grid step [s].
 
     Returns
     -------

@@ -240,13 +240,17 @@ def decompose_grid(C_A: float, C_B: float, E_A: float, E_B: float, energy: pd.Se
 
     Parameters
     ----------
-    C_A, C_B : float
-        Facility cost or emissions of each run [currency or kg].
-    E_A, E_B : float
-        Facility energy of each run [J] (> 0).
-    energy : pandas.Series
+    C_A : float
+        Facility cost or emissions of run A [currency or kg].
+    C_B : float
+        The same for run B.
+    E_A : float
+        Facility energy of run A [J] (> 0).
+    E_B : float
+        The same for run B.
+    energy : pd.Series
         The energy links' contributions to ``Delta E_facility`` [J] (:func:`decompose`).
-    s_AB : float or None
+    s_AB : float | None
         A's power at B's signal [per J]; None when the runs' time grids differ (the whole intensity change is then
         put on ``grid signal``).
 

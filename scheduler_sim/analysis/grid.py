@@ -52,21 +52,22 @@ def _jan1_utc(year: int) -> float:
     return float(_cal.timegm((year, 1, 1, 0, 0, 0)))
 
 
-def signal_in_sim_time(series, fallback_SI: float, origin_unix_s: float, *, calendar: str = "absolute",
+def signal_in_sim_time(series: object, fallback_SI: float, origin_unix_s: float, *, calendar: str = "absolute",
                        utc_offset_h: float = 0.0, run_start_s: float = 0.0) -> tuple[StepSignal, str]:
     """Place a :class:`dataloaders.grid.GridSeries` on the simulation time axis.
 
     Parameters
     ----------
-    series : GridSeries or None
-        The loaded file; None gives the constant ``fallback_SI``.
+    series : object
+        The loaded file (a :class:`dataloaders.grid.GridSeries`), or None for the constant ``fallback_SI``.
     fallback_SI : float
         Constant used in gaps and outside the series [SI per J].
     origin_unix_s : float
         Unix time of simulation time 0 (NaN: the trace has no calendar; then simulation time 0 is January 1st,
         00:00 local standard time of the series' first year, i.e. ``- utc_offset_h`` hours in UTC).
-    calendar : {"absolute", "typical-year"}
-        ``absolute``: a simulation time ``t`` reads the series at Unix time ``origin + t`` (same year needed).
+    calendar : str
+        ``"absolute"`` or ``"typical-year"``. ``absolute``: a simulation time ``t`` reads the series at Unix time
+        ``origin + t`` (same year needed).
         ``typical-year``: the series' year stands for any year: the run's start year is shifted onto the series'
         first year (by whole non-leap years, so month/day/hour match except after 29 February of a leap year,
         which shifts by one day) and the series is repeated every 365 days.
@@ -157,17 +158,18 @@ def _prefix(kind: str) -> str:
     return "co2_kg" if kind == "carbon" else "cost"
 
 
-def grid_attribution(result, signals: dict[str, StepSignal], attrs: dict | None = None) -> GridAttribution:
+def grid_attribution(result: object, signals: dict[str, StepSignal], attrs: dict | None = None) -> GridAttribution:
     """Cost and emissions of a run, per job, account, CDU and interval (rules: module docstring).
 
     Parameters
     ----------
-    result : SimulationResult or namespace with the same attributes
-        As for :func:`scheduler_sim.analysis.attribution.attribute`: ``jobs``, ``time_s``, ``facility``, ``cdu``,
+    result : object
+        A SimulationResult or a namespace with the same attributes. As for
+        :func:`scheduler_sim.analysis.attribution.attribute`: ``jobs``, ``time_s``, ``facility``, ``cdu``,
         ``totals``, ``job_cdu_it_W``, optional ``allocations``.
-    signals : dict
+    signals : dict[str, StepSignal]
         ``"carbon"`` and / or ``"price"`` -> :class:`power.grid.StepSignal` in simulation time [kg/J, currency/J].
-    attrs : dict or None
+    attrs : dict | None
         Extra attributes to record (sources, units, fallbacks).
 
     Returns
@@ -298,6 +300,11 @@ def grid_attribution(result, signals: dict[str, StepSignal], attrs: dict | None 
 
 def grid_summary(g: GridAttribution) -> dict[str, float]:
     """Headline figures for the run summary (edge units: kg CO2eq -> t, currency; g/kWh, currency/MWh).
+
+    Parameters
+    ----------
+    g : GridAttribution
+        The run's cost and emissions.
 
     Returns
     -------

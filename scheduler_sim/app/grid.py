@@ -57,7 +57,7 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
         The run (``cfg.grid`` must be set; an empty section gives the constant carbon fallback only).
     origin_unix_s : float
         Unix time of simulation time 0 (NaN when the trace has no calendar).
-    utc_offset_h : float or None
+    utc_offset_h : float | None
         Site UTC offset [h] from the weather file header (used when the trace has no calendar).
 
     Returns
@@ -66,11 +66,9 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
 
     Raises
     ------
-    dataloaders.grid.GridSignalError
+    GridSignalError
         If a file is unusable (file, line and field named), or a price file has gaps and no
-        ``price_fallback_per_MWh``.
-    ValueError
-        If the fallback region is unknown.
+        ``price_fallback_per_MWh``; the fallback region's lookup raises ValueError when it is unknown.
     """
     g = cfg.grid or GridConfig()
     out = GridInputs()
@@ -131,6 +129,18 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
 
 def carbon_policy_params(cfg: RunConfig, grid: GridInputs) -> dict:
     """Keyword arguments of the carbon- / price-aware policy factory (SI: s) from ``[scheduler.carbon]``.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run (its ``scheduler.policy`` and ``scheduler.carbon``).
+    grid : GridInputs
+        The run's signals.
+
+    Returns
+    -------
+    dict
+        ``signal``, ``slack_s``, ``slack_by_queue`` [s], ``max_estimate_s``, ``min_gain``.
 
     Raises
     ------

@@ -42,15 +42,15 @@ def _dataset(group: h5py.Group, name: str, data: np.ndarray, units: str) -> None
     ds.attrs["units"] = units
 
 
-def write_grid_group(f: h5py.File, g) -> None:
+def write_grid_group(f: h5py.File, g: object) -> None:
     """Write ``/grid`` into an open run file.
 
     Parameters
     ----------
     f : h5py.File
         The run file being written.
-    g : scheduler_sim.analysis.grid.GridAttribution
-        The run's cost and emissions.
+    g : object
+        The run's cost and emissions (:class:`scheduler_sim.analysis.grid.GridAttribution`).
     """
     currency = str(g.attrs.get("currency", ""))
     root = f.create_group("grid")

@@ -46,13 +46,13 @@ class CarbonAwarePolicy(BasePolicy):
 
     Parameters
     ----------
-    signal : power.grid.StepSignal
+    signal : StepSignal
         Carbon intensity [kg/J] or price [currency/J] in simulation time.
     backfill : str
         Backfill strategy (default ``easy``).
     slack_s : float
         Default slack [s] (>= 0).
-    slack_by_queue : dict of str -> float or None
+    slack_by_queue : dict[str, float] | None
         Slack per queue (QoS) name [s].
     max_estimate_s : float
         Jobs with a longer requested time are never held [s].
