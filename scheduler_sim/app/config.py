@@ -25,6 +25,8 @@ from pydantic import (
 
 from jobs.textfiles import read_utf8
 
+from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
+
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
            "embedded_trace_path", "ConfigError", "GridConfig", "CarbonPolicyConfig"]
 
@@ -173,53 +175,6 @@ class TwinConfig(_Strict):
                                                                    "MWh)")
 
 
-class GridConfig(_Strict):
-    """Grid signals (optional ``[grid]`` section): hourly carbon intensity and electricity price.
-
-    Each is a step function of time read from a file (one loader per format, :mod:`dataloaders.grid`), aligned to
-    the trace's calendar (UTC); where the file has no value (a gap, or outside its span) a constant fallback holds
-    and the run says how much energy it priced that way. The run then writes ``/grid`` (cost and emissions per job,
-    account, CDU and interval; :mod:`scheduler_sim.analysis.grid`).
-    """
-
-    carbon: str = Field("", description="Carbon-intensity file (Electricity Maps, EIA-930 CSV; .gz allowed), or a "
-                                        "shipped name (pjm-carbon-2022, fi-carbon-2022); '' = the constant fallback")
-    carbon_format: str = Field("", description="Grid loader name (electricitymaps, eia930); '' = from the header")
-    carbon_basis: Literal["direct", "lca"] = Field(
-        "lca", description="'lca': life-cycle intensity; 'direct': combustion only (Electricity Maps only)")
-    carbon_region: str = Field("USA", description="codecarbon region of the constant fallback: ISO3 country (USA, "
-                                                  "FIN) or US state name (illinois)")
-    carbon_fallback_g_per_kWh: float | None = Field(
-        None, ge=0, description="Constant fallback intensity [gCO2eq/kWh]; unset = codecarbon's factor of "
-                                "carbon_region")
-    price: str = Field("", description="Price file (PJM real-time LMP CSV; .gz allowed) or a shipped name "
-                                       "(pjm-price-2022); '' = no price unless price_fallback_per_MWh is set")
-    price_format: str = Field("", description="Grid loader name (pjm_prices); '' = from the header")
-    price_fallback_per_MWh: float | None = Field(
-        None, allow_inf_nan=False, description="Constant price [currency/MWh] used in the price file's gaps "
-                                               "(required when a price file has gaps), or alone without a file")
-    currency: str = Field("USD", description="Currency of the prices (a label)")
-    calendar: Literal["absolute", "typical-year"] = Field(
-        "absolute", description="'absolute': read the series at the trace's own UTC times (same year); "
-                                "'typical-year': the series' year stands for any year (month/day/hour)")
-    utc_offset_h: float | None = Field(None, ge=-14, le=14, description="Site local standard time minus UTC [h], "
-                                       "used only when the trace has no calendar; unset = the weather file header")
-    strict: bool = Field(False, description="Stop at the first bad or duplicate record of a grid file")
-
-
-class CarbonPolicyConfig(_Strict):
-    """Settings of the carbon- / price-aware policy (``scheduler.policy = "carbon-aware"`` or ``"price-aware"``)."""
-
-    slack_h: float = Field(12.0, ge=0, description="Start delay a job may be given at most [h] after its submission "
-                                                   "(default for every queue not in slack_by_queue)")
-    slack_by_queue: dict[str, float] = Field(default_factory=dict, description="Slack per queue (QoS) name [h]; 0 "
-                                             "makes a queue's jobs inflexible")
-    max_estimate_h: float = Field(24.0, gt=0, description="Jobs whose requested time exceeds this [h] are not "
-                                                          "delayed (their run spans many signal steps)")
-    min_gain: float = Field(0.05, ge=0, lt=1, description="Delay a job only if a later start lowers the mean "
-                                                          "signal over its run by at least this fraction")
-
-
 class SchedulerConfig(_Strict):
     """Scheduling policy and its settings."""
 
@@ -362,6 +317,12 @@ class ServingConfig(_Strict):
     def affinity_slack(self) -> int:
         """``router.affinity_slack`` [requests] (its default when ``router`` is given as a name)."""
         return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
+
+
+class GridConfig(GridSignalsConfig):
+    """The facility on the grid (optional ``[grid]`` section): carbon intensity and price signals
+    (:mod:`scheduler_sim.app.grid_signals_config`).
+    """
 
 
 class RunConfig(_Strict):
@@ -541,7 +502,7 @@ def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
     if cfg.grid is not None:
         for key in ("carbon", "price"):
             v = getattr(cfg.grid, key)
-            if v and ("/" in v or "\\" in v or "." in v):  # a bare word is a shipped series name
+            if v and ("/" in v or "\\" in v or "." in v):  # a bare word is a shipped series name (or "constant")
                 candidates[f"grid.{key}"] = v
     updates = {k: str((base_dir / v).resolve()) for k, v in candidates.items() if v and not Path(v).is_absolute()}
     return cfg.with_overrides(updates) if updates else cfg

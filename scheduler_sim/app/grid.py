@@ -43,6 +43,7 @@ class GridInputs:
 
 
 def _resolve(spec: str) -> Path:
+    """A shipped series name (a bare word) or a file path."""
     if spec and "/" not in spec and "\\" not in spec and "." not in spec:
         return shipped_grid_file(spec)
     return Path(spec)
@@ -79,7 +80,7 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
     else:
         fb_g, fb_how = carbon_factor_g_per_kWh(g.carbon_region)
     series = None
-    if g.carbon:
+    if g.carbon and g.carbon != "constant":
         path = _resolve(g.carbon)
         series = load_grid_series(path, "carbon", format=g.carbon_format, basis=g.carbon_basis, strict=g.strict)
         out.files["grid_carbon"] = path

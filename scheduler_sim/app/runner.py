@@ -24,6 +24,7 @@ from power.job_power import draw_job_utilisation
 
 from ..analysis.attribution import attribution_of_run
 from ..analysis.grid import grid_attribution, grid_summary
+from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run
 from ..kernel.faults import sample_failures
 from ..kernel.progress import Spinner
@@ -253,7 +254,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     grid = None
-    if cfg.grid is not None or cfg.scheduler.policy in SIGNAL_POLICIES:
+    if (cfg.grid is not None and cfg.grid.signals_enabled()) or cfg.scheduler.policy in SIGNAL_POLICIES:
         grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
         for line in grid.notes:
             say(f"grid    {line}")
@@ -280,7 +281,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     ga = None
-    if cfg.grid is not None and getattr(result, "job_cdu_it_W", None) is not None and len(result.time_s):
+    if grid is not None and cfg.grid is not None and cfg.grid.signals_enabled() \
+            and getattr(result, "job_cdu_it_W", None) is not None and len(result.time_s):
         ga = grid_attribution(result, grid.signals, grid.attrs)
         result.summary.update(grid_summary(ga))
         result.info["grid_currency"] = grid.attrs.get("currency", "")
@@ -291,7 +293,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json()), grid=ga)
+                         attribution=attribution_of_run(result, cfg.to_json()),
+                         extra_groups=grid_writer(ga) if ga is not None else None)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
-__all__ = ["write_grid_group", "read_grid_group", "grid_units"]
+__all__ = ["write_grid_group", "read_grid_group", "grid_units", "grid_writer"]
 
 
 def grid_units(name: str, currency: str) -> str:
@@ -53,7 +53,7 @@ def write_grid_group(f: h5py.File, g: object) -> None:
         The run's cost and emissions (:class:`scheduler_sim.analysis.grid.GridAttribution`).
     """
     currency = str(g.attrs.get("currency", ""))
-    root = f.create_group("grid")
+    root = f.require_group("grid")  # the grid-dynamics reports (events, ramps, battery) may share it
     for k, v in g.attrs.items():
         root.attrs[k] = v
     for sub, data in (("jobs", g.jobs), ("pseudo", g.pseudo), ("accounts", g.accounts), ("cdu", g.cdu),
@@ -71,13 +71,29 @@ def write_grid_group(f: h5py.File, g: object) -> None:
         tg.attrs[k] = float(v)
 
 
+def grid_writer(g: object):
+    """A callable for :func:`scheduler_sim.io.hdf5.write_run`'s ``extra_groups`` that writes the cost / CO2 part of
+    ``/grid``.
+
+    Parameters
+    ----------
+    g : object
+        The run's :class:`scheduler_sim.analysis.grid.GridAttribution`.
+
+    Returns
+    -------
+    callable(h5py.File)
+    """
+    return lambda f: write_grid_group(f, g)
+
+
 def read_grid_group(path) -> dict | None:
     """Read ``/grid`` of a run file back as nested dicts, or None when the run had no grid signal.
 
     ``jobs``, ``pseudo``, ``accounts``, ``cdu``, ``timeseries``: name -> array; ``totals``, ``attrs``: name -> value.
     """
     with h5py.File(path, "r") as f:
-        if "grid" not in f:
+        if "grid" not in f or "totals" not in f["grid"]:
             return None
         root = f["grid"]
         out: dict = {"attrs": {k: (v.decode() if isinstance(v, bytes) else v) for k, v in root.attrs.items()},

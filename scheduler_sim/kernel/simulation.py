@@ -1003,9 +1003,6 @@ class Simulation:
                 view = self._view()
                 decisions = self.policy.schedule(view)
                 pass_time_s += time.perf_counter() - tp
-                t_wake = self.policy.next_wakeup_s(t)  # a policy that holds jobs asks for its next pass
-                if t_wake is not None and t_wake > t:
-                    env.schedule(t_wake, EventKind.WAKEUP, None)
                 if self.record_reservations:
                     self.reservation_log.append((t, dict(getattr(self.policy, "reservations", {}))))
                 if decisions:
@@ -1013,6 +1010,9 @@ class Simulation:
                     if is_replay:
                         n_late_replay += sum(1 for j in decisions
                                              if math.isfinite(self.recorded_start[j]) and self.recorded_start[j] < t)
+                wake = self.policy.next_pass_s(view)  # a policy holding jobs until a known time (#15 ramp limit)
+                if wake is not None:
+                    env.schedule(max(wake, t), EventKind.WAKEUP, None)
                 if view.power_W is not None and self.queue:
                     head = view.power_headroom_W - sum(float(view.power_W[j]) for j in decisions)
                     free = self.alloc.n_free

@@ -198,12 +198,11 @@ class BasePolicy(abc.ABC):
         """
         return None
 
-    def next_wakeup_s(self, now_s: float) -> float | None:
-        """A time [s] after ``now_s`` at which the platform must run another scheduling pass, or None.
+    def next_pass_s(self, view: SchedulerView) -> float | None:
+        """Return a time [s] at which the platform must run another scheduling pass, or None (the default).
 
-        Asked after every scheduling pass. A policy that holds startable jobs back (e.g. for a cleaner hour,
-        :mod:`scheduler_sim.policies.carbon`) uses it to be woken when it means to start them; the default asks
-        for nothing, so other policies see no extra pass.
+        Called after every pass; a policy that holds jobs back until a known time (the ramp-rate limit of
+        :class:`scheduler_sim.policies.grid_events.GridDynamicsPolicy`) asks for the pass here.
         """
         return None
 

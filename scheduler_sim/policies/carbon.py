@@ -16,7 +16,7 @@ start, and nothing would be shifted. So the delay the policy itself adds to a jo
 Held jobs are taken out of the FCFS order for this pass; the rest goes through the chosen backfill (EASY by
 default), which makes its reservation for the first job that cannot start and backfills only jobs that do not delay
 it, so holding a job never breaks a reservation (it only frees resources). After each pass the policy asks the
-platform for a pass at the best start of a held job (:meth:`next_wakeup_s`); the best start lies within the slack
+platform for a pass at the best start of a held job (:meth:`next_pass_s`); the best start lies within the slack
 and at it the job is no longer held, so no job is held beyond ``r_j + slack_j``; after that it is an ordinary FCFS
 job (it may still wait for nodes, as under EASY).
 
@@ -151,8 +151,9 @@ class CarbonAwarePolicy(BasePolicy):
         t, best, here = self.best_start(job, view, now)
         return t > now and best < (1.0 - self.min_gain) * here
 
-    def next_wakeup_s(self, now_s: float) -> float | None:
+    def next_pass_s(self, view: SchedulerView) -> float | None:
         """The earliest best start of a held job not yet asked for (one per pass; the next pass asks the next)."""
+        now_s = view.now_s
         for t in sorted(set(self._targets.values())):
             if t > now_s and t not in self._requested and math.isfinite(t):
                 self._requested.add(t)

@@ -110,7 +110,7 @@ def test_never_breaks_a_reservation_and_never_holds_past_the_slack(case):
     # have started only because a held job took its place; with nothing held the decision is EASY's
     if not pol.last_held:
         assert out == backfill_easy(view, list(view.queue), {}, None)
-    w = pol.next_wakeup_s(now)
+    w = pol.next_pass_s(view)
     if pol.last_held:
         assert w is not None and now < w <= max(pol.ready_s[j] + slack for j in pol.last_held)
 
