@@ -198,3 +198,29 @@ def test_calendar_alignment_absolute_and_typical_year():
     # no trace calendar: time 0 is Jan 1 00:00 local standard time (UTC-6 -> 06:00 UTC)
     sig, _ = signal_in_sim_time(series, -1.0, float("nan"), utc_offset_h=-6.0)
     assert sig.value_at(0.0)[0] == v[6]
+
+
+def test_run_inputs_gap_uses_the_fallback_and_says_so(tmp_path):
+    from dataloaders.grid.series import GridSignalError as GSE
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.grid import build_grid_signals
+
+    p = tmp_path / "em.csv"
+    p.write_text(EM_HEAD + _em_row("2022-01-01 00:00:00", "300", "400") + _em_row("2022-01-01 02:00:00", "320", "420"),
+                 encoding="utf-8")
+    origin = float(calendar.timegm((2022, 1, 1, 0, 0, 0)))
+    cfg = RunConfig().with_overrides({"grid.carbon": str(p), "grid.carbon_fallback_g_per_kWh": 100.0,
+                                      "trace.window_start_days": 0.0})
+    g = build_grid_signals(cfg, origin, None)
+    sig = g.signals["carbon"]
+    # hour 1 is a gap: the constant 100 g/kWh holds there; hours 0 and 2 are the file's
+    np.testing.assert_allclose(sig.value_at(np.array([10.0, 3700.0, 7300.0])) / G_KWH, [400, 100, 420], rtol=1e-12)
+    assert g.attrs["carbon_gaps_h"] == 1.0 and g.attrs["carbon_fallback_from"] == "grid.carbon_fallback_g_per_kWh"
+    assert any("1 gap(s) (1 h)" in n for n in g.notes)
+    # a price file with a gap and no constant for it is refused, naming the missing key
+    q = tmp_path / "pr.csv"
+    q.write_text("Datetime,Price (USD/MWh)\n2022-01-01 00:00:00,10\n2022-01-01 02:00:00,12\n", encoding="utf-8")
+    with pytest.raises(GSE, match="price_fallback_per_MWh"):
+        build_grid_signals(cfg.with_overrides({"grid.price": str(q)}), origin, None)
+    # no carbon / price key: no signal is asked for (a run then writes no /grid)
+    assert not RunConfig().with_overrides({"grid.calendar": "absolute"}).grid.signals_enabled()
