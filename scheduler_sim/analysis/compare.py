@@ -30,6 +30,15 @@ decomposition exact (LMDI-I: Ang, "The LMDI approach to decomposition analysis",
 term has the sign of the change in its factor. ``compare(A, A)`` is all zeros. When a run has no cooling energy,
 the whole cooling change is put on the plant-efficiency link.
 
+Cost and emissions (runs with grid signals, ``/grid``): with ``C = E s`` (``E`` facility energy, ``s = C / E`` the
+energy-weighted mean carbon intensity or price), the change splits exactly (two-factor Shapley form, which also
+holds for negative prices) as ``Delta C = s_bar Delta E + E_bar Delta s`` (bars: means of A and B). The energy
+term is shared over the four energy links above in proportion to their ``Delta E_facility`` contributions; the
+intensity term is split, when both runs share a time grid, with the counterfactual ``s_AB`` = A's power priced at
+B's signal (``sum_k w_B,k P_A,k / sum_k P_A,k``) into ``scheduling: timing`` (``E_bar (s_B - s_AB)``: when the
+schedule drew its power) and ``grid signal`` (``E_bar (s_AB - s_A)``: the signal itself changed). Same signal in
+both runs -> the grid-signal link is 0. The six links sum to ``Delta C`` exactly (:data:`GRID_LINKS`).
+
 Besides the links the comparison lists the jobs (matched by ``job_id``; attributed facility energy from
 :mod:`scheduler_sim.analysis.attribution`) and the periods (bins of ``period_s`` on the common time grid) that change most.
 """
@@ -47,17 +56,20 @@ import pandas as pd
 from ..io.hdf5 import DamagedFileError, SchemaError, describe_unreadable, verify_file
 from .attribution import load_result, read_attribution
 
-__all__ = ["Comparison", "compare", "LINKS", "log_mean"]
+__all__ = ["Comparison", "compare", "LINKS", "GRID_LINKS", "log_mean", "decompose_grid"]
 
 #: The links of the chain, in causal order.
 LINKS = ("scheduling -> compute", "conversion losses", "cooling: heat load", "cooling: plant efficiency")
+#: The links of a cost / CO2 change: the energy links, then when the energy was drawn, then the signal itself.
+GRID_LINKS = LINKS + ("scheduling: timing", "grid signal")
 
 
 def log_mean(x: float, y: float) -> float:
     """Logarithmic mean ``(y - x) / (ln y - ln x)``, ``x`` when ``x == y`` (both > 0)."""
-    if x == y:
+    d = math.log(y) - math.log(x)
+    if x == y or d == 0.0:  # equal, or so close that their logarithms round to the same value
         return float(x)
-    return float((y - x) / (math.log(y) - math.log(x)))
+    return float((y - x) / d)
 
 
 @dataclass
@@ -93,6 +105,7 @@ class Comparison:
     top_jobs: pd.DataFrame
     top_periods: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    grid: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary of the comparison."""
@@ -105,6 +118,8 @@ class Comparison:
             "top_jobs": json.loads(self.top_jobs.to_json(orient="records")),
             "top_periods": json.loads(self.top_periods.to_json(orient="records")),
             "notes": self.notes,
+            "grid": {k: {"A": v["A"], "B": v["B"], "unit": v["unit"],
+                         "links": {n: float(x) for n, x in v["links"].items()}} for k, v in self.grid.items()},
         }
 
     def format(self) -> str:
@@ -127,6 +142,17 @@ class Comparison:
             lines.append(f"{k:30s} {self.energy[k] / mwh:+15.4f} MWh {share:7.1f}% {p(self.pue[k], '+12.6f'):>12s}")
         lines.append(f"{'total':30s} {self.energy.sum() / mwh:+15.4f} MWh {'':8s} "
                      f"{p(self.pue.sum(skipna=False), '+12.6f'):>12s}")
+        for kind, g in self.grid.items():
+            dC = g["B"] - g["A"]
+            u = g["unit"]
+            lines += ["", f"{'CO2 (facility)' if kind == 'carbon' else 'energy cost (facility)'}  A {g['A']:,.2f} {u}"
+                          f"   B {g['B']:,.2f} {u}   change {dC:+,.3f} {u}  (mean signal A {g['mean_A']:.2f}, "
+                          f"B {g['mean_B']:.2f} {g['mean_unit']})",
+                      f"{'link (causal order)':30s} {'change':>18s} {'share':>8s}"]
+            for k in GRID_LINKS:
+                share = g["links"][k] / dC * 100 if dC != 0 else float("nan")
+                lines.append(f"{k:30s} {g['links'][k]:+15.3f} {u:3s} {share:7.1f}%")
+            lines.append(f"{'total':30s} {g['links'].sum():+15.3f} {u:3s}")
         c = self.context
         lines += ["", "scheduling context (B - A):",
                   f"  job node DC energy {c['delta_E_job_node_dc_J'] / mwh:+,.3f} MWh, idle node DC energy "
@@ -206,6 +232,87 @@ def decompose(A: dict[str, float], B: dict[str, float]) -> tuple[pd.Series, pd.S
     energy = pd.Series([dcomp, dloss, heat_E, eff_E], index=list(LINKS), name="delta_E_facility_J")
     pue = pd.Series([it_P * w_comp, it_P * (1.0 - w_comp), heat_P, eff_P], index=list(LINKS), name="delta_PUE")
     return energy, pue
+
+
+def decompose_grid(C_A: float, C_B: float, E_A: float, E_B: float, energy: pd.Series,
+                   s_AB: float | None) -> pd.Series:
+    """Link contributions to a change in cost or emissions (formulas: module docstring); they sum to ``C_B - C_A``.
+
+    Parameters
+    ----------
+    C_A : float
+        Facility cost or emissions of run A [currency or kg].
+    C_B : float
+        The same for run B.
+    E_A : float
+        Facility energy of run A [J] (> 0).
+    E_B : float
+        The same for run B.
+    energy : pd.Series
+        The energy links' contributions to ``Delta E_facility`` [J] (:func:`decompose`).
+    s_AB : float | None
+        A's power at B's signal [per J]; None when the runs' time grids differ (the whole intensity change is then
+        put on ``grid signal``).
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by :data:`GRID_LINKS`.
+    """
+    s_A, s_B = C_A / E_A, C_B / E_B
+    e_term = 0.5 * (s_A + s_B) * (E_B - E_A)
+    E_bar = 0.5 * (E_A + E_B)
+    dE = float(energy.sum())
+    shares = energy / dE if dE != 0 else pd.Series(0.25, index=energy.index)
+    out = [e_term * float(shares[k]) for k in LINKS]
+    if s_AB is None:
+        timing, signal = 0.0, E_bar * (s_B - s_A)
+    else:
+        timing, signal = E_bar * (s_B - s_AB), E_bar * (s_AB - s_A)
+    out += [timing, signal]
+    res = pd.Series(out, index=list(GRID_LINKS), name="delta")
+    # put the round-off of the product form on the timing link so the links sum to Delta C to the last bit
+    res["scheduling: timing"] += (C_B - C_A) - float(res.sum())
+    return res
+
+
+def _grid(a, b, ra, rb, energy: pd.Series, notes: list[str]) -> dict:
+    """Cost / CO2 decomposition for each signal both runs carry (empty when either has no ``/grid``)."""
+    from ..io.grid import read_grid_group
+
+    ga, gb = read_grid_group(a), read_grid_group(b)
+    if ga is None or gb is None:
+        if (ga is None) != (gb is None):
+            notes.append("only one run has grid signals ([grid]): cost and CO2 are not compared")
+        return {}
+    out = {}
+    for kind, p, sig_name in (("carbon", "co2_kg", "carbon_intensity_kg_per_J"), ("price", "cost", "price_per_J")):
+        if f"{p}_facility" not in ga["totals"] or f"{p}_facility" not in gb["totals"]:
+            continue
+        CA, CB = ga["totals"][f"{p}_facility"], gb["totals"][f"{p}_facility"]
+        EA, EB = ga["totals"]["E_facility_J"], gb["totals"]["E_facility_J"]
+        wa, wb = ga["timeseries"][sig_name], gb["timeseries"][sig_name]
+        s_AB = None
+        ta, tb = np.asarray(ra.time_s, dtype=float), np.asarray(rb.time_s, dtype=float)
+        if ta.size > 1 and tb.size > 1 and ta[0] == tb[0] and ta[1] - ta[0] == tb[1] - tb[0]:
+            # B's signal where both runs have intervals; beyond B's end B's signal is unknown: use A's there
+            pa = np.asarray(ra.facility["P_facility_W"], dtype=float)
+            w = np.concatenate([wb[:pa.size], wa[wb.size:pa.size]])
+            s_AB = float(np.sum(w * pa) / np.sum(pa)) if np.sum(pa) > 0 else None
+        if s_AB is None:
+            notes.append(f"{kind}: the runs' time grids differ; the whole change of the mean {kind} signal is put on "
+                         f"'grid signal' (timing not separated)")
+        if EA <= 0 or EB <= 0:
+            continue
+        links = decompose_grid(CA, CB, EA, EB, energy, s_AB)
+        if kind == "carbon":
+            out[kind] = {"A": CA / 1e3, "B": CB / 1e3, "unit": "t", "links": links / 1e3,
+                         "mean_A": CA / EA * 3.6e9, "mean_B": CB / EB * 3.6e9, "mean_unit": "gCO2eq/kWh"}
+        else:
+            cur = str(ga["attrs"].get("currency", ""))
+            out[kind] = {"A": CA, "B": CB, "unit": cur, "links": links, "mean_A": CA / EA * 3.6e9,
+                         "mean_B": CB / EB * 3.6e9, "mean_unit": f"{cur}/MWh"}
+    return out
 
 
 def _periods(ra, rb, aa, ab, period_s: float, top: int, notes: list[str]) -> pd.DataFrame:
@@ -335,5 +442,6 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
            "delta_utilisation": rb.summary.get("utilisation", np.nan) - ra.summary.get("utilisation", np.nan),
            "delta_makespan_s": rb.summary.get("makespan_s", np.nan) - ra.summary.get("makespan_s", np.nan), **jctx}
     top_periods = _periods(ra, rb, aa, ab, period_s, top, notes)
+    grid = _grid(a, b, ra, rb, energy, notes)
     return Comparison(a=str(a), b=str(b), totals=totals, energy=energy, pue=pue, context=ctx, top_jobs=top_jobs,
-                      top_periods=top_periods, notes=notes)
+                      top_periods=top_periods, notes=notes, grid=grid)

@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="weather for the cooling towers: an EPW or TMY3 file, a shipped site (golden, chicago, "
                         "knoxville), 'site' (the system's site, the default), 'constant' (with --wet-bulb); "
                         "'tmy3' keeps the configured file or site")
+    r.add_argument("--carbon", metavar="FILE|NAME",
+                   help="hourly carbon-intensity file (Electricity Maps, EIA-930) or a shipped series "
+                        "(pjm-carbon-2022, fi-carbon-2022); sets grid.carbon: cost and CO2 are then reported")
+    r.add_argument("--price", metavar="FILE|NAME",
+                   help="hourly electricity-price file (PJM real-time LMP) or a shipped series (pjm-price-2022); "
+                        "sets grid.price")
     r.add_argument("--wet-bulb", type=float, metavar="DEGC",
                    help="constant wet-bulb temperature [degC] (implies --weather constant)")
     r.add_argument("--step", type=float, metavar="S", help="cooling FMU communication step [s] (default 15)")

@@ -32,6 +32,7 @@ from ..policies import policy_catalogue
 from ..policies.registry import SHORTHANDS, make_policy
 from .config import load_config
 from .cooling import run_cooling_standalone
+from .grid import grid_from_flags
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable
@@ -104,8 +105,58 @@ def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
     return ov
 
 
+def _is_study(path) -> bool:
+    """Whether a TOML file is a study (``[[scenarios]]`` or ``[axes]``) rather than one run."""
+    if path is None or not Path(path).is_file():
+        return False
+    import tomllib
+
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False  # load_config reports it
+    return "scenarios" in data or "axes" in data
+
+
+def _run_study(a: argparse.Namespace) -> int:
+    """``hpctwin run STUDY.toml``: every scenario (over MPI ranks under mpiexec), a table of each scenario's
+    energy, PUE, wait, cost and CO2, then the last scenario explained against the first, link by link.
+    """
+    study, scenarios = load_study(a.config)
+    out = Path(a.out) if a.out else Path("out") / study
+    summary = run_sweep(a.config, out)
+    if summary is None:  # another MPI rank
+        return 0
+    with h5py.File(summary) as f:
+        t = f["scenarios"]
+        names = [x.decode() if isinstance(x, bytes) else x for x in t["name"][()]]
+        status = [x.decode() if isinstance(x, bytes) else x for x in t["status"][()]]
+        col = {k: t[k][()] for k in t if t[k].dtype.kind == "f"}
+    nan = [float("nan")] * len(names)
+    print(f"\n{'scenario':24s} {'facility MWh':>13s} {'PUE':>7s} {'mean wait h':>12s} {'CO2 t':>10s} "
+          f"{'gCO2/kWh':>9s} {'cost':>12s} {'per MWh':>8s}")
+    for i, n in enumerate(names):
+        g = lambda k: float(col.get(k, nan)[i])  # noqa: E731
+        print(f"{n:24s} {g('E_facility_J') / 3.6e9:13,.1f} {g('PUE'):7.4f} {g('mean_wait_s') / 3600:12.2f} "
+              f"{g('grid_co2_t'):10,.1f} {g('grid_carbon_mean_g_per_kWh'):9.1f} {g('grid_cost'):12,.0f} "
+              f"{g('grid_price_mean_per_MWh'):8.2f}" + ("" if status[i] == "done" else f"  ({status[i]})"))
+    if len(names) >= 2 and status[0] == "done" and status[-1] == "done":
+        print(f"\n{names[-1]} explained against {names[0]}:")
+        print(compare(out / f"{names[0]}.h5", out / f"{names[-1]}.h5", top=5).format())
+    failed = sum(s == "failed" for s in status)
+    if failed:
+        print(f"hpctwin run: {failed} scenario(s) failed; see {summary} (/scenarios/error)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_run(a: argparse.Namespace) -> int:
-    """``hpctwin run``: one simulation from a configuration and options; returns the exit status (0, 1 or 2)."""
+    """``hpctwin run``: one simulation from a configuration and options; returns the exit status (0, 1 or 2).
+
+    A study file (``[[scenarios]]`` / ``[axes]``) runs all its scenarios (:func:`_run_study`).
+    """
+    if _is_study(a.config):
+        return _run_study(a)
     cfg = load_config(a.config)
     ov: dict = {}
     if a.backfill is not None and a.policy is None and cfg.scheduler.policy in SHORTHANDS:
@@ -121,6 +172,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
     if a.requests is not None or a.deployment is not None:
         ov.update(_serving_overrides(a, cfg))
+    ov.update(grid_from_flags(getattr(a, "carbon", None), getattr(a, "price", None)))
     if a.weather is not None:
         w = a.weather.strip()
         if w == "constant":
@@ -172,8 +224,8 @@ def cmd_run(a: argparse.Namespace) -> int:
             elif ov.get("cooling.weather_path"):
                 name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
-    if cfg.scheduler.policy != "twin":  # a misspelt policy or backfill is refused before anything is printed
-        make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)
+    if cfg.scheduler.policy not in ("twin", "carbon-aware", "price-aware"):  # a misspelt policy or backfill is
+        make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)  # refused before anything is printed
     comm = None
     if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
         comm = _comm()

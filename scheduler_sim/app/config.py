@@ -25,8 +25,10 @@ from pydantic import (
 
 from jobs.textfiles import read_utf8
 
+from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
+
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
-           "embedded_trace_path", "ConfigError"]
+           "embedded_trace_path", "ConfigError", "GridConfig", "CarbonPolicyConfig"]
 
 DAY_S = 86400.0
 
@@ -189,6 +191,7 @@ class SchedulerConfig(_Strict):
                                                             "the plant reports")
     priority: PriorityConfig = PriorityConfig()
     twin: TwinConfig = TwinConfig()
+    carbon: CarbonPolicyConfig = CarbonPolicyConfig()
     power_cap: list[PowerCapConfig] = Field(default_factory=list, description="Facility power budget schedule")
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
 
@@ -316,6 +319,12 @@ class ServingConfig(_Strict):
         return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
+class GridConfig(GridSignalsConfig):
+    """The facility on the grid (optional ``[grid]`` section): carbon intensity and price signals
+    (:mod:`scheduler_sim.app.grid_signals_config`).
+    """
+
+
 class RunConfig(_Strict):
     """One simulation run."""
 
@@ -329,6 +338,7 @@ class RunConfig(_Strict):
     cooling: CoolingConfig = CoolingConfig()
     output: OutputConfig = OutputConfig()
     serving: ServingConfig | None = None
+    grid: GridConfig | None = None
 
     @model_validator(mode="after")
     def _something_to_run(self) -> "RunConfig":
@@ -353,8 +363,17 @@ class RunConfig(_Strict):
         return check_name(v)
 
     def to_json(self) -> str:
-        """Canonical JSON of the configuration (sorted keys), stored as provenance."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        """Canonical JSON of the configuration (sorted keys), stored as provenance.
+
+        ``grid`` is left out when there is no ``[grid]`` section and ``scheduler.carbon`` when it holds its
+        defaults, so configurations written before they existed keep the same JSON (and digests).
+        """
+        d = self.model_dump(mode="json")
+        if d.get("grid") is None:
+            d.pop("grid", None)
+        if self.scheduler.carbon == CarbonPolicyConfig():
+            d["scheduler"].pop("carbon", None)
+        return json.dumps(d, sort_keys=True)
 
     def with_overrides(self, overrides: dict) -> "RunConfig":
         """Return a copy with dotted-key overrides applied, e.g. ``{"scheduler.policy": "fcfs"}``.
@@ -367,6 +386,8 @@ class RunConfig(_Strict):
         data = self.model_dump(mode="json")
         for key, value in overrides.items():
             parts = key.split(".")
+            if parts[0] == "grid" and data.get("grid") is None and len(parts) > 1:
+                data["grid"] = GridConfig().model_dump(mode="json")  # a grid key opens the [grid] section
             node = data
             for p in parts[:-1]:
                 if p not in node or not isinstance(node[p], dict):
@@ -478,5 +499,10 @@ def resolve_relative_paths(cfg: RunConfig, base_dir: Path) -> RunConfig:
         if cfg.serving.deployment.endswith(".toml") or (base_dir / cfg.serving.deployment).is_file():
             candidates["serving.deployment"] = cfg.serving.deployment  # else the name of a shipped deployment
         candidates["serving.trace"] = cfg.serving.trace
+    if cfg.grid is not None:
+        for key in ("carbon", "price"):
+            v = getattr(cfg.grid, key)
+            if v and ("/" in v or "\\" in v or "." in v):  # a bare word is a shipped series name (or "constant")
+                candidates[f"grid.{key}"] = v
     updates = {k: str((base_dir / v).resolve()) for k, v in candidates.items() if v and not Path(v).is_absolute()}
     return cfg.with_overrides(updates) if updates else cfg

@@ -5,6 +5,7 @@ This is the pure function a sweep maps over its scenarios (:func:`run_one`); the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from power.facility import pue_category
 from power.job_power import draw_job_utilisation
 
 from ..analysis.attribution import attribution_of_run
+from ..analysis.grid import grid_attribution, grid_summary
+from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
@@ -31,6 +34,7 @@ from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from .config import DAY_S, RunConfig, TraceConfig
+from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
 from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
@@ -251,10 +255,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
         checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
         say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
+    grid = None
+    if (cfg.grid is not None and cfg.grid.signals_enabled()) or cfg.scheduler.policy in SIGNAL_POLICIES:
+        grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
+        for line in grid.notes:
+            say(f"grid    {line}")
+        checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
     sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
+    if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
+        sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, grid))
     sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None)
@@ -268,13 +280,21 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     result.info["weather"] = wdesc
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
+    ga = None
+    if grid is not None and cfg.grid is not None and cfg.grid.signals_enabled() \
+            and getattr(result, "job_cdu_it_W", None) is not None and len(result.time_s):
+        ga = grid_attribution(result, grid.signals, grid.attrs)
+        result.summary.update(grid_summary(ga))
+        result.info["grid_currency"] = grid.attrs.get("currency", "")
+        result.info.setdefault("warnings", []).extend(_grid_warnings(ga))
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json()))
+                         attribution=attribution_of_run(result, cfg.to_json()),
+                         extra_groups=grid_writer(ga) if ga is not None else None)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:
@@ -288,6 +308,36 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts)
+
+
+def _site_utc_offset(cfg: RunConfig, system) -> float | None:
+    """UTC offset [h] of the run's weather file header (the site's time zone), or None without a file."""
+    if cfg.cooling.utc_offset_h is not None:
+        return float(cfg.cooling.utc_offset_h)
+    spec, _, base = weather_source(cfg, system)
+    if spec == "constant":
+        return None
+    try:
+        off = float(Weather.from_file(resolve_weather_file(spec, base or None)).report.utc_offset_h)
+    except (OSError, WeatherFileError):
+        return None
+    return off if math.isfinite(off) else None
+
+
+def _grid_warnings(ga) -> list[str]:
+    """What the run must say about grid fallbacks (energy priced at the constant, a price series that ends)."""
+    out = []
+    T, a = ga.totals, ga.attrs
+    E = T["E_facility_J"]
+    for kind, unit in (("carbon", "gCO2eq/kWh"), ("price", f"{a.get('currency', '')}/MWh")):
+        Efb = T.get(f"E_{kind}_fallback_J", 0.0)
+        if Efb > 0 and E > 0:
+            fb = a.get(f"{kind}_fallback_g_per_kWh" if kind == "carbon" else "price_fallback_per_MWh")
+            src = a.get(f"{kind}_source", "")
+            what = "the whole run" if src == "constant" else f"gaps in / time outside {src}"
+            out.append(f"grid: {100 * Efb / E:.3f} % of facility energy used the constant {kind} fallback "
+                       f"{fb:g} {unit} ({what})")
+    return out
 
 
 def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
@@ -512,6 +562,15 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
             f"  ITUE                  {f(s['ITUE'], '.4f')}   (E_IT / E_components)",
             f"  TUE                   {f(s['TUE'], '.4f')}   (ITUE x PUE)",
         ]
+    if "grid_co2_t" in s or "grid_cost" in s:
+        if "grid_co2_t" in s:
+            lines.append(f"  CO2 (facility)        {f(s['grid_co2_t'], ',.2f')} t CO2eq  (energy-weighted "
+                         f"{f(s['grid_carbon_mean_g_per_kWh'], '.1f')} gCO2eq/kWh; constant fallback for "
+                         f"{f(100 * s['grid_carbon_fallback_fraction'], '.2f')} % of the energy)")
+        if "grid_cost" in s:
+            lines.append(f"  energy cost (facility) {f(s['grid_cost'], ',.0f')} {(info or {}).get('grid_currency', '')}"
+                         f"  (energy-weighted {f(s['grid_price_mean_per_MWh'], '.2f')} per MWh; constant fallback "
+                         f"for {f(100 * s['grid_price_fallback_fraction'], '.2f')} % of the energy)")
     if "serving_requests" in s:
         g = lambda k, fmt: f(s[f"serving_{k}"], fmt)  # noqa: E731
         lines += [

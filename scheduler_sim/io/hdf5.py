@@ -397,7 +397,7 @@ def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | N
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving: ServingOutput | None = None, attribution=None) -> Path:
+              serving: ServingOutput | None = None, attribution=None, extra_groups=None) -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
@@ -425,6 +425,9 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     attribution : scheduler_sim.analysis.attribution.Attribution or None
         The run's job -> PUE attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), written to
         ``/attribution`` by :func:`write_attribution_group`; None writes no ``/attribution`` group.
+    extra_groups : callable(h5py.File) or None
+        Writes further groups into the open file before it is sealed (e.g. ``/grid``,
+        :func:`scheduler_sim.io.grid_group.write_grid_group`); None writes none.
 
     Returns
     -------
@@ -508,6 +511,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
             w.attr("/provenance", "twin_latency_s", np.asarray(result.info["twin_latency_s"], dtype=float))
         if serving is not None:
             write_serving_group(f, serving)
+        if extra_groups is not None:
+            extra_groups(f)
     return path
 
 

@@ -210,6 +210,9 @@ class JobLifecycle:
             if isinstance(sim.policy, Replay):
                 rs = sim.jobdata.recorded_start
                 c.n_late_replay += sum(1 for j in decisions if math.isfinite(rs[j]) and rs[j] < t)
+        wake = sim.policy.next_pass_s(view)  # a policy holding jobs until a known time (#15 ramp limit)
+        if wake is not None:
+            st.env.schedule(max(wake, t), EventKind.WAKEUP, None)
         if view.power_W is not None and st.queue:
             c.cap_binding = sim.governor.binding(st, view.power_W, view.power_headroom_W, decisions)
             c.cap_bound_passes += int(c.cap_binding)
