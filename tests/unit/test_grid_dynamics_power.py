@@ -103,4 +103,6 @@ def test_fundamental_amplitude_of_square_wave():
     expect = 2 * 1000 / math.pi * math.sin(math.pi * 0.3) * np.sinc(dt / 20.0)
     # the harmonics 1 + m N (N = 400 bins per period) alias onto the fundamental: O(1/N^2) x the sum over m
     assert fundamental_amplitude(x, dt, 20.0) == pytest.approx(expect, rel=1e-4)
-    assert fundamental_amplitude(x, dt, 13.0) < 0.05 * expect  # not at another period
+    # at T/2 the second harmonic of the square wave: (2S / (2 pi)) |sin(2 pi d)| sinc(dt / (T/2))
+    second = 2 * 1000 / (2 * math.pi) * abs(math.sin(2 * math.pi * 0.3)) * np.sinc(dt / 10.0)
+    assert fundamental_amplitude(x, dt, 10.0) == pytest.approx(second, rel=1e-4)
