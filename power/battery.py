@@ -132,13 +132,13 @@ def dispatch_ramp_limited(load_W: np.ndarray, dt_s: float, ramp_W_per_s: float,
 
     Parameters
     ----------
-    load_W : ndarray of float64, shape (n,)
-        Facility power, the mean of each bin [W].
+    load_W : np.ndarray
+        Facility power, the mean of each bin [W], float64 of shape (n,).
     dt_s : float
         Bin length [s] (> 0).
     ramp_W_per_s : float
         Ramp-rate limit of the grid draw [W/s] (> 0; ``inf`` = no limit: the battery only restores its set point).
-    battery : Battery or None
+    battery : Battery | None
         The battery; None gives the grid draw without one (``grid_W = load_W``) and its violations.
 
     Returns

@@ -84,12 +84,14 @@ def step_bin_means(edges_s: np.ndarray, deltas_W: np.ndarray, t0_s: float, dt_s:
 
     Parameters
     ----------
-    edges_s : ndarray of float64, shape (m,)
-        Times of the jumps [s] (any order).
-    deltas_W : ndarray of float64, shape (m,)
-        Jump sizes [W].
-    t0_s, dt_s : float
-        Start of the first bin and bin length [s].
+    edges_s : np.ndarray
+        Times of the jumps [s], float64 of shape (m,), any order.
+    deltas_W : np.ndarray
+        Jump sizes [W], shape (m,).
+    t0_s : float
+        Start of the first bin [s].
+    dt_s : float
+        Bin length [s].
     n : int
         Number of bins.
 
@@ -124,8 +126,8 @@ def square_wave_integral(tau_s: np.ndarray, prof: PeriodicProfile) -> np.ndarray
 
     Parameters
     ----------
-    tau_s : ndarray of float64
-        Times since the job start [s] (>= 0).
+    tau_s : np.ndarray
+        Times since the job start [s] (>= 0), float64 of any shape.
     prof : PeriodicProfile
         The profile (the floor applied to the low phase).
 
@@ -151,12 +153,16 @@ def add_periodic_bins(out_W: np.ndarray, t0_s: float, dt_s: float, start_s: floa
 
     Parameters
     ----------
-    out_W : ndarray of float64, shape (n,)
-        Bin means [W] of bins ``[t0 + k dt, t0 + (k+1) dt)``; changed in place.
-    t0_s, dt_s : float
-        First bin start and bin length [s].
-    start_s, end_s : float
-        The job's run [s].
+    out_W : np.ndarray
+        Bin means [W] of bins ``[t0 + k dt, t0 + (k+1) dt)``, float64 of shape (n,); changed in place.
+    t0_s : float
+        First bin start [s].
+    dt_s : float
+        Bin length [s].
+    start_s : float
+        Start of the job's run [s].
+    end_s : float
+        End of the job's run [s].
     prof : PeriodicProfile
         Its profile.
     scale : float
@@ -181,8 +187,8 @@ def window_means(x_W: np.ndarray, dt_s: float, window_s: float) -> np.ndarray:
 
     Parameters
     ----------
-    x_W : ndarray of float64, shape (n,)
-        Bin means [W].
+    x_W : np.ndarray
+        Bin means [W], float64 of shape (n,).
     dt_s : float
         Bin length [s].
     window_s : float
@@ -211,8 +217,8 @@ def max_ramp(x_W: np.ndarray, dt_s: float, window_s: float) -> tuple[float, int]
 
     Parameters
     ----------
-    x_W : ndarray of float64, shape (n,)
-        Bin means [W].
+    x_W : np.ndarray
+        Bin means [W], float64 of shape (n,).
     dt_s : float
         Bin length [s].
     window_s : float
@@ -237,11 +243,11 @@ def ramp_statistics(x_W: np.ndarray, dt_s: float, windows_s: tuple[float, ...] =
 
     Parameters
     ----------
-    x_W : ndarray of float64, shape (n,)
-        Bin means [W].
+    x_W : np.ndarray
+        Bin means [W], float64 of shape (n,).
     dt_s : float
         Bin length [s].
-    windows_s : tuple of float
+    windows_s : tuple[float, ...]
         Windows ``D`` [s] (default 1 s, 1 min, 15 min: issue #15).
 
     Returns
@@ -268,8 +274,8 @@ def fundamental_amplitude(x_W: np.ndarray, dt_s: float, period_s: float) -> floa
 
     Parameters
     ----------
-    x_W : ndarray of float64, shape (n,)
-        Bin means [W].
+    x_W : np.ndarray
+        Bin means [W], float64 of shape (n,).
     dt_s : float
         Bin length [s].
     period_s : float

@@ -25,6 +25,8 @@ from pydantic import (
 
 from jobs.textfiles import read_utf8
 
+from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
+
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
            "embedded_trace_path", "ConfigError"]
 
@@ -316,6 +318,12 @@ class ServingConfig(_Strict):
         return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
+class GridConfig(GridDynamicsConfig):
+    """The facility on the grid (optional ``[grid]`` section): demand-response events, ramp-rate limit, battery,
+    periodic job power (:mod:`scheduler_sim.app.grid_config`).
+    """
+
+
 class RunConfig(_Strict):
     """One simulation run."""
 
@@ -329,6 +337,7 @@ class RunConfig(_Strict):
     cooling: CoolingConfig = CoolingConfig()
     output: OutputConfig = OutputConfig()
     serving: ServingConfig | None = None
+    grid: GridConfig | None = None
 
     @model_validator(mode="after")
     def _something_to_run(self) -> "RunConfig":
@@ -354,7 +363,10 @@ class RunConfig(_Strict):
 
     def to_json(self) -> str:
         """Canonical JSON of the configuration (sorted keys), stored as provenance."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        data = self.model_dump(mode="json")
+        if data.get("grid") is None:  # an absent [grid] leaves the JSON of earlier runs unchanged
+            data.pop("grid", None)
+        return json.dumps(data, sort_keys=True)
 
     def with_overrides(self, overrides: dict) -> "RunConfig":
         """Return a copy with dotted-key overrides applied, e.g. ``{"scheduler.policy": "fcfs"}``.

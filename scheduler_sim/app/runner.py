@@ -29,6 +29,7 @@ from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
+from . import grid_run
 from .config import DAY_S, RunConfig, TraceConfig
 from .twin import twin_from_config
 
@@ -253,7 +254,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     policy = cfg.scheduler.policy
     if policy == "twin":
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
-    sim = Simulation(jobs, system, policy, **simulation_options(cfg, system),
+    options = simulation_options(cfg, system)
+    events = []
+    if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
+        events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
+        policy, options["power_cap"] = grid_run.wrap_policy(cfg, policy, options, events)
+        jobs = grid_run.apply_power_profiles(cfg, jobs)
+    sim = Simulation(jobs, system, policy, **options,
                      plant=plant, wet_bulb_K=wet_bulb,
                      progress=cfg.output.progress if progress is None else progress,
                      partition=serving.profile() if serving is not None else None,
@@ -268,13 +275,22 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     result.info["weather"] = wdesc
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
+    grid_content = None
+    if grid_run.enabled(cfg):
+        t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s if cfg.serving is not None else 0.0
+        grid_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, events, serving=serving,
+                                                                         serving_offset_s=t_serv)
+        result.summary.update(grid_summary)
+        for line in grid_run.format_grid_summary(grid_summary, grid_reports).splitlines():
+            say(line)
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json()))
+                         attribution=attribution_of_run(result, cfg.to_json()),
+                         extra_groups=grid_run.writer(grid_content) if grid_content else None)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:

@@ -436,7 +436,7 @@ _dataset = write_dataset  # short name used by the writers of this module
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving: ServingOutput | None = None, attribution=None) -> Path:
+              serving: ServingOutput | None = None, attribution=None, extra_groups=None) -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
@@ -464,6 +464,9 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     attribution : scheduler_sim.analysis.attribution.Attribution or None
         The run's job -> PUE attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), written to
         ``/attribution`` by :func:`write_attribution_group`; None writes no ``/attribution`` group.
+    extra_groups : callable(h5py.File) or None
+        Writes further groups into the open file before it is sealed (e.g. ``/grid``,
+        :func:`scheduler_sim.io.grid_group.write_grid_group`); None writes none.
 
     Returns
     -------
@@ -557,6 +560,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
             pg.attrs["twin_latency_s"] = np.asarray(result.info["twin_latency_s"], dtype=float)
         if serving is not None:
             write_serving_group(f, serving)
+        if extra_groups is not None:
+            extra_groups(f)
     return path
 
 

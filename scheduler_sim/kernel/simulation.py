@@ -403,6 +403,9 @@ class Simulation:
         gpu = np.where(np.isnan(gpu), self.system.default_gpu_util, gpu)
         self.cpu_util, self.gpu_util = cpu, gpu
         self.job_node_power = self._node_power_w(cpu, gpu, self.system.node)  # (n_jobs,) W per node
+        if "node_power_set_W" in df.columns:  # a job's fixed mean node power (periodic profiles of #15)
+            setp = df["node_power_set_W"].to_numpy(float)
+            self.job_node_power = np.where(np.isfinite(setp), setp, self.job_node_power)
         self.job_node_power_model = self.job_node_power.copy()
         if self.use_measured_power:
             if "measured_node_power_W" not in df.columns:
@@ -1010,6 +1013,9 @@ class Simulation:
                     if is_replay:
                         n_late_replay += sum(1 for j in decisions
                                              if math.isfinite(self.recorded_start[j]) and self.recorded_start[j] < t)
+                wake = self.policy.next_pass_s(view)  # a policy holding jobs until a known time (#15 ramp limit)
+                if wake is not None:
+                    env.schedule(max(wake, t), EventKind.WAKEUP, None)
                 if view.power_W is not None and self.queue:
                     head = view.power_headroom_W - sum(float(view.power_W[j]) for j in decisions)
                     free = self.alloc.n_free

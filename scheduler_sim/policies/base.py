@@ -198,6 +198,14 @@ class BasePolicy(abc.ABC):
         """
         return None
 
+    def next_pass_s(self, view: SchedulerView) -> float | None:
+        """Return a time [s] at which the platform must run another scheduling pass, or None (the default).
+
+        Called after every pass; a policy that holds jobs back until a known time (the ramp-rate limit of
+        :class:`scheduler_sim.policies.grid_events.GridDynamicsPolicy`) asks for the pass here.
+        """
+        return None
+
     @abc.abstractmethod
     def schedule(self, view: SchedulerView) -> list[int]:
         """Return the queued jobs to start now, in the order they must be started.
