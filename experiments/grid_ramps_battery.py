@@ -11,7 +11,8 @@ Checkpoint dips are not modelled.
 Scenarios (one simulation each, spread over the MPI ranks):
 
 * ``plain``: no mitigation;
-* ``ramp``: the ramp-rate limit ``RAMP_MW_PER_MIN`` enforced on job starts (staggered starts);
+* ``ramp``: the ramp-rate limit ``RAMP_MW_PER_MIN`` enforced on job starts (staggered starts) and, in the 1 s
+  facility power, every start ramping in and every end ramping down at the limit (soft start, filler load);
 * ``floor``: a GPU power floor: the communication phase held at ``FLOOR_W`` per node;
 * ``floor+ramp``: both.
 
@@ -113,6 +114,7 @@ def battery_sweep(fast: np.ndarray, dt: float) -> list[dict]:
                      "ramp_1s_MW": rr["ramp_grid_W"][1.0] / 1e6, "ramp_60s_MW": rr["ramp_grid_W"][60.0] / 1e6,
                      "ramp_900s_MW": rr["ramp_grid_W"][900.0] / 1e6,
                      "amplitude_MW": rr["amplitude_grid_W"][PERIOD_S] / 1e6,
+                     "amplitude_15min_max_MW": rr["amplitude_max_grid_W"][PERIOD_S] / 1e6,
                      "minutes_over_limit": int(rr["violation_window_start_s"].size),
                      "battery_loss_MWh": b.E_loss_J / 3.6e9 if b is not None else 0.0,
                      "balance_residual_J": b.balance_residual_J() if b is not None else 0.0})
@@ -166,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         for row in battery_sweep(fast, dt):
             mine.append({"scenario": name, "mean_wait_h": r.summary["mean_wait_s"] / 3600,
                          "E_facility_MWh": r.summary["E_facility_J"] / 3.6e9,
-                         "start_violations": r.summary.get("grid_start_ramp_violations", float("nan")), **row})
+                         "start_violations": r.summary.get("grid_start_ramp_violations", float("nan")),
+                         "soft_start_deficit_MWh": r.summary.get("grid_soft_start_deficit_J", 0.0) / 3.6e9,
+                         "ramp_down_filler_MWh": r.summary.get("grid_ramp_down_filler_J", 0.0) / 3.6e9, **row})
         print(f"[rank {rank}] {name}: mean wait {r.summary['mean_wait_s'] / 3600:.2f} h", flush=True)
     rows = comm.gather(mine, root=0) if comm is not None else [mine]
     if rank != 0:

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PeriodicProfile", "step_bin_means", "square_wave_integral", "add_periodic_bins", "window_means",
-           "max_ramp", "ramp_statistics", "fundamental_amplitude"]
+__all__ = ["PeriodicProfile", "step_bin_means", "kink_bin_means", "ramped_steps", "windowed_amplitude",
+           "square_wave_integral", "add_periodic_bins", "window_means", "max_ramp", "ramp_statistics",
+           "fundamental_amplitude"]
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,10 @@ def step_bin_means(edges_s: np.ndarray, deltas_W: np.ndarray, t0_s: float, dt_s:
     ndarray of float64, shape (n,)
         Mean of ``f`` over ``[t0 + k dt, t0 + (k + 1) dt)`` [W].
     """
-    e = np.asarray(edges_s, dtype=float)
+    e = np.asarray(edges_s, dtype=float) - t0_s  # times from the first bin (keeps the products small)
     d = np.asarray(deltas_W, dtype=float)
-    grid = t0_s + dt_s * np.arange(n + 1)
+    grid = dt_s * np.arange(n + 1)
+    t0_s = 0.0
     # integral of f from t0 to each grid point: sum_i d_i * max(0, t - max(e_i, t0)), plus f(t0) * (t - t0)
     before = e <= t0_s
     out = np.full(n, float(d[before].sum()))
@@ -117,6 +119,125 @@ def step_bin_means(edges_s: np.ndarray, deltas_W: np.ndarray, t0_s: float, dt_s:
         integ = cd[idx] * grid - ced[idx]  # sum over active jumps of d_i (t - e_i)
         out += np.diff(integ) / dt_s
     return out
+
+
+def kink_bin_means(edges_s: np.ndarray, slopes_W_per_s: np.ndarray, t0_s: float, dt_s: float, n: int) -> np.ndarray:
+    """Exact bin averages of a piecewise-linear function given as slope changes: ``f(t) = sum c_i (t - e_i)_+``.
+
+    Parameters
+    ----------
+    edges_s : np.ndarray
+        Times of the slope changes [s], shape (m,), any order.
+    slopes_W_per_s : np.ndarray
+        Slope changes ``c_i`` [W/s], shape (m,).
+    t0_s : float
+        Start of the first bin [s].
+    dt_s : float
+        Bin length [s].
+    n : int
+        Number of bins.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        Mean of ``f`` over each bin [W]: ``(F(b) - F(a)) / dt`` with ``F(t) = sum c_i (t - e_i)_+^2 / 2``.
+    """
+    e = np.asarray(edges_s, dtype=float) - t0_s
+    c = np.asarray(slopes_W_per_s, dtype=float)
+    grid = dt_s * np.arange(n + 1)
+    if e.size == 0:
+        return np.zeros(n)
+    o = np.argsort(e, kind="stable")
+    e, c = e[o], c[o]
+    c0 = np.concatenate(([0.0], np.cumsum(c)))
+    c1 = np.concatenate(([0.0], np.cumsum(c * e)))
+    c2 = np.concatenate(([0.0], np.cumsum(c * e * e)))
+    idx = np.searchsorted(e, grid, side="right")
+    F = 0.5 * (c0[idx] * grid * grid - 2.0 * c1[idx] * grid + c2[idx])
+    return np.diff(F) / dt_s
+
+
+def ramped_steps(start_s: np.ndarray, end_s: np.ndarray, power_W: np.ndarray, ramp_W_per_s: float
+                 ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Slope changes of jobs whose power ramps in at ``ramp_W_per_s`` after their start (soft start) and ramps
+    down at the same rate after their end (the nodes held at a decaying filler load), instead of stepping.
+
+    A job of power ``m`` ramps for ``T = m / r`` (or its whole run when shorter, reaching ``r * run``). Start:
+    slope ``+r`` at ``s``, ``-r`` at ``s + T``; end: ``-r`` at ``e``, ``+r`` at ``e + T``. Assumption: the job's
+    run time is unchanged by its soft start (its work in the ramp is not modelled).
+
+    Parameters
+    ----------
+    start_s : np.ndarray
+        Job (attempt) starts [s], shape (k,).
+    end_s : np.ndarray
+        Their ends [s], shape (k,).
+    power_W : np.ndarray
+        Their power above idle [W] (> 0 are ramped; others are left out).
+    ramp_W_per_s : float
+        Ramp rate [W/s] (> 0).
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray, float, float)
+        Slope-change times and slopes for :func:`kink_bin_means`, the energy the soft starts did not draw
+        (``sum m T - r T^2 / 2``) and the energy the ramp-downs added (``sum L^2 / (2 r)``, ``L = r T`` the level
+        reached) [J].
+    """
+    s = np.asarray(start_s, float)
+    e = np.asarray(end_s, float)
+    m = np.asarray(power_W, float)
+    ok = m > 0
+    s, e, m = s[ok], e[ok], m[ok]
+    r = float(ramp_W_per_s)
+    T = np.minimum(m / r, np.maximum(e - s, 0.0))
+    L = r * T
+    deficit = float((m * T - 0.5 * r * T * T).sum())  # m^2 / (2 r) for a full ramp; m run - r run^2 / 2 if shorter
+    filler = float((L * L / (2 * r)).sum())
+    times = np.concatenate([s, s + T, e, e + T])
+    slopes = np.concatenate([np.full(s.size, r), np.full(s.size, -r), np.full(s.size, -r), np.full(s.size, r)])
+    return times, slopes, deficit, filler
+
+
+def windowed_amplitude(x_W: np.ndarray, dt_s: float, period_s: float, window_s: float) -> np.ndarray:
+    """:func:`fundamental_amplitude` in consecutive windows of ``window_s`` (whole periods each) [W].
+
+    Over a long series the phases of jobs that started at different times cancel; the amplitude within a window
+    of a few minutes is what a utility or a generator sees.
+
+    Parameters
+    ----------
+    x_W : np.ndarray
+        Bin means [W], shape (n,).
+    dt_s : float
+        Bin [s].
+    period_s : float
+        Period [s].
+    window_s : float
+        Window [s], a whole multiple of ``period_s`` and of ``dt_s``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n // (window_s / dt_s),)
+        Amplitude in each complete window [W].
+
+    Raises
+    ------
+    ValueError
+        If the window is not a whole number of periods and of bins.
+    """
+    m = window_s / dt_s
+    kp = window_s / period_s
+    if abs(m - round(m)) > 1e-9 * m or abs(kp - round(kp)) > 1e-9 * kp or round(m) < 2:
+        raise ValueError(f"window {window_s} s must hold whole periods ({period_s} s) and whole bins ({dt_s} s)")
+    m = int(round(m))
+    k = x_W.size // m
+    if k == 0:
+        return np.zeros(0)
+    X = np.asarray(x_W[:k * m], dtype=float).reshape(k, m)
+    X = X - X.mean(axis=1, keepdims=True)
+    ph = np.exp(-2j * math.pi * np.arange(m) * dt_s / period_s)
+    return 2.0 / m * np.abs(X @ ph)
 
 
 def square_wave_integral(tau_s: np.ndarray, prof: PeriodicProfile) -> np.ndarray:

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from power.battery import Battery, dispatch_ramp_limited
-from power.ramps import PeriodicProfile, add_periodic_bins, fundamental_amplitude, ramp_statistics, step_bin_means
+from power.ramps import (PeriodicProfile, add_periodic_bins, fundamental_amplitude, kink_bin_means, ramp_statistics,
+                         ramped_steps, step_bin_means, windowed_amplitude)
 
 from ..kernel.simulation import SimulationResult
 from ..policies.grid_events import GridEvent
@@ -210,8 +211,8 @@ def event_reports(result: SimulationResult, events: list[GridEvent], *, idle_nod
 
 
 def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_per_dc: float,
-                         profiles: dict[int, PeriodicProfile] | None = None, dt_s: float = 1.0
-                         ) -> tuple[float, np.ndarray]:
+                         profiles: dict[int, PeriodicProfile] | None = None, dt_s: float = 1.0,
+                         shape_ramp_W_per_s: float | None = None) -> tuple[float, np.ndarray, dict[str, float]]:
     """Facility power on a uniform fine grid (module docstring: the documented resampling).
 
     ``P(k) = P_interval + (B(k) - B_interval) + sum_j n_j * it_per_dc * (w_j(t) - mean_j)`` where ``B`` is the
@@ -230,11 +231,15 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
         Job index (row of ``result.jobs``) -> its profile.
     dt_s : float
         Fine bin [s].
+    shape_ramp_W_per_s : float | None
+        With a facility ramp-rate limit: every job start ramps in and every end ramps down at this rate instead
+        of stepping (:func:`power.ramps.ramped_steps`: soft start, filler load after the end); None keeps steps.
 
     Returns
     -------
-    tuple of (float, ndarray)
-        Start time of the first bin [s] and the bin means [W], shape (n_intervals * interval_s / dt_s,).
+    tuple of (float, ndarray, dict)
+        Start time of the first bin [s], the bin means [W] of shape (n_intervals * interval_s / dt_s,), and
+        ``{"E_soft_start_deficit_J", "E_ramp_down_filler_J"}`` (0 without shaping).
 
     Raises
     ------
@@ -242,8 +247,9 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
         If the output interval is not a whole multiple of ``dt_s``, or the grid would exceed 1e8 bins.
     """
     t = np.asarray(result.time_s, float)
+    extra = {"E_soft_start_deficit_J": 0.0, "E_ramp_down_filler_J": 0.0}
     if len(t) < 1:
-        return 0.0, np.zeros(0)
+        return 0.0, np.zeros(0), extra
     interval = float(t[1] - t[0]) if len(t) > 1 else float(result.totals.get("duration_s", dt_s))
     ratio = interval / dt_s
     r = int(round(ratio))
@@ -259,6 +265,12 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
     fine = step_bin_means(edges, deltas, float(t[0]), dt_s, n)
     coarse = fine.reshape(len(t), r).mean(axis=1)  # exact interval means of the same step function
     out = np.repeat(P, r) + fine - np.repeat(coarse, r)
+    if shape_ramp_W_per_s is not None and s.size:
+        kt, kc, extra["E_soft_start_deficit_J"], extra["E_ramp_down_filler_J"] = ramped_steps(s, e, m,
+                                                                                              shape_ramp_W_per_s)
+        pos = m > 0  # the ramped jobs: their steps are replaced by the ramps (jobs at or below idle keep steps)
+        out += kink_bin_means(kt, kc, float(t[0]), dt_s, n) - step_bin_means(
+            np.r_[s[pos], e[pos]], np.r_[m[pos], -m[pos]], float(t[0]), dt_s, n)
     if profiles:
         jobs = result.jobs
         st = jobs["sim_start_s"].to_numpy(float)
@@ -267,7 +279,7 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
         for j, prof in profiles.items():
             if math.isfinite(st[j]) and math.isfinite(en[j]):
                 add_periodic_bins(out, float(t[0]), dt_s, st[j], en[j], prof, nn[j] * it_per_dc)
-    return float(t[0]), out
+    return float(t[0]), out, extra
 
 
 def ramp_report(fast_W: np.ndarray, dt_s: float, *, ramp_W_per_s: float | None, battery: Battery | None,
@@ -295,7 +307,8 @@ def ramp_report(fast_W: np.ndarray, dt_s: float, *, ramp_W_per_s: float | None, 
     Returns
     -------
     dict
-        ``ramp_W`` and ``ramp_grid_W`` (window -> W), ``amplitude_W`` and ``amplitude_grid_W`` (period -> W),
+        ``ramp_W`` and ``ramp_grid_W`` (window -> W), ``amplitude_W`` and ``amplitude_grid_W`` (period -> W, over
+        the whole series), ``amplitude_max_W`` and ``amplitude_max_grid_W`` (the largest in windows of ~15 min),
         ``violation_window_start_s`` (offsets of the later 60 s window from the series start, grid draw),
         ``violations_facility`` (count without a battery), ``battery`` (:class:`power.battery.BatteryResult` or
         None), ``grid_W`` (the grid draw).
@@ -311,6 +324,17 @@ def ramp_report(fast_W: np.ndarray, dt_s: float, *, ramp_W_per_s: float | None, 
     out["ramp_grid_W"] = ramp_statistics(grid, dt_s, windows_s)
     out["amplitude_W"] = {T: fundamental_amplitude(fast_W, dt_s, T) for T in periods_s}
     out["amplitude_grid_W"] = {T: fundamental_amplitude(grid, dt_s, T) for T in periods_s}
+
+    def amax(x: np.ndarray, T: float) -> float:  # largest amplitude in ~15 min windows of whole periods
+        w = max(1, math.floor(900.0 / T)) * T
+        try:
+            a = windowed_amplitude(x, dt_s, T, w)
+        except ValueError:  # the period is not a whole number of bins
+            return float("nan")
+        return float(a.max()) if a.size else float("nan")
+
+    out["amplitude_max_W"] = {T: amax(fast_W, T) for T in periods_s}
+    out["amplitude_max_grid_W"] = {T: amax(grid, T) for T in periods_s}
 
     def viol(x: np.ndarray) -> np.ndarray:
         if not ramp_W_per_s or 60.0 % dt_s > 1e-9 * 60.0:

@@ -181,8 +181,9 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
         prof = _profile(cfg)
         for j in np.flatnonzero(np.isfinite(result.jobs["node_power_set_W"].to_numpy(float))):
             profiles[int(j)] = prof
-    t_first, fast = fast_facility_series(result, idle_node_it_W=idle_it, it_per_dc=slope, profiles=profiles,
-                                         dt_s=g.resample_s)
+    ramp = g.ramp_limit_MW_per_min * 1e6 / 60.0 if g.ramp_limit_MW_per_min is not None else None
+    t_first, fast, shaping = fast_facility_series(result, idle_node_it_W=idle_it, it_per_dc=slope, profiles=profiles,
+                                                  dt_s=g.resample_s, shape_ramp_W_per_s=ramp)
     held = getattr(sim.policy, "held_dr", set())
     reports = event_reports(result, events, idle_node_it_W=idle_it, held_jobs=held, baseline=baseline,
                             serving_requests=serving.requests if serving is not None else None,
@@ -219,7 +220,6 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
             summary[k] = float(info[k])
 
     # fast dynamics: the resampled facility power, ramps, battery
-    ramp = g.ramp_limit_MW_per_min * 1e6 / 60.0 if g.ramp_limit_MW_per_min is not None else None
     bat = None
     if g.battery is not None:
         b = g.battery
@@ -234,17 +234,25 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
             summary[f"grid_ramp_{D:g}s_with_battery_W"] = rr["ramp_grid_W"][D]
     for T in periods:
         summary["grid_amplitude_at_period_W"] = rr["amplitude_W"][T]
+        summary["grid_amplitude_at_period_max_W"] = rr["amplitude_max_W"][T]
         if bat is not None:
             summary["grid_amplitude_at_period_with_battery_W"] = rr["amplitude_grid_W"][T]
+            summary["grid_amplitude_at_period_max_with_battery_W"] = rr["amplitude_max_grid_W"][T]
     if ramp is not None:
         summary["grid_ramp_limit_W_per_s"] = ramp
         summary["grid_ramp_violations"] = float(rr["violations_facility"])
+        summary["grid_soft_start_deficit_J"] = shaping["E_soft_start_deficit_J"]
+        summary["grid_ramp_down_filler_J"] = shaping["E_ramp_down_filler_J"]
         if bat is not None:
             summary["grid_ramp_violations_with_battery"] = float(rr["violation_window_start_s"].size)
     fast_dec, k = _decimate(fast)
     rattrs = {"resample_s": g.resample_s, "t_first_s": t_first, "decimation": float(k),
               "ramp_limit_W_per_s": ramp if ramp is not None else float("nan"),
               "violations_without_battery": float(rr["violations_facility"]),
+              "E_soft_start_deficit_J": shaping["E_soft_start_deficit_J"],
+              "E_ramp_down_filler_J": shaping["E_ramp_down_filler_J"],
+              "shaping": "with a ramp limit, each job start ramps in and each end ramps down at the limit (soft start, "
+                         "filler load); the simulation's energies do not include the deficit and the filler",
               "definition": "ramp over D = largest change between consecutive D-averages of facility power; a "
                             "violation is a pair of consecutive 60 s means of the grid draw differing by more "
                             "than 60 s x the limit"}
@@ -263,7 +271,9 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
     if periods:
         rds["period_s"] = (np.array(periods, dtype=float), "s", "Training periods of the job profiles")
         rds["amplitude_W"] = (np.array([rr["amplitude_W"][T] for T in periods]), "W",
-                              "Amplitude of facility power at each period (Fourier component)")
+                              "Amplitude of facility power at each period (Fourier component, whole series)")
+        rds["amplitude_max_W"] = (np.array([rr["amplitude_max_W"][T] for T in periods]), "W",
+                                  "Largest amplitude at each period in windows of ~15 min (whole periods)")
         rattrs.update({"profile_low_W": g.power_profile.low_W, "profile_high_W": g.power_profile.high_W,
                        "profile_duty": g.power_profile.duty, "profile_floor_W": g.power_profile.floor_W,
                        "profiled_jobs": float(len(profiles))})

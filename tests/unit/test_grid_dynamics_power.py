@@ -106,3 +106,35 @@ def test_fundamental_amplitude_of_square_wave():
     # at T/2 the second harmonic of the square wave: (2S / (2 pi)) |sin(2 pi d)| sinc(dt / (T/2))
     second = 2 * 1000 / (2 * math.pi) * abs(math.sin(2 * math.pi * 0.3)) * np.sinc(dt / 10.0)
     assert fundamental_amplitude(x, dt, 10.0) == pytest.approx(second, rel=1e-4)
+
+
+def test_kink_bin_means_and_ramped_steps_by_hand():
+    from power.ramps import kink_bin_means, ramped_steps
+    # f = 2 (t - 1)_+ - 2 (t - 3)_+: 0 until 1, ramp to 4 at 3, then 4. Bins of 1 s: [0, 1, 3, 4, 4]
+    m = kink_bin_means(np.array([1.0, 3.0]), np.array([2.0, -2.0]), 0.0, 1.0, 5)
+    assert np.allclose(m, [0.0, 1.0, 3.0, 4.0, 4.0], rtol=0, atol=1e-12)
+    # a 600 W job from 10 to 100 s at 10 W/s: ramp-in 60 s (deficit 600^2/20 = 18 kJ), ramp-down 60 s after 100
+    t, c, deficit, filler = ramped_steps(np.array([10.0]), np.array([100.0]), np.array([600.0]), 10.0)
+    assert deficit == pytest.approx(18000.0) and filler == pytest.approx(18000.0)
+    f = kink_bin_means(t, c, 0.0, 1.0, 200)
+    assert f[9] == 0.0 and f[10] == pytest.approx(5.0) and f[75] == pytest.approx(600.0)
+    assert f[100] == pytest.approx(595.0) and f[160] == pytest.approx(0.0, abs=1e-9)
+    assert np.max(np.abs(np.diff(f))) <= 10.0 + 1e-9
+    # the energy: 600 W x 90 s - deficit + filler
+    assert f.sum() == pytest.approx(600 * 90 - 18000 + 18000)
+    # a 30 s job shorter than its 60 s ramp reaches 300 W: deficit 600 x 30 - 10 x 30^2 / 2, filler 300^2 / 20
+    _, _, d2, f2 = ramped_steps(np.array([0.0]), np.array([30.0]), np.array([600.0]), 10.0)
+    assert d2 == pytest.approx(18000 - 4500) and f2 == pytest.approx(4500.0)
+
+
+def test_windowed_amplitude_sees_a_job_that_the_whole_series_averages_out():
+    from power.ramps import windowed_amplitude
+    p = PeriodicProfile(period_s=10.0, duty=0.5, low_W=0.0, high_W=1000.0)
+    x = np.zeros(36000)
+    add_periodic_bins(x, 0.0, 1.0, 0.0, 900.0, p, scale=1.0)  # one 15 min job in 10 h
+    a = windowed_amplitude(x, 1.0, 10.0, 900.0)
+    # 1 s bins of a 10 s square wave of duty 0.5: N = 10 samples of +-S/2 per period; the DFT bin is
+    # (2/N) S |sum_{k<5} exp(-i pi k / 5)| = (2/N) S / sin(pi/N) (geometric sum), 647.2 W for S = 1000 W
+    assert a[0] == pytest.approx(2 * 1000 / (10 * math.sin(math.pi / 10)), rel=1e-12)
+    assert np.all(a[1:] < 1e-6)
+    assert fundamental_amplitude(x, 1.0, 10.0) == pytest.approx(a[0] / 40, rel=1e-9)
