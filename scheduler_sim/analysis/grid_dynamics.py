@@ -233,7 +233,8 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
         Fine bin [s].
     shape_ramp_W_per_s : float | None
         With a facility ramp-rate limit: every job start ramps in and every end ramps down at this rate instead
-        of stepping (:func:`power.ramps.ramped_steps`: soft start, filler load after the end); None keeps steps.
+        of stepping (:func:`power.ramps.ramped_steps`: soft start, filler load after the end), one ramp per run
+        attempt of a job; a profiled job's swing begins after its soft start; None keeps steps.
 
     Returns
     -------
@@ -265,20 +266,29 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
     fine = step_bin_means(edges, deltas, float(t[0]), dt_s, n)
     coarse = fine.reshape(len(t), r).mean(axis=1)  # exact interval means of the same step function
     out = np.repeat(P, r) + fine - np.repeat(coarse, r)
+    soft = {}  # job id -> (start, ramp time) of its soft start, to begin its periodic swing after it
     if shape_ramp_W_per_s is not None and s.size:
-        kt, kc, extra["E_soft_start_deficit_J"], extra["E_ramp_down_filler_J"] = ramped_steps(s, e, m,
+        # one ramp per run attempt of a job (its allocation rows, one per CDU run, share job id and start)
+        att = pd.DataFrame({"job": np.asarray(result.allocations["job_id"]), "s": s, "e": e, "m": m})
+        att = att.groupby(["job", "s", "e"], sort=True, as_index=False)["m"].sum()
+        sa, ea, ma = att["s"].to_numpy(float), att["e"].to_numpy(float), att["m"].to_numpy(float)
+        kt, kc, extra["E_soft_start_deficit_J"], extra["E_ramp_down_filler_J"] = ramped_steps(sa, ea, ma,
                                                                                               shape_ramp_W_per_s)
-        pos = m > 0  # the ramped jobs: their steps are replaced by the ramps (jobs at or below idle keep steps)
+        pos = ma > 0  # the ramped attempts: their steps are replaced by the ramps (at or below idle: steps kept)
         out += kink_bin_means(kt, kc, float(t[0]), dt_s, n) - step_bin_means(
-            np.r_[s[pos], e[pos]], np.r_[m[pos], -m[pos]], float(t[0]), dt_s, n)
+            np.r_[sa[pos], ea[pos]], np.r_[ma[pos], -ma[pos]], float(t[0]), dt_s, n)
+        for jid, s0, e0, m0 in zip(att["job"], sa, ea, ma):
+            soft[(jid, s0)] = min(max(m0, 0.0) / shape_ramp_W_per_s, e0 - s0)
     if profiles:
         jobs = result.jobs
         st = jobs["sim_start_s"].to_numpy(float)
         en = jobs["sim_end_s"].to_numpy(float)
         nn = jobs["nodes"].to_numpy(float)
+        ids = jobs["job_id"].to_numpy()
         for j, prof in profiles.items():
             if math.isfinite(st[j]) and math.isfinite(en[j]):
-                add_periodic_bins(out, float(t[0]), dt_s, st[j], en[j], prof, nn[j] * it_per_dc)
+                s0 = st[j] + soft.get((ids[j], st[j]), 0.0)  # the swing starts after a soft start
+                add_periodic_bins(out, float(t[0]), dt_s, s0, en[j], prof, nn[j] * it_per_dc)
     return float(t[0]), out, extra
 
 

@@ -109,3 +109,18 @@ def test_merge_event_caps():
     assert merge_event_caps([], [], 0.0, need_power=True) == [(0.0, float("inf"))]
     assert merge_event_caps([], [GridEvent(10.0, 20.0, 5.0)], 0.0) == [(0.0, float("inf")), (10.0, 5.0),
                                                                          (20.0, float("inf"))]
+
+
+def test_soft_start_and_ramp_down_in_the_resampled_power(tiny_system):
+    # one 2-node job (467.836 W of IT above idle, one allocation row per node run) for 300 s, starts and ends
+    # shaped at 2 W/s: the 1 s series never steps by more than 2 W, and the filler after the end is m^2 / (2 r)
+    res, j, _ = _run([(1, 0, 2, 300, 300)], tiny_system)
+    sim_idle = IDLE_IT / 4
+    t0, fast, extra = fast_facility_series(res, idle_node_it_W=sim_idle, it_per_dc=1 / (0.9 * 0.95), dt_s=1.0,
+                                           shape_ramp_W_per_s=2.0)
+    m = 2 * NODE_IT
+    assert np.max(np.abs(np.diff(fast))) <= 2.0 * (1 + 1e-9)
+    assert extra["E_ramp_down_filler_J"] == pytest.approx(m * m / 4.0, rel=1e-9)
+    assert extra["E_soft_start_deficit_J"] == pytest.approx(m * m / 4.0, rel=1e-9)
+    assert fast[100] == pytest.approx(IDLE_IT + 2.0 * 100.5, rel=1e-9)  # mid-ramp: idle + r x 100.5 s
+    assert fast[299] == pytest.approx(IDLE_IT + m, rel=1e-9)
