@@ -7,6 +7,7 @@ such runs are unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from ..policies.grid_events import GridDynamicsPolicy, GridEvent, merge_event_ca
 from ..policies.registry import make_policy
 
 if TYPE_CHECKING:
+    from ..kernel.config import SimulationConfig
     from ..kernel.simulation import Simulation, SimulationResult
     from ..serving.run import ServingOutput
     from .config import RunConfig
@@ -103,37 +105,35 @@ def _profile(cfg) -> PeriodicProfile:
     return PeriodicProfile(pp.period_s, pp.duty, pp.low_W, pp.high_W, pp.floor_W)
 
 
-def wrap_policy(cfg: RunConfig, policy: BasePolicy | str, options: dict,
-                events: list[GridEvent]) -> tuple[BasePolicy | str, list]:
-    """The policy and budget schedule of a run with events or a ramp limit.
+def wrap_policy(cfg: RunConfig, policy: BasePolicy | str, sim_cfg: SimulationConfig,
+                events: list[GridEvent]) -> tuple[BasePolicy | str, SimulationConfig]:
+    """The policy and kernel options of a run with events or a ramp limit.
 
     Parameters
     ----------
     cfg : RunConfig
         The run.
     policy : BasePolicy | str
-        The configured policy (a name is instantiated with ``options["backfill"]`` and
-        ``options["policy_params"]``).
-    options : dict
-        :func:`scheduler_sim.app.runner.simulation_options` of the run (``power_cap``, ``window_start_s`` ...).
+        The configured policy (a name is instantiated with the options' ``backfill`` and ``policy_params``).
+    sim_cfg : SimulationConfig
+        The kernel options of the run (:func:`scheduler_sim.app.runner.simulation_config`).
     events : list[GridEvent]
         From :func:`resolve_events`.
 
     Returns
     -------
     tuple
-        ``(policy, power_cap)``: unchanged without events and ramp limit; else the wrapped policy and the budget
-        with the events' caps (:func:`merge_event_caps`).
+        ``(policy, sim_cfg)``: unchanged without events and ramp limit; else the wrapped policy and the options with
+        the events' caps folded into the power budget (:func:`merge_event_caps`).
     """
     ramp = cfg.grid.ramp_limit_MW_per_min if cfg.grid is not None else None
-    power_cap = list(options.get("power_cap", []))
     if not events and ramp is None:
-        return policy, power_cap
+        return policy, sim_cfg
     if isinstance(policy, str):
-        policy = make_policy(policy, options.get("backfill"), **(options.get("policy_params") or {}))
+        policy = make_policy(policy, sim_cfg.backfill, **(sim_cfg.policy_params or {}))
     wrapped = GridDynamicsPolicy(policy, events, ramp_W_per_s=ramp * 1e6 / 60.0 if ramp is not None else None)
-    return wrapped, merge_event_caps(power_cap, events, float(options.get("window_start_s", 0.0)),
-                                     need_power=ramp is not None)
+    cap = merge_event_caps(list(sim_cfg.power_cap), events, float(sim_cfg.window_start_s), need_power=ramp is not None)
+    return wrapped, dataclasses.replace(sim_cfg, power_cap=tuple(cap))
 
 
 def _decimate(x: np.ndarray) -> tuple[np.ndarray, int]:
@@ -171,7 +171,7 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
     """
     g = cfg.grid
     n = sim.system.n_nodes
-    p0 = np.full(n, sim.idle_node_power)
+    p0 = np.full(n, sim.jobdata.idle_node_power_W)
     idle_it = float(sim.chain.node_it_input_w(p0).mean())
     slope = float((sim.chain.node_it_input_w(p0 + 1.0) - sim.chain.node_it_input_w(p0)).mean())
     summary: dict[str, float] = {}

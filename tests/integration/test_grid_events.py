@@ -28,7 +28,7 @@ def _run(rows, system, events=(), ramp=None, wrap=True):
     sim = Simulation(make_jobs(rows), system, pol, window_start_s=0.0, window_s=1e6, interval_s=60.0, step_s=15.0,
                      power_cap=merge_event_caps([], list(events), 0.0, need_power=ramp is not None))
     res = sim.run()
-    idle_node = float(sim.chain.node_it_input_w(np.full(4, sim.idle_node_power)).mean())
+    idle_node = float(sim.chain.node_it_input_w(np.full(4, sim.jobdata.idle_node_power_W)).mean())
     fast = fast_facility_series(res, idle_node_it_W=idle_node, it_per_dc=1 / (0.9 * 0.95), dt_s=1.0)
     reps = event_reports(res, list(events), idle_node_it_W=idle_node, held_jobs=getattr(pol, "held_dr", set()),
                          fast=(fast[0], 1.0, fast[1]))
