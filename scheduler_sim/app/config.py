@@ -25,6 +25,7 @@ from pydantic import (
 
 from jobs.textfiles import read_utf8
 
+from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
 from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
 
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
@@ -319,9 +320,10 @@ class ServingConfig(_Strict):
         return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
-class GridConfig(GridSignalsConfig):
+class GridConfig(GridDynamicsConfig, GridSignalsConfig):
     """The facility on the grid (optional ``[grid]`` section): carbon intensity and price signals
-    (:mod:`scheduler_sim.app.grid_signals_config`).
+    (:mod:`scheduler_sim.app.grid_signals_config`), demand-response events, ramp-rate limit, battery, periodic job
+    power (:mod:`scheduler_sim.app.grid_config`).
     """
 
 

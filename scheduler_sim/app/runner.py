@@ -33,6 +33,7 @@ from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
+from . import grid_run
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
 from .twin import twin_from_config
@@ -152,6 +153,15 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
         return CoolingPlant(params, step_s=cfg.cooling.step_s)
 
 
+def _grid_writers(ga, grid_content):
+    """The ``extra_groups`` writer of ``/grid``: the dynamic reports (events, ramps, battery) and the cost / CO2
+    attribution, each when the run has them; None when it has neither (no ``/grid``)."""
+    parts = ([grid_run.writer(grid_content)] if grid_content else []) + ([grid_writer(ga)] if ga is not None else [])
+    if not parts:
+        return None
+    return lambda f: [w(f) for w in parts]
+
+
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
             comm=None) -> RunOutput:
     """Run one configuration and write its HDF5 file.
@@ -267,6 +277,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, grid))
+    events = []
+    if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
+        events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
+        policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, events)
+        jobs = grid_run.apply_power_profiles(cfg, jobs)
     sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None)
@@ -287,6 +302,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         result.summary.update(grid_summary(ga))
         result.info["grid_currency"] = grid.attrs.get("currency", "")
         result.info.setdefault("warnings", []).extend(_grid_warnings(ga))
+    grid_content = None
+    if grid_run.enabled(cfg):
+        t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s if cfg.serving is not None else 0.0
+        dyn_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, events, serving=serving,
+                                                                         serving_offset_s=t_serv)
+        result.summary.update(dyn_summary)
+        for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
+            say(line)
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
@@ -294,7 +317,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
                          attribution=attribution_of_run(result, cfg.to_json()),
-                         extra_groups=grid_writer(ga) if ga is not None else None)
+                         extra_groups=_grid_writers(ga, grid_content))
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:

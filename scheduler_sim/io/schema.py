@@ -34,7 +34,7 @@ __all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "R
            "SCHEMA_VERSION", "DTYPES", "file_kind"]
 
 #: Version of the run file schema (root attribute ``schema_version``); a minor version adds, never changes.
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 class SchemaError(ValueError):
@@ -476,6 +476,21 @@ def _run_table() -> tuple[Entry, ...]:
             "IT equipment are IT), included in P_node_W", long_name=True),
         _group("/serving/summary", "Serving metrics as attributes (also in /summary with the prefix serving_)"),
         _attr("/serving/summary@{metric}", "float64", "One serving metric (unit from the name suffix)"),
+        # /grid (issue #15): cost / CO2 (scheduler_sim.io.grid) and the dynamic reports (scheduler_sim.io.grid_group);
+        # each writer names its units per dataset (grid_units, the report tables), so units are checked present only
+        _group("/grid", "The facility on the grid (present with a [grid] section, --carbon or --price)",
+               since="1.2"),
+        _attr("/grid@{name}", "number", "Signal description: currency, alignment, basis, fallbacks (docs/grid.md)",
+              since="1.2"),
+        _attr("/grid@{text}", "str", "Signal description: sources, currency, alignment (docs/grid.md)", since="1.2"),
+        _group("/grid/{sub}", "jobs, pseudo, accounts, cdu, timeseries, totals (cost / CO2); events, ramps, battery "
+               "(demand response, ramps: docs/grid_dynamics.md)", since="1.2"),
+        _attr("/grid/{sub}@{name}", "number", "A total or a setting of the subgroup (unit in the name)", since="1.2"),
+        _attr("/grid/{sub}@{text}", "str", "A label of the subgroup", since="1.2"),
+        Entry("/grid/{sub}/{name}", "number", None, None, "Cost, CO2, power, state of charge, ramp or event row "
+            "(units attribute per dataset)", since="1.2"),
+        Entry("/grid/{sub}/{text}", "str", None, "", "Account names, event labels and verdicts", has_units=False,
+            since="1.2"),
     ]
     return tuple(E)
 

@@ -290,6 +290,9 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
     cpu = np.where(np.isnan(cpu), system.default_cpu_util, cpu)
     gpu = np.where(np.isnan(gpu), system.default_gpu_util, gpu)
     model_W = node_power_w(cpu, gpu, system.node)  # (n_jobs,) W per node
+    if "node_power_set_W" in df.columns:  # a job's fixed mean node power (periodic profiles of #15)
+        setp = df["node_power_set_W"].to_numpy(float)
+        model_W = np.where(np.isfinite(setp), setp, model_W)
     power_W = _measured_power(df, model_W, info) if use_measured_power else model_W.copy()
     profiles = {}
     if profiles_table is not None and len(profiles_table):
