@@ -4,7 +4,7 @@ Every group, dataset and attribute is written through :class:`scheduler_sim.io.s
 table of :mod:`scheduler_sim.io.schema` is the one place that declares the layout below (dtype, shape, unit,
 description, since-version); docs/output_schema.md is generated from it.
 
-Layout (schema 1.1; 1.1 added /attribution, readers accept any 1.x)::
+Layout (schema 1.2; 1.1 added /attribution, 1.2 /grid, readers accept any 1.x)::
 
     /                      attrs: schema_version, software_version, git_sha, run_name, system, policy, seed,
                                   config_json, pue_definition, cooling_modelled
