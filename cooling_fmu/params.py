@@ -45,7 +45,10 @@ class PumpParams(BaseModel):
 
     The electrical power at flow fraction ``w`` follows :func:`cooling_fmu.modelica.pump_power_W`: hydraulic power
     ``V_nom w (dp_static + dp_friction w^2)`` (the affinity law with a static term), divided by ``eta_pump`` and by
-    the motor and drive efficiency at the shaft load (Bernier & Bourret 1999, falling at part load).
+    the motor and drive efficiency at the motor load (U.S. DOE 2014 motor part-load curve, falling at part load).
+    A group of ``n_pumps`` identical pumps in parallel is staged with the flow: ``ceil(w n_pumps)`` run, each at the
+    same speed, so each running motor stays nearer its rating (ASHRAE 90.1 sec. 6.5.4 variable-flow hydronic
+    systems; the usual N-pump headered arrangement).
 
     Attributes
     ----------
@@ -56,12 +59,16 @@ class PumpParams(BaseModel):
         Friction pressure drop of the loop at nominal flow [Pa] (>= 0), scaling with the square of the flow.
     eta_pump : float
         Hydraulic (water-to-shaft) efficiency of the pump, in (0, 1]; held constant (pump-curve shape omitted).
+    n_pumps : int
+        Identical pumps sharing the duty in parallel (1..16, default 1), staged with the flow; the heads and the
+        nominal flow are those of the whole group.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     dp_static_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
     dp_friction_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
     eta_pump: float = Field(gt=0, le=1)
+    n_pumps: int = Field(default=1, ge=1, le=16)
 
     @model_validator(mode="after")
     def _some_head(self) -> PumpParams:
