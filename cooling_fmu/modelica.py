@@ -34,7 +34,11 @@ a cube law: a static head keeps it up at low flow, and small motors lose efficie
 * CDU secondary pump, ``pump_control = "constant_flow"``: ``y_sec = 1`` at every load (fixed speed); ``"dp"``
   (differential pressure held at the racks, ``dp_static`` = the set point): ``y_sec = clip(Q_CDU / Q_nominal,
   y_pump_sec_min, 1)``. ``m_sec = y_sec m_sec_nominal``.
-* Facility pump: flow fraction ``w_fac = m_fac / (n m_fac_nominal)`` set by the CDU valves.
+* Facility pump: flow fraction ``w_fac = m_fac / (n m_fac_nominal)`` set by the CDU valves. With
+  ``facility.dp_reset`` the differential-pressure set point (the static term) is reset down until the neediest
+  valve is fully open: ``dp(w) = dp_static r^2 + dp_friction w^2``, ``r = max(dp_reset_min, max_i y_valve_i)``, so
+  ``x = w (s r^2 + (1 - s) w^2)`` (ASHRAE 90.1 sec. 6.5.4 hydronic variable flow; the trim-and-respond reset of
+  ASHRAE Guideline 36; its effect is what the Appendix G "VSD DP Reset" pump curve of 90.1 represents).
 * Tower pumps: ``w_cw = max(w_flow_min, w_fac)`` (``w_flow_min = 1``: constant flow; ASHRAE 90.1-2013 sec.
   6.5.5.4 asks towers to take 50 % of their design flow per cell), ``m_cw = w_cw m_cw_nominal``.
 
@@ -330,7 +334,7 @@ def _shaft_nominal_W(pump, m_nominal_kg_s: float, rho: float) -> float:
     return m_nominal_kg_s / rho * (pump.dp_static_Pa + pump.dp_friction_Pa) / pump.eta_pump
 
 
-def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w):
+def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w, r=1.0):
     """Electrical power of a pump group at flow fraction ``w`` (law in the module docstring).
 
     Parameters
@@ -343,15 +347,17 @@ def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w):
         Water density [kg/m3].
     w : float or ndarray
         Flow fraction, in (0, 1].
+    r : float or ndarray, optional
+        Reset factor of the static head (differential-pressure set-point reset), in (0, 1]; 1 = no reset.
 
     Returns
     -------
     float or ndarray
-        ``P_shaft,nom x / eta_md(x N / n_on)`` with ``x = w (s + (1 - s) w^2)``, ``N = n_pumps``, ``n_on`` =
+        ``P_shaft,nom x / eta_md(x N / n_on)`` with ``x = w (s r^2 + (1 - s) w^2)``, ``N = n_pumps``, ``n_on`` =
         :func:`pumps_running` [W].
     """
     s = pump.static_fraction
-    x = w * (s + (1.0 - s) * w * w)
+    x = w * (s * r * r + (1.0 - s) * w * w)
     xp = x * pump.n_pumps / pumps_running(pump, w)
     eta = motor_drive_efficiency(xp, pump_rated_motor_W(pump, m_nominal_kg_s, rho_kg_m3))
     return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * x / eta
@@ -498,6 +504,9 @@ def generate_plant_modelica(params: PlantParams) -> str:
         psy_eq += e
         if k < NEWTON_STEPS:
             newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_wb - dh_air) / dh_ao{k};")
+    y_max = "y_valve[1]"
+    for i in range(2, n + 1):  # max over the CDU valves, nested (no array reduction needed from the compiler)
+        y_max = f"max({y_max}, y_valve[{i}])"
     K = NEWTON_STEPS
     decl_psy = "\n".join(psy_decl)
     eq_psy = "\n".join(psy_eq + newton)
@@ -522,6 +531,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real m_water_ret(unit="kg") = {_r(f.m_water_ret_kg)} "Water mass of the facility return piping";
   parameter Real P_shaft_fac_nominal(unit="W") = {_r(_shaft_nominal_W(f.pump, params.m_flow_fac_design_kg_s, rho))} "Facility pump shaft power at design flow";
   parameter Real s_fac(unit="1") = {_r(f.pump.static_fraction)} "Static share of the facility pump head";
+  parameter Real dp_reset_min(unit="1") = {_r(f.dp_reset_min if f.dp_reset else 1.0)} "Floor of the set-point reset factor (1 = no reset)";
   parameter Real m_flow_cw_nominal(unit="kg/s") = {_r(tl.m_flow_nominal_kg_s)} "Tower-water flow at full pump speed";
   parameter Real w_cw_min(unit="1") = {_r(tl.w_flow_min)} "Smallest tower-water flow fraction";
   parameter Real UA_ihx(unit="W/K") = {_r(tl.UA_ihx_W_K)} "Conductance of the intermediate heat exchanger";
@@ -579,6 +589,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real e_valve[{n}](each unit="1") "Normalised valve controller error";
   Real w_fac(unit="1") "Facility flow fraction of design";
   Real x_fac(unit="1") "Facility pump shaft-load fraction";
+  Real r_dp(unit="1") "Reset factor of the facility differential-pressure set point";
   Real w_cw(unit="1") "Tower-water flow fraction";
   Real x_cw(unit="1") "Tower pump shaft-load fraction";
   Real C_min_ihx(unit="W/K") "Smaller heat-capacity rate of the IHX";
@@ -663,7 +674,8 @@ equation
   end for;
   m_flow_fac = sum(m_flow_fac_cdu);
   w_fac = m_flow_fac / m_flow_fac_design;
-  x_fac = w_fac * (s_fac + (1.0 - s_fac) * w_fac * w_fac);
+  r_dp = max(dp_reset_min, {y_max});
+  x_fac = w_fac * (s_fac * r_dp * r_dp + (1.0 - s_fac) * w_fac * w_fac);
   P_pump_fac = {_pump_power_expr(f.pump, params.m_flow_fac_design_kg_s, rho, "w_fac", "x_fac", "P_shaft_fac_nominal")};
   w_cw = max(w_cw_min, w_fac);
   m_flow_cw = w_cw * m_flow_cw_nominal;
@@ -859,7 +871,8 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     Q_ch, P_ch, _ = _chiller(params, m_fac, T_ihx_out, T_wb_K)
     T_ch_out = T_ihx_out - Q_ch / (m_fac * cp)
     P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
-    P_fac = float(pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w))
+    r_dp = max(f.dp_reset_min if f.dp_reset else 1.0, float(np.max(y_valve)))
+    P_fac = float(pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
     P_cw = float(pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
     m_air, T_ao, W_in, W_out = _exit_air(params, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
                                          Q_tower + Q_ch + P_ch)

@@ -142,12 +142,21 @@ class FacilityParams(BaseModel):
         Water mass of the return piping (one well-mixed volume) [kg] (> 0).
     pump : PumpParams
         Facility (hot-water) pump hydraulics; its nominal flow is every CDU valve open.
+    dp_reset : bool
+        Differential-pressure set-point reset (default False): the set point ``pump.dp_static_Pa`` is lowered until
+        the neediest CDU valve is fully open, i.e. scaled by ``max(dp_reset_min, max_i y_valve_i)^2`` (ASHRAE 90.1
+        sec. 6.5.4 / Guideline 36 trim-and-respond reset of hydronic variable-flow systems).
+    dp_reset_min : float
+        Flow fraction of the neediest branch below which the reset stops lowering the set point, in (0, 1]
+        (default 0.3: the set point never falls below 9 % of its design value).
     """
 
     model_config = _STRICT
     m_water_sup_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     m_water_ret_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     pump: PumpParams
+    dp_reset: bool = False
+    dp_reset_min: float = Field(default=0.3, gt=0, le=1)
 
 
 class TowerLoopParams(BaseModel):

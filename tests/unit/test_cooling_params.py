@@ -70,13 +70,14 @@ def test_analytic_steady_state_hand_numbers():
     rel = r1 + (x - 0.1) / 0.1 * (r2 - r1)
     np.testing.assert_allclose(ss["P_pump_sec"], shaft * x / (0.9021 * rel), rtol=2e-6)
     assert ss["P_pump_sec"][0] == pytest.approx(668.4, abs=0.5)  # (Bernier & Bourret's curve gave 604 W)
-    # facility: valves at 0.2, s = 100 / 300 kPa: x = 0.2 (1/3 + 2/3 x 0.04) = 0.0720; one of two pumps runs
-    # (0.2 x 2 < 1) at 2 x = 0.144 of its rating; motor 13.72 kW: t = (13,720 - 7,500) / 7,500 between 7.5 and 15 kW
-    x = 0.2 * (1 / 3 + 2 / 3 * 0.04)
+    # facility: valves at 0.2, s = 100 / 300 kPa, set point reset to its floor r = 0.3: x = 0.2 (1/3 x 0.09 + 2/3 x
+    # 0.04) = 0.01133; one of two pumps runs (0.2 x 2 < 1) at 2 x = 0.0227 of its rating; motor 13.72 kW:
+    # t = (13,720 - 7,500) / 7,500 between the 7.5 and 15 kW columns
+    x = 0.2 * (0.09 / 3 + 2 / 3 * 0.04)
     shaft = 63.6 / 997 * 300e3 / 0.75
     t = (shaft / 2 / 0.93 - 7500.0) / 7500.0
     r1, r2 = 0.458027 + t * (0.576112 - 0.458027), 0.752727 + t * (0.843179 - 0.752727)
-    rel = r1 + (2 * x - 0.1) / 0.1 * (r2 - r1)
+    rel = r1 * (2 * x) / 0.1  # the table is 0 at 0 load and r1 at 0.1: linear in between
     assert ss["P_pump_fac"] == pytest.approx(shaft * x / (0.9021 * rel), rel=2e-6)
     # tower pumps: variable flow held at the 50 % turndown (ASHRAE 90.1-2013 6.5.5.4); x = 0.5 (1/3 + 2/3 x 0.25) =
     # 0.25; one of two pumps at 0.5 of its rating: rel halfway between the 0.4 and 0.6 points of the 8.23 kW motor
