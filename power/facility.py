@@ -199,8 +199,8 @@ class AirSideSpec(_Strict):
 
         Parameters
         ----------
-        T_wb_K : array_like or None
-            Outdoor wet-bulb [K]; None (or no ``chw_supply_K``): the rated ``chiller_cop``.
+        T_wb_K : ArrayLike | None
+            Outdoor wet-bulb [K], scalar or array; None (or no ``chw_supply_K``): the rated ``chiller_cop``.
 
         Returns
         -------
