@@ -16,22 +16,31 @@ Pumps (every pump: CDU secondary, facility, tower water)
 ------------------------------------------------------
 At flow fraction ``w`` the pump works against a system curve with a static term, ``dp(w) = dp_static +
 dp_friction w^2`` (the affinity law with a static head; e.g. ASHRAE Handbook HVAC Systems and Equipment 2020
-ch. 44 "Centrifugal pumps", system curves; Bernier & Bourret, "Pumping energy and variable frequency drives",
-ASHRAE Journal 41(12), 1999). Hydraulic power ``V_nom w dp(w)``, shaft power at a constant pump efficiency:
-``P_shaft = P_shaft,nom x`` with the shaft load fraction ``x = w (s + (1 - s) w^2)``, ``s = dp_static / (dp_static
-+ dp_friction)``, ``P_shaft,nom = V_nom (dp_static + dp_friction) / eta_pump``. This is exactly EnergyPlus'
-``Pump:VariableSpeed`` part-load curve ``FracFullLoadPower = C1 + C2 PLR + C3 PLR^2 + C4 PLR^3`` with ``C1 = 0,
-C2 = s, C3 = 0, C4 = 1 - s`` (EnergyPlus Input-Output Reference, Pump:VariableSpeed). The motor and drive lose
-efficiency at part load (Bernier & Bourret 1999, fits to manufacturers' data, ``L`` = 100 x):
-``eta_motor = 0.94187 (1 - exp(-9.04 x))``, ``eta_VFD = 0.5087 + 1.283 x - 1.42 x^2 + 0.5834 x^3``; electrical power
-``P = P_shaft,nom x / (eta_motor(x) eta_VFD(x))`` (:func:`pump_power_W`). So the power does not follow a cube law:
-a static head keeps it up at low flow, and the motor and drive losses rise as the load falls.
+ch. 44 "Centrifugal pumps", system curves). Hydraulic power ``V_nom w dp(w)``, shaft power at a constant pump
+efficiency: ``P_shaft = P_shaft,nom x`` with the shaft load fraction ``x = w (s + (1 - s) w^2)``, ``s = dp_static /
+(dp_static + dp_friction)``, ``P_shaft,nom = V_nom (dp_static + dp_friction) / eta_pump``. This is exactly
+EnergyPlus' ``Pump:VariableSpeed`` part-load curve ``FracFullLoadPower = C1 + C2 PLR + C3 PLR^2 + C4 PLR^3`` with
+``C1 = 0, C2 = s, C3 = 0, C4 = 1 - s`` (EnergyPlus Input-Output Reference, Pump:VariableSpeed).
+
+Staging: a group of ``N = n_pumps`` identical pumps in parallel; ``n_on = ceil(w N)`` run (at least one), all at
+the same speed (ASHRAE 90.1 sec. 6.5.4, variable-flow hydronic systems). Each running pump carries ``x N / n_on``
+of its own rating. Motor and drive: ``eta_md = ETA_MOTOR_FULL rel(x N / n_on) ETA_VFD`` with ``rel`` the motor
+part-load efficiency relative to full load of U.S. DOE (2014) "Determining Electric Motor Load and Efficiency"
+(Fig. 1, as tabulated in the Modelica Buildings Library's ``motorEfficiencyCurve``; :data:`MOTOR_REL_EFF`),
+interpolated for the motor's rated input power, piecewise linear in the load; the drive is held at
+``ETA_VFD``. Electrical power ``P = P_shaft,nom x / eta_md`` (:func:`pump_power_W`). So the power does not follow
+a cube law: a static head keeps it up at low flow, and small motors lose efficiency as their load falls.
 
 * CDU secondary pump, ``pump_control = "constant_flow"``: ``y_sec = 1`` at every load (fixed speed); ``"dp"``
   (differential pressure held at the racks, ``dp_static`` = the set point): ``y_sec = clip(Q_CDU / Q_nominal,
   y_pump_sec_min, 1)``. ``m_sec = y_sec m_sec_nominal``.
-* Facility pump: flow fraction ``w_fac = m_fac / (n m_fac_nominal)`` set by the CDU valves.
-* Tower pumps: ``w_cw = max(w_flow_min, w_fac)`` (``w_flow_min = 1``: constant flow), ``m_cw = w_cw m_cw_nominal``.
+* Facility pump: flow fraction ``w_fac = m_fac / (n m_fac_nominal)`` set by the CDU valves. With
+  ``facility.dp_reset`` the differential-pressure set point (the static term) is reset down until the neediest
+  valve is fully open: ``dp(w) = dp_static r^2 + dp_friction w^2``, ``r = max(dp_reset_min, max_i y_valve_i)``, so
+  ``x = w (s r^2 + (1 - s) w^2)`` (ASHRAE 90.1 sec. 6.5.4 hydronic variable flow; the trim-and-respond reset of
+  ASHRAE Guideline 36; its effect is what the Appendix G "VSD DP Reset" pump curve of 90.1 represents).
+* Tower pumps: ``w_cw = max(w_flow_min, w_fac)`` (``w_flow_min = 1``: constant flow; ASHRAE 90.1-2013 sec.
+  6.5.5.4 asks towers to take 50 % of their design flow per cell), ``m_cw = w_cw m_cw_nominal``.
 
 Per CDU ``i`` (``cp`` specific heat of water, SI throughout)
 --------------------------------------------------------
@@ -121,13 +130,19 @@ from .params import PlantParams
 
 __all__ = [
     "GENERATOR_VERSION",
-    "MOTOR_EFF",
+    "ETA_MOTOR_FULL",
+    "ETA_VFD",
+    "MOTOR_PLR",
+    "MOTOR_REL_EFF",
+    "MOTOR_SIZES_W",
     "NEWTON_STEPS",
     "STATE_NAMES",
-    "VFD_EFF",
     "analytic_steady_state",
     "generate_plant_modelica",
     "motor_drive_efficiency",
+    "motor_rel_curve",
+    "pump_rated_motor_W",
+    "pumps_running",
     "model_name_for",
     "plant_equations",
     "pump_power_W",
@@ -136,7 +151,7 @@ __all__ = [
 ]
 
 #: Bump when the generated source changes meaning (the FMU cache key also hashes the source text itself).
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 
 #: Names of the state groups in FMU order: per-CDU ``T_sec[n]``, ``I_valve[n]``, then scalars.
 STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan", "T_cw_sup")
@@ -144,12 +159,32 @@ STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan", "T_cw_sup"
 #: ``C_r`` above which the counterflow effectiveness uses its ``C_r = 1`` limit (avoids 0/0).
 CR_BALANCED = 0.9999
 
-#: Motor efficiency at shaft-load fraction x: ``a (1 - exp(-b x))`` (Bernier & Bourret 1999, ASHRAE Journal 41(12),
-#: fit to manufacturers' data for premium motors: 94.187 (1 - exp(-0.0904 L)), L in % of full load).
-MOTOR_EFF = (0.94187, 9.04)
-#: VFD efficiency at load fraction x: ``c0 + c1 x + c2 x^2 + c3 x^3`` (Bernier & Bourret 1999:
-#: 50.87 + 1.283 L - 0.0142 L^2 + 5.834e-5 L^3, L in %).
-VFD_EFF = (0.5087, 1.283, -1.42, 0.5834)
+#: Motor part-load efficiency relative to full load, ``eta_motor(L) / eta_motor(1)``, against the motor load
+#: fraction ``L`` (rows, :data:`MOTOR_PLR`) for motors of rated input power :data:`MOTOR_SIZES_W` (columns): U.S. DOE
+#: (2014), "Determining Electric Motor Load and Efficiency" (Motor Challenge fact sheet, Fig. 1), as digitised in the
+#: Modelica Buildings Library (``Buildings.Fluid.Movers.BaseClasses.Characteristics.motorEfficiencyCurve``, table
+#: ``tab``; LBNL, lbl-srg/modelica-buildings). Above 1 (and for motors above 70 kW) the ratio is 1.
+MOTOR_PLR = (0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
+MOTOR_SIZES_W = (700.0, 2500.0, 7500.0, 15000.0, 35000.0, 70000.0)
+MOTOR_REL_EFF = (
+    (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+    (0.319836509737628, 0.329886760993909, 0.458027464511497, 0.576112127457564, 0.643957112752703, 0.724359122802955),
+    (0.551721742352314, 0.613279531297038, 0.752726767477942, 0.843179028784475, 0.903480536322164, 0.962525762452817),
+    (0.716480140443274, 0.804199438688888, 0.886622050343885, 0.936873306625292, 0.956973809137855, 0.987124562906699),
+    (0.816999745270129, 0.922527383461084, 0.950165574415858, 0.980316328184702, 1.0, 1.0),
+    (0.906409929833499, 1.0, 1.0, 1.0, 1.0, 1.0),
+    (0.956863812148299, 1.0, 1.0, 1.0, 1.0, 1.0),
+    (1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+)
+#: Full-load motor efficiency [-]. ASSUMPTION: NEMA Premium 4-pole motors of 7.5-75 kW are 91.7-95.4 % efficient
+#: (NEMA MG 1 Table 12-12); 0.93 is used for every pump motor.
+ETA_MOTOR_FULL = 0.93
+#: Variable-frequency drive efficiency [-], held constant. ASSUMPTION: PWM drives are ~96-97 % efficient near full
+#: load (U.S. DOE Motor Systems Tip Sheet #11, "Adjustable Speed Drive Part-Load Efficiency"); the drive's own
+#: drop at light load is not modelled (the motor's is).
+ETA_VFD = 0.97
+#: Smallest motor load fraction used in the efficiency table (the table is 0 at 0: avoids 0/0 at zero flow).
+X_MOTOR_MIN = 0.02
 
 #: Newton steps used to find the saturated exit-air temperature (unrolled in the model).
 NEWTON_STEPS = 5
@@ -185,59 +220,156 @@ def _r(x: float) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # component laws shared by the generator and the numpy mirror
 # ---------------------------------------------------------------------------------------------------------------
-def motor_drive_efficiency(x):
-    """Combined motor and VFD efficiency at shaft-load fraction ``x`` (Bernier & Bourret 1999; :data:`MOTOR_EFF`,
-    :data:`VFD_EFF`).
+def motor_rel_curve(P_rated_W: float) -> np.ndarray:
+    """Part-load motor efficiency relative to full load at the points :data:`MOTOR_PLR`, for one motor size.
+
+    Linear interpolation of :data:`MOTOR_REL_EFF` in the rated motor input power, clipped to the table's 0.7-70 kW
+    (the Modelica Buildings Library interpolates the same table with a smooth monotone spline; the two differ by at
+    most a few 0.1 % between the tabulated sizes).
 
     Parameters
     ----------
-    x : float or ndarray
-        Shaft power as a fraction of the pump's nominal shaft power, > 0.
+    P_rated_W : float
+        Rated input power of the motor [W] (> 0).
 
     Returns
     -------
-    float or ndarray
-        ``eta_motor(x) eta_VFD(x)``, dimensionless (0.8995 at ``x = 1``).
+    ndarray, shape (8,)
+        ``eta_motor(L) / eta_motor(1)`` at ``L`` = :data:`MOTOR_PLR` (0 at L = 0, 1 at L = 1).
     """
-    a, b = MOTOR_EFF
-    c0, c1, c2, c3 = VFD_EFF
-    return a * (1.0 - np.exp(-b * x)) * (c0 + x * (c1 + x * (c2 + x * c3)))
+    tab = np.asarray(MOTOR_REL_EFF)
+    return np.array([np.interp(P_rated_W, MOTOR_SIZES_W, row) for row in tab])
 
 
-def _md_expr(x: str) -> str:
-    a, b = MOTOR_EFF
-    c0, c1, c2, c3 = VFD_EFF
-    return (f"({_r(a)} * (1.0 - exp({_c(-b)} * {x})) * ({_c(c0)} + {x} * ({_c(c1)} + {x} * ({_c(c2)} + {x} * "
-            f"{_c(c3)}))))")
+def _rel_eff(x, curve: np.ndarray):
+    """Piecewise-linear interpolation of a :func:`motor_rel_curve` at load fraction(s) ``x`` (flat above 1), as a
+    sum of clipped ramps: the same arithmetic the generated model uses.
+    """
+    xs = np.asarray(MOTOR_PLR)
+    out = curve[0] + 0.0 * np.asarray(x, dtype=float)
+    for k in range(len(xs) - 1):
+        dx = xs[k + 1] - xs[k]
+        out = out + (curve[k + 1] - curve[k]) / dx * np.minimum(np.maximum(x - xs[k], 0.0), dx)
+    return out
 
 
-def _shaft_nominal_W(pump, m_nominal_kg_s: float, rho: float) -> float:
-    """Nominal shaft power [W] of a pump: ``V_nom (dp_static + dp_friction) / eta_pump``."""
-    return m_nominal_kg_s / rho * (pump.dp_static_Pa + pump.dp_friction_Pa) / pump.eta_pump
+def _rel_eff_expr(x: str, curve: np.ndarray) -> str:
+    xs = MOTOR_PLR
+    terms = [_c(curve[0])]
+    for k in range(len(xs) - 1):
+        dx = xs[k + 1] - xs[k]
+        slope = (curve[k + 1] - curve[k]) / dx
+        if slope != 0.0:
+            terms.append(f"{_c(slope)} * min(max({x} - {_c(xs[k])}, 0.0), {_c(dx)})")
+    return "(" + " + ".join(terms) + ")"
 
 
-def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w):
-    """Electrical power of a pump at flow fraction ``w`` (law in the module docstring).
+def pump_rated_motor_W(pump, m_nominal_kg_s: float, rho_kg_m3: float) -> float:
+    """Rated input power of ONE pump motor [W]: the nominal shaft power of the pump group shared by its
+    ``n_pumps`` identical pumps, divided by :data:`ETA_MOTOR_FULL` (the motor sized to the pump's duty point).
 
     Parameters
     ----------
     pump : cooling_fmu.params.PumpParams
-        Static and friction head, hydraulic efficiency.
+        Heads, efficiency and number of pumps.
     m_nominal_kg_s : float
-        Mass flow at ``w = 1`` [kg/s].
+        Mass flow of the whole group at ``w = 1`` [kg/s].
     rho_kg_m3 : float
         Water density [kg/m3].
-    w : float or ndarray
-        Flow fraction, in (0, 1].
+
+    Returns
+    -------
+    float
+        Rated motor input power of one pump [W].
+    """
+    return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) / pump.n_pumps / ETA_MOTOR_FULL
+
+
+def motor_drive_efficiency(x, P_rated_W: float):
+    """Motor x drive efficiency of one pump at motor load fraction ``x``.
+
+    ``ETA_MOTOR_FULL * rel(max(x, X_MOTOR_MIN)) * ETA_VFD`` with ``rel`` the U.S. DOE (2014) part-load curve of a
+    motor of this size (:data:`MOTOR_REL_EFF`, :func:`motor_rel_curve`).
+
+    Parameters
+    ----------
+    x : float or ndarray
+        Shaft power of the pump as a fraction of its motor's rating, > 0.
+    P_rated_W : float
+        Rated motor input power [W] (selects the size column of the table).
 
     Returns
     -------
     float or ndarray
-        ``P_shaft,nom x / (eta_motor(x) eta_VFD(x))`` with ``x = w (s + (1 - s) w^2)`` [W].
+        Dimensionless efficiency; ``0.93 x 0.97 = 0.9021`` at and above ``x = 1`` for every size.
+    """
+    return ETA_MOTOR_FULL * ETA_VFD * _rel_eff(np.maximum(x, X_MOTOR_MIN), motor_rel_curve(P_rated_W))
+
+
+def pumps_running(pump, w):
+    """Number of identical pumps running at group flow fraction ``w``: ``ceil(w n_pumps)``, at least 1, written as
+    ``1 + #{k in 1..n_pumps-1 : w n_pumps > k}`` (the form of the generated model).
+
+    Parameters
+    ----------
+    pump : cooling_fmu.params.PumpParams
+        Pump group (``n_pumps``).
+    w : float or ndarray
+        Flow fraction of the group, in (0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        Pumps running (a whole number, as float).
+    """
+    N = pump.n_pumps
+    n = 1.0 + 0.0 * np.asarray(w, dtype=float)
+    for k in range(1, N):
+        n = n + np.where(np.asarray(w) * N > k, 1.0, 0.0)
+    return n if np.ndim(w) else float(n)
+
+
+def _shaft_nominal_W(pump, m_nominal_kg_s: float, rho: float) -> float:
+    """Nominal shaft power [W] of a pump group: ``V_nom (dp_static + dp_friction) / eta_pump``."""
+    return m_nominal_kg_s / rho * (pump.dp_static_Pa + pump.dp_friction_Pa) / pump.eta_pump
+
+
+def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w, r=1.0):
+    """Electrical power of a pump group at flow fraction ``w`` (law in the module docstring).
+
+    Parameters
+    ----------
+    pump : cooling_fmu.params.PumpParams
+        Static and friction head, hydraulic efficiency, number of identical staged pumps.
+    m_nominal_kg_s : float
+        Mass flow of the group at ``w = 1`` [kg/s].
+    rho_kg_m3 : float
+        Water density [kg/m3].
+    w : float or ndarray
+        Flow fraction, in (0, 1].
+    r : float or ndarray, optional
+        Reset factor of the static head (differential-pressure set-point reset), in (0, 1]; 1 = no reset.
+
+    Returns
+    -------
+    float or ndarray
+        ``P_shaft,nom x / eta_md(x N / n_on)`` with ``x = w (s r^2 + (1 - s) w^2)``, ``N = n_pumps``, ``n_on`` =
+        :func:`pumps_running` [W].
     """
     s = pump.static_fraction
-    x = w * (s + (1.0 - s) * w * w)
-    return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * x / motor_drive_efficiency(x)
+    x = w * (s * r * r + (1.0 - s) * w * w)
+    xp = x * pump.n_pumps / pumps_running(pump, w)
+    eta = motor_drive_efficiency(xp, pump_rated_motor_W(pump, m_nominal_kg_s, rho_kg_m3))
+    return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * x / eta
+
+
+def _pump_power_expr(pump, m_nominal_kg_s: float, rho: float, w: str, x: str, P_shaft: str) -> str:
+    """Modelica expression of :func:`pump_power_W` for flow fraction variable ``w`` and shaft-load variable ``x``."""
+    N = pump.n_pumps
+    n_on = " + ".join(["1.0"] + [f"noEvent(if {w} * {N}.0 > {k}.0 then 1.0 else 0.0)" for k in range(1, N)])
+    xp = f"max({_c(X_MOTOR_MIN)}, {x} * {N}.0 / ({n_on}))"
+    curve = motor_rel_curve(pump_rated_motor_W(pump, m_nominal_kg_s, rho))
+    return f"{P_shaft} * {x} / ({_c(ETA_MOTOR_FULL * ETA_VFD)} * {_rel_eff_expr(xp, curve)})"
 
 
 def _lnpws(T, c):
@@ -372,6 +504,9 @@ def generate_plant_modelica(params: PlantParams) -> str:
         psy_eq += e
         if k < NEWTON_STEPS:
             newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_wb - dh_air) / dh_ao{k};")
+    y_max = "y_valve[1]"
+    for i in range(2, n + 1):  # max over the CDU valves, nested (no array reduction needed from the compiler)
+        y_max = f"max({y_max}, y_valve[{i}])"
     K = NEWTON_STEPS
     decl_psy = "\n".join(psy_decl)
     eq_psy = "\n".join(psy_eq + newton)
@@ -396,6 +531,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real m_water_ret(unit="kg") = {_r(f.m_water_ret_kg)} "Water mass of the facility return piping";
   parameter Real P_shaft_fac_nominal(unit="W") = {_r(_shaft_nominal_W(f.pump, params.m_flow_fac_design_kg_s, rho))} "Facility pump shaft power at design flow";
   parameter Real s_fac(unit="1") = {_r(f.pump.static_fraction)} "Static share of the facility pump head";
+  parameter Real dp_reset_min(unit="1") = {_r(f.dp_reset_min if f.dp_reset else 1.0)} "Floor of the set-point reset factor (1 = no reset)";
   parameter Real m_flow_cw_nominal(unit="kg/s") = {_r(tl.m_flow_nominal_kg_s)} "Tower-water flow at full pump speed";
   parameter Real w_cw_min(unit="1") = {_r(tl.w_flow_min)} "Smallest tower-water flow fraction";
   parameter Real UA_ihx(unit="W/K") = {_r(tl.UA_ihx_W_K)} "Conductance of the intermediate heat exchanger";
@@ -453,6 +589,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real e_valve[{n}](each unit="1") "Normalised valve controller error";
   Real w_fac(unit="1") "Facility flow fraction of design";
   Real x_fac(unit="1") "Facility pump shaft-load fraction";
+  Real r_dp(unit="1") "Reset factor of the facility differential-pressure set point";
   Real w_cw(unit="1") "Tower-water flow fraction";
   Real x_cw(unit="1") "Tower pump shaft-load fraction";
   Real C_min_ihx(unit="W/K") "Smaller heat-capacity rate of the IHX";
@@ -531,18 +668,19 @@ equation
     e_valve[i] = (T_sec_sup[i] - T_sec_sup_set) / valve_dT_span;
     der(I_valve[i]) = e_valve[i] / valve_Ti + (y_valve[i] - I_valve[i]) / valve_Ti;
     x_sec[i] = y_sec[i] * (s_sec + (1.0 - s_sec) * y_sec[i] * y_sec[i]);
-    P_pump_sec[i] = P_shaft_sec_nominal * x_sec[i] / {_md_expr("x_sec[i]")};
+    P_pump_sec[i] = {_pump_power_expr(c.pump, c.m_flow_sec_nominal_kg_s, rho, "y_sec[i]", "x_sec[i]", "P_shaft_sec_nominal")};
     der(E_psec[i]) = P_pump_sec[i];
     E_pump_sec_out[i] = E_psec[i];
   end for;
   m_flow_fac = sum(m_flow_fac_cdu);
   w_fac = m_flow_fac / m_flow_fac_design;
-  x_fac = w_fac * (s_fac + (1.0 - s_fac) * w_fac * w_fac);
-  P_pump_fac = P_shaft_fac_nominal * x_fac / {_md_expr("x_fac")};
+  r_dp = max(dp_reset_min, {y_max});
+  x_fac = w_fac * (s_fac * r_dp * r_dp + (1.0 - s_fac) * w_fac * w_fac);
+  P_pump_fac = {_pump_power_expr(f.pump, params.m_flow_fac_design_kg_s, rho, "w_fac", "x_fac", "P_shaft_fac_nominal")};
   w_cw = max(w_cw_min, w_fac);
   m_flow_cw = w_cw * m_flow_cw_nominal;
   x_cw = w_cw * (s_cw + (1.0 - s_cw) * w_cw * w_cw);
-  P_pump_tower = P_shaft_cw_nominal * x_cw / {_md_expr("x_cw")};
+  P_pump_tower = {_pump_power_expr(tl.pump, tl.m_flow_nominal_kg_s, rho, "w_cw", "x_cw", "P_shaft_cw_nominal")};
   C_min_ihx = cp * min(m_flow_fac, m_flow_cw);
   C_r_ihx = min(m_flow_fac, m_flow_cw) / max(m_flow_fac, m_flow_cw);
   Z_ihx = exp(-(UA_ihx / C_min_ihx) * (1.0 - C_r_ihx));
@@ -733,7 +871,8 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     Q_ch, P_ch, _ = _chiller(params, m_fac, T_ihx_out, T_wb_K)
     T_ch_out = T_ihx_out - Q_ch / (m_fac * cp)
     P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
-    P_fac = float(pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w))
+    r_dp = max(f.dp_reset_min if f.dp_reset else 1.0, float(np.max(y_valve)))
+    P_fac = float(pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
     P_cw = float(pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
     m_air, T_ao, W_in, W_out = _exit_air(params, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
                                          Q_tower + Q_ch + P_ch)

@@ -45,7 +45,10 @@ class PumpParams(BaseModel):
 
     The electrical power at flow fraction ``w`` follows :func:`cooling_fmu.modelica.pump_power_W`: hydraulic power
     ``V_nom w (dp_static + dp_friction w^2)`` (the affinity law with a static term), divided by ``eta_pump`` and by
-    the motor and drive efficiency at the shaft load (Bernier & Bourret 1999, falling at part load).
+    the motor and drive efficiency at the motor load (U.S. DOE 2014 motor part-load curve, falling at part load).
+    A group of ``n_pumps`` identical pumps in parallel is staged with the flow: ``ceil(w n_pumps)`` run, each at the
+    same speed, so each running motor stays nearer its rating (ASHRAE 90.1 sec. 6.5.4 variable-flow hydronic
+    systems; the usual N-pump headered arrangement).
 
     Attributes
     ----------
@@ -56,12 +59,16 @@ class PumpParams(BaseModel):
         Friction pressure drop of the loop at nominal flow [Pa] (>= 0), scaling with the square of the flow.
     eta_pump : float
         Hydraulic (water-to-shaft) efficiency of the pump, in (0, 1]; held constant (pump-curve shape omitted).
+    n_pumps : int
+        Identical pumps sharing the duty in parallel (1..16, default 1), staged with the flow; the heads and the
+        nominal flow are those of the whole group.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     dp_static_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
     dp_friction_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
     eta_pump: float = Field(gt=0, le=1)
+    n_pumps: int = Field(default=1, ge=1, le=16)
 
     @model_validator(mode="after")
     def _some_head(self) -> PumpParams:
@@ -135,12 +142,21 @@ class FacilityParams(BaseModel):
         Water mass of the return piping (one well-mixed volume) [kg] (> 0).
     pump : PumpParams
         Facility (hot-water) pump hydraulics; its nominal flow is every CDU valve open.
+    dp_reset : bool
+        Differential-pressure set-point reset (default False): the set point ``pump.dp_static_Pa`` is lowered until
+        the neediest CDU valve is fully open, i.e. scaled by ``max(dp_reset_min, max_i y_valve_i)^2`` (ASHRAE 90.1
+        sec. 6.5.4 / Guideline 36 trim-and-respond reset of hydronic variable-flow systems).
+    dp_reset_min : float
+        Flow fraction of the neediest branch below which the reset stops lowering the set point, in (0, 1]
+        (default 0.3: the set point never falls below 9 % of its design value).
     """
 
     model_config = _STRICT
     m_water_sup_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     m_water_ret_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     pump: PumpParams
+    dp_reset: bool = False
+    dp_reset_min: float = Field(default=0.3, gt=0, le=1)
 
 
 class TowerLoopParams(BaseModel):

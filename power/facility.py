@@ -23,6 +23,10 @@ Chain (all W, vectorised over the cooling steps; ``P_it`` = rack input, ``P_liq`
     Q_air      = (1 - lf) P_it + L_pdu + L_ups + P_light      heat to room air (lf = liquid_fraction)
     P_fan      = k_fan Q_air                                  CRAH / air-handler fans
     P_chw      = (Q_air + P_fan) / COP  if T_wb > T_econ else 0     chilled water for the air side
+    COP        = COP_rated  or, with a chilled-water supply temperature T_chw given (lift correction),
+                 min(COP_max, COP_rated (T_chw / lift) / (T_chw,r / lift_r)),  lift = max(5 K, T_wb + approach +
+                 dT_cond - T_chw): a constant fraction of the Carnot COP, calibrated at the AHRI 550/590 rating
+                 point (T_chw,r = 6.67 C leaving chilled water, 29.44 C entering condenser water + 5.15 K rise)
     P_sw_out   = P_pdu_in + L_ups + P_liq + P_fan + P_chw + P_light
     L_sw       = f_sw P_sw_out                                switchgear, busway, cabling
     P_tr_out   = P_sw_out + L_sw
@@ -58,6 +62,12 @@ CFM_PER_M3_S = 60.0 / 0.3048 ** 3
 RHO_AIR = 1.2
 #: Specific heat of dry air [J/(kg K)] (ASHRAE Fundamentals).
 CP_AIR = 1006.0
+#: AHRI Standard 550/590 rating point of water-cooled chillers (the conditions of the ASHRAE 90.1 efficiency
+#: tables): leaving chilled water 44 F, entering condenser water 85 F at 3 gpm/ton (a ~9.3 F = 5.15 K rise at
+#: COP 6.3) [K].
+AHRI_T_CHW_K = 279.817
+AHRI_T_COND_IN_K = 302.594
+AHRI_COND_RISE_K = 5.15
 
 #: Facility stages, in the order they are reported.
 STAGES = ("transformer", "switchgear", "ups", "pdu", "air_side", "lighting")
@@ -164,8 +174,11 @@ class AirSideSpec(_Strict):
 
     Fan power per W of air-side heat: ``k_fan = W_per_cfm * CFM_PER_M3_S / (RHO_AIR CP_AIR delta_T_K)``
     (airflow needed to carry the heat at the supply-return temperature difference, times the fan power per unit
-    airflow). Chilled water for the coils: ``(Q_air + P_fan) / chiller_cop``, or 0 while the outdoor wet-bulb is
-    at or below ``economiser_wb_max_K`` (water-side economiser).
+    airflow). Chilled water for the coils: ``(Q_air + P_fan) / COP``, or 0 while the outdoor wet-bulb is at or
+    below ``economiser_wb_max_K`` (water-side economiser). ``COP = chiller_cop`` (a rating), or, when
+    ``chw_supply_K`` is given, that rating corrected for the real lift (:meth:`cop`): the rating of ASHRAE 90.1 is
+    at the AHRI 550/590 point (6.67 C chilled water, 29.44 C condenser water), while CRAH coils of a data hall take
+    warmer chilled water and the towers give colder condenser water for most of the year.
     """
 
     fan_W_per_cfm: float = Field(ge=0, description="Air-handler fan power per unit airflow, W/cfm")
@@ -174,7 +187,36 @@ class AirSideSpec(_Strict):
     economiser_wb_max_K: float | None = Field(None, gt=200, lt=330,
                                               description="Wet-bulb at or below which the economiser carries the "
                                                           "air side (no chiller power), K; absent: never")
+    chw_supply_K: float | None = Field(None, gt=270, lt=300, description="Chilled-water supply temperature of the "
+                                       "air-side coils, K; given: lift-corrected COP; absent: chiller_cop always")
+    condenser_approach_K: float = Field(4.0, ge=0, description="Condenser water above the wet-bulb (tower "
+                                                               "approach), K")
+    chiller_cop_max: float = Field(10.0, gt=0, description="Upper bound of the lift-corrected COP, 1")
     source: str = Field(min_length=1, description="Where the figures come from")
+
+    def cop(self, T_wb_K: ArrayLike | None) -> NDArray[np.float64] | float:
+        """COP of the air side's chilled-water source at an outdoor wet-bulb.
+
+        Parameters
+        ----------
+        T_wb_K : ArrayLike | None
+            Outdoor wet-bulb [K], scalar or array; None (or no ``chw_supply_K``): the rated ``chiller_cop``.
+
+        Returns
+        -------
+        ndarray or float
+            ``min(chiller_cop_max, chiller_cop (T_chw / lift) / (T_chw,r / lift_r))`` with ``lift = max(5 K, T_wb +
+            condenser_approach + 5.15 K - T_chw)`` and the AHRI 550/590 rating point ``T_chw,r = 279.82 K``,
+            ``lift_r = 29.44 + 5.15 - 6.67 = 27.92 K`` (entering condenser water 85 F, 3 gpm/ton, i.e. a 5.15 K
+            rise at COP 6.3; leaving chilled water 44 F): a constant fraction of the Carnot COP (the form of the
+            plant's trim chiller, cooling_fmu.modelica).
+        """
+        if self.chw_supply_K is None or T_wb_K is None:
+            return self.chiller_cop
+        T_chw = self.chw_supply_K
+        lift = np.maximum(5.0, np.asarray(T_wb_K, dtype=float) + self.condenser_approach_K + AHRI_COND_RISE_K - T_chw)
+        carnot_rated = AHRI_T_CHW_K / (AHRI_T_COND_IN_K + AHRI_COND_RISE_K - AHRI_T_CHW_K)
+        return np.minimum(self.chiller_cop_max, self.chiller_cop * (T_chw / lift) / carnot_rated)
 
     @property
     def fan_W_per_W(self) -> float:
@@ -290,7 +332,7 @@ class FacilityOverheads:
             a = sp.air_side
             fan = a.fan_W_per_W * q_air
             out["P_air_fan_W"] = fan
-            chw = (q_air + fan) / a.chiller_cop
+            chw = (q_air + fan) / a.cop(T_wb_K)
             if a.economiser_wb_max_K is not None and T_wb_K is not None:
                 twb = np.broadcast_to(np.asarray(T_wb_K, dtype=float), P_it.shape)
                 chw = np.where(twb <= a.economiser_wb_max_K, 0.0, chw)

@@ -159,3 +159,28 @@ def test_summary_says_what_the_pue_counts():
     text = format_summary(s, full)
     assert "pPUE mech. / elec.    1.0123 / 1.0145" in text
     assert "PUE counts            category 3" in text
+
+
+def test_air_side_chiller_cop_lift_correction_by_hand():
+    # AHRI 550/590 rating point: 44 F (279.817 K) chilled water, 85 F (302.594 K) condenser water + 5.15 K rise:
+    # Carnot 279.817 / 27.927 = 10.0196; the 6.28 rating is 0.6268 of it
+    a = AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=6.28, economiser_wb_max_K=280.15,
+                    chw_supply_K=286.15, condenser_approach_K=4.0, chiller_cop_max=10.0, source="test")
+    carnot_r = 279.817 / (302.594 + 5.15 - 279.817)
+    # 24 C wet-bulb: condenser leaves at 24 + 4 + 5.15 = 33.15 C, lift 20.15 K over 13 C chilled water
+    assert a.cop(297.15) == pytest.approx(6.28 * (286.15 / 20.15) / carnot_r, rel=1e-12)
+    assert a.cop(297.15) == pytest.approx(8.901, abs=1e-3)
+    # 20 C: lift 16.15 K -> 11.1 by the Carnot fraction, held at the 10 bound; at the rating lift it is the rating
+    assert a.cop(293.15) == 10.0
+    wb_rated_lift = 286.15 + 27.927 - 4.0 - 5.15  # the wet-bulb at which the lift is the rating's 27.927 K
+    assert a.cop(wb_rated_lift) == pytest.approx(6.28 * 286.15 / 279.817, rel=1e-9)
+    # hotter -> lower COP; without a chilled-water temperature (or without weather) the rating is used
+    wb = np.linspace(295.0, 305.0, 11)
+    assert np.all(np.diff(a.cop(wb)) < 0)
+    assert a.cop(None) == 6.28
+    assert AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=6.28, source="t").cop(297.15) == 6.28
+    # the chilled-water power of the chain uses it
+    fo = FacilityOverheads(FacilitySpec(air_side=a), liquid_fraction=0.9)
+    out = fo.evaluate(np.array([1e6]), np.array([0.0]), np.array([297.15]))
+    q = 0.1e6
+    assert out["P_air_chiller_W"][0] == pytest.approx(q * (1 + a.fan_W_per_W) / a.cop(297.15), rel=1e-12)

@@ -93,13 +93,14 @@ def test_frontier_steady_state_and_fan_share_at_design(frontier):
     frontier.initialize(q, 285.0)
     _compare(frontier, frontier.step(q, 285.0), ss, atol_K=1e-9, rtol=1e-9)
     # At design heat and the 24 C design wet-bulb (Oak Ridge summer), the fans run at full speed and dominate:
-    # 1,080 kW of 1,594 kW = 67.8 % (arXiv 2603.01198: ~73 % for Frontier; issue 11 target 60-80 %). The rest:
-    # CDU pumps 25 x 8.47 kW (RAPS), facility pumps 178 kW, tower pumps 124 kW.
+    # 1,080 kW of 1,561 kW = 69.2 % (arXiv 2603.01198: ~73 % for Frontier; issue 11 target 60-80 %). The rest:
+    # CDU pumps 25 x 8.47 kW (RAPS), facility pumps 151 kW (differential-pressure reset), tower pumps 118 kW (4 + 4
+    # staged pumps, 0.9021 motor x drive at full load: 178 and 124 kW with one pump per loop, generator v3).
     design = np.full(p.n_cdu, p.cdu.Q_flow_nominal_W)
     ss = analytic_steady_state(p, design, 297.15)
     share = ss["P_fan_tower"] / ss["P_cooling"]
     assert ss["y_fan"] == 1.0 and 0.60 < share < 0.80, share
-    assert share == pytest.approx(0.678, abs=0.002)
+    assert share == pytest.approx(0.692, abs=0.002)
     # CDU pump power per CDU within 20 % of the RAPS figure (8,473.47 W; calibrated to it at constant flow)
     np.testing.assert_allclose(ss["P_pump_sec"], 8473.47, rtol=1e-4)
     # ... and at a mild 10 C wet-bulb the same heat needs almost no fan power: the share collapses
@@ -114,9 +115,9 @@ def test_zero_heat_gives_minimum_actuator_power(theta):
     ss = analytic_steady_state(theta.params, np.zeros(6), 290.0)
     sec = y[[theta.index(f"P_pump_sec[{i}]") for i in range(1, 7)]]
     np.testing.assert_allclose(sec, ss["P_pump_sec"], rtol=1e-9)  # pumps at their floor (hand numbers: unit test)
-    assert sec[0] == pytest.approx(603.8, abs=0.5)  # 0.3 flow, 100 kPa dp set point: far above the cube law's 59 W
+    assert sec[0] == pytest.approx(668.4, abs=0.5)  # 0.3 flow, 100 kPa dp set point: far above the cube law's 59 W
     assert y[theta.index("P_pump_fac")] == pytest.approx(ss["P_pump_fac"], rel=1e-9)  # valves at 0.2
-    assert y[theta.index("P_pump_tower")] == pytest.approx(17.02e3, rel=1e-3)  # constant-flow tower pumps
+    assert y[theta.index("P_pump_tower")] == pytest.approx(4344.0, abs=2.0)  # one pump at the 50 % turndown
     assert y[theta.index("P_fan_tower")] == pytest.approx(6250.0 * 0.2**3, rel=1e-12)  # one cell at 20 %: 50 W
     assert y[theta.index("n_cells_on")] == 1.0
     assert y[theta.index("Q_flow_tower")] == pytest.approx(0.0, abs=1e-6)
@@ -201,10 +202,13 @@ def test_week_energy_balance_with_golden_weather(theta):
         assert out[-1, col("M_makeup_out")] == pytest.approx(out[:, col("m_flow_makeup")].sum() * dt, rel=2e-3)
         ratio = out[-1, col("M_makeup_out")] / (heat_in / 2.43e6 * 4 / 3)
         assert 0.6 < ratio < 0.85, ratio
-        # every component's running total is the integral of its power (exact step averages for the coupling)
+        # every component's running total is the integral of its power (exact step averages for the coupling); the
+        # end-of-step samples miss what switches inside a step (staged pumps, the trim chiller's few on-steps), so a
+        # component may differ from its sampled sum by 0.5 % of itself or 0.05 % of the whole cooling energy
+        e_all = out[-1, col("E_cooling_out")]
         for p_name, e_name in (("P_pump_fac", "E_pump_fac_out"), ("P_pump_tower", "E_pump_tower_out"),
                                ("P_fan_tower", "E_fan_out"), ("P_chiller", "E_chiller_elec_out")):
-            assert out[-1, col(e_name)] == pytest.approx(out[:, col(p_name)].sum() * dt, rel=5e-3, abs=1.0)
+            assert out[-1, col(e_name)] == pytest.approx(out[:, col(p_name)].sum() * dt, rel=5e-3, abs=5e-4 * e_all)
         E_parts = (sum(out[-1, col(f"E_pump_sec_out[{i}]")] for i in range(1, 7)) + out[-1, col("E_pump_fac_out")]
                    + out[-1, col("E_pump_tower_out")] + out[-1, col("E_fan_out")] + out[-1, col("E_chiller_elec_out")])
         assert E_parts == pytest.approx(out[-1, col("E_cooling_out")], rel=1e-12)
