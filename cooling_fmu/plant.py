@@ -333,6 +333,9 @@ class CoolingPlant:
         except Exception:
             self._fmu.freeInstance()
             raise
+        #: most communication steps one advance_held call may cover: the stability limit of the generated FMU's
+        #: forward-Euler sub-steps over step_s (1 for a site FMU, whose integrator is not known)
+        self.max_held_steps = max(1, int(limit // step_s)) if self.own_model else 1
         self._k = 0  # communication steps since initialize
         self._t0 = 0.0
         self._initialized = False
@@ -612,6 +615,61 @@ class CoolingPlant:
             raise PlantStepError(exc, self._to_si_outputs(out[:j].copy()), self.output_names) from exc
         self._k = k0 + n_steps
         return self._to_si_outputs(out)
+
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
+        """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
+
+        Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the FMU's forward-Euler
+        sub-steps are then ``n_steps * step_s / EULER_SUBSTEPS`` long, within :func:`max_stable_step_s`.
+
+        Parameters
+        ----------
+        heat_w : ndarray, shape (n_cdu,)
+            Heat into each CDU, constant over the long step [W], >= 0.
+        T_wb_K : float
+            Wet-bulb over the long step [K].
+        n_steps : int
+            Communication steps covered, 1 .. :attr:`max_held_steps`.
+
+        Returns
+        -------
+        ndarray, shape (n_outputs,)
+            SI outputs at the end of the long step.
+
+        Raises
+        ------
+        RuntimeError
+            If not initialized.
+        ValueError
+            If ``n_steps`` is out of range or the inputs are.
+        PlantStepError
+            If an FMI call fails or an output is not finite (no step completed; the plant stays where it was).
+        """
+        if not self._initialized:
+            raise RuntimeError("CoolingPlant.advance_held() before initialize()")
+        n = int(n_steps)
+        if not 1 <= n <= self.max_held_steps:
+            raise ValueError(f"n_steps must be in 1..{self.max_held_steps} (the stability limit), got {n_steps}")
+        q = np.asarray(heat_w, dtype=float)
+        if q.shape != (self.n_cdu,):
+            raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
+        tw = float(T_wb_K)
+        self._check_inputs(q, np.array([tw]))
+        u = self._to_fmu_inputs(np.concatenate([q, [tw]]))
+        fmu = self._fmu
+        t = self._t0 + self._k * self.step_s
+        try:
+            fmu.setReal(self._vr_in_list, u)
+            fmu.doStep(t, n * self.step_s)
+            y = np.array(fmu.getReal(self._vr_out_list), dtype=float)
+            if not np.isfinite(y).all():
+                names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
+                raise FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t + n * self.step_s,
+                               dict(zip(self.input_names, u.tolist())), list(fmu.log))
+        except FMUError as exc:
+            raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names) from exc
+        self._k += n
+        return self._to_si_outputs(y)
 
     def reset(self) -> None:
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.
