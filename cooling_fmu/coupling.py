@@ -13,8 +13,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Plant", "PlantError", "HeldStepPlant", "AdaptiveStepper", "STEPPING", "StepAverager", "AVERAGED_BY_TOTAL", "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name",
-           "group_cdu_columns", "supply_rise_K_per_W"]
+__all__ = ["Plant", "PlantError", "HeldStepPlant", "AdaptiveStepper", "STEPPING", "StepAverager", "AVERAGED_BY_TOTAL",
+           "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name", "group_cdu_columns", "supply_rise_K_per_W"]
 
 #: Specific heat of liquid water [J/(kg K)] used for the CDU secondary loop's temperature rise (4.186 kJ/(kg K),
 #: the handbook value near 15-20 degC; IAPWS-95 gives 4.18-4.19 kJ/(kg K) over 10-45 degC).
@@ -147,14 +147,14 @@ class AdaptiveStepper:
 
     Parameters
     ----------
-    plant : HeldStepPlant or Plant
-        The plant. A plant without ``advance_held`` (or with ``max_held_steps`` <= 1) is stepped one step at a
-        time: the wrapper then changes nothing.
-    n_fine : int, optional
+    plant : Plant
+        The plant (a :class:`HeldStepPlant` for long steps). A plant without ``advance_held`` (or with
+        ``max_held_steps`` <= 1) is stepped one step at a time: the wrapper then changes nothing.
+    n_fine : int
         Communication steps taken one by one after each change of the heat input (default 4, >= 1).
-    growth : int, optional
+    growth : int
         Factor by which each long step exceeds the previous one (default 2, >= 2).
-    max_held : int or None, optional
+    max_held : int | None
         Cap on the steps per long step, below the plant's ``max_held_steps`` (default None: the plant's limit).
 
     Attributes
@@ -211,10 +211,10 @@ class AdaptiveStepper:
 
         Parameters
         ----------
-        heat_w : ndarray, shape (m, n_cdu)
-            Average heat per CDU of each step [W].
-        T_wb_K : ndarray, shape (m,)
-            Wet-bulb of each step [K].
+        heat_w : np.ndarray
+            Average heat per CDU of each step [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb of each step [K], shape (m,).
 
         Returns
         -------

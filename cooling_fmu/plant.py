@@ -624,8 +624,8 @@ class CoolingPlant:
 
         Parameters
         ----------
-        heat_w : ndarray, shape (n_cdu,)
-            Heat into each CDU, constant over the long step [W], >= 0.
+        heat_w : np.ndarray
+            Heat into each CDU, constant over the long step [W], >= 0; shape (n_cdu,).
         T_wb_K : float
             Wet-bulb over the long step [K].
         n_steps : int
@@ -662,12 +662,13 @@ class CoolingPlant:
             fmu.setReal(self._vr_in_list, u)
             fmu.doStep(t, n * self.step_s)
             y = np.array(fmu.getReal(self._vr_out_list), dtype=float)
-            if not np.isfinite(y).all():
-                names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
-                raise FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t + n * self.step_s,
-                               dict(zip(self.input_names, u.tolist())), list(fmu.log))
         except FMUError as exc:
             raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names) from exc
+        if not np.isfinite(y).all():
+            names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
+            cause = FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t + n * self.step_s,
+                             dict(zip(self.input_names, u.tolist())), list(fmu.log))
+            raise PlantStepError(cause, np.zeros((0, self._n_out)), self.output_names)
         self._k += n
         return self._to_si_outputs(y)
 
