@@ -4,8 +4,9 @@ Part 1 (``table``, default): the main job's load (ALCF Theta 2022, EASY, from da
 Theta-like system and 6-CDU plant, Chicago weather, output every 60 s. A 0.25 s fixed-step reference run (once),
 then each scheme: fixed 15 / 30 / 60 s, and adaptive 15 s (``cooling.stepping = "adaptive"``, 4 fine steps after
 each change of the heat) with long steps capped at 60, 120, 240 s and at the plant's stability limit. Prints a
-Markdown table: relative error of the liquid plant's cooling energy and of PUE against the reference, and the
-median wall time of ``run_one`` (no file written) over ``--repeat`` runs, in this process (the FMU cache warm).
+Markdown table: relative error of the liquid plant's cooling energy and of PUE against the reference, the plant
+step calls (FMU ``doStep``; one per step when fixed), and the median wall time of ``run_one`` (no file written)
+over ``--repeat`` runs, in this process (the FMU cache warm).
 
 Part 2 (``year``): the full year of the trace (366-day window, as ``bench_full_year.py``), EASY, 15 s steps, each
 run in a fresh child process: this checkout fixed and adaptive (the default), and with ``--root OLD_CHECKOUT``
@@ -58,34 +59,50 @@ print(time.perf_counter() - t0, repr(r.summary["E_cooling_J"]), r.summary["PUE"]
 
 
 def _run(over: dict):
+    """One week run: (wall s, RunOutput, plant step calls). Calls are counted on the plant the runner builds."""
+    from scheduler_sim.app import runner
     from scheduler_sim.app.config import RunConfig
-    from scheduler_sim.app.runner import run_one
+
+    built = []
+    orig = runner.build_plant
+
+    def capture(*args, **kw):
+        built.append(orig(*args, **kw))
+        return built[-1]
 
     cfg = RunConfig().with_overrides({**WEEK, **over})
-    t0 = time.perf_counter()
-    r = run_one(cfg, None, progress=False)
-    return time.perf_counter() - t0, r
+    runner.build_plant = capture
+    try:
+        t0 = time.perf_counter()
+        r = runner.run_one(cfg, None, progress=False)
+        wall = time.perf_counter() - t0
+    finally:
+        runner.build_plant = orig
+    plant = built[-1]
+    calls = getattr(plant, "calls", None)  # an AdaptiveStepper counts; a fixed-step plant makes one call per step
+    return wall, r, calls if calls is not None else r.info["cooling_steps"]
 
 
 def table(repeat: int) -> None:
     """Print the convergence table (Markdown) of the week against the 0.25 s reference."""
-    w_ref, ref = _run({"cooling.step_s": 0.25, "cooling.stepping": "fixed"})
+    w_ref, ref, _ = _run({"cooling.step_s": 0.25, "cooling.stepping": "fixed"})
     E0, pue0 = ref.summary["E_cooling_J"], ref.summary["PUE"]
     print(f"reference: fixed 0.25 s, cooling energy {E0 / 3.6e9:.3f} MWh, PUE {pue0:.6f}, {w_ref:.1f} s wall (1 run)")
     print()
-    print("| scheme | rel. error cooling energy | rel. error PUE | wall s (median) | wall / fixed 15 s |")
-    print("|---|---|---|---|---|")
+    print("| scheme | rel. error cooling energy | rel. error PUE | plant step calls | wall s (median) | "
+          "wall / fixed 15 s |")
+    print("|---|---|---|---|---|---|")
     base = None
     for label, over in SCHEMES:
         walls = []
         for _ in range(repeat):
-            w, r = _run(over)
+            w, r, calls = _run(over)
             walls.append(w)
         w = statistics.median(walls)
         base = base or w
         e = (r.summary["E_cooling_J"] - E0) / E0
         ep = (r.summary["PUE"] - pue0) / pue0
-        print(f"| {label} | {e:+.2e} | {ep:+.2e} | {w:.2f} | {w / base:.2f} |")
+        print(f"| {label} | {e:+.2e} | {ep:+.2e} | {calls:,} | {w:.2f} | {w / base:.2f} |")
 
 
 def _child(root: Path, stepping: str | None) -> tuple[float, str, str, str]:

@@ -15,6 +15,8 @@ variable map (``maps/*.yaml``). Coupling rules (docs/cooling.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import hashlib
 import json
 import math
@@ -236,20 +238,23 @@ class CoolingPlant:
 
     Parameters
     ----------
-    params : PlantParams or str or pathlib.Path
+    params : PlantParams | str | Path
         Plant description, or a shipped plant name / TOML path for :func:`~cooling_fmu.params.load_plant_params`.
         With a site FMU (``fmu_path``) it still gives ``n_cdu`` (and the design figures used in reports).
-    step_s : float, optional
+    step_s : float
         Communication step [s] (default 15 s). For the generated FMU it must not exceed
         :func:`max_stable_step_s` (forward-Euler sub-steps).
-    cache_dir : str or pathlib.Path, optional
+    cache_dir : str | Path | None
         FMU cache directory (default :func:`cooling_fmu.build.default_cache_dir`).
-    map_path : str or pathlib.Path, optional
+    map_path : str | Path | None
         Variable map YAML (default ``maps/hpctwin_plant.yaml``).
-    fmu_path : str or pathlib.Path, optional
+    fmu_path : str | Path | None
         Use this FMU instead of building one from ``params`` (a site's own FMU, with its own ``map_path``).
-    backend : str, optional
+    backend : str
         FMI backend: ``"fmpy"`` (default; ctypes hot path) or ``"pyfmi"`` (where installed).
+    on_phase : Callable[[str], None] | None
+        Told the phase of the set-up as it starts (stability limit, and each phase of an FMU build; see
+        :func:`cooling_fmu.build.fetch_fmu`), to show progress. Default: silent.
 
     Attributes
     ----------
@@ -300,13 +305,16 @@ class CoolingPlant:
         map_path: str | Path | None = None,
         fmu_path: str | Path | None = None,
         backend: str = "fmpy",
+        on_phase: Callable[[str], None] | None = None,
     ):
         self.params = params if isinstance(params, PlantParams) else load_plant_params(params)
         step_s = float(step_s)
         if not (math.isfinite(step_s) and step_s > 0):
             raise ValueError(f"step_s must be positive and finite, got {step_s}")
         self.own_model = fmu_path is None
+        phase = on_phase or (lambda _msg: None)
         if self.own_model:
+            phase("stability limit")
             limit = max_stable_step_s(self.params, cache_dir)
             if step_s > limit:
                 raise ValueError(
@@ -316,8 +324,9 @@ class CoolingPlant:
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
+            phase("FMU (cache lookup)")
             fmu_path, self.fmu_sha256 = fetch_fmu(generate_plant_modelica(self.params), model_name_for(self.params),
-                                                  cache_dir)
+                                                  cache_dir, phase)
         else:
             import hashlib
 

@@ -147,8 +147,9 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
-    with Spinner(f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)", enabled=progress):
-        plant = CoolingPlant(params, step_s=cfg.cooling.step_s)
+    head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
+    with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
+        plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
