@@ -15,6 +15,11 @@ sweep
     ``sweep_timing_json``). Results are also checked to be identical for every N. ``nproc`` is reported: with more
     ranks than cores the ranks share cores, so efficiency beyond ``nproc`` ranks measures oversubscription, not the
     code.
+executor
+    The same study under ``mpiexec -n 2`` driven by ``mpi4py.futures.MPICommExecutor`` (rank 0 a pure master that
+    only hands out scenarios) instead of the sweep's hand-written queue (rank 0 also runs scenarios), against the
+    hand queue on 1 and 2 ranks in the same run: issue #14 item 8 keeps the hand queue unless the executor's 2-rank
+    speed-up reaches the queue's.
 twin-ranks
     Decision latency of ``hpctwin run --policy twin`` (default pool of 4, horizon 6 h, period 1 h; 2 days of
     Theta, no plant) under ``mpiexec -n N``.
@@ -98,6 +103,39 @@ def phase_sweep(ranks: list[int], work: Path) -> dict:
     return rows
 
 
+EXECUTOR_DRIVER = """
+import sys, time
+from pathlib import Path
+from mpi4py import MPI
+from mpi4py.futures import MPICommExecutor
+from scheduler_sim.app.sweep import _run_scenario, load_study
+
+_, scenarios = load_study(sys.argv[1])
+out = Path(sys.argv[2])
+with MPICommExecutor(MPI.COMM_WORLD, root=0) as ex:
+    if ex is not None:  # rank 0: the master; the other ranks serve tasks inside the context manager
+        out.mkdir(exist_ok=True)
+        t = time.perf_counter()
+        rows = list(ex.map(_run_scenario, scenarios, [out] * len(scenarios)))
+        bad = [r[1] for r in rows if r[0] != "done"]
+        print(f"{time.perf_counter() - t:.6f} {len(rows)} {len(bad)}")
+"""
+
+
+def phase_executor(work: Path) -> dict:
+    """Hand queue on 1 and 2 ranks, then MPICommExecutor on 2 ranks, same study, same run (see module doc)."""
+    hand = phase_sweep([1, 2], work)
+    driver = work / "executor_driver.py"
+    driver.write_text(EXECUTOR_DRIVER)
+    r = _mpirun(2, [str(driver), str(work / "study.toml"), str(work / "executor_2")])
+    wall_s, n, n_bad = r.stdout.split()[-3:]
+    if int(n_bad):
+        raise RuntimeError(f"{n_bad} of {n} scenarios failed under MPICommExecutor:\n{r.stdout[-2000:]}")
+    t1 = hand[1]["wall_s"]
+    return {"hand_1_wall_s": t1, "hand_2_wall_s": hand[2]["wall_s"], "hand_2_speedup": t1 / hand[2]["wall_s"],
+            "executor_2_wall_s": float(wall_s), "executor_2_speedup": t1 / float(wall_s), "scenarios": int(n)}
+
+
 def phase_twin_ranks(ranks: list[int], work: Path) -> dict:
     rows = {}
     for n in ranks:
@@ -165,7 +203,7 @@ def phase_twin() -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--phase", choices=["all", "sweep", "twin-ranks", "twin"], default="all")
+    ap.add_argument("--phase", choices=["all", "sweep", "executor", "twin-ranks", "twin"], default="all")
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--json", default="", help="also write the results to this JSON file")
     a = ap.parse_args()
@@ -184,6 +222,11 @@ def main() -> None:
                       f"{r['identical_to_first']}")
             sw = list(res["sweep"].values())[0]["scenario_wall_s"]
             print(f"  scenario wall times {min(sw.values()):.1f}-{max(sw.values()):.1f} s")
+        if a.phase == "executor":
+            res["executor"] = e = phase_executor(work)
+            print(f"sweep of {e['scenarios']} scenarios on 2 ranks: hand queue {e['hand_2_wall_s']:.1f} s "
+                  f"(speed-up {e['hand_2_speedup']:.2f} over 1 rank, {e['hand_1_wall_s']:.1f} s), "
+                  f"MPICommExecutor {e['executor_2_wall_s']:.1f} s (speed-up {e['executor_2_speedup']:.2f})")
         if a.phase in ("all", "twin-ranks"):
             res["twin_ranks"] = phase_twin_ranks(a.ranks, work)
             print("twin decision latency vs ranks (pool 4, horizon 6 h, 2 days of Theta, no plant):")
