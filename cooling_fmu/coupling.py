@@ -141,7 +141,9 @@ class AdaptiveStepper:
     the step averages of :class:`StepAverager` are the long step's exact average power on each of its steps and
     every energy total (hence cooling energy, PUE) is exactly what the plant integrated.
 
-    Accuracy (docs/cooling.md, ``benchmarks/bench_plant_stepping.py``; tested in
+    Keep a cap below the linear stability limit (the run's default is 240 s, ``cooling.max_step_s``): near a
+    saturating controller the linearised limit is not enough, and steps at it can leave a limit cycle that fine
+    steps do not have (docs/cooling.md). Accuracy (docs/cooling.md, ``benchmarks/bench_plant_stepping.py``; tested in
     ``tests/integration/test_adaptive_stepping.py``): on a week of the main job's load the relative error in
     cooling energy against a 0.25 s fixed-step reference is below 1e-4.
 
