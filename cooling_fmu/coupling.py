@@ -14,7 +14,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 __all__ = ["Plant", "PlantError", "HeldStepPlant", "AdaptiveStepper", "STEPPING", "StepAverager", "AVERAGED_BY_TOTAL",
-           "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name", "group_cdu_columns", "supply_rise_K_per_W"]
+           "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name", "group_cdu_columns", "supply_rise_K_per_W",
+           "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings"]
+
+#: Per-CDU output holding the CDU's secondary (rack-side) supply temperature [K].
+CDU_SUPPLY_T = "T_sec_sup"
 
 #: Specific heat of liquid water [J/(kg K)] used for the CDU secondary loop's temperature rise (4.186 kJ/(kg K),
 #: the handbook value near 15-20 degC; IAPWS-95 gives 4.18-4.19 kJ/(kg K) over 10-45 degC).
@@ -297,6 +301,54 @@ def group_cdu_columns(names: list[str]) -> dict[str, list[int]]:
             idx = int(nm[nm.index("[") + 1:-1])
             groups.setdefault(base, []).append((idx, i))
     return {b: [i for _, i in sorted(v)] for b, v in groups.items()}
+
+
+def cdu_supply_columns(names: list[str], n_cdus: int) -> np.ndarray | None:
+    """Columns of the per-CDU secondary supply temperature (:data:`CDU_SUPPLY_T`) in CDU order.
+
+    Parameters
+    ----------
+    names : list[str]
+        The plant's output names.
+    n_cdus : int
+        CDUs of the system.
+
+    Returns
+    -------
+    ndarray of int or None
+        ``n_cdus`` column indices; None when the plant has no such output for every CDU.
+    """
+    idx = group_cdu_columns(list(names)).get(CDU_SUPPLY_T)
+    return np.array(idx) if idx and len(idx) == n_cdus else None
+
+
+def validity_warnings(facility: dict[str, np.ndarray]) -> list[str]:
+    """Warnings for interval series outside the plant model's validity.
+
+    Facility supply water below 2 degC (``T_fac_sup`` [K]; the model has no tower bypass or freeze protection) and
+    negative tower make-up water (``m_flow_makeup`` [kg/s]; the towers were heating colder water).
+
+    Parameters
+    ----------
+    facility : dict[str, np.ndarray]
+        Shape (n_intervals,) each: interval-average facility series (the plant's outputs among them).
+
+    Returns
+    -------
+    list of str
+        One message per condition met (empty when none, or when the plant has no such output).
+    """
+    warnings = []
+    if "T_fac_sup" in facility and len(facility["T_fac_sup"]):
+        cold = facility["T_fac_sup"] < 275.15
+        if cold.any():
+            warnings.append(f"facility supply water below 2 degC in {int(cold.sum())} output interval(s) (min "
+                            f"{facility['T_fac_sup'].min() - 273.15:.1f} degC): the plant model has no tower bypass "
+                            f"or freeze protection, so results there are outside its validity")
+    if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and facility["m_flow_makeup"].min() < 0:
+        warnings.append(f"negative tower make-up water in {int((facility['m_flow_makeup'] < 0).sum())} interval(s):"
+                        f" the towers were adding heat to colder water (outside the model's validity)")
+    return warnings
 
 
 def supply_rise_K_per_W(plant: Plant) -> float | None:

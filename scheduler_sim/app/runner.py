@@ -19,12 +19,13 @@ from dataloaders.registry import guess_format, load_trace
 from dataloaders.swf import read_swf_header, swf_cores_per_node
 from jobs.table import empty_job_table
 from jobs.shares import apply_node_shares
-from power import PowerChain, load_system, node_power_w
+from power import PowerChain, System, load_system, node_power_w
 from power.facility import pue_category
 from power.job_power import draw_job_utilisation
 
 from ..analysis.attribution import attribution_of_run
 from ..io.hdf5 import sha256_file, write_run
+from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
@@ -262,9 +263,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     policy = cfg.scheduler.policy
     if policy == "twin":
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
-    sim = Simulation(jobs, system, policy, **simulation_options(cfg, system),
-                     plant=plant, wet_bulb_K=wet_bulb,
-                     progress=cfg.output.progress if progress is None else progress,
+    sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
+    sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None)
     try:
@@ -427,10 +427,25 @@ def check_sizes(cfg: RunConfig, system) -> None:
                           f"{MAX_OUTPUT_INTERVALS:.0e} are supported (raise output.interval_s)")
 
 
-def simulation_options(cfg: RunConfig, system) -> dict:
-    """Keyword arguments of :class:`scheduler_sim.kernel.simulation.Simulation` from a configuration (no plant / weather).
+def simulation_config(cfg: RunConfig, system: System, progress: bool = False) -> SimulationConfig:
+    """The kernel's options (:class:`scheduler_sim.kernel.config.SimulationConfig`) of a run configuration.
 
     Converts the configuration's edge units (days, hours, MW) to SI and samples node failures with the run seed.
+    The plant, the weather and a co-located partition are collaborators, given to the Simulation beside it.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The validated run configuration.
+    system : System
+        The platform (node count for downtimes, design peak for fractional power budgets).
+    progress : bool
+        Show the progress bar.
+
+    Returns
+    -------
+    SimulationConfig
+        Validated, SI.
     """
     sc = cfg.scheduler
     pr = sc.priority
@@ -444,8 +459,8 @@ def simulation_options(cfg: RunConfig, system) -> dict:
                                    t0 + (cfg.trace.window_days + cfg.output.max_drain_days) * DAY_S,
                                    f.mtbf_node_h * 3600.0, f.mttr_h * 3600.0, seed=cfg.seed,
                                    distribution=f.distribution, weibull_shape=f.weibull_shape)
-    return dict(
-        backfill=sc.backfill or None, policy_params=params,
+    return SimulationConfig(
+        progress=bool(progress), backfill=sc.backfill or None, policy_params=params,
         window_start_s=t0, window_s=cfg.trace.window_days * DAY_S,
         step_s=cfg.cooling.step_s, interval_s=cfg.output.interval_s,
         default_walltime_s=sc.default_walltime_s,

@@ -126,6 +126,11 @@ class Environment:
             raise ValueError(f"cannot schedule {kind.name} at t={time_s} s before now={self.now} s")
         heapq.heappush(self._heap, (float(time_s), int(kind), next(self._seq), payload))
 
+    def pending(self, kind: EventKind) -> int:
+        """Number of pending events of ``kind``."""
+        k = int(kind)
+        return sum(1 for e in self._heap if e[1] == k)
+
     def peek_time(self) -> float:
         """Return the time of the next event [s], or ``inf`` when the heap is empty."""
         return self._heap[0][0] if self._heap else math.inf

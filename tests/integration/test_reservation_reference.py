@@ -210,7 +210,7 @@ def test_lossless_power_is_exact():
     # the reference adds integer watts: the simulator's job power must be exactly nodes x 200 W
     sim = Simulation(make_jobs([(1, 0, 3, 10, 10)]), SYSTEM, "fcfs", backfill="easy", window_start_s=0.0,
                      window_s=1e6, power_cap=[(0.0, 5000.0)], cooling_estimate=0.0)
-    assert sim._job_marginal_it[0] == 3 * (P_BUSY - P_IDLE)
+    assert sim.jobdata.marginal_it_W[0] == 3 * (P_BUSY - P_IDLE)
 
 
 HAND = [  # (jobs, downtimes, caps, backfill, starts) worked by hand, to check the reference itself

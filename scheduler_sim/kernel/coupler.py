@@ -1,0 +1,215 @@
+"""The cooling coupler: completed cooling steps in, plant steps and output rows out.
+
+The step integrator (:class:`scheduler_sim.kernel.recorder.StepIntegrator`) hands the coupler the exact average of
+the power step function over each completed cooling communication step. The coupler
+
+* steps the plant with the heat per CDU and the wet-bulb temperature of those steps (zero-order hold), talking to
+  it only through the :class:`cooling_fmu.coupling.Plant` protocol and its conventions (step averages of the
+  plant's power outputs, :class:`~cooling_fmu.coupling.StepAverager`; physical bounds,
+  :class:`cooling_fmu.plausibility.OutputGuard`; the typed failure :class:`~cooling_fmu.coupling.PlantError`);
+* evaluates the facility overheads beyond IT and the liquid plant (:class:`power.facility.FacilityOverheads`);
+* integrates the facility energies, publishes what the scheduler may know of the last step
+  (:class:`~scheduler_sim.kernel.state.CoolingReadout`), and pushes one output row per step to the interval
+  reducer.
+
+Without a plant only the electrical series are recorded (the facility is then not modelled).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from cooling_fmu.coupling import Plant, PlantError, StepAverager
+from cooling_fmu.plausibility import OutputGuard
+from power.facility import SERIES as OVERHEAD_SERIES
+from power.facility import FacilityOverheads
+from power.system import System
+
+from .progress import RunProgress
+from .recorder import IntervalReducer
+from .state import CoolingReadout, StateLayout
+
+__all__ = ["PlantStopped", "CoolingCoupler"]
+
+
+class PlantStopped(RuntimeError):
+    """The cooling plant failed a step (or left its bounds under ``on_implausible="stop"``) at ``t_s``; the run
+    stops and keeps what was completed.
+
+    Parameters
+    ----------
+    cause : Exception
+        The plant's error.
+    t_s : float
+        End of the last step kept [s].
+    """
+
+    def __init__(self, cause: Exception, t_s: float) -> None:
+        super().__init__(f"cooling plant failed at t = {t_s:.0f} s: {cause}")
+        self.cause = cause
+        self.t_s = t_s
+
+
+class CoolingCoupler:
+    """Steps the plant with each completed cooling step and records the step rows.
+
+    Parameters
+    ----------
+    plant : Plant | None
+        The plant; None disables cooling (no plant and no facility overhead is modelled).
+    wet_bulb_K : Callable | None
+        Wet-bulb temperature [K] at simulation times [s], ``ndarray -> ndarray`` (used with a plant).
+    system : System
+        The platform (facility stages, liquid fraction).
+    layout : StateLayout
+        Columns of the step-function vector.
+    t0 : float
+        Window start [s] (step ``k`` covers ``[t0 + k step, t0 + (k + 1) step)``).
+    step_s : float
+        Cooling communication step [s].
+    ratio : int
+        Steps per output interval.
+    on_implausible : str
+        "warn" or "stop": what a plant output out of its physical bounds does (see
+        :class:`scheduler_sim.kernel.config.SimulationConfig`).
+    progress : RunProgress | None
+        Progress display, updated per call.
+
+    Attributes
+    ----------
+    step_sums : ndarray, shape (layout.size,)
+        Integral of the step function over the completed steps [J for powers].
+    plant_sums : ndarray, shape (n_outputs,)
+        Integral of the plant's outputs [J for powers].
+    overhead_sums : ndarray, shape (n_overheads,)
+        Integral of the facility overhead series [J].
+    steps_emitted : int
+        Steps completed.
+    reducer : IntervalReducer
+        Interval averages of the rows.
+    guard : OutputGuard or None
+        Physical bounds of the plant's outputs (its violations are reported).
+    """
+
+    def __init__(self, plant: Plant | None, wet_bulb_K: Callable | None, system: System, layout: StateLayout, t0: float,
+                 step_s: float, ratio: int, on_implausible: str, progress: RunProgress | None = None) -> None:
+        self.plant = plant
+        self.wet_bulb_K = wet_bulb_K
+        self.layout = layout
+        self.t0 = float(t0)
+        self.step_s = float(step_s)
+        self.on_implausible = on_implausible
+        self.progress = progress
+        self.overheads = FacilityOverheads(system.facility, system.liquid_fraction)
+        n_plant = len(plant.output_names) if plant is not None else 0
+        self.guard = OutputGuard(list(plant.output_names), list(plant.output_units)) if plant is not None else None
+        # cooling off means the facility is not modelled: no overhead is counted then
+        modelled = plant is not None and (self.overheads.active or system.liquid_fraction != 1.0)
+        self.n_overheads = len(OVERHEAD_SERIES) if modelled else 0
+        self._i_q_air = OVERHEAD_SERIES.index("Q_air_W")
+        self.step_sums = np.zeros(layout.size)
+        self.plant_sums = np.zeros(n_plant)
+        self.overhead_sums = np.zeros(self.n_overheads)
+        self.steps_emitted = 0
+        n_cols = layout.size + (1 + n_plant if plant is not None else 0) + self.n_overheads
+        self.reducer = IntervalReducer(ratio, n_cols)
+        self._ready = False
+        self._averager: StepAverager | None = None
+        self._readout: CoolingReadout | None = None
+        self._jobs_left: Callable[[], int] = lambda: 0
+
+    def bind(self, readout: CoolingReadout, jobs_left: Callable[[], int]) -> None:
+        """Publish to ``readout`` (the platform state's); ``jobs_left`` feeds the progress display."""
+        self._readout = readout
+        self._jobs_left = jobs_left
+
+    def _step_plant(self, k0: int, block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                              PlantStopped | None]:
+        """Run the plant over the steps ``k0 ..`` of ``block``; returns (block, wet-bulb, outputs, failure) cut to the
+        steps kept (a failure keeps the completed steps; a step out of bounds under "stop" is the last kept).
+
+        Raises :class:`PlantStopped` when the plant fails in the first step of the call (nothing to keep).
+        """
+        m = block.shape[0]
+        plant = self.plant
+        t_mid = self.t0 + (np.arange(k0, k0 + m) + 0.5) * self.step_s
+        twb = np.asarray(self.wet_bulb_K(t_mid), dtype=float)
+        heat = np.ascontiguousarray(block[:, :self.layout.n_cdus])
+        if not self._ready:
+            init = plant.initialize(heat[0], float(twb[0]))
+            self._ready = True
+            self._averager = StepAverager(plant.output_names, self.step_s)
+            self._averager.start(init)
+        failure = None
+        try:
+            out = plant.run(heat, twb)
+        except PlantError as exc:  # keep the steps the plant completed, then stop the run (marked partial)
+            done = exc.completed_outputs
+            if done.shape[0] == 0:
+                raise PlantStopped(exc, self.t0 + k0 * self.step_s) from exc
+            failure = PlantStopped(exc, self.t0 + (k0 + done.shape[0]) * self.step_s)
+            m = done.shape[0]
+            out = np.array(done, dtype=float)
+            block, twb = block[:m], twb[:m]
+        # Power outputs sampled at the end of a step are replaced by their exact step averages where the plant
+        # integrates them itself (a running energy total E_x: P_avg = dE / step).
+        self._averager.apply(out)
+        if self.guard is not None:  # physical bounds of the plant's outputs (cooling_fmu.plausibility)
+            t_end = self.t0 + (np.arange(k0, k0 + m) + 1.0) * self.step_s
+            bad = self.guard.check(t_end, out, twb)
+            if bad is not None and self.on_implausible == "stop" and failure is None:
+                v = min(self.guard.violations.values(), key=lambda v: v.t_s)
+                failure = PlantStopped(RuntimeError(v.message()), float(t_end[bad]))
+                m = bad + 1  # keep the step that left the bounds; the run stops after it
+                out, block, twb = out[:m], block[:m], twb[:m]
+        return block, twb, out, failure
+
+    def emit(self, k0: int, block: np.ndarray) -> None:
+        """Receive completed cooling steps and step the plant.
+
+        Parameters
+        ----------
+        k0 : int
+            Index of the first step of ``block``.
+        block : np.ndarray
+            Shape (m, layout.size): averages of the step function over steps ``k0 .. k0 + m - 1``.
+
+        Raises
+        ------
+        PlantStopped
+            When the plant failed (after the completed steps were recorded).
+        """
+        lay = self.layout
+        failure = None
+        if self.plant is not None:
+            block, twb, out, failure = self._step_plant(k0, block)
+            self._readout.plant_state = out[-1]
+            self.plant_sums += out.sum(axis=0) * self.step_s
+            p_liq = out[:, self.plant.P_cooling_index]
+            rows = [block, twb[:, None], out]
+        else:
+            p_liq, twb = np.zeros(block.shape[0]), None
+            rows = [block]
+        if self.n_overheads:
+            ovh = self.overheads.evaluate(block[:, lay.it], p_liq, twb)
+            cols = np.stack([ovh[k] for k in self.overheads.SERIES], axis=1)
+            self.overhead_sums += cols.sum(axis=0) * self.step_s
+            rows.append(cols)
+            extra = cols[-1].sum() - cols[-1, self._i_q_air]  # facility overhead beyond the liquid plant [W]
+        else:
+            extra = 0.0
+        m = block.shape[0]
+        readout = self._readout
+        readout.last_overhead_W = float(p_liq[-1]) + float(extra)
+        rows = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
+        self.step_sums += block.sum(axis=0) * self.step_s
+        readout.last_step_heat = block[-1, :lay.n_cdus].copy()
+        readout.last_it_W = float(block[-1, lay.it])
+        self.steps_emitted = k0 + m
+        self.reducer.push(rows)
+        if self.progress is not None:
+            self.progress.update((k0 + m) * self.step_s / 3600.0, self._jobs_left())
+        if failure is not None:
+            raise PlantStopped(failure.cause, failure.t_s) from failure.cause

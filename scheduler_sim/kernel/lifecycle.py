@@ -1,0 +1,258 @@
+"""Job life-cycle on the platform: start (placement, power), end, kill (requeue or end), and the run times.
+
+A job is queued (``JobSubmit``), started by a policy decision that :meth:`JobLifecycle.apply` validates, then
+ends at its scheduled end (completion, or a kill at its requested wall time under a policy that kills), is killed
+by a node going down (requeued from scratch keeping its submit time, or ended, per ``on_failure``), or is cut at
+the run horizon. Every attempt is recorded with its nodes and per-node rack-input power for exact attribution.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..policies import PolicyError, SchedulerView
+from ..policies.replay import Replay
+from .core import EventKind
+from .events import JobEnd, JobPower
+from .jobdata import JobOutcome
+
+if TYPE_CHECKING:  # typing only: the simulation imports this module
+    from .simulation import Simulation
+
+__all__ = ["JobLifecycle"]
+
+
+class JobLifecycle:
+    """Start, end and kill jobs on one platform.
+
+    Parameters
+    ----------
+    sim : Simulation
+        The platform (its state, job data, policy, placement and power chain).
+    """
+
+    def __init__(self, sim: "Simulation") -> None:
+        self.sim = sim
+
+    def run_duration(self, j: int) -> tuple[float, int]:
+        """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
+        jobs = self.sim.jobdata
+        rt = float(jobs.runtime[j])
+        if self.sim.policy.kills_at_walltime and jobs.has_limit[j] and rt > jobs.estimate[j]:
+            return float(jobs.estimate[j]), JobOutcome.KILLED_WALLTIME
+        return rt, JobOutcome.COMPLETED
+
+    def prefill_duration(self, j: int) -> tuple[float, int]:
+        """Time a carried-in (prefilled) job still runs after ``t0`` [s], and its outcome when it gets there.
+
+        Carried-in jobs obey the same wall-time rule as every other job (:meth:`run_duration`): under a policy
+        that kills at the requested time, a job whose recorded end lies past ``recorded start + requested time``
+        is killed at that limit (``KILLED_WALLTIME``), even though the site let it run on. The duration is
+        ``<= 0`` when the limit fell at or before ``t0``: the job is then recorded as killed at its limit and
+        never occupies the window's nodes.
+        """
+        jobs, t0 = self.sim.jobdata, self.sim.t0
+        end = float(jobs.recorded_end[j])
+        if self.sim.policy.kills_at_walltime and jobs.has_limit[j]:
+            limit_end = float(jobs.recorded_start[j] + jobs.estimate[j])
+            if end > limit_end:
+                return limit_end - t0, JobOutcome.KILLED_WALLTIME
+        return end - t0, JobOutcome.COMPLETED
+
+    def _node_shares(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rack-input power of ``nodes`` now [W] and its sum per CDU [W] (:meth:`power.PowerChain.node_it_input_w`:
+        exact when the conversion stages are affine, the default; with an I^2R term it is evaluated now).
+        """
+        sysm = self.sim.system
+        shares = self.sim.chain.node_it_input_w(self.sim.state.node_dc)[nodes]
+        return shares, np.bincount(sysm.node_cdu[nodes], weights=shares, minlength=sysm.n_cdus)
+
+    def start(self, j: int, now: float, duration: float) -> None:
+        """Start job ``j`` at ``now`` [s] for ``duration`` [s] on nodes chosen by the placement."""
+        sim, st, jobs = self.sim, self.sim.state, self.sim.jobdata
+        led = st.ledger
+        nodes = st.alloc.allocate(j, int(jobs.nodes[j]), sim.placement.node_order(st.node_dc, st.cooling))
+        st.job_nodes[j] = nodes
+        prof = jobs.profiles.get(j)
+        led.cur_node_power[j] = prof[1][0] if prof is not None else jobs.node_power_W[j]
+        st.node_dc[nodes] = led.cur_node_power[j]
+        led.begin_attempt(j, now)
+        if prof is not None:
+            for k in range(1, prof[0].size):
+                if prof[0][k] < duration:
+                    st.env.schedule(now + prof[0][k], EventKind.JOB_POWER, JobPower(j, k, now))
+        shares, cdu_W = self._node_shares(nodes)
+        led.set_power(j, shares, cdu_W)
+        st.attempt_shares[j] = shares
+        st.start[j] = now if not st.prefilled[j] else jobs.recorded_start[j]
+        st.running_since[j] = now
+        st.running[j] = None
+        end = now + duration
+        st.scheduled_end[j] = end
+        st.env.schedule(end, EventKind.JOB_END, JobEnd(j, end))
+        st.step.dirty = True
+
+    def set_job_power(self, j: int, p_node_W: float) -> None:
+        """Change a running job's node DC power [W] (telemetry sample) and its attributed rack-input power."""
+        st = self.sim.state
+        nodes = st.job_nodes[j]
+        st.ledger.cur_node_power[j] = p_node_W
+        st.node_dc[nodes] = p_node_W
+        shares, cdu_W = self._node_shares(nodes)
+        st.ledger.set_power(j, shares, cdu_W)
+        st.step.dirty = True
+
+    def finish(self, j: int, now: float, outcome: int) -> None:
+        """End job ``j``'s attempt at ``now`` [s] with ``outcome``; free its nodes and record the attempt."""
+        sim, st = self.sim, self.sim.state
+        led = st.ledger
+        varying = j in sim.jobdata.profiles
+        sim.policy.job_ended(j, sim.view())
+        led.accrue_job(j, now, st.job_nodes[j].size)
+        nodes = st.job_nodes.pop(j)
+        run = now - st.running_since[j]
+        if varying and run > 0:  # per-CDU power of a varying job: its mean over the attempt
+            led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
+        led.job_cdu_E[j] = 0.0
+        st.alloc.release(j, nodes)
+        st.node_dc[nodes] = sim.jobdata.idle_node_power_W
+        st.end[j] = now
+        st.outcome[j] = outcome
+        del st.running[j]
+        # per-node rack-input power of this attempt (its mean when the power varied), for exact attribution
+        shares = st.attempt_shares.pop(j)
+        if varying and run > 0 and shares.sum() > 0:
+            shares = shares * ((led.energy_it[j] - led.attempt_it0[j]) / run / shares.sum())
+        sim.attempts.append((j, st.running_since[j], now, nodes, shares))
+        st.step.dirty = True
+        st.jobs_left -= 1
+
+    def kill(self, j: int, now: float) -> None:
+        """Kill a job whose node went down: end it, or requeue it (``on_failure``), counting what was lost."""
+        sim, st = self.sim, self.sim.state
+        led = st.ledger
+        dt = now - st.running_since[j]
+        st.lost_node_s[j] += st.job_nodes[j].size * dt
+        self.finish(j, now, JobOutcome.KILLED_NODE_DOWN)
+        led.lost_energy_dc[j] += led.energy_dc[j] - led.attempt_energy0[j]
+        if sim.config.on_failure == "requeue":
+            st.jobs_left += 1
+            st.n_requeues[j] += 1
+            st.start[j] = st.end[j] = np.nan
+            st.outcome[j] = JobOutcome.NOT_RUN
+            st.prefilled[j] = False
+            submit = sim.jobdata.submit
+            key = (submit[j], j)
+            pos = bisect.bisect_left([(submit[q], q) for q in st.queue], key)
+            st.queue.insert(pos, j)
+
+    def cut_at_horizon(self, t: float) -> None:
+        """End every running job at the horizon ``t`` [s] (outcome ``CUT_AT_HORIZON``, energy counted up to ``t``)."""
+        cut = list(self.sim.state.running)
+        for j in cut:
+            self.finish(j, t, JobOutcome.CUT_AT_HORIZON)
+        self.sim.info["stopped_at_horizon_s"] = float(t)
+        self.sim.info["jobs_cut_at_horizon"] = len(cut)
+
+    def prefill(self) -> None:
+        """Place the jobs running at ``t0`` first, in recorded-start order, for their remaining recorded time.
+
+        A job whose wall-time limit fell at or before ``t0`` is recorded as killed there; one that no longer fits
+        (the machine is smaller than the site's) is queued instead. Both counts go to the run's info.
+        """
+        sim, st, jobs = self.sim, self.sim.state, self.sim.jobdata
+        pre = np.flatnonzero(st.prefilled)
+        pre = pre[np.argsort(jobs.recorded_start[pre], kind="stable")]
+        n_pre_failed = n_pre_past_limit = 0
+        for j in pre:
+            duration, outcome = self.prefill_duration(int(j))
+            if duration <= 0:  # its limit fell at or before t0: killed there, never on the window's nodes
+                n_pre_past_limit += 1
+                st.start[j] = jobs.recorded_start[j]
+                st.end[j] = sim.t0 + duration
+                st.outcome[j] = outcome
+                st.jobs_left -= 1
+                continue
+            if jobs.nodes[j] > st.alloc.n_free:
+                n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
+                st.prefilled[j] = False
+                continue
+            st.outcome_if_ends[j] = outcome
+            self.start(int(j), sim.t0, duration)
+        sim.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
+        sim.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
+
+    def scheduling_pass(self, t: float) -> None:
+        """The scheduling pass of timestamp ``t`` [s]: the policy decides on its view, :meth:`apply` starts the jobs.
+
+        Counts the pass, the longest queue, the policy's wall time, replayed jobs started after their recorded
+        start, and whether the power budget held back a job that fitted in nodes.
+        """
+        sim = self.sim
+        st = sim.state
+        c = st.counters
+        c.n_passes += 1
+        c.max_queue = max(c.max_queue, len(st.queue))
+        tp = time.perf_counter()
+        view = sim.view()
+        decisions = sim.policy.schedule(view)
+        c.pass_time_s += time.perf_counter() - tp
+        if sim.config.record_reservations:
+            sim.reservation_log.append((t, dict(getattr(sim.policy, "reservations", {}))))
+        if decisions:
+            self.apply(decisions, t, view)
+            if isinstance(sim.policy, Replay):
+                rs = sim.jobdata.recorded_start
+                c.n_late_replay += sum(1 for j in decisions if math.isfinite(rs[j]) and rs[j] < t)
+        if view.power_W is not None and st.queue:
+            c.cap_binding = sim.governor.binding(st, view.power_W, view.power_headroom_W, decisions)
+            c.cap_bound_passes += int(c.cap_binding)
+
+    def apply(self, decisions: list[int], now: float, view: SchedulerView) -> None:
+        """Start the jobs a policy decided on at ``now`` [s], after checking the decision.
+
+        Parameters
+        ----------
+        decisions : list[int]
+            Job indices to start, in order.
+        now : float
+            Current time [s].
+        view : SchedulerView
+            The view the policy decided on (its job powers and power headroom).
+
+        Raises
+        ------
+        PolicyError
+            If a job is started twice, is not queued, or the jobs do not fit in the free nodes or under the power
+            budget.
+        """
+        sim, st = self.sim, self.sim.state
+        name = sim.policy.name
+        queued = set(st.queue)
+        need = 0
+        power = 0.0
+        if len(set(decisions)) != len(decisions):
+            raise PolicyError(f"policy {name!r} started a job twice at t={now}")
+        for j in decisions:
+            if j not in queued:
+                raise PolicyError(f"policy {name!r} started job index {j} which is not queued at t={now}")
+            need += int(sim.jobdata.nodes[j])
+            if view.power_W is not None:
+                power += float(view.power_W[j])
+        if need > st.alloc.n_free:
+            raise PolicyError(f"policy {name!r} asked for {need} nodes at t={now} but only "
+                              f"{st.alloc.n_free} are free")
+        if power > view.power_headroom_W + 1e-6:
+            raise PolicyError(f"policy {name!r} would exceed the facility power budget at t={now}: "
+                              f"+{power:.0f} W with {view.power_headroom_W:.0f} W of headroom")
+        started = set(decisions)
+        st.queue = [j for j in st.queue if j not in started]
+        for j in decisions:
+            duration, outcome = self.run_duration(j)
+            st.outcome_if_ends[j] = outcome
+            self.start(j, now, duration)

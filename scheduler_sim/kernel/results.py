@@ -1,0 +1,397 @@
+"""The result of a run: :class:`SimulationResult`, and :class:`ResultBuilder`, which assembles it at the end.
+
+The builder turns the interval averages of the step rows (:class:`scheduler_sim.kernel.recorder.IntervalReducer`)
+into named facility, per-CDU and per-rack series, the exact energy totals of the run, the facility overheads and
+PUE figures (The Green Grid), the per-job table with its metrics and the allocation runs, the summary, and the
+warnings of the run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from cooling_fmu.coupling import cdu_series_name, group_cdu_columns, validity_warnings
+from power.facility import SERIES as OVERHEAD_SERIES
+
+from . import metrics
+from .coupler import PlantStopped
+from .jobdata import JobOutcome
+from .progress import RunProgress
+from .recorder import StepIntegrator
+from .state import POWER_SERIES, SCHEDULER_SERIES
+
+if TYPE_CHECKING:  # typing only: the simulation imports this module
+    from .simulation import Simulation
+
+__all__ = ["SimulationResult", "ResultBuilder", "allocation_runs", "finish_completed", "finish_stopped"]
+
+
+@dataclass
+class SimulationResult:
+    """Everything one run produced, in SI units.
+
+    Attributes
+    ----------
+    jobs : pandas.DataFrame
+        Canonical job columns of the simulated jobs plus results: ``sim_start_s``, ``sim_end_s``, ``wait_s``,
+        ``turnaround_s``, ``bounded_slowdown``, ``outcome`` (:class:`~scheduler_sim.kernel.jobdata.JobOutcome`),
+        ``prefilled``, ``node_power_W`` (DC power per node while running), ``energy_dc_J`` (node DC energy of the
+        job), ``energy_it_J`` (the job's rack-input energy: its nodes' share of SIVOC and rectifier losses
+        included).
+    time_s : ndarray, shape (n_intervals,)
+        Start of each output interval [s] (simulation time; ``t0`` is the window start).
+    facility : dict of str -> ndarray (n_intervals,)
+        Interval-average facility series (W, K, dimensionless), see docs/output_schema.md.
+    cdu : dict of str -> ndarray (n_intervals, n_cdus)
+        Interval-average per-CDU series.
+    totals : dict of str -> float
+        Energies [J] integrated exactly over the whole run (from the step averages, not the output intervals).
+    summary : dict of str -> float
+        Headline metrics (see :mod:`scheduler_sim.kernel.metrics`).
+    info : dict
+        Counts and notes: excluded jobs, delayed replays, prefill size, idle energy, wall time ...
+    units : dict of str -> str
+        Units of series whose name carries no unit suffix (the cooling plant's outputs).
+    rack : dict of str -> ndarray (n_intervals, n_racks)
+        Interval-average per-rack series (``P_in_W``: rack input power).
+    job_cdu_it_W : ndarray, shape (n_jobs, n_cdus)
+        Rack-input power of each job in each CDU while it runs [W] (rows sum to the job's IT power), for
+        attributing CDU heat and cooling energy to jobs.
+    allocations : dict of str -> ndarray (n_runs,)
+        Every run attempt of every job as runs of consecutive nodes within one CDU: ``job_id``, ``start_s``,
+        ``end_s``, ``node_first``, ``node_count``, ``cdu``, ``it_power_W`` (rack-input power of those nodes during
+        the attempt; its mean when the job's power varied). A job on nodes 0-3 and 8 has two rows per attempt.
+        Node occupancy (Gantt charts, double-booking checks) and attribution are exact from this table.
+    """
+
+    jobs: pd.DataFrame
+    time_s: np.ndarray
+    facility: dict[str, np.ndarray]
+    cdu: dict[str, np.ndarray]
+    totals: dict[str, float]
+    summary: dict[str, float]
+    info: dict = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    rack: dict[str, np.ndarray] = field(default_factory=dict)
+    job_cdu_it_W: np.ndarray | None = None
+    allocations: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class ResultBuilder:
+    """Assembles the :class:`SimulationResult` of a finished (or stopped) run.
+
+    Parameters
+    ----------
+    sim : Simulation
+        The platform after its run (state, coupler, job data, info).
+    """
+
+    def __init__(self, sim: "Simulation") -> None:
+        self.sim = sim
+
+    def build(self) -> SimulationResult:
+        """The result (adds the policy's and the facility's entries and the warnings to the run's info)."""
+        sim = self.sim
+        sim.info.update(sim.policy.run_info())
+        rows = sim.coupler.reducer.finish()
+        n_int = rows.shape[0]
+        time_s = sim.t0 + (np.arange(n_int) * sim.ratio) * sim.step_s  # step boundaries, integer counts
+        facility, cdu, rack = self._electrical_series(rows)
+        totals = self._totals()
+        units = self._plant_series(rows, facility, cdu, totals)
+        self._facility_overheads(facility, totals, rows)
+        jobs = self._job_table()
+        allocations = allocation_runs(sim.attempts, jobs["job_id"].to_numpy(), sim.system.node_cdu)
+        summary = metrics.summarize(jobs, totals, facility, n_nodes=sim.system.n_nodes, t0=sim.t0, time_s=time_s,
+                                    measure=(sim.t0 + sim.config.warmup_s, sim.t1),
+                                    cooling=sim.plant is not None)
+        self._warnings(facility)
+        self._counts(summary, time_s, facility)
+        return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
+                                summary=summary, info=dict(sim.info), units=units, rack=rack,
+                                job_cdu_it_W=sim.state.ledger.job_cdu_it_W, allocations=allocations)
+
+    def _electrical_series(self, rows: np.ndarray) -> tuple[dict, dict, dict]:
+        """Facility power and scheduler series, CDU heat and rack input from the step columns."""
+        lay = self.sim.layout
+        nc = lay.n_cdus
+        facility: dict[str, np.ndarray] = {}
+        cdu: dict[str, np.ndarray] = {"Q_flow_W": rows[:, :nc]}
+        for i, name in enumerate(POWER_SERIES):
+            facility[name] = rows[:, nc + i]
+        for i, name in enumerate(SCHEDULER_SERIES):
+            facility[name] = rows[:, lay.counts + i]
+        rack = {"P_in_W": rows[:, lay.rack:lay.rack + lay.n_racks]}
+        return facility, cdu, rack
+
+    def _totals(self) -> dict[str, float]:
+        """Energies of the run [J] (exact integrals of the step function) and its duration [s]."""
+        sim = self.sim
+        nc = sim.layout.n_cdus
+        s = sim.coupler.step_sums
+        led = sim.state.ledger
+        return {
+            "E_node_dc_J": float(s[nc + 0]), "E_sivoc_loss_J": float(s[nc + 1]),
+            "E_rectifier_loss_J": float(s[nc + 2]), "E_rack_overhead_J": float(s[nc + 3]),
+            "E_it_J": float(s[nc + 4]), "E_cdu_heat_J": float(s[:nc].sum()),
+            "E_idle_node_dc_J": led.idle_dc_J, "E_idle_node_it_J": led.idle_it_J,
+            "E_partition_node_dc_J": led.part_dc_J, "E_partition_node_it_J": led.part_it_J,
+            "duration_s": float(sim.info["t_final_s"] - sim.t0),
+        }
+
+    def _plant_series(self, rows: np.ndarray, facility: dict, cdu: dict, totals: dict) -> dict[str, str]:
+        """Wet-bulb, the plant's outputs (plant-level and per CDU) and cooling power / energy; returns the units."""
+        sim = self.sim
+        plant = sim.plant
+        units: dict[str, str] = {}
+        if plant is None:
+            totals["E_cooling_J"] = 0.0
+            facility["P_cooling_W"] = np.zeros(rows.shape[0])
+            return units
+        off = sim.layout.size
+        facility["T_wb_K"] = rows[:, off]
+        pi = plant.P_cooling_index
+        for i, name in enumerate(plant.output_names):
+            base = cdu_series_name(name)
+            units[base or name] = plant.output_units[i]
+            if base is None and i != pi:  # that one is P_cooling_W below
+                facility[name] = rows[:, off + 1 + i]
+        for base, idx in group_cdu_columns(plant.output_names).items():
+            cdu[base] = rows[:, [off + 1 + i for i in idx]]
+        totals["E_cooling_J"] = float(sim.coupler.plant_sums[pi])
+        facility["P_cooling_W"] = rows[:, off + 1 + pi]
+        return units
+
+    def _facility_overheads(self, facility: dict, totals: dict, rows: np.ndarray) -> None:
+        """Facility series and totals beyond IT and the liquid plant (:mod:`power.facility`), and the metrics.
+
+        Adds ``P_<stage>_W`` series and ``E_<stage>_J`` totals, ``P_electrical_loss_W`` (transformer + switchgear
+        + UPS + PDU), ``P_air_side_W`` (CRAH fans + chilled water for air), ``P_mechanical_W`` (liquid plant
+        ``P_cooling_W`` + air side), ``P_facility_W`` = IT + mechanical + electrical + lighting, the interval
+        ``PUE`` and the partial PUEs ``pPUE_mechanical`` / ``pPUE_electrical`` (The Green Grid: (IT + the zone's
+        overhead) / IT). With every stage absent and all heat to liquid, ``P_facility_W`` = ``P_it_W +
+        P_cooling_W`` exactly (bit for bit). Without a cooling plant the facility is not modelled: no overhead is
+        counted and the PUEs are NaN.
+        """
+        sim = self.sim
+        n_int = rows.shape[0]
+        n_ovh = sim.coupler.n_overheads
+        for i, name in enumerate(OVERHEAD_SERIES):
+            key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
+            if n_ovh:
+                facility[name] = rows[:, rows.shape[1] - n_ovh + i]
+                totals[key] = float(sim.coupler.overhead_sums[i])
+            else:
+                facility[name] = np.zeros(n_int)
+                totals[key] = 0.0
+        f, t = facility, totals
+        f["P_electrical_loss_W"] = (f["P_transformer_loss_W"] + f["P_switchgear_loss_W"] + f["P_ups_loss_W"]
+                                    + f["P_pdu_loss_W"])
+        f["P_air_side_W"] = f["P_air_fan_W"] + f["P_air_chiller_W"]
+        f["P_mechanical_W"] = f["P_cooling_W"] + f["P_air_side_W"]
+        f["P_facility_W"] = f["P_it_W"] + f["P_mechanical_W"] + f["P_electrical_loss_W"] + f["P_lighting_W"]
+        t["E_electrical_loss_J"] = (t["E_transformer_loss_J"] + t["E_switchgear_loss_J"] + t["E_ups_loss_J"]
+                                    + t["E_pdu_loss_J"])
+        t["E_air_side_J"] = t["E_air_fan_J"] + t["E_air_chiller_J"]
+        t["E_mechanical_J"] = t["E_cooling_J"] + t["E_air_side_J"]
+        t["E_facility_J"] = t["E_it_J"] + t["E_mechanical_J"] + t["E_electrical_loss_J"] + t["E_lighting_J"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if sim.plant is not None:
+                f["PUE"] = f["P_facility_W"] / f["P_it_W"]
+                f["pPUE_mechanical"] = (f["P_it_W"] + f["P_mechanical_W"]) / f["P_it_W"]
+                f["pPUE_electrical"] = (f["P_it_W"] + f["P_electrical_loss_W"]) / f["P_it_W"]
+            else:  # cooling off: the facility is not modelled (no overhead counted), PUE undefined, never 1.0
+                for k in ("PUE", "pPUE_mechanical", "pPUE_electrical"):
+                    f[k] = np.full(n_int, np.nan)
+        sim.info["facility_stages_counted"] = sim.system.facility.present()
+        sim.info["facility_stages_absent"] = sim.system.facility.absent()
+        sim.info["liquid_fraction"] = float(sim.system.liquid_fraction)
+
+    def _job_table(self) -> pd.DataFrame:
+        """The job table with the run's columns and the job metrics (:func:`metrics.add_job_metrics`)."""
+        sim = self.sim
+        st, led = sim.state, sim.state.ledger
+        jobs = sim.jobdata.frame.copy()
+        jobs["sim_start_s"] = st.start
+        jobs["sim_end_s"] = st.end
+        jobs["outcome"] = st.outcome
+        jobs["prefilled"] = st.prefilled
+        jobs["node_power_W"] = sim.jobdata.node_power_W
+        if sim.config.use_measured_power:  # for the report's measured-vs-model comparison
+            jobs["node_power_model_W"] = sim.jobdata.node_power_model_W
+        jobs["energy_dc_J"] = led.energy_dc
+        jobs["energy_it_J"] = led.energy_it
+        jobs["requeues"] = st.n_requeues
+        jobs["lost_node_s"] = st.lost_node_s
+        jobs["lost_energy_dc_J"] = led.lost_energy_dc
+        return metrics.add_job_metrics(jobs, window_start_s=sim.t0)
+
+    def _warnings(self, facility: dict) -> None:
+        """Warnings (plant validity and bounds, a budget below idle power) and notes added to the run's info."""
+        sim = self.sim
+        warnings = validity_warnings(facility)
+        guard = sim.coupler.guard
+        if guard is not None and guard.violations:
+            sim.info["plant_out_of_bounds"] = [v.to_dict() for v in guard.violations.values()]
+            warnings += [v.message() for v in guard.violations.values()]
+        absent = getattr(getattr(sim.policy, "order", None), "bonus_accounts_absent", [])
+        if absent:
+            sim.info["bonus_accounts_absent"] = absent
+        cap = sim.governor.schedule
+        if cap and min(w for _, w in cap) < sim.jobdata.idle_it_all_W:
+            warnings.append(f"a facility power budget ({min(w for _, w in cap) / 1e6:.3f} MW) is below the "
+                            f"IT power of the idle machine ({sim.jobdata.idle_it_all_W / 1e6:.3f} MW)")
+        if warnings:
+            sim.info["warnings"] = warnings
+
+    def _counts(self, summary: dict, time_s: np.ndarray, facility: dict) -> None:
+        """Power-budget time figures and job counts added to the summary."""
+        sim = self.sim
+        st = sim.state
+        if sim.governor.active:  # how long the budget was binding, and how long facility power stood above it
+            caps = np.full(len(time_s), math.inf)
+            for t_c, w in sim.governor.schedule:
+                caps[time_s >= t_c] = w
+            over = facility["P_facility_W"] > caps
+            summary["power_cap_exceeded_s"] = float(over.sum()) * sim.interval_s
+            summary["power_cap_bound_s"] = float(sim.info.get("power_cap_bound_s", 0.0))
+        summary["jobs_rejected_power_cap"] = float(sim.info.get("jobs_rejected_power_cap", 0))
+        summary["jobs_cut_at_horizon"] = float(np.count_nonzero(st.outcome == JobOutcome.CUT_AT_HORIZON))
+        summary["jobs_not_run"] = float(np.count_nonzero(np.isnan(st.start)
+                                                         & (st.outcome != JobOutcome.REJECTED_POWER_CAP)))
+
+
+def finish_stopped(sim: "Simulation", failure: PlantStopped, integ: StepIntegrator, wall0: float,
+                   pbar: RunProgress | None) -> SimulationResult:
+    """Partial results of a run the plant stopped: everything up to the last whole output interval it completed.
+
+    Parameters
+    ----------
+    sim : Simulation
+        The stopped platform.
+    failure : PlantStopped
+        Why and when it stopped.
+    integ : StepIntegrator
+        The run's step integrator.
+    wall0 : float
+        Wall-clock start of the run (``time.perf_counter``) [s].
+    pbar : RunProgress | None
+        The progress display, closed here.
+
+    Returns
+    -------
+    SimulationResult
+        With ``info["complete"]`` False, ``failure`` and ``failed_at_s``.
+
+    Raises
+    ------
+    RuntimeError
+        If no whole output interval was completed.
+    """
+    n_int = sim.coupler.steps_emitted // sim.ratio
+    if n_int == 0:
+        raise RuntimeError(f"{failure}; the run stopped before its first whole output interval "
+                           f"({sim.interval_s:g} s), so there is nothing to write") from failure
+    t_final = integ.boundary(n_int * sim.ratio)
+    sim.info.update({"complete": False, "failure": str(failure), "failed_at_s": failure.t_s})
+    if pbar is not None:
+        pbar.close()
+    c = sim.state.counters
+    sim.info.update({
+        "events": c.n_events, "scheduling_passes": c.n_passes,
+        "jobs_not_run": int(np.isnan(sim.state.start).sum()), "t_end_s": failure.t_s, "t_final_s": t_final,
+        "cooling_steps": sim.coupler.steps_emitted, "wall_time_s": time.perf_counter() - wall0,
+        "policy": sim.policy.name,
+    })
+    return ResultBuilder(sim).build()
+
+
+def finish_completed(sim: "Simulation", integ: StepIntegrator, wall0: float,
+                     pbar: RunProgress | None) -> SimulationResult:
+    """Results of a complete run: padded with idle time to a whole output interval (at least one; an integer
+    count of steps).
+
+    Parameters
+    ----------
+    sim : Simulation
+        The platform after its last event.
+    integ : StepIntegrator
+        The run's step integrator.
+    wall0 : float
+        Wall-clock start of the run (``time.perf_counter``) [s].
+    pbar : RunProgress | None
+        The progress display, closed here.
+
+    Returns
+    -------
+    SimulationResult
+        With ``info["complete"]`` True.
+    """
+    st = sim.state
+    c = st.counters
+    sim.info["complete"] = True
+    t_end = max(c.t_last, sim.t0)
+    t_final = integ.boundary(max(sim.ratio, integ.first_boundary_at_or_after(t_end, sim.ratio)))
+    integ.set(sim.stepfn.value(st))
+    integ.advance(t_final)
+    sv = st.step
+    st.ledger.accrue_background(t_final - c.t_last, sv.idle_dc_W, sv.idle_it_W, sv.part_dc_W, sv.part_it_W)
+    if pbar is not None:
+        pbar.close()
+    not_run = np.isnan(st.start) & (st.outcome != JobOutcome.REJECTED_POWER_CAP)
+    sim.info.update({
+        "events": c.n_events, "scheduling_passes": c.n_passes, "replay_started_late": c.n_late_replay,
+        "jobs_not_run": int(not_run.sum()), "t_end_s": t_end, "t_final_s": t_final,
+        "cooling_steps": integ.steps_done, "wall_time_s": time.perf_counter() - wall0,
+        "policy": sim.policy.name, "placement": sim.config.placement,
+        "scheduling_time_s": c.pass_time_s, "max_queue_length": c.max_queue,
+        "jobs_killed_by_node_down": int(c.drained_kills), "requeues": int(st.n_requeues.sum()),
+        "lost_node_s": float(st.lost_node_s.sum()), "lost_energy_dc_J": float(st.ledger.lost_energy_dc.sum()),
+        "power_cap_bound_s": c.cap_bound_s, "power_cap_bound_passes": c.cap_bound_passes,
+    })
+    return ResultBuilder(sim).build()
+
+
+def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
+    """Rows of consecutive-node runs within one CDU (see :class:`SimulationResult`).
+
+    Parameters
+    ----------
+    attempts : list
+        Every attempt as ``(job index, start [s], end [s], nodes, per-node rack-input power [W])``.
+    job_ids : np.ndarray
+        Shape (n_jobs,), int64: job id of each job index.
+    node_cdu : np.ndarray
+        Shape (n_nodes,), int64: CDU of each node.
+
+    Returns
+    -------
+    dict of str -> ndarray
+        Columns ``job_id``, ``start_s``, ``end_s``, ``node_first``, ``node_count``, ``cdu``, ``it_power_W``.
+    """
+    cols: dict[str, list] = {k: [] for k in ("job_id", "start_s", "end_s", "node_first", "node_count", "cdu",
+                                             "it_power_W")}
+    for j, a, b, nodes, shares in attempts:
+        order = np.argsort(nodes)
+        nodes, shares = nodes[order], np.asarray(shares, dtype=float)[order]
+        cdu = node_cdu[nodes]
+        breaks = np.flatnonzero((np.diff(nodes) != 1) | (np.diff(cdu) != 0)) + 1
+        firsts = np.concatenate(([0], breaks))
+        counts = np.diff(np.concatenate((firsts, [nodes.size])))
+        k = firsts.size
+        cols["job_id"] += [int(job_ids[j])] * k
+        cols["start_s"] += [float(a)] * k
+        cols["end_s"] += [float(b)] * k
+        cols["node_first"] += nodes[firsts].tolist()
+        cols["node_count"] += counts.tolist()
+        cols["cdu"] += cdu[firsts].tolist()
+        cols["it_power_W"] += np.add.reduceat(shares, firsts).tolist() if nodes.size else []
+    dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64,
+          "cdu": np.int64, "it_power_W": float}
+    return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}
