@@ -19,6 +19,8 @@ concurrent MPI ranks see one build, and a killed build leaves at most a stray ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import hashlib
 import json
 import os
@@ -331,18 +333,31 @@ def _verified_digest(target: Path, key: str) -> str | None:
     return digest
 
 
-def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None) -> Path:
+def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None,
+              on_phase: Callable[[str], None] | None = None) -> Path:
     """Build (or fetch from the cache, verified) an FMI 2.0 FMU for a Modelica model; see :func:`fetch_fmu`.
+
+    Parameters
+    ----------
+    source : str
+        Modelica source text.
+    model_name : str
+        Model to build.
+    cache_dir : str | Path | None
+        Cache directory (default :func:`default_cache_dir`).
+    on_phase : Callable[[str], None] | None
+        Told each build phase as it starts (see :func:`fetch_fmu`).
 
     Returns
     -------
     pathlib.Path
         Path of the cached ``<model_name>-<hash16>.fmu``.
     """
-    return fetch_fmu(source, model_name, cache_dir)[0]
+    return fetch_fmu(source, model_name, cache_dir, on_phase)[0]
 
 
-def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None) -> tuple[Path, str]:
+def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None,
+              on_phase: Callable[[str], None] | None = None) -> tuple[Path, str]:
     """Build (or fetch from the cache) an FMI 2.0 FMU for a Modelica model, with the SHA-256 it was verified by.
 
     Parameters
@@ -351,8 +366,12 @@ def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None)
         Modelica source text containing ``model_name`` (one flat model; see the rumoca notes).
     model_name : str
         Name of the model to build; a plain Modelica identifier.
-    cache_dir : str or pathlib.Path, optional
+    cache_dir : str | Path | None
         Cache directory; default :func:`default_cache_dir`. Created ``0700`` if missing.
+    on_phase : Callable[[str], None] | None
+        Called with a short description as each phase of a build starts (rumoca code generation, ordering the
+        algebraics, gcc, fmpy validation), so a caller can show progress; not called on a cache hit. Exceptions
+        it raises propagate.
 
     Returns
     -------
@@ -388,22 +407,25 @@ def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None)
             except OSError as exc:
                 raise FMUBuildError(f"{stale}: FMU cache entry failed its content check and cannot be removed "
                                     f"({exc.strerror}); it is not used") from None
-        digest = _build_into(source, model_name, cache, target, key, sha256_bytes)
+        digest = _build_into(source, model_name, cache, target, key, sha256_bytes, on_phase or (lambda _msg: None))
     return target, digest
 
 
-def _build_into(source: str, model_name: str, cache: Path, target: Path, key: str, sha256_bytes) -> str:
+def _build_into(source: str, model_name: str, cache: Path, target: Path, key: str, sha256_bytes, phase) -> str:
     """Build the FMU, then move it and its record (key, SHA-256) into place; return the digest."""
     with tempfile.TemporaryDirectory(prefix=f".{model_name}-", dir=cache) as tmp:
         tree = Path(tmp) / "fmu"
         tree.mkdir()
+        phase(f"rumoca code generation ({source.count(chr(10)) + 1:,} lines of Modelica)")
         _codegen(source, model_name, tree)
         c_file = tree / "sources" / f"{model_name}.c"
         if not c_file.is_file():
             raise FMUBuildError(f"rumoca did not generate {c_file.relative_to(tree)}")
+        phase("ordering the algebraics")
         c_file.write_text(order_algebraics(c_file.read_text(encoding="utf-8"))[0], encoding="utf-8")
         bindir = tree / "binaries" / "linux64"
         bindir.mkdir(parents=True)
+        phase(f"gcc -O2 ({c_file.stat().st_size / 1e6:.1f} MB of C)")
         _compile(c_file, bindir / f"{model_name}.so")
         md = tree / "modelDescription.xml"
         md.write_text(fix_model_description(md.read_text(encoding="utf-8")), encoding="utf-8")
@@ -420,6 +442,7 @@ def _build_into(source: str, model_name: str, cache: Path, target: Path, key: st
                         zf.write(path, path.relative_to(tree).as_posix())
             from fmpy.validation import validate_fmu  # heavy: fmpy is loaded only when an FMU is built or opened
 
+            phase("fmpy validation")
             problems = validate_fmu(tmp_fmu)
             if problems:
                 raise FMUBuildError(f"FMU for {model_name!r} fails fmpy validation:\n" + "\n".join(problems))

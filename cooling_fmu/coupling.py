@@ -13,8 +13,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Plant", "PlantError", "StepAverager", "AVERAGED_BY_TOTAL", "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name",
-           "group_cdu_columns", "supply_rise_K_per_W", "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings"]
+__all__ = ["Plant", "PlantError", "HeldStepPlant", "AdaptiveStepper", "STEPPING", "StepAverager", "AVERAGED_BY_TOTAL",
+           "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name", "group_cdu_columns", "supply_rise_K_per_W",
+           "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings"]
 
 #: Per-CDU output holding the CDU's secondary (rack-side) supply temperature [K].
 CDU_SUPPLY_T = "T_sec_sup"
@@ -101,6 +102,189 @@ class Plant(Protocol):
         Returns the SI outputs at the end of each step, shape (m, n_outputs). Raises :class:`PlantError` when a
         step fails, carrying the outputs of the steps completed before it.
         """
+
+
+@runtime_checkable
+class HeldStepPlant(Plant, Protocol):
+    """A :class:`Plant` that can also advance several communication steps in ONE internal step, inputs held.
+
+    Attributes
+    ----------
+    max_held_steps : int
+        Most communication steps one :meth:`advance_held` call may cover (the plant's own stability / accuracy
+        limit divided by its step; 1 when it cannot take longer steps).
+    """
+
+    max_held_steps: int
+
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
+        """Advance ``n_steps`` communication steps as one step of ``n_steps * step_s`` with the inputs held.
+
+        ``heat_w`` has shape (n_cdu,) [W]; returns the SI outputs at the end, shape (n_outputs,). Raises
+        :class:`PlantError` (no completed steps) when the step fails.
+        """
+
+
+#: Plant stepping schemes of a run (``cooling.stepping``): ``"fixed"`` calls the plant once per communication
+#: step; ``"adaptive"`` wraps it in :class:`AdaptiveStepper`.
+STEPPING = ("adaptive", "fixed")
+
+
+class AdaptiveStepper:
+    """Step a plant on its fixed output grid, but with longer internal steps while the heat input is constant.
+
+    Between scheduler events the heat per CDU is constant (the kernel hands over runs of identical rows). After
+    every change the plant is stepped ``n_fine`` times at the communication step; then each call of
+    :meth:`HeldStepPlant.advance_held` covers ``growth`` times more steps than the last, up to the plant's
+    ``max_held_steps`` (its stability / accuracy limit, :func:`cooling_fmu.plant.max_stable_step_s`) and never
+    beyond the constant run. The wet-bulb input of a long step is the mean of its steps' wet-bulbs (the exact
+    average of the piecewise-linear weather over the step, since every step has the same length).
+
+    The run's output grid does not change: the steps inside a long step get every output linearly interpolated
+    between its start and end values. The running energy totals ``E_*_out`` are therefore linear inside it, so
+    the step averages of :class:`StepAverager` are the long step's exact average power on each of its steps and
+    every energy total (hence cooling energy, PUE) is exactly what the plant integrated.
+
+    Keep a cap below the linear stability limit (the run's default is 240 s, ``cooling.max_step_s``): near a
+    saturating controller the linearised limit is not enough, and steps at it can leave a limit cycle that fine
+    steps do not have (docs/cooling.md). Accuracy (docs/cooling.md, ``benchmarks/bench_plant_stepping.py``; tested in
+    ``tests/integration/test_adaptive_stepping.py``): on a week of the main job's load the relative error in
+    cooling energy against a 0.25 s fixed-step reference is below 1e-4.
+
+    Parameters
+    ----------
+    plant : Plant
+        The plant (a :class:`HeldStepPlant` for long steps). A plant without ``advance_held`` (or with
+        ``max_held_steps`` <= 1) is stepped one step at a time: the wrapper then changes nothing.
+    n_fine : int
+        Communication steps taken one by one after each change of the heat input (default 4, >= 1).
+    growth : int
+        Factor by which each long step exceeds the previous one (default 2, >= 2).
+    max_held : int | None
+        Cap on the steps per long step, below the plant's ``max_held_steps`` (default None: the plant's limit).
+
+    Attributes
+    ----------
+    plant : Plant
+        The wrapped plant; other attributes (``params``, ``fmu_path``, ``close`` ...) are forwarded to it.
+    max_held : int
+        Steps per long step at most (1 = fixed stepping).
+    calls : int
+        Plant step calls made so far (one per fine step, one per long step): the work done.
+    steps : int
+        Communication steps advanced so far.
+
+    Raises
+    ------
+    ValueError
+        If ``n_fine`` < 1 or ``growth`` < 2.
+    """
+
+    def __init__(self, plant: Plant, n_fine: int = 4, growth: int = 2, max_held: int | None = None) -> None:
+        if int(n_fine) < 1 or int(growth) < 2:
+            raise ValueError(f"n_fine must be >= 1 and growth >= 2, got {n_fine}, {growth}")
+        self.plant = plant
+        self.n_fine, self.growth = int(n_fine), int(growth)
+        held = getattr(plant, "advance_held", None)
+        self.max_held = max(1, int(getattr(plant, "max_held_steps", 1))) if held is not None else 1
+        if max_held is not None:
+            self.max_held = max(1, min(self.max_held, int(max_held)))
+        self.output_names = list(plant.output_names)
+        self.output_units = list(plant.output_units)
+        self.P_cooling_index = plant.P_cooling_index
+        self.calls = 0
+        self.steps = 0
+        self._last_heat: np.ndarray | None = None
+        self._since_change = 0
+        self._held = 1
+        self._y: np.ndarray | None = None
+
+    def __getattr__(self, name: str):
+        """Forward any other attribute to the wrapped plant (``params``, ``fmu_path``, ``close`` ...)."""
+        if name == "plant":  # not yet set (during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.plant, name)
+
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
+        """Initialise the wrapped plant (:meth:`Plant.initialize`); return its outputs at time 0, shape (n_outputs,)."""
+        y = np.asarray(self.plant.initialize(heat_w, T_wb_K), dtype=float)
+        self._y = y.copy()
+        self._last_heat = None
+        return y
+
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+        """Advance one communication step per row, as :meth:`Plant.run`, with long steps inside constant runs.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Average heat per CDU of each step [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb of each step [K], shape (m,).
+
+        Returns
+        -------
+        ndarray, shape (m, n_outputs)
+            SI outputs at the end of each step (interpolated inside a long step).
+
+        Raises
+        ------
+        PlantError
+            If the plant fails; ``completed_outputs`` holds the steps of this call completed before the failure.
+        RuntimeError
+            If called before :meth:`initialize`.
+        """
+        if self._y is None:
+            raise RuntimeError("AdaptiveStepper.run() before initialize()")
+        q = np.asarray(heat_w, dtype=float)
+        tw = np.asarray(T_wb_K, dtype=float)
+        m = q.shape[0]
+        if self.max_held <= 1:
+            out = self.plant.run(q, tw)
+            self.calls += m
+            self.steps += m
+            self._y = np.array(out[-1], dtype=float) if m else self._y
+            return out
+        out = np.empty((m, len(self.output_names)))
+        # start of each run of identical rows (the kernel hands over broadcast blocks: usually a single run)
+        starts = np.flatnonzero(np.any(q[1:] != q[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
+        bounds = np.concatenate(([0], starts, [m]))
+        i = 0
+        try:
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                h = q[a]
+                if self._last_heat is None or not np.array_equal(h, self._last_heat):
+                    self._last_heat = h.copy()
+                    self._since_change, self._held = 0, 1
+                i = a
+                while i < b:
+                    if self._since_change < self.n_fine:  # fine steps after a change, in one plant call
+                        n = min(self.n_fine - self._since_change, b - i)
+                        out[i:i + n] = self.plant.run(q[i:i + n], tw[i:i + n])
+                        self.calls += n
+                        self._since_change += n
+                    else:
+                        n = min(self._held, b - i)
+                        if n == 1:
+                            out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1])[0]
+                        else:
+                            y1 = np.asarray(self.plant.advance_held(h, float(tw[i:i + n].mean()), n), dtype=float)
+                            frac = (np.arange(1, n + 1) / n)[:, None]
+                            out[i:i + n] = self._y + (y1 - self._y) * frac
+                            out[i + n - 1] = y1  # the end of the long step exactly
+                        self.calls += 1
+                        self._held = min(self._held * self.growth, self.max_held)
+                    i += n
+                    self.steps += n
+                    self._y = out[i - 1].copy()
+        except PlantError as exc:
+            done = exc.completed_outputs
+            # the same error (function, time, FMU log kept), with every step of THIS call completed before it
+            exc.completed_outputs = out[:i].copy() if done.size == 0 else np.concatenate([out[:i], done], axis=0)
+            if hasattr(exc, "completed_steps"):
+                exc.completed_steps = int(exc.completed_outputs.shape[0])
+            raise
+        return out
 
 
 def cdu_series_name(name: str) -> str | None:

@@ -15,6 +15,8 @@ variable map (``maps/*.yaml``). Coupling rules (docs/cooling.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import hashlib
 import json
 import math
@@ -236,20 +238,23 @@ class CoolingPlant:
 
     Parameters
     ----------
-    params : PlantParams or str or pathlib.Path
+    params : PlantParams | str | Path
         Plant description, or a shipped plant name / TOML path for :func:`~cooling_fmu.params.load_plant_params`.
         With a site FMU (``fmu_path``) it still gives ``n_cdu`` (and the design figures used in reports).
-    step_s : float, optional
+    step_s : float
         Communication step [s] (default 15 s). For the generated FMU it must not exceed
         :func:`max_stable_step_s` (forward-Euler sub-steps).
-    cache_dir : str or pathlib.Path, optional
+    cache_dir : str | Path | None
         FMU cache directory (default :func:`cooling_fmu.build.default_cache_dir`).
-    map_path : str or pathlib.Path, optional
+    map_path : str | Path | None
         Variable map YAML (default ``maps/hpctwin_plant.yaml``).
-    fmu_path : str or pathlib.Path, optional
+    fmu_path : str | Path | None
         Use this FMU instead of building one from ``params`` (a site's own FMU, with its own ``map_path``).
-    backend : str, optional
+    backend : str
         FMI backend: ``"fmpy"`` (default; ctypes hot path) or ``"pyfmi"`` (where installed).
+    on_phase : Callable[[str], None] | None
+        Told the phase of the set-up as it starts (stability limit, and each phase of an FMU build; see
+        :func:`cooling_fmu.build.fetch_fmu`), to show progress. Default: silent.
 
     Attributes
     ----------
@@ -300,13 +305,16 @@ class CoolingPlant:
         map_path: str | Path | None = None,
         fmu_path: str | Path | None = None,
         backend: str = "fmpy",
+        on_phase: Callable[[str], None] | None = None,
     ):
         self.params = params if isinstance(params, PlantParams) else load_plant_params(params)
         step_s = float(step_s)
         if not (math.isfinite(step_s) and step_s > 0):
             raise ValueError(f"step_s must be positive and finite, got {step_s}")
         self.own_model = fmu_path is None
+        phase = on_phase or (lambda _msg: None)
         if self.own_model:
+            phase("stability limit")
             limit = max_stable_step_s(self.params, cache_dir)
             if step_s > limit:
                 raise ValueError(
@@ -316,8 +324,9 @@ class CoolingPlant:
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
+            phase("FMU (cache lookup)")
             fmu_path, self.fmu_sha256 = fetch_fmu(generate_plant_modelica(self.params), model_name_for(self.params),
-                                                  cache_dir)
+                                                  cache_dir, phase)
         else:
             import hashlib
 
@@ -333,6 +342,9 @@ class CoolingPlant:
         except Exception:
             self._fmu.freeInstance()
             raise
+        #: most communication steps one advance_held call may cover: the stability limit of the generated FMU's
+        #: forward-Euler sub-steps over step_s (1 for a site FMU, whose integrator is not known)
+        self.max_held_steps = max(1, int(limit // step_s)) if self.own_model else 1
         self._k = 0  # communication steps since initialize
         self._t0 = 0.0
         self._initialized = False
@@ -612,6 +624,62 @@ class CoolingPlant:
             raise PlantStepError(exc, self._to_si_outputs(out[:j].copy()), self.output_names) from exc
         self._k = k0 + n_steps
         return self._to_si_outputs(out)
+
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
+        """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
+
+        Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the FMU's forward-Euler
+        sub-steps are then ``n_steps * step_s / EULER_SUBSTEPS`` long, within :func:`max_stable_step_s`.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat into each CDU, constant over the long step [W], >= 0; shape (n_cdu,).
+        T_wb_K : float
+            Wet-bulb over the long step [K].
+        n_steps : int
+            Communication steps covered, 1 .. :attr:`max_held_steps`.
+
+        Returns
+        -------
+        ndarray, shape (n_outputs,)
+            SI outputs at the end of the long step.
+
+        Raises
+        ------
+        RuntimeError
+            If not initialized.
+        ValueError
+            If ``n_steps`` is out of range or the inputs are.
+        PlantStepError
+            If an FMI call fails or an output is not finite (no step completed; the plant stays where it was).
+        """
+        if not self._initialized:
+            raise RuntimeError("CoolingPlant.advance_held() before initialize()")
+        n = int(n_steps)
+        if not 1 <= n <= self.max_held_steps:
+            raise ValueError(f"n_steps must be in 1..{self.max_held_steps} (the stability limit), got {n_steps}")
+        q = np.asarray(heat_w, dtype=float)
+        if q.shape != (self.n_cdu,):
+            raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
+        tw = float(T_wb_K)
+        self._check_inputs(q, np.array([tw]))
+        u = self._to_fmu_inputs(np.concatenate([q, [tw]]))
+        fmu = self._fmu
+        t = self._t0 + self._k * self.step_s
+        try:
+            fmu.setReal(self._vr_in_list, u)
+            fmu.doStep(t, n * self.step_s)
+            y = np.array(fmu.getReal(self._vr_out_list), dtype=float)
+        except FMUError as exc:
+            raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names) from exc
+        if not np.isfinite(y).all():
+            names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
+            cause = FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t + n * self.step_s,
+                             dict(zip(self.input_names, u.tolist())), list(fmu.log))
+            raise PlantStepError(cause, np.zeros((0, self._n_out)), self.output_names)
+        self._k += n
+        return self._to_si_outputs(y)
 
     def reset(self) -> None:
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.

@@ -238,6 +238,17 @@ class CoolingConfig(_Strict):
                                            "(PUE is then IT-only and flagged)")
     plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
     step_s: float = Field(15.0, ge=0.1, le=3600.0, description="FMU communication step [s], 0.1 to 3600")
+    stepping: Literal["adaptive", "fixed"] = Field(
+        "adaptive", description="'adaptive': while the heat is constant the plant takes longer internal steps (up "
+                                "to its stability limit) after fine_steps steps at step_s, outputs interpolated on "
+                                "the step_s grid, energy exact (cooling_fmu.coupling.AdaptiveStepper; cooling "
+                                "energy within 1e-4 of a 0.25 s reference); 'fixed': one plant step per step_s")
+    fine_steps: int = Field(4, ge=1, le=1000, description="With stepping = 'adaptive': steps taken at step_s after "
+                                                          "each change of the heat input")
+    max_step_s: float = Field(240.0, ge=0.0, description="With stepping = 'adaptive': longest internal plant step [s] "
+                                                       "(rounded down to whole steps); 0 = the plant's stability "
+                                                       "limit (default 240 s: error 2.9e-5 on the test week, see "
+                                                       "docs/cooling.md)")
     weather: Literal["file", "tmy3", "constant"] = Field(
         "file", description="'file': a typical-year weather file (EPW or TMY3): weather_path, else the system's "
                             "site ([site] weather), else Golden, CO; 'tmy3': the same (older name); 'constant': T_wb_C")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cooling_fmu.coupling import AdaptiveStepper
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.plant import CoolingPlant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
@@ -136,6 +137,9 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
 def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
 
+    With ``cooling.stepping = "adaptive"`` (default) the plant is returned wrapped in a
+    :class:`cooling_fmu.coupling.AdaptiveStepper` (same protocol; attributes forwarded).
+
     With ``progress`` a spinner line (elapsed time) is shown while the plant is set up: the first use of a plant
     builds its FMU (rumoca + gcc; minutes for hundreds of CDUs, see docs/cooling.md) and linearises it for the
     stability limit; later uses read both from the cache.
@@ -149,8 +153,13 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
-    with Spinner(f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)", enabled=progress):
-        return CoolingPlant(params, step_s=cfg.cooling.step_s)
+    head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
+    with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
+        plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
+    if cfg.cooling.stepping == "adaptive":
+        cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
+        return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
+    return plant
 
 
 def _grid_writers(ga, grid_content):

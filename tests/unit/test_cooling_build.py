@@ -245,3 +245,19 @@ def test_run_file_records_the_verified_fmu_digest(theta_fmu, tmp_path, monkeypat
     with h5py.File(out.path) as f:
         got = json.loads(f["provenance"].attrs["input_checksums_json"])["fmu"]
     assert got == rec["sha256"] == hashlib.sha256(fmu.read_bytes()).hexdigest()
+
+
+def test_build_reports_its_phases_in_order_and_a_cache_hit_none(tmp_path):
+    p = load_plant_params("theta")
+    src = generate_plant_modelica(p)
+    seen: list[str] = []
+    build_fmu(src, model_name_for(p), tmp_path, on_phase=seen.append)
+    assert [m.split(" (")[0] for m in seen] == ["rumoca code generation", "ordering the algebraics", "gcc -O2",
+                                                "fmpy validation"]
+    assert seen[0] == f"rumoca code generation ({src.count(chr(10)) + 1:,} lines of Modelica)"
+    again: list[str] = []
+    build_fmu(src, model_name_for(p), tmp_path, on_phase=again.append)
+    assert again == []
+    with CoolingPlant(p, cache_dir=tmp_path, on_phase=again.append):
+        pass
+    assert again == ["stability limit", "FMU (cache lookup)"]
