@@ -164,7 +164,8 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
 
 def _grid_writers(ga, grid_content):
     """The ``extra_groups`` writer of ``/grid``: the dynamic reports (events, ramps, battery) and the cost / CO2
-    attribution, each when the run has them; None when it has neither (no ``/grid``)."""
+    attribution, each when the run has them; None when it has neither (no ``/grid``).
+    """
     parts = ([grid_run.writer(grid_content)] if grid_content else []) + ([grid_writer(ga)] if ga is not None else [])
     if not parts:
         return None
