@@ -137,7 +137,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
 def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
 
-    With ``cooling.stepping = "adaptive"`` (default) the plant is returned wrapped in a
+    With ``cooling.stepping = "adaptive"`` (opt-in; the default is "fixed") the plant is returned wrapped in a
     :class:`cooling_fmu.coupling.AdaptiveStepper` (same protocol; attributes forwarded).
 
     With ``progress`` a spinner line (elapsed time) is shown while the plant is set up: the first use of a plant
