@@ -32,6 +32,7 @@ from experiments.frontier_workload import frontier_jobs, write_swf
 from scheduler_sim.analysis.grid_dynamics import series_mean
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
+from experiments.common import save_figure, world
 
 __all__ = ["EVENT_START_S", "EVENT_H", "REDUCTIONS", "config", "main"]
 
@@ -101,13 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Demand response on the serving + batch co-located Frontier day.")
     ap.add_argument("--out", default="out/grid_dr", help="output folder")
     a = ap.parse_args(argv)
-    try:
-        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
-        comm = MPI.COMM_WORLD
-    except ImportError:
-        comm = None
-    rank = comm.Get_rank() if comm else 0
-    size = comm.Get_size() if comm else 1
+    comm, rank, size = world()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     trace = out / "frontier_day.swf"
@@ -236,13 +231,7 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
                  f"{100 * table['slo_attainment'].min():.1f}-{100 * table['slo_attainment'].max():.1f} % over the "
                  "cases)")
     fig.tight_layout()
-    paths = []
-    for ext in ("png", "svg"):
-        p = out / f"demand_response.{ext}"
-        fig.savefig(p, dpi=130, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out, "demand_response")
 
 
 if __name__ == "__main__":

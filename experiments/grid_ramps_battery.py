@@ -44,6 +44,7 @@ from power.battery import Battery
 from scheduler_sim.analysis.grid_dynamics import ramp_report
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
+from experiments.common import save_figure, world
 
 __all__ = ["SCENARIOS", "BATTERY_MW", "config", "main"]
 
@@ -137,13 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Ramps, ramp limit, GPU floor and battery on a training-heavy workload.")
     ap.add_argument("--out", default="out/grid_ramps", help="output folder")
     a = ap.parse_args(argv)
-    try:
-        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
-        comm = MPI.COMM_WORLD
-    except ImportError:
-        comm = None
-    rank = comm.Get_rank() if comm else 0
-    size = comm.Get_size() if comm else 1
+    comm, rank, size = world()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     trace = out / "frontier_2days.swf"
@@ -241,13 +236,7 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     axes[2].set_title(f"Training oscillation ({PERIOD_S:g} s period) and a large start", fontsize=10)
     fig.suptitle("Ramps of a training-heavy synthetic Frontier workload: ramp limit on starts, GPU floor, battery")
     fig.tight_layout()
-    paths = []
-    for ext in ("png", "svg"):
-        p = out / f"ramps_battery.{ext}"
-        fig.savefig(p, dpi=130, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out, "ramps_battery")
 
 
 if __name__ == "__main__":

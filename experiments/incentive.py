@@ -43,6 +43,7 @@ from scheduler_sim.app.config import RunConfig
 from scheduler_sim.io.hdf5 import SCHEMA_VERSION, atomic_h5, read_jobs
 from scheduler_sim.io.schema import SchemaWriter
 from scheduler_sim.app.runner import run_one
+from experiments.common import save_figure, world
 
 __all__ = ["VARIANTS", "user_scores", "bonus_from_scores", "phase_config", "main"]
 
@@ -119,13 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--w-bonus", type=float, default=1000.0, help="priority points of the best-scored user")
     ap.add_argument("--no-cooling", action="store_true", help="run without the cooling FMU")
     a = ap.parse_args(argv)
-    try:
-        from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI; without mpi4py run in one process
-        comm = MPI.COMM_WORLD
-    except ImportError:
-        comm = None
-    rank = comm.Get_rank() if comm else 0
-    size = comm.Get_size() if comm else 1
+    comm, rank, size = world()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     d = a.phase_days
@@ -196,13 +191,7 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     axes[0].legend(fontsize=8)
     fig.suptitle("Energy-incentive priorities (HPC2N, Seth-like): who waits, by phase-2 bonus scheme")
     fig.tight_layout()
-    paths = []
-    for ext in ("png", "svg"):
-        p = out / f"incentive.{ext}"
-        fig.savefig(p, dpi=130, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out, "incentive")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 from cooling_fmu.params import load_plant_params  # noqa: E402
 from power import load_system  # noqa: E402
 from scheduler_sim.app.runner import design_peak_W  # noqa: E402
+from experiments.common import save_figure
 
 __all__ = ["read_study", "policy_study", "power_cap_study", "placement_study"]
 
@@ -33,14 +34,7 @@ def read_study(summary: str | Path) -> dict[str, np.ndarray]:
     return out
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
-    paths = []
-    for ext in ("png", "svg"):
-        p = Path(out_dir) / f"{stem}.{ext}"
-        fig.savefig(p, dpi=130, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    return paths
+_save = save_figure  # one writer of study figures (experiments/common.py)
 
 
 def _label(name: str) -> str:
