@@ -101,3 +101,21 @@ def test_cli_flags_and_summary_lines(tmp_path, capsys):
         assert f["grid"].attrs["carbon_source"] == "US-MIDA-PJM_2022_hourly.csv.gz"
         assert f["grid/jobs/co2_kg_facility"].attrs["units"] == "kg"
         assert f["grid/jobs/cost_facility"].attrs["units"] == "USD"
+
+
+def test_both_halves_of_grid_share_one_group_that_the_schema_accepts(runs, tmp_path):
+    """Signals (cost / CO2) and dynamics (a ramp limit, a battery) in one run: one /grid holding both writers'
+    subgroups, and the file conforms to the schema table both ways (nothing undeclared, nothing required missing)."""
+    from scheduler_sim.io.schema import validate_file
+
+    out = tmp_path / "both.h5"
+    _run(out, name="both", **{"grid.carbon": "pjm-carbon-2022", "grid.price": "pjm-price-2022",
+                              "grid.ramp_limit_MW_per_min": 0.05,
+                              "grid.battery": {"capacity_kWh": 50.0, "power_kW": 100.0,
+                                               "round_trip_efficiency": 0.9}})
+    with h5py.File(out) as f:
+        subs = set(f["grid"])
+    assert {"jobs", "accounts", "cdu", "timeseries", "totals"} <= subs  # cost / CO2 (scheduler_sim.io.grid)
+    assert {"ramps", "battery"} <= subs  # dynamics (scheduler_sim.io.grid_group)
+    assert validate_file(out) == []
+    assert validate_file(runs["easy"].path) == []  # signals only
