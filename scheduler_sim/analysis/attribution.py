@@ -133,6 +133,42 @@ class Attribution:
         return df
 
 
+def _consumers(result: object, t0: float, n_cdus: int):
+    """The consumers that attribution shares out energy to, and when each drew power.
+
+    A consumer is a run of nodes of one attempt of a job in one CDU (requeued jobs have several attempts) when the
+    result carries ``allocations`` with per-run IT power; otherwise (files without per-run power) one attempt per
+    job at its recorded per-CDU IT power.
+
+    Parameters
+    ----------
+    result : object
+        A SimulationResult or a result read back from a file.
+        Needs ``jobs``, ``job_cdu_it_W`` and, optionally, ``allocations``.
+    t0 : float
+        Start of the first output interval [s]; earlier starts are clipped to it.
+    n_cdus : int
+        Number of CDUs.
+
+    Returns
+    -------
+    tuple
+        ``(owner, P_jc, a, b)``: row in ``result.jobs`` of each consumer (None when consumers are the jobs
+        themselves), IT power per consumer and CDU [W] shape (n_consumers, n_cdus), start and end [s] shape
+        (n_consumers,).
+    """
+    jobs = result.jobs
+    al = getattr(result, "allocations", None) or {}
+    if "it_power_W" in al and len(al["job_id"]) > 0:
+        row = pd.Series(np.arange(len(jobs)), index=jobs["job_id"].to_numpy())
+        owner = row.loc[np.asarray(al["job_id"])].to_numpy()
+        P_jc = np.zeros((owner.size, n_cdus))
+        P_jc[np.arange(owner.size), np.asarray(al["cdu"], dtype=np.int64)] = np.asarray(al["it_power_W"], float)
+        return owner, P_jc, np.maximum(np.asarray(al["start_s"], dtype=float), t0), np.asarray(al["end_s"], float)
+    return (None, np.asarray(result.job_cdu_it_W, dtype=float),
+            np.maximum(jobs["sim_start_s"].to_numpy(float), t0), jobs["sim_end_s"].to_numpy(float))
+
+
 def _overlaps(a: np.ndarray, b: np.ndarray, t0: float, dt: float, n: int):
     """Interval indices and seconds of overlap of ``[a, b)`` with intervals ``[t0 + k dt, t0 + (k+1) dt)``.
 
@@ -252,22 +288,11 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     Q = np.asarray(cdu["Q_flow_W"], dtype=float)  # (n, n_cdus)
     n_cdus = Q.shape[1]
     jobs = result.jobs
-    al = getattr(result, "allocations", None) or {}
-    by_run = "it_power_W" in al and len(al["job_id"]) > 0
-    if by_run:
-        # consumers = every run of nodes of every attempt (requeued jobs have several attempts), each in one CDU
-        row = pd.Series(np.arange(len(jobs)), index=jobs["job_id"].to_numpy())
-        owner = row.loc[np.asarray(al["job_id"])].to_numpy()
-        P_jc = np.zeros((owner.size, n_cdus))
-        P_jc[np.arange(owner.size), np.asarray(al["cdu"], dtype=np.int64)] = np.asarray(al["it_power_W"], float)
-        a = np.maximum(np.asarray(al["start_s"], dtype=float), t0)
-        b = np.asarray(al["end_s"], dtype=float)
-        nodes = np.asarray(al["node_count"], dtype=float)
+    owner, P_jc, a, b = _consumers(result, t0, n_cdus)
+    if owner is not None:
+        nodes = np.asarray(result.allocations["node_count"], dtype=float)
         P_node = jobs["node_power_W"].to_numpy(float)[owner]
     else:  # files without per-run power: one attempt per job, at its recorded per-CDU power
-        P_jc = np.asarray(result.job_cdu_it_W, dtype=float)
-        a = np.maximum(jobs["sim_start_s"].to_numpy(float), t0)
-        b = jobs["sim_end_s"].to_numpy(float)
         nodes = jobs["nodes"].to_numpy(float)
         P_node = jobs["node_power_W"].to_numpy(float)
     ka, kb, wa, wb = _overlaps(a, b, t0, dt, n)
@@ -300,7 +325,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     for k, p in plant.items():
         q = _safe_div(p * dt, H_fac)[:, None]
         J[k] = lf * _weighted(P_jc.sum(axis=1, keepdims=True), q, ka, kb, wa, wb, dt)
-    if by_run:  # sum the runs of each job
+    if owner is not None:  # sum the runs of each job
         for k in list(J):
             acc = np.zeros(len(jobs))
             np.add.at(acc, owner, J[k])
@@ -309,7 +334,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     over = {k: np.asarray(fac.get(v, np.zeros(n)), dtype=float) for k, v in _OVERHEAD.items()}
     for k, p in over.items():
         J[k] = _weighted(P_jc.sum(axis=1, keepdims=True), _safe_div(p, P_it_ts)[:, None], ka, kb, wa, wb, dt)
-        if by_run:
+        if owner is not None:
             acc = np.zeros(len(jobs))
             np.add.at(acc, owner, J[k])
             J[k] = acc

@@ -32,7 +32,7 @@ import pandas as pd
 
 from power.grid import StepSignal, interval_means, straddling_intervals
 
-from .attribution import _OVERHEAD, _cooling_components, _overlaps, _safe_div, _weighted
+from .attribution import _OVERHEAD, _consumers, _cooling_components, _overlaps, _safe_div, _weighted
 
 __all__ = ["GridAttribution", "GROUPS", "KINDS", "signal_in_sim_time", "grid_attribution", "grid_summary",
            "YEAR_S"]
@@ -196,20 +196,7 @@ def grid_attribution(result: object, signals: dict[str, StepSignal], attrs: dict
     Q = np.asarray(cdu["Q_flow_W"], dtype=float)
     n_cdus = Q.shape[1]
     jobs = result.jobs
-    al = getattr(result, "allocations", None) or {}
-    by_run = "it_power_W" in al and len(al["job_id"]) > 0
-    if by_run:
-        row = pd.Series(np.arange(len(jobs)), index=jobs["job_id"].to_numpy())
-        owner = row.loc[np.asarray(al["job_id"])].to_numpy()
-        P_jc = np.zeros((owner.size, n_cdus))
-        P_jc[np.arange(owner.size), np.asarray(al["cdu"], dtype=np.int64)] = np.asarray(al["it_power_W"], float)
-        a = np.maximum(np.asarray(al["start_s"], dtype=float), t0)
-        b = np.asarray(al["end_s"], dtype=float)
-    else:
-        owner = None
-        P_jc = np.asarray(result.job_cdu_it_W, dtype=float)
-        a = np.maximum(jobs["sim_start_s"].to_numpy(float), t0)
-        b = jobs["sim_end_s"].to_numpy(float)
+    owner, P_jc, a, b = _consumers(result, t0, n_cdus)
     ka, kb, wa, wb = _overlaps(a, b, t0, dtk, n)
     P_j = P_jc.sum(axis=1, keepdims=True)
     E_it_tot = tot["E_it_J"]
