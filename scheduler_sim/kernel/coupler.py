@@ -156,7 +156,7 @@ class CoolingCoupler:
         # Power outputs sampled at the end of a step are replaced by their exact step averages where the plant
         # integrates them itself (a running energy total E_x: P_avg = dE / step).
         self._averager.apply(out)
-        if self.guard is not None:  # physical bounds of the plant's outputs (cooling_fmu.plausibility)
+        if self.guard is not None and self.guard.violates(out, twb):  # physical bounds (cooling_fmu.plausibility)
             t_end = self.t0 + (np.arange(k0, k0 + m) + 1.0) * self.step_s
             bad = self.guard.check(t_end, out, twb)
             if bad is not None and self.on_implausible == "stop" and failure is None:
@@ -185,25 +185,28 @@ class CoolingCoupler:
         failure = None
         if self.plant is not None:
             block, twb, out, failure = self._step_plant(k0, block)
+            m = block.shape[0]
             self._readout.plant_state = out[-1]
             self.plant_sums += out.sum(axis=0) * self.step_s
             p_liq = out[:, self.plant.P_cooling_index]
-            rows = [block, twb[:, None], out]
+            # one row array for the reducer, filled in place (no per-call concatenate / stack)
+            rows = np.empty((m, self.reducer.n_values))
+            rows[:, :lay.size] = block
+            rows[:, lay.size] = twb
+            rows[:, lay.size + 1:lay.size + 1 + out.shape[1]] = out
         else:
-            p_liq, twb = np.zeros(block.shape[0]), None
-            rows = [block]
+            m = block.shape[0]
+            p_liq, twb = np.zeros(m), None
+            rows = block
         if self.n_overheads:
-            ovh = self.overheads.evaluate(block[:, lay.it], p_liq, twb)
-            cols = np.stack([ovh[k] for k in self.overheads.SERIES], axis=1)
+            cols = self.overheads.evaluate_columns(block[:, lay.it], p_liq, twb)  # (m, n_overheads), C order
             self.overhead_sums += cols.sum(axis=0) * self.step_s
-            rows.append(cols)
+            rows[:, rows.shape[1] - self.n_overheads:] = cols
             extra = cols[-1].sum() - cols[-1, self._i_q_air]  # facility overhead beyond the liquid plant [W]
         else:
             extra = 0.0
-        m = block.shape[0]
         readout = self._readout
         readout.last_overhead_W = float(p_liq[-1]) + float(extra)
-        rows = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
         self.step_sums += block.sum(axis=0) * self.step_s
         readout.last_step_heat = block[-1, :lay.n_cdus].copy()
         readout.last_it_W = float(block[-1, lay.it])
