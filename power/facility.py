@@ -307,10 +307,9 @@ class FacilityOverheads:
         dict of str -> ndarray (n,)
             :data:`SERIES` (W). Absent stages give zeros. ``Q_air_W`` is heat (not electrical power).
 
-        Raises
-        ------
-        ValueError
-            If the shapes differ or an input is negative / not finite.
+        Notes
+        -----
+        Raises ValueError (from :meth:`evaluate_columns`) if the shapes differ or an input is negative / not finite.
         """
         P_it = np.asarray(P_it_W, dtype=float)
         cols = self.evaluate_columns(P_it, P_liquid_W, T_wb_K)
@@ -322,11 +321,12 @@ class FacilityOverheads:
 
         Parameters
         ----------
-        P_it_W : array_like, shape (n,), W
-            IT power (rack input), >= 0.
-        P_liquid_W : array_like, shape (n,), W
-            Liquid cooling plant power; 0 when no plant is modelled.
-        T_wb_K : array_like, shape (n,), K, or None
+        P_it_W : ArrayLike
+            IT power (rack input) [W], shape (n,), >= 0.
+        P_liquid_W : ArrayLike
+            Liquid cooling plant power [W], shape (n,); 0 when no plant is modelled.
+        T_wb_K : ArrayLike | None
+            Shape (n,) [K].
             Outdoor wet-bulb (economiser decision); None: the economiser never runs.
 
         Returns

@@ -186,15 +186,17 @@ def main(argv: list[str] | None = None) -> int:
     a = parser.parse_args(argv)
     # lazy: the command handlers import numpy, pandas, h5py, fmpy and the whole chain; `hpctwin --help` and argument
     # errors must not pay for that (start-up under 1 s, issue #16)
-    from . import commands
+    if a.command == "validate":  # lighter still: an output file needs only h5py and the schema table
+        from .validate import cmd_validate as handler
+    else:
+        from . import commands
 
-    handlers = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
-                "report": commands.cmd_report, "list": commands.cmd_list, "validate": commands.cmd_validate,
-                "cooling": commands.cmd_cooling}
+        handler = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
+                   "report": commands.cmd_report, "list": commands.cmd_list, "cooling": commands.cmd_cooling}[a.command]
     if getattr(a, "debug", False):
-        return handlers[a.command](a)
+        return handler(a)
     try:
-        return handlers[a.command](a)
+        return handler(a)
     except KeyboardInterrupt:
         print("hpctwin: interrupted", file=sys.stderr)
         return 130
