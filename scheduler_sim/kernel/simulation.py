@@ -39,7 +39,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from cooling_fmu.coupling import Plant, cdu_supply_columns, supply_rise_K_per_W
+from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
 
 from ..policies import BasePolicy, SchedulerView, make_policy
@@ -226,7 +226,10 @@ class Simulation:
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
                                       self.ratio, cfg.on_implausible, pbar)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
-        integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit)
+        # one coupler (and plant) call per advance: the step in progress and the run after it together; not with
+        # adaptive stepping, whose long steps are cut at call boundaries (folding would change its numerics)
+        integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,
+                               fold=not isinstance(self.plant, AdaptiveStepper))
         open_window(self)
         try:
             self._loop(integ)
