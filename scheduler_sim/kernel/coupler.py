@@ -175,7 +175,7 @@ class CoolingCoupler:
             Index of the first step of ``block``.
         block : np.ndarray
             Shape (m, layout.size): averages of the step function over steps ``k0 .. k0 + m - 1``.
-        parts : tuple of np.ndarray or None
+        parts : tuple[np.ndarray, ...] | None
             The blocks ``block`` was made of (:class:`~scheduler_sim.kernel.recorder.StepIntegrator` with
             ``fold=True``: the step in progress, then the run of whole steps), in order. The energy totals are
             accumulated part by part, the arithmetic of one call per part, so a folded call gives bit-identical
