@@ -39,7 +39,6 @@ DEFAULT_ARGS = ["experiments/theta_easy_30d.toml"]
 COMPONENTS = [
     ("plant FMU calls (CoolingPlant.run)", "cooling_fmu/plant.py", "run"),
     ("coupler emit (incl. plant)", "scheduler_sim/kernel/coupler.py", "emit"),
-    ("coupler flush (incl. plant)", "scheduler_sim/kernel/coupler.py", "flush"),
     ("  facility overheads", "power/facility.py", ("evaluate", "evaluate_columns")),
     ("  UPS loss fit", "power/facility.py", "loss_coefficients"),
     ("  step averager", "cooling_fmu/coupling.py", "apply"),
