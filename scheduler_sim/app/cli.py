@@ -64,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", help="trace loader name (default: guessed from the file suffix)")
     r.add_argument("--start-day", type=float, metavar="D", help="window start, days after the trace origin")
     r.add_argument("--days", type=float, metavar="D", help="window length in days")
-    r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported)")
+    r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported); "
+                                                               "the same as --cooling off")
+    r.add_argument("--cooling", choices=["fmu", "fast", "off"],
+                   help="cooling plant model: fmu (default; the Modelica FMU), fast (quasi-steady table of its "
+                        "steady state: outline studies, error in docs/cooling.md), off (no plant)")
     r.add_argument("--weather", metavar="PATH|SITE",
                    help="weather for the cooling towers: an EPW or TMY3 file, a shipped site (golden, chicago, "
                         "knoxville), 'site' (the system's site, the default), 'constant' (with --wet-bulb); "

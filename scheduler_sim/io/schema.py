@@ -307,6 +307,9 @@ def _run_table() -> tuple[Entry, ...]:
               "(water frozen or boiling, negative CDU or tower approach; cooling_fmu.plausibility): one record per "
               "quantity and bound with the first time and value, the number of steps out of bounds and the worst "
               "value (hpctwin run exits with status 1)", since="1.1"),
+        _attr("/@cooling_model", "str", "Present only when the cooling plant was not the FMU: 'fast' (the "
+              "quasi-steady plant of cooling_fmu.quasisteady, cooling.model = 'fast'); absent with cooling_modelled "
+              "true means the FMU ran", since="1.2"),
         _CONTENT,
         # /jobs
         _group("/jobs", "One dataset per job-table column, shape (n_jobs,)", required=True),
