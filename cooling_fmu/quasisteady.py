@@ -298,7 +298,8 @@ def cached_steady_table(params: PlantParams, cache_dir: str | Path | None = None
 
 def _bilinear(xg: np.ndarray, yg: np.ndarray, table: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Bilinear interpolation of ``table`` (shape (nx, ny, ...)) at points ``(x, y)`` (shape (k,)), clamped to the
-    grid; returns shape (k, ...)."""
+    grid; returns shape (k, ...).
+    """
     i = np.clip(np.searchsorted(xg, x, side="right") - 1, 0, len(xg) - 2)
     j = np.clip(np.searchsorted(yg, y, side="right") - 1, 0, len(yg) - 2)
     fx = np.clip((x - xg[i]) / (xg[i + 1] - xg[i]), 0.0, 1.0)

@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
     s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
     s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+    s.add_argument("--refine-top", type=int, metavar="K",
+                   help="after the sweep, re-run the K fast-plant scenarios best in --refine-by with the FMU and "
+                        "report the fast-vs-FMU error (summary.h5 /refine); overrides the study's [refine]")
+    s.add_argument("--refine-by", metavar="METRIC", help="metric minimised by --refine-top (default E_facility_J)")
+    s.add_argument("--refine-pareto", nargs=2, metavar=("A", "B"),
+                   help="re-run the Pareto front of two metrics (both minimised) with the FMU instead")
 
     c = sub.add_parser("compare", help="explain the change from run A to run B, link by link",
                        description="Explain the change in facility energy and PUE from run A to run B along the chain "

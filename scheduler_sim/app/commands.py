@@ -337,7 +337,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
     study, _ = load_study(a.study)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.study, out)
+    refine = {"top_k": getattr(a, "refine_top", None), "objective": getattr(a, "refine_by", None),
+              "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
+    summary = run_sweep(a.study, out, refine=refine)
     if summary is not None:
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))

@@ -396,7 +396,8 @@ class RunConfig(_Strict):
         """Canonical JSON of the configuration (sorted keys), stored as provenance.
 
         ``grid`` is left out when there is no ``[grid]`` section, ``scheduler.carbon`` when it holds its
-        defaults and ``cooling.model`` / ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations written before they existed keep the same JSON (and digests).
+        defaults and ``cooling.model`` / ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations
+        written before they existed keep the same JSON (and digests).
         """
         d = self.model_dump(mode="json")
         if d.get("grid") is None:
