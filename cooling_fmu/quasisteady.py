@@ -368,6 +368,7 @@ class QuasiSteadyPlant:
         self.fmu_path = folder / f"{model_name_for(self.params)}-{key[:16]}.qss.npz"
         self.fmu_sha256 = key
         self._col_table = np.array([idx[nm] for nm in TABLE_OUTPUTS])
+        self._cdu_table = np.stack([self.table.y_valve, self.table.T_sec], axis=-1)
         cdu = lambda base: np.array([idx[f"{base}[{i}]"] for i in range(1, n + 1)])  # noqa: E731
         self._c = {b: cdu(b) for b in ("T_sec_sup", "T_sec_ret", "m_flow_sec", "m_flow_fac_cdu", "y_valve",
                                        "Q_flow_hx", "P_pump_sec", "E_pump_sec_out")}
@@ -375,6 +376,8 @@ class QuasiSteadyPlant:
         self._totals = [(idx[e], idx[p]) for e, p in _TOTALS.items()] + [
             (int(e), int(p)) for e, p in zip(self._c["E_pump_sec_out"], self._c["P_pump_sec"])]
         self._i_heat = idx["E_heat_in"]
+        self._e_cols = np.array([e for e, _ in self._totals])
+        self._p_cols = np.array([pc for _, pc in self._totals])
         self._total_cols = np.array([e for e, _ in self._totals] + [self._i_heat])
         self._lag_mask = np.ones(len(self.output_names), dtype=bool)
         self._lag_mask[self._total_cols] = False
@@ -434,8 +437,8 @@ class QuasiSteadyPlant:
         # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
         qf = q.ravel()
         fsf = np.repeat(T_fs, self.n_cdu)
-        y_v = _bilinear(tab.q_W, tab.T_fs_K, tab.y_valve, qf, fsf).reshape(q.shape)
-        T_sec = _bilinear(tab.q_W, tab.T_fs_K, tab.T_sec, qf, fsf).reshape(q.shape)
+        both = _bilinear(tab.q_W, tab.T_fs_K, self._cdu_table, qf, fsf)
+        y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
         y_sec = np.minimum(1.0, np.maximum(p.y_sec_floor, q / c.Q_flow_nominal_W))
         m_sec = y_sec * c.m_flow_sec_nominal_kg_s
         P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
@@ -500,8 +503,16 @@ class QuasiSteadyPlant:
         m = q.shape[0]
         if m == 0:
             return np.zeros((0, len(self.output_names)))
+        tw = np.asarray(T_wb_K, dtype=float)
+        # the kernel hands over runs of identical rows: evaluate each run once, then repeat it
+        new = np.ones(m, dtype=bool)
+        if m > 1:
+            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
+        starts = np.flatnonzero(new)
         try:
-            s = self.steady_outputs(q, T_wb_K)
+            s = self.steady_outputs(q[starts], tw[starts])
+            if starts.size < m:
+                s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)
         except PlantError as exc:
             raise PlantError(str(exc), np.zeros((0, len(self.output_names)))) from None
         prev = self._y
@@ -514,9 +525,8 @@ class QuasiSteadyPlant:
                 lagged[k] = y
             s[:, self._lag_mask] = lagged
         dt = self.step_s
-        for e, pcol in self._totals:  # trapezoidal running totals
-            pw = np.concatenate(([prev[pcol]], s[:, pcol]))
-            s[:, e] = prev[e] + np.cumsum(0.5 * (pw[1:] + pw[:-1])) * dt
+        pw = np.concatenate((prev[self._p_cols][None, :], s[:, self._p_cols]))  # trapezoidal running totals
+        s[:, self._e_cols] = prev[self._e_cols] + np.cumsum(0.5 * (pw[1:] + pw[:-1]), axis=0) * dt
         heat = q.sum(axis=1)  # the heat input is held over each step: its integral is exact
         s[:, self._i_heat] = prev[self._i_heat] + np.cumsum(heat) * dt
         self._y = s[-1].copy()
