@@ -451,9 +451,53 @@ class QuasiSteadyPlant:
         out[:, cc["Q_flow_hx"]] = q
         out[:, cc["P_pump_sec"]] = P_sec
         idx = self._idx
+        # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
+        # plant-level table assumed equal shares, which the valves do not follow)
+        f, tl = p.facility, p.tower_loop
+        m_fac = y_v.sum(axis=1) * c.m_flow_fac_nominal_kg_s
+        w = m_fac / p.m_flow_fac_design_kg_s
+        w_cw = np.maximum(tl.w_flow_min, w)
+        r_dp = np.maximum(f.dp_reset_min if f.dp_reset else 1.0, y_v.max(axis=1))
+        out[:, idx["m_flow_fac"]] = m_fac
+        out[:, idx["m_flow_cw"]] = w_cw * tl.m_flow_nominal_kg_s
+        out[:, idx["P_pump_fac"]] = pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
+        out[:, idx["P_pump_tower"]] = pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
+        self._setpoint_fans(out, q.sum(axis=1), m_fac, w_cw, T_wb=tw)
         out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
                              + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
         return out
+
+    def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
+                       T_wb: np.ndarray) -> None:
+        """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
+        in closed form with the actual facility flow (in place): return and tower-water temperatures, the fan
+        speed ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)``, cells on and fan power (the same formulae as
+        :func:`cooling_fmu.modelica.analytic_steady_state` and :func:`~cooling_fmu.modelica.plant_equations`).
+        Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values."""
+        p, t, tl = self.params, self.params.tower, self.params.tower_loop
+        cp, idx = p.cp_water_J_kgK, self._idx
+        T_set = t.T_fac_sup_set_K
+        rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (Q > 0.0))
+        if rows.size == 0:
+            return
+        Q, m, w_cw, T_wb = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows]
+        m_cw = w_cw * tl.m_flow_nominal_kg_s
+        T_ret = T_set + Q / (m * cp)
+        eps_i, C_i = _counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+        T_cw = T_ret - Q / (eps_i * C_i)
+        T_cw_ret = T_cw + Q / (m_cw * cp)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eps = Q / (m_cw * cp * (T_cw_ret - T_wb))
+            y = w_cw * (-np.log1p(-np.where(eps < 1.0, eps, 0.0)) / t.NTU_nominal) ** (1.0 / t.n_merkel)
+        ok = (T_cw_ret > T_wb) & (eps < 1.0) & (y >= p.y_fan_floor) & (y <= 1.0)
+        rows, y = rows[ok], y[ok]
+        N, s_min = t.n_cells, t.y_fan_min
+        n_on = np.maximum(1.0, np.sum(y[:, None] * N >= np.arange(1, N + 1)[None, :] * s_min, axis=1))
+        spd = y * N / n_on
+        for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]), ("T_tower_out", T_cw[ok]),
+                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok]), ("y_fan", y),
+                        ("n_cells_on", n_on), ("P_fan_tower", n_on * t.P_fan_cell_nominal_W * spd ** 3)):
+            out[rows, idx[name]] = v
 
     def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
         """Start at the quasi-steady state of the first step's inputs, every running total 0.
