@@ -473,7 +473,8 @@ class QuasiSteadyPlant:
         in closed form with the actual facility flow (in place): return and tower-water temperatures, the fan
         speed ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)``, cells on and fan power (the same formulae as
         :func:`cooling_fmu.modelica.analytic_steady_state` and :func:`~cooling_fmu.modelica.plant_equations`).
-        Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values."""
+        Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values.
+        """
         p, t, tl = self.params, self.params.tower, self.params.tower_loop
         cp, idx = p.cp_water_J_kgK, self._idx
         T_set = t.T_fac_sup_set_K
@@ -494,7 +495,8 @@ class QuasiSteadyPlant:
         N, s_min = t.n_cells, t.y_fan_min
         n_on = np.maximum(1.0, np.sum(y[:, None] * N >= np.arange(1, N + 1)[None, :] * s_min, axis=1))
         spd = y * N / n_on
-        for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]), ("T_tower_out", T_cw[ok]),
+        for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
+                        ("T_tower_out", T_cw[ok]),
                         ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok]), ("y_fan", y),
                         ("n_cells_on", n_on), ("P_fan_tower", n_on * t.P_fan_cell_nominal_W * spd ** 3)):
             out[rows, idx[name]] = v
