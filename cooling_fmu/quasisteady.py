@@ -69,6 +69,21 @@ _TOTALS = {"E_tower_out": "Q_flow_tower", "E_chiller_out": "Q_flow_chiller", "E_
 class SteadyTable:
     """The tabulated steady state of one plant (see :func:`steady_table`).
 
+    Parameters
+    ----------
+    q_W : np.ndarray
+        Heat per CDU of the grid [W], shape (n_q,).
+    T_wb_K : np.ndarray
+        Wet-bulb grid [K], shape (n_wb,).
+    values : np.ndarray
+        Plant-level outputs, shape (n_q, n_wb, len(TABLE_OUTPUTS)).
+    T_fs_K : np.ndarray
+        Facility supply grid of the per-CDU table [K], shape (n_fs,).
+    y_valve : np.ndarray
+        Valve openings [1], shape (n_q, n_fs).
+    T_sec : np.ndarray
+        Secondary temperatures [K], shape (n_q, n_fs).
+
     Attributes
     ----------
     q_W : ndarray, shape (n_q,)
@@ -84,7 +99,8 @@ class SteadyTable:
         supply ``T_fs_K``.
     """
 
-    def __init__(self, q_W, T_wb_K, values, T_fs_K, y_valve, T_sec) -> None:
+    def __init__(self, q_W: np.ndarray, T_wb_K: np.ndarray, values: np.ndarray, T_fs_K: np.ndarray,
+                 y_valve: np.ndarray, T_sec: np.ndarray) -> None:
         self.q_W, self.T_wb_K, self.values = q_W, T_wb_K, values
         self.T_fs_K, self.y_valve, self.T_sec = T_fs_K, y_valve, T_sec
 
@@ -105,8 +121,10 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
     ----------
     params : PlantParams
         Plant description.
-    q, T_wb : ndarray, shape (k,)
-        Heat per CDU [W] (>= 0) and wet-bulb [K] of each point.
+    q : np.ndarray
+        Heat per CDU [W] (>= 0) of each point, shape (k,).
+    T_wb : np.ndarray
+        Wet-bulb [K] of each point, shape (k,).
 
     Returns
     -------
@@ -241,7 +259,7 @@ def cached_steady_table(params: PlantParams, cache_dir: str | Path | None = None
     ----------
     params : PlantParams
         Plant description.
-    cache_dir : str or Path or None
+    cache_dir : str | Path | None
         Cache folder (default :func:`cooling_fmu.build.default_cache_dir`).
 
     Returns
@@ -398,10 +416,10 @@ class QuasiSteadyPlant:
 
         Parameters
         ----------
-        heat_w : ndarray, shape (m, n_cdu)
-            Heat per CDU [W], >= 0.
-        T_wb_K : ndarray, shape (m,)
-            Wet-bulb [K].
+        heat_w : np.ndarray
+            Heat per CDU [W], >= 0, shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (m,).
 
         Returns
         -------
@@ -506,8 +524,8 @@ class QuasiSteadyPlant:
 
         Parameters
         ----------
-        heat_w : ndarray, shape (n_cdu,)
-            Heat per CDU [W].
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (n_cdu,).
         T_wb_K : float
             Wet-bulb [K].
 
@@ -526,10 +544,10 @@ class QuasiSteadyPlant:
 
         Parameters
         ----------
-        heat_w : ndarray, shape (m, n_cdu)
-            Average heat per CDU of each step [W].
-        T_wb_K : ndarray, shape (m,)
-            Wet-bulb of each step [K].
+        heat_w : np.ndarray
+            Average heat per CDU of each step [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb of each step [K], shape (m,).
 
         Returns
         -------

@@ -69,6 +69,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,6 +184,13 @@ def refine_spec(path: str | Path, override: dict | None = None) -> dict | None:
     Keys: ``top_k`` (int >= 1: re-run the k scenarios best in ``objective``, default ``"E_facility_J"``, smallest
     first) or ``pareto`` (two metric names: re-run the non-dominated scenarios, both minimised). Only scenarios
     that ran the fast plant (``cooling.model = "fast"``) and finished are candidates.
+
+    Parameters
+    ----------
+    path : str | Path
+        The study file.
+    override : dict | None
+        Command-line values (None values are ignored).
 
     Returns
     -------
@@ -417,18 +425,19 @@ def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
         msg = (i, rank, row, time.perf_counter() - t)
 
 
-def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print, refine: dict | None = None) -> Path | None:
+def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[str], None] = print,
+              refine: dict | None = None) -> Path | None:
     """Run every scenario of a study with a work queue over the MPI ranks of COMM_WORLD (or in one process).
 
     Parameters
     ----------
-    study_path : str or Path
+    study_path : str | Path
         Study TOML file.
-    out_dir : str or Path
+    out_dir : str | Path
         Folder for the run files and ``summary.h5`` (created).
-    echo : callable(str)
+    echo : Callable[[str], None]
         Printer used on rank 0 only.
-    refine : dict or None
+    refine : dict | None
         Command-line refine options (``top_k``, ``objective``, ``pareto``) over the study's ``[refine]``
         (:func:`refine_spec`): after every scenario ran, the selected fast-plant scenarios run again with the FMU
         (``<name>_fmu``) on the same queue, and summary.h5 gets ``/refine`` with the fast-vs-FMU errors.
