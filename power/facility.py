@@ -273,6 +273,11 @@ class FacilityOverheads:
 
     SERIES = SERIES
 
+    def __post_init__(self) -> None:
+        # the UPS loss fit (a least-squares solve) depends only on the spec: fit once, not on every evaluate()
+        ups = self.spec.ups
+        object.__setattr__(self, "_ups_c", ups.loss_coefficients() if ups is not None else None)
+
     @property
     def active(self) -> bool:
         """True when any stage is present or some heat goes to air (else every series is identically 0)."""
@@ -318,7 +323,7 @@ class FacilityOverheads:
             P_pdu_in = P_it
         # UPS
         if sp.ups is not None:
-            c0, c1, c2 = sp.ups.loss_coefficients()
+            c0, c1, c2 = self._ups_c
             R = sp.ups.rated_W
             x = sp.ups.share * P_pdu_in / R
             out["P_ups_loss_W"] = R * (c0 + c1 * x + c2 * x * x)
