@@ -226,6 +226,13 @@ class _Raw:
         self.fmi2SetReal = fn("fmi2SetReal", c_void_p, c_void_p, c_size_t, c_void_p)
         self.fmi2GetReal = fn("fmi2GetReal", c_void_p, c_void_p, c_size_t, c_void_p)
         self.fmi2DoStep = fn("fmi2DoStep", c_void_p, c_double, c_double, c_int)
+        # hpctwin's own FMUs export these (cooling_fmu.build.install_integrator); other FMUs do not: None then
+        self.hpctwin_set_max_substep = None
+        self.hpctwin_run = None
+        if hasattr(dll, "hpctwin_run") and hasattr(dll, "hpctwin_set_max_substep"):
+            self.hpctwin_set_max_substep = fn("hpctwin_set_max_substep", c_void_p, c_double)
+            self.hpctwin_run = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_double, c_double, c_void_p, c_size_t,
+                                                c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)(("hpctwin_run", dll))
 
 
 class FMU2CoSimulation:

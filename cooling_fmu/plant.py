@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import ctypes
 import hashlib
 import json
 import math
@@ -34,14 +35,17 @@ from .coupling import PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
 
-__all__ = ["CoolingPlant", "EULER_SUBSTEPS", "PlantStepError", "max_stable_step_s", "plant_cache_path", "plant_hash"]
+__all__ = ["CoolingPlant", "SUBSTEP_ACCURACY", "PlantStepError", "max_stable_step_s", "plant_cache_path", "plant_hash"]
 
-#: rumoca 0.9.13's fmi2DoStep integrates with forward Euler in this many equal sub-steps per communication step.
-EULER_SUBSTEPS = 10
-#: Largest ``|h lambda|`` allowed for a forward-Euler sub-step ``h`` (accuracy; stability is checked as well).
-EULER_ACCURACY = 0.5
+#: Largest ``|h lambda|`` allowed for one Heun sub-step ``h`` of the generated FMU (accuracy; stability,
+#: ``|1 + z + z^2 / 2| < 1`` with ``z = h lambda``, is checked as well). See :func:`cooling_fmu.build.install_integrator`.
+SUBSTEP_ACCURACY = 0.5
+#: Most Heun sub-steps one held long step (:meth:`CoolingPlant.advance_held`) may span: the span rumoca's
+#: 10 forward-Euler sub-steps allowed before, so :class:`cooling_fmu.coupling.AdaptiveStepper`'s caps keep meaning.
+HELD_SUBSTEPS = 10
 #: Version of the per-plant figures cached next to the FMU (bump when what is stored changes meaning).
-PLANT_CACHE_VERSION = "1"
+#: 2: ``max_stable_step_s`` is the longest Heun sub-step (it was 10 forward-Euler sub-steps).
+PLANT_CACHE_VERSION = "2"
 
 
 class PlantStepError(FMUError, PlantError):
@@ -108,11 +112,11 @@ def plant_hash(params: PlantParams) -> str:
     str
         Hex SHA-256 of the generated Modelica source (structure and every parameter value), the source text of
         :mod:`cooling_fmu.modelica` (its numpy mirror is what :func:`max_stable_step_s` linearises), the
-        forward-Euler constants, :data:`PLANT_CACHE_VERSION` and the numpy version (eigenvalues come from LAPACK).
+        sub-step accuracy bound, :data:`PLANT_CACHE_VERSION` and the numpy version (eigenvalues come from LAPACK).
     """
     h = hashlib.sha256()
     for part in (generate_plant_modelica(params), Path(_modelica.__file__).read_text(encoding="utf-8"),
-                 repr((EULER_SUBSTEPS, EULER_ACCURACY)), PLANT_CACHE_VERSION, np.__version__):
+                 repr(SUBSTEP_ACCURACY), PLANT_CACHE_VERSION, np.__version__):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()
@@ -169,18 +173,19 @@ def _compute_max_stable_step_s(params: PlantParams) -> float:
             f"plant {params.name!r}: the linearised plant is unstable at a test point (eigenvalue with real part "
             f"{float(lam.real.max()):.3g} 1/s); its controllers need retuning (e.g. tower.fan_k_p, tower.fan_Ti_s) "
             f"or its water volumes are too slow for them")
-    h = EULER_ACCURACY / float(np.max(np.abs(lam)))
-    while np.any(np.abs(1.0 + h * lam) >= 1.0):
+    h = SUBSTEP_ACCURACY / float(np.max(np.abs(lam)))
+    while np.any(np.abs(1.0 + h * lam + 0.5 * (h * lam) ** 2) >= 1.0):  # Heun's stability function
         h *= 0.9
-    return h * EULER_SUBSTEPS
+    return h
 
 
 def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, *, use_cache: bool = True) -> float:
-    """Longest communication step for which the FMU's forward-Euler sub-steps are stable and accurate.
+    """Longest Heun sub-step of the generated FMU that is stable and accurate; the FMU splits every
+    communication step into ``ceil(step / limit)`` equal sub-steps (:func:`cooling_fmu.build.install_integrator`).
 
     The plant is linearised (central differences of :func:`~cooling_fmu.modelica.plant_equations`) at 9 operating
-    points; a sub-step ``h = step / EULER_SUBSTEPS`` must give ``|1 + h lambda| < 1`` (forward-Euler stability) and
-    ``|h lambda| <= EULER_ACCURACY`` for every eigenvalue ``lambda``.
+    points; a sub-step ``h`` must give ``|1 + z + z^2 / 2| < 1`` with ``z = h lambda`` (Heun's stability function)
+    and ``|h lambda| <= SUBSTEP_ACCURACY`` for every eigenvalue ``lambda``.
 
     The result is cached with the FMU (:func:`plant_cache_path`, a small JSON file holding the key and a SHA-256
     of its content), keyed by :func:`plant_hash`: a cached value is used only when its key is this plant's, its
@@ -229,7 +234,7 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
         return float(cached["max_stable_step_s"])
     limit = _compute_max_stable_step_s(params)
     _write_plant_cache(path, {"key": full, "plant": params.name, "n_cdu": params.n_cdu, "max_stable_step_s": limit,
-                              "euler_substeps": EULER_SUBSTEPS, "euler_accuracy": EULER_ACCURACY})
+                              "integrator": "heun", "substep_accuracy": SUBSTEP_ACCURACY})
     return limit
 
 
@@ -242,8 +247,8 @@ class CoolingPlant:
         Plant description, or a shipped plant name / TOML path for :func:`~cooling_fmu.params.load_plant_params`.
         With a site FMU (``fmu_path``) it still gives ``n_cdu`` (and the design figures used in reports).
     step_s : float
-        Communication step [s] (default 15 s). For the generated FMU it must not exceed
-        :func:`max_stable_step_s` (forward-Euler sub-steps).
+        Communication step [s] (default 15 s). The generated FMU splits it into Heun sub-steps no longer than
+        :func:`max_stable_step_s`.
     cache_dir : str | Path | None
         FMU cache directory (default :func:`cooling_fmu.build.default_cache_dir`).
     map_path : str | Path | None
@@ -281,7 +286,7 @@ class CoolingPlant:
     Raises
     ------
     ValueError
-        If ``step_s`` is not positive and finite or too long for the generated FMU, or the map does not fit.
+        If ``step_s`` is not positive and finite, or the map does not fit.
     ImportError
         If the backend is not installed.
     cooling_fmu.build.FMUBuildError
@@ -316,11 +321,6 @@ class CoolingPlant:
         if self.own_model:
             phase("stability limit")
             limit = max_stable_step_s(self.params, cache_dir)
-            if step_s > limit:
-                raise ValueError(
-                    f"step_s = {step_s} s is too long for plant {self.params.name!r}: the FMU integrates with forward "
-                    f"Euler in {EULER_SUBSTEPS} sub-steps; its fastest dynamics allow step_s <= {limit:.1f} s"
-                )
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
@@ -342,14 +342,26 @@ class CoolingPlant:
         except Exception:
             self._fmu.freeInstance()
             raise
-        #: most communication steps one advance_held call may cover: the stability limit of the generated FMU's
-        #: forward-Euler sub-steps over step_s (1 for a site FMU, whose integrator is not known)
-        self.max_held_steps = max(1, int(limit // step_s)) if self.own_model else 1
+        #: longest Heun sub-step of the generated FMU [s] (:func:`max_stable_step_s`); None for a site FMU
+        self.max_substep_s = limit if self.own_model else None
+        #: most communication steps one advance_held call may cover: HELD_SUBSTEPS sub-steps of the generated FMU
+        #: (1 for a site FMU, whose integrator is not known)
+        self.max_held_steps = max(1, int(HELD_SUBSTEPS * limit // step_s)) if self.own_model else 1
         self._k = 0  # communication steps since initialize
         self._t0 = 0.0
         self._initialized = False
         self._closed = False
         self._fmu.instantiate()
+        raw = getattr(self._fmu, "raw", None)
+        #: the FMU's own multi-step loop (hpctwin-built FMUs; None for a site FMU or pyfmi: the Python loop runs)
+        self._run_c = raw.hpctwin_run if raw is not None and self.own_model else None
+        if self._run_c is not None:  # limit > 0 and finite (max_stable_step_s), which the FMU accepts
+            raw.hpctwin_set_max_substep(self._fmu.component, limit)
+
+    @property
+    def raw_run_available(self) -> bool:
+        """True when the FMU's own multi-step C loop runs :meth:`run` (an FMU built here, fmpy backend)."""
+        return self._run_c is not None
 
     def _setup_map(self) -> None:
         m = self.map
@@ -592,7 +604,18 @@ class CoolingPlant:
         h, t0, k0 = self.step_s, self._t0, self._k
         j = 0
         try:
-            if fmu.raw is not None:
+            if self._run_c is not None:  # the FMU's own loop: one C call for every step
+                status = ctypes.c_int(0)
+                j = int(self._run_c(fmu.component, n_steps, t0 + k0 * h, h, self._a_vr_in, self._n_in,
+                                    u.ctypes.data, self._a_vr_out, self._n_out, out.ctypes.data,
+                                    ctypes.addressof(status)))
+                st = status.value
+                if st:
+                    fmu.time_s = t0 + (k0 + j) * h
+                    fmu.last_inputs = dict(zip(self._vr_in_list, u[j].tolist()))
+                    for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
+                        fmu.check_raw(name, (st >> shift) & 7)
+            elif fmu.raw is not None:
                 raw, comp = fmu.raw, fmu.component
                 set_real, do_step, get_real = raw.fmi2SetReal, raw.fmi2DoStep, raw.fmi2GetReal
                 a_vr_in, a_vr_out, n_in, n_out = self._a_vr_in, self._a_vr_out, self._n_in, self._n_out
@@ -628,8 +651,8 @@ class CoolingPlant:
     def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
 
-        Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the FMU's forward-Euler
-        sub-steps are then ``n_steps * step_s / EULER_SUBSTEPS`` long, within :func:`max_stable_step_s`.
+        Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the generated FMU splits
+        the long step into Heun sub-steps no longer than :func:`max_stable_step_s` (at most :data:`HELD_SUBSTEPS`).
 
         Parameters
         ----------
@@ -658,7 +681,7 @@ class CoolingPlant:
             raise RuntimeError("CoolingPlant.advance_held() before initialize()")
         n = int(n_steps)
         if not 1 <= n <= self.max_held_steps:
-            raise ValueError(f"n_steps must be in 1..{self.max_held_steps} (the stability limit), got {n_steps}")
+            raise ValueError(f"n_steps must be in 1..{self.max_held_steps} (HELD_SUBSTEPS sub-steps), got {n_steps}")
         q = np.asarray(heat_w, dtype=float)
         if q.shape != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")

@@ -460,18 +460,9 @@ def finish_load(df: pd.DataFrame, report: LoadReport, issues: Issues, *, strict:
                               dtype=np.int64)
     report.repaired = (int(np.isin(repaired_lines, df[line_column].to_numpy()).sum())
                        if line_column in df and len(repaired_lines) else 0)
-    if report.records_read != report.accepted + report.rejected + report.folded:
-        report.notes.append(
-            f"internal count mismatch: read {report.records_read} != accepted {report.accepted} + rejected "
-            f"{report.rejected} + folded {report.folded}")
-    if strict:
-        first = report.first_error()
-        if first is not None:
-            raise TraceError(src, f"strict mode: record {first.action} ({first.reason})", line=first.line,
-                             field=first.field, expected=first.expected, found=first.found)
-    if len(df) == 0:
-        raise TraceError(src, f"the trace yields zero jobs ({report.records_read} record(s) read, "
-                              f"{report.rejected} rejected)\n{report.summary()}")
+    problem = report.unusable(strict)
+    if problem is not None:
+        raise TraceError(report.source, **problem)
     if profiles is not None:
         profiles = profiles[profiles["job_id"].isin(df["job_id"])].reset_index(drop=True)
     return LoadResult(validate_job_table(df), report, profiles)

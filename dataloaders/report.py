@@ -197,6 +197,36 @@ class LoadReport:
             return None
         return min(bad, key=lambda i: (i.line if i.line is not None else -1))
 
+    def unusable(self, strict: bool) -> dict[str, Any] | None:
+        """Why this load is unusable, as :class:`TraceError` keyword arguments, or None; every loader raises
+        ``TraceError(report.source, **problem)`` with it once the counts are final.
+
+        Parameters
+        ----------
+        strict : bool
+            Also report the first repaired or rejected record (:meth:`first_error`).
+
+        Returns
+        -------
+        dict or None
+            ``message`` (and for strict mode ``line``, ``field``, ``expected``, ``found``), in this order of
+            precedence: ``records_read != accepted + rejected + folded`` (a loader bug: a record read but never
+            accounted for); under ``strict`` the first repaired / rejected record; zero accepted jobs (with the
+            load summary). None when the load is usable.
+        """
+        if self.records_read != self.accepted + self.rejected + self.folded:
+            return {"message": f"internal count mismatch (loader bug, please report): {self.records_read} "
+                               f"record(s) read != accepted {self.accepted} + rejected {self.rejected} + "
+                               f"folded {self.folded}"}
+        first = self.first_error() if strict else None
+        if first is not None:
+            return {"message": f"strict mode: record {first.action} ({first.reason})", "line": first.line,
+                    "field": first.field, "expected": first.expected, "found": first.found}
+        if self.accepted == 0:
+            return {"message": f"the trace yields zero jobs ({self.records_read} record(s) read, "
+                               f"{self.rejected} rejected)\n{self.summary()}"}
+        return None
+
     def summary(self, max_examples: int = 3) -> str:
         """Return a human-readable summary: counts, notes, counts by reason with the first few examples.
 

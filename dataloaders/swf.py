@@ -904,19 +904,9 @@ def read_swf(
     repaired_lines = {i.line for i in report.issues if i.action == "repaired"}
     report.repaired = (int(np.isin(df["source_line"].to_numpy(), [x for x in repaired_lines if x is not None]).sum())
                        if repaired_lines else 0)
-    if report.records_read != report.accepted + report.rejected + report.folded:
-        raise TraceError(src, f"internal count mismatch (loader bug, please report): {report.records_read} "
-                              f"record(s) read != accepted {report.accepted} + rejected {report.rejected} + "
-                              f"folded {report.folded}")
-
-    if strict:
-        first = report.first_error()
-        if first is not None:
-            raise TraceError(src, f"strict mode: record {first.action} ({first.reason})", line=first.line,
-                             field=first.field, expected=first.expected, found=first.found)
-    if len(df) == 0:
-        raise TraceError(src, f"the trace yields zero jobs ({report.records_read} record(s) read, "
-                              f"{report.rejected} rejected)\n{report.summary()}")
+    problem = report.unusable(strict)
+    if problem is not None:
+        raise TraceError(report.source, **problem)
     return LoadResult(validate_job_table(df), report)
 
 

@@ -174,8 +174,14 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.wet_bulb is not None:
         ov["cooling.weather"] = "constant"
         ov["cooling.T_wb_C"] = a.wet_bulb
+    if a.no_cooling and getattr(a, "cooling", None) not in (None, "off"):
+        raise ValueError(f"--no-cooling and --cooling {a.cooling} contradict each other")
     if a.no_cooling:
         ov["cooling.enabled"] = False
+    elif getattr(a, "cooling", None) == "off":
+        ov["cooling.enabled"] = False
+    elif getattr(a, "cooling", None) is not None:
+        ov["cooling.model"] = a.cooling
     if a.strict:
         ov["trace.strict"] = True
     if a.quiet:
@@ -193,6 +199,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             raise ValueError(_flag_names(str(exc), ov)) from None
         naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
                   "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
+                  "cooling.model",
                   "cooling.weather_path")
         if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
             c = cfg
@@ -204,8 +211,10 @@ def cmd_run(a: argparse.Namespace) -> int:
                         f"{Path(c.serving.trace).stem.split('.')[0] if c.serving.trace else 'azure-conv'}")
             if c.scheduler.placement != "lowest":
                 name += f"-{c.scheduler.placement}"
-            if not c.cooling.enabled:
+            if c.cooling.plant_model == "off":
                 name += "-nocooling"
+            elif c.cooling.plant_model == "fast":
+                name += "-fastcooling"
             elif c.cooling.weather == "constant":
                 name += f"-wb{c.cooling.T_wb_C:g}C"
             elif ov.get("cooling.weather_path"):
@@ -243,6 +252,10 @@ def _weather_label(cfg) -> str:
         return "(unresolved)"
 
 
+#: How the run header names each cooling plant model (``cooling.model``).
+_COOLING_LABEL = {"fmu": "FMU, weather ", "fast": "fast quasi-steady plant, weather "}
+
+
 def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
@@ -250,8 +263,9 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     what = (f"policy {cfg.scheduler.policy}, window day {cfg.trace.window_start_days:g} + "
             f"{cfg.trace.window_days:g} days" if cfg.trace.enabled or sv is None else
             f"serving only: deployment {sv.deployment}, request trace {sv.trace or 'embedded Azure conversation'}")
-    print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, "
-          f"cooling {'FMU, weather ' + _weather_label(cfg) if cfg.cooling.enabled else 'off'}")
+    model = cfg.cooling.plant_model
+    cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
+    print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
                   echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
     wall = time.perf_counter() - t0
@@ -310,7 +324,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
     study, _ = load_study(a.study)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.study, out)
+    refine = {"top_k": getattr(a, "refine_top", None), "objective": getattr(a, "refine_by", None),
+              "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
+    summary = run_sweep(a.study, out, refine=refine)
     if summary is not None:
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))

@@ -188,6 +188,7 @@ class IntervalReducer:
         Callers run the simulation to an interval boundary so nothing is dropped.
         """
         self._flush()
+        self._buf = np.empty((0, self.n_values))  # the step buffer is not needed any more (a partial interval is dropped)
         # One copy into an array whose pages are touched only as it fills, each chunk released once copied, so the
         # peak is one copy of the series plus one chunk (np.concatenate held both whole copies: +0.5 GB on a year
         # of Theta at 60 s intervals). Same values as np.concatenate, bit for bit.

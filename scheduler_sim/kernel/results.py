@@ -163,7 +163,11 @@ class ResultBuilder:
             if base is None and i != pi:  # that one is P_cooling_W below
                 facility[name] = rows[:, off + 1 + i]
         for base, idx in group_cdu_columns(plant.output_names).items():
-            cdu[base] = rows[:, [off + 1 + i for i in idx]]
+            cols = [off + 1 + i for i in idx]
+            contiguous = cols == list(range(cols[0], cols[0] + len(cols)))
+            # a view where the CDU columns are adjacent (the generated plant's): no copy of the series (a year of
+            # 60 s intervals is 4 MB per column)
+            cdu[base] = rows[:, cols[0]:cols[0] + len(cols)] if contiguous else rows[:, cols]
         totals["E_cooling_J"] = float(sim.coupler.plant_sums[pi])
         facility["P_cooling_W"] = rows[:, off + 1 + pi]
         return units

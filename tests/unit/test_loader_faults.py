@@ -174,3 +174,21 @@ def test_alibaba_repeated_header_column_is_a_trace_error(tmp_path):
                  "p1,0,0,1,1000,0,10\n")
     with pytest.raises(TraceError, match=r"creation_time.*more than once"):
         read_alibaba_pods(p)
+
+
+# ---- one closing check for every loader (LoadReport.unusable) -------------------------------------------------------
+def test_unusable_counts_strict_and_zero_jobs():
+    from dataloaders.report import Issue, LoadReport
+
+    ok = LoadReport(source="t.csv", loader="sacct", records_read=5, accepted=3, rejected=1, folded=1)
+    assert ok.unusable(strict=True) is None                            # 5 == 3 + 1 + 1, no issue
+    bad = LoadReport(source="t.csv", loader="sacct", records_read=5, accepted=3, rejected=1)
+    assert bad.unusable(strict=False) == {"message": "internal count mismatch (loader bug, please report): 5 "
+                                                    "record(s) read != accepted 3 + rejected 1 + folded 0"}
+    rep = LoadReport(source="t.csv", loader="sacct", records_read=2, accepted=1, rejected=1,
+                     issues=[Issue(7, 42, "Elapsed", "x", "a duration", "rejected", "unparseable")])
+    assert rep.unusable(strict=False) is None
+    assert rep.unusable(strict=True) == {"message": "strict mode: record rejected (unparseable)", "line": 7,
+                                         "field": "Elapsed", "expected": "a duration", "found": "x"}
+    none = LoadReport(source="t.csv", loader="sacct", records_read=1, rejected=1)
+    assert "yields zero jobs (1 record(s) read, 1 rejected)" in none.unusable(strict=False)["message"]

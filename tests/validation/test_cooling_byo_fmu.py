@@ -130,6 +130,7 @@ def test_failed_step_keeps_completed_outputs(fmu_cache):
         ref = plant.run(q, tw)
         plant.reset()
         plant.initialize(q[0], 285.0)
+        plant._run_c = None  # the Python loop (site FMUs); the C loop's failure path is tested below
         real = plant._fmu.raw.fmi2DoStep
         calls = {"n": 0}
 
@@ -147,3 +148,20 @@ def test_failed_step_keeps_completed_outputs(fmu_cache):
         assert "Q_flow_CDU[1]" in str(err) and "t = 75" in str(err) and "5 completed steps" in str(err)
         assert plant.time_s == 5 * 15.0  # the plant stays at the last completed step
         plant._fmu.raw.fmi2DoStep = real
+
+
+def test_failed_step_in_the_fmu_loop_is_reported(fmu_cache):
+    # The FMU's own loop (hpctwin_run) stops at the first non-OK status and says how many steps completed. The
+    # fault is injected by asking it for an output value reference the FMU does not have (fmi2GetReal -> fmi2Error).
+    q = np.full((4, 6), 200e3)
+    tw = np.full(4, 285.0)
+    with CoolingPlant("theta", step_s=15.0, cache_dir=fmu_cache) as plant:
+        assert plant.raw_run_available
+        plant.initialize(q[0], 285.0)
+        bad = plant._vr_out.copy()
+        bad[-1] = 10_000
+        plant._a_vr_out = bad.ctypes.data
+        with pytest.raises(PlantStepError) as exc:
+            plant.run(q, tw)
+        err = exc.value
+        assert err.function == "fmi2GetReal" and err.status == 3 and err.completed_steps == 0
