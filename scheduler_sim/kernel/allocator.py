@@ -44,6 +44,8 @@ class NodeAllocator:
         self.down = np.zeros(self.n_nodes, dtype=bool)
         self._down_count = np.zeros(self.n_nodes, dtype=np.int64)
         self._n_free = self.n_nodes  # idle and up
+        self._n_busy = 0  # running a batch job (owner >= 0), kept with every change of owner
+        self._n_down = 0  # down now, recounted at every set_down / set_up
 
     @property
     def n_free(self) -> int:
@@ -52,8 +54,13 @@ class NodeAllocator:
 
     @property
     def n_busy(self) -> int:
-        """Number of nodes running a batch job."""
-        return int(np.count_nonzero(self.owner >= 0))
+        """Number of nodes running a batch job (a counter kept by :meth:`allocate` / :meth:`release`, O(1))."""
+        return self._n_busy
+
+    @property
+    def n_down(self) -> int:
+        """Number of nodes down now (a counter recounted by :meth:`set_down` / :meth:`set_up`, O(1))."""
+        return self._n_down
 
     def reserve(self, nodes: np.ndarray) -> None:
         """Take idle nodes out of the batch pool for good (a partition managed elsewhere, e.g. serving).
@@ -79,7 +86,7 @@ class NodeAllocator:
     @property
     def n_up(self) -> int:
         """Number of nodes not down."""
-        return self.n_nodes - int(np.count_nonzero(self.down))
+        return self.n_nodes - self._n_down
 
     def allocate(self, job: int, n: int, order: np.ndarray | None = None) -> np.ndarray:
         """Give ``n`` idle, up nodes to ``job`` (lowest indices first, or first in ``order``).
@@ -115,6 +122,7 @@ class NodeAllocator:
             free = np.sort(order[np.flatnonzero(ok)[:n]])
         self.owner[free] = job
         self._n_free -= n
+        self._n_busy += n
         return free
 
     def release(self, job: int, nodes: np.ndarray) -> None:
@@ -129,6 +137,7 @@ class NodeAllocator:
             raise AllocationError(f"job {job} releases nodes it does not own")
         self.owner[nodes] = FREE
         self._n_free += int(np.count_nonzero(~self.down[nodes]))
+        self._n_busy -= len(nodes)
 
     def set_down(self, nodes: np.ndarray) -> np.ndarray:
         """Mark nodes down; return the indices of the jobs running on them (the caller kills or lets them finish).
@@ -141,6 +150,7 @@ class NodeAllocator:
         self._down_count[nodes] += 1
         self._n_free -= int(np.count_nonzero(self.owner[newly] == FREE))
         self.down[newly] = True
+        self._n_down = int(np.count_nonzero(self.down))
         jobs = self.owner[nodes]
         return np.unique(jobs[jobs >= 0])
 
@@ -152,4 +162,5 @@ class NodeAllocator:
         self._down_count[nodes] -= 1
         back = nodes[self._down_count[nodes] == 0]
         self.down[back] = False
+        self._n_down = int(np.count_nonzero(self.down))
         self._n_free += int(np.count_nonzero(self.owner[back] == FREE))

@@ -57,12 +57,11 @@ class StepFunction:
         v = sv.vec
         nc = lay.n_cdus
         if sv.dirty:
-            r = self.chain.evaluate(st.node_dc)
+            r, shares = self.chain.evaluate_with_shares(st.node_dc)
             v[:nc] = r.cdu_heat_W
             v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
             v[lay.rack:] = r.rack_input_W
             idle = st.alloc.owner == FREE
-            shares = self.chain.node_it_input_w(st.node_dc)
             sv.idle_dc_W = float(st.node_dc[idle].sum())
             sv.idle_it_W = float(shares[idle].sum())
             if self.partition is not None:
@@ -70,8 +69,8 @@ class StepFunction:
                 sv.part_it_W = float(shares[self.partition.nodes].sum())
             sv.dirty = False
         c = lay.counts
-        v[c] = float(np.count_nonzero(st.alloc.owner >= 0))
+        v[c] = float(st.alloc.n_busy)
         v[c + 1] = len(st.running)
         v[c + 2] = len(st.queue)
-        v[c + 3] = float(np.count_nonzero(st.alloc.down))
+        v[c + 3] = float(st.alloc.n_down)
         return v
