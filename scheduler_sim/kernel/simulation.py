@@ -161,7 +161,7 @@ class Simulation:
                                          self.layout)
         self.lifecycle = JobLifecycle(self)
         self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
-        self.stepfn = StepFunction(self.chain, self.layout, self.partition)
+        self.stepfn = StepFunction(self.chain, self.layout, self.partition, self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
 
     def _horizon(self, t_s: float) -> float:
