@@ -46,6 +46,7 @@ class NodeAllocator:
         self._n_free = self.n_nodes  # idle and up
         self._n_busy = 0  # running a batch job (owner >= 0), kept with every change of owner
         self._n_down = 0  # down now, recounted at every set_down / set_up
+        self._free = np.ones(self.n_nodes, dtype=bool)  # idle and up: (owner == FREE) & ~down, kept per change
 
     @property
     def n_free(self) -> int:
@@ -75,6 +76,7 @@ class NodeAllocator:
             raise AllocationError("cannot reserve nodes that are busy or already reserved")
         self._n_free -= int(np.count_nonzero(~self.down[nodes]))
         self.owner[nodes] = RESERVED
+        self._free[nodes] = False
 
     @property
     def down_count(self) -> np.ndarray:
@@ -116,11 +118,11 @@ class NodeAllocator:
         if order is None:
             # a copy: a slice would be a view pinning the whole free-node array (n_nodes x 8 bytes) for as long as
             # the job's node list is kept (issue #12, million-jobs-memory)
-            free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n].copy()
+            free = np.flatnonzero(self._free)[:n].copy()
         else:
-            ok = (self.owner[order] == FREE) & ~self.down[order]
-            free = np.sort(order[np.flatnonzero(ok)[:n]])
+            free = np.sort(order[np.flatnonzero(self._free[order])[:n]])
         self.owner[free] = job
+        self._free[free] = False
         self._n_free -= n
         self._n_busy += n
         return free
@@ -136,7 +138,9 @@ class NodeAllocator:
         if np.any(self.owner[nodes] != job):
             raise AllocationError(f"job {job} releases nodes it does not own")
         self.owner[nodes] = FREE
-        self._n_free += int(np.count_nonzero(~self.down[nodes]))
+        up = ~self.down[nodes]
+        self._free[nodes] = up
+        self._n_free += int(np.count_nonzero(up))
         self._n_busy -= len(nodes)
 
     def set_down(self, nodes: np.ndarray) -> np.ndarray:
@@ -150,6 +154,7 @@ class NodeAllocator:
         self._down_count[nodes] += 1
         self._n_free -= int(np.count_nonzero(self.owner[newly] == FREE))
         self.down[newly] = True
+        self._free[newly] = False
         self._n_down = int(np.count_nonzero(self.down))
         jobs = self.owner[nodes]
         return np.unique(jobs[jobs >= 0])
@@ -162,5 +167,6 @@ class NodeAllocator:
         self._down_count[nodes] -= 1
         back = nodes[self._down_count[nodes] == 0]
         self.down[back] = False
+        self._free[back] = self.owner[back] == FREE
         self._n_down = int(np.count_nonzero(self.down))
         self._n_free += int(np.count_nonzero(self.owner[back] == FREE))

@@ -17,7 +17,8 @@ def test_busy_and_down_counters_equal_a_recount_after_every_operation():
     for _ in range(500):
         op = rng.integers(4)
         if op == 0 and a.n_free > 0:
-            running[job] = a.allocate(job, int(rng.integers(1, a.n_free + 1)))
+            order = rng.permutation(64).astype(np.int64) if rng.random() < 0.5 else None  # placement order or first fit
+            running[job] = a.allocate(job, int(rng.integers(1, a.n_free + 1)), order)
             job += 1
         elif op == 1 and running:
             j = list(running)[int(rng.integers(len(running)))]
@@ -31,5 +32,6 @@ def test_busy_and_down_counters_equal_a_recount_after_every_operation():
         assert a.n_busy == np.count_nonzero(a.owner >= 0)
         assert a.n_down == np.count_nonzero(a.down) == np.count_nonzero(a.down_count > 0)
         assert a.n_up == 64 - a.n_down
-        assert a.n_free == np.count_nonzero((a.owner == -1) & ~a.down)
+        assert a.n_free == np.count_nonzero((a.owner == -1) & ~a.down) == np.count_nonzero(a._free)
+        assert np.array_equal(a._free, (a.owner == -1) & ~a.down)
     assert job > 50 and a.n_down > 0  # the sequence exercised allocations and downtimes (fixed seed)
