@@ -55,7 +55,7 @@ from .powercap import PowerCapGovernor
 from .progress import RunProgress
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
-from .view import scheduler_view
+from .view import frozen_job_arrays, scheduler_view
 from .results import SimulationResult, finish_completed, finish_stopped
 from .state import POWER_SERIES, SCHEDULER_SERIES, LoopCounters, PlatformState, StateLayout
 
@@ -160,7 +160,8 @@ class Simulation:
         self.governor = PowerCapGovernor(list(self.config.power_cap), cooling_estimate, self.jobdata, self.chain,
                                          self.layout)
         self.lifecycle = JobLifecycle(self)
-        self.stepfn = StepFunction(self.chain, self.layout, self.partition)
+        self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
+        self.stepfn = StepFunction(self.chain, self.layout, self.partition, self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
 
     def _horizon(self, t_s: float) -> float:
@@ -185,7 +186,7 @@ class Simulation:
     # ------------------------------------------------------------------ the policy's view
     def view(self) -> SchedulerView:
         """The immutable view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`)."""
-        return scheduler_view(self.state, self.jobdata, self.governor, self.config)
+        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen)
 
     # ------------------------------------------------------------------ the step function
     def _step_value(self) -> np.ndarray:
@@ -311,7 +312,7 @@ class Simulation:
     def __getstate__(self) -> dict:
         """Pickle support (a fork sent to another MPI rank): the power chain and the services are rebuilt."""
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn")}
+                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn", "_frozen")}
         state["_cooling_estimate"] = self.governor.cooling_estimate
         return state
 
