@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import socket
@@ -174,13 +175,27 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, what: str = "output file") -> Path:
+def atomic_write_bytes(path: str | Path, data: bytes | memoryview, *, what: str = "output file") -> Path:
     """Write ``data`` to ``path`` atomically: temporary file, ``fsync``, rename, ``fsync`` of the folder.
 
     Readers see the old file or the new one, never a part. Stale temporaries of ``path`` left by dead processes
     are removed first (:func:`clean_stale_temporaries`). On any error (a full disk, a quota, an I/O error) the
     temporary is removed, the old file (if any) is kept, and one :class:`OSError` is raised whose message names the
     file, the size and the cause.
+
+    Parameters
+    ----------
+    path : str | Path
+        Destination file; its folder is created when missing.
+    data : bytes | memoryview
+        The whole content (a ``memoryview`` is written without a copy, e.g. an HDF5 image's buffer).
+    what : str
+        What the file is, for the error message.
+
+    Returns
+    -------
+    Path
+        ``path``.
 
     Raises
     ------
@@ -330,8 +345,10 @@ def describe_unreadable(path: str | Path, exc: BaseException) -> str:
 class atomic_h5:
     """Context manager: an ``h5py.File`` built in memory and written to ``path`` only on success, atomically.
 
-    The HDF5 file is assembled in memory (HDF5 ``core`` driver without backing store), so the HDF5 library never
-    writes to the disk and a full disk cannot leave it in a broken state; its image is then written by
+    The HDF5 file is assembled in memory (h5py's file-object driver over an :class:`io.BytesIO`), so the HDF5
+    library never writes to the disk and a full disk cannot leave it in a broken state. The file is closed and its
+    image written straight from the buffer (a zero-copy ``memoryview``; the former ``core`` driver's
+    ``get_file_image`` held a second whole copy of the file at the peak of the run, issue #16) by
     :func:`atomic_write_bytes` (temporary name in the same folder, ``fsync``, rename, folder ``fsync``; stale
     temporaries of dead processes cleaned; on failure one ``OSError`` naming the file, nothing left behind and the
     old file kept). On an exception inside the block nothing is written. Just before writing, the root attribute
@@ -345,21 +362,22 @@ class atomic_h5:
     def __enter__(self) -> h5py.File:
         if self.path.is_dir():
             raise IsADirectoryError(f"{self.path}: is a folder; give an output file name")
-        self.f = h5py.File(f"hpctwin-{os.getpid()}-{id(self)}.h5", "w", driver="core", backing_store=False,
-                           block_size=1 << 20, track_order=True)
+        self._buf = io.BytesIO()
+        self.f = h5py.File(self._buf, "w", track_order=True)
         return self.f
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
             self.f.close()
+            self._buf = None
             return
         try:
             self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f)
-            self.f.flush()
-            image = self.f.id.get_file_image()
         finally:
-            self.f.close()
-        atomic_write_bytes(self.path, image, what="HDF5 file")
+            self.f.close()  # everything (metadata included) is in the buffer once the file is closed
+        buf, self._buf = self._buf, None
+        # no explicit release: on a write error the traceback still holds views of the buffer; it is freed with them
+        atomic_write_bytes(self.path, buf.getbuffer(), what="HDF5 file")
 
 
 def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | None = None,

@@ -317,3 +317,23 @@ def test_weather_cache_lives_under_the_cache_root_and_a_shared_folder_is_not_use
         df, _ = load_weather(resolve_weather_file("chicago"))
     assert len(df) == 8760 and list(shared.iterdir()) == []  # computed, never read from or written to it
     assert "weather cache folder is writable by other users" in caplog.text
+
+
+def test_atomic_h5_writes_its_buffer_without_a_copy_and_nothing_on_error(tmp_path):
+    """atomic_h5 hands its in-memory image to atomic_write_bytes as a memoryview (no second copy of the file,
+    issue #16): the bytes on disk are a whole HDF5 file with the values written and a matching content_sha256; an
+    exception inside the block leaves no file and no temporary."""
+    data = np.arange(200_000, dtype=np.float64) * 0.5
+    out = tmp_path / "img.h5"
+    with atomic_h5(out) as f:
+        f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
+    with h5py.File(out) as g:
+        assert np.array_equal(g["x"][()], data) and g.attrs["content_sha256"] == hdf5io.content_digest(g)
+    assert verify_file(out) is True
+    mv = memoryview(b"0123456789")[2:7]
+    atomic_write_bytes(tmp_path / "mv.bin", mv)
+    assert (tmp_path / "mv.bin").read_bytes() == b"23456"
+    with pytest.raises(RuntimeError, match="stop"), atomic_h5(tmp_path / "never.h5") as f:
+        f.create_dataset("x", data=data)
+        raise RuntimeError("stop")
+    assert not (tmp_path / "never.h5").exists() and _tmps(tmp_path) == []
