@@ -1,5 +1,8 @@
 """Start-up cost of the ``hpctwin`` command (issue #16 item 6): ``--help`` and ``validate`` should take < 1 s.
 
+``validate run.h5`` checks an output file (written once at the start: one day of Theta without cooling), which needs
+h5py and the schema table only; ``validate`` of a trace needs its loader and pandas.
+
 Usage: ``python benchmarks/bench_startup.py [--repeat 7] [--root OLD_CHECKOUT] [--importtime]`` (run from the
 checkout root). Each command runs ``--repeat`` times in a fresh ``python -m scheduler_sim`` child process with
 ``PYTHONPATH`` at the checkout; printed per command: the median wall time, the median CPU time of the child
@@ -20,6 +23,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,11 +32,12 @@ TARGET_S = 1.0
 HERE = Path(__file__).resolve().parents[1]
 
 
-def commands(root: Path) -> dict[str, list[str]]:
-    """The timed commands (argument lists after ``python``) for a checkout."""
+def commands(root: Path, h5: Path | None = None) -> dict[str, list[str]]:
+    """The timed commands (argument lists after ``python``) for a checkout; ``h5``: an output file to validate."""
     swf = str(root / "tests" / "data" / "quirks.swf")
     sacct = str(root / "tests" / "data" / "quirks.sacct")
-    return {
+    extra = {"hpctwin validate run.h5": ["-m", "scheduler_sim", "validate", str(h5)]} if h5 is not None else {}
+    return extra | {
         "floor: import pandas": ["-c", "import pandas"],
         "hpctwin --help": ["-m", "scheduler_sim", "--help"],
         "hpctwin run --help": ["-m", "scheduler_sim", "run", "--help"],
@@ -76,7 +81,12 @@ def main() -> None:
     ap.add_argument("--importtime", action="store_true", help="print the heaviest imports of each command")
     a = ap.parse_args()
     roots = [HERE] + ([Path(a.root).resolve()] if a.root else [])
-    cmds = [commands(r) for r in roots]
+    tmp = tempfile.TemporaryDirectory()
+    h5 = Path(tmp.name) / "run.h5"  # an output file for `validate FILE.h5`: one day of Theta, no cooling
+    subprocess.run([sys.executable, "-m", "scheduler_sim", "run", "--days", "1", "--no-cooling", "--out", str(h5)],
+                   cwd=HERE, env=dict(os.environ, PYTHONPATH=str(HERE), HPCTWIN_PROGRESS="0"),
+                   stdout=subprocess.DEVNULL, check=True)
+    cmds = [commands(r, h5) for r in roots]
     print(f"{'command':32s} {'checkout':9s} {'median wall s':>13s} {'median CPU s':>12s} {'min wall s':>10s} "
           f"{'/ target':>8s} {'new/old':>8s}")
     for name in cmds[0]:

@@ -379,21 +379,42 @@ class StepAverager:
         The plant's output columns.
     step_s : float
         Communication step [s].
+
+    Attributes
+    ----------
+    pairs : list of (str, int, str, int)
+        (output, its column, running total, its column), from :func:`average_pairs`.
+    last_totals : dict of str -> float
+        Each running total at the end of the last step seen [J for energies].
     """
 
     def __init__(self, output_names: list[str], step_s: float) -> None:
         self.step_s = float(step_s)
         self.pairs = average_pairs(list(output_names))
-        self.last_totals: dict[str, float] = {}
+        self._ip = np.array([ip for _, ip, _, _ in self.pairs], dtype=np.intp)
+        self._ie = np.array([ie for _, _, _, ie in self.pairs], dtype=np.intp)
+        self._last = np.zeros(len(self.pairs))
+
+    @property
+    def last_totals(self) -> dict[str, float]:
+        """Each running total at the end of the last step seen, by total name."""
+        return {e: float(v) for (_, _, e, _), v in zip(self.pairs, self._last)}
 
     def start(self, initial: np.ndarray) -> None:
         """Take the running totals at time 0 from the outputs of :meth:`Plant.initialize`."""
-        self.last_totals = {e: float(initial[ie]) for _, _, e, ie in self.pairs}
+        self._last = np.array([float(initial[ie]) for _, _, _, ie in self.pairs], dtype=float)
 
     def apply(self, out: np.ndarray) -> None:
-        """Replace the sampled powers of ``out`` (shape (m, n_outputs), consecutive steps) by step averages, in place."""
-        for _, ip, e, ie in self.pairs:
-            tot = out[:, ie]
-            prev = np.concatenate(([self.last_totals[e]], tot[:-1]))
-            out[:, ip] = (tot - prev) / self.step_s
-            self.last_totals[e] = float(tot[-1])
+        """Replace the sampled powers of ``out`` (shape (m, n_outputs), consecutive steps) by step averages, in place.
+
+        All pairs at once: ``P_avg[k] = (E[k] - E[k-1]) / step`` with ``E[-1]`` the last total of the previous call;
+        elementwise the same arithmetic as one pair at a time, so bit-identical to it (issue #16).
+        """
+        if not self.pairs or out.shape[0] == 0:
+            return
+        tot = out[:, self._ie]
+        prev = np.empty_like(tot)
+        prev[0] = self._last
+        prev[1:] = tot[:-1]
+        out[:, self._ip] = (tot - prev) / self.step_s
+        self._last = tot[-1].copy()

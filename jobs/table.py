@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import enum
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where a table is built: the schema alone stays light (issue #16 start-up)
+    import pandas as pd
 
 __all__ = [
     "JOB_COLUMNS",
@@ -68,6 +72,8 @@ def empty_job_table() -> pd.DataFrame:
     pandas.DataFrame
         Zero rows, columns and dtypes of :data:`JOB_COLUMNS`, ``attrs["time_origin_unix_s"] = NaN``.
     """
+    import pandas as pd
+
     df = pd.DataFrame({name: pd.Series([], dtype=dt) for name, (dt, _, _) in JOB_COLUMNS.items()})
     df.attrs["time_origin_unix_s"] = float("nan")
     return df
@@ -93,6 +99,8 @@ def validate_job_table(df: pd.DataFrame) -> pd.DataFrame:
         (``runtime_s`` < 0, ``requested_walltime_s`` <= 0), or a utilisation lies outside [0, 1]. The message names
         the column and the first offending ``job_id``.
     """
+    import pandas as pd
+
     missing = [c for c in JOB_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"job table is missing column(s) {missing}; expected {list(JOB_COLUMNS)}")

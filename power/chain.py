@@ -188,28 +188,84 @@ class PowerChain:
         """
         p, dc_total = self._check(node_dc_w)
         if self.uses_affine_path:
-            rack_in = self._a * self._sum_node_rack(p) + self._B_rack
-            s_eta, r_eta = self._s.eta, self._r.eta
-            sivoc_loss = dc_total * (1.0 / s_eta - 1.0) + self._sivoc_fixed_total
-            rect_out = dc_total + sivoc_loss + self._O_dc_total
-            rect_loss = rect_out * (1.0 / r_eta - 1.0) + self._rect_fixed_total
-        else:
-            s_in, load, r_in = self._general(p)
-            rack_in = self._sum_rect_rack(r_in) + self._O_ac_rack
-            sivoc_loss = float(s_in.sum()) - dc_total
-            rect_loss = float(r_in.sum()) - float(load.sum())
+            return self._affine_state(p, dc_total)
+        s_in, load, r_in = self._general(p)
+        rack_in = self._sum_rect_rack(r_in) + self._O_ac_rack
+        sivoc_loss = float(s_in.sum()) - dc_total
+        rect_loss = float(r_in.sum()) - float(load.sum())
+        return self._state(dc_total, sivoc_loss, rect_loss, rack_in)
+
+    def evaluate_with_shares(self, node_dc_w: ArrayLike) -> tuple[ChainState, NDArray[np.float64]]:
+        """:meth:`evaluate` and :meth:`node_it_input_w` of the same node powers, checked once.
+
+        The event loop needs both at every power change; on the affine path this skips the second input check
+        (three passes over the nodes). The values are those of the two methods, bit for bit.
+
+        Parameters
+        ----------
+        node_dc_w : ArrayLike
+            Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
+
+        Returns
+        -------
+        tuple[ChainState, NDArray[np.float64]]
+            The :meth:`evaluate` state, and the :meth:`node_it_input_w` shares, shape (n_nodes,) [W].
+
+        Notes
+        -----
+        Raises ValueError (from the input check) if `node_dc_w` has the wrong shape, or holds a NaN, an infinity
+        or a negative value.
+        """
+        if not self.uses_affine_path:
+            return self.evaluate(node_dc_w), self.node_it_input_w(node_dc_w)
+        p, dc_total = self._check(node_dc_w)
+        return self._affine_state(p, dc_total), self._a * p + self._b_node
+
+    def node_it_input_w_of(self, node_dc_w: NDArray[np.float64], nodes: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``node_it_input_w(node_dc_w)[nodes]``, on the affine path from those nodes only (O(len(nodes))).
+
+        Parameters
+        ----------
+        node_dc_w : NDArray[np.float64]
+            Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
+        nodes : NDArray[np.int64]
+            Node indices, shape (k,).
+
+        Returns
+        -------
+        ndarray of float64, shape (k,)
+            Rack-input power attributed to each of ``nodes`` [W], the same values as the whole-machine method.
+
+        Raises
+        ------
+        ValueError
+            If `node_dc_w` has the wrong shape, or a power of ``nodes`` is NaN, infinite or negative (on the
+            general path: any node's).
+        """
+        if not self.uses_affine_path:
+            return self.node_it_input_w(node_dc_w)[nodes]
+        if np.shape(node_dc_w) != (self._n_nodes,):
+            raise ValueError(f"node_dc_w must have shape ({self._n_nodes},), got {np.shape(node_dc_w)}")
+        p = node_dc_w[nodes]
+        if p.size and not (np.isfinite(p.sum()) and p.min() >= 0.0):
+            raise ValueError("node_dc_w must be finite and >= 0 W")
+        return self._a * p + self._b_node[nodes]
+
+    def _affine_state(self, p: NDArray[np.float64], dc_total: float) -> ChainState:
+        """The :class:`ChainState` of checked node powers ``p`` on the affine path."""
+        rack_in = self._a * self._sum_node_rack(p) + self._B_rack
+        sivoc_loss = dc_total * (1.0 / self._s.eta - 1.0) + self._sivoc_fixed_total
+        rect_out = dc_total + sivoc_loss + self._O_dc_total
+        rect_loss = rect_out * (1.0 / self._r.eta - 1.0) + self._rect_fixed_total
+        return self._state(dc_total, sivoc_loss, rect_loss, rack_in)
+
+    def _state(self, dc_total: float, sivoc_loss: float, rect_loss: float, rack_in: NDArray[np.float64]) -> ChainState:
         cdu = self._sum_rack_cdu(rack_in)
         if self._lf != 1.0:
             cdu *= self._lf
-        return ChainState(
-            node_dc_W=dc_total,
-            sivoc_loss_W=float(sivoc_loss),
-            rectifier_loss_W=float(rect_loss),
-            rack_overhead_W=self._overhead_total,
-            it_input_W=float(rack_in.sum()),
-            rack_input_W=rack_in,
-            cdu_heat_W=cdu,
-        )
+        return ChainState(node_dc_W=dc_total, sivoc_loss_W=float(sivoc_loss), rectifier_loss_W=float(rect_loss),
+                          rack_overhead_W=self._overhead_total, it_input_W=float(rack_in.sum()),
+                          rack_input_W=rack_in, cdu_heat_W=cdu)
 
     def _general(self, p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         s, r = self._s, self._r

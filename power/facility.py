@@ -254,6 +254,7 @@ class FacilitySpec(_Strict):
 #: Output series of :meth:`FacilityOverheads.evaluate`, in column order (all W).
 SERIES = ("P_transformer_loss_W", "P_switchgear_loss_W", "P_ups_loss_W", "P_pdu_loss_W", "Q_air_W",
           "P_air_fan_W", "P_air_chiller_W", "P_lighting_W")
+_I_TR, _I_SW, _I_UPS, _I_PDU, _I_QAIR, _I_FAN, _I_CHW, _I_LIGHT = range(len(SERIES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,15 +274,20 @@ class FacilityOverheads:
 
     SERIES = SERIES
 
-    def __post_init__(self) -> None:
-        # the UPS loss fit (a least-squares solve) depends only on the spec: fit once, not on every evaluate()
-        ups = self.spec.ups
-        object.__setattr__(self, "_ups_c", ups.loss_coefficients() if ups is not None else None)
-
     @property
     def active(self) -> bool:
         """True when any stage is present or some heat goes to air (else every series is identically 0)."""
         return bool(self.spec.present())
+
+    def __post_init__(self) -> None:
+        # Per-run constants of the chain, computed once (issue #16: the UPS least-squares fit ran on every plant call,
+        # 46 % of this evaluator's time). The same Python floats as the per-call expressions, so results are
+        # bit-identical.
+        sp = self.spec
+        object.__setattr__(self, "_ups_c", sp.ups.loss_coefficients() if sp.ups is not None else None)
+        object.__setattr__(self, "_light_W", sp.lighting.W_per_m2 * sp.lighting.floor_area_m2
+                           if sp.lighting is not None else None)
+        object.__setattr__(self, "_fan_W_per_W", sp.air_side.fan_W_per_W if sp.air_side is not None else None)
 
     def evaluate(self, P_it_W: ArrayLike, P_liquid_W: ArrayLike, T_wb_K: ArrayLike | None = None
                  ) -> dict[str, NDArray[np.float64]]:
@@ -301,6 +307,33 @@ class FacilityOverheads:
         dict of str -> ndarray (n,)
             :data:`SERIES` (W). Absent stages give zeros. ``Q_air_W`` is heat (not electrical power).
 
+        Notes
+        -----
+        Raises ValueError (from :meth:`evaluate_columns`) if the shapes differ or an input is negative / not finite.
+        """
+        P_it = np.asarray(P_it_W, dtype=float)
+        cols = self.evaluate_columns(P_it, P_liquid_W, T_wb_K)
+        return {k: cols[..., i].copy() for i, k in enumerate(SERIES)}
+
+    def evaluate_columns(self, P_it_W: ArrayLike, P_liquid_W: ArrayLike, T_wb_K: ArrayLike | None = None
+                         ) -> NDArray[np.float64]:
+        """Overhead powers as one array, columns in :data:`SERIES` order (the coupler's form of :meth:`evaluate`).
+
+        Parameters
+        ----------
+        P_it_W : ArrayLike
+            IT power (rack input) [W], shape (n,), >= 0.
+        P_liquid_W : ArrayLike
+            Liquid cooling plant power [W], shape (n,); 0 when no plant is modelled.
+        T_wb_K : ArrayLike | None
+            Shape (n,) [K].
+            Outdoor wet-bulb (economiser decision); None: the economiser never runs.
+
+        Returns
+        -------
+        ndarray, shape (n, len(SERIES)), W
+            A new C-contiguous array; absent stages give zero columns. Same values as :meth:`evaluate`, bit for bit.
+
         Raises
         ------
         ValueError
@@ -310,47 +343,59 @@ class FacilityOverheads:
         P_liq = np.asarray(P_liquid_W, dtype=float)
         if P_it.shape != P_liq.shape:
             raise ValueError(f"P_it_W {P_it.shape} and P_liquid_W {P_liq.shape} must have the same shape")
-        if not (np.all(np.isfinite(P_it)) and np.all(np.isfinite(P_liq))) or (P_it.size and P_it.min() < 0):
+        if not (np.isfinite(P_it).all() and np.isfinite(P_liq).all()) or (P_it.size and P_it.min() < 0):
             raise ValueError("P_it_W must be finite and >= 0, P_liquid_W finite")
         sp = self.spec
-        z = np.zeros_like(P_it)
-        out = {k: z.copy() for k in SERIES}
+        cols = np.zeros(P_it.shape + (len(SERIES),))
+        zero = cols[..., 0]  # zeros until the transformer (the last stage computed) is written
         # PDU
         if sp.pdu is not None:
             P_pdu_in = P_it / sp.pdu.eta
-            out["P_pdu_loss_W"] = P_pdu_in - P_it
+            pdu_loss = P_pdu_in - P_it
+            cols[..., _I_PDU] = pdu_loss
         else:
             P_pdu_in = P_it
+            pdu_loss = zero
         # UPS
-        if sp.ups is not None:
+        if self._ups_c is not None:
             c0, c1, c2 = self._ups_c
             R = sp.ups.rated_W
             x = sp.ups.share * P_pdu_in / R
-            out["P_ups_loss_W"] = R * (c0 + c1 * x + c2 * x * x)
-        if sp.lighting is not None:
-            out["P_lighting_W"] = z + sp.lighting.W_per_m2 * sp.lighting.floor_area_m2
+            ups_loss = R * (c0 + c1 * x + c2 * x * x)
+            cols[..., _I_UPS] = ups_loss
+        else:
+            ups_loss = zero
+        if self._light_W is not None:
+            light = zero + self._light_W
+            cols[..., _I_LIGHT] = light
+        else:
+            light = zero
         # heat to room air
         lf = self.liquid_fraction
-        q_air = (1.0 - lf) * P_it + out["P_pdu_loss_W"] + out["P_ups_loss_W"] + out["P_lighting_W"]
-        out["Q_air_W"] = q_air
+        q_air = (1.0 - lf) * P_it + pdu_loss + ups_loss + light
+        cols[..., _I_QAIR] = q_air
         if sp.air_side is not None:
             a = sp.air_side
-            fan = a.fan_W_per_W * q_air
-            out["P_air_fan_W"] = fan
+            fan = self._fan_W_per_W * q_air
             chw = (q_air + fan) / a.cop(T_wb_K)
             if a.economiser_wb_max_K is not None and T_wb_K is not None:
                 twb = np.broadcast_to(np.asarray(T_wb_K, dtype=float), P_it.shape)
                 chw = np.where(twb <= a.economiser_wb_max_K, 0.0, chw)
-            out["P_air_chiller_W"] = chw
-        sw_out = (P_pdu_in + out["P_ups_loss_W"] + P_liq + out["P_air_fan_W"] + out["P_air_chiller_W"]
-                  + out["P_lighting_W"])
+            cols[..., _I_FAN] = fan
+            cols[..., _I_CHW] = chw
+        else:
+            fan = chw = zero
+        sw_out = P_pdu_in + ups_loss + P_liq + fan + chw + light
         if sp.switchgear is not None:
-            out["P_switchgear_loss_W"] = sp.switchgear.loss_fraction * sw_out
+            sw_loss = sp.switchgear.loss_fraction * sw_out
+            cols[..., _I_SW] = sw_loss
+        else:
+            sw_loss = zero
         if sp.transformer is not None:
             t = sp.transformer
-            S = (sw_out + out["P_switchgear_loss_W"]) / (t.power_factor * t.count)
-            out["P_transformer_loss_W"] = t.count * (t.no_load_loss_W + t.load_loss_W * (S / t.rated_VA) ** 2)
-        return out
+            S = (sw_out + sw_loss) / (t.power_factor * t.count)
+            cols[..., _I_TR] = t.count * (t.no_load_loss_W + t.load_loss_W * (S / t.rated_VA) ** 2)
+        return cols
 
     def describe(self) -> str:
         """One line per stage (counted or left out), for the run summary and the HDF5 attributes."""

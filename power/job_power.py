@@ -100,7 +100,7 @@ class NodePowerDistribution:
         cdf = np.zeros_like(grid)
         for wi, ki in zip(w, k):
             if wi > 0:
-                cdf += wi * _component_cdf(grid, ki)
+                _add_component_cdf(cdf, grid, ki, wi)
         object.__setattr__(self, "knots_W", k)
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "_grid", grid)
@@ -215,6 +215,27 @@ def _component_cdf(P: np.ndarray, knots: np.ndarray) -> np.ndarray:
             m = (P >= a) & (P < b)
             out[m] = _QS[j] + 0.25 * (P[m] - a) / (b - a)
     return out
+
+
+def _add_component_cdf(cdf: np.ndarray, P: np.ndarray, knots: np.ndarray, weight: float) -> None:
+    """``cdf += weight * _component_cdf(P, knots)`` for an ascending grid ``P``, touching only where it is not 0.
+
+    The grid is sorted, so each segment of the quantile function is a slice found by binary search instead of a
+    mask over the whole grid (issue #16: the 47 masks over 200,001 points were most of a run's distribution
+    set-up). Every point gets the same arithmetic as in :func:`_component_cdf` (a point outside the slices would add
+    ``weight * 0.0``, which changes nothing), so the table is bit-identical.
+    """
+    lo = int(np.searchsorted(P, knots[0], side="left"))
+    comp = np.zeros(P.size - lo)
+    top = int(np.searchsorted(P, knots[-1], side="left"))  # first point with P >= knots[-1]
+    comp[top - lo:] = 1.0
+    for j in range(4):
+        a, b = knots[j], knots[j + 1]
+        if b > a:
+            ia = int(np.searchsorted(P, a, side="left"))  # first P >= a
+            ib = int(np.searchsorted(P, b, side="left"))  # first P >= b
+            comp[ia - lo:ib - lo] = _QS[j] + 0.25 * (P[ia:ib] - a) / (b - a)
+    cdf[lo:] += weight * comp
 
 
 @lru_cache(maxsize=4)

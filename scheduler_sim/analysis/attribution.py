@@ -221,7 +221,8 @@ def _safe_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _cooling_components(facility: dict, cdu: dict, n: int, n_cdus: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """CDU pump power (n, n_cdus) and plant component powers (n,), scaled to sum exactly to ``P_cooling_W``."""
-    pump = np.asarray(cdu.get("P_pump_sec", np.zeros((n, n_cdus))), dtype=float)
+    # column-major copy: the per-CDU sums over time run along contiguous memory, as they did when the goldens were made
+    pump = np.array(cdu.get("P_pump_sec", np.zeros((n, n_cdus))), dtype=float, order="F")
     plant = {k: np.asarray(facility.get(v, np.zeros(n)), dtype=float) for k, v in _PLANT.items()}
     raw = pump.sum(axis=1) + sum(plant.values())
     total = np.asarray(facility.get("P_cooling_W", np.zeros(n)), dtype=float)

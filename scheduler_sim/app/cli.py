@@ -64,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", help="trace loader name (default: guessed from the file suffix)")
     r.add_argument("--start-day", type=float, metavar="D", help="window start, days after the trace origin")
     r.add_argument("--days", type=float, metavar="D", help="window length in days")
-    r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported)")
+    r.add_argument("--no-cooling", action="store_true", help="do not run the cooling FMU (PUE is then not reported); "
+                                                               "the same as --cooling off")
+    r.add_argument("--cooling", choices=["fmu", "fast", "off"],
+                   help="cooling plant model: fmu (default; the Modelica FMU), fast (quasi-steady table of its "
+                        "steady state: outline studies, error in docs/cooling.md), off (no plant)")
     r.add_argument("--weather", metavar="PATH|SITE",
                    help="weather for the cooling towers: an EPW or TMY3 file, a shipped site (golden, chicago, "
                         "knoxville), 'site' (the system's site, the default), 'constant' (with --wet-bulb); "
@@ -101,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
     s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
     s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+    s.add_argument("--refine-top", type=int, metavar="K",
+                   help="after the sweep, re-run the K fast-plant scenarios best in --refine-by with the FMU and "
+                        "report the fast-vs-FMU error (summary.h5 /refine); overrides the study's [refine]")
+    s.add_argument("--refine-by", metavar="METRIC", help="metric minimised by --refine-top (default E_facility_J)")
+    s.add_argument("--refine-pareto", nargs=2, metavar=("A", "B"),
+                   help="re-run the Pareto front of two metrics (both minimised) with the FMU instead")
 
     c = sub.add_parser("compare", help="explain the change from run A to run B, link by link",
                        description="Explain the change in facility energy and PUE from run A to run B along the chain "
@@ -186,15 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     a = parser.parse_args(argv)
     # lazy: the command handlers import numpy, pandas, h5py, fmpy and the whole chain; `hpctwin --help` and argument
     # errors must not pay for that (start-up under 1 s, issue #16)
-    from . import commands
+    if a.command == "validate":  # lighter still: an output file needs only h5py and the schema table
+        from .validate import cmd_validate as handler
+    else:
+        from . import commands
 
-    handlers = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
-                "report": commands.cmd_report, "list": commands.cmd_list, "validate": commands.cmd_validate,
-                "cooling": commands.cmd_cooling}
+        handler = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
+                   "report": commands.cmd_report, "list": commands.cmd_list, "cooling": commands.cmd_cooling}[a.command]
     if getattr(a, "debug", False):
-        return handlers[a.command](a)
+        return handler(a)
     try:
-        return handlers[a.command](a)
+        return handler(a)
     except KeyboardInterrupt:
         print("hpctwin: interrupted", file=sys.stderr)
         return 130

@@ -21,9 +21,7 @@ import h5py
 from cooling_fmu.params import load_plant_params, plant_names
 from cooling_fmu.standalone import load_power_series
 from cooling_fmu.weather import Weather
-from dataloaders.registry import available_loaders, guess_format, load_trace
-from dataloaders.report import TraceError
-from dataloaders.swf import read_swf_header, swf_cores_per_node
+from dataloaders.registry import available_loaders, guess_format
 from power import available_systems, load_system
 
 from ..analysis.compare import compare
@@ -36,8 +34,8 @@ from .grid import grid_from_flags
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable
-from ..io.schema import file_kind, validate_file
 from .twin import serve_rollouts, stop_rollout_workers
+from .validate import _parse_map, cmd_validate
 
 __all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_validate",
            "one_line", "describe_unreadable", "RUN_FLAGS"]
@@ -58,17 +56,6 @@ def _flag_names(message: str, keys) -> str:
         if k in RUN_FLAGS:
             message = message.replace(k, f"{RUN_FLAGS[k]} ({k})")
     return message
-
-
-def _parse_map(items: list[str] | None, flag: str = "--map") -> dict[str, str]:
-    """``["arrival=t_ms", ...]`` -> ``{"arrival": "t_ms"}``; a malformed item is an error naming the flag."""
-    out: dict[str, str] = {}
-    for it in items or []:
-        key, sep, col = it.partition("=")
-        if not sep or not key.strip() or not col.strip():
-            raise ValueError(f"{flag} {it!r}: expected KEY=COLUMN, e.g. arrival=t_ms")
-        out[key.strip()] = col.strip()
-    return out
 
 
 def _serving_overrides(a: argparse.Namespace, cfg) -> dict:
@@ -187,8 +174,14 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.wet_bulb is not None:
         ov["cooling.weather"] = "constant"
         ov["cooling.T_wb_C"] = a.wet_bulb
+    if a.no_cooling and getattr(a, "cooling", None) not in (None, "off"):
+        raise ValueError(f"--no-cooling and --cooling {a.cooling} contradict each other")
     if a.no_cooling:
         ov["cooling.enabled"] = False
+    elif getattr(a, "cooling", None) == "off":
+        ov["cooling.enabled"] = False
+    elif getattr(a, "cooling", None) is not None:
+        ov["cooling.model"] = a.cooling
     if a.strict:
         ov["trace.strict"] = True
     if a.quiet:
@@ -206,6 +199,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             raise ValueError(_flag_names(str(exc), ov)) from None
         naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
                   "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
+                  "cooling.model",
                   "cooling.weather_path")
         if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
             c = cfg
@@ -217,8 +211,10 @@ def cmd_run(a: argparse.Namespace) -> int:
                         f"{Path(c.serving.trace).stem.split('.')[0] if c.serving.trace else 'azure-conv'}")
             if c.scheduler.placement != "lowest":
                 name += f"-{c.scheduler.placement}"
-            if not c.cooling.enabled:
+            if c.cooling.plant_model == "off":
                 name += "-nocooling"
+            elif c.cooling.plant_model == "fast":
+                name += "-fastcooling"
             elif c.cooling.weather == "constant":
                 name += f"-wb{c.cooling.T_wb_C:g}C"
             elif ov.get("cooling.weather_path"):
@@ -256,6 +252,10 @@ def _weather_label(cfg) -> str:
         return "(unresolved)"
 
 
+#: How the run header names each cooling plant model (``cooling.model``).
+_COOLING_LABEL = {"fmu": "FMU, weather ", "fast": "fast quasi-steady plant, weather "}
+
+
 def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     out = Path(a.out) if a.out else Path("out") / f"{cfg.name}.h5"
     t0 = time.perf_counter()
@@ -263,8 +263,9 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     what = (f"policy {cfg.scheduler.policy}, window day {cfg.trace.window_start_days:g} + "
             f"{cfg.trace.window_days:g} days" if cfg.trace.enabled or sv is None else
             f"serving only: deployment {sv.deployment}, request trace {sv.trace or 'embedded Azure conversation'}")
-    print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, "
-          f"cooling {'FMU, weather ' + _weather_label(cfg) if cfg.cooling.enabled else 'off'}")
+    model = cfg.cooling.plant_model
+    cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
+    print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
                   echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
     wall = time.perf_counter() - t0
@@ -323,7 +324,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
     study, _ = load_study(a.study)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.study, out)
+    refine = {"top_k": getattr(a, "refine_top", None), "objective": getattr(a, "refine_by", None),
+              "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
+    summary = run_sweep(a.study, out, refine=refine)
     if summary is not None:
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
@@ -413,63 +416,6 @@ def cmd_cooling(a: argparse.Namespace) -> int:
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
               f"limits (see --scale-to-design)", file=sys.stderr)
     print(f"wrote {out}")
-    return 0
-
-
-def cmd_validate(a: argparse.Namespace) -> int:
-    """``hpctwin validate``: load report of a trace; 0 clean, 1 repaired or rejected records, 2 unusable.
-
-    An HDF5 file (an hpctwin output) is checked against the output schema table instead
-    (:func:`scheduler_sim.io.schema.validate_file`): 0 conforms, 1 problems (one line each), 2 unreadable.
-    """
-    if Path(a.trace).is_file() and h5py.is_hdf5(a.trace):
-        return _validate_output(a.trace)
-    opts: dict = {"max_nodes": a.max_nodes, "strict": a.strict}
-    if a.cores_per_node is not None:
-        opts["cores_per_node"] = a.cores_per_node
-    else:  # no system here: an SWF header's MaxProcs / MaxNodes, else 1 (dataloaders.swf.swf_cores_per_node)
-        try:
-            if (a.format or guess_format(a.trace)) == "swf":
-                cpn = swf_cores_per_node(read_swf_header(a.trace), 1, 1)[0]
-                if cpn != 1:
-                    opts["cores_per_node"] = cpn
-        except (OSError, ValueError):
-            pass  # the load below reports the file's problem
-    if a.timezone:
-        opts["timezone"] = a.timezone
-    opts.update(_parse_map(a.map))
-    try:
-        res = load_trace(a.trace, format=a.format, cache=a.cache, **opts)
-    except TraceError as exc:
-        print(f"hpctwin validate: {a.trace}: {'rejected in strict mode' if a.strict else 'cannot be used'}: {exc}",
-              file=sys.stderr)
-        return 2
-    except (OSError, ValueError, TypeError, KeyError, IndexError, MemoryError) as exc:
-        print(f"hpctwin validate: {a.trace}: cannot be used: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - the command promises no traceback; say it is a loader bug
-        print(f"hpctwin validate: {a.trace}: cannot be used (loader error, please report): "
-              f"{type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    print(res.report.summary())
-    if a.json:
-        print(json.dumps(res.report.to_dict(), default=str))
-    return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
-
-
-def _validate_output(path: str) -> int:
-    try:
-        problems = validate_file(path)
-    except OSError as exc:
-        print(f"hpctwin validate: {path}: {describe_unreadable(path, exc)}", file=sys.stderr)
-        return 2
-    if problems:
-        print("\n".join(problems))
-        print(f"{path}: {len(problems)} schema problem(s)")
-        return 1
-    with h5py.File(path, "r") as f:
-        kind = file_kind(f)
-    print(f"{path}: conforms to the {kind} schema (docs/output_schema.md)")
     return 0
 
 

@@ -235,7 +235,16 @@ class CoolingConfig(_Strict):
     """Cooling plant and weather."""
 
     enabled: bool = Field(True, description="Run the cooling FMU; if false, cooling power is not modelled "
-                                           "(PUE is then IT-only and flagged)")
+                                           "(PUE is then IT-only and flagged). Kept as an alias: false is "
+                                           "model = 'off'")
+    model: Literal["fmu", "fast", "off"] = Field(
+        "fmu", description="Cooling plant model: 'fmu' (default) the generated Modelica FMU; 'fast' the quasi-steady "
+                           "plant (cooling_fmu.quasisteady: the FMU's analytic steady state tabulated and "
+                           "interpolated, same outputs; error against the FMU in docs/cooling.md); 'off' no plant "
+                           "(as enabled = false)")
+    fast_tau_s: float = Field(0.0, ge=0.0, le=86400.0,
+                              description="With model = 'fast': time constant of a first-order lag on the "
+                                          "quasi-steady outputs [s]; 0 = none")
     plant: str = Field("", description="Plant description name or TOML path; '' uses the system's plant")
     step_s: float = Field(15.0, ge=0.1, le=3600.0, description="FMU communication step [s], 0.1 to 3600")
     stepping: Literal["adaptive", "fixed"] = Field(
@@ -264,6 +273,12 @@ class CoolingConfig(_Strict):
         "warn", description="A plant output outside physical bounds (water frozen or boiling, negative approach; "
                             "cooling_fmu.plausibility): 'warn' finishes the run, records it in the file "
                             "(plant_out_of_bounds_json) and exits 1; 'stop' ends the run there (partial, exit 2)")
+
+
+    @property
+    def plant_model(self) -> str:
+        """The plant model that runs: ``"off"`` when ``enabled`` is false (the older switch), else ``model``."""
+        return "off" if not self.enabled else self.model
 
 
 class OutputConfig(_Strict):
@@ -380,14 +395,18 @@ class RunConfig(_Strict):
     def to_json(self) -> str:
         """Canonical JSON of the configuration (sorted keys), stored as provenance.
 
-        ``grid`` is left out when there is no ``[grid]`` section and ``scheduler.carbon`` when it holds its
-        defaults, so configurations written before they existed keep the same JSON (and digests).
+        ``grid`` is left out when there is no ``[grid]`` section, ``scheduler.carbon`` when it holds its
+        defaults and ``cooling.model`` / ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations
+        written before they existed keep the same JSON (and digests).
         """
         d = self.model_dump(mode="json")
         if d.get("grid") is None:
             d.pop("grid", None)
         if self.scheduler.carbon == CarbonPolicyConfig():
             d["scheduler"].pop("carbon", None)
+        if self.cooling.model == "fmu" and self.cooling.fast_tau_s == 0.0:  # defaults: JSON as before they existed
+            d["cooling"].pop("model", None)
+            d["cooling"].pop("fast_tau_s", None)
         return json.dumps(d, sort_keys=True)
 
     def with_overrides(self, overrides: dict) -> "RunConfig":

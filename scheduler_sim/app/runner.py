@@ -153,6 +153,10 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
+    if cfg.cooling.plant_model == "fast":  # quasi-steady table (cooling_fmu.quasisteady); no FMU, no stepping
+        from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+        return QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s)
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
@@ -267,14 +271,19 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     plant = None
     wet_bulb = None
     wdesc = "cooling off"
-    if cfg.cooling.enabled:
+    if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
         plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
-        checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
-        say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
+        if cfg.cooling.plant_model == "fast":
+            checksums["fast_plant_table"] = plant.fmu_sha256  # the table's key (plant hash, grid, module source)
+            say(f"cooling fast quasi-steady plant {plant.fmu_path.name} ({system.n_cdus} CDUs, step "
+                f"{cfg.cooling.step_s:g} s; docs/cooling.md gives its error against the FMU)")
+        else:
+            checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
+            say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
     grid = None
     if (cfg.grid is not None and cfg.grid.signals_enabled()) or cfg.scheduler.policy in SIGNAL_POLICIES:
         grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
@@ -303,6 +312,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     result.info["job_power_spread"] = spread_info
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
+    if cfg.cooling.plant_model == "fast":  # recorded as the root attribute cooling_model (absent: the FMU ran)
+        result.info["cooling_model"] = "fast"
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     ga = None

@@ -69,6 +69,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +82,7 @@ from ..io.schema import SchemaWriter
 from .config import ConfigError, RunConfig, _format_errors, check_name, read_toml, resolve_relative_paths
 from .runner import run_one
 
-__all__ = ["Scenario", "load_study", "run_sweep"]
+__all__ = ["Scenario", "load_study", "run_sweep", "refine_spec", "select_refine", "REFINE_METRICS"]
 
 
 @dataclass(frozen=True)
@@ -112,10 +113,10 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
     """
     path = Path(path)
     data = read_toml(path, "study file")
-    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot"}
+    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot", "refine"}
     if unknown:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes, "
-                          f"scenarios, plot")
+                          f"scenarios, plot, refine")
     study = str(data.get("name", path.stem))
     try:
         check_name(study, "study name")
@@ -170,6 +171,84 @@ def study_plot_function(path: str | Path):
         return getattr(importlib.import_module(mod), fn)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{path}: plot = {spec!r} cannot be imported: {exc}") from None
+
+
+#: Headline metrics compared between a fast-plant scenario and its FMU re-run (``/refine`` in summary.h5).
+REFINE_METRICS = ("E_cooling_J", "E_facility_J", "PUE", "pPUE_mechanical", "WUE_L_per_kWh", "water_makeup_kg",
+                  "peak_P_facility_W")
+
+
+def refine_spec(path: str | Path, override: dict | None = None) -> dict | None:
+    """The study's refine request: ``[refine]`` of the study file, updated by ``override`` (command line).
+
+    Keys: ``top_k`` (int >= 1: re-run the k scenarios best in ``objective``, default ``"E_facility_J"``, smallest
+    first) or ``pareto`` (two metric names: re-run the non-dominated scenarios, both minimised). Only scenarios
+    that ran the fast plant (``cooling.model = "fast"``) and finished are candidates.
+
+    Parameters
+    ----------
+    path : str | Path
+        The study file.
+    override : dict | None
+        Command-line values (None values are ignored).
+
+    Returns
+    -------
+    dict or None
+        ``{"top_k": int | None, "objective": str, "pareto": list[str] | None}``; None when nothing is asked.
+
+    Raises
+    ------
+    ConfigError
+        If a key is unknown or a value has the wrong type (the study file is named).
+    """
+    data = read_toml(Path(path), "study file").get("refine", {})
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: [refine] must be a table (top_k, objective, pareto)")
+    spec = {**data, **{k: v for k, v in (override or {}).items() if v is not None}}
+    unknown = set(spec) - {"top_k", "objective", "pareto"}
+    if unknown:
+        raise ConfigError(f"{path}: [refine]: unknown key(s) {sorted(unknown)}; expected top_k, objective, pareto")
+    if not spec.get("top_k") and not spec.get("pareto"):
+        return None
+    top_k = spec.get("top_k")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ConfigError(f"{path}: [refine] top_k must be an integer >= 1, got {top_k!r}")
+    pareto = spec.get("pareto")
+    if pareto is not None and (not isinstance(pareto, list) or len(pareto) != 2
+                               or not all(isinstance(x, str) for x in pareto)):
+        raise ConfigError(f"{path}: [refine] pareto must be two metric names, e.g. [\"mean_wait_s\", "
+                          f"\"E_facility_J\"], got {pareto!r}")
+    return {"top_k": top_k if not pareto else None, "objective": str(spec.get("objective", "E_facility_J")),
+            "pareto": pareto}
+
+
+def select_refine(spec: dict, metrics: dict[int, dict]) -> list[int]:
+    """Indices of the scenarios to re-run with the FMU, in scenario order.
+
+    Parameters
+    ----------
+    spec : dict
+        :func:`refine_spec`'s result.
+    metrics : dict[int, dict]
+        Candidate scenario index -> its headline metrics.
+
+    Returns
+    -------
+    list of int
+        ``top_k``: the k smallest ``objective`` (ties by index; NaN or missing never chosen). ``pareto``: every
+        scenario not dominated in the two metrics (minimised; no other is <= in both and < in one).
+    """
+    if spec.get("pareto"):
+        a, b = spec["pareto"]
+        pts = {i: (m.get(a, np.nan), m.get(b, np.nan)) for i, m in metrics.items()}
+        pts = {i: p for i, p in pts.items() if np.isfinite(p[0]) and np.isfinite(p[1])}
+        front = [i for i, p in pts.items()
+                 if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in pts.values())]
+        return sorted(front)
+    key = spec["objective"]
+    ok = [(m[key], i) for i, m in metrics.items() if key in m and np.isfinite(m[key])]
+    return sorted(i for _, i in sorted(ok)[:spec["top_k"]])
 
 
 def _comm():
@@ -237,15 +316,34 @@ class _Board:
         self.wall: dict[int, float] = {}
         self.n_total, self.n_earlier, self.n_todo = n_total, n_earlier, len(todo)
         self.t0 = time.perf_counter()
-        self.say, self.names = say, names
+        self.say, self.names = say, dict(enumerate(names))
+        self.plan_refine = None  # callable(results) -> list[Scenario]: the second phase, planned once
+        self.extra: dict[int, Scenario] = {}
 
     def take(self, rank: int) -> int | None:
+        """Next scenario index for ``rank``; :data:`_WAIT` while a second (refine) phase waits for the first to
+        finish; None when everything is handed out.
+        """
         with self.lock:
+            if not self.queue and self.plan_refine is not None:
+                if self.running:
+                    return _WAIT
+                plan, self.plan_refine = self.plan_refine, None
+                for sc in plan(dict(self.results)):
+                    self.extra[sc.index] = sc
+                    self.names[sc.index] = sc.name
+                    self.queue.append(sc.index)
+                    self.n_todo += 1
+                    self.n_total += 1
             if not self.queue:
                 return None
             i = self.queue.pop(0)
             self.running[i] = rank
             return i
+
+    def scenario(self, i: int, scenarios: list[Scenario]) -> Scenario:
+        """Scenario ``i``: from the study, or a refine re-run planned by rank 0."""
+        return self.extra[i] if i in self.extra else scenarios[i]
 
     def finish(self, i: int, rank: int, row: tuple[str, str, dict], busy_s: float) -> None:
         with self.lock:
@@ -265,10 +363,16 @@ class _Board:
                      f"{len(self.queue)} queued | {el:.0f} s elapsed, ETA {eta:.0f} s")
 
 
+_WAIT = -2  # answer to a request while the refine phase waits for the first phase to finish
+
+
 def _work(board: _Board, scenarios: list[Scenario], out_dir: Path, rank: int) -> None:
     while (i := board.take(rank)) is not None:
+        if i == _WAIT:
+            time.sleep(0.02)
+            continue
         t = time.perf_counter()
-        row = _run_scenario(scenarios[i], out_dir)
+        row = _run_scenario(board.scenario(i, scenarios), out_dir)
         board.finish(i, rank, row, time.perf_counter() - t)
 
 
@@ -277,7 +381,22 @@ def _serve(comm, board: _Board, n_workers: int) -> None:
     from mpi4py import MPI  # optional: importing mpi4py.MPI initialises MPI (only MPI sweeps reach here)
 
     st = MPI.Status()
+    waiting: list[int] = []  # ranks whose request waits for the refine phase to be planned
+
+    def answer(src: int) -> bool:
+        """Send ``src`` its next task; False when it must wait (it is answered later)."""
+        nonlocal n_workers
+        i = board.take(src)
+        if i == _WAIT:
+            return False
+        # refine re-runs are not in the workers' study: send the scenario itself
+        comm.send(-1 if i is None else ((i, board.extra[i]) if i in board.extra else i), dest=src, tag=_TAG_TASK)
+        if i is None:
+            n_workers -= 1
+        return True
+
     while n_workers:
+        waiting = [r for r in waiting if not answer(r)]
         if not comm.Iprobe(source=MPI.ANY_SOURCE, tag=_TAG_REQUEST, status=st):
             time.sleep(2e-3)
             continue
@@ -285,10 +404,8 @@ def _serve(comm, board: _Board, n_workers: int) -> None:
         msg = comm.recv(source=src, tag=_TAG_REQUEST)
         if msg is not None:
             board.finish(*msg)
-        i = board.take(src)
-        comm.send(-1 if i is None else i, dest=src, tag=_TAG_TASK)
-        if i is None:
-            n_workers -= 1
+        if not answer(src):
+            waiting.append(src)
 
 
 def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
@@ -299,25 +416,31 @@ def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
         comm.send(msg, dest=0, tag=_TAG_REQUEST)
         while not comm.Iprobe(source=0, tag=_TAG_TASK):
             time.sleep(1e-3)
-        i = comm.recv(source=0, tag=_TAG_TASK)
+        task = comm.recv(source=0, tag=_TAG_TASK)
+        i, sc = task if isinstance(task, tuple) else (task, None)  # (index, Scenario) for a refine re-run
         if i < 0:
             return
         t = time.perf_counter()
-        row = _run_scenario(scenarios[i], out_dir)
+        row = _run_scenario(sc if sc is not None else scenarios[i], out_dir)
         msg = (i, rank, row, time.perf_counter() - t)
 
 
-def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Path | None:
+def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[str], None] = print,
+              refine: dict | None = None) -> Path | None:
     """Run every scenario of a study with a work queue over the MPI ranks of COMM_WORLD (or in one process).
 
     Parameters
     ----------
-    study_path : str or Path
+    study_path : str | Path
         Study TOML file.
-    out_dir : str or Path
+    out_dir : str | Path
         Folder for the run files and ``summary.h5`` (created).
-    echo : callable(str)
+    echo : Callable[[str], None]
         Printer used on rank 0 only.
+    refine : dict | None
+        Command-line refine options (``top_k``, ``objective``, ``pareto``) over the study's ``[refine]``
+        (:func:`refine_spec`): after every scenario ran, the selected fast-plant scenarios run again with the FMU
+        (``<name>_fmu``) on the same queue, and summary.h5 gets ``/refine`` with the fast-vs-FMU errors.
 
     Returns
     -------
@@ -329,6 +452,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
     rank = comm.Get_rank() if comm is not None else 0
     size = comm.Get_size() if comm is not None else 1
     study, scenarios = load_study(study_path)
+    spec = refine_spec(study_path, refine)
     out_dir = Path(out_dir)
     if rank != 0:
         _worker(comm, scenarios, out_dir)
@@ -342,7 +466,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo=print) -> Pat
 
     out_dir.mkdir(parents=True, exist_ok=True)
     with _sweep_lock(out_dir):
-        return _run_locked(study_path, out_dir, study, scenarios, comm, size, say, wall0)
+        return _run_locked(study_path, out_dir, study, scenarios, comm, size, say, wall0, spec)
 
 
 def _sweep_lock(out_dir: Path):
@@ -375,7 +499,7 @@ def _sweep_lock(out_dir: Path):
 
 
 def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario], comm, size: int, say,
-                wall0: float) -> Path:
+                wall0: float, spec: dict | None = None) -> Path:
     """Rank 0's part of :func:`run_sweep`, with the folder locked."""
     import threading
     import time
@@ -394,6 +518,39 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
     say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
         f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")
     board = _Board(todo, len(scenarios), len(earlier), size, say, [s.name for s in scenarios])
+    refined: list[tuple[int, Scenario]] = []  # (fast scenario index, its FMU re-run)
+    refine_earlier: dict[int, dict] = {}
+
+    def plan(results: dict) -> list[Scenario]:
+        """The FMU re-runs of the selected fast scenarios (called once, when the first phase is done)."""
+        cand = {}
+        for s in scenarios:
+            if s.config.cooling.plant_model != "fast":
+                continue
+            if s.index in earlier:
+                cand[s.index] = earlier[s.index]
+            elif results.get(s.index, ("failed",))[0] == "done":
+                cand[s.index] = results[s.index][2]
+        chosen = select_refine(spec, cand)
+        todo2 = []
+        for j, i in enumerate(chosen):
+            name = f"{scenarios[i].name}_fmu"
+            sc = Scenario(len(scenarios) + j, name, scenarios[i].config.with_overrides({"cooling.model": "fmu",
+                                                                                          "name": name}))
+            refined.append((i, sc))
+            done = scenario_done(sc, out_dir)
+            if done is not None:
+                refine_earlier[sc.index] = done
+            else:
+                todo2.append(sc)
+        what = (f"the {spec['top_k']} best in {spec['objective']}" if spec.get("top_k")
+                else f"the Pareto front of {spec['pareto'][0]} and {spec['pareto'][1]}")
+        say(f"[sweep] refine: {what}: {len(chosen)} fast-plant scenario(s) re-run with the FMU "
+            f"({len(chosen) - len(todo2)} done earlier)")
+        return todo2
+
+    if spec is not None:
+        board.plan_refine = plan
     if serve:
         server = threading.Thread(target=_serve, args=(comm, board, size - 1), name="sweep-server", daemon=True)
         server.start()
@@ -408,7 +565,7 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
     wall = time.perf_counter() - wall0
     timing = {"ranks": size, "rank0_works": from_main, "wall_time_s": wall, "skipped_done_earlier": len(earlier),
               "busy_s_per_rank": board.busy, "scenarios_per_rank": board.count,
-              "scenario_wall_s": {scenarios[i].name: w for i, w in sorted(board.wall.items())}}
+              "scenario_wall_s": {board.names[i]: w for i, w in sorted(board.wall.items())}}
     with atomic_h5(summary_path) as f:
         w = SchemaWriter(f, "sweep-summary")
         w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "sweep-summary", "study": study,
@@ -429,7 +586,38 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         for i, st, _, _ in rows:
             if st == "done":
                 w.link(f"/runs/{scenarios[i].name}", f"{scenarios[i].name}.h5", "/")
+        refine_rows = []
+        for i, sc in refined:
+            st, _, met = ((("done", "", refine_earlier[sc.index]) if sc.index in refine_earlier
+                           else board.results.get(sc.index, ("failed", "not run", {}))))
+            refine_rows.append((i, sc, st, met))
+            if st == "done":
+                w.link(f"/runs/{sc.name}", f"{sc.name}.h5", "/")
+        if spec is not None:
+            w.group("/refine")
+            w.dataset("/refine/scenario", np.array([scenarios[i].name for i, *_ in refine_rows], dtype=str_dt),
+                      dtype=str_dt)
+            w.dataset("/refine/fmu_scenario", np.array([sc.name for _, sc, *_ in refine_rows], dtype=str_dt),
+                      dtype=str_dt)
+            w.dataset("/refine/status", np.array([st for *_, st, _ in refine_rows], dtype=str_dt), dtype=str_dt)
+            fast_m = {i: m for i, _, _, m in rows}
+            for m in REFINE_METRICS:
+                fa = np.array([fast_m[i].get(m, np.nan) for i, *_ in refine_rows], dtype=float)
+                fm = np.array([met.get(m, np.nan) if st == "done" else np.nan for *_, st, met in refine_rows],
+                              dtype=float)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    rel = fa / fm - 1.0
+                for suffix, v, unit in (("fast", fa, unit_of(m)), ("fmu", fm, unit_of(m)), ("rel_error", rel, "1")):
+                    w.dataset(f"/refine/{m}_{suffix}", v, units=unit, chunks=None)
     n_fail = sum(1 for r in rows if r[1] == "failed")
+    fast_m = {i: m for i, _, _, m in rows}
+    for i, sc, st, met in (refine_rows if spec is not None else []):
+        if st != "done":
+            say(f"refine  {scenarios[i].name}: FMU re-run {sc.name} {st}")
+            continue
+        errs = ", ".join(f"{m} {fast_m[i][m] / met[m] - 1.0:+.2e}" for m in ("E_cooling_J", "PUE", "E_facility_J")
+                         if m in met and m in fast_m[i] and met[m])
+        say(f"refine  {scenarios[i].name}: fast vs FMU ({sc.name}) relative error: {errs}")
     busy = ", ".join(f"{b:.1f}" for b in board.busy)
     say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "
         f"[{busy}])")

@@ -446,6 +446,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
             "facility_stages_absent": ",".join(result.info.get("facility_stages_absent", [])),
             "cooling_modelled": bool("T_wb_K" in result.facility), "complete": bool(result.info.get("complete", True)),
             "failure": str(result.info.get("failure", ""))})
+        if result.info.get("cooling_model", "fmu") != "fmu":  # only when another plant model than the FMU ran
+            w.attr("/", "cooling_model", str(result.info["cooling_model"]))
         if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
             w.attr("/", "plant_out_of_bounds_json", json.dumps(result.info["plant_out_of_bounds"], sort_keys=True))
 

@@ -307,6 +307,9 @@ def _run_table() -> tuple[Entry, ...]:
               "(water frozen or boiling, negative CDU or tower approach; cooling_fmu.plausibility): one record per "
               "quantity and bound with the first time and value, the number of steps out of bounds and the worst "
               "value (hpctwin run exits with status 1)", since="1.1"),
+        _attr("/@cooling_model", "str", "Present only when the cooling plant was not the FMU: 'fast' (the "
+              "quasi-steady plant of cooling_fmu.quasisteady, cooling.model = 'fast'); absent with cooling_modelled "
+              "true means the FMU ran", since="1.2"),
         _CONTENT,
         # /jobs
         _group("/jobs", "One dataset per job-table column, shape (n_jobs,)", required=True),
@@ -521,6 +524,15 @@ SWEEP_SUMMARY: tuple[Entry, ...] = (
         "failed scenarios); unit from the name suffix"),
     _group("/runs", "External links to the finished scenarios' run files (relative paths)", required=True),
     Entry("/runs/{scenario}", "link", None, None, "External link to <scenario>.h5:/"),
+    _group("/refine", "Present when the study re-ran selected fast-plant scenarios with the FMU ([refine] or "
+           "hpctwin sweep --refine-top / --refine-pareto): one row per re-run scenario"),
+    _ds("/refine/scenario", "str", ("n_refined",), "", "Name of the fast-plant scenario selected", has_units=False),
+    _ds("/refine/fmu_scenario", "str", ("n_refined",), "", "Name of its FMU re-run (<scenario>_fmu; its file and "
+        "/runs link)", has_units=False),
+    _ds("/refine/status", "str", ("n_refined",), "", "done / failed: the FMU re-run's status", has_units=False),
+    _ds("/refine/{column}", "float64", ("n_refined",), None, "<metric>_fast, <metric>_fmu: the headline metric of "
+        "the fast-plant scenario and of its FMU re-run; <metric>_rel_error: fast / FMU - 1 (NaN when the re-run "
+        "failed)"),
 )
 
 #: Cooling-only mode (``hpctwin cooling``; :func:`scheduler_sim.app.cooling.write_standalone`).

@@ -44,6 +44,9 @@ class NodeAllocator:
         self.down = np.zeros(self.n_nodes, dtype=bool)
         self._down_count = np.zeros(self.n_nodes, dtype=np.int64)
         self._n_free = self.n_nodes  # idle and up
+        self._n_busy = 0  # running a batch job (owner >= 0), kept with every change of owner
+        self._n_down = 0  # down now, recounted at every set_down / set_up
+        self._free = np.ones(self.n_nodes, dtype=bool)  # idle and up: (owner == FREE) & ~down, kept per change
 
     @property
     def n_free(self) -> int:
@@ -52,8 +55,13 @@ class NodeAllocator:
 
     @property
     def n_busy(self) -> int:
-        """Number of nodes running a batch job."""
-        return int(np.count_nonzero(self.owner >= 0))
+        """Number of nodes running a batch job (a counter kept by :meth:`allocate` / :meth:`release`, O(1))."""
+        return self._n_busy
+
+    @property
+    def n_down(self) -> int:
+        """Number of nodes down now (a counter recounted by :meth:`set_down` / :meth:`set_up`, O(1))."""
+        return self._n_down
 
     def reserve(self, nodes: np.ndarray) -> None:
         """Take idle nodes out of the batch pool for good (a partition managed elsewhere, e.g. serving).
@@ -68,6 +76,7 @@ class NodeAllocator:
             raise AllocationError("cannot reserve nodes that are busy or already reserved")
         self._n_free -= int(np.count_nonzero(~self.down[nodes]))
         self.owner[nodes] = RESERVED
+        self._free[nodes] = False
 
     @property
     def down_count(self) -> np.ndarray:
@@ -79,7 +88,7 @@ class NodeAllocator:
     @property
     def n_up(self) -> int:
         """Number of nodes not down."""
-        return self.n_nodes - int(np.count_nonzero(self.down))
+        return self.n_nodes - self._n_down
 
     def allocate(self, job: int, n: int, order: np.ndarray | None = None) -> np.ndarray:
         """Give ``n`` idle, up nodes to ``job`` (lowest indices first, or first in ``order``).
@@ -109,12 +118,13 @@ class NodeAllocator:
         if order is None:
             # a copy: a slice would be a view pinning the whole free-node array (n_nodes x 8 bytes) for as long as
             # the job's node list is kept (issue #12, million-jobs-memory)
-            free = np.flatnonzero((self.owner == FREE) & ~self.down)[:n].copy()
+            free = np.flatnonzero(self._free)[:n].copy()
         else:
-            ok = (self.owner[order] == FREE) & ~self.down[order]
-            free = np.sort(order[np.flatnonzero(ok)[:n]])
+            free = np.sort(order[np.flatnonzero(self._free[order])[:n]])
         self.owner[free] = job
+        self._free[free] = False
         self._n_free -= n
+        self._n_busy += n
         return free
 
     def release(self, job: int, nodes: np.ndarray) -> None:
@@ -128,7 +138,10 @@ class NodeAllocator:
         if np.any(self.owner[nodes] != job):
             raise AllocationError(f"job {job} releases nodes it does not own")
         self.owner[nodes] = FREE
-        self._n_free += int(np.count_nonzero(~self.down[nodes]))
+        up = ~self.down[nodes]
+        self._free[nodes] = up
+        self._n_free += int(np.count_nonzero(up))
+        self._n_busy -= len(nodes)
 
     def set_down(self, nodes: np.ndarray) -> np.ndarray:
         """Mark nodes down; return the indices of the jobs running on them (the caller kills or lets them finish).
@@ -141,6 +154,8 @@ class NodeAllocator:
         self._down_count[nodes] += 1
         self._n_free -= int(np.count_nonzero(self.owner[newly] == FREE))
         self.down[newly] = True
+        self._free[newly] = False
+        self._n_down = int(np.count_nonzero(self.down))
         jobs = self.owner[nodes]
         return np.unique(jobs[jobs >= 0])
 
@@ -152,4 +167,6 @@ class NodeAllocator:
         self._down_count[nodes] -= 1
         back = nodes[self._down_count[nodes] == 0]
         self.down[back] = False
+        self._free[back] = self.owner[back] == FREE
+        self._n_down = int(np.count_nonzero(self.down))
         self._n_free += int(np.count_nonzero(self.owner[back] == FREE))

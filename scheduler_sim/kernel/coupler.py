@@ -156,7 +156,7 @@ class CoolingCoupler:
         # Power outputs sampled at the end of a step are replaced by their exact step averages where the plant
         # integrates them itself (a running energy total E_x: P_avg = dE / step).
         self._averager.apply(out)
-        if self.guard is not None:  # physical bounds of the plant's outputs (cooling_fmu.plausibility)
+        if self.guard is not None and self.guard.violates(out, twb):  # physical bounds (cooling_fmu.plausibility)
             t_end = self.t0 + (np.arange(k0, k0 + m) + 1.0) * self.step_s
             bad = self.guard.check(t_end, out, twb)
             if bad is not None and self.on_implausible == "stop" and failure is None:
@@ -166,8 +166,8 @@ class CoolingCoupler:
                 out, block, twb = out[:m], block[:m], twb[:m]
         return block, twb, out, failure
 
-    def emit(self, k0: int, block: np.ndarray) -> None:
-        """Receive completed cooling steps and step the plant.
+    def emit(self, k0: int, block: np.ndarray, parts: tuple[np.ndarray, ...] | None = None) -> None:
+        """Receive completed cooling steps and step the plant (one plant call for all of them).
 
         Parameters
         ----------
@@ -175,6 +175,11 @@ class CoolingCoupler:
             Index of the first step of ``block``.
         block : np.ndarray
             Shape (m, layout.size): averages of the step function over steps ``k0 .. k0 + m - 1``.
+        parts : tuple[np.ndarray, ...] | None
+            The blocks ``block`` was made of (:class:`~scheduler_sim.kernel.recorder.StepIntegrator` with
+            ``fold=True``: the step in progress, then the run of whole steps), in order. The energy totals are
+            accumulated part by part, the arithmetic of one call per part, so a folded call gives bit-identical
+            totals; every per-step output is the same in either form. None: ``block`` is one part.
 
         Raises
         ------
@@ -183,28 +188,41 @@ class CoolingCoupler:
         """
         lay = self.layout
         failure = None
+        if parts is None:
+            parts = (block,)
         if self.plant is not None:
             block, twb, out, failure = self._step_plant(k0, block)
+            m = block.shape[0]
             self._readout.plant_state = out[-1]
-            self.plant_sums += out.sum(axis=0) * self.step_s
             p_liq = out[:, self.plant.P_cooling_index]
-            rows = [block, twb[:, None], out]
+            # one row array for the reducer, filled in place (no per-call concatenate / stack)
+            rows = np.empty((m, self.reducer.n_values))
+            rows[:, :lay.size] = block
+            rows[:, lay.size] = twb
+            rows[:, lay.size + 1:lay.size + 1 + out.shape[1]] = out
         else:
-            p_liq, twb = np.zeros(block.shape[0]), None
-            rows = [block]
+            m = block.shape[0]
+            p_liq, twb = np.zeros(m), None
+            rows = block
         if self.n_overheads:
-            ovh = self.overheads.evaluate(block[:, lay.it], p_liq, twb)
-            cols = np.stack([ovh[k] for k in self.overheads.SERIES], axis=1)
-            self.overhead_sums += cols.sum(axis=0) * self.step_s
-            rows.append(cols)
+            cols = self.overheads.evaluate_columns(block[:, lay.it], p_liq, twb)  # (m, n_overheads), C order
+            rows[:, rows.shape[1] - self.n_overheads:] = cols
             extra = cols[-1].sum() - cols[-1, self._i_q_air]  # facility overhead beyond the liquid plant [W]
         else:
             extra = 0.0
-        m = block.shape[0]
         readout = self._readout
         readout.last_overhead_W = float(p_liq[-1]) + float(extra)
-        rows = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
-        self.step_sums += block.sum(axis=0) * self.step_s
+        a = 0  # totals part by part (steps a .. b - 1 of this call), cut to the m steps kept
+        for part in parts:
+            b = min(a + part.shape[0], m)
+            if b <= a:
+                break
+            self.step_sums += part[:b - a].sum(axis=0) * self.step_s
+            if self.plant is not None:
+                self.plant_sums += out[a:b].sum(axis=0) * self.step_s
+            if self.n_overheads:
+                self.overhead_sums += cols[a:b].sum(axis=0) * self.step_s
+            a = b
         readout.last_step_heat = block[-1, :lay.n_cdus].copy()
         readout.last_it_W = float(block[-1, lay.it])
         self.steps_emitted = k0 + m

@@ -96,6 +96,8 @@ class EventHandlers:
         """Queue the job; a policy may ask to be woken later for it (e.g. replay at its recorded start)."""
         sim = self.sim
         sim.state.queue.append(ev.job)
+        if not sim.policy.wants_wakeup_time():  # a view per submission only for a policy that can ask
+            return
         wt = sim.policy.wakeup_time(ev.job, sim.view())
         if wt is not None:
             sim.state.env.schedule(wt, EventKind.WAKEUP, None)

@@ -69,7 +69,7 @@ class JobLifecycle:
         exact when the conversion stages are affine, the default; with an I^2R term it is evaluated now).
         """
         sysm = self.sim.system
-        shares = self.sim.chain.node_it_input_w(self.sim.state.node_dc)[nodes]
+        shares = self.sim.chain.node_it_input_w_of(self.sim.state.node_dc, nodes)
         return shares, np.bincount(sysm.node_cdu[nodes], weights=shares, minlength=sysm.n_cdus)
 
     def start(self, j: int, now: float, duration: float) -> None:

@@ -26,10 +26,16 @@ class StepIntegrator:
         Step length [s] (> 0).
     n_values : int
         Length of the signal vector.
-    emit : callable(k0, block)
+    emit : callable(k0, block) or callable(k0, block, parts)
         Called with the index of the first completed step and ``block``, an array of shape (m, n_values) holding
         the averages of steps ``k0 .. k0+m-1``, in order, as soon as those steps are complete. Runs of identical
         whole steps are emitted as one block (the caller may step a cooling plant over all of them at once).
+    fold : bool
+        False (default): the step in progress and the run of whole steps after it are two calls ``emit(k0,
+        block)``. True: one call ``emit(k0, block, parts)`` per :meth:`advance` with ``block`` all steps completed
+        and ``parts`` the blocks of the two-call form, in order (a 1-row block, then the run as a read-only
+        broadcast view), so the receiver can total each part exactly as before (issue #16 item 5: one plant call
+        per event).
 
     Notes
     -----
@@ -38,7 +44,8 @@ class StepIntegrator:
     (never by repeated addition) so rounding does not drift over a year.
     """
 
-    def __init__(self, t0_s: float, step_s: float, n_values: int, emit: Callable[[int, np.ndarray], None]) -> None:
+    def __init__(self, t0_s: float, step_s: float, n_values: int, emit: Callable[..., None],
+                 fold: bool = False) -> None:
         if not step_s > 0:
             raise ValueError(f"step_s must be > 0, got {step_s}")
         self.t0 = float(t0_s)
@@ -48,6 +55,7 @@ class StepIntegrator:
         self._t = self.t0
         self._k = 0  # index of the step in progress
         self._emit = emit
+        self._fold = bool(fold)
 
     @property
     def steps_done(self) -> int:
@@ -94,7 +102,10 @@ class StepIntegrator:
             return
         # finish the step in progress
         self._acc += self.value * (end - self._t)
-        self._emit(self._k, (self._acc / self.step)[None, :])
+        first = (self._acc / self.step)[None, :]
+        k_first = self._k
+        if not self._fold:
+            self._emit(self._k, first)
         self._k += 1
         # whole steps with the constant value: the largest m with boundary(k + m) <= t_s, found from the floor
         # estimate and corrected both ways against the boundaries themselves (so a time that IS a boundary
@@ -104,7 +115,17 @@ class StepIntegrator:
             m -= 1
         while self.boundary(self._k + m + 1) <= t_s:
             m += 1
-        if m > 0:
+        if self._fold:
+            if m > 0:
+                run = np.broadcast_to(self.value.copy(), (m, self.value.size))
+                block = np.empty((m + 1, self.value.size))
+                block[0] = first[0]
+                block[1:] = self.value
+                self._emit(k_first, block, (first, run))
+            else:
+                self._emit(k_first, first, (first,))
+            self._k += m
+        elif m > 0:
             self._emit(self._k, np.broadcast_to(self.value, (m, self.value.size)))
             self._k += m
         start = self.boundary(self._k)
@@ -167,6 +188,7 @@ class IntervalReducer:
         Callers run the simulation to an interval boundary so nothing is dropped.
         """
         self._flush()
+        self._buf = np.empty((0, self.n_values))  # the step buffer is not needed any more (a partial interval is dropped)
         # One copy into an array whose pages are touched only as it fills, each chunk released once copied, so the
         # peak is one copy of the series plus one chunk (np.concatenate held both whole copies: +0.5 GB on a year
         # of Theta at 60 s intervals). Same values as np.concatenate, bit for bit.

@@ -163,7 +163,11 @@ class ResultBuilder:
             if base is None and i != pi:  # that one is P_cooling_W below
                 facility[name] = rows[:, off + 1 + i]
         for base, idx in group_cdu_columns(plant.output_names).items():
-            cdu[base] = rows[:, [off + 1 + i for i in idx]]
+            cols = [off + 1 + i for i in idx]
+            contiguous = cols == list(range(cols[0], cols[0] + len(cols)))
+            # a view where the CDU columns are adjacent (the generated plant's): no copy of the series (a year of
+            # 60 s intervals is 4 MB per column)
+            cdu[base] = rows[:, cols[0]:cols[0] + len(cols)] if contiguous else rows[:, cols]
         totals["E_cooling_J"] = float(sim.coupler.plant_sums[pi])
         facility["P_cooling_W"] = rows[:, off + 1 + pi]
         return units
@@ -361,10 +365,16 @@ def finish_completed(sim: "Simulation", integ: StepIntegrator, wall0: float,
 def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
     """Rows of consecutive-node runs within one CDU (see :class:`SimulationResult`).
 
+    Vectorised over all attempts at once (one sort of every attempt's nodes by (attempt, node), one segment sum of
+    the shares): a run breaks where the attempt changes, the next node is not the previous + 1, or the CDU
+    changes. Each run's power is the sum of its nodes' shares in node order (``np.add.reduceat``, the same sum per
+    run as a per-attempt loop; ``tests/unit/test_allocation_runs.py``).
+
     Parameters
     ----------
     attempts : list
-        Every attempt as ``(job index, start [s], end [s], nodes, per-node rack-input power [W])``.
+        Every attempt as ``(job index, start [s], end [s], nodes, per-node rack-input power [W])``; each attempt
+        has at least one node.
     job_ids : np.ndarray
         Shape (n_jobs,), int64: job id of each job index.
     node_cdu : np.ndarray
@@ -374,24 +384,33 @@ def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -
     -------
     dict of str -> ndarray
         Columns ``job_id``, ``start_s``, ``end_s``, ``node_first``, ``node_count``, ``cdu``, ``it_power_W``.
+
+    Raises
+    ------
+    ValueError
+        If an attempt has no node.
     """
-    cols: dict[str, list] = {k: [] for k in ("job_id", "start_s", "end_s", "node_first", "node_count", "cdu",
-                                             "it_power_W")}
-    for j, a, b, nodes, shares in attempts:
-        order = np.argsort(nodes)
-        nodes, shares = nodes[order], np.asarray(shares, dtype=float)[order]
-        cdu = node_cdu[nodes]
-        breaks = np.flatnonzero((np.diff(nodes) != 1) | (np.diff(cdu) != 0)) + 1
-        firsts = np.concatenate(([0], breaks))
-        counts = np.diff(np.concatenate((firsts, [nodes.size])))
-        k = firsts.size
-        cols["job_id"] += [int(job_ids[j])] * k
-        cols["start_s"] += [float(a)] * k
-        cols["end_s"] += [float(b)] * k
-        cols["node_first"] += nodes[firsts].tolist()
-        cols["node_count"] += counts.tolist()
-        cols["cdu"] += cdu[firsts].tolist()
-        cols["it_power_W"] += np.add.reduceat(shares, firsts).tolist() if nodes.size else []
     dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64,
           "cdu": np.int64, "it_power_W": float}
+    if not attempts:
+        return {k: np.zeros(0, dtype=v) for k, v in dt.items()}
+    lens = np.fromiter((len(x[3]) for x in attempts), dtype=np.int64, count=len(attempts))
+    if not lens.all():
+        raise ValueError(f"attempt {int(np.flatnonzero(lens == 0)[0])} has no node")
+    nodes = np.concatenate([np.asarray(x[3], dtype=np.int64) for x in attempts])
+    shares = np.concatenate([np.asarray(x[4], dtype=float) for x in attempts])
+    att = np.repeat(np.arange(len(attempts), dtype=np.int64), lens)
+    order = np.argsort(att * (int(node_cdu.size) + 1) + nodes, kind="stable")  # nodes come sorted: ~linear
+    nodes, shares = nodes[order], shares[order]
+    cdu = node_cdu[nodes]
+    new = np.ones(nodes.size, dtype=bool)
+    new[1:] = (np.diff(nodes) != 1) | (np.diff(cdu) != 0) | (att[1:] != att[:-1])
+    firsts = np.flatnonzero(new)
+    run_att = att[firsts]
+    job = np.fromiter((x[0] for x in attempts), dtype=np.int64, count=len(attempts))
+    a = np.fromiter((x[1] for x in attempts), dtype=float, count=len(attempts))
+    b = np.fromiter((x[2] for x in attempts), dtype=float, count=len(attempts))
+    cols = {"job_id": np.asarray(job_ids)[job[run_att]], "start_s": a[run_att], "end_s": b[run_att],
+            "node_first": nodes[firsts], "node_count": np.diff(np.append(firsts, nodes.size)),
+            "cdu": cdu[firsts], "it_power_W": np.add.reduceat(shares, firsts)}
     return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}

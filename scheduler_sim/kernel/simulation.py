@@ -39,7 +39,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from cooling_fmu.coupling import Plant, cdu_supply_columns, supply_rise_K_per_W
+from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
 
 from ..policies import BasePolicy, SchedulerView, make_policy
@@ -55,7 +55,7 @@ from .powercap import PowerCapGovernor
 from .progress import RunProgress
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
-from .view import scheduler_view
+from .view import frozen_job_arrays, scheduler_view
 from .results import SimulationResult, finish_completed, finish_stopped
 from .state import POWER_SERIES, SCHEDULER_SERIES, LoopCounters, PlatformState, StateLayout
 
@@ -160,7 +160,8 @@ class Simulation:
         self.governor = PowerCapGovernor(list(self.config.power_cap), cooling_estimate, self.jobdata, self.chain,
                                          self.layout)
         self.lifecycle = JobLifecycle(self)
-        self.stepfn = StepFunction(self.chain, self.layout, self.partition)
+        self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
+        self.stepfn = StepFunction(self.chain, self.layout, self.partition, self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
 
     def _horizon(self, t_s: float) -> float:
@@ -185,7 +186,7 @@ class Simulation:
     # ------------------------------------------------------------------ the policy's view
     def view(self) -> SchedulerView:
         """The immutable view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`)."""
-        return scheduler_view(self.state, self.jobdata, self.governor, self.config)
+        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen)
 
     # ------------------------------------------------------------------ the step function
     def _step_value(self) -> np.ndarray:
@@ -226,7 +227,10 @@ class Simulation:
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
                                       self.ratio, cfg.on_implausible, pbar)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
-        integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit)
+        # one coupler (and plant) call per advance: the step in progress and the run after it together; not with
+        # adaptive stepping, whose long steps are cut at call boundaries (folding would change its numerics)
+        integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,
+                               fold=not isinstance(self.plant, AdaptiveStepper))
         open_window(self)
         try:
             self._loop(integ)
@@ -308,7 +312,7 @@ class Simulation:
     def __getstate__(self) -> dict:
         """Pickle support (a fork sent to another MPI rank): the power chain and the services are rebuilt."""
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn")}
+                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn", "_frozen")}
         state["_cooling_estimate"] = self.governor.cooling_estimate
         return state
 

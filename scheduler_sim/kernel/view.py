@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..policies import SchedulerView
 from .availability import known_availability
 from .config import SimulationConfig
@@ -22,7 +24,34 @@ from .state import PlatformState
 __all__ = ["scheduler_view"]
 
 
-def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig) -> SchedulerView:
+#: The job-table arrays every view carries (view field -> JobTable field).
+_JOB_FIELDS = (("nodes", "nodes"), ("estimate_s", "estimate"), ("submit_s", "submit"),
+               ("recorded_start_s", "recorded_start"), ("account_id", "account_id"), ("queue_id", "queue_id"))
+
+
+def frozen_job_arrays(jobs: JobTable) -> dict[str, np.ndarray]:
+    """Read-only views of the job table's arrays a :class:`SchedulerView` carries, made once per run.
+
+    Parameters
+    ----------
+    jobs : JobTable
+        The run's jobs.
+
+    Returns
+    -------
+    dict
+        View field name -> read-only view (no copy) of the job table's array.
+    """
+    out = {}
+    for name, attr in _JOB_FIELDS:
+        v = np.asarray(getattr(jobs, attr)).view()
+        v.flags.writeable = False
+        out[name] = v
+    return out
+
+
+def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig,
+                   frozen: dict[str, np.ndarray] | None = None) -> SchedulerView:
     """The policy's view of the platform now.
 
     Parameters
@@ -35,6 +64,8 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         The power-cap governor (job powers [W], budget and predicted facility power [W]).
     cfg : SimulationConfig
         The run's options (downtimes and budget schedule, for the known availability).
+    frozen : dict[str, np.ndarray] | None
+        :func:`frozen_job_arrays` of ``jobs``, made once per run (None: made here).
 
     Returns
     -------
@@ -51,17 +82,17 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         facility_W = gov.predicted_facility_W(st)
         if math.isfinite(cap):
             headroom = cap - facility_W
-    running = list(st.running)
-    # the condition under which known_availability is running-job ends only (free nodes only grow)
-    grows = (power is None and not st.alloc.down_count.any()
+    running = tuple(st.running)
+    # the condition under which known_availability is running-job ends only (free nodes only grow); a node down
+    # now always has a down count > 0, and a down count > 0 always means down (allocator)
+    grows = (power is None and st.alloc.n_down == 0
              and not any(b > now for _, b, _, _ in cfg.downtimes))
+    fz = frozen if frozen is not None else frozen_job_arrays(jobs)
     return SchedulerView(
-        now_s=now, queue=tuple(st.queue), free_nodes=st.alloc.n_free, nodes=jobs.nodes,
-        estimate_s=jobs.estimate, submit_s=jobs.submit, recorded_start_s=jobs.recorded_start,
-        running=tuple(running), start_s=st.start, n_nodes=jobs.n_pool,
-        account_id=jobs.account_id, queue_id=jobs.queue_id, power_W=power, power_headroom_W=headroom,
+        now_s=now, queue=tuple(st.queue), free_nodes=st.alloc.n_free, running=running, start_s=st.start,
+        n_nodes=jobs.n_pool, power_W=power, power_headroom_W=headroom, **fz,
         availability_fn=lambda: known_availability(
-            now, st.alloc.owner, st.alloc.down_count, running, st.start, jobs.estimate,
+            now, st.alloc.owner, st.alloc.down_count, list(running), st.start, jobs.estimate,
             list(cfg.downtimes), power, facility_W, list(cfg.power_cap), jobs.nodes, st.alloc.n_free),
         availability_grows=grows,
     )

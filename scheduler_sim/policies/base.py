@@ -24,9 +24,15 @@ class PolicyError(RuntimeError):
 
 
 def _read_only(a: np.ndarray | None) -> np.ndarray | None:
-    """A read-only view of ``a`` (the platform's array is not copied and stays writeable for the platform)."""
+    """A read-only view of ``a`` (the platform's array is not copied and stays writeable for the platform).
+
+    ``a`` itself when it already is a read-only view (made once by the platform and passed to every view: a new
+    view of it would protect nothing more).
+    """
     if a is None:
         return None
+    if type(a) is np.ndarray and a.base is not None and not a.flags.writeable:
+        return a
     v = np.asarray(a).view()
     v.flags.writeable = False
     return v
@@ -212,6 +218,16 @@ class BasePolicy(abc.ABC):
         Called once when a job enters the queue. The default asks for nothing.
         """
         return None
+
+    def wants_wakeup_time(self) -> bool:
+        """Whether :meth:`wakeup_time` can ask for anything: the platform builds a view per submission only then.
+
+        Returns
+        -------
+        bool
+            True when a subclass overrides :meth:`wakeup_time` (the base method always returns None).
+        """
+        return type(self).wakeup_time is not BasePolicy.wakeup_time
 
     def next_pass_s(self, view: SchedulerView) -> float | None:
         """Return a time [s] at which the platform must run another scheduling pass, or None (the default).

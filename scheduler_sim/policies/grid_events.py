@@ -183,6 +183,16 @@ class GridDynamicsPolicy(BasePolicy):
         """Forward to the inner policy."""
         return self.inner.wakeup_time(job, view)
 
+    def wants_wakeup_time(self) -> bool:
+        """Forward to the inner policy.
+
+        Returns
+        -------
+        bool
+            Whether the inner policy's :meth:`wakeup_time` can ask for anything.
+        """
+        return self.inner.wants_wakeup_time()
+
     def next_pass_s(self, view: SchedulerView) -> float | None:
         """When the ramp bucket will hold enough for the first job held back by it (None: nothing held)."""
         nxt, self._next = self._next, None

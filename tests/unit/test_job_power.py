@@ -112,3 +112,27 @@ def test_it_power_spread_by_hand():
     assert it_power_spread(t, p, 900.0, 1e9) == pytest.approx(1.0 / 3.0)
     with pytest.raises(ValueError):
         it_power_spread(t, p, 0.0, 600.0)
+
+
+def test_sliced_mixture_cdf_is_bit_identical_to_the_masked_one():
+    """The mixture table is built by slices of the sorted grid (#16 set-up); every value must equal the
+    whole-grid masked form of _component_cdf, bit for bit, including tied knots (jumps) and knots off the grid."""
+    from power import job_power as jp
+
+    rng = np.random.default_rng(3)
+    g = np.linspace(0.0, 600.0, 2001)
+    for _ in range(300):
+        kn = (np.sort(rng.choice([0.0, 100.0, 200.0, 250.0, 300.0, 400.0, 650.0], 5)) if rng.random() < 0.5
+              else np.sort(rng.uniform(0.0, 700.0, 5)))
+        w = float(rng.uniform(0.01, 1.0))
+        ref = np.full_like(g, 0.125)
+        ref += w * jp._component_cdf(g, kn)
+        got = np.full_like(g, 0.125)
+        jp._add_component_cdf(got, g, kn, w)
+        assert np.array_equal(ref, got), kn
+    d = jp.NodePowerDistribution.from_table(jp.ARCHER2_TABLE)
+    ref = np.zeros_like(d._grid)
+    for wi, ki in zip(d.weights, d.knots_W):
+        if wi > 0:
+            ref += wi * jp._component_cdf(d._grid, ki)
+    assert np.array_equal(ref, d._cdf)

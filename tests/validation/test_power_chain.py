@@ -203,3 +203,38 @@ def test_rejects_bad_node_power(bad):
         ch.node_it_input_w(p)
     with pytest.raises(ValueError, match="shape"):
         ch.evaluate(np.zeros(s.n_nodes - 1))
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_combined_and_per_node_methods_are_the_whole_machine_methods_bit_for_bit(variant):
+    """evaluate_with_shares / node_it_input_w_of (the event loop's calls) against evaluate / node_it_input_w: the
+    same float64 values exactly (array_equal, ==), on the affine and the general path."""
+    s = VARIANTS[variant]()
+    ch = PowerChain(s)
+    rng = np.random.default_rng(7)
+    for seed in range(3):
+        p = _random_dc(s, seed)
+        p[::5] = 0.0
+        st, shares = ch.evaluate_with_shares(p)
+        ref = ch.evaluate(p)
+        for f in ("node_dc_W", "sivoc_loss_W", "rectifier_loss_W", "rack_overhead_W", "it_input_W"):
+            assert getattr(st, f) == getattr(ref, f), f
+        assert np.array_equal(st.rack_input_W, ref.rack_input_W)
+        assert np.array_equal(st.cdu_heat_W, ref.cdu_heat_W)
+        assert np.array_equal(shares, ch.node_it_input_w(p))
+        nodes = np.sort(rng.choice(s.n_nodes, size=37, replace=False))
+        assert np.array_equal(ch.node_it_input_w_of(p, nodes), ch.node_it_input_w(p)[nodes])
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf])
+def test_combined_and_per_node_methods_reject_bad_node_power(bad):
+    ch = PowerChain(load_system("theta"))
+    p = np.full(ch.system.n_nodes, 100.0)
+    p[5] = bad
+    with pytest.raises(ValueError):
+        ch.evaluate_with_shares(p)
+    with pytest.raises(ValueError):
+        ch.node_it_input_w_of(p, np.array([4, 5, 6]))
+    assert np.array_equal(ch.node_it_input_w_of(p, np.array([4, 6])), ch.node_it_input_w(np.full(p.size, 100.0))[[4, 6]])
+    with pytest.raises(ValueError, match="shape"):
+        ch.node_it_input_w_of(np.zeros(ch.system.n_nodes - 1), np.array([0]))

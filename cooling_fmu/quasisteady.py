@@ -1,0 +1,608 @@
+"""A fast quasi-steady cooling plant: the generated plant's analytic steady state, tabulated and interpolated.
+
+:class:`QuasiSteadyPlant` implements the :class:`cooling_fmu.coupling.Plant` protocol with the same outputs
+(names, units, order) as the FMU plant :class:`cooling_fmu.plant.CoolingPlant`, so every downstream series, PUE
+and the HDF5 layout are unchanged (``cooling.model = "fast"``, ``hpctwin run --cooling fast``). It replaces the
+FMU's time integration by the plant's steady state (:func:`cooling_fmu.modelica.analytic_steady_state`), optionally
+followed by a first-order lag:
+
+* **Plant-level table.** On a grid of (mean heat per CDU ``q``, wet-bulb ``T_wb``) the steady state of the plant
+  with every CDU at ``q`` is computed once per plant (:func:`steady_table`; the same derivation as
+  ``analytic_steady_state``, vectorised over the grid) and cached next to the FMU under the plant hash
+  (:func:`cooling_fmu.plant.plant_hash`). Each step evaluates it by bilinear interpolation at the step's mean heat
+  per CDU and wet-bulb, vectorised over a whole block of steps.
+* **Per CDU.** Outputs that depend on a CDU's own heat are evaluated per CDU: the secondary flow and pump power in
+  closed form (:func:`cooling_fmu.modelica.pump_power_W`), the valve opening and secondary return temperature from
+  a second table over (heat of that CDU, facility supply temperature), read at the tabulated facility supply
+  temperature. ``P_cooling`` is the sum of its components (per-CDU pumps + facility pumps + tower pumps + fans +
+  chiller), so the attribution of cooling power stays exact.
+* **Lag.** With ``tau_s > 0`` every non-total output relaxes to its table value as ``y_k = s_k + (y_{k-1} - s_k)
+  exp(-step / tau)`` (default 0: pure quasi-steady).
+* **Totals.** The running totals (``E_*_out``, ``M_makeup_out``, ``E_heat_in``) are the trapezoidal integrals of
+  their powers / flows over the steps, so the simulator's exact step averages
+  (:class:`cooling_fmu.coupling.StepAverager`) are the trapezoid means.
+
+Error sources (measured against the FMU in docs/cooling.md): the plant's thermal inertia is ignored (or lumped
+into ``tau_s``); the plant-level part assumes the heat shared equally among the CDUs (the facility flow is the sum
+of the valve openings, which is not linear in each CDU's heat); linear interpolation across the regime switches
+(fan floor / setpoint / full fans, chiller on) and the pump staging kinks. At every grid node with equal heat per
+CDU the table equals ``analytic_steady_state`` to ~1e-12 (tested).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .adapter import load_variable_map
+from .coupling import PlantError
+from .modelica import _counterflow_eps, _valves_at, plant_equations, pump_power_W, state_vector
+from .params import PlantParams, load_plant_params
+
+__all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K"]
+
+#: Version of the cached table layout and grid (bump when the grid or the stored quantities change).
+TABLE_VERSION = "1"
+#: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
+Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
+#: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
+T_WB_GRID_K = 273.15 + np.linspace(-40.0, 40.0, 81)
+#: Facility supply temperature grid of the per-CDU table, relative to the facility setpoint [K].
+T_FS_OFFSETS_K = np.linspace(-60.0, 30.0, 181)
+#: Plant-level outputs taken from the table (every plant-level output except the running totals and P_cooling).
+TABLE_OUTPUTS = ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out", "m_flow_fac", "m_flow_cw",
+                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "n_cells_on", "P_fan_tower", "Q_flow_tower",
+                 "Q_flow_chiller", "P_chiller", "m_flow_air", "T_air_out", "m_flow_evap", "m_flow_drift",
+                 "m_flow_blowdown", "m_flow_makeup", "E_stored")
+#: Running total -> the output it integrates (plant level).
+_TOTALS = {"E_tower_out": "Q_flow_tower", "E_chiller_out": "Q_flow_chiller", "E_cooling_out": "P_cooling",
+           "E_fan_out": "P_fan_tower", "E_pump_fac_out": "P_pump_fac", "E_pump_tower_out": "P_pump_tower",
+           "E_chiller_elec_out": "P_chiller", "M_makeup_out": "m_flow_makeup"}
+
+
+class SteadyTable:
+    """The tabulated steady state of one plant (see :func:`steady_table`).
+
+    Parameters
+    ----------
+    q_W : np.ndarray
+        Heat per CDU of the grid [W], shape (n_q,).
+    T_wb_K : np.ndarray
+        Wet-bulb grid [K], shape (n_wb,).
+    values : np.ndarray
+        Plant-level outputs, shape (n_q, n_wb, len(TABLE_OUTPUTS)).
+    T_fs_K : np.ndarray
+        Facility supply grid of the per-CDU table [K], shape (n_fs,).
+    y_valve : np.ndarray
+        Valve openings [1], shape (n_q, n_fs).
+    T_sec : np.ndarray
+        Secondary temperatures [K], shape (n_q, n_fs).
+
+    Attributes
+    ----------
+    q_W : ndarray, shape (n_q,)
+        Heat per CDU of the grid [W].
+    T_wb_K : ndarray, shape (n_wb,)
+        Wet-bulb grid [K].
+    values : ndarray, shape (n_q, n_wb, len(TABLE_OUTPUTS))
+        Plant-level outputs at each node, every CDU at ``q_W``.
+    T_fs_K : ndarray, shape (n_fs,)
+        Facility supply temperature grid of the per-CDU table [K].
+    y_valve, T_sec : ndarray, shape (n_q, n_fs)
+        Steady valve opening [1] and secondary (return) temperature [K] of one CDU with heat ``q_W`` at facility
+        supply ``T_fs_K``.
+    """
+
+    def __init__(self, q_W: np.ndarray, T_wb_K: np.ndarray, values: np.ndarray, T_fs_K: np.ndarray,
+                 y_valve: np.ndarray, T_sec: np.ndarray) -> None:
+        self.q_W, self.T_wb_K, self.values = q_W, T_wb_K, values
+        self.T_fs_K, self.y_valve, self.T_sec = T_fs_K, y_valve, T_sec
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name (for the cache file)."""
+        return {"q_W": self.q_W, "T_wb_K": self.T_wb_K, "values": self.values, "T_fs_K": self.T_fs_K,
+                "y_valve": self.y_valve, "T_sec": self.T_sec}
+
+
+def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.ndarray:
+    """Steady states of the plant with every CDU at heat ``q``, vectorised over points.
+
+    The derivation and every branch are those of :func:`cooling_fmu.modelica.analytic_steady_state` (regime A at
+    the setpoint in closed form, else the fan at its floor or at full speed and the facility supply temperature by
+    bisection of the same fixed point on ``[T_wb - 50, T_wb + 150]``), written with numpy arrays.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    q : np.ndarray
+        Heat per CDU [W] (>= 0) of each point, shape (k,).
+    T_wb : np.ndarray
+        Wet-bulb [K] of each point, shape (k,).
+
+    Returns
+    -------
+    ndarray, shape (k, 2 n_cdu + 4)
+        The state (:func:`cooling_fmu.modelica.state_vector` order) of each point.
+    """
+    c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
+    ch = params.chiller
+    n = params.n_cdu
+    Q = q * n
+    y_floor = params.y_fan_floor
+    T_set = t.T_fac_sup_set_K
+
+    def flows(y_v):
+        m = n * y_v * c.m_flow_fac_nominal_kg_s
+        w_cw = np.maximum(tl.w_flow_min, m / params.m_flow_fac_design_kg_s)
+        return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
+
+    def ihx(m, m_cw):
+        return _counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+
+    def chiller_q(m, T_in):
+        T_ch = T_set + ch.dT_deadband_K
+        on = np.where(T_wb > ch.T_wb_switch_K, 1.0 if ch.enabled else 0.0, 0.0)
+        return on * np.minimum(ch.Q_flow_max_W, np.maximum(0.0, m * cp * (T_in - T_ch)))
+
+    def loop(T_fs, y_fan):
+        y_v, T_sec = _valves_at(params, q, T_fs)
+        m, w_cw, m_cw = flows(y_v)
+        T_ret = T_fs + Q / (m * cp)
+        eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
+        eps_i, C_i = ihx(m, m_cw)
+        C_cw = m_cw * cp
+        a = eps_i * C_i * (T_ret - T_wb) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
+        T_cw = T_wb + a * (1.0 - eps_t) / (eps_t * C_cw)
+        T_ihx = T_ret - a / (m * cp)
+        return y_v, T_sec, m, T_ret, T_cw, T_ihx - chiller_q(m, T_ihx) / (m * cp)
+
+    T_fs0 = np.full_like(q, T_set)
+    y_v, T_sec = _valves_at(params, q, T_fs0)
+    m, w_cw, m_cw = flows(y_v)
+    T_ret = T_set + Q / (m * cp)
+    eps_i, C_i = ihx(m, m_cw)
+    T_cw = T_ret - Q / (eps_i * C_i)
+    T_cw_ret = T_cw + Q / (m_cw * cp)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
+        y_req = np.where(eps_req < 1.0, w_cw * (-np.log1p(-np.where(eps_req < 1.0, eps_req, 0.0))
+                                                / t.NTU_nominal) ** (1.0 / t.n_merkel), np.inf)
+    y_req = np.where(T_cw_ret <= T_wb, np.inf, y_req)
+    y_req = np.where(Q == 0.0, np.where(T_wb <= T_set, 0.0, np.inf), y_req)
+    setpoint = (y_floor <= y_req) & (y_req <= 1.0)
+    y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))
+    # regimes B / C: T_fs = T_chiller_out(T_fs) by bisection (as modelica._bisect, vectorised)
+    lo, hi = T_wb - 50.0, T_wb + 150.0
+
+    def fun(T):
+        return T - loop(T, y_fan)[5]
+
+    flo = fun(lo)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        move_lo = (fun(mid) > 0) == (flo > 0)
+        lo, hi = np.where(move_lo, mid, lo), np.where(move_lo, hi, mid)
+    T_fs = np.where(setpoint, T_set, 0.5 * (lo + hi))
+    y_v2, T_sec2, m2, T_ret2, T_cw2, _ = loop(T_fs, y_fan)
+    y_v, T_sec = np.where(setpoint, y_v, y_v2), np.where(setpoint, T_sec, T_sec2)
+    T_ret = np.where(setpoint, T_ret, T_ret2)
+    T_cw = np.where(setpoint, np.where(Q == 0.0, T_wb, T_cw), T_cw2)
+    e = (T_fs - T_set) / t.fan_dT_span_K
+    I_fan = np.where(setpoint, y_req, y_fan - t.fan_k_p * e + e)
+    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
+    e_v = (T_sec - q / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
+    I_valve = np.where(sat, y_v + e_v, y_v)
+    return np.stack([state_vector(params, T_sec[k], I_valve[k], T_fs[k], T_ret[k], I_fan[k], T_cw[k])
+                     for k in range(q.shape[0])])
+
+
+def steady_table(params: PlantParams) -> SteadyTable:
+    """Tabulate the plant's steady state on the grid :data:`Q_FRACTIONS` x :data:`T_WB_GRID_K` (no cache).
+
+    Each node is the steady state with every CDU at the node's heat (:func:`_steady_states`, the derivation of
+    :func:`cooling_fmu.modelica.analytic_steady_state`), its outputs evaluated by the numpy mirror
+    :func:`cooling_fmu.modelica.plant_equations`. The per-CDU table holds :func:`cooling_fmu.modelica._valves_at`
+    on (heat, facility supply temperature). About 5-10 s for a 6-CDU plant.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+
+    Returns
+    -------
+    SteadyTable
+        The tables.
+    """
+    q_grid = Q_FRACTIONS * params.cdu.Q_flow_nominal_W
+    qq, ww = np.meshgrid(q_grid, T_WB_GRID_K, indexing="ij")
+    x = _steady_states(params, qq.ravel(), ww.ravel())
+    n = params.n_cdu
+    vals = np.empty((x.shape[0], len(TABLE_OUTPUTS)))
+    for k in range(x.shape[0]):
+        out = plant_equations(params, x[k], np.full(n, qq.ravel()[k]), float(ww.ravel()[k]))
+        vals[k] = [float(out[name]) for name in TABLE_OUTPUTS]
+    T_fs = params.tower.T_fac_sup_set_K + T_FS_OFFSETS_K
+    q2, f2 = np.meshgrid(q_grid, T_fs, indexing="ij")
+    y_v, T_sec = _valves_at(params, q2.ravel(), f2.ravel())
+    return SteadyTable(q_grid, T_WB_GRID_K.copy(), vals.reshape(len(q_grid), len(T_WB_GRID_K), -1), T_fs,
+                       y_v.reshape(q2.shape), T_sec.reshape(q2.shape))
+
+
+def _table_key(params: PlantParams) -> str:
+    from .plant import plant_hash
+
+    h = hashlib.sha256(plant_hash(params).encode())
+    h.update(repr((TABLE_VERSION, Q_FRACTIONS.tolist(), T_WB_GRID_K.tolist(), T_FS_OFFSETS_K.tolist(),
+                   TABLE_OUTPUTS)).encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+def cached_steady_table(params: PlantParams, cache_dir: str | Path | None = None) -> SteadyTable:
+    """:func:`steady_table`, cached next to the FMU (``<model>-<key16>.qss.npz`` plus a ``.json`` record).
+
+    The record holds the key (plant hash, grid, table version, this module's source) and the SHA-256 of the
+    ``.npz`` bytes; a file whose digest or key does not match, or a folder / file failing the FMU cache's trust
+    checks (:mod:`jobs.cachedirs`), is recomputed, never loaded. The ``.npz`` is read with
+    ``allow_pickle=False``. Writes are atomic (temporary file + rename); an unwritable cache is skipped.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    cache_dir : str | Path | None
+        Cache folder (default :func:`cooling_fmu.build.default_cache_dir`).
+
+    Returns
+    -------
+    SteadyTable
+        The tables (identical with or without the cache: the arrays are stored bit for bit).
+    """
+    from jobs.cachedirs import CacheTrustError, check_private_file, private_dir
+
+    from .build import default_cache_dir
+    from .modelica import model_name_for
+
+    key = _table_key(params)
+    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    npz = folder / f"{model_name_for(params)}-{key[:16]}.qss.npz"
+    rec = npz.with_name(npz.name + ".json")
+    try:
+        private_dir(folder, "FMU cache folder")
+        trusted = True
+    except (CacheTrustError, OSError):
+        trusted = False
+    if trusted and npz.is_file() and rec.is_file():
+        try:
+            check_private_file(npz, "plant table cache entry")
+            check_private_file(rec, "plant table cache record")
+            doc = json.loads(rec.read_text(encoding="utf-8"))
+            data = npz.read_bytes()
+            if doc.get("key") == key and doc.get("sha256") == hashlib.sha256(data).hexdigest():
+                with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                    return SteadyTable(*(np.array(z[k]) for k in ("q_W", "T_wb_K", "values", "T_fs_K", "y_valve",
+                                                                  "T_sec")))
+        except (CacheTrustError, OSError, ValueError, KeyError):
+            pass
+    table = steady_table(params)
+    if trusted:
+        buf = io.BytesIO()
+        np.savez(buf, **table.arrays())
+        data = buf.getvalue()
+        try:
+            for path, blob in ((npz, data), (rec, json.dumps({"key": key, "plant": params.name, "sha256":
+                                                              hashlib.sha256(data).hexdigest()}).encode())):
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=folder)
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(blob)
+                    os.replace(tmp, path)
+                finally:
+                    if os.path.exists(tmp):
+                        os.unlink(tmp)
+        except OSError:
+            pass
+    return table
+
+
+def _bilinear(xg: np.ndarray, yg: np.ndarray, table: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Bilinear interpolation of ``table`` (shape (nx, ny, ...)) at points ``(x, y)`` (shape (k,)), clamped to the
+    grid; returns shape (k, ...).
+    """
+    i = np.clip(np.searchsorted(xg, x, side="right") - 1, 0, len(xg) - 2)
+    j = np.clip(np.searchsorted(yg, y, side="right") - 1, 0, len(yg) - 2)
+    fx = np.clip((x - xg[i]) / (xg[i + 1] - xg[i]), 0.0, 1.0)
+    fy = np.clip((y - yg[j]) / (yg[j + 1] - yg[j]), 0.0, 1.0)
+    extra = (slice(None),) + (None,) * (table.ndim - 2)
+    fx, fy = fx[extra], fy[extra]
+    return ((1 - fx) * (1 - fy) * table[i, j] + fx * (1 - fy) * table[i + 1, j]
+            + (1 - fx) * fy * table[i, j + 1] + fx * fy * table[i + 1, j + 1])
+
+
+class QuasiSteadyPlant:
+    """Quasi-steady cooling plant with the FMU plant's outputs (module docstring), for fast outline studies.
+
+    Parameters
+    ----------
+    params : PlantParams | str | Path
+        Plant description (a generated plant; a site FMU has no analytic steady state).
+    step_s : float
+        Communication step [s] (> 0).
+    tau_s : float
+        Time constant of the first-order lag applied to every non-total output [s]; 0 (default) is none.
+    cache_dir : str | Path | None
+        Cache folder of the table (default: the FMU cache).
+    table : SteadyTable | None
+        Use this table instead of the cached one (tests).
+
+    Attributes
+    ----------
+    output_names, output_units : list of str
+        As :class:`cooling_fmu.plant.CoolingPlant` (the shipped variable map, ``maps/hpctwin_plant.yaml``).
+    fmu_path : pathlib.Path
+        The table's cache file (what this plant evaluates; recorded by the run like the FMU's path).
+    fmu_sha256 : str
+        The table's key (plant hash, grid and this module's source).
+    model : str
+        ``"fast"``.
+
+    Raises
+    ------
+    ValueError
+        If ``step_s`` is not positive and finite or ``tau_s`` is negative.
+    """
+
+    model = "fast"
+
+    def __init__(self, params: PlantParams | str | Path, step_s: float = 15.0, tau_s: float = 0.0,
+                 cache_dir: str | Path | None = None, table: SteadyTable | None = None) -> None:
+        self.params = params if isinstance(params, PlantParams) else load_plant_params(params)
+        if not (np.isfinite(step_s) and step_s > 0):
+            raise ValueError(f"step_s must be positive and finite, got {step_s}")
+        if not (np.isfinite(tau_s) and tau_s >= 0):
+            raise ValueError(f"tau_s must be >= 0 s, got {tau_s}")
+        self.step_s, self.tau_s = float(step_s), float(tau_s)
+        self.n_cdu = n = self.params.n_cdu
+        vm = load_variable_map(n, None)
+        self.output_names = [e.name for e in vm.outputs]
+        self.output_units = [e.unit for e in vm.outputs]
+        idx = {nm: i for i, nm in enumerate(self.output_names)}
+        self._idx = idx
+        self.table = table if table is not None else cached_steady_table(self.params, cache_dir)
+        from .build import default_cache_dir
+        from .modelica import model_name_for
+
+        key = _table_key(self.params)
+        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.fmu_path = folder / f"{model_name_for(self.params)}-{key[:16]}.qss.npz"
+        self.fmu_sha256 = key
+        self._col_table = np.array([idx[nm] for nm in TABLE_OUTPUTS])
+        self._cdu_table = np.stack([self.table.y_valve, self.table.T_sec], axis=-1)
+        cdu = lambda base: np.array([idx[f"{base}[{i}]"] for i in range(1, n + 1)])  # noqa: E731
+        self._c = {b: cdu(b) for b in ("T_sec_sup", "T_sec_ret", "m_flow_sec", "m_flow_fac_cdu", "y_valve",
+                                       "Q_flow_hx", "P_pump_sec", "E_pump_sec_out")}
+        self._i_P = idx["P_cooling"]
+        self._totals = [(idx[e], idx[p]) for e, p in _TOTALS.items()] + [
+            (int(e), int(p)) for e, p in zip(self._c["E_pump_sec_out"], self._c["P_pump_sec"])]
+        self._i_heat = idx["E_heat_in"]
+        self._e_cols = np.array([e for e, _ in self._totals])
+        self._p_cols = np.array([pc for _, pc in self._totals])
+        self._total_cols = np.array([e for e, _ in self._totals] + [self._i_heat])
+        self._lag_mask = np.ones(len(self.output_names), dtype=bool)
+        self._lag_mask[self._total_cols] = False
+        self._y: np.ndarray | None = None
+        self._heat_prev = 0.0
+
+    @property
+    def P_cooling_index(self) -> int:
+        """int: column of ``P_cooling`` [W]."""
+        return self._i_P
+
+    def index(self, name: str) -> int:
+        """Column of output ``name`` (KeyError if absent)."""
+        return self._idx[name]
+
+    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+        """Quasi-steady outputs (totals left at 0) of each row, vectorised.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], >= 0, shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (m,).
+
+        Returns
+        -------
+        ndarray, shape (m, n_outputs)
+            Outputs in :attr:`output_names` order; ``P_cooling`` the sum of its components.
+
+        Raises
+        ------
+        PlantError
+            If the heat is negative or not finite, the mean heat per CDU is beyond the table (1.5 x nominal) or
+            the wet-bulb outside -40 .. 40 degC.
+        """
+        q = np.asarray(heat_w, dtype=float)
+        tw = np.asarray(T_wb_K, dtype=float)
+        tab = self.table
+        if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
+            raise PlantError("fast plant: heat per CDU must be finite and >= 0 W")
+        qm = q.mean(axis=1) if q.size else np.zeros(0)
+        if qm.size and (qm.max() > tab.q_W[-1] * (1 + 1e-12) or q.max() > tab.q_W[-1] * (1 + 1e-12)):
+            raise PlantError(f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
+                             f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
+        if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
+                            and tw.max() <= tab.T_wb_K[-1] + 1e-9):
+            raise PlantError(f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
+                             f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+        m = q.shape[0]
+        out = np.zeros((m, len(self.output_names)))
+        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm, tw)
+        out[:, self._col_table] = vals
+        T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
+        p, c = self.params, self.params.cdu
+        cp = p.cp_water_J_kgK
+        # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
+        qf = q.ravel()
+        fsf = np.repeat(T_fs, self.n_cdu)
+        both = _bilinear(tab.q_W, tab.T_fs_K, self._cdu_table, qf, fsf)
+        y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
+        y_sec = np.minimum(1.0, np.maximum(p.y_sec_floor, q / c.Q_flow_nominal_W))
+        m_sec = y_sec * c.m_flow_sec_nominal_kg_s
+        P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
+        cc = self._c
+        out[:, cc["T_sec_ret"]] = T_sec
+        out[:, cc["T_sec_sup"]] = T_sec - q / (m_sec * cp)
+        out[:, cc["m_flow_sec"]] = m_sec
+        out[:, cc["m_flow_fac_cdu"]] = y_v * c.m_flow_fac_nominal_kg_s
+        out[:, cc["y_valve"]] = y_v
+        out[:, cc["Q_flow_hx"]] = q
+        out[:, cc["P_pump_sec"]] = P_sec
+        idx = self._idx
+        # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
+        # plant-level table assumed equal shares, which the valves do not follow)
+        f, tl = p.facility, p.tower_loop
+        m_fac = y_v.sum(axis=1) * c.m_flow_fac_nominal_kg_s
+        w = m_fac / p.m_flow_fac_design_kg_s
+        w_cw = np.maximum(tl.w_flow_min, w)
+        r_dp = np.maximum(f.dp_reset_min if f.dp_reset else 1.0, y_v.max(axis=1))
+        out[:, idx["m_flow_fac"]] = m_fac
+        out[:, idx["m_flow_cw"]] = w_cw * tl.m_flow_nominal_kg_s
+        out[:, idx["P_pump_fac"]] = pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
+        out[:, idx["P_pump_tower"]] = pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
+        self._setpoint_fans(out, q.sum(axis=1), m_fac, w_cw, T_wb=tw)
+        out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
+                             + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
+        return out
+
+    def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
+                       T_wb: np.ndarray) -> None:
+        """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
+        in closed form with the actual facility flow (in place): return and tower-water temperatures, the fan
+        speed ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)``, cells on and fan power (the same formulae as
+        :func:`cooling_fmu.modelica.analytic_steady_state` and :func:`~cooling_fmu.modelica.plant_equations`).
+        Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values.
+        """
+        p, t, tl = self.params, self.params.tower, self.params.tower_loop
+        cp, idx = p.cp_water_J_kgK, self._idx
+        T_set = t.T_fac_sup_set_K
+        rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (Q > 0.0))
+        if rows.size == 0:
+            return
+        Q, m, w_cw, T_wb = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows]
+        m_cw = w_cw * tl.m_flow_nominal_kg_s
+        T_ret = T_set + Q / (m * cp)
+        eps_i, C_i = _counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+        T_cw = T_ret - Q / (eps_i * C_i)
+        T_cw_ret = T_cw + Q / (m_cw * cp)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eps = Q / (m_cw * cp * (T_cw_ret - T_wb))
+            y = w_cw * (-np.log1p(-np.where(eps < 1.0, eps, 0.0)) / t.NTU_nominal) ** (1.0 / t.n_merkel)
+        ok = (T_cw_ret > T_wb) & (eps < 1.0) & (y >= p.y_fan_floor) & (y <= 1.0)
+        rows, y = rows[ok], y[ok]
+        N, s_min = t.n_cells, t.y_fan_min
+        n_on = np.maximum(1.0, np.sum(y[:, None] * N >= np.arange(1, N + 1)[None, :] * s_min, axis=1))
+        spd = y * N / n_on
+        for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
+                        ("T_tower_out", T_cw[ok]),
+                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok]), ("y_fan", y),
+                        ("n_cells_on", n_on), ("P_fan_tower", n_on * t.P_fan_cell_nominal_W * spd ** 3)):
+            out[rows, idx[name]] = v
+
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
+        """Start at the quasi-steady state of the first step's inputs, every running total 0.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (n_cdu,).
+        T_wb_K : float
+            Wet-bulb [K].
+
+        Returns
+        -------
+        ndarray, shape (n_outputs,)
+            Outputs at time 0.
+        """
+        y = self.steady_outputs(np.asarray(heat_w, dtype=float)[None, :], np.array([float(T_wb_K)]))[0]
+        self._y = y
+        self._heat_prev = float(np.sum(heat_w))
+        return y.copy()
+
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+        """Advance one step per row (the :class:`cooling_fmu.coupling.Plant` protocol).
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Average heat per CDU of each step [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb of each step [K], shape (m,).
+
+        Returns
+        -------
+        ndarray, shape (m, n_outputs)
+            Outputs at the end of each step; running totals are trapezoidal integrals.
+
+        Raises
+        ------
+        PlantError
+            If the inputs are outside the table (:meth:`steady_outputs`); no step of the call is completed.
+        RuntimeError
+            If called before :meth:`initialize`.
+        """
+        if self._y is None:
+            raise RuntimeError("QuasiSteadyPlant.run() before initialize()")
+        q = np.asarray(heat_w, dtype=float)
+        m = q.shape[0]
+        if m == 0:
+            return np.zeros((0, len(self.output_names)))
+        tw = np.asarray(T_wb_K, dtype=float)
+        # the kernel hands over runs of identical rows: evaluate each run once, then repeat it
+        new = np.ones(m, dtype=bool)
+        if m > 1:
+            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
+        starts = np.flatnonzero(new)
+        try:
+            s = self.steady_outputs(q[starts], tw[starts])
+            if starts.size < m:
+                s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)
+        except PlantError as exc:
+            raise PlantError(str(exc), np.zeros((0, len(self.output_names)))) from None
+        prev = self._y
+        if self.tau_s > 0.0:  # first-order lag y_k = s_k + (y_{k-1} - s_k) a
+            a = float(np.exp(-self.step_s / self.tau_s))
+            lagged = s[:, self._lag_mask]
+            y = prev[self._lag_mask].copy()
+            for k in range(m):
+                y = lagged[k] + (y - lagged[k]) * a
+                lagged[k] = y
+            s[:, self._lag_mask] = lagged
+        dt = self.step_s
+        pw = np.concatenate((prev[self._p_cols][None, :], s[:, self._p_cols]))  # trapezoidal running totals
+        s[:, self._e_cols] = prev[self._e_cols] + np.cumsum(0.5 * (pw[1:] + pw[:-1]), axis=0) * dt
+        heat = q.sum(axis=1)  # the heat input is held over each step: its integral is exact
+        s[:, self._i_heat] = prev[self._i_heat] + np.cumsum(heat) * dt
+        self._y = s[-1].copy()
+        return s
+
+    def close(self) -> None:
+        """Nothing to release (the protocol's ``close``, for symmetry with the FMU plant)."""
+
+    def __enter__(self) -> QuasiSteadyPlant:
+        """Context manager: returns self."""
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Context manager: :meth:`close`."""
+        self.close()
