@@ -227,10 +227,8 @@ class Simulation:
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
                                       self.ratio, cfg.on_implausible, pbar)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
-        # one coupler (and plant) call per advance: the step in progress and the run after it together; not with
-        # adaptive stepping, whose long steps are cut at call boundaries (folding would change its numerics)
-        integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,
-                               fold=not isinstance(self.plant, AdaptiveStepper))
+        integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,  # one plant call per
+                               fold=not isinstance(self.plant, AdaptiveStepper))  # advance (adaptive: cut at calls)
         open_window(self)
         try:
             self._loop(integ)
