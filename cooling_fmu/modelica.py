@@ -72,8 +72,15 @@ Facility loop, IHX, tower-water loop and towers
 * Tower bank, Merkel characteristic in effectiveness form (ASHRAE Handbook HVAC Systems and Equipment 2020,
   ch. 40: ``KaV/L = c (L/G)^-n``, n ~ 0.6; EnergyPlus Engineering Reference, "Cooling towers", eps-NTU form):
   ``NTU_tower = NTU_nominal (y_fan / w_cw)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
-  ``Q_tower = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_tower_out = T_cw_ret - Q_tower / (m_cw cp)``; basin
+  ``Q_cells = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
   (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``.
+* Tower bypass (cold-weather capacity control, ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40 "Cooling
+  towers": fans to minimum, then water bypassed to the basin; SPX "Operating cooling towers in freezing weather":
+  cold water at or above 40 F): an ideal three-way valve (algebraic, no state) holds the leaving water at or above
+  ``T_tower_min = tower.T_leaving_min_K``: ``T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min))``,
+  ``Q_tower = Q_cells - m_cw cp (T_tower_out - T_cells_out)`` (= ``Q_cells`` exactly when the valve is closed). The
+  bypass fraction follows from the energy balance, ``1 - Q_tower / Q_cells`` (cell effectiveness taken at the whole
+  flow; the cold water inside the cells is not resolved). The fan controller meanwhile sits at its floor.
 * Fan controller: PI on the facility supply temperature with back-calculation anti-windup (Astrom & Hagglund,
   Advanced PID Control, 2006, sec. 3.5)::
 

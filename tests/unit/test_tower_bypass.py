@@ -22,10 +22,10 @@ def test_default_minimum_and_validation(tmp_path):
     text = (load_plant_params.__globals__["PLANTS_DIR"] / "theta.toml").read_text()
     for value in ("273.0", "300.0"):  # at/below freezing; above the 297.15 K facility supply setpoint
         bad = tmp_path / f"bad{value}.toml"
-        bad.write_text(text.replace("drift_fraction = 0.00005", f"drift_fraction = 0.00005\nT_leaving_min_K = {value}"))
+        bad.write_text(text.replace("T_leaving_min_K = 278.15 ", f"T_leaving_min_K = {value} "))
         with pytest.raises(PlantParamsError) as exc:
             load_plant_params(bad)
-        assert str(bad) in str(exc.value) and "tower" in str(exc.value)
+        assert str(bad) in str(exc.value) and "T_leaving_min_K" in str(exc.value)
 
 
 def test_steady_state_with_bypass_matches_hand_computation():
