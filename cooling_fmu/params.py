@@ -244,7 +244,8 @@ class TowerParams(BaseModel):
 
     @model_validator(mode="after")
     def _bypass_below_setpoint(self) -> TowerParams:
-        if self.T_leaving_min_K >= self.T_fac_sup_set_K:
+        # a setpoint at or below freezing is reported by cooling_fmu.plausibility ("not a liquid") instead
+        if self.T_fac_sup_set_K > 273.15 and self.T_leaving_min_K >= self.T_fac_sup_set_K:
             raise ValueError(f"T_leaving_min_K ({self.T_leaving_min_K} K) must be below T_fac_sup_set_K "
                              f"({self.T_fac_sup_set_K} K): the tower bypass would fight the fan controller")
         return self
