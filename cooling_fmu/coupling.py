@@ -325,7 +325,8 @@ def cdu_supply_columns(names: list[str], n_cdus: int) -> np.ndarray | None:
 def validity_warnings(facility: dict[str, np.ndarray]) -> list[str]:
     """Warnings for interval series outside the plant model's validity.
 
-    Facility supply water below 2 degC (``T_fac_sup`` [K]; the model has no tower bypass or freeze protection) and
+    Facility supply water below 2 degC (``T_fac_sup`` [K]; the tower bypass holds the tower leaving water at or above
+    ``tower.T_leaving_min_K`` > 0 degC, so this only happens when the plant starts colder than that) and
     negative tower make-up water (``m_flow_makeup`` [kg/s]; the towers were heating colder water).
 
     Parameters
@@ -343,8 +344,8 @@ def validity_warnings(facility: dict[str, np.ndarray]) -> list[str]:
         cold = facility["T_fac_sup"] < 275.15
         if cold.any():
             warnings.append(f"facility supply water below 2 degC in {int(cold.sum())} output interval(s) (min "
-                            f"{facility['T_fac_sup'].min() - 273.15:.1f} degC): the plant model has no tower bypass "
-                            f"or freeze protection, so results there are outside its validity")
+                            f"{facility['T_fac_sup'].min() - 273.15:.1f} degC): colder than the tower bypass holds "
+                            f"the loop, so results there are outside the plant model's validity")
     if "m_flow_makeup" in facility and len(facility["m_flow_makeup"]) and facility["m_flow_makeup"].min() < 0:
         warnings.append(f"negative tower make-up water in {int((facility['m_flow_makeup'] < 0).sum())} interval(s):"
                         f" the towers were adding heat to colder water (outside the model's validity)")

@@ -72,8 +72,15 @@ Facility loop, IHX, tower-water loop and towers
 * Tower bank, Merkel characteristic in effectiveness form (ASHRAE Handbook HVAC Systems and Equipment 2020,
   ch. 40: ``KaV/L = c (L/G)^-n``, n ~ 0.6; EnergyPlus Engineering Reference, "Cooling towers", eps-NTU form):
   ``NTU_tower = NTU_nominal (y_fan / w_cw)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
-  ``Q_tower = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_tower_out = T_cw_ret - Q_tower / (m_cw cp)``; basin
+  ``Q_cells = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
   (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``.
+* Tower bypass (cold-weather capacity control, ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40 "Cooling
+  towers": fans to minimum, then water bypassed to the basin; SPX "Operating cooling towers in freezing weather":
+  cold water at or above 40 F): an ideal three-way valve (algebraic, no state) holds the leaving water at or above
+  ``T_tower_min = tower.T_leaving_min_K``: ``T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min))``,
+  ``Q_tower = Q_cells - m_cw cp (T_tower_out - T_cells_out)`` (= ``Q_cells`` exactly when the valve is closed). The
+  bypass fraction follows from the energy balance, ``1 - Q_tower / Q_cells`` (cell effectiveness taken at the whole
+  flow; the cold water inside the cells is not resolved). The fan controller meanwhile sits at its floor.
 * Fan controller: PI on the facility supply temperature with back-calculation anti-windup (Astrom & Hagglund,
   Advanced PID Control, 2006, sec. 3.5)::
 
@@ -549,6 +556,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real fan_k_p(unit="1") = {_r(t.fan_k_p)} "Fan controller proportional gain";
   parameter Real fan_Ti(unit="s") = {_r(t.fan_Ti_s)} "Fan controller integral time (= anti-windup tracking time)";
   parameter Real fan_dT_span(unit="K") = {_r(t.fan_dT_span_K)} "Fan controller error span";
+  parameter Real T_tower_min(unit="K") = {_r(t.T_leaving_min_K)} "Minimum tower leaving water held by the tower bypass";
   parameter Real coc(unit="1") = {_r(t.cycles_of_concentration)} "Cycles of concentration";
   parameter Real drift_fraction(unit="1") = {_r(t.drift_fraction)} "Drift as a fraction of circulating flow";
   parameter Real have_chiller(unit="1") = {_r(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
@@ -602,6 +610,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real s_fan(unit="1") "Speed of each running fan";
   Real NTU_tower(unit="1") "Tower Merkel number";
   Real eps_tower(unit="1") "Tower effectiveness";
+  Real Q_flow_cells(unit="W") "Heat the tower cells would reject with no bypass";
+  Real T_cells_out(unit="K") "Tower cell leaving water with no bypass";
   Real T_chiller_out(unit="K") "Water temperature after the chiller";
   Real COP_chiller(unit="1") "Chiller COP";
   Real dh_air(unit="J/kg") "Enthalpy rise of the tower air";
@@ -698,8 +708,10 @@ equation
   P_fan_tower = n_cells_on * P_fan_cell_nominal * s_fan ^ 3;
   NTU_tower = NTU_tower_nominal * (y_fan / w_cw) ^ n_merkel;
   eps_tower = 1.0 - exp(-NTU_tower);
-  Q_flow_tower = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
-  T_tower_out = T_cw_ret - Q_flow_tower / (m_flow_cw * cp);
+  Q_flow_cells = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
+  T_cells_out = T_cw_ret - Q_flow_cells / (m_flow_cw * cp);
+  T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min));
+  Q_flow_tower = Q_flow_cells - m_flow_cw * cp * (T_tower_out - T_cells_out);
   m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin);
   Q_flow_chiller = noEvent(if T_wb > T_wb_switch then have_chiller else 0.0) * min(Q_flow_chiller_max, max(0.0, m_flow_fac * cp * (T_ihx_out - T_chiller_set)));
   T_chiller_out = T_ihx_out - Q_flow_chiller / (m_flow_fac * cp);
@@ -785,6 +797,43 @@ def _chiller(params: PlantParams, m_fac: float, T_in: float, T_wb: float) -> tup
     return Q, Q / cop, cop
 
 
+def _tower_bypass(params: PlantParams, Q_cells: float, T_cw_ret: float, m_cw: float) -> tuple[float, float]:
+    """(Q_flow_tower [W], T_tower_out [K]) behind the ideal tower bypass valve (same formula as the model).
+
+    The three-way valve sends part of the tower water straight to the basin so that the mixed leaving water is
+    ``T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min))`` (ASHRAE Handbook HVAC Systems and Equipment 2020
+    ch. 40, cold-weather capacity control: fans to minimum, then bypass to the basin); the heat rejected is
+    ``Q_cells - m_cw cp (T_tower_out - T_cells_out)``, bit-identical to ``Q_cells`` when the valve is closed.
+    """
+    cp = params.cp_water_J_kgK
+    T_cells = T_cw_ret - Q_cells / (m_cw * cp)
+    T_out = max(T_cells, min(T_cw_ret, params.tower.T_leaving_min_K))
+    return Q_cells - m_cw * cp * (T_out - T_cells), T_out
+
+
+def tower_bypass_fraction(Q_flow_cells_W: float, Q_flow_tower_W: float) -> float:
+    """Fraction of the tower water sent through the bypass to the basin, from the energy balance.
+
+    With the cells' effectiveness unchanged, the tower cells reject ``(1 - b) Q_cells``, so
+    ``b = 1 - Q_tower / Q_cells`` (0 when the cells reject no heat).
+
+    Parameters
+    ----------
+    Q_flow_cells_W : float
+        Heat the tower cells would reject with the whole tower-water flow [W].
+    Q_flow_tower_W : float
+        Heat rejected behind the bypass [W].
+
+    Returns
+    -------
+    float
+        Bypass fraction in [0, 1].
+    """
+    if Q_flow_cells_W <= 0.0:
+        return 0.0
+    return float(min(1.0, max(0.0, 1.0 - Q_flow_tower_W / Q_flow_cells_W)))
+
+
 def _w_cw(params: PlantParams, w_fac: float) -> float:
     return max(params.tower_loop.w_flow_min, w_fac)
 
@@ -866,8 +915,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     s = y_fan * t.n_cells / n_on
     P_fan = n_on * t.P_fan_cell_nominal_W * s**3
     eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
-    Q_tower = float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K))
-    T_tw = T_cw_ret - Q_tower / (m_cw * cp)
+    Q_tower, T_tw = _tower_bypass(params, float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K)), T_cw_ret, m_cw)
     Q_ch, P_ch, _ = _chiller(params, m_fac, T_ihx_out, T_wb_K)
     T_ch_out = T_ihx_out - Q_ch / (m_fac * cp)
     P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
@@ -966,6 +1014,10 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
        at the floor (regime B, cold / idle) or at full air flow (regime C, hot). In B and C ``T_fac_sup`` solves
        the scalar fixed point ``T_fac_sup = T_chiller_out(T_fac_sup)`` (bisection), and the integrator sits at
        ``I = y - k_p e + e``.
+    5. Tower bypass (cold weather): if the basin of step 3 would sit below ``T_tower_min`` the valve holds it
+       there, ``T_cw_sup = T_tower_out = T_tower_min`` and ``Q_tower = Q_ihx = eps_i C_i (T_fac_ret -
+       T_tower_min)``; the bypass fraction is ``1 - Q_tower / Q_cells`` (:func:`tower_bypass_fraction`). With no
+       heat the water settles at ``max(T_wb, T_tower_min)``.
 
     Parameters
     ----------
@@ -1012,11 +1064,14 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         C_cw = m_cw * cp
         a = eps_i * C_i * (T_ret - T_wb) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
         T_cw = T_wb + a * (1.0 - eps_t) / (eps_t * C_cw)
+        if T_cw < T_min:  # bypass open: basin at the minimum, heat from the IHX at that basin temperature
+            T_cw = T_min
+            a = eps_i * C_i * (T_ret - T_min)
         T_ihx = T_ret - a / (m * cp)
         Q_ch = _chiller(params, m, T_ihx, T_wb)[0]
         return y_v, T_sec, m, T_ret, T_cw, T_ihx - Q_ch / (m * cp)
 
-    T_set = t.T_fac_sup_set_K
+    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
     y_v, T_sec = _valves_at(params, q, T_set)
     m, w_cw, m_cw = flows(y_v)
     T_ret = T_set + Q / (m * cp)
@@ -1033,7 +1088,7 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
     if y_floor <= y_req <= 1.0:
         regime, y_fan, T_fs, I_fan = "setpoint", float(y_req), T_set, float(y_req)
         if Q == 0.0:
-            T_cw = T_wb
+            T_cw = max(T_wb, T_min)
     else:
         regime, y_fan = ("fan_floor", y_floor) if y_req < y_floor else ("fan_full", 1.0)
         T_fs = _bisect(lambda T: T - loop(T, y_fan)[5], T_wb - 50.0, T_wb + 150.0)

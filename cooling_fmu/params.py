@@ -218,6 +218,12 @@ class TowerParams(BaseModel):
         Ratio of dissolved solids in the basin to the make-up water (> 1).
     drift_fraction : float
         Drift loss as a fraction of the circulating water flow, in [0, 0.01].
+    T_leaving_min_K : float
+        Minimum tower leaving water temperature [K] held by the tower bypass valve (cold-weather capacity
+        control: fans at minimum, then water bypassed to the basin), in (273.15, T_fac_sup_set_K). Default
+        278.15 K (5 C, ~41 F): SPX Cooling Technologies, "Operating cooling towers in freezing weather" (keep the
+        cold water at or above 40 F / 4.4 C) and ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40 ("Cooling
+        towers", cold-weather operation and capacity control).
     """
 
     model_config = _STRICT
@@ -234,6 +240,15 @@ class TowerParams(BaseModel):
     fan_dT_span_K: float = Field(gt=0, json_schema_extra={"unit": "K"})
     cycles_of_concentration: float = Field(gt=1)
     drift_fraction: float = Field(ge=0, le=0.01)
+    T_leaving_min_K: float = Field(default=278.15, gt=273.15, lt=400, json_schema_extra={"unit": "K"})
+
+    @model_validator(mode="after")
+    def _bypass_below_setpoint(self) -> TowerParams:
+        # a setpoint at or below freezing is reported by cooling_fmu.plausibility ("not a liquid") instead
+        if self.T_fac_sup_set_K > 273.15 and self.T_leaving_min_K >= self.T_fac_sup_set_K:
+            raise ValueError(f"T_leaving_min_K ({self.T_leaving_min_K} K) must be below T_fac_sup_set_K "
+                             f"({self.T_fac_sup_set_K} K): the tower bypass would fight the fan controller")
+        return self
 
 
 class ChillerParams(BaseModel):

@@ -115,7 +115,8 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
 
     The derivation and every branch are those of :func:`cooling_fmu.modelica.analytic_steady_state` (regime A at
     the setpoint in closed form, else the fan at its floor or at full speed and the facility supply temperature by
-    bisection of the same fixed point on ``[T_wb - 50, T_wb + 150]``), written with numpy arrays.
+    bisection of the same fixed point on ``[T_wb - 50, T_wb + 150]``; the tower bypass holding the basin at
+    ``tower.T_leaving_min_K`` in cold weather), written with numpy arrays.
 
     Parameters
     ----------
@@ -136,7 +137,7 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
     n = params.n_cdu
     Q = q * n
     y_floor = params.y_fan_floor
-    T_set = t.T_fac_sup_set_K
+    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
 
     def flows(y_v):
         m = n * y_v * c.m_flow_fac_nominal_kg_s
@@ -160,6 +161,9 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
         C_cw = m_cw * cp
         a = eps_i * C_i * (T_ret - T_wb) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
         T_cw = T_wb + a * (1.0 - eps_t) / (eps_t * C_cw)
+        byp = T_cw < T_min  # tower bypass open: basin at the minimum (step 5 of analytic_steady_state)
+        T_cw = np.where(byp, T_min, T_cw)
+        a = np.where(byp, eps_i * C_i * (T_ret - T_min), a)
         T_ihx = T_ret - a / (m * cp)
         return y_v, T_sec, m, T_ret, T_cw, T_ihx - chiller_q(m, T_ihx) / (m * cp)
 
@@ -193,7 +197,7 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
     y_v2, T_sec2, m2, T_ret2, T_cw2, _ = loop(T_fs, y_fan)
     y_v, T_sec = np.where(setpoint, y_v, y_v2), np.where(setpoint, T_sec, T_sec2)
     T_ret = np.where(setpoint, T_ret, T_ret2)
-    T_cw = np.where(setpoint, np.where(Q == 0.0, T_wb, T_cw), T_cw2)
+    T_cw = np.where(setpoint, np.where(Q == 0.0, np.maximum(T_wb, T_min), T_cw), T_cw2)
     e = (T_fs - T_set) / t.fan_dT_span_K
     I_fan = np.where(setpoint, y_req, y_fan - t.fan_k_p * e + e)
     m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s

@@ -1,0 +1,102 @@
+"""Unit tests: tower bypass (cold-weather freeze protection) in the numpy mirror and the analytic steady state.
+
+Hand numbers: the bypass holds the tower leaving water at ``tower.T_leaving_min_K`` (278.15 K by default, SPX
+"Operating cooling towers in freezing weather": cold water at or above 40 F); the heat rejected then follows from
+the IHX at that basin temperature, the bypass fraction from the energy balance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from cooling_fmu.modelica import analytic_steady_state, plant_equations, tower_bypass_fraction
+from cooling_fmu.params import PlantParamsError, load_plant_params
+
+
+def test_default_minimum_and_validation(tmp_path):
+    p = load_plant_params("theta")
+    assert p.tower.T_leaving_min_K == 278.15  # documented default: 5 C
+    text = (load_plant_params.__globals__["PLANTS_DIR"] / "theta.toml").read_text()
+    for value in ("273.0", "300.0"):  # at/below freezing; above the 297.15 K facility supply setpoint
+        bad = tmp_path / f"bad{value}.toml"
+        bad.write_text(text.replace("T_leaving_min_K = 278.15 ", f"T_leaving_min_K = {value} "))
+        with pytest.raises(PlantParamsError) as exc:
+            load_plant_params(bad)
+        assert str(bad) in str(exc.value) and "T_leaving_min_K" in str(exc.value)
+
+
+def test_steady_state_with_bypass_matches_hand_computation():
+    p = load_plant_params("theta")
+    cp, T_min, T_wb = p.cp_water_J_kgK, 278.15, 258.15  # -15 C wet-bulb, Chicago January extreme
+    q = 0.3 * p.cdu.Q_flow_nominal_W * np.linspace(0.7, 1.3, p.n_cdu)
+    ss = analytic_steady_state(p, q, T_wb)
+    assert ss["regime"] == "fan_floor"
+    assert ss["y_fan"] == pytest.approx(0.2 / 4)  # one cell at its 20 % minimum speed
+    # the valve holds the basin and the tower leaving water exactly at the minimum
+    assert ss["T_tower_out"] == pytest.approx(T_min, abs=1e-9)
+    assert ss["T_cw_sup"] == pytest.approx(T_min, abs=1e-9)
+    # energy: every watt of IT heat leaves through the towers (no chiller below its switch-over wet-bulb)
+    Q = float(q.sum())
+    assert ss["Q_flow_chiller"] == 0.0
+    assert ss["Q_flow_tower"] == pytest.approx(Q, rel=1e-9)
+    # IHX by hand: counterflow eps-NTU with C_r < 1 (Incropera eq. 11.29a) at the basin minimum
+    m_fac, m_cw = ss["m_flow_fac"], ss["m_flow_cw"]
+    C_min, C_max = cp * min(m_fac, m_cw), cp * max(m_fac, m_cw)
+    ntu, cr = p.tower_loop.UA_ihx_W_K / C_min, C_min / C_max
+    z = math.exp(-ntu * (1 - cr))
+    eps_i = (1 - z) / (1 - cr * z) if cr < 0.999999 else ntu / (1 + ntu)
+    assert ss["Q_flow_ihx"] == pytest.approx(eps_i * C_min * (ss["T_fac_ret"] - T_min), rel=1e-9)
+    assert ss["T_cw_ret"] == pytest.approx(T_min + Q / (m_cw * cp), rel=1e-12)
+    # bypass fraction from the energy balance: cells with the whole flow would reject Q_cells
+    w_cw = m_cw / p.tower_loop.m_flow_nominal_kg_s
+    eps_t = 1 - math.exp(-p.tower.NTU_nominal * (ss["y_fan"] / w_cw) ** p.tower.n_merkel)
+    Q_cells = eps_t * m_cw * cp * (ss["T_cw_ret"] - T_wb)
+    b = tower_bypass_fraction(Q_cells, ss["Q_flow_tower"])
+    assert b == pytest.approx(1 - Q / Q_cells, rel=1e-12)
+    assert b == pytest.approx(0.3672, abs=1e-4)  # about a third of the water bypasses the cells here
+    # no loop water anywhere near freezing; facility supply above the minimum by the IHX approach
+    for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out"):
+        assert ss[k] >= T_min - 1e-9
+    assert np.all(ss["T_sec_sup"] >= T_min)
+    # evaporation from the heat actually rejected (>= 0, far below the summer rate), fixed point of the mirror
+    assert 0.0 <= ss["m_flow_evap"] < Q / 2.45e6
+    np.testing.assert_allclose(plant_equations(p, ss["x"], q, T_wb)["der"], 0.0, atol=1e-9)
+
+
+def test_idle_cold_plant_settles_at_minimum():
+    p = load_plant_params("theta")
+    ss = analytic_steady_state(p, np.zeros(6), 263.15)  # no heat at -10 C: water at the minimum, not the wet-bulb
+    for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_tower_out"):
+        assert ss[k] == pytest.approx(278.15, abs=1e-6)
+    assert ss["Q_flow_tower"] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_bypass_inactive_when_tower_leaves_above_minimum():
+    # mild weather: cells leave above the minimum, the valve is closed and the result is the plain Merkel tower
+    p = load_plant_params("theta")
+    q = 0.7 * p.cdu.Q_flow_nominal_W * np.ones(6)
+    ss = analytic_steady_state(p, q, 283.15)
+    w_cw = ss["m_flow_cw"] / p.tower_loop.m_flow_nominal_kg_s
+    eps_t = 1 - math.exp(-p.tower.NTU_nominal * (ss["y_fan"] / w_cw) ** p.tower.n_merkel)
+    Q_cells = eps_t * ss["m_flow_cw"] * p.cp_water_J_kgK * (ss["T_cw_ret"] - 283.15)
+    assert ss["T_tower_out"] > 278.15 + 5
+    assert ss["Q_flow_tower"] == pytest.approx(Q_cells, rel=1e-12)
+    assert tower_bypass_fraction(Q_cells, ss["Q_flow_tower"]) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_mirror_bypass_limits_leaving_water_from_any_state():
+    p = load_plant_params("theta")
+    base = analytic_steady_state(p, 0.5 * p.cdu.Q_flow_nominal_W * np.ones(6), 258.15)
+    x = base["x"].copy()
+    for T_cw in (270.0, 276.0, 278.15, 280.0, 290.0):  # basin below, at and above the minimum
+        x[-1] = T_cw
+        out = plant_equations(p, x, 0.5 * p.cdu.Q_flow_nominal_W * np.ones(6), 248.15)
+        # the valve mixes cell and bypass water: never below min(T_cw_ret, T_min), never above T_cw_ret (cooling)
+        assert out["T_tower_out"] >= min(out["T_cw_ret"], 278.15) - 1e-12
+        assert out["T_tower_out"] <= max(out["T_cw_ret"], 278.15)
+        # heat rejected = water-side enthalpy drop across tower + bypass
+        assert out["Q_flow_tower"] == pytest.approx(
+            out["m_flow_cw"] * p.cp_water_J_kgK * (out["T_cw_ret"] - out["T_tower_out"]), rel=1e-9, abs=1e-6)
