@@ -609,12 +609,8 @@ class CoolingPlant:
                 j = int(self._run_c(fmu.component, n_steps, t0 + k0 * h, h, self._a_vr_in, self._n_in,
                                     u.ctypes.data, self._a_vr_out, self._n_out, out.ctypes.data,
                                     ctypes.addressof(status)))
-                st = status.value
-                if st:
-                    fmu.time_s = t0 + (k0 + j) * h
-                    fmu.last_inputs = dict(zip(self._vr_in_list, u[j].tolist()))
-                    for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
-                        fmu.check_raw(name, (st >> shift) & 7)
+                if status.value:
+                    self._raise_raw_status(status.value, t0 + (k0 + j) * h, u[j])
             elif fmu.raw is not None:
                 raw, comp = fmu.raw, fmu.component
                 set_real, do_step, get_real = raw.fmi2SetReal, raw.fmi2DoStep, raw.fmi2GetReal
@@ -626,10 +622,7 @@ class CoolingPlant:
                     st |= do_step(comp, t0 + (k0 + j) * h, h, 1) << 3
                     st |= get_real(comp, a_vr_out, n_out, a_out + j * so) << 6
                     if st:
-                        fmu.time_s = t0 + (k0 + j) * h
-                        fmu.last_inputs = dict(zip(self._vr_in_list, u[j].tolist()))
-                        for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
-                            fmu.check_raw(name, (st >> shift) & 7)
+                        self._raise_raw_status(st, t0 + (k0 + j) * h, u[j])
             else:
                 for j in range(n_steps):
                     fmu.setReal(self._vr_in_list, u[j])
@@ -647,6 +640,16 @@ class CoolingPlant:
             raise PlantStepError(exc, self._to_si_outputs(out[:j].copy()), self.output_names) from exc
         self._k = k0 + n_steps
         return self._to_si_outputs(out)
+
+    def _raise_raw_status(self, st: int, t_s: float, u_row: np.ndarray) -> None:
+        """Raise the FMUError of a failed hot-path step: ``st`` packs the statuses of fmi2SetReal (bits 0-2),
+        fmi2DoStep (3-5) and fmi2GetReal (6-8), as both :meth:`run` loops (Python and the FMU's C loop) build it.
+        """
+        fmu = self._fmu
+        fmu.time_s = t_s
+        fmu.last_inputs = dict(zip(self._vr_in_list, u_row.tolist()))
+        for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
+            fmu.check_raw(name, (st >> shift) & 7)
 
     def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
