@@ -21,8 +21,6 @@ import ctypes
 import hashlib
 import json
 import math
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -141,16 +139,11 @@ def _read_plant_cache(path: Path, key: str) -> dict | None:
 
 def _write_plant_cache(path: Path, payload: dict) -> None:
     """Write the figures atomically (temporary file + rename); a cache that cannot be written is skipped."""
+    from jobs.cachedirs import write_entry
+
     doc = {"key": payload["key"], "sha256": _payload_digest(payload), "payload": payload}
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(doc, fh, indent=1)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_entry(path, json.dumps(doc, indent=1).encode("utf-8"))
     except OSError:  # read-only cache folder: the figure is simply recomputed next time
         pass
 

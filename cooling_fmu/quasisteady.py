@@ -34,8 +34,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -271,7 +269,7 @@ def cached_steady_table(params: PlantParams, cache_dir: str | Path | None = None
     SteadyTable
         The tables (identical with or without the cache: the arrays are stored bit for bit).
     """
-    from jobs.cachedirs import CacheTrustError, check_private_file, private_dir
+    from jobs.cachedirs import CacheTrustError, check_private_file, private_dir, write_entry
 
     from .build import default_cache_dir
     from .modelica import model_name_for
@@ -305,15 +303,8 @@ def cached_steady_table(params: PlantParams, cache_dir: str | Path | None = None
         try:
             for path, blob in ((npz, data), (rec, json.dumps({"key": key, "plant": params.name, "sha256":
                                                               hashlib.sha256(data).hexdigest()}).encode())):
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=folder)
-                try:
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(blob)
-                    os.replace(tmp, path)
-                finally:
-                    if os.path.exists(tmp):
-                        os.unlink(tmp)
-        except OSError:
+                write_entry(path, blob)
+        except OSError:  # an unwritable cache is skipped: the table is recomputed next time
             pass
     return table
 

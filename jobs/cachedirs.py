@@ -32,10 +32,11 @@ import contextlib
 import hashlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 __all__ = ["CACHE_ENV", "FMU_CACHE_ENV", "TRACE_CACHE_ENV", "CacheTrustError", "cache_root", "fmu_cache_dir",
-           "trace_cache_dir", "private_dir", "check_private_file", "sha256_bytes", "cache_lock"]
+           "trace_cache_dir", "private_dir", "check_private_file", "sha256_bytes", "cache_lock", "write_entry"]
 
 #: Root of every hpctwin cache (each cache is a subfolder).
 CACHE_ENV = "HPCTWIN_CACHE_DIR"
@@ -112,6 +113,29 @@ def check_private_file(path: Path, what: str = "cache entry") -> None:
 def sha256_bytes(data: bytes) -> str:
     """Hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
+
+
+def write_entry(path: Path, data: bytes) -> None:
+    """Write one cache entry atomically: a private temporary file (``0600``) beside ``path``, then ``os.replace``.
+
+    Readers see the old entry or the new one, never a part; the temporary is removed on any failure, and the
+    ``OSError`` of an unwritable folder or a full disk propagates (callers skip the cache then).
+
+    Parameters
+    ----------
+    path : Path
+        The entry; its folder must exist.
+    data : bytes
+        The entry's content.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 @contextlib.contextmanager

@@ -83,3 +83,27 @@ def test_entry_writable_by_others_is_not_trusted(tmp_path, theta, reference):
     path.chmod(0o600)
     path.write_text(json.dumps(doc))
     assert max_stable_step_s(theta, tmp_path) == 1e9  # the user's own private entry is trusted, as FMUs are
+
+
+def test_write_entry_is_atomic_and_leaves_no_temporary(tmp_path, monkeypatch):
+    """jobs.cachedirs.write_entry (the plant-figure and fast-plant-table caches): the entry holds exactly the bytes,
+    0600; a failed rename keeps the old entry and leaves no temporary behind; a missing folder raises OSError."""
+    import os
+    import stat
+
+    from jobs import cachedirs
+
+    entry = tmp_path / "x.json"
+    cachedirs.write_entry(entry, b"first")
+    assert entry.read_bytes() == b"first" and stat.S_IMODE(entry.stat().st_mode) == 0o600
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cachedirs.os, "replace", broken_replace)
+    with pytest.raises(OSError):
+        cachedirs.write_entry(entry, b"second")
+    monkeypatch.undo()
+    assert entry.read_bytes() == b"first" and sorted(os.listdir(tmp_path)) == ["x.json"]
+    with pytest.raises(OSError):
+        cachedirs.write_entry(tmp_path / "missing" / "y.json", b"z")
