@@ -68,7 +68,7 @@ import numpy as np
 __all__ = ["TrainingModel", "ParallelLayout", "TrainingGPU", "TrainingConstants", "IterationTime", "MemoryUse",
            "InfeasibleLayout", "Resilience", "Timeline", "bubble_fraction", "bubble_ratio", "iteration_time",
            "memory_use", "resilience_timeline", "expected_ettr", "young_daly_interval_s", "LLAMA3_FAILURE_RATE",
-           "SCHEDULES", "RECOMPUTE"]
+           "SCHEDULES", "RECOMPUTE", "SHIPPED_MODELS"]
 
 SCHEDULES = ("1f1b", "interleaved", "zb-h1")
 RECOMPUTE = ("none", "selective", "full")
@@ -336,6 +336,11 @@ def bubble_fraction(schedule: str, p: int, m: int, v: int = 1) -> float:
     -------
     float
         The fraction in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        For an unknown schedule.
     """
     k = {"1f1b": 1.0, "interleaved": float(v), "zb-h1": 3.0}.get(schedule)
     if k is None:
@@ -686,7 +691,7 @@ def resilience_timeline(useful_s: float, res: Resilience, n_gpus: int, rng: np.r
         Training time to complete [s] (> 0).
     res : Resilience
     n_gpus : int
-    rng : numpy.random.Generator
+    rng : np.random.Generator
 
     Returns
     -------
@@ -750,3 +755,15 @@ def resilience_timeline(useful_s: float, res: Resilience, n_gpus: int, rng: np.r
         next_fail = rng.exponential(1.0 / lam)
         seg_since_ck = len(offs)
     return Timeline(t, useful_s, np.asarray(offs, dtype=float), np.asarray(kinds), n_ck, n_f, lost, dn, ck)
+
+
+#: Training models by name. Sources: the models' config.json on Hugging Face (meta-llama/Meta-Llama-3-8B, -70B,
+#: Llama-3.1-405B: layers, hidden_size, intermediate_size, heads, key/value heads, vocabulary) and
+#: mistralai/Mixtral-8x7B-v0.1 (8 experts, top-2). Sequence lengths: Llama 3 pre-training at 8,192 tokens
+#: (arXiv 2407.21783, section 3.4.1); Mixtral's 32,768-token context.
+SHIPPED_MODELS = {
+    "llama-3-8b": TrainingModel("llama-3-8b", 32, 4096, 14336, 32, 8, 128256, 8192),
+    "llama-3-70b": TrainingModel("llama-3-70b", 80, 8192, 28672, 64, 8, 128256, 8192),
+    "llama-3-405b": TrainingModel("llama-3-405b", 126, 16384, 53248, 128, 8, 128256, 8192),
+    "mixtral-8x7b": TrainingModel("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, 32768, experts=8, top_k=2),
+}

@@ -90,6 +90,9 @@ class GPUSpec(_Strict):
     k_compute, k_memory : float or None
         This GPU's fitted power constants; None uses :class:`RooflineConstants`' (a deployment's ``[constants]``
         table, when it sets them, wins over both).
+    network_bandwidth_B_s : float or None
+        Inter-node network bandwidth per GPU, one direction [B/s], for training jobs (:mod:`jobs.training`);
+        None uses one 400 Gb/s NIC per GPU (50e9).
     """
 
     name: str
@@ -102,6 +105,7 @@ class GPUSpec(_Strict):
     p_active: float = Field(0.0, ge=0, le=1)
     k_compute: float | None = Field(None, ge=0)
     k_memory: float | None = Field(None, ge=0)
+    network_bandwidth_B_s: float | None = Field(None, gt=0)
 
 
 class RooflineConstants(_Strict):

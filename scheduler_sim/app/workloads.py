@@ -1,0 +1,227 @@
+"""Generated workloads of a run (``[[workload]]``, issue #24): training jobs as gang jobs of the batch scheduler.
+
+Each ``family = "training"`` table becomes ``count`` jobs (:func:`training_jobs`): nodes = GPUs of the layout /
+GPUs per node of the system; run time = the wall time of a realised checkpoint / failure timeline
+(:func:`jobs.training.resilience_timeline`, seeded from the run's seed and the table's index); requested time =
+the run time (the job never hits its walltime); node power = a step function with one value per timeline segment
+(training at the exact iteration mean, checkpoint writes, detection and restart), given to the kernel as the job's
+power series, so the kernel integrates it exactly and per-job energy, attribution and the energy closure hold as
+for any job. The iteration-scale swing (compute, bubble, exposed communication) is a
+:class:`power.ramps.PhaseProfile` per job (:attr:`TrainingJobs.profiles`), zero-mean around that iteration mean,
+for the fast facility series and its spectrum (closed form, never one event per iteration).
+
+Phase node power: the system's node model (:func:`power.node_power_w`) at the system's default CPU load and the
+phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in the compute phase,
+``util_bubble`` in the bubble, ``util_comm`` in exposed communication, ``util_checkpoint`` while writing,
+``util_restart`` while detecting and restarting.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from jobs.table import validate_job_table
+from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
+                           TrainingGPU, TrainingModel, iteration_time, resilience_timeline, young_daly_interval_s)
+from power import System, node_power_w
+from power.ramps import PhaseProfile
+
+from ..serving.hardware import load_gpu
+from .workload_config import WorkloadConfig
+
+__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "TRAINING_JOB_ID0", "DEFAULT_NETWORK_B_S"]
+
+#: Job ids of generated training jobs start here (far above trace ids).
+TRAINING_JOB_ID0 = 9_000_000_000
+#: Network bandwidth per GPU when the GPU type's catalogue entry has none [B/s]: one 400 Gb/s NIC per GPU
+#: (NVIDIA DGX H100: 8 x ConnectX-7 400 Gb/s for 8 GPUs).
+DEFAULT_NETWORK_B_S = 50e9
+
+
+def training_gpu(name: str, system: System) -> TrainingGPU:
+    """The catalogue GPU type ``name`` as a :class:`jobs.training.TrainingGPU` on ``system``'s nodes.
+
+    Parameters
+    ----------
+    name : str
+        Shipped GPU name or TOML path (:func:`scheduler_sim.serving.hardware.load_gpu`).
+    system : System
+        Gives the GPUs per node.
+
+    Returns
+    -------
+    TrainingGPU
+
+    Raises
+    ------
+    ValueError
+        If the system's nodes have no GPU or the GPU type is unknown.
+    """
+    g = load_gpu(name)
+    gpn = system.node.gpus_per_node
+    if gpn < 1:
+        raise ValueError(f"[[workload]] training on system {system.name!r}: its nodes have no GPU (gpus_per_node = 0)")
+    net = g.network_bandwidth_B_s if g.network_bandwidth_B_s is not None else DEFAULT_NETWORK_B_S
+    return TrainingGPU(g.name, g.peak_flops, g.hbm_capacity_B, g.link_bandwidth_B_s, net, gpn, g.idle_power_W,
+                       g.max_power_W)
+
+
+@dataclass
+class TrainingJobs:
+    """Training jobs generated for a run.
+
+    Attributes
+    ----------
+    jobs : pandas.DataFrame
+        Canonical job rows (:mod:`jobs.table`) with ``node_power_set_W`` (the iteration mean).
+    power_series : pandas.DataFrame
+        ``job_id``, ``t_offset_s`` [s], ``node_power_W`` [W]: the step function of each job's node power.
+    profiles : dict of int -> PhaseProfile
+        Iteration-scale node power per job id.
+    reports : list of dict
+        Per job: iteration breakdown, MFU, timeline counts, ETTR, Young/Daly interval.
+    """
+
+    jobs: pd.DataFrame
+    power_series: pd.DataFrame
+    profiles: dict = field(default_factory=dict)
+    reports: list = field(default_factory=list)
+
+
+def _model(w: WorkloadConfig, where: str) -> TrainingModel:
+    if isinstance(w.model, str):
+        if w.model not in SHIPPED_MODELS:
+            raise ValueError(f"{where}: model {w.model!r} unknown; shipped: {', '.join(sorted(SHIPPED_MODELS))} "
+                             "(or give an inline table)")
+        return SHIPPED_MODELS[w.model]
+    return TrainingModel(**w.model.model_dump())
+
+
+def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
+                  const: TrainingConstants = TrainingConstants()) -> TrainingJobs:
+    """Generate the training jobs of a run's ``[[workload]]`` tables (module docstring).
+
+    Parameters
+    ----------
+    workloads : list[WorkloadConfig]
+        The run's tables (other families are skipped).
+    system : System
+        The platform (node power model, GPUs per node, node count).
+    seed : int
+        The run's seed; table ``i`` draws its failures from ``numpy.random.default_rng([seed, 24, i])``.
+    const : TrainingConstants
+        Efficiency and phase-load constants.
+
+    Returns
+    -------
+    TrainingJobs
+
+    Raises
+    ------
+    ValueError
+        A layout that does not fill whole nodes, needs more nodes than the system has, or does not fit in memory
+        (the message names the table, gives the reason and the numbers).
+    """
+    rows, series, profiles, reports = [], [], {}, []
+    jid = TRAINING_JOB_ID0
+    cpu = system.default_cpu_util
+
+    def node_W(u: float) -> float:
+        return float(node_power_w(cpu, u, system.node))
+
+    for i, w in enumerate(workloads):
+        if w.family != "training":
+            continue
+        where = f"[[workload]] {i} ({w.name!r})"
+        model = _model(w, where)
+        lay = ParallelLayout(**w.layout.model_dump())
+        gpu = training_gpu(w.gpu, system)
+        if lay.n_gpus % gpu.gpus_per_node:
+            raise ValueError(f"{where}: {lay.n_gpus} GPUs (tp x pp x dp) do not fill whole nodes of "
+                             f"{gpu.gpus_per_node} GPUs")
+        nodes = lay.n_gpus // gpu.gpus_per_node
+        if nodes > system.n_nodes:
+            raise ValueError(f"{where}: {nodes} nodes needed, system {system.name!r} has {system.n_nodes}")
+        try:
+            it: IterationTime = iteration_time(model, lay, gpu, const)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        write_s = const.bytes_per_checkpoint_param * model.params / (w.storage_bandwidth_GB_s * 1e9)
+        lam = lay.n_gpus * w.failure_rate_per_gpu_h / 3600.0
+        mtbf = 1.0 / lam if lam > 0 else math.inf
+        yd = young_daly_interval_s(write_s, mtbf)
+        tau = yd if w.checkpoint_interval_s == "young-daly" else float(w.checkpoint_interval_s)
+        if not (tau > 0 and math.isfinite(tau)):
+            raise ValueError(f"{where}: checkpoint interval {tau!r} s is not a finite number > 0")
+        res = Resilience(tau, write_s, w.failure_rate_per_gpu_h, w.detect_s, w.restart_s)
+        d, _ = it.phases()
+        P = (node_W(const.util_compute), node_W(const.util_bubble), node_W(const.util_comm))
+        prof = PhaseProfile(tuple(float(x) for x in d), P)
+        for k in range(w.count):
+            rng = np.random.default_rng([seed, 24, i, k])
+            tl: Timeline = resilience_timeline(w.train_hours * 3600.0, res, lay.n_gpus, rng)
+            submit = w.submit_day * 86400.0 + k * w.spacing_h * 3600.0
+            rows.append({"job_id": jid, "submit_time_s": submit, "requested_walltime_s": tl.wall_s, "nodes": nodes,
+                         "runtime_s": tl.wall_s, "start_time_s": np.nan, "end_time_s": np.nan,
+                         "user": "", "account": w.name, "queue": "training", "status": 1,
+                         "cpu_util": cpu, "gpu_util": np.nan, "node_power_set_W": prof.mean_W})
+            pw = tl.node_power(prof.mean_W, node_W(const.util_checkpoint), node_W(const.util_restart))
+            keep = np.r_[True, np.diff(pw) != 0]           # merge equal neighbours (train followed by lost)
+            series.append(pd.DataFrame({"job_id": jid, "t_offset_s": tl.t_offset_s[keep], "node_power_W": pw[keep]}))
+            profiles[jid] = prof
+            reports.append({"job_id": jid, "name": f"{w.name}-{k}", "model": model.name, "gpus": lay.n_gpus,
+                            "nodes": nodes, "t_iter_s": it.t_iter_s, "mfu": it.mfu,
+                            "bubble_fraction": it.bubble_fraction, "t_compute_s": it.t_compute_s,
+                            "exposed_comm_s": it.exposed_tp_s + it.exposed_pp_s + it.exposed_ep_s + it.exposed_dp_s,
+                            "memory_GB": it.memory.total_B / 1e9, "tokens_per_iter": it.tokens,
+                            "P_node_mean_W": prof.mean_W, "P_node_compute_W": P[0], "P_node_low_W": min(P),
+                            "checkpoint_interval_s": tau, "young_daly_s": yd, "checkpoint_write_s": write_s,
+                            "wall_s": tl.wall_s, "useful_s": tl.useful_s, "ettr": tl.ettr,
+                            "n_failures": tl.n_failures, "n_checkpoints": tl.n_checkpoints,
+                            "lost_work_s": tl.lost_work_s, "down_s": tl.down_s,
+                            "iterations": tl.useful_s / it.t_iter_s})
+            jid += 1
+    if not rows:
+        return TrainingJobs(pd.DataFrame(), pd.DataFrame(columns=["job_id", "t_offset_s", "node_power_W"]))
+    jobs = pd.DataFrame(rows)
+    setp = jobs.pop("node_power_set_W")
+    jobs = validate_job_table(jobs)
+    jobs["node_power_set_W"] = setp.to_numpy()
+    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports)
+
+
+def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
+    """The trace's job table with the training jobs appended (sorted by submission, stable).
+
+    Parameters
+    ----------
+    trace_jobs : pd.DataFrame
+        Canonical job table of the trace (may be empty).
+    tj : TrainingJobs
+        From :func:`training_jobs`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Trace jobs keep ``node_power_set_W`` NaN (their own power model); the attrs of ``trace_jobs`` are kept.
+
+    Raises
+    ------
+    ValueError
+        If a trace job id collides with a generated one.
+    """
+    if len(tj.jobs) == 0:
+        return trace_jobs
+    if len(trace_jobs) and trace_jobs["job_id"].isin(tj.jobs["job_id"]).any():
+        raise ValueError(f"trace job ids collide with the generated training jobs' ids (>= {TRAINING_JOB_ID0})")
+    a = trace_jobs.copy()
+    if "node_power_set_W" not in a.columns:
+        a["node_power_set_W"] = np.nan
+    out = pd.concat([a, tj.jobs], ignore_index=True) if len(a) else tj.jobs.copy()
+    out = out.sort_values("submit_time_s", kind="stable").reset_index(drop=True)
+    out.attrs = dict(trace_jobs.attrs)
+    return out

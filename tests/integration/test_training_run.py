@@ -1,0 +1,89 @@
+"""Training jobs in a run (issue 24 item 1): a [[workload]] table becomes a gang job whose node power is the
+step function of its checkpoint / failure timeline at the exact iteration mean; per-job energy is that integral by
+hand, the energy closes to 1e-9, runs are deterministic, and the 30-day 4,096-GPU job takes seconds.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from jobs.table import empty_job_table
+from power import load_system
+from scheduler_sim.app.config import ConfigError, load_config
+from scheduler_sim.app.workload_config import WorkloadConfig
+from scheduler_sim.app.workloads import merge_jobs, training_jobs
+from scheduler_sim.kernel.simulation import Simulation
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return load_system("h100_4k")
+
+
+def _w(**kw):
+    base = dict(family="training", name="t", model="llama-3-8b", train_hours=48.0, failure_rate_per_gpu_h=2e-3,
+                checkpoint_interval_s=3600.0, layout=dict(tp=8, pp=1, dp=8, micro_batches=16, zero_stage=1))
+    base.update(kw)
+    return WorkloadConfig(**base)
+
+
+def test_training_job_energy_is_its_power_step_function_by_hand(h100):
+    tj = training_jobs([_w()], h100, seed=3)
+    r = tj.reports[0]
+    assert r["nodes"] == 8 and r["n_failures"] >= 1 and r["n_checkpoints"] >= 40
+    jobs = merge_jobs(empty_job_table(), tj)
+    res = Simulation(jobs, h100, "fcfs", window_start_s=0.0, window_s=5 * 86400.0,
+                     workload_power_profiles=tj.power_series).run()
+    j = res.jobs.iloc[0]
+    assert j.sim_end_s - j.sim_start_s == pytest.approx(r["wall_s"], rel=1e-12)
+    ps = tj.power_series
+    dur = np.diff(np.append(ps["t_offset_s"].to_numpy(), r["wall_s"]))
+    assert j.energy_dc_J == pytest.approx(8 * float(np.dot(dur, ps["node_power_W"])), rel=1e-9)
+    # training segments at the exact iteration mean of the phase profile
+    prof = tj.profiles[int(j.job_id)]
+    assert prof.mean_W == pytest.approx(float(np.dot(prof.durations_s, prof.power_W)) / prof.period_s, rel=1e-12)
+    assert ps["node_power_W"].iloc[0] == prof.mean_W
+    t = res.totals
+    assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)
+    again = training_jobs([_w()], h100, seed=3)
+    assert again.power_series.equals(tj.power_series)
+    assert not training_jobs([_w()], h100, seed=4).power_series.equals(tj.power_series)
+
+
+def test_thirty_days_of_a_4096_gpu_job_take_seconds(h100):
+    w = _w(model="llama-3-70b", train_hours=648.0, failure_rate_per_gpu_h=1.97e-5, checkpoint_interval_s=1800.0,
+           layout=dict(tp=8, pp=4, dp=128, micro_batches=32, schedule="interleaved", virtual_stages=5))
+    t0 = time.perf_counter()
+    tj = training_jobs([w], h100, seed=0)
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", window_start_s=0.0, window_s=30 * 86400.0,
+                     workload_power_profiles=tj.power_series).run()
+    wall = time.perf_counter() - t0
+    r = tj.reports[0]
+    assert r["gpus"] == 4096 and r["iterations"] > 2e5        # ~300,000 iterations, none of them an event
+    assert res.info["events"] < 4000                          # one per checkpoint edge and failure, not per iteration
+    assert wall < 30.0                                         # ~3 s on the shared 2-core machine
+    assert 0.9 < r["ettr"] < 1.0
+
+
+def test_workload_table_is_validated(tmp_path):
+    p = tmp_path / "w.toml"
+    p.write_text('system = "h100_4k"\ntrace = { enabled = false }\n[[workload]]\nfamily = "training"\n'
+                 'layout = { tp = 8, dp = 8 }\nbogus = 1\n')
+    with pytest.raises(ConfigError, match="bogus"):
+        load_config(p)
+    p.write_text('system = "h100_4k"\ntrace = { enabled = false }\n[[workload]]\nfamily = "training"\n'
+                 'layout = { tp = 8, dp = 8 }\n')
+    cfg = load_config(p)
+    assert cfg.workload[0].model == "llama-3-70b" and '"workload"' in cfg.to_json()
+    assert '"workload"' not in cfg.model_copy(update={"workload": []}).to_json()  # runs without it: same JSON
+
+
+def test_infeasible_layout_is_refused_naming_the_table(h100):
+    w = _w(model="llama-3-405b", layout=dict(tp=8, pp=1, dp=8, zero_stage=0, recompute="none"))
+    with pytest.raises(ValueError, match=r"\[\[workload\]\] 0 \('t'\): llama-3-405b .* GB per GPU needed > 80.0 GB"):
+        training_jobs([w], h100, seed=0)
+    with pytest.raises(ValueError, match="do not fill whole nodes"):
+        training_jobs([_w(layout=dict(tp=4, pp=1, dp=3))], h100, seed=0)
