@@ -19,13 +19,28 @@ restart_s = 600.0
 ```
 
 Every key but ``family`` and ``layout`` has a default; unknown keys are errors.
+
+A parametric family draws the jobs instead (:func:`jobs.families.training.training_family`, seeded from the run):
+
+```toml
+[[workload]]
+family = "training_family"
+kind = "moe"                   # "dense", "moe" or "long-context"
+jobs = 6
+per_day = 2.0                  # Poisson submissions
+gpus = [512, 1024, 2048]
+train_hours_median = 24.0      # log-normal useful training time
+sigma = 1.0
+```
+
+(the checkpoint and failure keys apply to every drawn job; ``layout`` and ``model`` come from the family).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jobs.training import LLAMA3_FAILURE_RATE
 
@@ -69,7 +84,8 @@ class LayoutConfig(_Strict):
 class WorkloadConfig(_Strict):
     """One ``[[workload]]`` table."""
 
-    family: Literal["training"] = Field(description="Workload family (only 'training' is wired into runs)")
+    family: Literal["training", "training_family"] = Field(description="Workload family: 'training' (the jobs "
+                                                           "given) or 'training_family' (drawn)")
     name: str = Field("training", description="Prefix of the generated jobs' names")
     model: str | ModelConfig = Field("llama-3-70b", description="Shipped training model or an inline table")
     gpu: str = Field("h100-sxm", description="GPU type of the node-type catalogue")
@@ -77,7 +93,7 @@ class WorkloadConfig(_Strict):
     submit_day: float = Field(0.0, ge=0, description="First submission [days after the trace origin]")
     spacing_h: float = Field(0.0, ge=0, description="Time between submissions [h]")
     train_hours: float = Field(24.0, gt=0, description="Useful training time of each job [h]")
-    layout: LayoutConfig
+    layout: LayoutConfig | None = Field(None, description="Parallel layout (family 'training')")
     checkpoint_interval_s: float | Literal["young-daly"] = Field(1800.0, description="Training time between "
                                                                  "checkpoints [s], or 'young-daly'")
     storage_bandwidth_GB_s: float = Field(2000.0, gt=0, description="Checkpoint write bandwidth of the storage "
@@ -85,3 +101,15 @@ class WorkloadConfig(_Strict):
     failure_rate_per_gpu_h: float = Field(LLAMA3_FAILURE_RATE, ge=0, description="Interruptions per GPU-hour")
     detect_s: float = Field(120.0, ge=0, description="Failure detection time [s]")
     restart_s: float = Field(600.0, ge=0, description="Restart time from the last checkpoint [s]")
+    kind: Literal["dense", "moe", "long-context"] = Field("dense", description="training_family: model kind")
+    jobs: int = Field(4, ge=0, description="training_family: jobs drawn")
+    per_day: float = Field(2.0, gt=0, description="training_family: Poisson submission rate [1/day]")
+    gpus: list[int] = Field([512, 1024, 2048, 4096], description="training_family: allowed GPU counts")
+    train_hours_median: float = Field(24.0, gt=0, description="training_family: median useful training time [h]")
+    sigma: float = Field(1.0, ge=0, description="training_family: log-normal sigma of the training time")
+
+    @model_validator(mode="after")
+    def _layout_given(self) -> "WorkloadConfig":
+        if self.family == "training" and self.layout is None:
+            raise ValueError("family 'training' needs a layout table (tp, pp, dp, ...)")
+        return self

@@ -1,6 +1,7 @@
 """Generated workloads of a run (``[[workload]]``, issue #24): training jobs as gang jobs of the batch scheduler.
 
-Each ``family = "training"`` table becomes ``count`` jobs (:func:`training_jobs`): nodes = GPUs of the layout /
+Each ``family = "training"`` table becomes ``count`` jobs (a ``family = "training_family"`` table first draws its
+jobs: :func:`jobs.families.training.training_family`) (:func:`training_jobs`): nodes = GPUs of the layout /
 GPUs per node of the system; run time = the wall time of a realised checkpoint / failure timeline
 (:func:`jobs.training.resilience_timeline`, seeded from the run's seed and the table's index); requested time =
 the run time (the job never hits its walltime); node power = a step function with one value per timeline segment
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from jobs.families.training import training_family
 from jobs.table import validate_job_table
 from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
                            TrainingGPU, TrainingModel, iteration_time, resilience_timeline, young_daly_interval_s)
@@ -112,7 +114,8 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
     system : System
         The platform (node power model, GPUs per node, node count).
     seed : int
-        The run's seed; table ``i`` draws its failures from ``numpy.random.default_rng([seed, 24, i])``.
+        The run's seed; job ``k`` of table ``i`` draws its failures from ``default_rng([seed, 24, i, k, n])``
+        (``n`` = jobs generated before it), a family its jobs from ``default_rng([seed, 24, i, 10**6])``.
     const : TrainingConstants
         Efficiency and phase-load constants.
 
@@ -133,12 +136,23 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
     def node_W(u: float) -> float:
         return float(node_power_w(cpu, u, system.node))
 
+    todo = []                                       # (table index, sub-index, config, model, layout, submit day)
     for i, w in enumerate(workloads):
-        if w.family != "training":
-            continue
         where = f"[[workload]] {i} ({w.name!r})"
-        model = _model(w, where)
-        lay = ParallelLayout(**w.layout.model_dump())
+        if w.family == "training":
+            todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day))
+        elif w.family == "training_family":
+            gpu = training_gpu(w.gpu, system)
+            try:
+                drawn = training_family(np.random.default_rng([seed, 24, i, 10**6]), gpu, kind=w.kind, jobs=w.jobs,
+                                        per_day=w.per_day, start_day=w.submit_day, gpus=tuple(w.gpus),
+                                        train_hours_median=w.train_hours_median, sigma=w.sigma)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            for k, d in enumerate(drawn):
+                wk = w.model_copy(update={"count": 1, "train_hours": d["train_hours"], "name": f"{w.name}{k}"})
+                todo.append((i, f"{where} job {k}", wk, d["model"], d["layout"], d["submit_day"]))
+    for i, where, w, model, lay, submit_day in todo:
         gpu = training_gpu(w.gpu, system)
         if lay.n_gpus % gpu.gpus_per_node:
             raise ValueError(f"{where}: {lay.n_gpus} GPUs (tp x pp x dp) do not fill whole nodes of "
@@ -162,9 +176,9 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
         P = (node_W(const.util_compute), node_W(const.util_bubble), node_W(const.util_comm))
         prof = PhaseProfile(tuple(float(x) for x in d), P)
         for k in range(w.count):
-            rng = np.random.default_rng([seed, 24, i, k])
+            rng = np.random.default_rng([seed, 24, i, k, len(rows)])
             tl: Timeline = resilience_timeline(w.train_hours * 3600.0, res, lay.n_gpus, rng)
-            submit = w.submit_day * 86400.0 + k * w.spacing_h * 3600.0
+            submit = submit_day * 86400.0 + k * w.spacing_h * 3600.0
             rows.append({"job_id": jid, "submit_time_s": submit, "requested_walltime_s": tl.wall_s, "nodes": nodes,
                          "runtime_s": tl.wall_s, "start_time_s": np.nan, "end_time_s": np.nan,
                          "user": "", "account": w.name, "queue": "training", "status": 1,

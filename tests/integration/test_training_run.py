@@ -87,3 +87,16 @@ def test_infeasible_layout_is_refused_naming_the_table(h100):
         training_jobs([w], h100, seed=0)
     with pytest.raises(ValueError, match="do not fill whole nodes"):
         training_jobs([_w(layout=dict(tp=4, pp=1, dp=3))], h100, seed=0)
+
+
+def test_training_family_table_draws_jobs_into_the_run(h100):
+    w = WorkloadConfig(family="training_family", name="moe", kind="moe", jobs=3, per_day=4.0, gpus=[256, 512],
+                       train_hours_median=2.0, gpu="h100-sxm")
+    tj = training_jobs([w], h100, seed=11)
+    assert len(tj.jobs) == 3 and set(tj.jobs["nodes"]) <= {32, 64}
+    assert all(r["model"] == "mixtral-8x7b" for r in tj.reports)
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "easy", window_start_s=0.0, window_s=10 * 86400.0,
+                     workload_power_profiles=tj.power_series).run()
+    t = res.totals
+    assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)
+    assert training_jobs([w], h100, seed=11).jobs.equals(tj.jobs)
