@@ -32,11 +32,21 @@ def extreme_family(rng: np.random.Generator, *, duration_s: float = 3600.0, rate
         Base rate [1/s].
     burst_multiplier : float
         Rate factor inside the burst (>= 1).
-    burst_start_s, burst_s : float
+    burst_start_s : float
         Burst window [s].
-    prompt_median, prompt_p99, output_median, output_p99 : float
+    burst_s : float
+        Burst window [s].
+    prompt_median : float
         Lengths [tokens].
-    ttft_s, tpot_s : float
+    prompt_p99 : float
+        Lengths [tokens].
+    output_median : float
+        Lengths [tokens].
+    output_p99 : float
+        Lengths [tokens].
+    ttft_s : float
+        SLO [s] (looser for long prompts).
+    tpot_s : float
         SLO [s] (looser for long prompts).
 
     Returns

@@ -106,11 +106,19 @@ def inference_family(rng: np.random.Generator, *, duration_s: float = 3600.0, ar
         Request table to replay (``"replay"``); its own lengths are kept.
     speedup : float
         Replay time compression (> 0): arrival times divided by it.
-    prompt_median, prompt_p99, output_median, output_p99 : float
+    prompt_median : float
+        Length distributions [tokens].
+    prompt_p99 : float
+        Length distributions [tokens].
+    output_median : float
+        Length distributions [tokens].
+    output_p99 : float
         Length distributions [tokens].
     max_tokens : int
         Length clip [tokens].
-    ttft_s, tpot_s : float
+    ttft_s : float
+        SLO [s].
+    tpot_s : float
         SLO [s].
 
     Returns

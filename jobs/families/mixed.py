@@ -31,8 +31,10 @@ def mixed_family(rng: np.random.Generator, gpu: TrainingGPU, *, share_training: 
         Training-job budget.
     rate_per_s : float
         Inference rate budget [1/s].
-    training, inference : dict | None
-        Extra keywords of the two generators.
+    training : dict | None
+        Extra keywords of :func:`jobs.families.training.training_family`.
+    inference : dict | None
+        Extra keywords of :func:`jobs.families.inference.inference_family`.
 
     Returns
     -------
