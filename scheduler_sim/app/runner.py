@@ -339,7 +339,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if grid_run.enabled(cfg):
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s if cfg.serving is not None else 0.0
         dyn_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, events, serving=serving,
-                                                                         serving_offset_s=t_serv)
+                                                                         serving_offset_s=t_serv, training=training)
         result.summary.update(dyn_summary)
         for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
             say(line)

@@ -100,3 +100,34 @@ def test_training_family_table_draws_jobs_into_the_run(h100):
     t = res.totals
     assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)
     assert training_jobs([w], h100, seed=11).jobs.equals(tj.jobs)
+
+
+def test_fast_facility_series_shows_checkpoints_and_the_iteration_swing(h100):
+    from scheduler_sim.analysis.grid_dynamics import fast_facility_series
+    from power import PowerChain, node_power_w
+    w = _w(train_hours=3.0, failure_rate_per_gpu_h=0.0, checkpoint_interval_s=1800.0, storage_bandwidth_GB_s=5.0,
+           layout=dict(tp=8, pp=4, dp=2, micro_batches=8, zero_stage=1))
+    tj = training_jobs([w], h100, seed=0)
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", window_start_s=0.0, window_s=86400.0,
+                     workload_power_profiles=tj.power_series).run()
+    chain = PowerChain(h100)
+    p0 = np.full(h100.n_nodes, float(node_power_w(0.0, 0.0, h100.node)))
+    slope = float((chain.node_it_input_w(p0 + 1.0) - chain.node_it_input_w(p0)).mean())
+    idle_it = float(chain.node_it_input_w(p0).mean())
+    prof = tj.profiles[int(res.jobs.iloc[0].job_id)]
+    t0, plain, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=0.5)
+    t0, fast, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=0.5, stepped={0: (
+        tj.power_series["t_offset_s"].to_numpy(), tj.power_series["node_power_W"].to_numpy(), prof)})
+    # energy kept up to the incomplete last iteration of each of the 6 training segments
+    assert abs(fast.sum() - plain.sum()) * 0.5 < 6 * prof.period_s * 64 * slope * max(prof.power_W)
+    # a checkpoint write (14 B x 8.03e9 / 5 GB/s = 22.5 s at the checkpoint power) shows as a dip at 1800 s
+    write = 14 * 8.03e9 / 5e9
+    k = int((1800.0 + write / 2) / 0.5)
+    ck_W = float(tj.power_series["node_power_W"].iloc[1])
+    assert ck_W < prof.mean_W and tj.reports[0]["checkpoint_write_s"] == pytest.approx(write, rel=1e-3)
+    assert fast[k] - plain[k] == pytest.approx(8 * slope * (ck_W - float(res.jobs.iloc[0].energy_dc_J)
+                                                            / (8 * (res.jobs.iloc[0].sim_end_s - 0.0))), rel=1e-6)
+    # during training the 0.5 s series swings with the iteration; its largest 1 s ramp follows the closed form
+    from power.ramps import max_ramp
+    seg = fast[int(100 / 0.5):int(1700 / 0.5)]
+    assert max_ramp(seg, 0.5, 1.0)[0] == pytest.approx(8 * slope * prof.max_ramp_W(1.0), rel=0.05)
