@@ -303,7 +303,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         jobs = grid_run.apply_power_profiles(cfg, jobs)
     training = None
     if cfg.workload:  # [[workload]] tables of #24: generated training jobs join the trace as gang jobs
-        training = workloads.training_jobs(cfg.workload, system, cfg.seed)
+        training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
         jobs = workloads.merge_jobs(jobs, training)
         for r in training.reports:
             say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "

@@ -34,6 +34,13 @@ sigma = 1.0
 ```
 
 (the checkpoint and failure keys apply to every drawn job; ``layout`` and ``model`` come from the family).
+
+A trace's jobs become training jobs by a documented job-type mapping (``family = "training_trace"``): every trace
+job of queue ``trace_queue`` with at least ``min_nodes`` nodes is replaced by a training job of ``model`` on its
+nodes' GPUs (layout by :func:`jobs.families.training.auto_layout`), keeping its id, submission time, user and
+account; its useful training time is the recorded run time x the expected ETTR
+(:func:`jobs.training.expected_ettr`), so its expected wall time is the recorded one and the realised one
+follows its own failures.
 """
 
 from __future__ import annotations
@@ -84,8 +91,9 @@ class LayoutConfig(_Strict):
 class WorkloadConfig(_Strict):
     """One ``[[workload]]`` table."""
 
-    family: Literal["training", "training_family"] = Field(description="Workload family: 'training' (the jobs "
-                                                           "given) or 'training_family' (drawn)")
+    family: Literal["training", "training_family", "training_trace"] = Field(
+        description="Workload family: 'training' (the jobs given), 'training_family' (drawn) or 'training_trace' "
+                    "(trace jobs mapped)")
     name: str = Field("training", description="Prefix of the generated jobs' names")
     model: str | ModelConfig = Field("llama-3-70b", description="Shipped training model or an inline table")
     gpu: str = Field("h100-sxm", description="GPU type of the node-type catalogue")
@@ -107,6 +115,8 @@ class WorkloadConfig(_Strict):
     gpus: list[int] = Field([512, 1024, 2048, 4096], description="training_family: allowed GPU counts")
     train_hours_median: float = Field(24.0, gt=0, description="training_family: median useful training time [h]")
     sigma: float = Field(1.0, ge=0, description="training_family: log-normal sigma of the training time")
+    trace_queue: str = Field("", description="training_trace: trace queue whose jobs are training jobs")
+    min_nodes: int = Field(1, ge=1, description="training_trace: smallest trace job mapped [nodes]")
 
     @model_validator(mode="after")
     def _layout_given(self) -> "WorkloadConfig":

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from jobs.families.training import training_family
+from jobs.families.training import auto_layout, training_family
 from jobs.table import validate_job_table
 from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
-                           TrainingGPU, TrainingModel, iteration_time, resilience_timeline, young_daly_interval_s)
+                           TrainingGPU, TrainingModel, expected_ettr, iteration_time, resilience_timeline,
+                           young_daly_interval_s)
 from power import System, node_power_w
 from power.ramps import PhaseProfile
 
@@ -86,12 +87,15 @@ class TrainingJobs:
         Iteration-scale node power per job id.
     reports : list of dict
         Per job: iteration breakdown, MFU, timeline counts, ETTR, Young/Daly interval.
+    replaced : list of int
+        Trace job ids replaced by training jobs (``family = "training_trace"``).
     """
 
     jobs: pd.DataFrame
     power_series: pd.DataFrame
     profiles: dict = field(default_factory=dict)
     reports: list = field(default_factory=list)
+    replaced: list = field(default_factory=list)
 
 
 def _model(w: WorkloadConfig, where: str) -> TrainingModel:
@@ -104,7 +108,8 @@ def _model(w: WorkloadConfig, where: str) -> TrainingModel:
 
 
 def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
-                  const: TrainingConstants = TrainingConstants()) -> TrainingJobs:
+                  const: TrainingConstants = TrainingConstants(), trace_jobs: pd.DataFrame | None = None
+                  ) -> TrainingJobs:
     """Generate the training jobs of a run's ``[[workload]]`` tables (module docstring).
 
     Parameters
@@ -118,6 +123,9 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
         (``n`` = jobs generated before it), a family its jobs from ``default_rng([seed, 24, i, 10**6])``.
     const : TrainingConstants
         Efficiency and phase-load constants.
+    trace_jobs : pd.DataFrame | None
+        The trace's job table, for ``family = "training_trace"`` tables (the job-type mapping of
+        :class:`scheduler_sim.app.workload_config.WorkloadConfig`).
 
     Returns
     -------
@@ -136,11 +144,32 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
     def node_W(u: float) -> float:
         return float(node_power_w(cpu, u, system.node))
 
-    todo = []                                       # (table index, sub-index, config, model, layout, submit day)
+    todo = []                                       # (table index, where, config, model, layout, submit day, trace row)
+    replaced: list[int] = []
     for i, w in enumerate(workloads):
         where = f"[[workload]] {i} ({w.name!r})"
         if w.family == "training":
-            todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day))
+            todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day, None))
+        elif w.family == "training_trace":
+            if trace_jobs is None or len(trace_jobs) == 0:
+                raise ValueError(f"{where}: family 'training_trace' needs a batch trace (trace.enabled = true)")
+            gpu = training_gpu(w.gpu, system)
+            model = _model(w, where)
+            tq = trace_jobs["queue"].astype(str).to_numpy()
+            sel = np.flatnonzero((tq == w.trace_queue) & (trace_jobs["nodes"].to_numpy() >= w.min_nodes)
+                                 & np.isfinite(trace_jobs["runtime_s"].to_numpy(float)))
+            for r in sel:
+                row = trace_jobs.iloc[int(r)]
+                n = int(row["nodes"]) * gpu.gpus_per_node
+                try:
+                    lay = auto_layout(model, n, gpu)
+                except ValueError as exc:
+                    raise ValueError(f"{where}: trace job {int(row['job_id'])} ({int(row['nodes'])} nodes): "
+                                     f"{exc}") from None
+                wk = w.model_copy(update={"count": 1, "name": f"{w.name}-{int(row['job_id'])}"})
+                todo.append((i, f"{where} trace job {int(row['job_id'])}", wk, model, lay,
+                             float(row["submit_time_s"]) / 86400.0, row))
+                replaced.append(int(row["job_id"]))
         elif w.family == "training_family":
             gpu = training_gpu(w.gpu, system)
             try:
@@ -151,8 +180,8 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                 raise ValueError(f"{where}: {exc}") from None
             for k, d in enumerate(drawn):
                 wk = w.model_copy(update={"count": 1, "train_hours": d["train_hours"], "name": f"{w.name}{k}"})
-                todo.append((i, f"{where} job {k}", wk, d["model"], d["layout"], d["submit_day"]))
-    for i, where, w, model, lay, submit_day in todo:
+                todo.append((i, f"{where} job {k}", wk, d["model"], d["layout"], d["submit_day"], None))
+    for i, where, w, model, lay, submit_day, trow in todo:
         gpu = training_gpu(w.gpu, system)
         if lay.n_gpus % gpu.gpus_per_node:
             raise ValueError(f"{where}: {lay.n_gpus} GPUs (tp x pp x dp) do not fill whole nodes of "
@@ -177,17 +206,25 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
         prof = PhaseProfile(tuple(float(x) for x in d), P)
         for k in range(w.count):
             rng = np.random.default_rng([seed, 24, i, k, len(rows)])
-            tl: Timeline = resilience_timeline(w.train_hours * 3600.0, res, lay.n_gpus, rng)
+            useful = w.train_hours * 3600.0
+            this_id, user, acct, queue = jid, "", w.name, "training"
+            if trow is not None:  # a mapped trace job: its id, owner and queue; expected wall = recorded run time
+                this_id, user, acct, queue = (int(trow["job_id"]), str(trow["user"]), str(trow["account"]),
+                                              str(trow["queue"]))
+                useful = float(trow["runtime_s"]) * expected_ettr(res, lay.n_gpus)
+            tl: Timeline = resilience_timeline(useful, res, lay.n_gpus, rng)
             submit = submit_day * 86400.0 + k * w.spacing_h * 3600.0
-            rows.append({"job_id": jid, "submit_time_s": submit, "requested_walltime_s": tl.wall_s, "nodes": nodes,
-                         "runtime_s": tl.wall_s, "start_time_s": np.nan, "end_time_s": np.nan,
-                         "user": "", "account": w.name, "queue": "training", "status": 1,
+            rows.append({"job_id": this_id, "submit_time_s": submit, "requested_walltime_s": tl.wall_s,
+                         "nodes": nodes, "runtime_s": tl.wall_s, "start_time_s": np.nan, "end_time_s": np.nan,
+                         "user": user, "account": acct, "queue": queue, "status": 1,
                          "cpu_util": cpu, "gpu_util": np.nan, "node_power_set_W": prof.mean_W})
             pw = tl.node_power(prof.mean_W, node_W(const.util_checkpoint), node_W(const.util_restart))
             keep = np.r_[True, np.diff(pw) != 0]           # merge equal neighbours (train followed by lost)
-            series.append(pd.DataFrame({"job_id": jid, "t_offset_s": tl.t_offset_s[keep], "node_power_W": pw[keep]}))
-            profiles[jid] = prof
-            reports.append({"job_id": jid, "name": f"{w.name}-{k}", "model": model.name, "gpus": lay.n_gpus,
+            series.append(pd.DataFrame({"job_id": this_id, "t_offset_s": tl.t_offset_s[keep],
+                                        "node_power_W": pw[keep]}))
+            profiles[this_id] = prof
+            reports.append({"job_id": this_id, "name": f"{w.name}-{k}" if trow is None else w.name,
+                            "model": model.name, "gpus": lay.n_gpus,
                             "nodes": nodes, "t_iter_s": it.t_iter_s, "mfu": it.mfu,
                             "bubble_fraction": it.bubble_fraction, "t_compute_s": it.t_compute_s,
                             "exposed_comm_s": it.exposed_tp_s + it.exposed_pp_s + it.exposed_ep_s + it.exposed_dp_s,
@@ -198,18 +235,20 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                             "n_failures": tl.n_failures, "n_checkpoints": tl.n_checkpoints,
                             "lost_work_s": tl.lost_work_s, "down_s": tl.down_s,
                             "iterations": tl.useful_s / it.t_iter_s})
-            jid += 1
+            jid += trow is None
     if not rows:
-        return TrainingJobs(pd.DataFrame(), pd.DataFrame(columns=["job_id", "t_offset_s", "node_power_W"]))
+        return TrainingJobs(pd.DataFrame(), pd.DataFrame(columns=["job_id", "t_offset_s", "node_power_W"]),
+                            replaced=replaced)
     jobs = pd.DataFrame(rows)
     setp = jobs.pop("node_power_set_W")
     jobs = validate_job_table(jobs)
     jobs["node_power_set_W"] = setp.to_numpy()
-    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports)
+    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports, replaced)
 
 
 def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
-    """The trace's job table with the training jobs appended (sorted by submission, stable).
+    """The trace's job table with the training jobs appended (sorted by submission, stable); trace jobs a
+    ``training_trace`` table mapped are replaced by their training jobs.
 
     Parameters
     ----------
@@ -230,9 +269,10 @@ def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
     """
     if len(tj.jobs) == 0:
         return trace_jobs
-    if len(trace_jobs) and trace_jobs["job_id"].isin(tj.jobs["job_id"]).any():
+    a = trace_jobs.loc[~trace_jobs["job_id"].isin(tj.replaced)] if len(trace_jobs) else trace_jobs
+    if len(a) and a["job_id"].isin(tj.jobs["job_id"]).any():
         raise ValueError(f"trace job ids collide with the generated training jobs' ids (>= {TRAINING_JOB_ID0})")
-    a = trace_jobs.copy()
+    a = a.copy()
     if "node_power_set_W" not in a.columns:
         a["node_power_set_W"] = np.nan
     out = pd.concat([a, tj.jobs], ignore_index=True) if len(a) else tj.jobs.copy()

@@ -131,3 +131,28 @@ def test_fast_facility_series_shows_checkpoints_and_the_iteration_swing(h100):
     from power.ramps import max_ramp
     seg = fast[int(100 / 0.5):int(1700 / 0.5)]
     assert max_ramp(seg, 0.5, 1.0)[0] == pytest.approx(8 * slope * prof.max_ramp_W(1.0), rel=0.05)
+
+
+def test_trace_jobs_of_a_queue_are_mapped_to_training_jobs(h100):
+    from tests.conftest import make_jobs
+    trace = make_jobs([(1, 0, 64, 36000, 40000), (2, 100, 32, 7200, 8000), (3, 200, 4, 600, 900)])
+    trace["queue"] = ["train", "train", "debug"]
+    trace["account"] = ["a", "b", "c"]
+    w = WorkloadConfig(family="training_trace", name="mapped", model="llama-3-8b", trace_queue="train",
+                       min_nodes=8, failure_rate_per_gpu_h=1e-4)
+    tj = training_jobs([w], h100, seed=2, trace_jobs=trace)
+    assert sorted(tj.replaced) == [1, 2] and sorted(tj.jobs["job_id"]) == [1, 2]
+    j = tj.jobs.set_index("job_id")
+    assert j.loc[1, "nodes"] == 64 and j.loc[2, "account"] == "b" and j.loc[1, "submit_time_s"] == 0.0
+    # useful time = recorded run time x expected ETTR, so the realised wall time is near the recorded one
+    r = {x["job_id"]: x for x in tj.reports}
+    assert r[1]["wall_s"] == pytest.approx(36000, rel=0.1) and r[1]["useful_s"] < 36000
+    merged = merge_jobs(trace, tj)
+    assert sorted(merged["job_id"]) == [1, 2, 3] and merged.set_index("job_id").loc[3, "queue"] == "debug"
+    assert np.isnan(merged.set_index("job_id").loc[3, "node_power_set_W"])
+    res = Simulation(merged, h100, "easy", window_start_s=0.0, window_s=2 * 86400.0,
+                     workload_power_profiles=tj.power_series).run()
+    t = res.totals
+    assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)
+    with pytest.raises(ValueError, match="needs a batch trace"):
+        training_jobs([w], h100, seed=2)
