@@ -10,7 +10,10 @@ Three pools share the facility:
   roughly log-normal; RLHFuse, arXiv 2409.13221: p99.9 output length > 10x the median);
 * **reward**: ``reward_workers`` CPU sandbox workers, first come first served in the order samples finish, a
   log-normal time per sample (default median 2 s, p99 20 s: ASSUMPTION for unit-test execution; verl issue #980
-  reports a code reward stage of 140 s per step against 180 s of rollout);
+  reports a code reward stage of 140 s per step against 180 s of rollout); or a **reward model** on
+  ``reward_gpus`` GPUs (``reward_model`` set): each GPU scores one sample at a time, a forward pass of
+  ``2 N_rm (prompt + output)`` FLOPs at ``eta_compute`` of the trainer GPU's peak, the GPU at its compute power
+  while scoring and idle otherwise;
 * **trainer**: the training model (:func:`jobs.training.iteration_time`) over the step's tokens (prompt + output of
   the samples it trains on, packed in ``seq_len`` sequences), plus a weight broadcast of the BF16 weights to the
   rollout pool over the network (``2 P / B_net``).
@@ -38,6 +41,7 @@ reward-CPU energy; facility overheads are applied by the run, not here).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from dataclasses import dataclass, field
@@ -84,6 +88,10 @@ class RLConfig:
         at full load ~ 5 W plus its share of memory traffic: 10 W).
     reward_idle_W : float
         Idle power of the reward pool's nodes [W].
+    reward_model : TrainingModel or None
+        A reward model scored on GPUs instead of the CPU sandbox (its parameters set the forward FLOPs).
+    reward_gpus : int
+        GPUs of the reward-model pool (>= 1 when ``reward_model`` is set; of the trainer's GPU type).
     mode : {"sync", "async"}
     staleness : int
         Bound ``k`` (async).
@@ -111,6 +119,8 @@ class RLConfig:
     reward_p99_s: float = 20.0
     reward_worker_W: float = 10.0
     reward_idle_W: float = 0.0
+    reward_model: TrainingModel | None = None
+    reward_gpus: int = 0
     mode: str = "sync"
     staleness: int = 1
     partial_segment: int = 0
@@ -126,6 +136,8 @@ class RLConfig:
             raise ValueError("RL config: steps, prompts, group, reward_workers must be >= 1 and staleness >= 0")
         if self.partial_segment and self.mode != "sync":
             raise ValueError("partial rollouts are modelled in sync mode only")
+        if self.reward_model is not None and self.reward_gpus < 1:
+            raise ValueError("a reward model needs reward_gpus >= 1")
 
 
 @dataclass
@@ -247,6 +259,13 @@ def run_rl(cfg: RLConfig) -> RLResult:
     out = [lognormal_from_median_p99(rng, cfg.output_median, cfg.output_p99, n_s, cfg.max_output) for _ in range(S)]
     rew = [lognormal_from_median_p99(rng, 1000.0 * cfg.reward_median_s, 1000.0 * cfg.reward_p99_s, n_s, 10**9)
            / 1000.0 for _ in range(S)]
+    if cfg.reward_model is not None:  # a reward model: forward FLOPs of each sample on one GPU
+        g = cfg.trainer_gpu
+        per_tok = 2.0 * cfg.reward_model.active_params / (g.peak_flops * cfg.const.eta_compute)
+        rew = [per_tok * (prm[j] + out[j]).astype(float) for j in range(S)]
+        cfg = dataclasses.replace(cfg, reward_workers=cfg.reward_gpus,
+                                  reward_worker_W=(g.max_power_W - g.idle_power_W) * cfg.const.util_compute,
+                                  reward_idle_W=g.idle_power_W * cfg.reward_gpus)
     eng = ServingEngine(cfg.rollout, BatchLimits(max_num_seqs=cfg.max_num_seqs))
     gpu_roll = cfg.rollout.tensor_parallel * cfg.rollout.replicas
     n_train = cfg.trainer_layout.n_gpus

@@ -74,3 +74,17 @@ def test_partial_rollouts_carry_long_samples():
     # each step's rollout is at most 512 tokens per sample, so the steps are shorter than unsegmented ones
     full = run_rl(_cfg(steps=5))
     assert p.mean_step_s < full.mean_step_s
+
+
+def test_reward_model_on_gpus_scores_by_forward_flops():
+    rm = SHIPPED_MODELS["llama-3-8b"]
+    r = run_rl(_cfg(reward_model=rm, reward_gpus=4, steps=2))
+    # reward pool: 4 GPUs idle at 70 W, each scoring at 700 W; busy time = sum of 2 N_rm tokens / (peak eta)
+    t, P = r.power["reward"]
+    assert P[0] == pytest.approx(4 * 70.0) and P.max() <= 4 * 700.0 + 1e-6
+    T = r.makespan_s
+    assert r.energy_J["reward"] == pytest.approx(4 * 70.0 * T + 630.0 * 4 * r.busy_s["reward"], rel=1e-9)
+    # an 8B reward model scores a ~1,000-token sample in 2 x 8e9 x 1e3 / (989.4e12 x 0.62) = 26 ms
+    assert 0 < r.busy_s["reward"] * 4 / 128 < 0.2 and r.staleness_histogram() == {0: 128}
+    with pytest.raises(ValueError, match="reward_gpus"):
+        _cfg(reward_model=rm)
