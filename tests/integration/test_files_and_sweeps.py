@@ -139,7 +139,7 @@ def test_report_html_is_written_atomically(tmp_path, monkeypatch):
     """report.html goes through the atomic writer (whole or not at all); a failing write leaves the old report."""
     from scheduler_sim.report import _write_html
 
-    p = _write_html(tmp_path, "t", ["<p>one</p>"])
+    p = _write_html(tmp_path, "<p>one</p>")
     assert p == tmp_path / "report.html" and "<p>one</p>" in p.read_text()
 
     def boom(fd, data):
@@ -147,7 +147,7 @@ def test_report_html_is_written_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "write", boom)
     with pytest.raises(OSError, match="report.html: could not write the report"):
-        _write_html(tmp_path, "t", ["<p>two</p>"])
+        _write_html(tmp_path, "<p>two</p>")
     assert "<p>one</p>" in p.read_text() and _tmps(tmp_path) == []
 
 
