@@ -518,14 +518,12 @@ def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None,
         record written at build (a cached entry that fails the check is rebuilt first). Record this digest as the
         run's FMU checksum.
 
-    Raises
-    ------
-    ValueError
-        If ``model_name`` is not a plain identifier.
-    FMUBuildError
-        If rumoca or gcc fails (message includes their output), or the result fails fmpy validation.
-    jobs.cachedirs.CacheTrustError
-        If the cache folder or entry belongs to another user or is writable by others (unverifiable: refused).
+    Notes
+    -----
+    Errors are those of :func:`fetch_fmu_bytes`: ``ValueError`` for a model name that is not a plain identifier,
+    :class:`FMUBuildError` if rumoca or gcc fails (message includes their output) or the result fails fmpy
+    validation, :class:`jobs.cachedirs.CacheTrustError` if the cache folder, a folder above it up to the cache root,
+    or the entry belongs to another user or is writable by others (unverifiable: refused).
     """
     target, digest, _data = fetch_fmu_bytes(source, model_name, cache_dir, on_phase)
     return target, digest
@@ -561,10 +559,9 @@ def fetch_fmu_bytes(source: str, model_name: str, cache_dir: str | Path | None =
     ValueError
         If ``model_name`` is not a plain identifier.
     FMUBuildError
-        If rumoca or gcc fails, or the result fails fmpy validation.
-    jobs.cachedirs.CacheTrustError
-        If the cache folder, a folder above it up to the cache root, or the entry belongs to another user or is
-        writable by others (unverifiable: refused).
+        If rumoca or gcc fails, or the result fails fmpy validation, or a failed entry cannot be removed. A cache
+        folder, a folder above it up to the cache root, or an entry that belongs to another user or is writable by
+        others raises :class:`jobs.cachedirs.CacheTrustError` (unverifiable: refused).
     """
     from jobs.cachedirs import cache_lock, private_dir, sha256_bytes
 

@@ -218,7 +218,12 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     path = _plant_cache_path(params, full, cache_dir)
     try:  # the same trust rules as the FMU beside it: a private folder on its whole path, an entry of this user
         path = private_dir(path.parent, "FMU cache folder") / path.name
-    except (CacheTrustError, OSError):
+    except CacheTrustError as exc:  # unverifiable: not used (the figure is computed), and said so
+        import logging
+
+        logging.getLogger("hpctwin.files").warning("warning: plant figure cache not used: %s", exc)
+        return _compute_max_stable_step_s(params)
+    except OSError:
         return _compute_max_stable_step_s(params)
     try:
         cached = _read_plant_cache(path, full)

@@ -279,7 +279,12 @@ def cached_steady_table(params: PlantParams, cache_dir: str | Path | None = None
     try:
         folder = private_dir(folder, "FMU cache folder")  # checked on its whole path; the resolved folder is used
         trusted = True
-    except (CacheTrustError, OSError):
+    except CacheTrustError as exc:  # unverifiable: not used (the table is computed), and said so
+        import logging
+
+        logging.getLogger("hpctwin.files").warning("warning: fast-plant table cache not used: %s", exc)
+        trusted = False
+    except OSError:
         trusted = False
     npz = folder / f"{model_name_for(params)}-{key[:16]}.qss.npz"
     rec = npz.with_name(npz.name + ".json")

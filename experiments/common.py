@@ -68,7 +68,7 @@ def write_csv(table: pd.DataFrame, path: str | Path) -> Path:
 
     Parameters
     ----------
-    table : pandas.DataFrame
+    table : pd.DataFrame
         The table.
     path : str | Path
         Destination file.

@@ -39,6 +39,7 @@ import shutil
 import socket
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["CACHE_ENV", "FMU_CACHE_ENV", "TRACE_CACHE_ENV", "CacheTrustError", "cache_root", "fmu_cache_dir",
@@ -141,9 +142,9 @@ def check_cache_path(leaf: str | os.PathLike[str], root: str | os.PathLike[str] 
 
     Parameters
     ----------
-    leaf : str or os.PathLike
+    leaf : str | os.PathLike[str]
         The cache folder (must exist).
-    root : str or os.PathLike or None
+    root : str | os.PathLike[str] | None
         The cache root above it (``$HPCTWIN_CACHE_DIR`` or the platform cache folder); when None or not above
         ``leaf``, ``leaf`` is its own root.
     what : str
@@ -204,11 +205,11 @@ def private_dir(path: str | os.PathLike[str], what: str = "cache folder",
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The cache folder.
     what : str
         What it is, for the messages.
-    root : str or os.PathLike or None
+    root : str | os.PathLike[str] | None
         The cache root above it (see :func:`check_cache_path`).
 
     Returns
@@ -245,7 +246,7 @@ def read_entry(path: str | os.PathLike[str], what: str = "cache entry") -> bytes
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The entry.
     what : str
         What it is, for the messages.
@@ -257,12 +258,10 @@ def read_entry(path: str | os.PathLike[str], what: str = "cache entry") -> bytes
 
     Raises
     ------
-    FileNotFoundError
-        If there is no entry.
     CacheTrustError
         If the entry is a symbolic link or not a regular file, belongs to another user, or others can write it.
     OSError
-        If it cannot be read.
+        If it cannot be read (``FileNotFoundError`` if there is no entry).
     """
     p = Path(path)
     try:
@@ -281,7 +280,7 @@ def read_entry(path: str | os.PathLike[str], what: str = "cache entry") -> bytes
 
 
 @contextlib.contextmanager
-def verified_copy(data: bytes, name: str, sha256: str):
+def verified_copy(data: bytes, name: str, sha256: str) -> Iterator[Path]:
     """Yield a private copy of verified bytes, to hand to a library that can only open a file by name (fmpy).
 
     The copy is written into a new folder made by :func:`tempfile.mkdtemp` (``0700``, this user's), hashed again
@@ -356,7 +355,7 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The output file whose temporaries are looked for.
 
     Returns
@@ -469,7 +468,7 @@ def shared_folder_problem(folder: str | os.PathLike[str]) -> str | None:
 
     Parameters
     ----------
-    folder : str or os.PathLike
+    folder : str | os.PathLike[str]
         An output folder.
 
     Returns
@@ -499,19 +498,20 @@ def _warn_shared(folder: Path) -> None:
                     "(chmod go-w) or one with the sticky bit (chmod +t). See docs/security.md", folder, why)
 
 
-def _write_error(path: Path, what: str, size: int | None, exc: OSError) -> OSError:
+def _raise_write_error(path: Path, what: str, size: int | None, exc: OSError):
     why = exc.strerror or str(exc)
     mb = f" ({size / 1e6:.1f} MB)" if size is not None else ""
     err = OSError(f"{path}: could not write the {what}{mb}: {why}"
                   f"{'; the previous file is kept' if os.path.lexists(path) else ''}")
     err.errno = exc.errno  # the message alone is printed (no "[Errno n]" prefix); the code stays available
-    return err
+    raise err from None
 
 
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *, private: bool = False,
                   what: str = "output file", encoding: str = "utf-8", newline: str | None = None,
-                  make_parents: bool = True, size_hint: int | None = None):
+                  make_parents: bool = True,
+                  size_hint: int | None = None) -> Iterator[io.BufferedRandom | io.TextIOWrapper]:
     """Write one file whole or not at all, through a private temporary that cannot be a planted link.
 
     The one writer of hpctwin: outputs (HDF5 files, reports, figures, sweep summaries, exports), cache entries and
@@ -535,19 +535,21 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *, private: bo
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Destination file.
-    mode : {"wb", "w"}
+    mode : str
         Binary (a buffered, readable, seekable file object: h5py needs both) or text.
     private : bool
         Mode ``0600`` (cache entries) instead of ``0666`` minus the umask.
     what : str
         What the file is, for the error message.
-    encoding, newline : str or None
+    encoding : str
+        Text mode only, as for :func:`open`.
+    newline : str | None
         Text mode only, as for :func:`open`.
     make_parents : bool
         Create the folder when missing (outputs); cache entries need an existing (checked) folder.
-    size_hint : int or None
+    size_hint : int | None
         Size for the error message (else the bytes written so far).
 
     Yields
@@ -558,12 +560,14 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *, private: bo
     Raises
     ------
     ValueError
-        If ``mode`` is not ``"wb"`` or ``"w"``.
+        If ``mode`` is not ``"wb"`` (binary) or ``"w"`` (text).
     IsADirectoryError
         If ``path`` is a folder.
     OSError
         If the file cannot be written (one line naming the file, the size and the cause; the old file is kept), or
         if another user replaced the temporary before the rename.
+    BaseException
+        Whatever the block raised, re-raised once the temporary is removed (an ``OSError`` as above).
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_output: mode must be 'wb' or 'w', not {mode!r}")
@@ -577,7 +581,7 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *, private: bo
         clean_stale_temporaries(path)
         fd, name = tempfile.mkstemp(prefix=f"{temporary_prefix(path)}{_host()}-{os.getpid()}-", dir=path.parent)
     except OSError as exc:
-        raise _write_error(path, what, size_hint, exc) from None
+        _raise_write_error(path, what, size_hint, exc)
     tmp = Path(name)
     raw = _DescriptorIO(fd)
     fh = io.BufferedRandom(raw)
@@ -607,7 +611,7 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *, private: bo
             if size is None:
                 with contextlib.suppress(Exception):
                     size = os.fstat(fd).st_size
-            raise _write_error(path, what, size, exc) from None
+            _raise_write_error(path, what, size, exc)
         raise
     _fsync_dir(path.parent)
 
@@ -618,9 +622,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | memoryview, *
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Destination file; its folder is created when missing (unless ``make_parents`` is False).
-    data : bytes or memoryview
+    data : bytes | memoryview
         The whole content (a ``memoryview`` is written without a copy, e.g. an HDF5 image's buffer).
     what : str
         What the file is, for the error message.
@@ -632,14 +636,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | memoryview, *
     Returns
     -------
     Path
-        ``path``.
-
-    Raises
-    ------
-    IsADirectoryError
-        If ``path`` is a folder.
-    OSError
-        If the folder cannot be created or the file cannot be written (one line, file named).
+        ``path``. Errors are those of :func:`atomic_output`: ``IsADirectoryError`` if ``path`` is a folder, one
+        ``OSError`` naming the file if it cannot be written.
     """
     view = memoryview(data).cast("B")
     with atomic_output(path, "wb", private=private, what=what, make_parents=make_parents,
@@ -654,7 +652,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Destination file.
     text : str
         The whole content.
@@ -670,12 +668,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
     Returns
     -------
     Path
-        ``path``.
-
-    Raises
-    ------
-    OSError
-        If the file cannot be written (one line, file named).
+        ``path``. Errors are those of :func:`atomic_write_bytes`.
     """
     return atomic_write_bytes(path, text.encode(encoding), what=what, private=private, make_parents=make_parents)
 
@@ -697,7 +690,7 @@ def write_entry(path: Path, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def cache_lock(folder: Path, entry: str | None = None):
+def cache_lock(folder: Path, entry: str | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on one cache entry (``fcntl.flock`` on ``<folder>/.<entry>.lock``).
 
     One lock per entry: processes building or checking the same entry (e.g. MPI ranks) see one build, and a long
@@ -709,7 +702,7 @@ def cache_lock(folder: Path, entry: str | None = None):
     ----------
     folder : Path
         The (checked, private) cache folder.
-    entry : str or None
+    entry : str | None
         The entry's file name.
 
     Yields

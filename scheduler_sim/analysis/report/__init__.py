@@ -140,7 +140,8 @@ FACILITY_ONLY = ("E_facility_J", "E_cooling_J", "mean_P_facility_W", "peak_P_fac
 
 def _metric_tables(summary: dict[str, float]) -> dict:
     """The metric tables for the templates: one per group (schedule, energy, cooling, water, ...), rows of human
-    name, value, unit, definition; ``no_plant`` when no cooling plant was modelled (facility figures left out)."""
+    name, value, unit, definition; ``no_plant`` when no cooling plant was modelled (facility figures left out).
+    """
     pue = summary.get("PUE", float("nan"))
     no_plant = not (isinstance(pue, float) and np.isfinite(pue))
     if no_plant:  # no plant: facility figures are not defined
