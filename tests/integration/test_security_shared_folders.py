@@ -24,8 +24,12 @@ from scheduler_sim.io.hdf5 import verify_file
 USER = "hpctwin_sec_other"
 SWF = "1 0 0 100 1 -1 -1 1 200 -1 1 1 1 -1 1 -1 -1 -1\n2 10 0 50 2 -1 -1 2 100 -1 1 1 1 -1 1 -1 -1 -1\n"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None or shutil.which("su") is None,
-                                reason="needs root, useradd and su to plant links as a second user")
+#: A Python the second user can run (root's own interpreter may sit under /root).
+PY = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None or shutil.which("su") is None
+                                or PY is None,
+                                reason="needs root, useradd, su and a system python3 to plant links as a second user")
 
 
 @pytest.fixture
@@ -56,15 +60,26 @@ def test_planted_links_in_a_shared_output_folder_are_not_followed(other_user):
         swf = base / "two.swf"
         swf.write_text(SWF)
         host = socket.gethostname().replace("-", "_")
-        last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
-        # the old predictable names for the next 400 pids, with guessed random parts too, the output's own name,
-        # the report's files and the sweep lock
-        names = [f".run.h5.tmp-{host}-{p}" for p in range(last + 1, last + 401)]
-        names += [f".run.h5.tmp-{host}-{p}-{r}" for p in range(last + 1, last + 60) for r in ("aaaaaaaa", "00000000")]
-        names += ["run.h5", ".sweep.lock"]
-        _as_other(f"cd {shared} && for n in {' '.join(names)}; do ln -s {victim} \"$n\"; done && mkdir rep && "
-                  f"chmod 777 rep && for n in report.html facility_power.png .report.html.tmp-{host}-{last + 500}; "
-                  f"do ln -s {victim} rep/\"$n\"; done")
+        # planted by one process of the other user (no pid used up between its count and the run): the old
+        # predictable names for the next 400 pids, the new form with guessed random parts, the output's own name,
+        # the sweep lock, and the report's files
+        plant = f"""
+import os
+d, v, host = {str(shared)!r}, {str(victim)!r}, {host!r}
+last = int(open("/proc/sys/kernel/ns_last_pid").read())
+names = [f".run.h5.tmp-{{host}}-{{p}}" for p in range(last + 1, last + 401)]
+names += [f".run.h5.tmp-{{host}}-{{p}}-{{r}}" for p in range(last + 1, last + 60) for r in ("aaaaaaaa", "00000000")]
+names += ["run.h5", ".sweep.lock"]
+for n in names:
+    os.symlink(v, os.path.join(d, n))
+os.mkdir(os.path.join(d, "rep"))
+os.chmod(os.path.join(d, "rep"), 0o777)
+for n in ["report.html", "facility_power.png", f".report.html.tmp-{{host}}-{{last + 500}}"]:
+    os.symlink(v, os.path.join(d, "rep", n))
+"""
+        (base / "plant.py").write_text(plant)
+        (base / "plant.py").chmod(0o644)
+        _as_other(f"{PY} {base / 'plant.py'}")
         assert os.readlink(shared / "run.h5") == str(victim)
         cmd = [sys.executable, "-m", "scheduler_sim.app.cli", "run", "--system", "theta", "--trace", str(swf),
                "--start-day", "0", "--days", "0.01", "--no-cooling", "--quiet", "--out", str(shared / "run.h5")]
