@@ -153,3 +153,23 @@ def test_report_templates_are_package_data_with_one_base():
     assert env.autoescape is True
     for name in ("run.html.j2", "cooling.html.j2", "sweep.html.j2"):
         assert (Path(TEMPLATES) / name).read_text().startswith('{% extends "base.html.j2" %}')
+
+
+@pytest.mark.fmu
+def test_cooling_report_escapes_every_text_value_of_a_crafted_file(tmp_path):
+    """The cooling-only report (plant name, provenance attributes and their names) from a crafted file."""
+    from conftest import write_power_series
+
+    series = write_power_series(tmp_path / "power.csv")
+    good = tmp_path / "c.h5"
+    assert main(["cooling", str(series), "--plant", "theta", "--wet-bulb", "12", "--days", "0.25", "--out",
+                 str(good)]) == 0
+    bad = tmp_path / "crafted.h5"
+    shutil.copyfile(good, bad)
+    with h5py.File(bad, "r+") as f:
+        assert _poison(f) >= 3
+        f["provenance"].attrs[PAYLOAD] = PAYLOAD  # an attribute whose name is markup
+        f.attrs["content_sha256"] = content_digest(f)
+    page = make_report(bad, tmp_path / "crep").read_text()
+    _assert_nothing_unescaped(page)
+    assert page.count(ESCAPED) >= 4  # title, heading, provenance name and value
