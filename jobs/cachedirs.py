@@ -215,14 +215,9 @@ def private_dir(path: str | os.PathLike[str], what: str = "cache folder",
     Returns
     -------
     Path
-        The folder, symbolic links resolved (the path that was checked; use it).
-
-    Raises
-    ------
-    CacheTrustError
-        If the folder, or a folder between the cache root and it, belongs to another user or is writable by others.
-    OSError
-        If it cannot be created.
+        The folder, symbolic links resolved (the path that was checked; use it). Errors: :class:`CacheTrustError`
+        (from :func:`check_cache_path`) if the folder, or a folder between the cache root and it, belongs to another
+        user or is writable by others; ``OSError`` if it cannot be created.
     """
     p = Path(path)
     if not p.is_dir():
