@@ -109,12 +109,15 @@ def plant_hash(params: PlantParams) -> str:
     -------
     str
         Hex SHA-256 of the generated Modelica source (structure and every parameter value), the source text of
-        :mod:`cooling_fmu.modelica` (its numpy mirror is what :func:`max_stable_step_s` linearises), the
+        :mod:`cooling_fmu.modelica` and of the component library :mod:`cooling_fmu.components` (the numpy mirror
+        built from them is what :func:`max_stable_step_s` linearises), the
         sub-step accuracy bound, :data:`PLANT_CACHE_VERSION` and the numpy version (eigenvalues come from LAPACK).
     """
     h = hashlib.sha256()
+    lib = sorted((Path(_modelica.__file__).parent / "components").glob("*.py"))
     for part in (generate_plant_modelica(params), Path(_modelica.__file__).read_text(encoding="utf-8"),
-                 repr(SUBSTEP_ACCURACY), PLANT_CACHE_VERSION, np.__version__):
+                 *(f.read_text(encoding="utf-8") for f in lib), repr(SUBSTEP_ACCURACY), PLANT_CACHE_VERSION,
+                 np.__version__):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()
