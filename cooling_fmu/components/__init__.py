@@ -28,6 +28,9 @@ tower bypass                    :func:`tower.bypass`                        :fun
 saturated exit air              :func:`tower.exit_air`                      :func:`tower.exit_air_fragment`
 saturated moist air             :func:`moist_air.sat_air`                   :func:`moist_air.sat_air_equations`
 drift, blowdown, make-up        :func:`tower.water_use`                     :func:`tower.water_use_equations`
+tower v5: Braun eps-NTU         :func:`tower.braun_effectiveness`           :func:`tower.braun_equations`
+tower v5: sizing at design wb   :func:`tower.size_braun_c`                  (parameter, written in as a literal)
+cell staging, hysteresis        :class:`staging.CellStager`                 (supervisory, Python; an FMU input)
 trim chiller                    :func:`chiller.trim_chiller`                :func:`chiller.trim_chiller_equations`
 dry cooler                      :func:`drycooler.dry_cooler`                :func:`drycooler.dry_cooler_equations`
 CRAH coil                       :func:`crah.crah`                           :func:`crah.crah_equations`
@@ -36,6 +39,6 @@ CRAH coil                       :func:`crah.crah`                           :fun
 
 from __future__ import annotations
 
-from . import chiller, crah, drycooler, hx, moist_air, pipe, pump, tower, valve
+from . import chiller, crah, drycooler, hx, moist_air, pipe, pump, staging, tower, valve
 
-__all__ = ["chiller", "crah", "drycooler", "hx", "moist_air", "pipe", "pump", "tower", "valve"]
+__all__ = ["chiller", "crah", "drycooler", "hx", "moist_air", "pipe", "pump", "staging", "tower", "valve"]

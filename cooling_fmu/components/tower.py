@@ -22,6 +22,8 @@ Relations (numpy function / Modelica fragment from the same numbers)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .moist_air import sat_air, sat_air_equations
@@ -382,3 +384,158 @@ def water_use_equations() -> list[str]:
             "  m_flow_blowdown = max(0.0, m_flow_evap / (coc - 1.0) - m_flow_drift);",
             "  m_flow_makeup = m_flow_evap + m_flow_drift + m_flow_blowdown;"]
 
+
+# ------------------------------------------------------------------------------------------------------------------
+# plant v5 tower: heat and mass transfer with the air the fans move (Braun's effectiveness-NTU)
+# ------------------------------------------------------------------------------------------------------------------
+#: Fixed-point updates of the saturation slope ``c_s`` with the leaving water (unrolled in the model).
+BRAUN_ITERATIONS = 3
+#: ``m*`` above which the Braun effectiveness uses its ``m* = 1`` limit ``NTU / (1 + NTU)`` (avoids 0/0).
+MSTAR_BALANCED = 0.9999
+
+
+def braun_effectiveness(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndarray, m_a_kg_s: float | np.ndarray,
+                        T_w_in_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_atm_Pa: float,
+                        cp_w_J_kgK: float) -> tuple:
+    """Counterflow cooling tower by Braun's effectiveness-NTU model, with the air the fans actually move.
+
+    Braun, Klein & Mitchell (1989), "Effectiveness models for cooling towers and cooling coils", ASHRAE
+    Transactions 95(2), eqs. for the counterflow tower (the model behind EnergyPlus' cooling-tower UA method and
+    Modelica Buildings' ``CoolingTowers`` effectiveness): ``NTU = c (m_w / m_a)^(1 + n)``, saturation slope
+    ``c_s = (h_s(T_w,in) - h_s(T_w,out)) / (T_w,in - T_w,out)`` (Braun's chord between entering and leaving water,
+    found by :data:`BRAUN_ITERATIONS` fixed-point updates from the chord to the wet-bulb), ``m* = m_a c_s / (m_w
+    c_pw)``, air-side effectiveness
+    ``eps_a = (1 - exp(-NTU (1 - m*))) / (1 - m* exp(-NTU (1 - m*)))`` (``NTU / (1 + NTU)`` at ``m* = 1``) and
+    ``Q = eps_a m_a (h_s(T_w,in) - h_a,in)`` with ``h_a,in = h_s(T_wb)`` (the wet-bulb lies on the air's
+    adiabatic-saturation line). Since ``eps_a <= 1`` the leaving air's enthalpy never exceeds that of saturated
+    air at the entering water: the heat is carried by the air the fans move (no ``max(fan air, Q / dh_max)``).
+
+    Parameters
+    ----------
+    c_braun : float
+        Coefficient ``c`` of the NTU correlation (sized by :func:`size_braun_c`).
+    n_braun : float
+        Exponent ``n`` (Braun: about -0.4 .. -0.8 with the ``1 + n`` form; ASHRAE ch. 40 gives ``KaV/L ~
+        (L/G)^-0.6``, i.e. ``n = -0.4`` here).
+    m_w_kg_s : float | np.ndarray
+        Water flow through the running cells [kg/s] (> 0).
+    m_a_kg_s : float | np.ndarray
+        Air the fans move [kg/s] (> 0).
+    T_w_in_K : float | np.ndarray
+        Water entering the tower [K].
+    T_wb_K : float | np.ndarray
+        Outdoor wet-bulb [K].
+    p_atm_Pa : float
+        Site pressure [Pa].
+    cp_w_J_kgK : float
+        Specific heat of water [J/(kg K)].
+
+    Returns
+    -------
+    tuple
+        ``(Q_W, eps_a, NTU, m_star)``; ``Q`` is 0 where the water is not warmer than the wet-bulb.
+    """
+    h_w = sat_air(T_w_in_K, p_atm_Pa)[1]
+    h_a = sat_air(T_wb_K, p_atm_Pa)[1]
+    warm = np.asarray(T_w_in_K) > T_wb_K
+    ntu = c_braun * (m_w_kg_s / m_a_kg_s) ** (1.0 + n_braun)
+    T_out = T_wb_K  # first chord: entering water to wet-bulb; then entering to leaving water
+    for _ in range(BRAUN_ITERATIONS + 1):
+        h_o = sat_air(T_out, p_atm_Pa)[1]
+        c_s = np.maximum(h_w - h_o, 1e-6 * 1006.0) / np.maximum(T_w_in_K - T_out, 1e-6)
+        ms = m_a_kg_s * c_s / (m_w_kg_s * cp_w_J_kgK)
+        Z = np.exp(-ntu * (1.0 - ms))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            eps = np.where(np.abs(1.0 - ms) > 1.0 - MSTAR_BALANCED, (1.0 - Z) / (1.0 - ms * Z), ntu / (1.0 + ntu))
+        Q = np.where(warm, eps * m_a_kg_s * (h_w - h_a), 0.0)
+        T_out = T_w_in_K - Q / (m_w_kg_s * cp_w_J_kgK)
+    if np.ndim(Q) == 0:
+        return float(Q), float(eps), float(ntu), float(ms)
+    return Q, eps, ntu, ms
+
+
+def braun_equations() -> tuple[list[str], list[str]]:
+    """Declarations and equations of :func:`braun_effectiveness` in a flat model.
+
+    Reads ``c_braun``, ``n_braun``, ``m_w_tower``, ``m_a_tower``, ``T_w_in``, ``T_wb``, ``p_atm``, ``cp``; defines
+    ``Q_braun``, ``eps_braun``, ``NTU_braun`` and the intermediates of the unrolled ``c_s`` updates.
+
+    Returns
+    -------
+    tuple of (list of str, list of str)
+        Declarations and equations (indented two spaces).
+    """
+    dw, ew = sat_air_equations("T_w_in", "bw")
+    da, ea = sat_air_equations("T_wb", "ba")
+    decl = dw + da + ['  Real NTU_braun(unit="1");', '  Real eps_braun(unit="1");', '  Real Q_braun(unit="W");']
+    eq = ew + ea + ["  NTU_braun = c_braun * (m_w_tower / m_a_tower) ^ (1.0 + n_braun);",
+                    "  T_bo0 = T_wb;"]
+    K = BRAUN_ITERATIONS
+    for k in range(K + 1):
+        d, e = sat_air_equations(f"T_bo{k}", f"bo{k}")
+        decl += [f'  Real T_bo{k}(unit="K");', f'  Real c_s{k}(unit="J/(kg.K)");', f'  Real ms{k}(unit="1");',
+                 f'  Real Zb{k}(unit="1");', f'  Real eps_b{k}(unit="1");', f'  Real Q_b{k}(unit="W");'] + d
+        eq += e + [
+            f"  c_s{k} = max(h_bw - h_bo{k}, 1006.0e-6) / max(T_w_in - T_bo{k}, 1.0e-6);",
+            f"  ms{k} = m_a_tower * c_s{k} / (m_w_tower * cp);",
+            f"  Zb{k} = exp(-NTU_braun * (1.0 - ms{k}));",
+            f"  eps_b{k} = noEvent(if abs(1.0 - ms{k}) > {1.0 - MSTAR_BALANCED!r} then (1.0 - Zb{k}) / "
+            f"(1.0 - ms{k} * Zb{k}) else NTU_braun / (1.0 + NTU_braun));",
+            f"  Q_b{k} = noEvent(if T_w_in > T_wb then eps_b{k} * m_a_tower * (h_bw - h_ba) else 0.0);"]
+        if k < K:
+            eq.append(f"  T_bo{k + 1} = T_w_in - Q_b{k} / (m_w_tower * cp);")
+    eq += [f"  eps_braun = eps_b{K};", f"  Q_braun = Q_b{K};"]
+    return decl, eq
+
+
+def size_braun_c(n_braun: float, Q_design_W: float, m_w_kg_s: float, m_a_kg_s: float, T_wb_design_K: float,
+                 approach_K: float, p_atm_Pa: float, cp_w_J_kgK: float) -> float:
+    """Coefficient ``c`` with which the tower rejects ``Q_design`` at the design wet-bulb and approach.
+
+    At design the leaving water is ``T_wb + approach`` and the entering water ``T_wb + approach + range`` with
+    ``range = Q / (m_w cp)``, so Braun's saturation slope ``c_s`` is the chord between them; the required air-side
+    effectiveness ``eps = Q / (m_a (h_s(T_w,in) - h_s(T_wb)))``
+    inverts the counterflow eps-NTU relation in closed form, ``NTU = ln((1 - m* eps) / (1 - eps)) / (1 - m*)``
+    (``eps / (1 - eps)`` at ``m* = 1``), and ``c = NTU / (m_w / m_a)^(1 + n)``.
+
+    Parameters
+    ----------
+    n_braun : float
+        Exponent of the NTU correlation.
+    Q_design_W : float
+        Design heat [W] (> 0).
+    m_w_kg_s : float
+        Design water flow [kg/s].
+    m_a_kg_s : float
+        Design air flow, all cells at full speed [kg/s].
+    T_wb_design_K : float
+        Design wet-bulb [K] (:func:`cooling_fmu.weather.design_conditions`).
+    approach_K : float
+        Design approach [K] (> 0).
+    p_atm_Pa : float
+        Site pressure [Pa].
+    cp_w_J_kgK : float
+        Specific heat of water.
+
+    Returns
+    -------
+    float
+        ``c``.
+
+    Raises
+    ------
+    ValueError
+        If the design cannot be met by any tower with this air flow (required effectiveness >= 1).
+    """
+    T_in = T_wb_design_K + approach_K + Q_design_W / (m_w_kg_s * cp_w_J_kgK)
+    h_w = sat_air(T_in, p_atm_Pa)[1]
+    h_a = sat_air(T_wb_design_K, p_atm_Pa)[1]
+    eps = Q_design_W / (m_a_kg_s * (h_w - h_a))
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"tower sizing: required air-side effectiveness {eps:.3f} is not below 1: the design air flow "
+                         f"{m_a_kg_s:.0f} kg/s cannot carry {Q_design_W / 1e6:.2f} MW at a {approach_K:g} K approach")
+    T_out = T_wb_design_K + approach_K
+    ms = m_a_kg_s * (h_w - sat_air(T_out, p_atm_Pa)[1]) / (T_in - T_out) / (m_w_kg_s * cp_w_J_kgK)
+    ntu = eps / (1.0 - eps) if abs(1.0 - ms) <= 1.0 - MSTAR_BALANCED else math.log((1.0 - ms * eps) / (1.0 - eps)) / (
+        1.0 - ms)
+    return ntu / (m_w_kg_s / m_a_kg_s) ** (1.0 + n_braun)
