@@ -38,11 +38,11 @@ def trim_chiller(params: PlantParams, m_fac_kg_s: float | np.ndarray, T_in_K: fl
     params : PlantParams
         Plant description (``chiller``, ``tower.T_fac_sup_set_K``, ``cp_water_J_kgK``).
     m_fac_kg_s : float | np.ndarray
-        Facility flow [kg/s], entering water [K], wet-bulb [K] (broadcastable).
+        Facility flow [kg/s].
     T_in_K : float | np.ndarray
-        Facility flow [kg/s], entering water [K], wet-bulb [K] (broadcastable).
+        Entering water [K].
     T_wb_K : float | np.ndarray
-        Facility flow [kg/s], entering water [K], wet-bulb [K] (broadcastable).
+        Wet-bulb [K] (broadcastable).
 
     Returns
     -------

@@ -23,20 +23,21 @@ import numpy as np
 
 from ._mo import lit
 
-__all__ = ["CP_AIR_J_KGK", "DryCoolerParams", "crossflow_unmixed_eps", "dry_cooler", "dry_cooler_equations"]
+__all__ = ["CP_AIR_J_KGK", "DryCoolerParams", "FanCoilParams", "crossflow_unmixed_eps", "dry_cooler", "dry_cooler_equations",
+           "fan_coil_equations", "fan_coil_rates"]
 
 #: Specific heat of dry air near 300 K [J/(kg K)] (Incropera & DeWitt, Table A.4: 1,007 J/(kg K) at 300 K).
 CP_AIR_J_KGK = 1007.0
 
 
 @dataclass(frozen=True)
-class DryCoolerParams:
-    """A dry-cooler bank (SI).
+class FanCoilParams:
+    """A finned air-water coil with a variable-speed fan (dry cooler or CRAH), SI.
 
     Attributes
     ----------
     UA_nominal_W_K : float
-        Conductance at full fan speed [W/K] (ASSUMPTION per site: size it from the design dry-bulb).
+        Conductance at full fan speed [W/K] (ASSUMPTION per site: size it from the design dry-bulb or room load).
     m_air_nominal_kg_s : float
         Air flow at full fan speed [kg/s].
     P_fan_nominal_W : float
@@ -44,7 +45,7 @@ class DryCoolerParams:
     n_UA : float
         Exponent of the conductance in the air flow (ASSUMPTION 0.6, module docstring).
     cp_water_J_kgK : float
-        Specific heat of the circulating water [J/(kg K)].
+        Specific heat of the water [J/(kg K)].
     """
 
     UA_nominal_W_K: float
@@ -54,15 +55,76 @@ class DryCoolerParams:
     cp_water_J_kgK: float = 4186.0
 
 
+#: A dry-cooler bank (the closed-circuit coil of this module).
+DryCoolerParams = FanCoilParams
+
+
+def fan_coil_rates(p: FanCoilParams, y_fan: float | np.ndarray, m_w_kg_s: float | np.ndarray) -> tuple:
+    """Capacity rates, conductance and fan power of a fan coil at fan speed ``y``.
+
+    ``C_w = m_w cp_w``, ``C_a = y m_air,nominal cp_air``, ``UA = UA_nominal y^n_UA``, ``P = P_nominal y^3``
+    (module docstring).
+
+    Parameters
+    ----------
+    p : FanCoilParams
+        The coil.
+    y_fan : float | np.ndarray
+        Fan speed fraction (0 < y <= 1).
+    m_w_kg_s : float | np.ndarray
+        Water flow [kg/s].
+
+    Returns
+    -------
+    tuple
+        ``(C_w, C_a, C_min, C_max, UA, P_fan)`` [W/K, W/K, W/K, W/K, W/K, W].
+    """
+    C_w = m_w_kg_s * p.cp_water_J_kgK
+    C_a = y_fan * p.m_air_nominal_kg_s * CP_AIR_J_KGK
+    return C_w, C_a, np.minimum(C_w, C_a), np.maximum(C_w, C_a), p.UA_nominal_W_K * y_fan**p.n_UA, \
+        p.P_fan_nominal_W * y_fan**3
+
+
+def fan_coil_equations(p: FanCoilParams, y: str, m_w: str, t: str) -> tuple[list[str], list[str]]:
+    """Declarations and equations of :func:`fan_coil_rates` (``C_w_<t>``, ``C_a_<t>``, ``C_min_<t>``,
+    ``C_max_<t>``, ``UA_<t>``, ``P_fan_<t>``).
+
+    Parameters
+    ----------
+    p : FanCoilParams
+        The coil (literals).
+    y : str
+        Name of the fan speed.
+    m_w : str
+        Name of the water flow.
+    t : str
+        Suffix of the declared variables.
+
+    Returns
+    -------
+    tuple of (list of str, list of str)
+        Declarations and equations (indented two spaces).
+    """
+    decl = [f'  Real C_w_{t}(unit="W/K");', f'  Real C_a_{t}(unit="W/K");', f'  Real C_min_{t}(unit="W/K");',
+            f'  Real C_max_{t}(unit="W/K");', f'  Real UA_{t}(unit="W/K");', f'  Real P_fan_{t}(unit="W");']
+    eq = [f"  C_w_{t} = {m_w} * {lit(p.cp_water_J_kgK)};",
+          f"  C_a_{t} = {y} * {lit(p.m_air_nominal_kg_s)} * {lit(CP_AIR_J_KGK)};",
+          f"  C_min_{t} = min(C_w_{t}, C_a_{t});",
+          f"  C_max_{t} = max(C_w_{t}, C_a_{t});",
+          f"  UA_{t} = {lit(p.UA_nominal_W_K)} * {y} ^ {lit(p.n_UA)};",
+          f"  P_fan_{t} = {lit(p.P_fan_nominal_W)} * {y} ^ 3;"]
+    return decl, eq
+
+
 def crossflow_unmixed_eps(NTU: float | np.ndarray, C_r: float | np.ndarray):
     """Crossflow effectiveness with both streams unmixed (Incropera & DeWitt Table 11.3).
 
     Parameters
     ----------
     NTU : float | np.ndarray
-        Number of transfer units (> 0) and capacity-rate ratio (0 < C_r <= 1).
+        Number of transfer units (> 0).
     C_r : float | np.ndarray
-        Number of transfer units (> 0) and capacity-rate ratio (0 < C_r <= 1).
+        Capacity-rate ratio (0 < C_r <= 1).
 
     Returns
     -------
@@ -83,24 +145,21 @@ def dry_cooler(p: DryCoolerParams, y_fan: float | np.ndarray, m_w_kg_s: float | 
     y_fan : float | np.ndarray
         Fan speed fraction (0 < y <= 1).
     m_w_kg_s : float | np.ndarray
-        Water flow [kg/s], water entering [K], outdoor dry-bulb [K].
+        Water flow [kg/s].
     T_w_in_K : float | np.ndarray
-        Water flow [kg/s], water entering [K], outdoor dry-bulb [K].
+        Water entering [K].
     T_db_K : float | np.ndarray
-        Water flow [kg/s], water entering [K], outdoor dry-bulb [K].
+        Outdoor dry-bulb [K].
 
     Returns
     -------
     tuple
         ``(Q_W, T_w_out_K, P_fan_W)``.
     """
-    C_w = m_w_kg_s * p.cp_water_J_kgK
-    C_a = y_fan * p.m_air_nominal_kg_s * CP_AIR_J_KGK
-    C_min, C_max = np.minimum(C_w, C_a), np.maximum(C_w, C_a)
-    UA = p.UA_nominal_W_K * y_fan**p.n_UA
+    C_w, C_a, C_min, C_max, UA, P = fan_coil_rates(p, y_fan, m_w_kg_s)
     eps = crossflow_unmixed_eps(UA / C_min, C_min / C_max)
     Q = eps * C_min * (T_w_in_K - T_db_K)
-    return Q, T_w_in_K - Q / C_w, p.P_fan_nominal_W * y_fan**3
+    return Q, T_w_in_K - Q / C_w, P
 
 
 def dry_cooler_equations(p: DryCoolerParams, y: str, m_w: str, T_in: str, T_db: str, tag: str = "dc"
@@ -112,13 +171,13 @@ def dry_cooler_equations(p: DryCoolerParams, y: str, m_w: str, T_in: str, T_db: 
     p : DryCoolerParams
         The bank (written in as literals).
     y : str
-        Names of the fan speed, water flow, entering water and dry-bulb.
+        Name of the fan speed.
     m_w : str
-        Names of the fan speed, water flow, entering water and dry-bulb.
+        Name of the water flow.
     T_in : str
-        Names of the fan speed, water flow, entering water and dry-bulb.
+        Name of the entering water.
     T_db : str
-        Names of the fan speed, water flow, entering water and dry-bulb.
+        Name of the dry-bulb.
     tag : str
         Suffix of the declared variables.
 
@@ -128,17 +187,12 @@ def dry_cooler_equations(p: DryCoolerParams, y: str, m_w: str, T_in: str, T_db: 
         Declarations and equations (indented two spaces).
     """
     t = tag
-    decl = [f'  Real C_w_{t}(unit="W/K");', f'  Real C_a_{t}(unit="W/K");', f'  Real C_min_{t}(unit="W/K");',
-            f'  Real C_max_{t}(unit="W/K");', f'  Real NTU_{t}(unit="1");', f'  Real eps_{t}(unit="1");',
-            f'  Real Q_{t}(unit="W");', f'  Real T_out_{t}(unit="K");', f'  Real P_fan_{t}(unit="W");']
-    eq = [f"  C_w_{t} = {m_w} * {lit(p.cp_water_J_kgK)};",
-          f"  C_a_{t} = {y} * {lit(p.m_air_nominal_kg_s)} * {lit(CP_AIR_J_KGK)};",
-          f"  C_min_{t} = min(C_w_{t}, C_a_{t});",
-          f"  C_max_{t} = max(C_w_{t}, C_a_{t});",
-          f"  NTU_{t} = {lit(p.UA_nominal_W_K)} * {y} ^ {lit(p.n_UA)} / C_min_{t};",
-          f"  eps_{t} = 1.0 - exp((1.0 / (C_min_{t} / C_max_{t})) * NTU_{t} ^ 0.22 * (exp(-(C_min_{t} / C_max_{t}) "
-          f"* NTU_{t} ^ 0.78) - 1.0));",
-          f"  Q_{t} = eps_{t} * C_min_{t} * ({T_in} - {T_db});",
-          f"  T_out_{t} = {T_in} - Q_{t} / C_w_{t};",
-          f"  P_fan_{t} = {lit(p.P_fan_nominal_W)} * {y} ^ 3;"]
+    decl, eq = fan_coil_equations(p, y, m_w, t)
+    decl += [f'  Real NTU_{t}(unit="1");', f'  Real eps_{t}(unit="1");', f'  Real Q_{t}(unit="W");',
+             f'  Real T_out_{t}(unit="K");']
+    eq += [f"  NTU_{t} = UA_{t} / C_min_{t};",
+           f"  eps_{t} = 1.0 - exp((1.0 / (C_min_{t} / C_max_{t})) * NTU_{t} ^ 0.22 * (exp(-(C_min_{t} / C_max_{t}) "
+           f"* NTU_{t} ^ 0.78) - 1.0));",
+           f"  Q_{t} = eps_{t} * C_min_{t} * ({T_in} - {T_db});",
+           f"  T_out_{t} = {T_in} - Q_{t} / C_w_{t};"]
     return decl, eq

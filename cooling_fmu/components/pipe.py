@@ -23,11 +23,11 @@ def leaving_temperature(T_in_K: float | np.ndarray, Q_W: float | np.ndarray, m_k
     Parameters
     ----------
     T_in_K : float | np.ndarray
-        Entering temperature [K], heat given up [W] (negative = taken up), mass flow [kg/s] (> 0).
+        Entering temperature [K].
     Q_W : float | np.ndarray
-        Entering temperature [K], heat given up [W] (negative = taken up), mass flow [kg/s] (> 0).
+        Heat given up [W] (negative = taken up).
     m_kg_s : float | np.ndarray
-        Entering temperature [K], heat given up [W] (negative = taken up), mass flow [kg/s] (> 0).
+        Mass flow [kg/s] (> 0).
     cp_J_kgK : float
         Specific heat [J/(kg K)].
 
@@ -64,9 +64,9 @@ def tower_water_fraction_expr(w_fac: str, w_min: str) -> str:
     Parameters
     ----------
     w_fac : str
-        Names of the facility flow fraction and the floor.
+        Name of the facility flow fraction.
     w_min : str
-        Names of the facility flow fraction and the floor.
+        Name of the floor.
 
     Returns
     -------
@@ -82,13 +82,13 @@ def stored_energy_J(cp_J_kgK: float, T_ref_K: float, masses_kg: tuple, temperatu
     Parameters
     ----------
     cp_J_kgK : float
-        Specific heat and reference temperature.
+        Specific heat [J/(kg K)].
     T_ref_K : float
-        Specific heat and reference temperature.
+        Reference temperature [K].
     masses_kg : tuple
-        Volumes' masses and temperatures (each mass may go with an array of temperatures of equal volumes).
+        Masses of the volumes [kg].
     temperatures_K : tuple
-        Volumes' masses and temperatures (each mass may go with an array of temperatures of equal volumes).
+        Their temperatures [K] (a mass may go with an array of temperatures of equal volumes).
 
     Returns
     -------

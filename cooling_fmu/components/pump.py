@@ -86,11 +86,11 @@ def secondary_flow_expr(Q: str, Q_nominal: str, y_floor: str) -> str:
     Parameters
     ----------
     Q : str
-        Modelica names (or expressions) of the heat, the design heat and the floor.
+        Name of the heat.
     Q_nominal : str
-        Modelica names (or expressions) of the heat, the design heat and the floor.
+        Name of the design heat.
     y_floor : str
-        Modelica names (or expressions) of the heat, the design heat and the floor.
+        Name of the floor.
 
     Returns
     -------
@@ -126,9 +126,9 @@ def shaft_load_expr(w: str, s: str, r: str | None = None) -> str:
     Parameters
     ----------
     w : str
-        Names of the flow fraction and the static share.
+        Name of the flow fraction.
     s : str
-        Names of the flow fraction and the static share.
+        Name of the static share.
     r : str | None
         Name of the reset factor; None = no reset (``r = 1``).
 
@@ -329,11 +329,11 @@ def pump_power_expr(pump: PumpParams, m_nominal_kg_s: float, rho_kg_m3: float, w
     rho_kg_m3 : float
         Water density [kg/m3].
     w : str
-        Names of the flow fraction, the shaft-load fraction and the nominal shaft power parameter.
+        Name of the flow fraction.
     x : str
-        Names of the flow fraction, the shaft-load fraction and the nominal shaft power parameter.
+        Name of the shaft-load fraction.
     P_shaft : str
-        Names of the flow fraction, the shaft-load fraction and the nominal shaft power parameter.
+        Name of the nominal shaft power parameter.
 
     Returns
     -------

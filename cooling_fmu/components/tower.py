@@ -46,9 +46,9 @@ def merkel_effectiveness(NTU_nominal: float, n_merkel: float, y_fan: float | np.
     n_merkel : float
         Exponent of the characteristic.
     y_fan : float | np.ndarray
-        Bank air-flow fraction and tower-water flow fraction.
+        Bank air-flow fraction.
     w_cw : float | np.ndarray
-        Bank air-flow fraction and tower-water flow fraction.
+        Tower-water flow fraction.
 
     Returns
     -------
@@ -64,13 +64,13 @@ def merkel_effectiveness_expr(NTU_nominal: str, n_merkel: str, y_fan: str, w_cw:
     Parameters
     ----------
     NTU_nominal : str
-        Names of the parameters and variables.
+        Name of the Merkel number at full air and nominal water flow.
     n_merkel : str
-        Names of the parameters and variables.
+        Name of the exponent of the characteristic.
     y_fan : str
-        Names of the parameters and variables.
+        Name of the bank air-flow fraction.
     w_cw : str
-        Names of the parameters and variables.
+        Name of the tower-water flow fraction.
 
     Returns
     -------
@@ -87,13 +87,13 @@ def fan_fraction_for_effectiveness(NTU_nominal: float, n_merkel: float, eps: flo
     Parameters
     ----------
     NTU_nominal : float
-        Tower characteristic.
+        Merkel number at full air flow and nominal water flow.
     n_merkel : float
-        Tower characteristic.
+        Exponent of the characteristic.
     eps : float | np.ndarray
-        Required effectiveness and tower-water flow fraction.
+        Required effectiveness.
     w_cw : float | np.ndarray
-        Required effectiveness and tower-water flow fraction.
+        Tower-water flow fraction.
 
     Returns
     -------
@@ -158,9 +158,9 @@ def fan_power_W(y_fan: float | np.ndarray, n_on: float | np.ndarray, n_cells: in
     Parameters
     ----------
     y_fan : float | np.ndarray
-        Bank air-flow fraction and cells running (:func:`cells_running`).
+        Bank air-flow fraction.
     n_on : float | np.ndarray
-        Bank air-flow fraction and cells running (:func:`cells_running`).
+        Cells running (:func:`cells_running`).
     n_cells : int
         Cells in the bank.
     P_fan_cell_W : float
@@ -181,11 +181,11 @@ def fan_power_expr(n_on: str, P_cell: str, s: str) -> str:
     Parameters
     ----------
     n_on : str
-        Names of the cells running, the cell fan power and the speed.
+        Name of the cells running.
     P_cell : str
-        Names of the cells running, the cell fan power and the speed.
+        Name of the cell fan power.
     s : str
-        Names of the cells running, the cell fan power and the speed.
+        Name of the speed.
 
     Returns
     -------
@@ -233,29 +233,21 @@ def bypass_equations(Q: str, T_out: str, Q_cells: str, T_cells: str, T_in: str, 
     Parameters
     ----------
     Q : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the heat rejected.
     T_out : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the leaving water.
     Q_cells : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the cell heat.
     T_cells : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the cell leaving water.
     T_in : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the entering water.
     m : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the flow.
     cp : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the specific heat.
     T_min : str
-        Names of the heat rejected, leaving water, cell heat, cell leaving water, entering water, flow, specific
-        heat and minimum.
+        Name of the minimum.
 
     Returns
     -------
@@ -280,9 +272,9 @@ def exit_air(p_atm_Pa: float, T_wb_K: float, T_w_in_K: float, m_air_fan_kg_s: fl
     p_atm_Pa : float
         Site pressure [Pa].
     T_wb_K : float
-        Wet-bulb and water entering the tower [K].
+        Wet-bulb [K].
     T_w_in_K : float
-        Wet-bulb and water entering the tower [K].
+        Water entering the tower [K].
     m_air_fan_kg_s : float
         Air the fans move [kg/s].
     Q_air_W : float
@@ -352,9 +344,9 @@ def water_use(m_evap_kg_s: float | np.ndarray, m_cw_kg_s: float | np.ndarray, dr
     Parameters
     ----------
     m_evap_kg_s : float | np.ndarray
-        Evaporation and circulating tower-water flow [kg/s].
+        Evaporation [kg/s].
     m_cw_kg_s : float | np.ndarray
-        Evaporation and circulating tower-water flow [kg/s].
+        Circulating tower-water flow [kg/s].
     drift_fraction : float
         Drift as a fraction of the circulating flow.
     cycles_of_concentration : float

@@ -42,9 +42,9 @@ def valve_opening_expr(I: str, y_min: str) -> str:
     Parameters
     ----------
     I : str
-        Names of the integrator and the minimum opening.
+        Name of the integrator.
     y_min : str
-        Names of the integrator and the minimum opening.
+        Name of the minimum opening.
 
     Returns
     -------
@@ -62,9 +62,9 @@ def integrator_rate(e: float | np.ndarray, y: float | np.ndarray, I: float | np.
     e : float | np.ndarray
         Normalised control error [1].
     y : float | np.ndarray
-        Saturated output and integrator state [1].
+        Saturated output [1].
     I : float | np.ndarray
-        Saturated output and integrator state [1].
+        Integrator state [1].
     Ti_s : float
         Integral time [s].
 
@@ -82,13 +82,13 @@ def integrator_rate_expr(e: str, y: str, I: str, Ti: str) -> str:
     Parameters
     ----------
     e : str
-        Names of the error, output, integrator and integral time.
+        Name of the error.
     y : str
-        Names of the error, output, integrator and integral time.
+        Name of the output.
     I : str
-        Names of the error, output, integrator and integral time.
+        Name of the integrator.
     Ti : str
-        Names of the error, output, integrator and integral time.
+        Name of the integral time.
 
     Returns
     -------
