@@ -19,8 +19,9 @@ from pathlib import Path
 import h5py
 
 from cooling_fmu.params import load_plant_params, plant_names
-from cooling_fmu.standalone import load_power_series
-from cooling_fmu.weather import Weather
+from cooling_fmu.redundancy import n_plus_one
+from cooling_fmu.standalone import load_power_series, site_weather_file
+from cooling_fmu.weather import Weather, design_conditions
 from dataloaders.registry import available_loaders, guess_format
 from power import available_systems, load_system
 
@@ -377,6 +378,17 @@ def cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def _print_n_plus_one(params, weather_file: Path) -> None:
+    """Print the design wet-bulb of the site and the plant's N+1 cases there (cooling_fmu.redundancy)."""
+    dc = design_conditions(weather_file)
+    print(f"  design wet-bulb {dc.wet_bulb_K - 273.15:.2f} degC ({dc.source})")
+    for c in n_plus_one(params, dc.wet_bulb_K):
+        temps = (f"facility supply {c.T_fac_sup_K - 273.15:.2f} degC, warmest CDU supply "
+                 f"{c.T_sec_sup_max_K - 273.15:.2f} degC, fans {c.y_fan:.2f}" if c.T_fac_sup_K == c.T_fac_sup_K
+                 else c.note)
+        print(f"  N+1 at design heat, {c.name}: {'holds its set points' if c.ok else 'FAILS'} ({temps})")
+
+
 def cmd_cooling(a: argparse.Namespace) -> int:
     """``hpctwin cooling``: drive a plant from a measured IT power series and write its HDF5 file."""
     t, P, rep = load_power_series(a.power)
@@ -411,6 +423,8 @@ def cmd_cooling(a: argparse.Namespace) -> int:
               f"[facility] stages of system {a.system}")
     else:
         print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
+    if a.wet_bulb is None:
+        _print_n_plus_one(params, site_weather_file(a.weather, load_system(a.system) if a.system else None))
     if peak > design * (1 + 1e-9):
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
