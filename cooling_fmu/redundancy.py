@@ -26,7 +26,7 @@ import numpy as np
 from .modelica import analytic_steady_state
 from .params import PlantParams
 
-__all__ = ["TOLERANCE_K", "RedundancyCase", "n_plus_one"]
+__all__ = ["TOLERANCE_K", "RedundancyCase", "chiller_free_hours_by_month", "n_plus_one"]
 
 #: Allowed excursion of a supply temperature above its set point at the design point [K] (ASSUMPTION).
 TOLERANCE_K = 0.5
@@ -115,3 +115,35 @@ def n_plus_one(params: PlantParams, T_wb_design_K: float) -> list[RedundancyCase
         else:
             cases.append(_case(name, p1, T_wb_design_K))
     return cases
+
+
+def chiller_free_hours_by_month(time_s: np.ndarray, Q_flow_chiller_W: np.ndarray, origin_unix_s: float,
+                                interval_s: float) -> dict[str, tuple[float, float]]:
+    """Hours with the chiller off (economiser / free cooling only) per calendar month (UTC).
+
+    Parameters
+    ----------
+    time_s : np.ndarray
+        Start of each output interval [s since ``origin_unix_s``], shape (k,).
+    Q_flow_chiller_W : np.ndarray
+        Mean chiller heat of each interval [W], shape (k,); an interval counts as chiller-free below 1 W.
+    origin_unix_s : float
+        Unix time of ``time_s = 0`` [s, UTC].
+    interval_s : float
+        Length of an interval [s].
+
+    Returns
+    -------
+    dict of str to tuple of (float, float)
+        ``"YYYY-MM" -> (chiller-free hours, simulated hours)``, in time order.
+    """
+    import datetime as _dt
+
+    out: dict[str, list[float]] = {}
+    for t, q in zip(np.asarray(time_s, dtype=float), np.asarray(Q_flow_chiller_W, dtype=float)):
+        key = _dt.datetime.fromtimestamp(origin_unix_s + t, _dt.timezone.utc).strftime("%Y-%m")
+        row = out.setdefault(key, [0.0, 0.0])
+        row[1] += interval_s / 3600.0
+        if q < 1.0:
+            row[0] += interval_s / 3600.0
+    return {k: (v[0], v[1]) for k, v in out.items()}

@@ -19,7 +19,7 @@ from pathlib import Path
 import h5py
 
 from cooling_fmu.params import load_plant_params, plant_names
-from cooling_fmu.redundancy import n_plus_one
+from cooling_fmu.redundancy import chiller_free_hours_by_month, n_plus_one
 from cooling_fmu.standalone import load_power_series, site_weather_file
 from cooling_fmu.weather import Weather, design_conditions
 from dataloaders.registry import available_loaders, guess_format
@@ -389,6 +389,21 @@ def _print_n_plus_one(params, weather_file: Path) -> None:
         print(f"  N+1 at design heat, {c.name}: {'holds its set points' if c.ok else 'FAILS'} ({temps})")
 
 
+def _print_free_cooling(params, out: Path) -> None:
+    """Print the chiller-free (economiser-only) hours per month of a written cooling run."""
+    if not params.chiller.enabled:
+        print("  chiller-free hours: every hour (the plant has no chiller: towers and economiser only)")
+        return
+    with h5py.File(out, "r") as f:
+        t = f["timeseries/time_s"][:]
+        q = f["timeseries/facility/Q_flow_chiller"][:]
+        origin = float(f.attrs["time_origin_unix_s"])
+    dt_s = float(t[1] - t[0]) if len(t) > 1 else 0.0
+    months = chiller_free_hours_by_month(t, q, origin, dt_s)
+    print("  chiller-free hours per month: " + ", ".join(f"{k} {free:,.0f} of {tot:,.0f} h"
+                                                          for k, (free, tot) in months.items()))
+
+
 def cmd_cooling(a: argparse.Namespace) -> int:
     """``hpctwin cooling``: drive a plant from a measured IT power series and write its HDF5 file."""
     t, P, rep = load_power_series(a.power)
@@ -429,6 +444,7 @@ def cmd_cooling(a: argparse.Namespace) -> int:
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
               f"limits (see --scale-to-design)", file=sys.stderr)
+    _print_free_cooling(params, out)
     print(f"wrote {out}")
     return 0
 

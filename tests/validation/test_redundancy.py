@@ -58,3 +58,12 @@ def test_cooling_summary_prints_design_wet_bulb_and_n_plus_one(capsys):
         "  N+1 at design heat, all units", "  N+1 at design heat, one tower cell out",
         "  N+1 at design heat, one facility pump out", "  N+1 at design heat, one tower pump out"]
     assert "FAILS (facility supply 30.20 degC" in out[1]
+
+
+def test_chiller_free_hours_by_month_hand_series():
+    from cooling_fmu.redundancy import chiller_free_hours_by_month
+
+    # 2023-06-30 22:00 UTC, hourly: 2 h in June (chiller on in the first), 3 h in July (on in the last)
+    origin = 1688162400.0
+    got = chiller_free_hours_by_month([0, 3600, 7200, 10800, 14400], [5e3, 0.0, 0.0, 0.5, 2e5], origin, 3600.0)
+    assert got == {"2023-06": (1.0, 2.0), "2023-07": (2.0, 3.0)}
