@@ -632,4 +632,20 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         ]
     if info is not None and "facility_stages_counted" in info and not math.isnan(s.get("PUE", float("nan"))):
         lines.append(f"  PUE counts            {pue_category(info)}")
+    lines += _partition_lines(s)
     return "\n".join(lines)
+
+
+def _partition_lines(s: dict[str, float]) -> list[str]:
+    """The per-partition block of the summary (a partitioned system's ``partition_<name>_<metric>`` keys)."""
+    names = [k[len("partition_"):-len("_jobs")] for k in s if k.startswith("partition_") and k.endswith("_jobs")]
+    if not names:
+        return []
+    out = ["  partition             jobs   util.   mean wait   IT energy    peak IT    peak rack"]
+    for n in names:
+        g = lambda m: s[f"partition_{n}_{m}"]  # noqa: E731
+        util = "   n/a" if math.isnan(g("utilisation")) else f"{100 * g('utilisation'):5.1f}%"
+        wait = "      n/a" if math.isnan(g("mean_wait_s")) else f"{g('mean_wait_s') / 3600:7.2f} h"
+        out.append(f"    {n:<18} {int(g('jobs')):6d}  {util}   {wait}  {g('E_it_J') / 3.6e9:8.1f} MWh "
+                   f"{g('peak_it_W') / 1e6:7.3f} MW  {g('peak_rack_W') / 1e3:7.1f} kW")
+    return out
