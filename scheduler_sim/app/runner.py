@@ -309,6 +309,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    for line in partition_mapping_lines(result.info):  # which trace names went to which partition (load report)
+        if loaded is not None:
+            loaded.report.notes.append(line.strip())
     result.info["job_power_spread"] = spread_info
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
@@ -458,6 +461,28 @@ def serving_load_summary(serving) -> str:
              f"rejected {r['rejected']}"]
     lines += [f"  note: {n}" for n in r["notes"]]
     return "\n".join(lines)
+
+
+def partition_mapping_lines(info: dict) -> list[str]:
+    """Lines saying how the trace's jobs were mapped to the partitions (:mod:`scheduler_sim.kernel.partitions`).
+
+    Parameters
+    ----------
+    info : dict
+        A run's info (its ``partition_mapping`` entry; absent on a one-partition system).
+
+    Returns
+    -------
+    list of str
+        One line per partition and rule, e.g. ``partition gpu: 120 job(s) by queue (names: gpu, gpu_debug)``.
+    """
+    out = []
+    for r in info.get("partition_mapping", []):
+        names = f" (trace names: {', '.join(r['trace_names'])})" if r["trace_names"] and r["trace_names"] != [""] \
+            else ""
+        why = "by default (no trace name maps to a partition)" if r["rule"] == "default" else r["rule"]
+        out.append(f"  partition {r['partition']}: {r['jobs']} job(s) {why}{names}")
+    return out
 
 
 def design_peak_W(system, cooling_estimate: float) -> float:

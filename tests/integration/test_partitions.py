@@ -163,3 +163,82 @@ def test_serving_gpu_loader_ignores_node_tables():
     with pytest.raises(ValueError, match="cpu-node entry of the hardware catalogue, not a GPU"):
         load_gpu("epyc-7763-2s")
     assert np.isfinite(load_gpu("b200").peak_flops)
+
+
+# ------------------------------------------------------------------ a partitioned system file through `hpctwin run`
+HET_PARTS = '''
+[topology]
+n_cdus = 6
+rack_positions_per_cdu = 4
+missing_rack_positions = []
+
+[[partition]]
+name = "knl"
+nodes = 3660
+nodes_per_rack = 183
+[partition.node]
+name = "knl-7230"
+cpu_idle_W = 60.0
+cpu_max_W = 215.0
+cpus_per_node = 1
+mem_W = 24.0
+
+[[partition]]
+name = "gpu"
+node_type = "h100-sxm-8gpu"
+nodes = {gpu_nodes}
+nodes_per_rack = 16
+kind = "{gpu_kind}"
+'''
+
+
+def het_system(tmp_path, gpu_kind="batch", gpu_nodes=64):
+    """theta.toml with its [topology]/[node] replaced by a KNL partition (20 racks) and an H100 partition (4 racks)."""
+    from power.system import SYSTEMS_DIR
+
+    s = (SYSTEMS_DIR / "theta.toml").read_text()
+    a, b = s.index("[topology]"), s.index("[sivoc]")
+    s = s[:a] + HET_PARTS.format(gpu_kind=gpu_kind, gpu_nodes=gpu_nodes) + s[b:]
+    p = tmp_path / f"het_{gpu_kind}.toml"
+    p.write_text(s.replace('name = "theta"', 'name = "theta-het"', 1))
+    return p
+
+
+def test_partitioned_run_writes_partition_outputs(tmp_path):
+    import h5py
+
+    from scheduler_sim.app.config import load_config
+    from scheduler_sim.app.runner import run_one
+    from scheduler_sim.io.schema import check_file
+
+    cfg = load_config(None).with_overrides({"system": str(het_system(tmp_path)), "trace.window_days": 1.0,
+                                             "cooling.model": "off", "output.progress": False})
+    out = run_one(cfg, tmp_path / "het.h5")
+    assert check_file(out.path) is None
+    with h5py.File(out.path) as f:
+        names = [x.decode() for x in f["/partitions/name"][:]]
+        assert names == ["knl", "gpu"]
+        assert set(x.decode() for x in f["/jobs/partition"][:]) == {"knl"}  # the Theta SWF has no queue: default
+        assert f["/timeseries/partition/P_it_W"].shape[1] == 2
+        # no job on the gpu partition: its 64 nodes idle all along (DGX H100 idle DC 2 x 100 + 8 x 70 + 160 + 200
+        # + 96 + 2800 = 4,016 W per node), and its IT energy is the racks' input: positive
+        assert f["/partitions/idle_node_W"][1] == pytest.approx(4016.0)
+        assert f["/partitions/jobs"][1] == 0 and f["/partitions/E_it_J"][1] > 0
+    assert "partition knl: " in out.load_summary
+
+
+def test_serving_needs_a_serving_partition_on_a_partitioned_system(tmp_path):
+    from scheduler_sim.app.config import load_config
+    from scheduler_sim.app.runner import run_one
+
+    base = load_config("experiments/llm_serving_azure_conv.toml")
+    cfg = base.with_overrides({"system": str(het_system(tmp_path)), "cooling.model": "off",
+                               "serving.duration_s": 120.0})
+    with pytest.raises(ValueError, match='none of kind .serving.: \\[serving\\] now runs on a partition; add'):
+        run_one(cfg, None)
+    # with a serving partition (4 DGX H100 nodes: the deployment's 8 GPUs take the first one), it runs there
+    cfg = base.with_overrides({"system": str(het_system(tmp_path, "serving", 64)), "cooling.model": "off",
+                               "serving.duration_s": 120.0})
+    out = run_one(cfg, None)
+    assert out.summary["serving_requests"] > 0
+    assert out.summary["partition_knl_jobs"] == 0.0
