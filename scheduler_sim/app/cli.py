@@ -144,8 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Drive the cooling plant FMU from a measured IT power CSV (timestamp_secs, "
                                    "measured_kW), e.g. HLRS Hawk 15-min power, and write an HDF5 file. Leading 0 kW "
                                    "rows are reported and skipped.")
-    c.add_argument("power", metavar="POWER_CSV", help="measured IT power series (timestamp_secs, measured_kW)")
-    c.add_argument("--plant", default="frontier", help="plant name or TOML file (default frontier)")
+    c.add_argument("power", metavar="POWER_CSV", nargs="?",
+                   help="measured IT power series (timestamp_secs, measured_kW); not with --design-day")
+    c.add_argument("--plant", help="plant name or TOML file (default frontier; with --design-day the system's plant)")
+    c.add_argument("--design-day", action="store_true",
+                   help="run the plant at the full-load IT power of --system (every node at maximum power) through "
+                        "the design day of its site's weather (the day of the highest mean wet-bulb; the 0.4 %% "
+                        "design wet-bulb is printed beside it)")
     c.add_argument("--out", metavar="FILE.h5",
                    help="output HDF5 file (default: out/cooling-<plant>-<first day of the window>.h5)")
     c.add_argument("--step", type=float, default=15.0, metavar="S", help="communication step [s] (default 15)")

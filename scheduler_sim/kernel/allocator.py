@@ -106,10 +106,12 @@ class NodeAllocator:
             Job index (>= 0).
         n : int
             Number of nodes (>= 1).
-        order : ndarray of int64, shape (n_nodes,), or None
-            Preference order of all nodes (a permutation); None means ascending index.
-        lo, hi : int
-            The nodes to choose from (a partition's range); default every node.
+        order : np.ndarray | None
+            Preference order of all nodes (a permutation of int64, shape (n_nodes,)); None means ascending index.
+        lo : int
+            First node to choose from (a partition's range); default 0.
+        hi : int | None
+            One past the last node to choose from; None: every node.
 
         Returns
         -------

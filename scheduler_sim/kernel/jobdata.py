@@ -283,8 +283,9 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
         "account" or "user": who fair-share usage is charged to.
     info : dict
         The run's info; the selection and power counts are added to it.
-    pools : ndarray of int64, shape (n_partitions,), or None
-        Nodes the batch scheduler manages in each partition of ``system``; None: ``[n_pool]`` (one partition).
+    pools : np.ndarray | None
+        Nodes the batch scheduler manages in each partition of ``system``, shape (n_partitions,); None:
+        ``[n_pool]`` (one partition).
 
     Returns
     -------

@@ -234,12 +234,12 @@ def partition_metrics(jobs: pd.DataFrame, names: list[str], pools: np.ndarray, s
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Result job table (:func:`add_job_metrics` columns and ``partition``).
-    names : list of str
+    names : list[str]
         Partition names, in partition order.
-    pools : ndarray of int64, shape (n_partitions,)
-        Batch nodes of each partition.
+    pools : np.ndarray
+        Batch nodes of each partition, shape (n_partitions,).
     span_s : float
         Simulated span [s].
 

@@ -19,6 +19,7 @@ nothing to the info.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -96,15 +97,16 @@ def map_partitions(df: pd.DataFrame, system: System, info: dict) -> np.ndarray:
     return out
 
 
-def partition_pools(system: System, reserved) -> np.ndarray:
+def partition_pools(system: System, reserved: object) -> np.ndarray:
     """Nodes the batch scheduler manages in each partition.
 
     Parameters
     ----------
     system : System
         The platform.
-    reserved : NodePowerProfile or None
-        A co-located partition's nodes (taken out of the batch partitions they lie in), or None.
+    reserved : object
+        A co-located partition's nodes (a NodePowerProfile: taken out of the batch partitions they lie in), or
+        None.
 
     Returns
     -------
@@ -124,7 +126,7 @@ def partition_policies(policy: BasePolicy, system: System) -> list:
 
     Parameters
     ----------
-    policy : BasePolicy or None
+    policy : BasePolicy
         The run's policy (not yet attached to a platform: copies are made before :meth:`BasePolicy.attach`); None
         (a fork whose policy is set later) gives None everywhere.
     system : System
@@ -148,15 +150,15 @@ def partition_policies(policy: BasePolicy, system: System) -> list:
     return out
 
 
-def each_policy(policies: list, fn) -> None:
+def each_policy(policies: list, fn: Callable) -> None:
     """Call ``fn(policy)`` once for every distinct policy of :func:`partition_policies` (None skipped).
 
     Parameters
     ----------
     policies : list
         ``BasePolicy`` or None per partition.
-    fn : callable(BasePolicy)
-        What to do with each (bind the queue names, attach the platform).
+    fn : Callable
+        What to do with each policy (bind the queue names, attach the platform).
     """
     for pol in dict.fromkeys(p for p in policies if p is not None):
         fn(pol)

@@ -68,7 +68,7 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         The run's options (downtimes and budget schedule, for the known availability).
     frozen : dict[str, np.ndarray] | None
         :func:`frozen_job_arrays` of ``jobs``, made once per run (None: made here).
-    part : power.system.Partition | None
+    part : Partition | None
         One partition of a partitioned system: the view then holds its queued and running jobs, its free nodes and
         pool, and the availability of its nodes alone (the others are marked reserved, -2); the power headroom
         stays the facility's. None: the whole platform.

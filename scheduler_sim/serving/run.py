@@ -18,6 +18,8 @@ import pandas as pd
 
 from dataloaders.registry import load_trace
 
+from power import System
+
 from ..kernel.simulation import NodePowerProfile
 from .engine import BatchLimits, RequestStatus, ServingEngine, ServingResult
 from .hardware import load_deployment
@@ -122,7 +124,7 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
     return ServingOutput(res, pw, nodes, sc.ttft_slo_s, sc.tpot_slo_s, loaded.report.to_dict(), path, origin)
 
 
-def serving_partition(system, first_node: int):
+def serving_partition(system: System, first_node: int) -> object:
     """The partition that hosts a co-located serving deployment, or None on a one-partition system.
 
     On a one-partition system (every shipped system of before partitions) ``[serving] first_node`` places the
@@ -131,15 +133,15 @@ def serving_partition(system, first_node: int):
 
     Parameters
     ----------
-    system : power.System
+    system : System
         The platform.
     first_node : int
         ``[serving] first_node`` of the run (must be 0 on a partitioned system: the partition places it).
 
     Returns
     -------
-    power.system.Partition or None
-        The serving partition; None on a one-partition system.
+    object
+        The serving partition (a power.system.Partition); None on a one-partition system.
 
     Raises
     ------
