@@ -163,7 +163,8 @@ def with_tower_cells(params: PlantParams, extra: int) -> PlantParams:
 
 
 def tower_cells_needed(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float, need_W: float,
-                       tol_K: float = 1.0, max_extra: int = 8, cache_dir: None = None) -> int | None:
+                       tol_K: float = 1.0, max_extra: int = 8, cache_dir: None = None,
+                       n_grid: int = 300) -> int | None:
     """Fewest extra tower cells (:func:`with_tower_cells`) that give a capacity of at least ``need_W``.
 
     Parameters
@@ -182,15 +183,28 @@ def tower_cells_needed(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: fl
         Most cells tried.
     cache_dir : None
         Unused.
+    n_grid : int
+        Scale factors of each capacity evaluation (:func:`plant_capacity`).
 
     Returns
     -------
     int or None
-        Cells to add (0 when the plant already suffices); None when ``max_extra`` cells do not suffice (the CDUs or
+        Cells to add (found by doubling, then bisection: capacity grows with the cells; 0 when the plant already
+        suffices); None when ``max_extra`` cells do not suffice (the CDUs or
         the facility loop, not the towers, then limit the plant).
     """
-    for k in range(max_extra + 1):
-        cap = plant_capacity(with_tower_cells(params, k), heat_shape_W, T_wb_K, tol_K, cache_dir=cache_dir)
-        if cap.heat_W >= need_W:
-            return k
-    return None
+    def enough(k: int) -> bool:
+        cap = plant_capacity(with_tower_cells(params, k), heat_shape_W, T_wb_K, tol_K, n_grid=n_grid)
+        return cap.heat_W >= need_W
+
+    if enough(0):
+        return 0
+    lo, hi = 0, 1  # enough(lo) is False; find hi with enough(hi), doubling, then bisect (capacity grows with cells)
+    while not enough(hi):
+        if hi >= max_extra:
+            return None
+        lo, hi = hi, min(2 * hi, max_extra)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi

@@ -290,6 +290,16 @@ def _build_partitions(s: _SystemSpec, source: str) -> tuple[list[Partition], lis
     return parts, rack_nodes
 
 
+def _beside(plant: str, source: str) -> str:
+    """A plant given as a relative ``.toml`` path is relative to the system file's folder (a site's own pair of
+    files, ``hpctwin site new``); a shipped plant name is kept as it is.
+    """
+    p = Path(plant)
+    if p.suffix == ".toml" and not p.is_absolute() and source and Path(source).parent != Path(""):
+        return str(Path(source).parent / p)
+    return plant
+
+
 def _ro(a: NDArray[np.int64]) -> NDArray[np.int64]:
     a = np.ascontiguousarray(a, dtype=np.int64)
     a.setflags(write=False)
@@ -496,7 +506,7 @@ class System:
             default_gpu_util=s.default_gpu_util,
             cores_per_node=s.cores_per_node,
             trace_procs_per_node=s.trace_procs_per_node or s.cores_per_node,
-            cooling_plant=s.cooling_plant,
+            cooling_plant=_beside(s.cooling_plant, source),
             liquid_fraction=s.liquid_fraction,
             cdu_own_power_W=s.cdu.P_own_W,
             description=s.description,

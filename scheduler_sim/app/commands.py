@@ -37,7 +37,8 @@ from ..io.hdf5 import describe_unreadable
 from .twin import serve_rollouts, stop_rollout_workers
 from .validate import _parse_map, cmd_validate
 
-__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_design_day", "cmd_validate",
+__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_design_day", "cmd_site",
+           "cmd_validate",
            "one_line", "describe_unreadable", "RUN_FLAGS"]
 
 
@@ -471,6 +472,50 @@ def cmd_design_day(a: argparse.Namespace) -> int:
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.2f} MWh, PUE {s['PUE']:.4f}")
     print(f"wrote {out}")
     return 0
+
+
+def _ask(a: argparse.Namespace) -> None:
+    """Prompt for the options of ``site new`` that are missing, on a terminal only (tests give options)."""
+    if not sys.stdin.isatty():
+        return
+    if not a.partition:
+        a.partition = []
+        print("partitions, one per line as NAME=NODE_TYPE:COUNT[:NODES_PER_RACK[:RACK_KW]] (empty line ends):")
+        while (line := input("  partition: ").strip()):
+            a.partition.append(line)
+    if a.cooling is None:
+        a.cooling = input("cooling (towers, chiller) [towers]: ").strip() or "towers"
+    if a.site is None:
+        a.site = input("site (golden, chicago, knoxville or an EPW path) [golden]: ").strip() or "golden"
+    if a.feed_MW is None:
+        v = input("electrical feed [MW] (empty: 1.5 x full-load IT): ").strip()
+        a.feed_MW = float(v) if v else None
+
+
+def cmd_site(a: argparse.Namespace) -> int:
+    """``hpctwin site new`` / ``hpctwin site check`` (:mod:`scheduler_sim.app.site`)."""
+    from .site import SiteSpec, build_site, check_site, parse_partition
+
+    if a.site_command == "new":
+        _ask(a)
+        if not a.partition:
+            raise ValueError("site new: give at least one --partition NAME=NODE_TYPE:COUNT")
+        spec = SiteSpec(a.name, tuple(parse_partition(p) for p in a.partition), a.cooling or "towers",
+                        a.site or "golden", a.feed_MW * 1e6 if a.feed_MW is not None else math.nan, a.feed_units,
+                        a.redundancy, a.margin, a.racks_per_cdu, a.rack_kW * 1e3)
+        sys_path, plant_path, log = build_site(spec, a.out)
+        for line in log:
+            print(f"  {line}")
+        print(f"wrote {sys_path}\nwrote {plant_path}")
+        print(f"next: hpctwin site check {a.name} --dir {a.out}")
+        return 0
+    path = Path(a.name) if a.name.endswith(".toml") else Path(a.dir) / f"{a.name}.toml"
+    if not path.is_file():
+        raise ValueError(f"no site {a.name!r}: {path} not found (write it with hpctwin site new {a.name})")
+    ok, lines = check_site(path)
+    for line in lines:
+        print(line)
+    return 0 if ok else 2
 
 
 def one_line(exc: BaseException) -> str:
