@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
                          "and mean_bounded_slowdown,PUE)")
 
-    ls = sub.add_parser("list", help="list policies, trace loaders, systems or cooling plants")
-    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants"], help="what to list")
+    ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants or node types")
+    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types"], help="what to list")
 
     st = sub.add_parser("site", help="build (site new) or check (site check) a planner's own site",
                         description="site new NAME writes a system and a plant description sized for the site's "

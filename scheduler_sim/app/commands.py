@@ -373,7 +373,15 @@ def cmd_list(a: argparse.Namespace) -> int:
     elif a.what == "systems":
         for name in available_systems():
             s = load_system(name)
-            print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'")
+            print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'"
+                  + (f", partitions {', '.join(p.name for p in s.partitions)}" if s.partitioned else ""))
+    elif a.what == "node-types":
+        from power.nodetypes import available_node_types, load_node_type
+
+        for name in available_node_types():
+            t = load_node_type(name)
+            print(f"{name:16s} idle {t.idle_W:7.0f} W  max {t.max_W:7.0f} W  {t.cpus_per_node} CPU {t.gpus_per_node} GPU"
+                  f"  {t.description}")
     else:
         for name in plant_names():
             print(name)

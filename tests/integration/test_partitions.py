@@ -242,3 +242,21 @@ def test_serving_needs_a_serving_partition_on_a_partitioned_system(tmp_path):
     out = run_one(cfg, None)
     assert out.summary["serving_requests"] > 0
     assert out.summary["partition_knl_jobs"] == 0.0
+
+
+def test_shipped_perlmutter_example_runs_on_its_partitions(tmp_path):
+    # the shipped heterogeneous example (#23 item 8) for half a day with the fast plant: every Theta job (no
+    # queue field) goes to the default partition cpu, the gpu partition idles, both report
+    from scheduler_sim.app.config import load_config
+    from scheduler_sim.app.runner import run_one
+
+    s = load_system("perlmutter")
+    assert [(p.name, p.n_nodes, p.node_type) for p in s.partitions] == [
+        ("cpu", 3072, "epyc-7763-2s"), ("gpu", 1536, "a100-4gpu-epyc")]
+    assert [p.n_racks for p in s.partitions] == [12, 12] and s.n_cdus == 6
+    cfg = load_config("experiments/perlmutter_cpu_gpu.toml").with_overrides(
+        {"trace.window_days": 0.5, "cooling.model": "fast"})
+    out = run_one(cfg, tmp_path / "p.h5", headroom=True)
+    assert out.summary["partition_gpu_jobs"] == 0 and out.summary["partition_cpu_jobs"] > 0
+    assert "partition cpu: " in out.load_summary and "by default" in out.load_summary
+    assert any(line.strip().startswith("plant, design day") for line in out.headroom)
