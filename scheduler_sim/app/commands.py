@@ -461,7 +461,7 @@ def cmd_design_day(a: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="hpctwin-design-day-") as tmp:
         csv, info = design_day_series(system, a.weather, Path(tmp))
         out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-design-day.h5"
-        print(f"hpctwin cooling --design-day: system {system.name}, plant {params.name} ({params.n_cdu} CDUs), "
+        print(f"design day: system {system.name}, plant {params.name} ({params.n_cdu} CDUs), "
               f"full-load IT {info['P_it_W'] / 1e6:,.3f} MW, design day {info['day']} of {info['weather']} "
               f"(mean wet-bulb {info['mean_T_wb_K'] - 273.15:.1f} C, max {info['max_T_wb_K'] - 273.15:.1f} C; "
               f"0.4 % design wet-bulb {info['design_T_wb_K'] - 273.15:.1f} C)")

@@ -1,6 +1,6 @@
 """docs/site_guide.md: run its commands in order in a fresh folder, as a new user would, and check what it claims.
 
-Every line of a ```bash block that starts with ``hpctwin`` is run through the CLI (``scheduler_sim.app.cli.main``)
+Every line of a ```bash block that starts with ``.venv/bin/hpctwin`` is run through the CLI (``scheduler_sim.app.cli.main``)
 in a temporary working directory; the install line is skipped (the suite already runs installed). The ``--set``
 what-if of section 5 is in a plain block (it needs the overrides of branch runfaults), so it is not run here.
 """
@@ -26,7 +26,7 @@ def guide_commands() -> list[list[str]]:
     out = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         for line in block.splitlines():
-            if line.startswith("hpctwin "):
+            if line.startswith(".venv/bin/hpctwin "):
                 out.append(shlex.split(line)[1:])
     return out
 
