@@ -260,3 +260,29 @@ def test_shipped_perlmutter_example_runs_on_its_partitions(tmp_path):
     assert out.summary["partition_gpu_jobs"] == 0 and out.summary["partition_cpu_jobs"] > 0
     assert "partition cpu: " in out.load_summary and "by default" in out.load_summary
     assert any(line.strip().startswith("plant, design day") for line in out.headroom)
+
+
+def test_alea_machines_file_maps_swf_partitions(tmp_path):
+    # SWF field 16 (partition) 1 / 2 and an Alea machines file (0-based ids) beside the trace: jobs map to the
+    # clusters' names, which are the system's partitions; the load report says how
+    from dataloaders.registry import load_trace
+
+    rows = []
+    for k, (sub, n, part) in enumerate([(0, 2, 1), (1, 1, 2), (2, 2, 1), (3, 2, 2)], start=1):
+        f = [k, sub, -1, 100, n, -1, -1, n, 100, -1, 1, -1, -1, -1, -1, part, -1, -1]
+        rows.append(" ".join(str(x) for x in f))
+    swf = tmp_path / "two.swf"
+    swf.write_text("; MaxNodes: 6\n; MaxProcs: 6\n" + "\n".join(rows) + "\n")
+    (tmp_path / "two.swf.machines").write_text("0\tcpu\t4\t1\t1\t1024\n1\tgpu\t2\t1\t1\t1024\n")
+    r = load_trace(swf, cores_per_node=1)
+    assert r.jobs.sort_values("job_id")["partition"].tolist() == ["cpu", "gpu", "cpu", "gpu"]
+    assert any("two.swf.machines" in n and "1 -> cpu, 2 -> gpu" in n for n in r.report.notes)
+    sysm = System.from_spec(two_partition_spec(), source="two")
+    res = Simulation(r.jobs, sysm, "easy", window_start_s=0.0, window_s=1e6, plant=None, step_s=10.0,
+                     interval_s=10.0).run()
+    j = res.jobs.set_index("job_id")
+    assert j["partition"].to_dict() == {1: "cpu", 2: "gpu", 3: "cpu", 4: "gpu"}
+    # cpu: jobs 1 and 3 (2 nodes each) fit together at once; gpu: jobs 2 (1 node) and 4 (2 nodes) -> 4 waits
+    assert j["sim_start_s"].to_dict() == {1: 0.0, 2: 1.0, 3: 2.0, 4: 101.0}
+    mapping = {(m["partition"], m["rule"]): m["jobs"] for m in res.info["partition_mapping"]}
+    assert mapping == {("cpu", "by partition"): 2, ("gpu", "by partition"): 2}
