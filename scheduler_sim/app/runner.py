@@ -57,6 +57,7 @@ class RunOutput:
     info: dict
     load_summary: str
     load_counts: list[dict] = field(default_factory=list)
+    headroom: list[str] = field(default_factory=list)
 
 
 def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
@@ -177,7 +178,7 @@ def _grid_writers(ga, grid_content):
 
 
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
-            comm=None) -> RunOutput:
+            comm=None, headroom: bool = False) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     Parameters
@@ -193,6 +194,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     comm : mpi4py communicator or None
         With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
         ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
+    headroom : bool
+        Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
+        ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
 
     Returns
     -------
@@ -270,6 +274,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
     plant = None
     wet_bulb = None
+    wpath = None
     wdesc = "cooling off"
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
@@ -321,6 +326,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    for line in partition_mapping_lines(result.info):  # which trace names went to which partition (load report)
+        if loaded is not None:
+            loaded.report.notes.append(line.strip())
     result.info["job_power_spread"] = spread_info
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
@@ -362,8 +370,59 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
+    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts)
+                     load_counts=counts, headroom=lines)
+
+
+def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
+    """The design conditions a run's headroom uses: the 0.4 % values of its weather file
+    (:func:`cooling_fmu.weather.design_conditions`; ``wpath``, else the system's site), or its constant wet-bulb.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    object
+        A cooling_fmu.weather.DesignConditions, or a namespace with ``wet_bulb_K`` and ``source``.
+    """
+    import types
+
+    from cooling_fmu.weather import design_conditions, resolve_weather_file
+
+    if cfg.cooling.weather == "constant":
+        return types.SimpleNamespace(wet_bulb_K=cfg.cooling.T_wb_C + 273.15, source="constant wet-bulb of the run")
+    if wpath is None:
+        spec, _, base = weather_source(cfg, system)
+        wpath = resolve_weather_file(spec, base or None)
+    return design_conditions(wpath)
+
+
+def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
+    """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+    """
+    from cooling_fmu.params import load_plant_params
+
+    from ..analysis.headroom import run_headroom
+
+    params = design = None
+    if cfg.cooling.plant_model != "off":
+        try:
+            params = load_plant_params(system.cooling_plant)
+        except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
+            params = None
+        design = design_of(cfg, system, wpath) if params is not None else None
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
@@ -470,6 +529,28 @@ def serving_load_summary(serving) -> str:
              f"rejected {r['rejected']}"]
     lines += [f"  note: {n}" for n in r["notes"]]
     return "\n".join(lines)
+
+
+def partition_mapping_lines(info: dict) -> list[str]:
+    """Lines saying how the trace's jobs were mapped to the partitions (:mod:`scheduler_sim.kernel.partitions`).
+
+    Parameters
+    ----------
+    info : dict
+        A run's info (its ``partition_mapping`` entry; absent on a one-partition system).
+
+    Returns
+    -------
+    list of str
+        One line per partition and rule, e.g. ``partition gpu: 120 job(s) by queue (names: gpu, gpu_debug)``.
+    """
+    out = []
+    for r in info.get("partition_mapping", []):
+        names = f" (trace names: {', '.join(r['trace_names'])})" if r["trace_names"] and r["trace_names"] != [""] \
+            else ""
+        why = "by default (no trace name maps to a partition)" if r["rule"] == "default" else r["rule"]
+        out.append(f"  partition {r['partition']}: {r['jobs']} job(s) {why}{names}")
+    return out
 
 
 def design_peak_W(system, cooling_estimate: float) -> float:
@@ -644,4 +725,20 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         ]
     if info is not None and "facility_stages_counted" in info and not math.isnan(s.get("PUE", float("nan"))):
         lines.append(f"  PUE counts            {pue_category(info)}")
+    lines += _partition_lines(s)
     return "\n".join(lines)
+
+
+def _partition_lines(s: dict[str, float]) -> list[str]:
+    """The per-partition block of the summary (a partitioned system's ``partition_<name>_<metric>`` keys)."""
+    names = [k[len("partition_"):-len("_jobs")] for k in s if k.startswith("partition_") and k.endswith("_jobs")]
+    if not names:
+        return []
+    out = ["  partition             jobs   util.   mean wait   IT energy    peak IT    peak rack"]
+    for n in names:
+        g = lambda m: s[f"partition_{n}_{m}"]  # noqa: E731
+        util = "   n/a" if math.isnan(g("utilisation")) else f"{100 * g('utilisation'):5.1f}%"
+        wait = "      n/a" if math.isnan(g("mean_wait_s")) else f"{g('mean_wait_s') / 3600:7.2f} h"
+        out.append(f"    {n:<18} {int(g('jobs')):6d}  {util}   {wait}  {g('E_it_J') / 3.6e9:8.1f} MWh "
+                   f"{g('peak_it_W') / 1e6:7.3f} MW  {g('peak_rack_W') / 1e3:7.1f} kW")
+    return out

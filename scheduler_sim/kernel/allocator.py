@@ -90,8 +90,15 @@ class NodeAllocator:
         """Number of nodes not down."""
         return self.n_nodes - self._n_down
 
-    def allocate(self, job: int, n: int, order: np.ndarray | None = None) -> np.ndarray:
-        """Give ``n`` idle, up nodes to ``job`` (lowest indices first, or first in ``order``).
+    def n_free_in(self, lo: int, hi: int) -> int:
+        """Number of idle, up nodes among ``lo .. hi - 1`` (a partition's range), O(hi - lo)."""
+        if lo == 0 and hi == self.n_nodes:
+            return self._n_free
+        return int(np.count_nonzero(self._free[lo:hi]))
+
+    def allocate(self, job: int, n: int, order: np.ndarray | None = None, lo: int = 0,
+                 hi: int | None = None) -> np.ndarray:
+        """Give ``n`` idle, up nodes of ``lo .. hi - 1`` to ``job`` (lowest indices first, or first in ``order``).
 
         Parameters
         ----------
@@ -99,8 +106,12 @@ class NodeAllocator:
             Job index (>= 0).
         n : int
             Number of nodes (>= 1).
-        order : ndarray of int64, shape (n_nodes,), or None
-            Preference order of all nodes (a permutation); None means ascending index.
+        order : np.ndarray | None
+            Preference order of all nodes (a permutation of int64, shape (n_nodes,)); None means ascending index.
+        lo : int
+            First node to choose from (a partition's range); default 0.
+        hi : int | None
+            One past the last node to choose from; None: every node.
 
         Returns
         -------
@@ -113,6 +124,9 @@ class NodeAllocator:
         AllocationError
             If fewer than ``n`` nodes are free.
         """
+        hi = self.n_nodes if hi is None else int(hi)
+        if lo != 0 or hi != self.n_nodes:
+            return self._allocate_in(job, n, order, int(lo), hi)
         if n > self._n_free:
             raise AllocationError(f"job {job} asks for {n} nodes but only {self._n_free} are free")
         if order is None:
@@ -121,6 +135,21 @@ class NodeAllocator:
             free = np.flatnonzero(self._free)[:n].copy()
         else:
             free = np.sort(order[np.flatnonzero(self._free[order])[:n]])
+        self.owner[free] = job
+        self._free[free] = False
+        self._n_free -= n
+        self._n_busy += n
+        return free
+
+    def _allocate_in(self, job: int, n: int, order: np.ndarray | None, lo: int, hi: int) -> np.ndarray:
+        """:meth:`allocate` restricted to the nodes ``lo .. hi - 1``."""
+        if order is None:
+            free = lo + np.flatnonzero(self._free[lo:hi])[:n]
+        else:
+            inside = order[(order >= lo) & (order < hi)]
+            free = np.sort(inside[np.flatnonzero(self._free[inside])[:n]])
+        if free.size < n:
+            raise AllocationError(f"job {job} asks for {n} nodes of {lo}..{hi - 1} but only {free.size} are free")
         self.owner[free] = job
         self._free[free] = False
         self._n_free -= n

@@ -48,8 +48,9 @@ from .core import EventKind
 from .coupler import CoolingCoupler, PlantStopped
 from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
+from .partitions import each_policy, partition_policies, partition_pools
 from .lifecycle import JobLifecycle
-from .window import batch_failures, open_window
+from .window import batch_failures, open_window, run_horizon
 from .placement import Placement
 from .powercap import PowerCapGovernor
 from .progress import RunProgress
@@ -146,19 +147,21 @@ class Simulation:
         self.horizon_s = self._horizon(self.t1 + cfg.max_drain_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self.attempts: list[tuple] = []
-        self.layout = StateLayout(system.n_cdus, system.n_racks)
+        self.layout = StateLayout(system.n_cdus, system.n_racks, len(system.partitions) if system.partitioned else 0)
         self.jobdata: JobTable = build_job_table(
             jobs, system, self.chain, t0=self.t0, t1=self.t1,
             n_pool=system.n_nodes - (partition.nodes.size if partition is not None else 0),
             has_partition=partition is not None, default_walltime_s=cfg.default_walltime_s,
             use_measured_power=cfg.use_measured_power,
             profiles_table=_profiles(job_power_profiles if cfg.use_measured_power else None,
-                                     workload_power_profiles), share_entity=cfg.share_entity, info=self.info)
-        self.policy.bind(list(self.jobdata.queue_names), list(self.jobdata.account_names))
+                                     workload_power_profiles), share_entity=cfg.share_entity, info=self.info,
+            pools=partition_pools(system, partition))
+        self.policies = partition_policies(self.policy, system)  # per batch partition (kernel.partitions)
+        each_policy(self.policies, lambda p: p.bind(list(self.jobdata.queue_names), list(self.jobdata.account_names)))
         self.state: PlatformState | None = None
         self.coupler: CoolingCoupler | None = None
         self._wire(cfg.cooling_estimate)
-        self.policy.attach(self)  # a policy that looks ahead (the twin in the loop) forks this platform
+        each_policy(self.policies, lambda p: p.attach(self))  # a policy that looks ahead (the twin) forks the platform
 
     def _wire(self, cooling_estimate: float) -> None:
         """Build the services that act on the state: placement, power-cap governor, job life-cycle, handlers."""
@@ -171,17 +174,13 @@ class Simulation:
                                          self.layout)
         self.lifecycle = JobLifecycle(self)
         self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
-        self.stepfn = StepFunction(self.chain, self.layout, self.partition, self.jobdata.idle_node_power_W)
+        self.stepfn = StepFunction(self.chain, self.layout, self.partition,  # tables: one idle power for all nodes
+                                   None if self.system.partitioned else self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
 
     def _horizon(self, t_s: float) -> float:
-        """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
-
-        The run never goes past it: running jobs are cut there (``CUT_AT_HORIZON``), and since it lies on an
-        interval boundary no idle padding is added after it, so energy stops exactly there.
-        """
-        steps = StepIntegrator(self.t0, self.step_s, 0, lambda k, block: None)
-        return steps.boundary(steps.first_boundary_at_or_after(t_s, self.ratio))
+        """The run horizon (:func:`~scheduler_sim.kernel.window.run_horizon`) [s]."""
+        return run_horizon(self.t0, self.step_s, self.ratio, t_s)
 
     @property
     def plant_state(self) -> np.ndarray | None:
@@ -194,9 +193,10 @@ class Simulation:
         return self.state.start if self.state is not None else None
 
     # ------------------------------------------------------------------ the policy's view
-    def view(self) -> SchedulerView:
-        """The immutable view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`)."""
-        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen)
+    def view(self, part: int | None = None) -> SchedulerView:
+        """The view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`); of partition ``part``."""
+        p = self.system.partitions[part] if part is not None and self.system.partitioned else None
+        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p)
 
     # ------------------------------------------------------------------ the step function
     def _step_value(self) -> np.ndarray:
@@ -310,7 +310,7 @@ class Simulation:
             setattr(new, name, getattr(self, name))
         new.config = dataclasses.replace(self.config, progress=False, record_reservations=False)
         new.plant = new.wet_bulb_K = new.coupler = None
-        new.policy = policy
+        new.policy, new.policies = policy, partition_policies(policy, new.system)
         new.info, new.reservation_log, new.attempts = {}, [], []
         new.state = copy.deepcopy(self.state)
         new.state.cooling.plant_state = None
@@ -355,6 +355,7 @@ class Simulation:
             If ``until_s`` is not after now.
         """
         st, jobs = self.state, self.jobdata
+        self.policies = partition_policies(self.policy, self.system)  # the fork's policy may be set after the fork
         t = st.env.now
         if not until_s > t:
             raise ValueError(f"rollout end {until_s} s must be after now = {t} s")

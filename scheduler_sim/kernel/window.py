@@ -17,11 +17,38 @@ from .config import SimulationConfig
 from .core import EventKind
 from .events import JobSubmit, NodeDown, NodeUp, PowerChange
 from .jobdata import NodePowerProfile
+from .recorder import StepIntegrator
 
 if TYPE_CHECKING:  # typing only: the simulation imports this module
     from .simulation import Simulation
 
-__all__ = ["batch_failures", "open_window"]
+__all__ = ["run_horizon", "batch_failures", "open_window"]
+
+
+def run_horizon(t0: float, step_s: float, ratio: int, t_s: float) -> float:
+    """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
+
+    The run never goes past it: running jobs are cut there (``CUT_AT_HORIZON``), and since it lies on an interval
+    boundary no idle padding is added after it, so energy stops exactly there.
+
+    Parameters
+    ----------
+    t0 : float
+        Window start [s].
+    step_s : float
+        Cooling step [s].
+    ratio : int
+        Cooling steps per output interval.
+    t_s : float
+        The time to round up [s].
+
+    Returns
+    -------
+    float
+        The horizon [s].
+    """
+    steps = StepIntegrator(t0, step_s, 0, lambda k, block: None)
+    return steps.boundary(steps.first_boundary_at_or_after(t_s, ratio))
 
 
 def batch_failures(cfg: SimulationConfig, partition: NodePowerProfile | None, n_nodes: int,

@@ -347,10 +347,16 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
     Raises
     ------
     ValueError
-        Unknown name, missing file, bad TOML or an invalid / unknown field.
+        Unknown name, missing file, bad TOML, an invalid / unknown field, or a catalogue entry that is not a GPU
+        (``kind = "cpu-node"``). The file's ``[node]`` table (a node type, :mod:`power.nodetypes`) is not read here.
     """
     p = _resolve(name_or_path, "gpus", base)
-    return _validate(GPUSpec, _read_toml(p, "GPU"), str(p))
+    data = _read_toml(p, "GPU")
+    if data.get("kind", "gpu") != "gpu":
+        raise ValueError(f"{p}: is a {data['kind']} entry of the hardware catalogue, not a GPU")
+    data.pop("kind", None)
+    data.pop("node", None)  # the node type built on this GPU (power/nodetypes.py), not a GPU figure
+    return _validate(GPUSpec, data, str(p))
 
 
 def shipped_deployments_dir() -> Path:
