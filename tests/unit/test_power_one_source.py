@@ -143,3 +143,58 @@ def test_linear_loss_matches_stage_inputs_summed():
         float((conversion.sivoc_input_w(outs, p) - outs).sum()), rel=1e-13)
     assert conversion.linear_loss_w(outs.sum() * 10.0, 3, p, 10.0) == pytest.approx(
         10.0 * float((conversion.sivoc_input_w(outs, p) - outs).sum()), rel=1e-13)
+
+
+_FORMULAS = ("sivoc_input_w", "rectifier_input_w", "linear_loss_w", "two_stage_affine_w",
+             "rectifier_no_load_share_w", "rectifier_input_share_w")
+
+
+def _spy(monkeypatch, system):
+    """Record ``(formula, stage)`` for every call of a power.conversion formula; stage from the params passed."""
+    calls = set()
+
+    def wrap(name, fn):
+        def spied(*a, **kw):
+            for x in (*a, *kw.values()):
+                if x is system.sivoc:
+                    calls.add((name, "sivoc"))
+                if x is system.rectifier:
+                    calls.add((name, "rectifier"))
+            return fn(*a, **kw)
+        return spied
+
+    for name in _FORMULAS:
+        monkeypatch.setattr(conversion, name, wrap(name, getattr(conversion, name)))
+    return calls
+
+
+def test_every_loss_of_the_affine_path_comes_from_conversion(monkeypatch):
+    # Each loss of each stage is computed by conversion's formula for that stage (a partial inline copy, e.g. of
+    # the SIVOC total only, is caught because the stage is recorded with the call).
+    system = _system()
+    calls = _spy(monkeypatch, system)
+    chain = PowerChain(system)
+    assert chain.uses_affine_path
+    assert calls == {("two_stage_affine_w", "sivoc"), ("two_stage_affine_w", "rectifier"),
+                     ("rectifier_no_load_share_w", "rectifier")}
+    calls.clear()
+    chain.evaluate(np.full(4, 200.0))
+    assert calls == {("linear_loss_w", "sivoc"), ("linear_loss_w", "rectifier")}
+    calls.clear()
+    chain.rack_energy_split(np.array([1e6]), 100.0)
+    assert calls == {("linear_loss_w", "sivoc")}
+
+
+@pytest.mark.parametrize("allow_affine,k_rect", [(False, 0.0), (True, 1e-4)])
+def test_every_loss_of_the_general_path_comes_from_conversion(monkeypatch, allow_affine, k_rect):
+    system = _system(k_rect=k_rect)
+    calls = _spy(monkeypatch, system)
+    chain = PowerChain(system, allow_affine=allow_affine)
+    assert not chain.uses_affine_path
+    calls.clear()
+    chain.evaluate(np.full(4, 200.0))
+    assert calls == {("sivoc_input_w", "sivoc"), ("rectifier_input_w", "rectifier")}
+    calls.clear()
+    chain.node_it_input_w(np.full(4, 200.0))
+    assert calls == {("sivoc_input_w", "sivoc"), ("rectifier_input_w", "rectifier"),
+                     ("rectifier_input_share_w", "rectifier"), ("rectifier_no_load_share_w", "rectifier")}
