@@ -246,11 +246,6 @@ def rectifier_efficiency(p_out_w: ArrayLike, p: RectifierParams) -> NDArray[np.f
     return p_out / rectifier_input_w(p_out, p)
 
 
-def _require_linear(p: SivocParams, what: str) -> None:
-    if p.k_per_W != 0.0:
-        raise ValueError(f"{what} needs a linear stage (k_per_W == 0), got k_per_W = {p.k_per_W} 1/W")
-
-
 def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, duration_s: float = 1.0) -> ArrayLike:
     """Total loss of ``n_units`` linear stages (``k = 0``) that together deliver ``p_out_w``.
 
@@ -267,8 +262,8 @@ def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, durati
         Number of stages, scalar or broadcastable to `p_out_w` (>= 0).
     p : SivocParams
         Loss parameters (a :class:`RectifierParams` too).
-    duration_s : float, default 1.0
-        Duration the no-load loss is paid over, s.
+    duration_s : float
+        Duration the no-load loss is paid over, s (default 1.0: the result is a power).
 
     Returns
     -------
@@ -284,7 +279,8 @@ def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, durati
     ----------
     .. [1] ExaDigiT/RAPS ``raps/power.py::compute_loss`` with ``k = 0``, summed over the stages.
     """
-    _require_linear(p, "linear_loss_w")
+    if p.k_per_W != 0.0:
+        raise ValueError(f"linear_loss_w needs a linear stage (k_per_W == 0), got k_per_W = {p.k_per_W} 1/W")
     return p_out_w * (1.0 / p.eta - 1.0) + n_units * p.P_fixed_W / p.eta * duration_s
 
 
@@ -316,8 +312,9 @@ def two_stage_affine_w(s: SivocParams, r: RectifierParams) -> tuple[float, float
     ----------
     .. [1] Composition of :func:`sivoc_input_w` and :func:`rectifier_input_w` with ``k = 0``.
     """
-    _require_linear(s, "two_stage_affine_w (SIVOC)")
-    _require_linear(r, "two_stage_affine_w (rectifier)")
+    if s.k_per_W != 0.0 or r.k_per_W != 0.0:
+        raise ValueError(f"two_stage_affine_w needs linear stages (k_per_W == 0), got SIVOC {s.k_per_W} 1/W and "
+                         f"rectifier {r.k_per_W} 1/W")
     return 1.0 / (s.eta * r.eta), s.P_fixed_W / (s.eta * r.eta)
 
 
@@ -374,8 +371,8 @@ def rectifier_input_share_w(
         Rectifier of every unit, shape (n_units_total,).
     p : RectifierParams
         Rectifier loss parameters.
-    unit_ac_extra_w : ArrayLike, default 0.0
-        AC-side power added to every unit's share, scalar or shape (n_units_total,), W.
+    unit_ac_extra_w : ArrayLike
+        AC-side power added to every unit's share, scalar or shape (n_units_total,), W (default 0.0).
 
     Returns
     -------

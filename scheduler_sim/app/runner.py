@@ -583,7 +583,7 @@ def check_sizes(cfg: RunConfig, system) -> None:
     Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
     expanded first), and the window's output interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
-    :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
+    :func:`scheduler_sim.kernel.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
 
     Raises
