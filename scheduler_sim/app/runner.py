@@ -116,7 +116,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     if spec == "constant":
         return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None, f"constant wet-bulb {c.T_wb_C:g} degC"
     wpath = resolve_weather_file(spec, base or None)
-    weather = Weather.from_file(wpath)
+    weather = Weather.from_file(wpath, accept_long_gaps=c.accept_weather_gaps)
     rep = weather.report
     label = SITES[spec.lower()][1] if spec.lower() in SITES else (rep.station_name or wpath.name)
     if c.utc_offset_h is not None:
@@ -271,11 +271,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     plant = None
     wet_bulb = None
     wdesc = "cooling off"
+    data_warnings: list[str] = []  # printed by every run, also under --quiet, and written to info_json
+    weather_gaps = None
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
+            wrep = getattr(getattr(wet_bulb, "__self__", None), "report", None)  # the Weather's load report
+            if wrep is not None and wrep.n_missing:  # from the cache as from a first parse: every run says it
+                data_warnings += wrep.data_warnings()
+                weather_gaps = {"file": str(wpath), "missing": wrep.missing, "gaps": wrep.gaps,
+                                "accepted_long_gaps": bool(cfg.cooling.accept_weather_gaps)}
         plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
         if cfg.cooling.plant_model == "fast":
             checksums["fast_plant_table"] = plant.fmu_sha256  # the table's key (plant hash, grid, module source)
@@ -289,6 +296,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
         for line in grid.notes:
             say(f"grid    {line}")
+        data_warnings += grid.warnings
         checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
@@ -309,6 +317,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    if data_warnings:
+        result.info["warnings"] = data_warnings + list(result.info.get("warnings", []))
+    if weather_gaps is not None:
+        result.info["weather_gaps"] = weather_gaps
     result.info["job_power_spread"] = spread_info
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
