@@ -360,7 +360,8 @@ def wet_bulb_K(T_db_K: np.ndarray, T_dp_K: np.ndarray, p_Pa: np.ndarray) -> np.n
     return out + ZERO_C_K
 
 
-def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame, WeatherReport]:
+def load_tmy3(path: str | Path, *, text: str | None = None,
+             accept_long_gaps: bool = False) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an NREL TMY3 CSV (plain or gzip) and compute the wet-bulb temperature.
 
     Parameters
@@ -369,6 +370,8 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
         TMY3 file (layout in the module docstring); named in every message.
     text : str, optional
         The file's decoded text, if already read (then ``path`` is only used in messages).
+    accept_long_gaps : bool, optional
+        Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file.
 
     Returns
     -------
@@ -383,8 +386,8 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
     ------
     WeatherFileError
         If a required column is absent, a time stamp or date cannot be parsed, the rows are not one hourly
-        non-leap year in order, a column is entirely missing, or a value is physically impossible (file, column
-        and first bad line named).
+        non-leap year in order, a column is entirely missing, a gap is longer than :data:`MAX_INTERPOLATED_GAP_H`
+        (not accepted), or a value is physically impossible (file, column and first bad line named).
     """
     path = Path(path)
     if text is None:
@@ -466,6 +469,7 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
             v = v.copy()
             v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
         vals[short] = v
+    report.check_gaps(accept_long_gaps)  # before any check on interpolated values: the gap is the cause
     dp_missing = np.asarray(report.missing_rows["Dew-point (C)"], dtype=int)
 
     T_db = vals["T_db_C"] + ZERO_C_K
@@ -505,7 +509,8 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
 EPW_MISSING = {"T_db_C": 99.9, "T_dp_C": 99.9, "RH_pct": 999.0, "p_Pa": 999999.0}
 
 
-def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame, WeatherReport]:
+def load_epw(path: str | Path, *, text: str | None = None,
+             accept_long_gaps: bool = False) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an EnergyPlus EPW weather file (plain or gzip) and compute the wet-bulb temperature.
 
     EPW layout (EnergyPlus Auxiliary Programs, "Weather Converter Program", EPW format): 8 header lines (LOCATION
@@ -521,6 +526,8 @@ def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame
         EPW file; named in every message.
     text : str, optional
         The file's decoded text, if already read.
+    accept_long_gaps : bool, optional
+        Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file.
 
     Returns
     -------
@@ -533,7 +540,8 @@ def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame
     ------
     WeatherFileError
         If the file is not 8,760 (or 8,784 with Feb 29) hourly rows in order, a row is short or not numeric, a
-        column is entirely missing, or a value is physically impossible (file, column and first bad line named).
+        column is entirely missing, a gap is longer than :data:`MAX_INTERPOLATED_GAP_H` (not accepted), or a value
+        is physically impossible (file, column and first bad line named).
     """
     path = Path(path)
     lines = (_read_text(path) if text is None else text).splitlines()
@@ -605,6 +613,7 @@ def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame
             report.notes.append(f"{col}: {int(miss.sum())} missing cells linearly interpolated")
             v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
         vals[short] = v
+    report.check_gaps(accept_long_gaps)  # before any check on interpolated values: the gap is the cause
     T_db, T_dp = vals["T_db_C"] + ZERO_C_K, vals["T_dp_C"] + ZERO_C_K
     T_dp = _check_dewpoint(path, T_db, T_dp, line_no, report)
     T_wb = wet_bulb_K(T_db, T_dp, vals["p_Pa"])
@@ -769,9 +778,9 @@ def load_weather(path: str | Path, *, cache: bool = True,
             return df, report
     text = _decode(raw)
     first = text[:64].lstrip().upper()
-    df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text)
+    df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text,
+                                                                          accept_long_gaps=accept_long_gaps)
     report.sha256 = sha
-    report.check_gaps(accept_long_gaps)
     if entry is not None:
         _cache_write(entry, df, report, sha)
     return df, report
