@@ -14,7 +14,7 @@ from power.grid import StepSignal
 from ..analysis.grid import signal_in_sim_time
 from .config import DAY_S, CarbonPolicyConfig, GridConfig, RunConfig
 
-__all__ = ["GridInputs", "build_grid_signals", "carbon_policy_params", "grid_from_flags"]
+__all__ = ["GridInputs", "build_grid_signals", "carbon_policy_params", "grid_file", "grid_from_flags"]
 
 #: Policies that need a grid signal -> which one.
 SIGNAL_POLICIES = {"carbon-aware": "carbon", "price-aware": "price"}
@@ -59,8 +59,24 @@ class GridInputs:
                              f"fallback holds there: {first}{' ...' if len(rej) > 3 else ''}")
 
 
-def _resolve(spec: str) -> Path:
-    """A shipped series name (a bare word) or a file path."""
+def grid_file(spec: str) -> Path:
+    """The file a ``grid.carbon`` / ``grid.price`` value names: a shipped series name (a bare word) or a path.
+
+    Parameters
+    ----------
+    spec : str
+        ``pjm-carbon-2022`` or a file path.
+
+    Returns
+    -------
+    Path
+        The file.
+
+    Raises
+    ------
+    ValueError
+        If a bare word names no shipped series.
+    """
     if spec and "/" not in spec and "\\" not in spec and "." not in spec:
         return shipped_grid_file(spec)
     return Path(spec)
@@ -98,7 +114,7 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
         fb_g, fb_how = carbon_factor_g_per_kWh(g.carbon_region)
     series = None
     if g.carbon and g.carbon != "constant":
-        path = _resolve(g.carbon)
+        path = grid_file(g.carbon)
         series = load_grid_series(path, "carbon", format=g.carbon_format, basis=g.carbon_basis, strict=g.strict)
         out.files["grid_carbon"] = path
         out.notes.append(series.describe())
@@ -117,7 +133,7 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
     out.notes.append(f"carbon fallback {fb_g:.1f} gCO2eq/kWh from {fb_how} ({where})")
     pseries = None
     if g.price:
-        path = _resolve(g.price)
+        path = grid_file(g.price)
         pseries = load_grid_series(path, "price", format=g.price_format, strict=g.strict,
                                    price_range=g.price_range_per_MWh)
         out.files["grid_price"] = path

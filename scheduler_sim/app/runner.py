@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from cooling_fmu.coupling import AdaptiveStepper
-from cooling_fmu.params import load_plant_params
+from cooling_fmu.params import load_plant_params, plant_params_path
 from cooling_fmu.plant import CoolingPlant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
@@ -36,10 +36,10 @@ from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run
 from .config import DAY_S, RunConfig, TraceConfig
-from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
+from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
 from .twin import twin_from_config
 
-__all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
+__all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
            "weather_source"]
 
 
@@ -92,6 +92,58 @@ def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
     if system.site_weather:
         return system.site_weather, "system site", str(Path(system.source).parent) if system.source else ""
     return "golden", "default", ""
+
+
+def run_input_files(cfg: RunConfig, system=None) -> dict[str, Path]:
+    """Every input file a run of ``cfg`` reads, by role: the keys :func:`run_one` records in
+    ``input_checksums_json`` (derived artefacts, the built FMU and the fast-plant table, are keyed by these files).
+
+    Roles: ``trace``, ``request_trace``, ``deployment`` (serving), ``system``, ``plant`` and ``weather`` (when the
+    cooling plant runs and the weather is a file), ``grid_carbon`` and ``grid_price`` (series files). A resumed
+    sweep compares their SHA-256 with the ones a finished scenario recorded (:func:`scheduler_sim.app.sweep.
+    scenario_status`).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : power.System or None
+        The run's system (loaded from ``cfg.system`` when None).
+
+    Returns
+    -------
+    dict of str -> pathlib.Path
+        Role -> file.
+
+    Raises
+    ------
+    FileNotFoundError, power.system.SystemFileError, ValueError
+        If the system, weather or a shipped grid name cannot be resolved.
+    """
+    if system is None:
+        system = load_system(cfg.system)
+    files: dict[str, Path] = {}
+    if cfg.trace.enabled:
+        files["trace"] = cfg.trace.resolved_path()
+    if cfg.serving is not None:
+        from ..serving.run import embedded_request_trace
+
+        files["request_trace"] = Path(cfg.serving.trace) if cfg.serving.trace else embedded_request_trace()
+        files["deployment"] = resolve_deployment(cfg.serving.deployment)
+    if system.source:
+        files["system"] = Path(system.source)
+    if cfg.cooling.plant_model != "off":
+        files["plant"] = plant_params_path(cfg.cooling.plant or system.cooling_plant)
+        spec, _, base = weather_source(cfg, system)
+        if spec != "constant":
+            files["weather"] = resolve_weather_file(spec, base or None)
+    g = cfg.grid
+    if g is not None or cfg.scheduler.policy in SIGNAL_POLICIES:
+        if g is not None and g.carbon and g.carbon != "constant":
+            files["grid_carbon"] = grid_file(g.carbon)
+        if g is not None and g.price:
+            files["grid_price"] = grid_file(g.price)
+    return files
 
 
 def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
@@ -268,6 +320,12 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
+    if system.source and Path(system.source).is_file():
+        checksums["system"] = sha256_file(system.source)
+    if cfg.cooling.plant_model != "off":
+        ppath = plant_params_path(cfg.cooling.plant or system.cooling_plant)
+        if ppath.is_file():
+            checksums["plant"] = sha256_file(ppath)
     plant = None
     wet_bulb = None
     wdesc = "cooling off"
