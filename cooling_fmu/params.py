@@ -367,7 +367,7 @@ def plant_params_path(name_or_path: str | Path) -> Path:
 
     Parameters
     ----------
-    name_or_path : str or pathlib.Path
+    name_or_path : str | Path
         A ``.toml`` path, an existing file, or a shipped plant name.
 
     Returns

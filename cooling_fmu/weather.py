@@ -366,11 +366,11 @@ def load_tmy3(path: str | Path, *, text: str | None = None,
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         TMY3 file (layout in the module docstring); named in every message.
-    text : str, optional
+    text : str | None
         The file's decoded text, if already read (then ``path`` is only used in messages).
-    accept_long_gaps : bool, optional
+    accept_long_gaps : bool
         Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file.
 
     Returns
@@ -522,11 +522,11 @@ def load_epw(path: str | Path, *, text: str | None = None,
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         EPW file; named in every message.
-    text : str, optional
+    text : str | None
         The file's decoded text, if already read.
-    accept_long_gaps : bool, optional
+    accept_long_gaps : bool
         Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file.
 
     Returns
@@ -730,12 +730,12 @@ def load_weather(path: str | Path, *, cache: bool = True,
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         EPW (first line ``LOCATION,...``) or NREL TMY3 CSV, plain or gzip.
-    cache : bool, optional
+    cache : bool
         Use the wet-bulb cache (module docstring): the entry is named by the SHA-256 of the file's bytes and its
         own checksum is verified before use; a bad entry is rebuilt.
-    accept_long_gaps : bool, optional
+    accept_long_gaps : bool
         Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file
         (:meth:`WeatherReport.check_gaps`, applied to a cached report too).
 
@@ -920,13 +920,13 @@ class Weather:
 
         Parameters
         ----------
-        path : str or pathlib.Path
+        path : str | Path
             EPW or TMY3 CSV, plain or gzip.
-        offset_s : float, optional
+        offset_s : float
             Start offset into the typical year [s].
-        cache : bool, optional
+        cache : bool
             Use the wet-bulb cache.
-        accept_long_gaps : bool, optional
+        accept_long_gaps : bool
             Interpolate missing-value gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing them.
 
         Returns

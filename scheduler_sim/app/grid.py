@@ -70,12 +70,8 @@ def grid_file(spec: str) -> Path:
     Returns
     -------
     Path
-        The file.
-
-    Raises
-    ------
-    ValueError
-        If a bare word names no shipped series.
+        The file (a bare word that names no shipped series gives the ValueError of
+        :func:`dataloaders.grid.shipped_grid_file`).
     """
     if spec and "/" not in spec and "\\" not in spec and "." not in spec:
         return shipped_grid_file(spec)

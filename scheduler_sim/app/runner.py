@@ -94,7 +94,7 @@ def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
     return "golden", "default", ""
 
 
-def run_input_files(cfg: RunConfig, system=None) -> dict[str, Path]:
+def run_input_files(cfg: RunConfig, system: System | None = None) -> dict[str, Path]:
     """Every input file a run of ``cfg`` reads, by role: the keys :func:`run_one` records in
     ``input_checksums_json`` (derived artefacts, the built FMU and the fast-plant table, are keyed by these files).
 
@@ -107,18 +107,14 @@ def run_input_files(cfg: RunConfig, system=None) -> dict[str, Path]:
     ----------
     cfg : RunConfig
         The run.
-    system : power.System or None
+    system : System | None
         The run's system (loaded from ``cfg.system`` when None).
 
     Returns
     -------
     dict of str -> pathlib.Path
-        Role -> file.
-
-    Raises
-    ------
-    FileNotFoundError, power.system.SystemFileError, ValueError
-        If the system, weather or a shipped grid name cannot be resolved.
+        Role -> file. A system, weather file or shipped grid name that cannot be resolved raises the error of its
+        resolver (FileNotFoundError, SystemFileError, ValueError).
     """
     if system is None:
         system = load_system(cfg.system)

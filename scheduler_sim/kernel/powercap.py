@@ -23,6 +23,7 @@ so that it does not hold the head of the queue for ever.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -61,7 +62,8 @@ class OverheadForecast:
         Share of IT power rejected to the CDU loop [1].
     """
 
-    def __init__(self, steady, overheads, wet_bulb_K, n_cdus: int, liquid_fraction: float) -> None:
+    def __init__(self, steady: object, overheads: object, wet_bulb_K: Callable, n_cdus: int,
+                 liquid_fraction: float) -> None:
         from power.facility import SERIES
 
         self.steady = steady

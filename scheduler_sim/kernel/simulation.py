@@ -41,7 +41,7 @@ import pandas as pd
 
 from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
-from power.facility import FacilityOverheads
+from power.sizing import facility_overheads
 
 from ..policies import BasePolicy, SchedulerView, make_policy
 from .config import DAY_S, SimulationConfig
@@ -178,7 +178,7 @@ class Simulation:
             from cooling_fmu.quasisteady import QuasiSteadyPlant
 
             steady = QuasiSteadyPlant(params, step_s=self.step_s)
-        overheads = FacilityOverheads(self.system.facility, self.system.liquid_fraction)
+        overheads = facility_overheads(self.system)
         return OverheadForecast(steady, overheads, self.wet_bulb_K, self.system.n_cdus, self.system.liquid_fraction)
 
     def _horizon(self, t_s: float) -> float:

@@ -70,10 +70,10 @@ class CarbonAwarePolicy(BasePolicy):
         Relative reduction of the run-mean signal needed to hold a job, in [0, 1).
     kind : str
         ``"carbon"`` or ``"price"`` (the policy's name).
-    near_zero : float
+    near_zero : float | None
         Below this ``|s_now|`` [SI per J] the gain is tested in absolute terms (default 10 USD/MWh for price,
         10 gCO2eq/kWh for carbon; ``scheduler.carbon.near_zero_*``).
-    min_gain_abs : float
+    min_gain_abs : float | None
         Absolute reduction of the run-mean signal needed to hold a job where ``|s_now| < near_zero`` [SI per J]
         (default 0.5 USD/MWh or 0.5 gCO2eq/kWh, the 5 % relative gain at ``near_zero``).
 
