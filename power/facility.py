@@ -51,7 +51,8 @@ resistive loss I^2 R of the conductors (the split of the transformer's losses; W
 wiring losses as square-law); UPS loss as no-load + proportional + square-law terms (the loss model of Schneider
 Electric / APC White Paper 113, "Electrical efficiency modeling for data centers", Rasmussen); fan power from
 the LBNL "Self-benchmarking guide for data center energy performance" (Greenberg, Tschudi, Weale, 2006)
-air-handler airflow efficiency in W/cfm; chiller COP from ASHRAE 90.1 minimum efficiency tables. Every figure of a system file names its own source there.
+air-handler airflow efficiency in W/cfm; chiller COP from ASHRAE 90.1 minimum efficiency tables. Every figure of a
+system file names its own source there.
 """
 
 from __future__ import annotations
