@@ -138,6 +138,10 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
         out.report_rejected(pseries)
     if pseries is not None or g.price_fallback_per_MWh is not None:
         pfb = g.price_fallback_per_MWh
+        lo, hi = g.price_range_per_MWh
+        if pfb is not None and not lo <= pfb <= hi:
+            raise GridSignalError("grid.price_fallback_per_MWh", f"constant price {pfb:g} {g.currency}/MWh is outside "
+                                  f"the valid range", expected=f"a price in [{lo:g}, {hi:g}] (grid.price_range_per_MWh)")
         if pfb is None:
             if pseries.gaps:
                 a, b = pseries.gaps[0]

@@ -45,8 +45,8 @@ class GridSignalsConfig(_Strict):
     carbon_region: str = Field("USA", description="codecarbon region of the constant fallback: ISO3 country (USA, "
                                                   "FIN) or US state name (illinois)")
     carbon_fallback_g_per_kWh: float | None = Field(
-        None, ge=0, description="Constant fallback intensity [gCO2eq/kWh]; unset = codecarbon's factor of "
-                                "carbon_region")
+        None, ge=0, le=2000, description="Constant fallback intensity [gCO2eq/kWh], in [0, 2000] like every "
+                                         "intensity; unset = codecarbon's factor of carbon_region")
     price: str = Field("", description="Price file (PJM real-time LMP CSV; .gz allowed) or a shipped name "
                                        "(pjm-price-2022); '' = no price unless price_fallback_per_MWh is set")
     price_format: str = Field("", description="Grid loader name (pjm_prices); '' = from the header")

@@ -301,3 +301,17 @@ def test_quiet_still_prints_data_warnings(tmp_path):
     with h5py.File(out) as f:
         info = json.loads(f["provenance"].attrs["info_json"])
     assert any("2 carbon record(s) rejected" in w for w in info["warnings"])
+
+
+def test_grid_value_bounds_apply_to_the_constant_fallbacks_too():
+    from scheduler_sim.app.config import ConfigError, RunConfig
+    from scheduler_sim.app.grid import build_grid_signals
+
+    with pytest.raises((ConfigError, ValueError), match="carbon_fallback_g_per_kWh"):
+        RunConfig.model_validate({"name": "x", "grid": {"carbon_fallback_g_per_kWh": 2500.0}})
+    cfg = RunConfig.model_validate({"name": "x", "grid": {"price_fallback_per_MWh": -5000.0},
+                                    "cooling": {"enabled": False}})
+    with pytest.raises(GridSignalError, match=r"-5000 USD/MWh is outside.*\[-1000, 10000\]"):
+        build_grid_signals(cfg, float("nan"), 0.0)
+    wide = cfg.with_overrides({"grid.price_range_per_MWh": [-1e4, 1e4]})
+    assert "price" in build_grid_signals(wide, float("nan"), 0.0).signals
