@@ -17,10 +17,10 @@ from scheduler_sim.app.sweep import load_study
 
 pytestmark = [pytest.mark.fmu, pytest.mark.slow]
 
-#: docs/policies.md, "Facility power cap": after the warm-up, at most half an hour above the budget in the week,
-#: by at most 0.4 % (measured: 27 min, 3.2e-3; in the window itself 16 min, 3.7e-4).
-MAX_MINUTES_OVER = 30
-MAX_REL_EXCESS = 4e-3
+#: docs/policies.md, "Facility power cap": after the warm-up, at most an hour and a half above the budget in the
+#: run (week + drain), by at most 0.2 % (measured with the no-load + I^2 R switchgear: 81 min, 1.47e-3).
+MAX_MINUTES_OVER = 90
+MAX_REL_EXCESS = 2e-3
 
 
 def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path):
