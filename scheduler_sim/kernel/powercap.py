@@ -73,6 +73,34 @@ class OverheadForecast:
         self.liquid_fraction = float(liquid_fraction)
         self._i_q_air = SERIES.index("Q_air_W")
 
+    @classmethod
+    def of_run(cls, sim: object) -> OverheadForecast | None:
+        """The forecast for a run: the steady state of the plant's own description at the run's weather.
+
+        Parameters
+        ----------
+        sim : object
+            The :class:`scheduler_sim.kernel.simulation.Simulation` (its ``config.power_cap``, ``plant`` with
+            ``params``, ``wet_bulb_K``, ``system`` and ``step_s``); the fast plant is its own steady state.
+
+        Returns
+        -------
+        OverheadForecast or None
+            None without a budget, a plant description or a weather.
+        """
+        plant, wet_bulb_K, system, step_s = sim.plant, sim.wet_bulb_K, sim.system, sim.step_s
+        params = getattr(plant, "params", None)
+        if not sim.config.power_cap or plant is None or params is None or wet_bulb_K is None:
+            return None
+        from power.sizing import facility_overheads
+
+        steady = plant
+        if getattr(plant, "steady_outputs", None) is None:
+            from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+            steady = QuasiSteadyPlant(params, step_s=step_s)
+        return cls(steady, facility_overheads(system), wet_bulb_K, system.n_cdus, system.liquid_fraction)
+
     def ratio(self, it_W: float, t_s: np.ndarray, heat_cdu_W: np.ndarray | None = None) -> np.ndarray:
         """Steady-state overhead ratio at IT power ``it_W`` [W] and the wet-bulb of times ``t_s`` [s], shape of
         ``t_s`` [1]; the heat per CDU is ``heat_cdu_W`` (shape (n_cdus,), e.g. the last cooling step's), else

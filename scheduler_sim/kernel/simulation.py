@@ -41,7 +41,6 @@ import pandas as pd
 
 from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
-from power.sizing import facility_overheads
 
 from ..policies import BasePolicy, SchedulerView, make_policy
 from .config import DAY_S, SimulationConfig
@@ -159,27 +158,11 @@ class Simulation:
             cdu_supply_columns(plant.output_names, self.system.n_cdus) if plant is not None else None,
             supply_rise_K_per_W(plant) if plant is not None else None)
         self.governor = PowerCapGovernor(list(self.config.power_cap), cooling_estimate, self.jobdata, self.chain,
-                                         self.layout, forecast=self._overhead_forecast())
+                                         self.layout, OverheadForecast.of_run(self))
         self.lifecycle = JobLifecycle(self)
         self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
         self.stepfn = StepFunction(self.chain, self.layout, self.partition, self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
-
-    def _overhead_forecast(self) -> OverheadForecast | None:
-        """The power cap's overhead forecast (:class:`OverheadForecast`): the steady state of the plant's own
-        description at the run's weather; None without a budget, a plant description or a weather.
-        """
-        plant, params = self.plant, getattr(self.plant, "params", None)
-        if not self.config.power_cap or plant is None or params is None or self.wet_bulb_K is None:
-            return None
-        if getattr(plant, "steady_outputs", None) is not None:  # the fast plant is its own steady state
-            steady = plant
-        else:
-            from cooling_fmu.quasisteady import QuasiSteadyPlant
-
-            steady = QuasiSteadyPlant(params, step_s=self.step_s)
-        overheads = facility_overheads(self.system)
-        return OverheadForecast(steady, overheads, self.wet_bulb_K, self.system.n_cdus, self.system.liquid_fraction)
 
     def _horizon(self, t_s: float) -> float:
         """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
