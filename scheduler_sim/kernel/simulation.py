@@ -137,9 +137,13 @@ class Simulation:
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self.attempts: list[tuple] = []
         self.layout = StateLayout(system.n_cdus, system.n_racks)
+        n_batch = system.n_nodes - (partition.nodes.size if partition is not None else 0)
+        if cfg.pool_nodes is not None and cfg.pool_nodes > n_batch:
+            raise ValueError(f"pool_nodes = {cfg.pool_nodes} is more than the {n_batch} batch nodes of system "
+                             f"{system.name!r}")
         self.jobdata: JobTable = build_job_table(
             jobs, system, self.chain, t0=self.t0, t1=self.t1,
-            n_pool=system.n_nodes - (partition.nodes.size if partition is not None else 0),
+            n_pool=n_batch if cfg.pool_nodes is None else int(cfg.pool_nodes),
             has_partition=partition is not None, default_walltime_s=cfg.default_walltime_s,
             use_measured_power=cfg.use_measured_power,
             profiles_table=job_power_profiles if cfg.use_measured_power else None, share_entity=cfg.share_entity,

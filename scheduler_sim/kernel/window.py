@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .allocator import FREE
 from .config import SimulationConfig
 from .core import EventKind
 from .events import JobSubmit, NodeDown, NodeUp, PowerChange
@@ -121,6 +122,10 @@ def open_window(sim: "Simulation") -> None:
     st, jobs, t0 = sim.state, sim.jobdata, sim.t0
     if sim.partition is not None:
         _reserve_partition(sim)
+    if sim.config.pool_nodes is not None:  # the batch nodes beyond the pool: out of it for the whole run
+        batch = np.flatnonzero(st.alloc.owner == FREE)
+        if batch.size > sim.config.pool_nodes:
+            st.alloc.exclude(batch[int(sim.config.pool_nodes):])
     _outages_at_start(sim)
     sim.lifecycle.prefill()
     for j in np.lexsort((np.arange(jobs.n), jobs.submit)):
