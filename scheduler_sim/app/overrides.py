@@ -241,56 +241,61 @@ def _set(d: dict, dotted: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-def apply_sets(cfg: RunConfig, items: list[str] | list[tuple[str, Any]] | dict) -> RunConfig:
-    """Return ``cfg`` with ``--set`` overrides applied (all of them, in order; later ones win).
+def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) -> RunConfig:
+    """Return ``cfg`` with overrides applied (all of them, in order; later ones win).
 
     Parameters
     ----------
     cfg : RunConfig
         The run.
-    items : list of "KEY=VALUE" str, list of (key, value) pairs, or dict
-        The overrides. Text values are parsed by :func:`parse_value`; other values are used as given (sweep axes).
+    items : list of "KEY=VALUE" str, or dict
+        ``--set`` texts (values read by :func:`parse_value`), or a mapping of keys to typed values (sweep axes,
+        ``[[scenarios]]``: used as given, except a string in a relative form such as ``"+20%"``).
+    record : bool
+        Append the texts to ``RunConfig.overrides`` (provenance of ``--set``; sweep axes are recorded by the
+        scenario name instead, so their files keep the configuration JSON they had).
 
     Returns
     -------
     RunConfig
         The run with configuration keys changed through :meth:`RunConfig.with_overrides`, and ``system`` /
-        ``cooling.plant`` pointing at derived description files when ``system.`` / ``plant.`` keys were set;
-        ``overrides`` records the texts.
+        ``cooling.plant`` pointing at derived description files when ``system.`` / ``plant.`` keys were set.
 
     Raises
     ------
     ConfigError
-        For an unknown key (with "did you mean"), a bad value, or a derived description that does not validate
-        (the message names the key and the file it came from).
+        For an unknown key (with "did you mean"), a bad value, or a derived description that does not validate.
     """
     if isinstance(items, dict):
-        pairs = list(items.items())
+        pairs = [(k, (v, isinstance(v, str) and bool(_REL.match(v.strip())))) for k, v in items.items()]
+        texts = []
     else:
-        pairs = [p if isinstance(p, tuple) else None for p in items]
-        if any(p is None for p in pairs):
-            pairs = parse_sets([p for p in items if isinstance(p, str)]) + [p for p in items if isinstance(p, tuple)]
-    texts = [f"{k}={v}" for k, v in pairs]
+        pairs = [(k, (v, True)) for k, v in parse_sets(items)]
+        texts = [f"{k}={v}" for k, (v, _) in pairs]
     cfg_sets, sys_sets, plant_sets = [], [], []
     for k, v in pairs:
         scope, dotted = resolve_key(k, cfg)
         (cfg_sets if scope == "config" else sys_sets if scope == "system" else plant_sets).append((dotted, v))
+
+    def value(v, cur, key):
+        raw, parse = v
+        return parse_value(raw, cur, key) if parse else raw
+
     if cfg_sets:
         data = json.loads(cfg.model_dump_json())
-        ov = {}
+        ov: dict = {}
         for dotted, v in cfg_sets:
-            cur = ov.get(dotted, _get(data, dotted))
-            ov[dotted] = parse_value(v, cur, dotted) if isinstance(v, str) else v
+            ov[dotted] = value(v, ov.get(dotted, _get(data, dotted)), dotted)
         cfg = cfg.with_overrides(ov)
     if sys_sets:
         src = _system_path(cfg)
         d = _read_toml(src, "system file")
         for dotted, v in sys_sets:
-            _set(d, dotted, parse_value(v, _get(d, dotted), "system." + dotted) if isinstance(v, str) else v)
+            _set(d, dotted, value(v, _get(d, dotted), "system." + dotted))
         w = _get(d, "site.weather")
         if isinstance(w, str) and ("/" in w or "." in w) and not Path(w).is_absolute():
             _set(d, "site.weather", str((src.parent / w).resolve()))  # the derived file lives elsewhere
-        path = _derived_file(src, d, [t for t in texts if t.startswith("system.")])
+        path = _derived_file(src, d, [f"system.{k}={v[0]}" for k, v in sys_sets])
         from power import load_system
 
         try:
@@ -302,8 +307,8 @@ def apply_sets(cfg: RunConfig, items: list[str] | list[tuple[str, Any]] | dict) 
         src = _plant_path(cfg)
         d = _read_toml(src, "plant description")
         for dotted, v in plant_sets:
-            _set(d, dotted, parse_value(v, _get(d, dotted), "plant." + dotted) if isinstance(v, str) else v)
-        path = _derived_file(src, d, [t for t in texts if t.startswith("plant.")])
+            _set(d, dotted, value(v, _get(d, dotted), "plant." + dotted))
+        path = _derived_file(src, d, [f"plant.{k}={v[0]}" for k, v in plant_sets])
         from cooling_fmu.params import load_plant_params
 
         try:
@@ -311,7 +316,9 @@ def apply_sets(cfg: RunConfig, items: list[str] | list[tuple[str, Any]] | dict) 
         except (ValueError, OSError) as exc:
             raise ConfigError(f"--set plant.*: the changed plant description does not validate: {exc}") from None
         cfg = cfg.with_overrides({"cooling.plant": str(path)})
-    return cfg.with_overrides({"overrides": list(cfg.overrides) + texts})
+    if record and texts:
+        cfg = cfg.with_overrides({"overrides": list(cfg.overrides) + texts})
+    return cfg
 
 
 def _derived_file(src: Path, data: dict, texts: list[str]) -> Path:
