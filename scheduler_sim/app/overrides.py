@@ -286,7 +286,13 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
         ov: dict = {}
         for dotted, v in cfg_sets:
             ov[dotted] = value(v, ov.get(dotted, _get(data, dotted)), dotted)
-        cfg = cfg.with_overrides(ov)
+        try:
+            cfg = cfg.with_overrides(ov)
+        except ConfigError as exc:
+            what = "--set" if texts else "overrides"
+            raise ConfigError(str(exc).replace("overrides: invalid configuration",
+                                               f"{what} {' '.join(texts) if texts else ''}".strip() +
+                                               ": invalid configuration")) from None
     if sys_sets:
         src = _system_path(cfg)
         d = _read_toml(src, "system file")
