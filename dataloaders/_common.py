@@ -318,8 +318,9 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
     ids : ndarray, shape (n,), or None
         Job ids, for issues.
     issues : Issues
-        Where unparseable values (``flagged``, set to NaN) and DST-ambiguous or non-existent local times
-        (``repaired``) are reported.
+        Where unparseable values (``flagged``, set to NaN) and DST-ambiguous (first occurrence used) or
+        non-existent (moved forward by the gap) local times (``repaired``: ``dst_ambiguous_time``,
+        ``dst_nonexistent_time``) are reported.
     fmt : str, optional
         strptime format of the local times (default ISO ``%Y-%m-%dT%H:%M:%S`` with a fallback to mixed ISO).
     missing : tuple of str, optional

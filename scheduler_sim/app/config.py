@@ -291,10 +291,10 @@ class CoolingConfig(_Strict):
                                                    "= from the file header (EPW LOCATION line, TMY3 metadata row)")
     step_timeout_s: float = Field(
         60.0, gt=0, le=86400.0,
-        description="Wall-clock limit of one plant call [s] (an FMU step, or the FMU's C loop over many steps): when "
-                    "a call takes longer, a watchdog thread writes the results so far as a partial file "
-                    "(complete = false) and ends the run with exit 2, naming the FMU, the simulated time and the FMI "
-                    "call (docs/cooling.md)")
+        description="Wall-clock limit of one FMU step [s] (in the FMU's C loop over many steps: since the call "
+                    "began or the last step it completed). A step that takes longer stops the run: the results up "
+                    "to there are written as a partial file (complete = false) and the run exits 2, naming the FMU, "
+                    "the FMI call and the simulated time (the FMU runs on a worker thread; docs/cooling.md)")
     on_implausible: Literal["warn", "stop"] = Field(
         "warn", description="A plant output outside physical bounds (water frozen or boiling, negative approach; "
                             "cooling_fmu.plausibility): 'warn' finishes the run, records it in the file "
