@@ -717,12 +717,13 @@ class CoolingPlant:
         """Limit the wall time of every FMU step to ``timeout_s`` [s] (:func:`cooling_fmu.watchdog.guard_plant`).
 
         A step that does not return in time raises :class:`cooling_fmu.watchdog.StepTimeout` (a plant error:
-        the run stops, partial) instead of hanging; None sets no limit.
+        the run stops, partial) instead of hanging; None sets no limit. Raises ValueError (from
+        :func:`~cooling_fmu.watchdog.guard_plant`) if ``timeout_s`` is not positive and finite.
 
-        Raises
-        ------
-        ValueError
-            If ``timeout_s`` is not positive and finite.
+        Parameters
+        ----------
+        timeout_s : float | None
+            Wall-clock limit per step [s].
         """
         from .watchdog import guard_plant
 

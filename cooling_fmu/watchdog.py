@@ -30,11 +30,14 @@ import ctypes
 import queue
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .coupling import PlantError
+
+if TYPE_CHECKING:
+    from .plant import CoolingPlant
 
 __all__ = ["StepTimeout", "guard_plant", "DEFAULT_STEP_TIMEOUT_S"]
 
@@ -108,14 +111,15 @@ class _Worker:
         return res[0], -1
 
 
-def guard_plant(plant, timeout_s: float | None) -> None:
+def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
     """Put every FMU step call of ``plant`` under a wall-clock limit per step (see the module docstring).
 
     Parameters
     ----------
-    plant : cooling_fmu.plant.CoolingPlant
-        The plant (its FMU instance, ``_run_c`` C loop, raw ``fmi2DoStep`` and adapter ``doStep`` are wrapped).
-    timeout_s : float or None
+    plant : CoolingPlant
+        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its ``_run_c`` C loop, raw ``fmi2DoStep`` and adapter
+        ``doStep`` are wrapped.
+    timeout_s : float | None
         Limit [s of wall time per step], > 0; None leaves the plant as it is.
 
     Raises

@@ -424,12 +424,12 @@ def _dst_fold0(naive: pd.DatetimeIndex, loc: pd.DatetimeIndex, odd: np.ndarray, 
 
     Parameters
     ----------
-    naive : pandas.DatetimeIndex, shape (n,)
-        Wall-clock times without zone.
-    loc : pandas.DatetimeIndex, shape (n,)
-        ``naive`` localised in ``tz`` with NaT where ambiguous or non-existent.
-    odd : ndarray of bool, shape (n,)
-        The rows to localise (NaT in ``loc``, a time in ``naive``).
+    naive : pd.DatetimeIndex
+        Wall-clock times without zone, shape (n,).
+    loc : pd.DatetimeIndex
+        ``naive`` localised in ``tz`` with NaT where ambiguous or non-existent, shape (n,).
+    odd : np.ndarray
+        Bool, shape (n,): the rows to localise (NaT in ``loc``, a time in ``naive``).
     tz : str
         IANA zone.
 

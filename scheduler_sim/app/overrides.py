@@ -100,20 +100,20 @@ def valid_keys(cfg: RunConfig | None = None, scope: str = "config") -> list[str]
 
     Parameters
     ----------
-    cfg : RunConfig or None
+    cfg : RunConfig | None
         The run (needed for the ``system`` and ``plant`` scopes: their keys are those of its description files).
-    scope : {"config", "system", "plant"}
-        Which keys.
+    scope : str
+        Which keys: ``"config"``, ``"system"`` or ``"plant"``.
 
     Returns
     -------
     list of str
         Dotted keys, with the ``system.`` / ``plant.`` prefix for those scopes.
 
-    Raises
-    ------
-    ConfigError
-        If the system or plant description cannot be read (the message names the file).
+    Notes
+    -----
+    Raises ConfigError (from :func:`scheduler_sim.app.config.read_toml`) if the system or plant description cannot
+    be read; the message names the file.
     """
     if scope == "config":
         return _model_keys(RunConfig)
@@ -131,7 +131,7 @@ def resolve_key(key: str, cfg: RunConfig | None = None) -> tuple[str, str]:
     ----------
     key : str
         ``scheduler.policy``, ``system.topology.n_nodes``, ``plant.tower.n_cells``, ...
-    cfg : RunConfig or None
+    cfg : RunConfig | None
         The run whose system and plant descriptions define the ``system.`` / ``plant.`` keys (default: the main
         job's).
 
@@ -210,6 +210,16 @@ def parse_value(text: str, current: Any = None, key: str = "") -> Any:
 def parse_sets(items: list[str] | None) -> list[tuple[str, str]]:
     """``["a.b=1", ...]`` -> ``[("a.b", "1"), ...]`` (order kept).
 
+    Parameters
+    ----------
+    items : list[str] | None
+        ``KEY=VALUE`` texts.
+
+    Returns
+    -------
+    list of (str, str)
+        Keys (stripped) and value texts (as given).
+
     Raises
     ------
     ConfigError
@@ -248,8 +258,8 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
     ----------
     cfg : RunConfig
         The run.
-    items : list of "KEY=VALUE" str, or dict
-        ``--set`` texts (values read by :func:`parse_value`), or a mapping of keys to typed values (sweep axes,
+    items : list[str] | dict
+        ``--set`` texts (``"KEY=VALUE"``) (values read by :func:`parse_value`), or a mapping of keys to typed values (sweep axes,
         ``[[scenarios]]``: used as given, except a string in a relative form such as ``"+20%"``).
     record : bool
         Append the texts to ``RunConfig.overrides`` (provenance of ``--set``; sweep axes are recorded by the
@@ -366,10 +376,19 @@ def _toml_value(v: Any) -> str:
 def toml_dumps(data: dict) -> str:
     """TOML text of a dict of tables, scalars and arrays (inline tables inside arrays), read back equal by tomllib.
 
-    Raises
-    ------
-    TypeError
-        For a value that TOML cannot hold (e.g. None).
+    Parameters
+    ----------
+    data : dict
+        Tables (dicts) of str keys to bool, int, float (inf / nan too), str, lists and dicts.
+
+    Returns
+    -------
+    str
+        TOML v1.0 text.
+
+    Notes
+    -----
+    Raises TypeError for a value that TOML cannot hold (e.g. None).
     """
     lines: list[str] = []
 

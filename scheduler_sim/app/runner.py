@@ -18,6 +18,7 @@ from cooling_fmu.params import load_plant_params
 from cooling_fmu.plant import CoolingPlant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
+from dataloaders.report import LoadResult
 from dataloaders.swf import read_swf_header, swf_cores_per_node
 from jobs.table import empty_job_table
 from jobs.shares import apply_node_shares
@@ -579,7 +580,7 @@ def pool_size(cfg: RunConfig, system) -> int:
     return int(cfg.scheduler.pool_nodes) if cfg.scheduler.pool_nodes is not None else int(system.n_nodes)
 
 
-def trace_machine_nodes(cfg: RunConfig, loaded, cores_per_node: int) -> tuple[int | None, str]:
+def trace_machine_nodes(cfg: RunConfig, loaded: LoadResult, cores_per_node: int) -> tuple[int | None, str]:
     """Nodes of the machine the trace was recorded on, as far as the trace says, and where that came from.
 
     SWF: the header's ``MaxNodes``, else ``MaxProcs / cores_per_node``; Slurm sacct: the distinct host names of
@@ -589,8 +590,8 @@ def trace_machine_nodes(cfg: RunConfig, loaded, cores_per_node: int) -> tuple[in
     ----------
     cfg : RunConfig
         The run.
-    loaded : dataloaders.report.LoadResult
-        The loaded trace.
+    loaded : LoadResult
+        The loaded trace (:class:`dataloaders.report.LoadResult`).
     cores_per_node : int
         Processors per node used for the load.
 
@@ -626,8 +627,21 @@ def trace_machine_nodes(cfg: RunConfig, loaded, cores_per_node: int) -> tuple[in
     return None, ""
 
 
-def trace_vs_system(cfg: RunConfig, system, loaded, cores_per_node: int, pool: int) -> str:
+def trace_vs_system(cfg: RunConfig, system: System, loaded: LoadResult, cores_per_node: int, pool: int) -> str:
     """The run-header line comparing the trace's machine with the system and the pool (issue #23 item 7).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The run's system.
+    loaded : LoadResult
+        The loaded trace.
+    cores_per_node : int
+        Processors per node used for the load.
+    pool : int
+        Schedulable pool [nodes].
 
     Returns
     -------
@@ -647,7 +661,7 @@ def trace_vs_system(cfg: RunConfig, system, loaded, cores_per_node: int, pool: i
     return f"machine {tr} vs system {system.name!r} {system.n_nodes} nodes{same}; pool {pool} nodes ({pl}), {scale}{hint}"
 
 
-def grow_workload(jobs, cfg: RunConfig, t0_s: float, pool: int):
+def grow_workload(jobs: pd.DataFrame, cfg: RunConfig, t0_s: float, pool: int) -> tuple[pd.DataFrame, str]:
     """Workload growth (issue #23 item 5): arrival-rate and job-size scaling of a job table; deterministic.
 
     Arrival rate (``trace.arrival_rate_factor`` f): submit times ``t >= t0`` become ``t0 + (t - t0) / f`` (time
@@ -659,7 +673,7 @@ def grow_workload(jobs, cfg: RunConfig, t0_s: float, pool: int):
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Canonical job table (``submit_time_s``, ``start_time_s``, ``end_time_s`` [s], ``nodes``).
     cfg : RunConfig
         The run (factors and seed).
@@ -670,7 +684,7 @@ def grow_workload(jobs, cfg: RunConfig, t0_s: float, pool: int):
 
     Returns
     -------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         A scaled copy (``jobs`` itself when both factors are 1).
     note : str
         What was done ('' when nothing).

@@ -111,6 +111,18 @@ def load_study(path: str | Path, sets: list[str] | None = None) -> tuple[str, li
     relative numbers (``"+20%"``, ``"x1.5"``). ``sets`` (``hpctwin sweep --set KEY=VALUE``) change the base run
     first.
 
+    Parameters
+    ----------
+    path : str | Path
+        Study TOML file.
+    sets : list[str] | None
+        ``KEY=VALUE`` overrides of the base run.
+
+    Returns
+    -------
+    tuple of (str, list of Scenario)
+        The study name and its scenarios, in their fixed order.
+
     Raises
     ------
     ConfigError
@@ -449,7 +461,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[st
         Command-line refine options (``top_k``, ``objective``, ``pareto``) over the study's ``[refine]``
         (:func:`refine_spec`): after every scenario ran, the selected fast-plant scenarios run again with the FMU
         (``<name>_fmu``) on the same queue, and summary.h5 gets ``/refine`` with the fast-vs-FMU errors.
-    sets : list of str or None
+    sets : list[str] | None
         ``--set KEY=VALUE`` overrides of the base run (:func:`load_study`).
 
     Returns

@@ -84,6 +84,11 @@ class NodeAllocator:
     def exclude(self, nodes: np.ndarray) -> None:
         """Take idle nodes out of the schedulable pool for good; they stay idle (idle power) and are never allocated.
 
+        Parameters
+        ----------
+        nodes : np.ndarray
+            Node indices, shape (k,), each idle and in the pool.
+
         Raises
         ------
         AllocationError

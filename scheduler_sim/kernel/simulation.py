@@ -101,6 +101,8 @@ class Simulation:
     ------
     TypeError
         When both ``config`` and keyword options are given, or an option is unknown.
+    ValueError
+        When ``config.pool_nodes`` is more than the batch nodes (system nodes minus the partition's).
 
     Notes
     -----
