@@ -36,9 +36,8 @@ HEADER = [
     "`scheduler_sim.app.overrides.resolve_key`. Workload growth is two keys of `[trace]`: `arrival_rate_factor` (time",
     "compression of the submit times towards the window start) and `job_size_factor` (nodes x factor, stochastic rounding",
     "seeded by the run seed, capped at the pool); `scheduler.pool_nodes` (`--nodes N`) sets the schedulable pool.", "",
-    "```", "$ hpctwin run --days 1 --no-cooling --nodes 4360 --set trace.arrival_rate_factor=1.2",
-    "hpctwin run 'theta-theta2022-easy-day181-1d-nocooling': system theta, policy easy, window day 181 + 1 days, "
-    "cooling off",
+    "```", ".venv/bin/hpctwin run --days 1 --no-cooling --nodes 4360 --set trace.arrival_rate_factor=1.2",
+    "...",
     "  note    facility stages left out by the system description (not counted in PUE): pdu",
     "  trace   ./experiments/data/theta_2022.swf.gz",
     "  machine trace 4360 nodes (SWF header MaxNodes) vs system 'theta' 4392 nodes: differs; pool 4360 nodes "
@@ -46,8 +45,8 @@ HEADER = [
     "  growth  arrival rate x 1.2: submit times from day 181 on compressed towards it, t' = t0 + (t - t0) / 1.2 "
     "(11296 jobs)",
     "...",
-    "$ hpctwin run --set scheduler.polcy=fcfs",
-    "hpctwin run: error: unknown configuration key 'scheduler.polcy'; did you mean 'scheduler.policy' or "
+    ".venv/bin/hpctwin run --set scheduler.polcy=fcfs",
+    "(stderr) hpctwin run: error: unknown configuration key 'scheduler.polcy'; did you mean 'scheduler.policy' or "
     "'scheduler.twin.pool' or 'scheduler.placement'? (valid keys under 'scheduler.': scheduler.policy, "
     "scheduler.backfill, ...)",
     "```", "",

@@ -30,6 +30,7 @@ import json
 import math
 import re
 import tomllib
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,10 @@ def _model_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
     out = []
     for name, f in model.model_fields.items():
         ann = f.annotation
-        args = getattr(ann, "__args__", ()) if not isinstance(ann, type) else ()
+        if typing.get_origin(ann) in (list, tuple, dict):  # arrays of tables, tables of values: set as a whole
+            out.append(prefix + name)
+            continue
+        args = typing.get_args(ann)
         cands = [ann] if isinstance(ann, type) else [a for a in args if a is not type(None)]
         subs = [a for a in cands if isinstance(a, type) and issubclass(a, BaseModel)]
         if subs:
