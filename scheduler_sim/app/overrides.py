@@ -6,7 +6,9 @@ sweep axes, and "did you mean" hints elsewhere). Three scopes:
 * a :class:`~scheduler_sim.app.config.RunConfig` key in dotted form (``scheduler.policy``, ``cooling.step_s``,
   ``trace.window_days``, ``seed``);
 * ``system.<dotted key>``: a key of the run's system description TOML (``system.topology.n_nodes``,
-  ``system.node.cpu_idle_W``);
+  ``system.node.cpu_idle_W``), and ``system.nodes``: the machine's size in whole racks (``nodes_per_rack`` =
+  round(N / racks), ``n_nodes`` = racks x ``nodes_per_rack``; e.g. ``--set system.nodes=+20%`` on Theta: 24 racks
+  x 220 = 5,280 nodes);
 * ``plant.<dotted key>``: a key of the run's plant description TOML (``plant.tower.n_cells``,
   ``plant.cdu.UA_hx_W_K``).
 
@@ -124,7 +126,7 @@ def valid_keys(cfg: RunConfig | None = None, scope: str = "config") -> list[str]
     cfg = cfg or RunConfig()
     sysd = _read_toml(_system_path(cfg), "system file")
     if scope == "system":
-        return ["system." + k for k in _dict_keys(sysd)]
+        return ["system." + k for k in _dict_keys(sysd)] + ["system.nodes"]
     return ["plant." + k for k in _dict_keys(_read_toml(_plant_path(cfg, sysd), "plant description"))]
 
 
@@ -311,6 +313,9 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
         src = _system_path(cfg)
         d = _read_toml(src, "system file")
         for dotted, v in sys_sets:
+            if dotted == "nodes":  # the machine's size in whole racks (the what-if "+20 % nodes")
+                _set_nodes(d, value(v, _get(d, "topology.n_nodes"), "system.nodes"))
+                continue
             _set(d, dotted, value(v, _get(d, dotted), "system." + dotted))
         w = _get(d, "site.weather")
         if isinstance(w, str) and ("/" in w or "." in w) and not Path(w).is_absolute():
@@ -339,6 +344,27 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
     if record and texts:
         cfg = cfg.with_overrides({"overrides": list(cfg.overrides) + texts})
     return cfg
+
+
+def _set_nodes(d: dict, n: object) -> None:
+    """``system.nodes = n``: whole racks of the system's topology holding about ``n`` nodes.
+
+    ``nodes_per_rack = max(1, round(n / racks))`` with ``racks = n_cdus x rack_positions_per_cdu - missing``, and
+    ``n_nodes = racks x nodes_per_rack`` (the nearest size the rack layout can hold; the CDUs stay as they are).
+
+    Raises
+    ------
+    ConfigError
+        If ``n`` is not a positive number or the system file has no ``[topology]`` table.
+    """
+    topo = d.get("topology")
+    if not isinstance(topo, dict) or isinstance(n, bool) or not isinstance(n, (int, float)) or not n >= 1:
+        raise ConfigError(f"--set system.nodes={n!r}: expected a number of nodes >= 1 (or +20%, x1.5) and a system "
+                          f"file with a [topology] table")
+    racks = int(topo["n_cdus"]) * int(topo["rack_positions_per_cdu"]) - len(topo.get("missing_rack_positions", []))
+    per = max(1, int(math.floor(float(n) / racks + 0.5)))
+    topo["nodes_per_rack"] = per
+    topo["n_nodes"] = racks * per
 
 
 def _derived_file(src: Path, data: dict, texts: list[str]) -> Path:

@@ -106,6 +106,20 @@ def test_trace_machine_against_the_system_in_the_run_header(tmp_path, capsys):
             "(scheduler.pool_nodes / --nodes), job sizes as in the trace (no scaling); --nodes N sets the pool") in out
 
 
+def test_trace_machine_from_sacct_node_names(tmp_path, capsys):
+    (tmp_path / "tiny4.toml").write_text(TINY4)
+    p = tmp_path / "n.sacct"
+    p.write_text("JobID|Submit|Start|End|NNodes|NodeList|State|Timelimit\n"
+                 "1|2022-01-01T00:00:00|2022-01-01T00:00:00|2022-01-01T00:10:00|2|nid[001-002]|COMPLETED|01:00:00\n"
+                 "2|2022-01-01T00:01:00|2022-01-01T00:01:00|2022-01-01T00:10:00|3|nid[002,005-006]|COMPLETED|"
+                 "01:00:00\n")
+    assert main(["run", "--system", str(tmp_path / "tiny4.toml"), "--trace", str(p), "--start-day", "0", "--days",
+                 "1", "--no-cooling", "--out", str(tmp_path / "n.h5")]) == 0
+    # hosts nid001, nid002, nid005, nid006: 4 distinct names = the system's 4 nodes
+    assert ("machine trace 4 nodes (distinct NodeList host names) vs system 'tiny4' 4 nodes: same; pool 4 nodes "
+            "(the whole system)") in capsys.readouterr().out
+
+
 def test_set_overrides_config_system_and_plant_keys_with_relative_forms(tmp_path, capsys):
     cfg = RunConfig()
     assert parse_value("+20%", 10.0) == pytest.approx(12.0) and parse_value("-10%", 200) == 180
@@ -139,6 +153,10 @@ def test_set_overrides_config_system_and_plant_keys_with_relative_forms(tmp_path
     starts, E, _ = _jobs(out)
     # busy node power 90 + 0.5 (306 - 90) = 198 W: 4 x 90 x 180 + 108 x 410 node-s
     assert E["E_node_dc_J"] == pytest.approx(4 * 90 * 180 + 108 * 410, rel=1e-12)
+    # system.nodes: whole racks; Theta +20 %: 4392 x 1.2 = 5270.4 nodes on 6 x 4 = 24 racks -> round(219.6) = 220
+    # nodes per rack -> 5280 nodes, still 6 CDUs
+    s = load_system(apply_sets(cfg, ["system.nodes=+20%"]).system)
+    assert (s.n_nodes, s.n_cdus) == (5280, 6)
     # plant key: the derived plant description has 5 tower cells, the rest as shipped
     from cooling_fmu.params import load_plant_params
 
