@@ -49,7 +49,7 @@ from .coupler import CoolingCoupler, PlantStopped
 from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
 from .lifecycle import JobLifecycle
-from .window import batch_failures, open_window
+from .window import batch_failures, batch_pool, open_window
 from .placement import Placement
 from .powercap import PowerCapGovernor
 from .progress import RunProgress
@@ -101,14 +101,12 @@ class Simulation:
     ------
     TypeError
         When both ``config`` and keyword options are given, or an option is unknown.
-    ValueError
-        When ``config.pool_nodes`` is more than the batch nodes (system nodes minus the partition's).
 
     Notes
     -----
     Raises ValueError (from :class:`SimulationConfig`, :func:`~scheduler_sim.policies.make_policy` and the job
     table) for an unknown policy, an invalid option, a downtime or partition node outside the machine, a downtime
-    on the partition, or an empty window.
+    on the partition, a pool larger than the batch nodes, or an empty window.
     """
 
     def __init__(self, jobs: pd.DataFrame, system: System, policy: str | BasePolicy = "easy",
@@ -139,13 +137,8 @@ class Simulation:
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self.attempts: list[tuple] = []
         self.layout = StateLayout(system.n_cdus, system.n_racks)
-        n_batch = system.n_nodes - (partition.nodes.size if partition is not None else 0)
-        if cfg.pool_nodes is not None and cfg.pool_nodes > n_batch:
-            raise ValueError(f"pool_nodes = {cfg.pool_nodes} is more than the {n_batch} batch nodes of system "
-                             f"{system.name!r}")
         self.jobdata: JobTable = build_job_table(
-            jobs, system, self.chain, t0=self.t0, t1=self.t1,
-            n_pool=n_batch if cfg.pool_nodes is None else int(cfg.pool_nodes),
+            jobs, system, self.chain, t0=self.t0, t1=self.t1, n_pool=batch_pool(cfg, system.n_nodes, partition),
             has_partition=partition is not None, default_walltime_s=cfg.default_walltime_s,
             use_measured_power=cfg.use_measured_power,
             profiles_table=job_power_profiles if cfg.use_measured_power else None, share_entity=cfg.share_entity,

@@ -22,7 +22,7 @@ from .jobdata import NodePowerProfile
 if TYPE_CHECKING:  # typing only: the simulation imports this module
     from .simulation import Simulation
 
-__all__ = ["batch_failures", "open_window"]
+__all__ = ["batch_failures", "batch_pool", "open_window"]
 
 
 def batch_failures(cfg: SimulationConfig, partition: NodePowerProfile | None, n_nodes: int,
@@ -65,6 +65,36 @@ def batch_failures(cfg: SimulationConfig, partition: NodePowerProfile | None, n_
         info["failures_on_partition_ignored"] = int((~keep).sum())
         failures = failures[keep]
     return failures
+
+
+def batch_pool(cfg: SimulationConfig, n_nodes: int, partition: NodePowerProfile | None) -> int:
+    """The schedulable pool of batch jobs [nodes]: ``cfg.pool_nodes``, else every node not in the partition.
+
+    Parameters
+    ----------
+    cfg : SimulationConfig
+        The run's options.
+    n_nodes : int
+        Nodes of the system.
+    partition : NodePowerProfile | None
+        The co-located partition, if any (its nodes are not batch nodes).
+
+    Returns
+    -------
+    int
+        Pool size [nodes].
+
+    Raises
+    ------
+    ValueError
+        If ``cfg.pool_nodes`` is more than the batch nodes.
+    """
+    n_batch = n_nodes - (partition.nodes.size if partition is not None else 0)
+    if cfg.pool_nodes is None:
+        return n_batch
+    if cfg.pool_nodes > n_batch:
+        raise ValueError(f"pool_nodes = {cfg.pool_nodes} is more than the {n_batch} batch nodes of the system")
+    return int(cfg.pool_nodes)
 
 
 def _reserve_partition(sim: "Simulation") -> None:
