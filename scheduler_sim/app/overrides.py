@@ -352,6 +352,13 @@ def _set_nodes(d: dict, n: object) -> None:
     ``nodes_per_rack = max(1, round(n / racks))`` with ``racks = n_cdus x rack_positions_per_cdu - missing``, and
     ``n_nodes = racks x nodes_per_rack`` (the nearest size the rack layout can hold; the CDUs stay as they are).
 
+    Parameters
+    ----------
+    d : dict
+        The system description (TOML dict), changed in place.
+    n : object
+        The asked-for node count.
+
     Raises
     ------
     ConfigError
