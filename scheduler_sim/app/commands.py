@@ -111,9 +111,12 @@ def _run_study(a: argparse.Namespace) -> int:
     """``hpctwin run STUDY.toml``: every scenario (over MPI ranks under mpiexec), a table of each scenario's
     energy, PUE, wait, cost and CO2, then the last scenario explained against the first, link by link.
     """
-    study, scenarios = load_study(a.config)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, scenarios = load_study(a.config, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.config, out)
+    summary = run_sweep(a.config, out, sets=sets)
     if summary is None:  # another MPI rank
         return 0
     with h5py.File(summary) as f:
