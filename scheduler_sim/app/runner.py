@@ -235,8 +235,16 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         pool = pool_size(cfg, system)
         opts = {"timezone": cfg.trace.timezone} if cfg.trace.timezone else {}
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
-            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool,
-                                cores_per_node=cpn, strict=cfg.trace.strict, **opts)
+            try:
+                loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool,
+                                    cores_per_node=cpn, strict=cfg.trace.strict, **opts)
+            except TypeError as exc:
+                if "timezone" not in str(exc):
+                    raise
+                fmt = cfg.trace.format or guess_format(trace_path)
+                raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of "
+                                 f"{trace_path} reads no local clock times (its times carry no zone to set); "
+                                 f"leave it unset") from None
         if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         say(trace_vs_system(cfg, system, loaded, cpn, pool))

@@ -94,6 +94,11 @@ def test_local_time_zone_of_sacct_times_in_run_and_sweep(tmp_path, capsys):
     # an unknown zone is one line, exit 2
     assert main(["run", str(cfg), "--timezone", "Mars/Olympus", "--quiet", "--out", str(tmp_path / "x.h5")]) == 2
     assert "Mars/Olympus" in capsys.readouterr().err
+    # a zone for a trace whose times have none (SWF offsets): refused in one line, not a traceback
+    (tmp_path / "t.swf").write_text("1 0 0 60 1 -1 -1 1 60 -1 1 1 1 -1 1 -1 -1 -1\n")
+    assert main(["run", "--system", str(tmp_path / "tiny4.toml"), "--trace", str(tmp_path / "t.swf"), "--no-cooling",
+                 "--start-day", "0", "--timezone", "UTC", "--quiet", "--out", str(tmp_path / "y.h5")]) == 2
+    assert "the swf loader" in capsys.readouterr().err
 
 
 def test_dst_repeated_hour_takes_first_occurrence_and_skipped_hour_moves_forward_by_the_gap(tmp_path):
