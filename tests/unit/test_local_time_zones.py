@@ -121,3 +121,20 @@ def test_dst_repeated_hour_takes_first_occurrence_and_skipped_hour_moves_forward
                    (3, "Submit", "dst_nonexistent_time")}
     text = rep.summary()  # both kinds counted and listed in the load report
     assert "repaired       2  dst_ambiguous_time" in text and "repaired       1  dst_nonexistent_time" in text
+
+
+def test_dst_rule_is_the_same_in_the_power_dataset_loaders():
+    # PM100 / Fugaku / Adastra / Lassen read naive local times through dataloaders.power_datasets._epoch: the same
+    # fold=0 rule, reported per record (before: both became NaN, so the job was rejected as "submit missing")
+    from dataloaders._common import Issues
+    from dataloaders.power_datasets import _epoch
+
+    issues = Issues()
+    col = __import__("pandas").Series(["2023-03-26 02:30:00", "2023-10-29 02:30:00", "2023-07-01 12:00:00"])
+    v = _epoch(col, "Europe/Rome", issues, "submit_time", np.array([7, 8, 9]))
+    utc = dt.timezone.utc
+    assert v.tolist() == [dt.datetime(2023, 3, 26, 1, 30, tzinfo=utc).timestamp(),    # 02:30 CET = 03:30 CEST
+                          dt.datetime(2023, 10, 29, 0, 30, tzinfo=utc).timestamp(),   # first 02:30: CEST
+                          dt.datetime(2023, 7, 1, 10, 0, tzinfo=utc).timestamp()]
+    assert sorted((i.line, i.job_id, i.reason) for i in issues.items) == [(1, 7, "dst_nonexistent_time"),
+                                                                          (2, 8, "dst_ambiguous_time")]
