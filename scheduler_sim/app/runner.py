@@ -203,8 +203,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
 
     Raises
     ------
-    dataloaders.report.TraceError, ValueError, cooling_fmu errors
-        With messages naming the file / field at fault.
+    ValueError
+        If the output is an input file of the run or a folder; also (from the configuration, the loaders and the
+        plant) for a bad input, with a message naming the file / field at fault.
+
+    Notes
+    -----
+    The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
+    (messages naming the file / field at fault).
     """
     say = echo or (lambda s: None)
     if out is not None:
@@ -235,16 +241,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         pool = pool_size(cfg, system)
         opts = {"timezone": cfg.trace.timezone} if cfg.trace.timezone else {}
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
-            try:
-                loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool,
-                                    cores_per_node=cpn, strict=cfg.trace.strict, **opts)
-            except TypeError as exc:
-                if "timezone" not in str(exc):
-                    raise
-                fmt = cfg.trace.format or guess_format(trace_path)
-                raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of "
-                                 f"{trace_path} reads no local clock times (its times carry no zone to set); "
-                                 f"leave it unset") from None
+            loaded = _load_batch_trace(cfg, trace_path, pool, cpn, opts)
         if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
         say(trace_vs_system(cfg, system, loaded, cpn, pool))
@@ -581,6 +578,45 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
         share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,
         pool_nodes=sc.pool_nodes,
     )
+
+
+def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
+    """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    trace_path : Path
+        The trace file.
+    pool : int
+        Schedulable pool [nodes] (the loader's ``max_nodes``).
+    cpn : int
+        Processors per node.
+    opts : dict
+        Extra loader options (``timezone``).
+
+    Returns
+    -------
+    LoadResult
+        The loaded trace.
+
+    Raises
+    ------
+    ValueError
+        If a time zone is given for a loader that reads no local clock times (one line, naming loader and file).
+    TypeError
+        Any other TypeError of the loader, as raised.
+    """
+    try:
+        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                          strict=cfg.trace.strict, **opts)
+    except TypeError as exc:
+        if "timezone" not in str(exc) or "timezone" not in opts:
+            raise
+        fmt = cfg.trace.format or guess_format(trace_path)
+        raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
+                         f"reads no local clock times (its times carry no zone to set); leave it unset") from None
 
 
 def pool_size(cfg: RunConfig, system) -> int:
