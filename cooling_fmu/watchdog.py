@@ -83,12 +83,18 @@ class _Worker:
     def _loop(self) -> None:
         while True:
             job = self._jobs.get()
+            if job is None:  # stop(): the plant was closed
+                return
             try:
                 job[3].append(job[0](*job[1]))
             except BaseException as exc:  # noqa: BLE001 - handed back to the caller
                 job[4].append(exc)
             finally:
                 job[2].set()
+
+    def stop(self) -> None:
+        """End the thread after the calls already handed over (the plant is closed)."""
+        self._jobs.put(None)
 
     def call(self, fn: Callable, args: tuple, timeout_s: float, progress: Callable[[], int]) -> tuple[Any, int]:
         """Run ``fn(*args)`` on the worker; return ``(result, -1)``, or ``(None, steps done)`` when it hangs.
@@ -181,3 +187,12 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
         return r
 
     fmu.doStep = do_step_guarded
+    free = fmu.freeInstance
+
+    def free_and_stop():
+        try:
+            free()
+        finally:
+            worker.stop()  # one idle thread per closed plant would pile up over a sweep's scenarios
+
+    fmu.freeInstance = free_and_stop
