@@ -114,6 +114,23 @@ def test_fmu_step_that_never_returns_stops_the_run_with_a_partial_file(tmp_path)
     assert t.size and float(t[-1]) <= 3600.0  # kept up to the last whole output interval before the hang
     v = _hpctwin(["validate", "hang.h5"], env, tmp_path, 120)
     assert v.returncode == 0, v.stdout + v.stderr
+    # the same FMU opened as a site FMU (no C loop: the Python loop of raw fmi2DoStep calls) stops the same way
+    script = ("import sys, numpy as np\n"
+              "from cooling_fmu.plant import CoolingPlant\n"
+              "from cooling_fmu.watchdog import StepTimeout\n"
+              "p = CoolingPlant('seth', step_s=15.0, fmu_path=sys.argv[1])\n"
+              "assert not p.raw_run_available\n"
+              "p.set_step_timeout(1.0)\n"
+              "p.initialize(np.full(1, 2000.0), 288.15)\n"
+              "try:\n"
+              "    p.run(np.full((300, 1), 2000.0), np.full(300, 288.15))\n"
+              "except StepTimeout as e:\n"
+              "    print('STOPPED', e.function, e.time_s, e.completed_outputs.shape[0])\n"
+              "p.close()\n")
+    site = subprocess.run([sys.executable, "-c", script, str(fmu)], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert site.returncode == 0, site.stderr
+    assert site.stdout.split() == ["STOPPED", "fmi2DoStep", "3615.0", "0"]
     # the default limit is at most 60 s of wall time per step, and it is a documented configuration key
     from scheduler_sim.app.config import CoolingConfig
 
