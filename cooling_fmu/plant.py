@@ -767,27 +767,10 @@ class CoolingPlant(_ClosedOnExit):
         self._initialized = False
         self._k, self._t0 = 0, 0.0
 
-    def set_step_timeout(self, timeout_s: float | None) -> None:
-        """Limit the wall time of every FMU step to ``timeout_s`` [s] (:func:`cooling_fmu.watchdog.guard_plant`).
-
-        A step that does not return in time raises :class:`cooling_fmu.watchdog.StepTimeout` (a plant error:
-        the run stops, partial) instead of hanging; None sets no limit. Raises ValueError (from
-        :func:`~cooling_fmu.watchdog.guard_plant`) if ``timeout_s`` is not positive and finite.
-
-        Parameters
-        ----------
-        timeout_s : float | None
-            Wall-clock limit per step [s].
-        """
-        from .watchdog import guard_plant
-
-        guard_plant(self, timeout_s)
-
     def close(self) -> None:
         """Terminate and free the FMU instance and delete its extracted files (idempotent).
 
-        A plant whose step did not return (:meth:`set_step_timeout`) is left alone: its instance is still inside
-        the call on the watchdog's worker thread.
+        A plant whose step did not return (:func:`cooling_fmu.watchdog.guard_plant`) is left alone: it is still in it.
         """
         if self._closed or getattr(self, "_hung", False):
             return

@@ -123,8 +123,8 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
     Parameters
     ----------
     plant : CoolingPlant
-        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its ``_run_c`` C loop, raw ``fmi2DoStep`` and adapter
-        ``doStep`` are wrapped.
+        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its stepper's C loop (``run_c``), the raw
+        ``fmi2DoStep`` and the adapter's ``doStep`` are wrapped.
     timeout_s : float | None
         Limit [s of wall time per step], > 0; None leaves the plant as it is.
 
@@ -144,11 +144,12 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
 
     def hung(function: str, t_s: float, rows: np.ndarray | None = None) -> StepTimeout:
         plant._hung = True  # never call into this instance again (CoolingPlant.close skips it)
-        done = None if rows is None else plant._to_si_outputs(np.array(rows, dtype=float))
+        done = None if rows is None else plant._io.to_si_outputs(np.array(rows, dtype=float))
         return StepTimeout(name, function, t_s, timeout_s, done)
 
-    if plant._run_c is not None:
-        run_c = plant._run_c
+    stepper = plant._stepper  # cooling_fmu.stepping.FMUStepper: the C loop and the FMU instance it steps
+    if stepper.run_c is not None:
+        run_c = stepper.run_c
 
         def run_guarded(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status):
             out = np.ctypeslib.as_array((ctypes.c_double * (int(n_steps) * int(n_out))).from_address(a_out))
@@ -166,7 +167,7 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
                 raise hung("fmi2DoStep (in the FMU's hpctwin_run loop)", t_start + k * h, rows)
             return r
 
-        plant._run_c = run_guarded
+        stepper.run_c = run_guarded
     raw = getattr(fmu, "raw", None)
     if raw is not None:
         do_step_raw = raw.fmi2DoStep

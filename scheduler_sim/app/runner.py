@@ -16,6 +16,7 @@ import pandas as pd
 from cooling_fmu.coupling import AdaptiveStepper
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
 from dataloaders.report import LoadResult
@@ -162,7 +163,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
-    plant.set_step_timeout(cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
+    guard_plant(plant, cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)

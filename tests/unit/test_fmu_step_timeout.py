@@ -117,10 +117,10 @@ def test_fmu_step_that_never_returns_stops_the_run_with_a_partial_file(tmp_path)
     # the same FMU opened as a site FMU (no C loop: the Python loop of raw fmi2DoStep calls) stops the same way
     script = ("import sys, numpy as np\n"
               "from cooling_fmu.plant import CoolingPlant\n"
-              "from cooling_fmu.watchdog import StepTimeout\n"
+              "from cooling_fmu.watchdog import StepTimeout, guard_plant\n"
               "p = CoolingPlant('seth', step_s=15.0, fmu_path=sys.argv[1])\n"
               "assert not p.raw_run_available\n"
-              "p.set_step_timeout(1.0)\n"
+              "guard_plant(p, 1.0)\n"
               "p.initialize(np.full(1, 2000.0), 288.15)\n"
               "try:\n"
               "    p.run(np.full((300, 1), 2000.0), np.full(300, 288.15))\n"
