@@ -98,6 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "(default: guessed from the file)")
     r.add_argument("--map", action="append", metavar="KEY=COLUMN",
                    help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
+    r.add_argument("--timezone", metavar="TZ",
+                   help="IANA zone of the trace's local times (sacct, PM100, ...), e.g. America/Chicago; sets "
+                        "trace.timezone (default: the loader's, UTC for sacct)")
+    r.add_argument("--nodes", type=int, metavar="N",
+                   help="schedulable pool size: batch jobs run on N nodes of the system (the others idle); jobs "
+                        "larger than N are rejected at load; sets scheduler.pool_nodes")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set",
+                   help="override any configuration key (repeatable), e.g. --set scheduler.policy=fcfs, "
+                        "--set system.topology.n_nodes=+20%%, --set plant.tower.n_cells=5, "
+                        "--set trace.arrival_rate_factor=1.5; relative numbers: +20%%, -10%%, x1.5 "
+                        "(docs/configuration.md)")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
     s = sub.add_parser("sweep", help="run a policy study (use `mpirun -n N hpctwin sweep ...` to spread it over ranks)",
@@ -105,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
     s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
     s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set",
+                   help="override a key of the study's base run (repeatable; as `run --set`, before the axes)")
+    s.add_argument("--timezone", metavar="TZ", help="IANA zone of the trace's local times (sets trace.timezone "
+                                                    "of the base run)")
     s.add_argument("--refine-top", type=int, metavar="K",
                    help="after the sweep, re-run the K fast-plant scenarios best in --refine-by with the FMU and "
                         "report the fast-vs-FMU error (summary.h5 /refine); overrides the study's [refine]")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import sys
@@ -48,7 +49,8 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node", "trace.timezone": "--timezone",
+             "scheduler.pool_nodes": "--nodes"}
 
 
 def _flag_names(message: str, keys) -> str:
@@ -111,9 +113,12 @@ def _run_study(a: argparse.Namespace) -> int:
     """``hpctwin run STUDY.toml``: every scenario (over MPI ranks under mpiexec), a table of each scenario's
     energy, PUE, wait, cost and CO2, then the last scenario explained against the first, link by link.
     """
-    study, scenarios = load_study(a.config)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, scenarios = load_study(a.config, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.config, out)
+    summary = run_sweep(a.config, out, sets=sets)
     if summary is None:  # another MPI rank
         return 0
     with h5py.File(summary) as f:
@@ -156,7 +161,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days),
                      ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
-                     ("trace.cores_per_node", a.cores_per_node)):
+                     ("trace.cores_per_node", a.cores_per_node),
+                     ("trace.timezone", getattr(a, "timezone", None)), ("scheduler.pool_nodes", getattr(a, "nodes", None))):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
     if a.requests is not None or a.deployment is not None:
@@ -222,6 +228,15 @@ def cmd_run(a: argparse.Namespace) -> int:
             elif ov.get("cooling.weather_path"):
                 name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    if getattr(a, "nodes", None) is not None and a.out is None:
+        cfg = cfg.with_overrides({"name": f"{cfg.name}-pool{a.nodes}"})
+    if getattr(a, "set", None):
+        from .overrides import apply_sets
+
+        cfg = apply_sets(cfg, a.set)
+        if a.out is None:  # its own file name: a what-if never overwrites the run it changes
+            tag = hashlib.sha256("\0".join(a.set).encode()).hexdigest()[:8]
+            cfg = cfg.with_overrides({"name": f"{cfg.name}-set{tag}"})
     if cfg.scheduler.policy not in ("twin", "carbon-aware", "price-aware"):  # a misspelt policy or backfill is
         make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)  # refused before anything is printed
     comm = None
@@ -326,11 +341,14 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
 def cmd_sweep(a: argparse.Namespace) -> int:
     """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
-    study, _ = load_study(a.study)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, _ = load_study(a.study, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
     refine = {"top_k": getattr(a, "refine_top", None), "objective": getattr(a, "refine_by", None),
               "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
-    summary = run_sweep(a.study, out, refine=refine)
+    summary = run_sweep(a.study, out, refine=refine, sets=sets)
     if summary is not None:
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))

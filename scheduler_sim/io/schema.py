@@ -260,6 +260,8 @@ REQUEST_COLUMNS = {
     "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
     "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
     "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "recompute_cached_tokens": ("1", "Of cached_prompt_tokens, those in blocks the request wrote itself before a "
+                                     "preemption (recompute saved, not a prefix hit)"),
     "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
     "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
     "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
