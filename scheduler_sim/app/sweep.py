@@ -85,6 +85,7 @@ from pydantic import ValidationError
 from ..io.hdf5 import SCHEMA_VERSION, atomic_h5, unit_of
 from ..io.schema import SchemaWriter
 from .config import ConfigError, RunConfig, _format_errors, check_name, read_toml, resolve_relative_paths
+from .overrides import apply_sets
 from .runner import run_one
 
 __all__ = ["Scenario", "load_study", "run_sweep", "refine_spec", "select_refine", "REFINE_METRICS"]
@@ -107,8 +108,25 @@ def _slug(v: object) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(v)).strip("_")[:40]
 
 
-def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
+def load_study(path: str | Path, sets: list[str] | None = None) -> tuple[str, list[Scenario]]:
     """Read a study file and enumerate its scenarios.
+
+    Axis and scenario keys go through the key resolver of ``--set``
+    (:func:`scheduler_sim.app.overrides.apply_sets`): any configuration key, ``system.*`` and ``plant.*`` keys,
+    relative numbers (``"+20%"``, ``"x1.5"``). ``sets`` (``hpctwin sweep --set KEY=VALUE``) change the base run
+    first.
+
+    Parameters
+    ----------
+    path : str | Path
+        Study TOML file.
+    sets : list[str] | None
+        ``KEY=VALUE`` overrides of the base run.
+
+    Returns
+    -------
+    tuple of (str, list of Scenario)
+        The study name and its scenarios, in their fixed order.
 
     Raises
     ------
@@ -134,6 +152,8 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
     except ValidationError as exc:
         raise ConfigError(_format_errors(f"{path} [base]", exc)) from None
     base = resolve_relative_paths(base, path.parent)  # relative to the study file, as in a run file
+    if sets:
+        base = apply_sets(base, sets)
     axes = data.get("axes", {})
     for k, v in axes.items():
         if not isinstance(v, list) or not v:
@@ -152,7 +172,7 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         for combo in itertools.product(*(axes[key] for key in keys)) if keys else [()]:
             name = f"{i:03d}" + (f"_{_slug(label)}" if label else "") + "".join(f"_{_slug(v)}" for v in combo)
             try:
-                cfg = base.with_overrides({**ex, **dict(zip(keys, combo)), "name": name})
+                cfg = apply_sets(base, {**ex, **dict(zip(keys, combo)), "name": name}, record=False)
                 cfg = resolve_relative_paths(cfg, path.parent)  # axis / scenario paths: against the study file
             except ConfigError as exc:
                 raise ConfigError(f"{path}: scenario {name}: {exc}") from None
@@ -486,7 +506,7 @@ def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
 
 
 def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[str], None] = print,
-              refine: dict | None = None) -> Path | None:
+              refine: dict | None = None, sets: list[str] | None = None) -> Path | None:
     """Run every scenario of a study with a work queue over the MPI ranks of COMM_WORLD (or in one process).
 
     Parameters
@@ -501,6 +521,8 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[st
         Command-line refine options (``top_k``, ``objective``, ``pareto``) over the study's ``[refine]``
         (:func:`refine_spec`): after every scenario ran, the selected fast-plant scenarios run again with the FMU
         (``<name>_fmu``) on the same queue, and summary.h5 gets ``/refine`` with the fast-vs-FMU errors.
+    sets : list[str] | None
+        ``--set KEY=VALUE`` overrides of the base run (:func:`load_study`).
 
     Returns
     -------
@@ -511,7 +533,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[st
     comm = _comm()
     rank = comm.Get_rank() if comm is not None else 0
     size = comm.Get_size() if comm is not None else 1
-    study, scenarios = load_study(study_path)
+    study, scenarios = load_study(study_path, sets=sets)
     spec = refine_spec(study_path, refine)
     out_dir = Path(out_dir)
     if rank != 0:

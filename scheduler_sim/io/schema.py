@@ -260,6 +260,8 @@ REQUEST_COLUMNS = {
     "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
     "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
     "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "recompute_cached_tokens": ("1", "Of cached_prompt_tokens, those in blocks the request wrote itself before a "
+                                     "preemption (recompute saved, not a prefix hit)"),
     "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
     "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
     "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
@@ -365,6 +367,29 @@ def _run_table() -> tuple[Entry, ...]:
         _group("/timeseries/rack", "Per-rack series, shape (n_intervals, n_racks)", required=True),
         _ds("/timeseries/rack/P_in_W", "float", ("n_intervals", "n_racks"), "W", "Rack input power (IT power of the "
             "rack)", long_name=True, required=True),
+        # partitions (only on a system of more than one partition; a one-partition run's file is unchanged)
+        _ds("/jobs/partition", "str", ("n_jobs",), "", "Partition that ran the job (scheduler_sim.kernel.partitions: "
+            "the trace's partition / queue / GPU model, mapped by the system's trace_names, else the default "
+            "partition); present only on a partitioned system", since="1.2"),
+        _group("/timeseries/partition", "Per-partition series, shape (n_intervals, n_partitions); present only on a "
+               "partitioned system", since="1.2"),
+        _ds("/timeseries/partition/P_it_W", "float", ("n_intervals", "n_partitions"), "W", "IT power (rack input) "
+            "of the partition's racks", long_name=True, since="1.2"),
+        _ds("/timeseries/partition/busy_nodes", "float", ("n_intervals", "n_partitions"), "1", "Nodes running a "
+            "batch job in the partition (time average)", long_name=True, since="1.2"),
+        _group("/partitions", "One row per partition, shape (n_partitions,); present only on a partitioned system",
+               since="1.2"),
+        _ds("/partitions/name", "str", ("n_partitions",), "", "Partition name", since="1.2"),
+        _ds("/partitions/kind", "str", ("n_partitions",), "", "batch or serving", since="1.2"),
+        _ds("/partitions/node_type", "str", ("n_partitions",), "", "Catalogue node type ('' when defined inline)",
+            since="1.2"),
+        _ds("/partitions/cdu_partitions", "str", ("n_cdus",), "", "Per CDU: the partitions whose racks it cools, "
+            "'+'-separated", since="1.2"),
+        _ds("/partitions/{column}", "number", ("n_partitions",), None, "first_node, n_nodes, n_racks, idle_node_W, "
+            "max_node_W, rack_limit_W (NaN: none), peak_rack_W (highest interval-average rack input), peak_it_W, "
+            "E_it_J (exact IT energy of its racks), jobs, node_hours [h], utilisation (node-seconds of its jobs / "
+            "(batch nodes x span)), mean_wait_s, mean_bounded_slowdown, energy_it_J (of its jobs); unit from the "
+            "name suffix", since="1.2"),
         # /metrics
         _group("/metrics", "Per-group job metrics (prefilled jobs excluded from the wait statistics)",
                required=True),

@@ -282,7 +282,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
-        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]",
+        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]", headroom=_headroom_text(res),
         provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
                     ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
                     ("Versions", _pretty(prov.get("versions_json", "{}"))),
@@ -368,6 +368,28 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
                  f"x = time [UTC]; "
                  f"one rectangle per run of consecutive nodes of a job attempt, coloured by {colour}; white = idle; "
                  "red hatching: an attempt ended by a node failure.")
+
+
+def _headroom_text(res) -> str:
+    """The headroom block (:mod:`scheduler_sim.analysis.headroom`) of a run file, from its series and its system."""
+    from ..headroom import run_headroom
+
+    sysm = _system(str(res.attrs.get("system", "")), res)
+    if sysm is None:
+        return "Headroom not computed: the run's system description could not be loaded."
+    params = design = None
+    if "T_wb_K" in res.facility:
+        try:
+            from cooling_fmu.params import load_plant_params
+            from cooling_fmu.weather import design_conditions, resolve_weather_file
+
+            params = load_plant_params(sysm.cooling_plant)
+            base = str(Path(sysm.source).parent) if sysm.source else None
+            design = design_conditions(resolve_weather_file(sysm.site_weather or "golden", base))
+        except (FileNotFoundError, ValueError):  # a site FMU, or no readable site weather: feed and supply only
+            pass
+    h = run_headroom(sysm, res.facility, res.cdu, np.asarray(res.time_s), params, design)
+    return "\n".join(h.lines())
 
 
 def _system(name: str, res):
