@@ -545,7 +545,7 @@ def check_site(system_path: str | Path) -> tuple[bool, list[str]]:
              f"fans {params.tower.n_cells * params.tower.P_fan_cell_nominal_W / 1e3:.1f} kW; chiller "
              + (f"{params.chiller.Q_flow_max_W / 1e3:.0f} kW" if params.chiller.enabled else "none"))
     ss = analytic_steady_state(params, heat, design.wet_bulb_K)
-    fo = FacilityOverheads(system.facility, system.liquid_fraction)
+    fo = FacilityOverheads(sized_facility(system), system.liquid_fraction)  # ratings from the system
     cols = fo.evaluate_columns(np.array([st.it_input_W]), np.array([float(ss["P_cooling"])]),
                                np.array([design.wet_bulb_K]))
     fac = st.it_input_W + float(ss["P_cooling"]) + float(cols.sum()) - float(cols[0, 4])  # Q_air is heat, not power
