@@ -54,7 +54,6 @@ from __future__ import annotations
 import calendar
 import csv
 import datetime as _dt
-import gzip
 import hashlib
 import io
 import json
@@ -68,6 +67,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import psychrolib
+
+from jobs.textfiles import InputFileError, read_input
 
 __all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "Weather", "WeatherFileError", "WeatherReport", "default_weather",
            "load_epw", "load_tmy3", "load_weather", "resolve_weather_file", "weather_cache_dir", "wet_bulb_K"]
@@ -111,6 +112,9 @@ CACHE_VERSION = "1"
 _COLS = {"Dry-bulb (C)": "T_db_C", "Dew-point (C)": "T_dp_C", "RHum (%)": "RH_pct", "Pressure (mbar)": "p_mbar"}
 _CUM_DAYS = np.cumsum([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 
+
+#: Largest decompressed weather file read [bytes] (64 MiB; a typical-year EPW or TMY3 file is about 1.7 MB).
+_MAX_WEATHER_BYTES = 64 << 20
 
 class WeatherFileError(ValueError):
     """A weather file cannot be used: unreadable layout, or a physically impossible value.
@@ -198,14 +202,20 @@ class WeatherReport:
         return cls(**d)
 
 
-def _decode(raw: bytes) -> str:
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return raw.decode("utf-8-sig", errors="replace")
-
-
 def _read_text(path: Path) -> str:
-    return _decode(path.read_bytes())
+    """The weather file's text through the one input opener (:func:`jobs.textfiles.read_input`: bounded
+    decompression, UTF-8 BOM dropped, UTF-16 / UTF-32 and over-long lines refused); undecodable bytes replaced.
+
+    Raises
+    ------
+    WeatherFileError
+        If the opener refuses the file (the message names it).
+    """
+    try:
+        raw = read_input(path, "weather file", max_bytes=_MAX_WEATHER_BYTES)
+    except InputFileError as exc:
+        raise WeatherFileError(str(exc)) from None
+    return raw.decode("utf-8", errors="replace")
 
 
 def _float(x: str) -> float:
@@ -669,8 +679,11 @@ def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame,
         If the file cannot be read.
     """
     path = Path(path)
-    raw = path.read_bytes()
-    sha = hashlib.sha256(raw).hexdigest()
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:  # the cache key: SHA-256 of the file as stored (compressed or not), streamed
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    sha = sha.hexdigest()
     entry = weather_cache_dir() / f"wetbulb-v{CACHE_VERSION}-{sha}.npz" if cache else None
     if entry is not None:
         from jobs.cachedirs import CacheTrustError, private_dir
@@ -689,7 +702,7 @@ def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame,
             df, report = hit
             report.path = str(path)
             return df, report
-    text = _decode(raw)
+    text = _read_text(path)
     first = text[:64].lstrip().upper()
     df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text)
     report.sha256 = sha

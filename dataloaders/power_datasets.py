@@ -12,6 +12,7 @@ Timestamps without a zone are read in the ``timezone`` option (each loader has t
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
-from dataloaders._common import check_common_options
+from dataloaders._common import check_common_options, trace_bytes
 from dataloaders._common import count_or_zero, finish_load, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
+from jobs.memory import check_allocation
 
 __all__ = ["AdastraLoader", "FugakuLoader", "LassenLoader", "PM100Loader", "read_adastra", "read_fugaku",
            "read_lassen", "read_pm100"]
@@ -35,16 +37,37 @@ _SLURM_STATE = {"COMPLETED": 1, "CANCELLED": 5, "FAILED": 0, "TIMEOUT": 0, "NODE
                 "PREEMPTED": 0, "BOOT_FAIL": 0, "DEADLINE": 0, "RUNNING": -1, "PENDING": -1}
 
 
+def _check_parquet_size(path: Path, src: str) -> None:
+    """Refuse a Parquet table whose rows x columns (from its footer, before reading) exceed the memory budget.
+
+    Raises
+    ------
+    TraceError
+        If the table would need more memory than :func:`jobs.memory.check_allocation` allows (16 bytes a cell:
+        the value and pandas' copy), or the footer cannot be read.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        md = pq.ParquetFile(path).metadata
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged footer
+        raise TraceError(src, f"cannot read the Parquet footer: {type(exc).__name__}: {exc}") from None
+    check_allocation(16.0 * md.num_rows * max(1, md.num_columns),
+                     f"{md.num_rows} rows x {md.num_columns} columns (Parquet footer)", lambda m: TraceError(src, m))
+
+
 def _read_table(path: Path, src: str, required: tuple[str, ...]) -> pd.DataFrame:
     try:
         if path.suffix.lower() == ".parquet":
+            _check_parquet_size(path, src)
             df = pd.read_parquet(path)
         else:
+            data = trace_bytes(path)  # the one input opener: bounded decompression, encodings, line lengths
             try:
-                df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+                df = pd.read_csv(io.BytesIO(data), low_memory=False, encoding="utf-8")
             except UnicodeDecodeError:  # one stray byte must not sink the table: Latin-1 reads every byte
-                df = pd.read_csv(path, low_memory=False, encoding="latin-1")
-    except FileNotFoundError:
+                df = pd.read_csv(io.BytesIO(data), low_memory=False, encoding="latin-1")
+    except (FileNotFoundError, TraceError):
         raise
     except Exception as exc:  # noqa: BLE001 - pyarrow / parser errors have many types
         raise TraceError(src, f"cannot read the table: {type(exc).__name__}: {exc}") from exc
