@@ -68,7 +68,7 @@ import numpy as np
 import pandas as pd
 import psychrolib
 
-from jobs.textfiles import InputFileError, read_input
+from jobs.textfiles import InputFileError, max_input_bytes, read_input
 
 __all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "Weather", "WeatherFileError", "WeatherReport", "default_weather",
            "load_epw", "load_tmy3", "load_weather", "resolve_weather_file", "weather_cache_dir", "wet_bulb_K"]
@@ -212,7 +212,7 @@ def _read_text(path: Path) -> str:
         If the opener refuses the file (the message names it).
     """
     try:
-        raw = read_input(path, "weather file", max_bytes=_MAX_WEATHER_BYTES)
+        raw = read_input(path, "weather file", max_bytes=min(_MAX_WEATHER_BYTES, max_input_bytes()))
     except InputFileError as exc:
         raise WeatherFileError(str(exc)) from None
     return raw.decode("utf-8", errors="replace")
@@ -339,8 +339,14 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
     report.utc_offset_h = _float(meta[3]) if len(meta) > 3 else float("nan")
     report.latitude_deg = _float(meta[4]) if len(meta) > 4 else float("nan")
     report.longitude_deg = _float(meta[5]) if len(meta) > 5 else float("nan")
-    df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
+    try:
+        df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise WeatherFileError(f"{path}: not a TMY3 table after the metadata row ({type(exc).__name__}: "
+                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})") from None
     df_raw.columns = [c.strip() for c in df_raw.columns]
+    if len(df_raw.columns) < 2:
+        raise WeatherFileError(f"{path}: not a TMY3 table: {len(df_raw.columns)} column(s) after the metadata row")
     date_col, time_col = df_raw.columns[0], df_raw.columns[1]
     needed = [c for c in _COLS if c not in df_raw.columns]
     if needed:

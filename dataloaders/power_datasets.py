@@ -195,13 +195,32 @@ def _ids(df: pd.DataFrame, c: str, issues: Issues, report: LoadReport) -> tuple[
     return codes.astype(np.int64) + 1, text
 
 
+def _float_or_nan(x: str) -> float:
+    try:
+        return float(x)
+    except ValueError:
+        return float("nan")
+
+
+def _as_array(a) -> np.ndarray:
+    """A per-job power array as float64: from a list / array, or from its text in a CSV export (``"[1. 2.]"``);
+    empty when it holds no numbers."""
+    if isinstance(a, (str, bytes)):
+        a = a.decode("latin-1") if isinstance(a, bytes) else a
+        a = [_float_or_nan(x) for x in a.strip().strip("[]").replace(",", " ").split()]
+    try:
+        return np.asarray(a, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return np.zeros(0)
+
+
 def _array_len_sum(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     n = np.zeros(len(col), dtype=np.int64)
     s = np.full(len(col), np.nan)
     for k, a in enumerate(col.to_numpy(dtype=object)):
         if a is None or (isinstance(a, float) and np.isnan(a)):
             continue
-        arr = np.asarray(a, dtype=float).ravel()
+        arr = _as_array(a)
         arr = arr[np.isfinite(arr)]
         n[k] = len(arr)
         if len(arr):
@@ -271,7 +290,7 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
         if profiles and has.any():
             rows = np.flatnonzero(has & (nodes >= 1))
             rows = rows[~pd.Series(jid[rows]).duplicated(keep="first").to_numpy()]  # duplicates are rejected
-            arrs = [np.asarray(df["node_power_consumption"].iat[k], dtype=float).ravel() for k in rows]
+            arrs = [_as_array(df["node_power_consumption"].iat[k]) for k in rows]
             lens = np.array([len(a) for a in arrs], dtype=np.int64)
             offs = np.concatenate([np.arange(m) for m in lens]) * PM100_SAMPLE_S if len(arrs) else np.array([])
             vals = np.concatenate(arrs) / np.repeat(nodes[rows], lens) if len(arrs) else np.array([])

@@ -29,7 +29,7 @@ class GridSignalError(TraceError):
     """A grid-signal file cannot be used; the message names the file, line, field, what was found and expected."""
 
 
-def open_text(path: Path) -> io.TextIOWrapper:
+def open_text(path: Path) -> io.StringIO:
     """Open a grid-signal file as UTF-8 text through the one input opener (:func:`jobs.textfiles.read_input`).
 
     Decompression (gzip, bzip2, xz, zip; by content) is bounded, a UTF-8 BOM is dropped, UTF-16 / UTF-32 and lines
@@ -42,13 +42,13 @@ def open_text(path: Path) -> io.TextIOWrapper:
 
     Returns
     -------
-    io.TextIOWrapper
+    io.StringIO
         The text (``newline=""`` for the csv module).
 
     Raises
     ------
     GridSignalError
-        If the opener refuses the file (the message names it).
+        If the opener refuses the file, or it is not UTF-8 (the message names the file and line).
     FileNotFoundError
         If the file does not exist.
     """
@@ -56,7 +56,13 @@ def open_text(path: Path) -> io.TextIOWrapper:
         data = read_input(path, "grid-signal file")
     except InputFileError as exc:
         raise GridSignalError(exc.path, exc.reason) from None
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise GridSignalError(str(path), f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r}); "
+                                         "save it as UTF-8", line=line) from None
+    return io.StringIO(text, newline="")
 
 
 @dataclasses.dataclass

@@ -66,7 +66,7 @@ import pandas as pd
 
 from power import PowerChain, load_system, sivoc_loss_w
 
-from ..io.hdf5 import check_output, check_schema, read_jobs
+from ..io.hdf5 import check_output, check_schema, read_jobs, reading
 
 __all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_file", "attribution_of_run",
            "read_attribution", "load_result"]
@@ -510,7 +510,7 @@ def load_result(path: str | Path, *, verify: bool = True, allow_unverified: bool
     if verify:
         check_output(path, allow_unverified=allow_unverified)
     jobs = read_jobs(path, verify=False)
-    with h5py.File(path, "r") as f:
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         ts = f["timeseries"]
         ns = SimpleNamespace(
@@ -580,7 +580,7 @@ def read_attribution(path: str | Path, *, verify: bool = True, allow_unverified:
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
-    with h5py.File(path, "r") as f:
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         if "attribution" not in f:
             return attribute_file(path, verify=False)

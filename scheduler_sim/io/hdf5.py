@@ -58,7 +58,7 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
            "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5", "unit_of",
            "write_dataset", "write_attribution_group", "write_serving_group",
            "atomic_write_bytes", "clean_stale_temporaries", "content_digest", "verify_file", "DamagedFileError",
-           "CONTENT_DIGEST_ATTR", "describe_unreadable", "check_output", "OutputCheck"]
+           "CONTENT_DIGEST_ATTR", "describe_unreadable", "check_output", "OutputCheck", "reading"]
 
 #: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
 #: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s];
@@ -459,6 +459,37 @@ def check_output(path: str | Path, *, allow_unverified: bool = False) -> OutputC
     return out
 
 
+@contextlib.contextmanager
+def reading(path: str | Path):
+    """Context of a reader of an output file: a missing group, a wrong dimension or a value of the wrong type (a
+    crafted file that still carries a fresh checksum) becomes one :class:`DamagedFileError` naming the file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file being read.
+
+    Yields
+    ------
+    None
+        The block reads the file.
+
+    Raises
+    ------
+    DamagedFileError
+        For a ``KeyError``, ``ValueError``, ``TypeError``, ``IndexError`` or ``OSError`` inside the block (a
+        :class:`SchemaError` or :class:`DamagedFileError` passes through unchanged).
+    """
+    try:
+        yield
+    except (SchemaError, DamagedFileError):
+        raise
+    except (KeyError, ValueError, TypeError, IndexError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DamagedFileError(f"{path}: not the layout of an hpctwin output file ({type(exc).__name__}: "
+                               f"{first})") from None
+
+
 def describe_unreadable(path: str | Path, exc: BaseException) -> str:
     """One phrase saying why ``path`` cannot be read: not HDF5 at all (signature check), or damaged (with the cause)."""
     try:
@@ -710,7 +741,7 @@ def read_jobs(path: str | Path, *, verify: bool = True, allow_unverified: bool =
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
-    with h5py.File(path, "r") as f:
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         data = {}
         for name, ds in f["jobs"].items():
@@ -752,7 +783,7 @@ def read_series(path: str | Path, which: str = "facility", *, verify: bool = Tru
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
-    with h5py.File(path, "r") as f:
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         t = f["timeseries/time_s"][()]
         cols = {}
@@ -792,7 +823,7 @@ def read_summary(path: str | Path, *, verify: bool = True, allow_unverified: boo
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
-    with h5py.File(path, "r") as f:
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         return {k: float(v) for k, v in f["summary"].attrs.items()}
 

@@ -861,7 +861,11 @@ def shape_conflicts(f: h5py.File, path: str | Path = "") -> list[str]:
             return
         p = "/" + name
         e = lookup(kind, p, obj.dtype if obj.size else None)
-        if e is None or e.kind != "dataset" or e.shape is None or len(obj.shape) != len(e.shape):
+        if e is None or e.kind != "dataset" or e.shape is None:
+            return
+        if len(obj.shape) != len(e.shape):
+            out.append(f"{path}: {p} has shape {obj.shape}, expected {len(e.shape)} dimension(s) {tuple(e.shape)}: "
+                       f"the file is damaged or crafted")
             return
         for n, d in zip(obj.shape, e.shape):
             if isinstance(d, int):
