@@ -206,6 +206,16 @@ def _read_text(path: Path) -> str:
     """The weather file's text through the one input opener (:func:`jobs.textfiles.read_input`: bounded
     decompression, UTF-8 BOM dropped, UTF-16 / UTF-32 and over-long lines refused); undecodable bytes replaced.
 
+    Parameters
+    ----------
+    path : Path
+        The EPW or TMY3 file.
+
+    Returns
+    -------
+    str
+        Its text.
+
     Raises
     ------
     WeatherFileError

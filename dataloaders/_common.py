@@ -53,9 +53,9 @@ def read_text(path: Path, max_line_bytes: int | None = MAX_LINE_BYTES) -> str:
 
     Parameters
     ----------
-    path : pathlib.Path
+    path : Path
         The trace file.
-    max_line_bytes : int or None
+    max_line_bytes : int | None
         Longest line accepted [bytes] (:data:`jobs.textfiles.MAX_LINE_BYTES`); None for JSON, which has no lines.
 
     Returns
@@ -79,13 +79,14 @@ def read_text(path: Path, max_line_bytes: int | None = MAX_LINE_BYTES) -> str:
 
 
 def trace_bytes(path: str | Path, max_line_bytes: int | None = MAX_LINE_BYTES, what: str = "trace") -> bytes:
-    """The decompressed bytes of a trace from :func:`jobs.textfiles.read_input`, its refusals as :class:`TraceError`.
+    """The decompressed bytes of a trace from :func:`jobs.textfiles.read_input`, its refusals as :class:`TraceError`
+    (a missing file is a ``FileNotFoundError`` naming it).
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         The trace file.
-    max_line_bytes : int or None
+    max_line_bytes : int | None
         Longest line accepted [bytes]; None for formats without lines.
     what : str
         What the file is, for messages.
@@ -97,8 +98,6 @@ def trace_bytes(path: str | Path, max_line_bytes: int | None = MAX_LINE_BYTES, w
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     TraceError
         As :func:`jobs.textfiles.read_input` (corrupt stream, too large, UTF-16 / UTF-32, line too long).
     """
@@ -110,11 +109,11 @@ def trace_bytes(path: str | Path, max_line_bytes: int | None = MAX_LINE_BYTES, w
 
 def trace_bytes_head(path: str | Path, nbytes: int) -> bytes:
     """The first ``nbytes`` decompressed bytes of a trace (:func:`jobs.textfiles.read_input_head`), for header
-    peeks and format guesses; refusals as :class:`TraceError`.
+    peeks and format guesses; refusals as :class:`TraceError` (a missing file is a ``FileNotFoundError``).
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         The trace file.
     nbytes : int
         Bytes wanted.
@@ -126,8 +125,6 @@ def trace_bytes_head(path: str | Path, nbytes: int) -> bytes:
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     TraceError
         If the compressed stream is corrupt or the text is UTF-16 / UTF-32.
     """

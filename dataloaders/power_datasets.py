@@ -40,6 +40,13 @@ _SLURM_STATE = {"COMPLETED": 1, "CANCELLED": 5, "FAILED": 0, "TIMEOUT": 0, "NODE
 def _check_parquet_size(path: Path, src: str) -> None:
     """Refuse a Parquet table whose rows x columns (from its footer, before reading) exceed the memory budget.
 
+    Parameters
+    ----------
+    path : Path
+        The Parquet file.
+    src : str
+        Its name for messages.
+
     Raises
     ------
     TraceError
@@ -204,7 +211,8 @@ def _float_or_nan(x: str) -> float:
 
 def _as_array(a) -> np.ndarray:
     """A per-job power array as float64: from a list / array, or from its text in a CSV export (``"[1. 2.]"``);
-    empty when it holds no numbers."""
+    empty when it holds no numbers.
+    """
     if isinstance(a, (str, bytes)):
         a = a.decode("latin-1") if isinstance(a, bytes) else a
         a = [_float_or_nan(x) for x in a.strip().strip("[]").replace(",", " ").split()]

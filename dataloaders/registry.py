@@ -301,6 +301,8 @@ def _guess_csv(path: Path, headers: dict[str, tuple[str, ...]]) -> str:
     ValueError
         If no loader's columns match, or two loaders with the same number of columns match (ambiguous); the
         message names the header found and the candidates, and asks for ``--format``.
+    InputFileError
+        If the one input opener refuses the file (UTF-16 / UTF-32, corrupt compressed stream).
     """
     from jobs.textfiles import InputFileError, read_input_head  # the one input opener (a BOM is dropped there)
 

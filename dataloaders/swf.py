@@ -186,7 +186,9 @@ _HEADER_PEEK_BYTES = 1 << 20
 def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Parse only the header comments of an SWF file (plain or gzip), without reading the jobs.
 
-    Reads lines until the first data line (or 1 MiB), so it is cheap on a million-job trace.
+    Reads lines until the first data line (or 1 MiB), so it is cheap on a million-job trace. A missing file is a
+    ``FileNotFoundError``; a corrupt compressed stream or UTF-16 / UTF-32 text a ``TraceError``
+    (:func:`dataloaders._common.trace_bytes_head`).
 
     Parameters
     ----------
@@ -197,13 +199,6 @@ def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     -------
     dict
         As :func:`parse_swf_header` (empty when the file has no header).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    TraceError
-        If the gzip stream is corrupt.
     """
     from dataloaders._common import trace_bytes_head
 

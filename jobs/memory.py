@@ -105,12 +105,12 @@ def check_allocation(nbytes: float, what: str, error: Callable[[str], Exception]
     what : str
         What asks for it, naming the file and the size that came from it (e.g.
         ``"power.csv: 317 years at a 15 s step (666,000,000 steps x 8 bytes)"``); the message starts with it.
-    error : callable(str) -> Exception
+    error : Callable[[str], Exception]
         Builds the exception raised (default :class:`InputTooLargeError`); it gets the whole message.
 
     Raises
     ------
-    Exception
+    error
         ``error(message)`` when ``nbytes`` exceeds :func:`memory_budget_bytes` (the message gives both sizes and
         says where the budget comes from); also when ``nbytes`` is not a finite number >= 0.
     """
@@ -141,7 +141,7 @@ def check_span(span_s: float, step_s: float, what: str, bytes_per_step: float,
         What asks for it, naming the file or option; the message starts with it.
     bytes_per_step : float
         Bytes held per step (every array sized by the step count, all at once) [bytes].
-    error : callable(str) -> Exception
+    error : Callable[[str], Exception]
         Builds the exception raised (default :class:`InputTooLargeError`).
 
     Returns
@@ -151,7 +151,7 @@ def check_span(span_s: float, step_s: float, what: str, bytes_per_step: float,
 
     Raises
     ------
-    Exception
+    error
         ``error(message)`` when the span is not finite, is longer than :data:`MAX_SPAN_S` (20 years), or its steps
         need more memory than :func:`check_allocation` allows.
     """

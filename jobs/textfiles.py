@@ -56,7 +56,7 @@ class InputFileError(ValueError):
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The file.
     reason : str
         What is wrong, without the file name.
@@ -153,7 +153,7 @@ def _encoding_problem(head: bytes) -> str:
 
 
 def _long_line(data: bytes | bytearray, limit: int) -> int | None:
-    """1-based number of the first line longer than ``limit`` bytes, or None (``\\n`` ends a line)."""
+    """1-based number of the first line longer than ``limit`` bytes, or None (a newline byte ends a line)."""
     start, n = 0, len(data)
     while n - start > limit:
         # the last newline within the next limit + 1 bytes: every line before it fits; go on after it
@@ -220,13 +220,13 @@ def read_input(path: str | os.PathLike[str], what: str = "input file", *, max_by
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The file (plain, gzip, bzip2, xz or a zip of one file; told by the content, not the suffix).
     what : str
         What the file is, for messages (``"trace"``, ``"weather file"``).
-    max_bytes : int or None
+    max_bytes : int | None
         Largest decompressed size accepted [bytes]; None: :func:`max_input_bytes` (2 GiB by default).
-    max_line_bytes : int or None
+    max_line_bytes : int | None
         Longest line accepted [bytes] (default :data:`MAX_LINE_BYTES`); None for formats without lines (JSON).
     expansion : float
         How many times the file's size the caller holds in memory while parsing it; the read stops with an error
@@ -240,13 +240,10 @@ def read_input(path: str | os.PathLike[str], what: str = "input file", *, max_by
 
     Raises
     ------
-    FileNotFoundError
-        If the file does not exist (the message names it).
     InputFileError
         If the compressed stream is corrupt, the content is larger than the limit or than memory allows, the text
         is UTF-16 or UTF-32, or a line is longer than ``max_line_bytes``; the message names the file (and line).
-    OSError
-        If the file cannot be read.
+        A missing file is a ``FileNotFoundError`` naming it, an unreadable one an ``OSError``.
     """
     data, _kind = _read(path, what, max_bytes, expansion)
     if max_line_bytes is not None:
@@ -263,7 +260,7 @@ def read_input_head(path: str | os.PathLike[str], nbytes: int, what: str = "inpu
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The file.
     nbytes : int
         Bytes wanted (fewer when the file is shorter).
@@ -275,14 +272,9 @@ def read_input_head(path: str | os.PathLike[str], nbytes: int, what: str = "inpu
     bytes
         Up to ``nbytes`` bytes, UTF-8 byte-order mark stripped.
 
-    Raises
-    ------
-    FileNotFoundError
-        If the file does not exist.
-    InputFileError
-        If the compressed stream is corrupt (within the bytes read) or the text is UTF-16 / UTF-32.
-    OSError
-        If the file cannot be read.
+
+    Errors as :func:`read_input` (``FileNotFoundError``, ``InputFileError`` for a corrupt stream within the
+    bytes read or UTF-16 / UTF-32 text), without the size and line checks.
     """
     return _read(path, what, None, 1.0, head_only=int(nbytes))[0]
 
@@ -332,15 +324,17 @@ def toml_loads(text: str, path: str | os.PathLike[str], what: str,
                error: Callable[[str], Exception] = ValueError) -> dict[str, Any]:
     """Parse TOML text (``tomllib.loads``), turning a nesting too deep for the parser into an error naming the file.
 
+    A syntax error stays a ``tomllib.TOMLDecodeError`` (callers add the file name and line as before).
+
     Parameters
     ----------
     text : str
         The TOML text.
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The file it came from, for the message.
     what : str
         What the file is (``"configuration file"``).
-    error : callable(str) -> Exception
+    error : Callable[[str], Exception]
         Builds the exception for a too-deep nesting.
 
     Returns
@@ -350,9 +344,7 @@ def toml_loads(text: str, path: str | os.PathLike[str], what: str,
 
     Raises
     ------
-    tomllib.TOMLDecodeError
-        A syntax error (callers add the file name and line as before).
-    Exception
+    error
         ``error(message)`` when arrays or inline tables are nested too deeply to parse (``RecursionError`` in the
         parser; no real configuration nests more than a few levels).
     """

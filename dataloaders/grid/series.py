@@ -37,8 +37,8 @@ def open_text(path: Path) -> io.StringIO:
 
     Parameters
     ----------
-    path : pathlib.Path
-        The file.
+    path : Path
+        The file (a missing one is a ``FileNotFoundError``).
 
     Returns
     -------
@@ -49,8 +49,6 @@ def open_text(path: Path) -> io.StringIO:
     ------
     GridSignalError
         If the opener refuses the file, or it is not UTF-8 (the message names the file and line).
-    FileNotFoundError
-        If the file does not exist.
     """
     try:
         data = read_input(path, "grid-signal file")

@@ -486,7 +486,7 @@ def load_result(path: str | Path, *, verify: bool = True, allow_unverified: bool
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The run file.
     verify : bool
         Check it first (:func:`scheduler_sim.io.hdf5.check_output`: shapes, memory, ``content_sha256``); False
@@ -537,7 +537,7 @@ def attribute_file(path: str | Path, *, T_supply_limit_K: float = DEFAULT_T_SUPP
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The run file.
     T_supply_limit_K : float
         CDU supply-temperature limit [K].
@@ -558,7 +558,7 @@ def read_attribution(path: str | Path, *, verify: bool = True, allow_unverified:
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The run file.
     verify : bool
         Check it first (:func:`scheduler_sim.io.hdf5.check_output`); False only for a caller that has just

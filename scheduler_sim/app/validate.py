@@ -77,7 +77,8 @@ def _validate_output(path: str, allow_unverified: bool = False) -> int:
     """Check an hpctwin output file: first its content record and shapes (:func:`scheduler_sim.io.hdf5.check_output`;
     exit 2 naming the file when it is tampered, damaged, has no checksum without ``--no-verify``, or asks for more
     memory than there is), then the output schema; print the problems; return the exit status (a partial file,
-    ``complete = false``, is reported on the first line and exits 1)."""
+    ``complete = false``, is reported on the first line and exits 1).
+    """
     import h5py
 
     from ..io.hdf5 import DamagedFileError, check_output

@@ -36,6 +36,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -311,11 +312,8 @@ def verify_file(path: str | Path, *, require_digest: bool = False) -> bool:
     bool
         True when the digest was checked and matches; False when the file has no digest (and it is not required).
 
-    Raises
-    ------
-    DamagedFileError
-        One line naming the file: not found, not an HDF5 file, unreadable, or its content does not match its
-        recorded digest (the file was changed or damaged after it was written).
+
+    Errors: :class:`DamagedFileError` as :func:`check_output` (one line naming the file).
     """
     return check_output(path, allow_unverified=not require_digest).verified
 
@@ -375,7 +373,7 @@ def check_output(path: str | Path, *, allow_unverified: bool = False) -> OutputC
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The file.
     allow_unverified : bool
         Accept a file that has no content checksum (written by hpctwin before 0.1, or stripped), with a warning.
@@ -460,13 +458,13 @@ def check_output(path: str | Path, *, allow_unverified: bool = False) -> OutputC
 
 
 @contextlib.contextmanager
-def reading(path: str | Path):
+def reading(path: str | Path) -> Iterator[None]:
     """Context of a reader of an output file: a missing group, a wrong dimension or a value of the wrong type (a
     crafted file that still carries a fresh checksum) becomes one :class:`DamagedFileError` naming the file.
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The file being read.
 
     Yields
@@ -477,8 +475,10 @@ def reading(path: str | Path):
     Raises
     ------
     DamagedFileError
-        For a ``KeyError``, ``ValueError``, ``TypeError``, ``IndexError`` or ``OSError`` inside the block (a
-        :class:`SchemaError` or :class:`DamagedFileError` passes through unchanged).
+        For a ``KeyError``, ``ValueError``, ``TypeError``, ``IndexError`` or ``OSError`` inside the block (one
+        raised inside passes through unchanged).
+    SchemaError
+        Passes through unchanged.
     """
     try:
         yield
@@ -719,7 +719,7 @@ def read_jobs(path: str | Path, *, verify: bool = True, allow_unverified: bool =
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The run file.
     verify : bool
         Check the file first (:func:`check_output`: shapes, memory, ``content_sha256``); False only for a caller
@@ -732,12 +732,8 @@ def read_jobs(path: str | Path, *, verify: bool = True, allow_unverified: bool =
     pandas.DataFrame
         One row per job, one column per 1-D dataset of ``/jobs``.
 
-    Raises
-    ------
-    DamagedFileError
-        As :func:`check_output`.
-    SchemaError
-        If the file is not a compatible run file.
+    Errors: :class:`DamagedFileError` as :func:`check_output`; :class:`SchemaError` for an incompatible file;
+    a crafted layout is a :class:`DamagedFileError` too (:func:`reading`).
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
@@ -760,7 +756,7 @@ def read_series(path: str | Path, which: str = "facility", *, verify: bool = Tru
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The run file.
     which : str
         ``facility``, ``cdu`` or ``rack``.
@@ -774,12 +770,8 @@ def read_series(path: str | Path, which: str = "facility", *, verify: bool = Tru
     pandas.DataFrame
         One column per series (``name[i]`` per CDU or rack), index ``time_s``.
 
-    Raises
-    ------
-    DamagedFileError
-        As :func:`check_output`.
-    SchemaError
-        If the file is not a compatible run file.
+    Errors: :class:`DamagedFileError` as :func:`check_output`; :class:`SchemaError` for an incompatible file;
+    a crafted layout is a :class:`DamagedFileError` too (:func:`reading`).
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
@@ -802,7 +794,7 @@ def read_summary(path: str | Path, *, verify: bool = True, allow_unverified: boo
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The run file.
     verify : bool
         Check the file first (:func:`check_output`).
@@ -814,12 +806,8 @@ def read_summary(path: str | Path, *, verify: bool = True, allow_unverified: boo
     dict of str -> float
         The /summary attributes.
 
-    Raises
-    ------
-    DamagedFileError
-        As :func:`check_output`.
-    SchemaError
-        If the file is not a compatible run file.
+    Errors: :class:`DamagedFileError` as :func:`check_output`; :class:`SchemaError` for an incompatible file;
+    a crafted layout is a :class:`DamagedFileError` too (:func:`reading`).
     """
     if verify:
         check_output(path, allow_unverified=allow_unverified)
