@@ -26,9 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
+from jobs.cachedirs import sha256_bytes, verified_copy
+
 from . import modelica as _modelica
 from .adapter import FMUError, VariableMap, load_variable_map, open_fmu
-from .build import default_cache_dir, fetch_fmu
+from .build import default_cache_dir, fetch_fmu_bytes
 from .coupling import PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
@@ -127,7 +129,9 @@ def _payload_digest(payload: dict) -> str:
 def _read_plant_cache(path: Path, key: str) -> dict | None:
     """The cached per-plant figures, or None when absent, unreadable, for another plant or altered."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        from jobs.cachedirs import read_entry
+
+        doc = json.loads(read_entry(path, "plant cache entry").decode("utf-8"))  # read once, checked on its descriptor
         payload = doc["payload"]
         if doc.get("key") != key or payload.get("key") != key or doc.get("sha256") != _payload_digest(payload):
             return None
@@ -208,21 +212,23 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     """
     if not use_cache:
         return _compute_max_stable_step_s(params)
-    from jobs.cachedirs import CacheTrustError, check_private_file, private_dir
+    from jobs.cachedirs import CacheTrustError, private_dir
 
     full = plant_hash(params)
     path = _plant_cache_path(params, full, cache_dir)
-    try:  # the same trust rules as the FMU beside it: a private folder, an entry of this user not writable by others
-        private_dir(path.parent, "FMU cache folder")
-    except (CacheTrustError, OSError):
+    try:  # the same trust rules as the FMU beside it: a private folder on its whole path, an entry of this user
+        path = private_dir(path.parent, "FMU cache folder") / path.name
+    except CacheTrustError as exc:  # unverifiable: not used (the figure is computed), and said so
+        import logging
+
+        logging.getLogger("hpctwin.files").warning("warning: plant figure cache not used: %s", exc)
         return _compute_max_stable_step_s(params)
-    cached = None
-    if path.is_file():
-        try:
-            check_private_file(path, "plant cache entry")
-            cached = _read_plant_cache(path, full)
-        except CacheTrustError:
-            cached = None
+    except OSError:
+        return _compute_max_stable_step_s(params)
+    try:
+        cached = _read_plant_cache(path, full)
+    except CacheTrustError:
+        cached = None
     if cached is not None:
         return float(cached["max_stable_step_s"])
     limit = _compute_max_stable_step_s(params)
@@ -272,7 +278,8 @@ class CoolingPlant:
         The FMU in use.
     fmu_sha256 : str
         Hex SHA-256 of the FMU's bytes: for a generated plant, the digest verified against the cache record (see
-        :func:`cooling_fmu.build.fetch_fmu`); for a site FMU, hashed when opened. Runs record this value.
+        :func:`cooling_fmu.build.fetch_fmu_bytes`); for a site FMU, hashed when read. Either way fmpy opens a private
+        copy of exactly those bytes (:func:`jobs.cachedirs.verified_copy`). Runs record this value.
     own_model : bool
         True if the FMU was generated from ``params`` (then the analytic steady state is available).
 
@@ -318,16 +325,19 @@ class CoolingPlant:
         self.n_cdu = self.params.n_cdu
         if fmu_path is None:
             phase("FMU (cache lookup)")
-            fmu_path, self.fmu_sha256 = fetch_fmu(generate_plant_modelica(self.params), model_name_for(self.params),
-                                                  cache_dir, phase)
-        else:
-            import hashlib
-
-            self.fmu_sha256 = hashlib.sha256(Path(fmu_path).read_bytes()).hexdigest()
+            fmu_path, self.fmu_sha256, data = fetch_fmu_bytes(generate_plant_modelica(self.params),
+                                                              model_name_for(self.params), cache_dir, phase)
+        else:  # a site FMU: read once, and the bytes hashed are the bytes opened (it runs as native code by design)
+            data = Path(fmu_path).read_bytes()
+            self.fmu_sha256 = sha256_bytes(data)
         self.fmu_path = Path(fmu_path)
         self.backend = backend
         self.map: VariableMap = load_variable_map(self.n_cdu, map_path)
-        self._fmu = open_fmu(self.fmu_path, backend)
+        # fmpy opens files by name only: it opens a private copy (mkdtemp, 0700) of the verified bytes, hashed again
+        # after writing, never the cache file; the copy is removed once fmpy has extracted it
+        with verified_copy(data, self.fmu_path.name, self.fmu_sha256) as copy:
+            self._fmu = open_fmu(copy, backend)
+        del data
         try:
             for group in (self.map.inputs, self.map.states, self.map.outputs):
                 self._fmu.check_units(group)

@@ -59,7 +59,6 @@ import io
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -632,8 +631,17 @@ def _payload_digest(arrays: dict[str, np.ndarray], report_json: str, source_sha:
 
 
 def _cache_read(entry: Path, source_sha: str) -> tuple[pd.DataFrame, WeatherReport] | None:
+    from jobs.cachedirs import CacheTrustError, read_entry
+
+    try:  # read once, through a descriptor checked for owner and mode; these bytes are verified and parsed
+        data = read_entry(entry, "weather cache entry")
+    except FileNotFoundError:
+        return None
+    except (CacheTrustError, OSError) as exc:
+        log.warning("weather cache entry %s not used (%s); rebuilding it", entry, exc)
+        return None
     try:
-        with np.load(entry, allow_pickle=False) as z:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {c: z[c] for c in _CACHE_COLS}
             report_json = str(z["report_json"])
             stored_src, stored_sum = str(z["source_sha256"]), str(z["checksum"])
@@ -652,19 +660,13 @@ def _cache_write(entry: Path, df: pd.DataFrame, report: WeatherReport, source_sh
     arrays = {c: df[c].to_numpy() for c in _CACHE_COLS}
     report_json = report.to_json()
     digest = _payload_digest(arrays, report_json, source_sha)
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=entry.name + ".", suffix=".tmp", dir=entry.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays, report_json=np.array(report_json), source_sha256=np.array(source_sha),
-                         checksum=np.array(digest))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, entry)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    from jobs.cachedirs import write_entry
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays, report_json=np.array(report_json), source_sha256=np.array(source_sha),
+             checksum=np.array(digest))
+    try:  # the one writer: a private temporary of random name in the (checked) cache folder, then os.replace
+        write_entry(entry, buf.getvalue())
     except OSError as exc:  # a read-only or full cache folder must not stop a run
         log.warning("weather cache not written (%s): %s", entry, exc)
 
@@ -705,7 +707,7 @@ def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame,
         from jobs.cachedirs import CacheTrustError, private_dir
 
         try:
-            private_dir(entry.parent, "weather cache folder")
+            entry = private_dir(entry.parent, "weather cache folder") / entry.name  # whole path checked, resolved
         except CacheTrustError as exc:  # unverifiable: not used (data only, so the run goes on without it)
             log.warning("%s", exc)
             entry = None

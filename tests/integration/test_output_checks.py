@@ -104,7 +104,7 @@ def test_output_checks_partial_file_red_banner_at_the_top_of_the_report(run_file
     t = tamper(run_file, tmp_path / "partial.h5", "partial")
     assert main(["report", str(t), "--out", str(tmp_path / "rep")]) == 0
     page = (tmp_path / "rep" / "report.html").read_text()
-    body = page.split("<body>", 1)[1]
+    body = page.split("<body>", 1)[1].lstrip()
     assert body.startswith('<div class="file-warning" role="alert" style="background:#b00020;')
     assert "PARTIAL RUN: " in body[:600] and "is incomplete (complete = false)" in body[:600]
     assert "PARTIAL RUN" in capsys.readouterr().err
