@@ -281,11 +281,11 @@ def check_output(path: str | Path, *, allow_unverified: bool = False) -> OutputC
         with h5py.File(path, "r") as f:
             out.kind = file_kind(f)
             v = f.attrs.get("schema_version")
-            if v is None:
+            if v is None and CONTENT_DIGEST_ATTR not in f.attrs:
                 raise SchemaError(f"{path}: not an hpctwin {out.kind} file (no schema_version attribute)")
-            v = v.decode() if isinstance(v, bytes) else str(v)
+            v = "" if v is None else v.decode() if isinstance(v, bytes) else str(v)
             want_v = KIND_VERSIONS.get(out.kind, SCHEMA_VERSION)
-            if v.split(".")[0] != want_v.split(".")[0]:
+            if v and v.split(".")[0] != want_v.split(".")[0]:
                 raise SchemaError(f"{path}: schema_version {v} is not compatible with this hpctwin (reads {want_v} "
                                   f"for {out.kind} files)")
             conflicts = shape_conflicts(f, path)

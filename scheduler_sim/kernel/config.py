@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jobs.memory import check_span
-
 __all__ = ["SimulationConfig", "DAY_S", "PLACEMENTS"]
 
 DAY_S = 86400.0
@@ -102,8 +100,8 @@ class SimulationConfig:
     ------
     ValueError
         For an interval that is not a whole number of steps, a downtime that ends before it starts, a budget
-        <= 0 W, ``max_drain_s`` <= 0, a window longer than :data:`jobs.memory.MAX_SPAN_S` (20 years), or an
-        unknown ``placement`` / ``on_failure`` / ``share_entity`` / ``on_implausible``.
+        <= 0 W, ``max_drain_s`` <= 0, or an unknown ``placement`` / ``on_failure`` / ``share_entity`` /
+        ``on_implausible``.
     """
 
     backfill: str | None = None
@@ -142,9 +140,6 @@ class SimulationConfig:
         s(self, "power_cap", cap)
         if not self.max_drain_s > 0:
             raise ValueError(f"max_drain_s must be > 0, got {self.max_drain_s}")
-        # the longest run (jobs.memory.MAX_SPAN_S, 20 years): the output series grow with the window
-        check_span(float(self.window_s), float(self.interval_s), f"the run window of {float(self.window_s) / DAY_S:g} "
-                   "days (trace.window_days / --days)", 0.0, ValueError)
         for name in ("window_start_s", "window_s", "step_s", "interval_s", "default_walltime_s", "cooling_estimate",
                      "warmup_s", "max_drain_s"):
             s(self, name, float(getattr(self, name)))
