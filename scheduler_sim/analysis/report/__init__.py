@@ -418,6 +418,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
+    from ..frontier import sweep_frontier
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -444,6 +445,9 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
+    fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
+    if fs is not None:
+        parts.insert(0, _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption) + _table(fs.rows, fs.header))
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
     head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
                  for m in cols)
