@@ -18,13 +18,17 @@ without variance (every member equal) is NaN, not 0.
 
 Does not matter. Scenarios A and B under the same condition (same weather, seed ...: the sweep's condition axes)
 differ by a decision. On a metric, the choice *does not matter here* when ``|mean_A - mean_B|`` is smaller than
-the larger of the two band half-widths ``(p95 - p5) / 2``: the decision moves the metric by less than the inputs'
-uncertainty does. The sweep summary then says, per metric and condition, e.g. "policy choice does not change PUE
-here", with the numbers (S-RAPS, arXiv 2508.20016, reported exactly this at low load on Adastra).
+the larger of the two band half-widths ``(p95 - p5) / 2`` (the decision moves the metric by less than the inputs'
+uncertainty does) *and* the member-by-member differences ``A_k - B_k`` (common inputs) change sign within their
+5-95 % band. A pair within the spread whose paired differences keep one sign is reported as a change "by less than
+the ensemble spread but in the same direction". The sweep summary then says, per metric and condition, e.g.
+"policy choice does not change PUE here", with the numbers (S-RAPS, arXiv 2508.20016, reported exactly this at low load on Adastra).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import warnings
 from dataclasses import dataclass
 
@@ -114,7 +118,7 @@ def beats_matrix(values: np.ndarray, sense: str = "min") -> np.ndarray:
 
 
 def does_not_matter(names: list[str], groups: list[str], bands: dict[str, list[Band]],
-                    choice: str = "policy choice") -> list[str]:
+                    choice: str = "policy choice", values: dict[str, np.ndarray] | None = None) -> list[str]:
     """The "does not matter" lines of an ensemble sweep (rule in the module docstring), one per metric and condition.
 
     Parameters
@@ -127,6 +131,10 @@ def does_not_matter(names: list[str], groups: list[str], bands: dict[str, list[B
         Metric -> one band per scenario.
     choice : str
         What differs between scenarios of a condition (the decision axes), e.g. "policy choice".
+    values : dict[str, np.ndarray] | None
+        Metric -> member values, shape (n_scenarios, n_members), for the paired check: a pair whose means lie
+        within the spread but whose member-by-member differences all keep one sign (the 5-95 % band of
+        ``A_k - B_k`` excludes 0) *does* matter, and the line says so.
 
     Returns
     -------
@@ -145,7 +153,15 @@ def does_not_matter(names: list[str], groups: list[str], bands: dict[str, list[B
                      for k, i in enumerate(idx) for j in idx[k + 1:]]
             d, h, i, j = max(pairs, key=lambda p: (p[0] - p[1], p[0]))
             where = f" ({g})" if g else ""
-            if all(p[0] < p[1] for p in pairs):
+            consistent = [p for p in pairs if p[0] < p[1] and values is not None and _one_sign(values[m], p[2], p[3])]
+            if all(p[0] < p[1] for p in pairs) and consistent:
+                _, h2, i2, j2 = consistent[0]
+                dk = values[m][i2] - values[m][j2]
+                lo, hi = np.nanquantile(dk, [0.05, 0.95])
+                out.append(f"{choice} changes {m}{where} by less than the ensemble spread ({h2:.4g}) but in the same "
+                           f"direction in the members: {names[i2]} - {names[j2]} between {lo:.4g} and {hi:.4g} "
+                           f"(5-95 %)")
+            elif all(p[0] < p[1] for p in pairs):
                 dmax = max(p[0] for p in pairs)
                 out.append(f"{choice} does not change {m} here{where}: means differ by at most {dmax:.4g}, within the "
                            f"ensemble 5-95 % half-width ({h:.4g})")
@@ -155,8 +171,9 @@ def does_not_matter(names: list[str], groups: list[str], bands: dict[str, list[B
     return out
 
 
-def sensitivity_from_members(U: np.ndarray, y: np.ndarray, names: list[str], seed: int = 0) -> dict[str, np.ndarray]:
-    """RBD-FAST first-order and delta indices of one metric from the members of an LHS / Sobol design.
+def sensitivity_from_members(U: np.ndarray, y: np.ndarray, names: list[str], seed: int = 0,
+                             delta: bool = True) -> dict[str, np.ndarray]:
+    """RBD-FAST first-order and (optionally) delta indices of one metric from the members of an LHS / Sobol design.
 
     Parameters
     ----------
@@ -168,12 +185,15 @@ def sensitivity_from_members(U: np.ndarray, y: np.ndarray, names: list[str], see
         The D parameter names.
     seed : int
         Seed of the delta method's bootstrap.
+    delta : bool
+        Also compute the delta indices (SALib's kernel estimates: seconds per metric with 10 bootstrap samples,
+        so an ensemble asks for them with ``[uncertainty] delta = true``).
 
     Returns
     -------
     dict[str, np.ndarray]
-        ``rbd_fast_S1``, ``delta``, ``delta_S1`` (each shape (D,)); NaN when the metric has no variance or fewer
-        than 8 finite members.
+        ``rbd_fast_S1``, and with ``delta`` also ``delta``, ``delta_S1`` (each shape (D,)); NaN when the metric has
+        no variance or fewer than 8 finite members.
     """
     from SALib.analyze import delta as sa_delta
     from SALib.analyze import rbd_fast
@@ -181,7 +201,7 @@ def sensitivity_from_members(U: np.ndarray, y: np.ndarray, names: list[str], see
     D = len(names)
     y = np.asarray(y, float)
     ok = np.isfinite(y)
-    nan = {k: np.full(D, np.nan) for k in ("rbd_fast_S1", "delta", "delta_S1")}
+    nan = {k: np.full(D, np.nan) for k in (("rbd_fast_S1", "delta", "delta_S1") if delta else ("rbd_fast_S1",))}
     if D == 0 or ok.sum() < 8 or np.ptp(y[ok]) <= 1e-12 * max(abs(float(np.mean(y[ok]))), 1e-300):
         return nan
     problem = {"num_vars": D, "names": list(names), "bounds": [[0.0, 1.0]] * D}
@@ -193,10 +213,13 @@ def sensitivity_from_members(U: np.ndarray, y: np.ndarray, names: list[str], see
         out["rbd_fast_S1"] = np.asarray(r["S1"], float)
     except (ValueError, ZeroDivisionError, IndexError):
         pass
+    if not delta:
+        return out
     try:
-        with warnings.catch_warnings():  # SALib >= 1.5 notes its bin merges as warnings
+        # SALib >= 1.5 prints notes on its bin merges to stdout and as warnings: kept off the sweep's output
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
-            r = sa_delta.analyze(problem, X, Y, num_resamples=20, print_to_console=False, seed=seed)
+            r = sa_delta.analyze(problem, X, Y, num_resamples=10, print_to_console=False, seed=seed)
         d = r["delta"] if "delta" in r else r["delta_balanced"]  # SALib < 1.5 / >= 1.5 (balanced bins)
         out["delta"], out["delta_S1"] = np.asarray(d, float), np.asarray(r["S1"], float)
     except (ValueError, ZeroDivisionError, IndexError, KeyError, np.linalg.LinAlgError):
@@ -234,3 +257,13 @@ def sobol_indices(y: np.ndarray, names: list[str], seed: int = 0) -> dict[str, n
     r = sa_sobol.analyze(problem, y, calc_second_order=True, print_to_console=False, seed=seed)
     return {"sobol_S1": np.asarray(r["S1"], float), "sobol_ST": np.asarray(r["ST"], float),
             "sobol_S1_conf": np.asarray(r["S1_conf"], float), "sobol_ST_conf": np.asarray(r["ST_conf"], float)}
+
+
+def _one_sign(V: np.ndarray, a: int, b: int) -> bool:
+    """True when the 5-95 % band of the paired member differences ``V[a] - V[b]`` excludes 0."""
+    d = np.asarray(V[a], float) - np.asarray(V[b], float)
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return False
+    lo, hi = np.quantile(d, [0.05, 0.95])
+    return bool(lo > 0 or hi < 0)

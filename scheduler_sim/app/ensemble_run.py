@@ -164,7 +164,7 @@ def summarise_ensemble(spec: EnsembleSpec, base: list, member_rows: dict[str, tu
     for m in head:
         y = np.nanmean(values[m], axis=0)  # the scenarios' mean: the sensitivity of the study's level
         sens[m] = sobol_indices(y, varied, spec.seed) if spec.design == "saltelli" else \
-            sensitivity_from_members(U, y, varied, spec.seed)
+            sensitivity_from_members(U, y, varied, spec.seed, delta=spec.delta)
     refine = []
     for s in base:
         for k in spec.refine:
@@ -173,7 +173,8 @@ def summarise_ensemble(spec: EnsembleSpec, base: list, member_rows: dict[str, tu
             if fast[0] == "done" and fmu[0] == "done":
                 refine.append((f"{s.name}_m{k:03d}", {m: fast[1][m] / fmu[1][m] - 1.0 for m in _REFINE
                                                       if m in fast[1] and m in fmu[1] and fmu[1][m]}))
-    lines = does_not_matter(names, conditions, {m: bands[m] for m in head}, choice_label(study_text))
+    lines = does_not_matter(names, conditions, {m: bands[m] for m in head}, choice_label(study_text),
+                            values={m: values[m] for m in head})
     return EnsembleSummary(spec, names, conditions, U, X, values, bands, beats, sens, refine, lines, n_failed)
 
 
@@ -265,15 +266,15 @@ def format_ensemble(ens: EnsembleSummary) -> list[str]:
         if pairs:
             out.append(f"ranking {m} ({'higher' if sense_of(m) == 'max' else 'lower'} is better): " + "; ".join(pairs))
     for m, idx in ens.sensitivity.items():
-        key = "sobol_ST" if "sobol_ST" in idx else "delta"
+        key = "sobol_ST" if "sobol_ST" in idx else ("delta" if "delta" in idx else "rbd_fast_S1")
         v = idx.get(key)
         if v is not None and np.isfinite(v).any():
             j = int(np.nanargmax(v))
             extra = (f", S1 {idx['sobol_S1'][j]:.2f}" if key == "sobol_ST" else
-                     f", RBD-FAST S1 {idx['rbd_fast_S1'][j]:.2f}")
+                     f", RBD-FAST S1 {idx['rbd_fast_S1'][j]:.2f}" if key == "delta" else "")
             out.append(f"sensitivity {m}: largest {key} {s.varied[j].name} {v[j]:.2f}{extra}")
     for name, errs in ens.refine:
         out.append(f"refine  {name}: fast vs FMU relative error: "
                    + ", ".join(f"{m} {e:+.2e}" for m, e in errs.items()))
-    out += [f"matters {ln}" if " changes " in ln else f"note    {ln}" for ln in ens.lines]
+    out += [f"matters {ln}" if " changes " in ln else f"same    {ln}" for ln in ens.lines]
     return out

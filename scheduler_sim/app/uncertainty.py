@@ -8,6 +8,7 @@ Study file::
     design = "lhs"          # "lhs" (Latin hypercube), "sobol" (scrambled Sobol) or "saltelli" (Sobol indices)
     cooling = "fast"        # plant of the members: "fast" (default) or "keep" (each scenario's own)
     refine = [0, 1]         # members also run with the FMU (<scenario>_m000_fmu): the fast plant's error
+    delta = false           # also delta indices (seconds per metric); RBD-FAST always (Sobol for "saltelli")
     [uncertainty.parameters]
     node_power_scale = { dist = "normal", mean = 1.0, sd = 0.03 }
     tower_ntu_scale = { dist = "uniform", low = 0.85, high = 1.15 }
@@ -122,6 +123,8 @@ class EnsembleSpec:
         Member indices also run with the FMU.
     dists : tuple of Distribution
         Every parameter's distribution, in file order.
+    delta : bool
+        Also compute delta indices (slow: seconds per metric).
     """
 
     members: int
@@ -130,6 +133,7 @@ class EnsembleSpec:
     cooling: str
     refine: tuple[int, ...]
     dists: tuple[Distribution, ...]
+    delta: bool = False
 
     @property
     def varied(self) -> list[Distribution]:
@@ -167,10 +171,12 @@ def ensemble_spec(data: dict, where: str | Path = "study file") -> EnsembleSpec:
     w = f"{where}: [uncertainty]"
     if not isinstance(data, dict):
         raise ConfigError(f"{w} must be a table")
-    unknown = set(data) - {"members", "seed", "design", "cooling", "refine", "parameters"}
+    unknown = set(data) - {"members", "seed", "design", "cooling", "refine", "parameters", "delta"}
     if unknown:
         raise ConfigError(f"{w}: unknown key(s) {sorted(unknown)}; expected members, seed, design, cooling, refine, "
-                          f"parameters")
+                          f"delta, parameters")
+    if not isinstance(data.get("delta", False), bool):
+        raise ConfigError(f"{w} delta must be true or false, got {data['delta']!r}")
     n = data.get("members", 32)
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ConfigError(f"{w} members must be an integer >= 2, got {n!r}")
@@ -189,7 +195,7 @@ def ensemble_spec(data: dict, where: str | Path = "study file") -> EnsembleSpec:
     dists = []
     for name, d in params.items():
         dists.append(_distribution(name, d, f"{w}.parameters.{name}"))
-    spec = EnsembleSpec(n, seed, design, cooling, (), tuple(dists))
+    spec = EnsembleSpec(n, seed, design, cooling, (), tuple(dists), bool(data.get("delta", False)))
     refine = data.get("refine", [])
     if not isinstance(refine, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in refine) \
             or any(k < 0 or k >= spec.n_runs for k in refine):

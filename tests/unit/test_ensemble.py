@@ -184,3 +184,15 @@ node_power_scale = { dist = "uniform", low = 0.9, high = 1.1 }
     lines.clear()
     run_sweep(study, tmp_path / "out", echo=lines.append)  # resumes: every member done earlier
     assert "8 scenario(s), 8 done earlier, 0 to run" in lines[0]
+
+
+def test_within_the_spread_but_same_sign_in_every_member_matters():
+    rng = np.random.default_rng(1)
+    a = 1.05 + 0.01 * rng.standard_normal(32)  # common inputs: B = A + 0.001 in every member
+    V = np.vstack([a, a + 0.001])
+    lines = does_not_matter(["fcfs", "easy"], ["", ""], {"PUE": [band(V[0]), band(V[1])]}, values={"PUE": V})
+    assert lines[0].startswith("policy choice changes PUE by less than the ensemble spread")
+    assert "fcfs - easy between -0.001 and -0.001 (5-95 %)" in lines[0]
+    V2 = np.vstack([a, a[::-1]])  # same spread, paired differences of both signs: does not matter
+    assert does_not_matter(["fcfs", "easy"], ["", ""], {"PUE": [band(V2[0]), band(V2[1])]},
+                           values={"PUE": V2})[0].startswith("policy choice does not change PUE here")
