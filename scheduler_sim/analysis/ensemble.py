@@ -22,7 +22,8 @@ the larger of the two band half-widths ``(p95 - p5) / 2`` (the decision moves th
 uncertainty does) *and* the member-by-member differences ``A_k - B_k`` (common inputs) change sign within their
 5-95 % band. A pair within the spread whose paired differences keep one sign is reported as a change "by less than
 the ensemble spread but in the same direction". The sweep summary then says, per metric and condition, e.g.
-"policy choice does not change PUE here", with the numbers (S-RAPS, arXiv 2508.20016, reported exactly this at low load on Adastra).
+"policy choice does not change PUE here", with the numbers (S-RAPS, arXiv 2508.20016, reported exactly this at low
+load on Adastra).
 """
 
 from __future__ import annotations
