@@ -31,13 +31,14 @@ def main() -> None:
     for ep in range(a.episodes):
         te = time.perf_counter()
         obs, info = env.reset(seed=ep)
+        day = info["start_day"]
         n, done = 0, False
         while not done:
             obs, r, done, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
             n += 1
         dt = time.perf_counter() - te
         steps += n
-        print(f"episode {ep}: window day {info.get('start_day', '?')}, {n} steps in {dt:.2f} s "
+        print(f"episode {ep}: window day {day:g}, {n} steps in {dt:.2f} s "
               f"({n / dt:,.0f} steps/s), mean wait {info['summary']['mean_wait_s'] / 3600:.2f} h")
     wall = time.perf_counter() - t0
     print(f"{steps} steps in {wall:.2f} s: {steps / wall:,.0f} steps per second (mode {a.mode}, K = {a.K}, "

@@ -661,9 +661,19 @@ def frontier_plot(fr: Frontier, path: str | Path | None = None):
     ax.set_ylabel(my.axis_label(fr.per_day))
     ax.margins(0.12)
     fig.canvas.draw()  # fixes the limits the label placement reads
-    for i, (dx, dy, ha, va) in enumerate(_inside_offsets(ax, X, Y)):
+    disp = ax.transData.transform(np.column_stack([X, Y])) * 72.0 / fig.dpi  # points
+    used: list[tuple[float, float]] = []
+    order = sorted(range(len(X)), key=lambda i: (not fr.front[i], i))  # front labels first, nearest the points
+    offs = _inside_offsets(ax, X, Y)
+    for i in order:
+        dx, dy, ha, va = offs[i]
+        step = 9.0 if dy > 0 else -9.0
+        while any(abs(disp[i, 0] + dx - ux) < 60 and abs(disp[i, 1] + dy - uy) < 8.5 for ux, uy in used):
+            dy += step  # stack labels of nearby points instead of printing them over each other
+        used.append((disp[i, 0] + dx, disp[i, 1] + dy))
         ax.annotate(fr.names[i], (X[i], Y[i]), textcoords="offset points", xytext=(dx, dy), ha=ha, va=va,
-                    fontsize=7, color="0.2" if fr.front[i] else "0.55", annotation_clip=True)
+                    fontsize=7, color="0.2" if fr.front[i] else "0.55", annotation_clip=True,
+                    arrowprops={"arrowstyle": "-", "color": "0.8", "lw": 0.5} if abs(dy) > 10 else None)
     ax.set_title(f"Frontier: {int(fr.front.sum())} of {len(fr.names)} non-dominated; hypervolume {fr.hv:.4g}",
                  fontsize=10)
     ax.grid(alpha=0.3)
