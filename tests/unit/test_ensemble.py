@@ -1,5 +1,7 @@
 """Ensembles: the [uncertainty] design, the perturbations, bands, ranking probabilities, sensitivity, and a sweep."""
 
+import json
+
 import h5py
 import numpy as np
 import pandas as pd
@@ -196,3 +198,37 @@ def test_within_the_spread_but_same_sign_in_every_member_matters():
     V2 = np.vstack([a, a[::-1]])  # same spread, paired differences of both signs: does not matter
     assert does_not_matter(["fcfs", "easy"], ["", ""], {"PUE": [band(V2[0]), band(V2[1])]},
                            values={"PUE": V2})[0].startswith("policy choice does not change PUE here")
+
+
+@pytest.mark.fmu
+@pytest.mark.slow
+def test_refined_members_run_with_the_fmu_and_report_the_fast_plant_error(tmp_path):
+    """Members on the fast plant; member 0 also with the FMU: /ensemble/refine within docs/cooling.md's bound
+    (cooling energy within 1.2e-2 on a week; a day with a perturbed wet-bulb here, same order)."""
+    from scheduler_sim.app.sweep import run_sweep
+
+    study = tmp_path / "ref.toml"
+    study.write_text('''name = "ref"
+[base]
+trace = { window_start_days = 181.0, window_days = 1.0 }
+output = { interval_s = 60.0, progress = false, max_drain_days = 0.5 }
+[uncertainty]
+members = 2
+seed = 1
+refine = [0]
+[uncertainty.parameters]
+wet_bulb_offset_K = { dist = "uniform", low = -1.0, high = 1.0 }
+''')
+    lines = []
+    summary = run_sweep(study, tmp_path / "out", echo=lines.append)
+    with h5py.File(summary) as f:
+        names = [x.decode() for x in f["scenarios/name"][()]]
+        assert names == ["000_m000", "000_m001", "000_m000_fmu"]
+        cfgs = [json.loads(x) for x in f["scenarios/config_json"][()]]
+        assert [c["cooling"].get("model", "fmu") for c in cfgs] == ["fast", "fast", "fmu"]
+        assert [x.decode() for x in f["ensemble/refine/member"][()]] == ["000_m000"]
+        rel = f["ensemble/refine/E_cooling_J__rel_error"][0]
+        e = f["scenarios/E_cooling_J"][()]
+        assert rel == pytest.approx(e[0] / e[2] - 1.0, rel=1e-12)
+        assert 0 < abs(rel) < 2e-2
+    assert any(ln.startswith("refine  000_m000: fast vs FMU relative error: E_cooling_J") for ln in lines)
