@@ -155,20 +155,21 @@ def does_not_matter(names: list[str], groups: list[str], bands: dict[str, list[B
             d, h, i, j = max(pairs, key=lambda p: (p[0] - p[1], p[0]))
             where = f" ({g})" if g else ""
             consistent = [p for p in pairs if p[0] < p[1] and values is not None and _one_sign(values[m], p[2], p[3])]
+            label, f = _shown(m)
             if all(p[0] < p[1] for p in pairs) and consistent:
                 _, h2, i2, j2 = consistent[0]
                 dk = values[m][i2] - values[m][j2]
                 lo, hi = np.nanquantile(dk, [0.05, 0.95])
-                out.append(f"{choice} changes {m}{where} by less than the ensemble spread ({h2:.4g}) but in the same "
-                           f"direction in the members: {names[i2]} - {names[j2]} between {lo:.4g} and {hi:.4g} "
+                out.append(f"{choice} changes {label}{where} by less than the ensemble spread ({f(h2)}) but in the "
+                           f"same direction in the members: {names[i2]} - {names[j2]} between {f(lo)} and {f(hi)} "
                            f"(5-95 %)")
             elif all(p[0] < p[1] for p in pairs):
                 dmax = max(p[0] for p in pairs)
-                out.append(f"{choice} does not change {m} here{where}: means differ by at most {dmax:.4g}, within the "
-                           f"ensemble 5-95 % half-width ({h:.4g})")
+                out.append(f"{choice} does not change {label} here{where}: means differ by at most {f(dmax)}, within "
+                           f"the ensemble 5-95 % half-width ({f(h)})")
             else:
-                out.append(f"{choice} changes {m}{where}: {names[i]} vs {names[j]} differ by {d:.4g}, more than the "
-                           f"ensemble 5-95 % half-width {h:.4g}")
+                out.append(f"{choice} changes {label}{where}: {names[i]} vs {names[j]} differ by {f(d)}, more than the "
+                           f"ensemble 5-95 % half-width {f(h)}")
     return out
 
 
@@ -268,3 +269,12 @@ def _one_sign(V: np.ndarray, a: int, b: int) -> bool:
         return False
     lo, hi = np.quantile(d, [0.05, 0.95])
     return bool(lo > 0 or hi < 0)
+
+
+def _shown(metric: str):
+    """(human label, formatter in the shown unit) of a metric, e.g. ("facility energy", 1.2e10 -> "3.333 MWh")."""
+    from .report.catalogue import describe
+
+    d = describe(metric)
+    unit = f" {d.unit}" if d.unit else ""
+    return d.label, lambda v: f"{v * d.scale:.4g}{unit}"

@@ -120,8 +120,8 @@ def test_does_not_matter_rule():
     lines = does_not_matter(["fcfs", "easy"], ["", ""], bands)
     assert lines[0].startswith("policy choice does not change PUE here: means differ by at most 0.001, within the "
                                "ensemble 5-95 % half-width (0.009)")
-    assert lines[1] == ("policy choice changes mean_wait_s: fcfs vs easy differ by 100, more than the ensemble "
-                        "5-95 % half-width 4.5")
+    assert lines[1] == ("policy choice changes mean wait: fcfs vs easy differ by 0.02778 h, more than the ensemble "
+                        "5-95 % half-width 0.00125 h")
 
 
 def test_rbd_fast_and_delta_find_the_parameter_that_matters():
@@ -194,7 +194,7 @@ def test_within_the_spread_but_same_sign_in_every_member_matters():
     V = np.vstack([a, a + 0.001])
     lines = does_not_matter(["fcfs", "easy"], ["", ""], {"PUE": [band(V[0]), band(V[1])]}, values={"PUE": V})
     assert lines[0].startswith("policy choice changes PUE by less than the ensemble spread")
-    assert "fcfs - easy between -0.001 and -0.001 (5-95 %)" in lines[0]
+    assert "fcfs - easy between -0.001 and -0.001 (5-95 %)" in lines[0]  # PUE: no unit
     V2 = np.vstack([a, a[::-1]])  # same spread, paired differences of both signs: does not matter
     assert does_not_matter(["fcfs", "easy"], ["", ""], {"PUE": [band(V2[0]), band(V2[1])]},
                            values={"PUE": V2})[0].startswith("policy choice does not change PUE here")
