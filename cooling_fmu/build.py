@@ -5,7 +5,7 @@ Pipeline: ``rumoca.loads(source, model=...).codegen("fmi2")`` (C source + modelD
 :func:`install_integrator` (Heun sub-steps sized to the plant instead of 10 forward-Euler ones, and a C loop over
 many communication steps) -> ``gcc -O2
 -shared -fPIC`` -> fix-up of modelDescription.xml (rumoca 0.9.13 output fails ``fmpy.validation.validate_fmu``) ->
-zip -> ``fmpy.validation.validate_fmu`` -> atomic ``os.replace`` into the cache.
+zip (in memory) -> ``fmpy.validation.validate_fmu`` -> :func:`jobs.cachedirs.write_entry` into the cache.
 
 The cache key is the sha256 of (model name, source, rumoca version, gcc version, :data:`BUILD_SCRIPT_VERSION`), so
 any change to one of them triggers a rebuild and nothing else does. Beside each ``<model>-<key16>.fmu`` a record
@@ -13,10 +13,12 @@ any change to one of them triggers a rebuild and nothing else does. Beside each 
 the bytes again and compares (:func:`fetch_fmu`): a truncated, damaged or planted entry (no record, or a record
 that does not match) is rebuilt, never loaded. The cache folder must be the user's own and not writable by others
 (:func:`jobs.cachedirs.private_dir`; created ``0700``), else it is refused: a record beside an entry
-proves nothing in a folder others can write. Entries are written to a temporary file in the cache directory and
-moved into place with ``os.replace`` under a lock on the folder (:func:`jobs.cachedirs.cache_lock`), so
-concurrent MPI ranks see one build, and a killed build leaves at most a stray ``*.tmp`` file, never a corrupt
-``.fmu``.
+proves nothing in a folder others can write; the check runs on every folder from the cache root down. Entries are
+written by the one writer (:func:`jobs.cachedirs.write_entry`: a private temporary of random name, ``os.replace``)
+under a lock of that entry only (:func:`jobs.cachedirs.cache_lock`), so concurrent MPI ranks see one build, another
+plant's build never waits for it, and a killed build leaves at most a stray temporary, never a corrupt ``.fmu``.
+The bytes verified are the bytes loaded: :func:`fetch_fmu_bytes` returns them, and the plant opens a private copy
+of them (:func:`jobs.cachedirs.verified_copy`), never the cache file again by name.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import hashlib
+import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -42,6 +44,7 @@ __all__ = [
     "cache_key",
     "default_cache_dir",
     "fetch_fmu",
+    "fetch_fmu_bytes",
     "fix_model_description",
     "install_integrator",
     "order_algebraics",
@@ -446,20 +449,25 @@ def _record_path(target: Path) -> Path:
     return target.with_name(target.name + ".json")
 
 
-def _verified_digest(target: Path, key: str) -> str | None:
-    """SHA-256 of ``target`` if its record names ``key`` and the same digest, else None (absent or corrupt)."""
-    from jobs.cachedirs import check_private_file, sha256_bytes
+def _verified_entry(target: Path, key: str) -> tuple[str, bytes] | None:
+    """``(sha256, bytes)`` of ``target`` if its record names ``key`` and the digest of these very bytes, else None.
+
+    The entry is read once through a descriptor that does not follow links and is checked (owner, mode) on that
+    descriptor (:func:`jobs.cachedirs.read_entry`); the bytes returned are the bytes hashed, so a caller that loads
+    them (through :func:`jobs.cachedirs.verified_copy`) loads what was verified, whatever happens to the cache file
+    afterwards.
+    """
+    from jobs.cachedirs import read_entry, sha256_bytes
 
     try:
-        rec = json.loads(_record_path(target).read_text(encoding="utf-8"))
-        data = target.read_bytes()
-    except (OSError, ValueError):
+        rec = json.loads(read_entry(_record_path(target), "FMU cache record").decode("utf-8"))
+        data = read_entry(target, "FMU cache entry")
+    except (FileNotFoundError, ValueError):
         return None
-    check_private_file(target, "FMU cache entry")
     digest = sha256_bytes(data)
     if not isinstance(rec, dict) or rec.get("key") != key or rec.get("sha256") != digest:
         return None
-    return digest
+    return digest, data
 
 
 def build_fmu(source: str, model_name: str, cache_dir: str | Path | None = None,
@@ -510,14 +518,50 @@ def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None,
         record written at build (a cached entry that fails the check is rebuilt first). Record this digest as the
         run's FMU checksum.
 
+    Notes
+    -----
+    Errors are those of :func:`fetch_fmu_bytes`: ``ValueError`` for a model name that is not a plain identifier,
+    :class:`FMUBuildError` if rumoca or gcc fails (message includes their output) or the result fails fmpy
+    validation, :class:`jobs.cachedirs.CacheTrustError` if the cache folder, a folder above it up to the cache root,
+    or the entry belongs to another user or is writable by others (unverifiable: refused).
+    """
+    target, digest, _data = fetch_fmu_bytes(source, model_name, cache_dir, on_phase)
+    return target, digest
+
+
+def fetch_fmu_bytes(source: str, model_name: str, cache_dir: str | Path | None = None,
+                    on_phase: Callable[[str], None] | None = None) -> tuple[Path, str, bytes]:
+    """As :func:`fetch_fmu`, with the verified bytes: load those (:func:`jobs.cachedirs.verified_copy`), not the path.
+
+    The cache folder is checked on its whole path from the cache root (:func:`jobs.cachedirs.private_dir`), the
+    entry is read once and hashed (:func:`_verified_entry`), under a lock of this entry only
+    (:func:`jobs.cachedirs.cache_lock`): a build of another plant does not wait for it.
+
+    Parameters
+    ----------
+    source : str
+        Modelica source text containing ``model_name``.
+    model_name : str
+        Name of the model to build; a plain Modelica identifier.
+    cache_dir : str | Path | None
+        Cache directory; default :func:`default_cache_dir`. Created ``0700`` if missing.
+    on_phase : Callable[[str], None] | None
+        Told each build phase as it starts (see :func:`fetch_fmu`).
+
+    Returns
+    -------
+    (pathlib.Path, str, bytes)
+        The cache entry's path (its name is the FMU's name in messages and files), the hex SHA-256 of its bytes and
+        the bytes themselves, as verified.
+
     Raises
     ------
     ValueError
         If ``model_name`` is not a plain identifier.
     FMUBuildError
-        If rumoca or gcc fails (message includes their output), or the result fails fmpy validation.
-    jobs.cachedirs.CacheTrustError
-        If the cache folder or entry belongs to another user or is writable by others (unverifiable: refused).
+        If rumoca or gcc fails, or the result fails fmpy validation, or a failed entry cannot be removed. A cache
+        folder, a folder above it up to the cache root, or an entry that belongs to another user or is writable by
+        others raises :class:`jobs.cachedirs.CacheTrustError` (unverifiable: refused).
     """
     from jobs.cachedirs import cache_lock, private_dir, sha256_bytes
 
@@ -526,22 +570,26 @@ def fetch_fmu(source: str, model_name: str, cache_dir: str | Path | None = None,
     cache = private_dir(Path(cache_dir) if cache_dir is not None else default_cache_dir(), "FMU cache folder")
     key = cache_key(source, model_name)
     target = cache / f"{model_name}-{key[:16]}.fmu"
-    with cache_lock(cache):
-        digest = _verified_digest(target, key)
-        if digest is not None:
-            return target, digest
+    with cache_lock(cache, target.name):
+        hit = _verified_entry(target, key)
+        if hit is not None:
+            return target, hit[0], hit[1]
         for stale in (target, _record_path(target)):  # absent, or failed its check: rebuilt from the source
             try:
                 stale.unlink(missing_ok=True)
             except OSError as exc:
                 raise FMUBuildError(f"{stale}: FMU cache entry failed its content check and cannot be removed "
                                     f"({exc.strerror}); it is not used") from None
-        digest = _build_into(source, model_name, cache, target, key, sha256_bytes, on_phase or (lambda _msg: None))
-    return target, digest
+        digest, data = _build_into(source, model_name, cache, target, key, sha256_bytes,
+                                   on_phase or (lambda _msg: None))
+    return target, digest, data
 
 
-def _build_into(source: str, model_name: str, cache: Path, target: Path, key: str, sha256_bytes, phase) -> str:
-    """Build the FMU, then move it and its record (key, SHA-256) into place; return the digest."""
+def _build_into(source: str, model_name: str, cache: Path, target: Path, key: str, sha256_bytes,
+                phase) -> tuple[str, bytes]:
+    """Build the FMU, then write it and its record (key, SHA-256) into place; return the digest and the bytes."""
+    from jobs.cachedirs import write_entry
+
     with tempfile.TemporaryDirectory(prefix=f".{model_name}-", dir=cache) as tmp:
         tree = Path(tmp) / "fmu"
         tree.mkdir()
@@ -563,30 +611,24 @@ def _build_into(source: str, model_name: str, cache: Path, target: Path, key: st
         for junk in ("build.sh",):
             (tree / junk).unlink(missing_ok=True)
 
-        fd, tmp_fmu = tempfile.mkstemp(prefix=f".{model_name}-", suffix=".fmu.tmp", dir=cache)
-        os.close(fd)
-        try:
-            with zipfile.ZipFile(tmp_fmu, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for path in sorted(tree.rglob("*")):
-                    if path.is_file():
-                        zf.write(path, path.relative_to(tree).as_posix())
-            from fmpy.validation import validate_fmu  # heavy: fmpy is loaded only when an FMU is built or opened
+        # zipped in memory, validated from a file in this private build folder (mkdtemp, 0700), then the very
+        # bytes validated are hashed and written by the one writer (private temporary, no link followed)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(tree.rglob("*")):
+                if path.is_file():
+                    zf.write(path, path.relative_to(tree).as_posix())
+        data = buf.getvalue()
+        check = Path(tmp) / f"{model_name}.fmu"
+        write_entry(check, data)
+        from fmpy.validation import validate_fmu  # heavy: fmpy is loaded only when an FMU is built or opened
 
-            phase("fmpy validation")
-            problems = validate_fmu(tmp_fmu)
-            if problems:
-                raise FMUBuildError(f"FMU for {model_name!r} fails fmpy validation:\n" + "\n".join(problems))
-            with open(tmp_fmu, "rb") as fh:
-                digest = sha256_bytes(fh.read())
-            rec_tmp = Path(tmp_fmu + ".json")
-            rec_tmp.write_text(json.dumps({"key": key, "sha256": digest, "model": model_name,
-                                           "build_script_version": BUILD_SCRIPT_VERSION}), encoding="utf-8")
-            os.chmod(tmp_fmu, 0o600)
-            os.chmod(rec_tmp, 0o600)
-            os.replace(tmp_fmu, target)
-            os.replace(rec_tmp, _record_path(target))
-        finally:
-            for left in (tmp_fmu, tmp_fmu + ".json"):
-                if os.path.exists(left):
-                    os.unlink(left)
-    return digest
+        phase("fmpy validation")
+        problems = validate_fmu(str(check))
+        if problems:
+            raise FMUBuildError(f"FMU for {model_name!r} fails fmpy validation:\n" + "\n".join(problems))
+        digest = sha256_bytes(data)
+        write_entry(target, data)  # the FMU first, its record last: a record always names a whole FMU
+        write_entry(_record_path(target), json.dumps({"key": key, "sha256": digest, "model": model_name,
+                                                       "build_script_version": BUILD_SCRIPT_VERSION}).encode("utf-8"))
+    return digest, data

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -54,16 +55,31 @@ def cache_dir() -> Path:
 _MANIFEST = "manifest.json"
 
 
-def _verify_entry(d: Path) -> bool:
-    """True when every file of entry ``d`` has the SHA-256 its manifest records and no file is missing or extra."""
+def _read_verified(d: Path) -> dict[str, bytes] | None:
+    """The bytes of every file of entry ``d``, read once each and checked against its manifest; None if any fails.
+
+    Each file is read through a descriptor that does not follow links and is checked for owner and mode
+    (:func:`jobs.cachedirs.read_entry`); the bytes hashed are the bytes returned, which the caller parses: nothing
+    is reopened by name between the check and the use. None when a file is missing, extra, altered or unreadable.
+    """
+    from jobs.cachedirs import CacheTrustError, read_entry
+
     try:
-        manifest = json.loads((d / _MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(read_entry(d / _MANIFEST, "trace cache manifest").decode("utf-8"))
         files = {q.name for q in d.iterdir()} - {_MANIFEST}
         if not isinstance(manifest, dict) or set(manifest) != files:
-            return False
-        return all(_sha256(d / name) == digest for name, digest in manifest.items())
-    except (OSError, ValueError):
-        return False
+            return None
+        blobs = {name: read_entry(d / name, "trace cache entry") for name in sorted(manifest)}
+    except (OSError, ValueError, CacheTrustError):
+        return None
+    if any(hashlib.sha256(blobs[name]).hexdigest() != digest for name, digest in manifest.items()):
+        return None
+    return blobs
+
+
+def _verify_entry(d: Path) -> bool:
+    """True when every file of entry ``d`` has the SHA-256 its manifest records and no file is missing or extra."""
+    return _read_verified(d) is not None
 
 
 def _sha256(path: Path) -> str:
@@ -72,6 +88,12 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _parquet_bytes(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
 
 
 def cache_key(path: str | os.PathLike[str], loader: str, options: dict[str, Any]) -> str:
@@ -129,7 +151,7 @@ def load_cached(key: str) -> LoadResult | None:
     jobs.cachedirs.CacheTrustError
         If the cache folder belongs to another user or others can write it.
     """
-    from jobs.cachedirs import private_dir
+    from jobs.cachedirs import CacheTrustError, check_cache_path, private_dir
 
     root = cache_dir()
     if not root.is_dir():
@@ -137,13 +159,18 @@ def load_cached(key: str) -> LoadResult | None:
     d = private_dir(root, "trace cache folder") / key
     if not d.is_dir():
         return None
-    if not _verify_entry(d):  # damaged or incomplete: removed, so the caller parses and stores it again
+    try:
+        check_cache_path(d, root, "trace cache entry")  # the entry folder too: this user's, not writable by others
+    except CacheTrustError:
+        return None
+    blobs = _read_verified(d)
+    if blobs is None:  # damaged or incomplete: removed, so the caller parses and stores it again
         shutil.rmtree(d, ignore_errors=True)
         return None
-    try:
-        jobs = pd.read_parquet(d / "jobs.parquet")
-        meta = json.loads((d / "report.json").read_text())
-        prof = pd.read_parquet(d / "profiles.parquet") if (d / "profiles.parquet").exists() else None
+    try:  # the verified bytes are parsed, not the files again
+        jobs = pd.read_parquet(io.BytesIO(blobs["jobs.parquet"]))
+        meta = json.loads(blobs["report.json"].decode("utf-8"))
+        prof = pd.read_parquet(io.BytesIO(blobs["profiles.parquet"])) if "profiles.parquet" in blobs else None
     except (OSError, ValueError, KeyError):
         return None
     jobs.attrs = meta.get("attrs", {})
@@ -176,7 +203,7 @@ def store_cached(key: str, result: LoadResult) -> Path:
     jobs.cachedirs.CacheTrustError
         If the cache folder belongs to another user or others can write it.
     """
-    from jobs.cachedirs import private_dir
+    from jobs.cachedirs import private_dir, write_entry
 
     root = private_dir(cache_dir(), "trace cache folder")
     final = root / key
@@ -185,13 +212,15 @@ def store_cached(key: str, result: LoadResult) -> Path:
         jobs = result.jobs.copy()
         attrs = {k: v for k, v in jobs.attrs.items() if isinstance(v, (str, int, float, bool, type(None)))}
         jobs.attrs = {}
-        jobs.to_parquet(tmp / "jobs.parquet", index=False)
+        blobs = {"jobs.parquet": _parquet_bytes(jobs)}
         if result.profiles is not None:
-            result.profiles.to_parquet(tmp / "profiles.parquet", index=False)
-        (tmp / "report.json").write_text(json.dumps({"report": result.report.to_dict(), "attrs": attrs},
-                                                    default=str))
-        manifest = {q.name: _sha256(q) for q in sorted(tmp.iterdir())}
-        (tmp / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+            blobs["profiles.parquet"] = _parquet_bytes(result.profiles)
+        blobs["report.json"] = json.dumps({"report": result.report.to_dict(), "attrs": attrs},
+                                          default=str).encode("utf-8")
+        for name, blob in blobs.items():  # the one writer, in this private folder (mkdtemp, 0700)
+            write_entry(tmp / name, blob)
+        manifest = {name: hashlib.sha256(blobs[name]).hexdigest() for name in sorted(blobs)}
+        write_entry(tmp / _MANIFEST, json.dumps(manifest, sort_keys=True).encode("utf-8"))
         if final.exists() and not _verify_entry(final):
             shutil.rmtree(final, ignore_errors=True)  # a damaged entry under the same key: replaced
         try:

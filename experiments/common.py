@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 if TYPE_CHECKING:  # only for the annotation
     import matplotlib.figure
 
@@ -49,10 +51,35 @@ def save_figure(fig: "matplotlib.figure.Figure", out_dir: str | Path, stem: str)
     """
     import matplotlib.pyplot as plt  # heavy: only when a figure is saved
 
+    from jobs.cachedirs import atomic_output
+
     paths = []
     for ext in ("png", "svg"):
         p = Path(out_dir) / f"{stem}.{ext}"
-        fig.savefig(p, dpi=130, bbox_inches="tight")
+        with atomic_output(p, what="figure") as fh:  # the one writer: private temporary, never a planted link
+            fig.savefig(fh, format=ext, dpi=130, bbox_inches="tight")
         paths.append(p)
     plt.close(fig)
     return paths
+
+
+def write_csv(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``table`` as CSV (no index) through the one writer (:func:`jobs.cachedirs.atomic_output`).
+
+    Parameters
+    ----------
+    table : pd.DataFrame
+        The table.
+    path : str | Path
+        Destination file.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    from jobs.cachedirs import atomic_output
+
+    with atomic_output(path, "w", newline="", what="table") as fh:
+        table.to_csv(fh, index=False)
+    return Path(path)

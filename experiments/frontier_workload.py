@@ -162,13 +162,13 @@ def write_swf(jobs: dict[str, np.ndarray], path: str | Path, *, cores_per_node: 
     cols = np.column_stack([np.arange(1, n + 1), np.floor(jobs["submit_s"]).astype(np.int64), m1, jobs["run_s"],
                             procs, m1, m1, procs, jobs["req_s"], m1, np.ones(n, np.int64), m1, m1, m1,
                             np.ones(n, np.int64), m1, m1, m1])
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w") as f:
+    from jobs.cachedirs import atomic_output
+
+    with atomic_output(path, "w", what="SWF trace") as f:  # the one writer: private temporary, then os.replace
         f.write("; Version: 2.2\n; Computer: synthetic Frontier-like (experiments/frontier_workload.py)\n"
                 f"; MaxNodes: {FRONTIER_NODES}\n; MaxProcs: {FRONTIER_NODES * cores_per_node}\n"
                 "; Note: Lublin & Feitelson 2003 model, OLCF Frontier queue limits\n")
         np.savetxt(f, cols, fmt="%d")
-    tmp.replace(path)
     return path
 
 

@@ -32,7 +32,7 @@ from experiments.frontier_workload import frontier_jobs, write_swf
 from scheduler_sim.analysis.grid_dynamics import series_mean
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
-from experiments.common import save_figure, world
+from experiments.common import save_figure, world, write_csv
 
 __all__ = ["EVENT_START_S", "EVENT_H", "REDUCTIONS", "config", "main"]
 
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                       "slo_attainment_event": float(e["serving_slo_attainment"]),
                       "J_per_token_facility": s["serving_J_per_token_facility"], "verdict": e["verdict"]})
     table = pd.DataFrame(table)
-    table.to_csv(out / "summary.csv", index=False)
+    write_csv(table, out / "summary.csv")
     with pd.option_context("display.width", 200, "display.max_colwidth", 60):
         print(table.drop(columns=["verdict"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     for _, row in table.iterrows():

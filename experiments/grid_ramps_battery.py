@@ -44,7 +44,7 @@ from power.battery import Battery
 from scheduler_sim.analysis.grid_dynamics import ramp_report
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
-from experiments.common import save_figure, world
+from experiments.common import save_figure, world, write_csv
 
 __all__ = ["SCENARIOS", "BATTERY_MW", "config", "main"]
 
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     table = pd.DataFrame([x for part in rows for x in part])
     table["k"] = table["scenario"].map(order.index)
     table = table.sort_values(["k", "battery_MW"]).drop(columns="k").reset_index(drop=True)
-    table.to_csv(out / "summary.csv", index=False)
+    write_csv(table, out / "summary.csv")
     with pd.option_context("display.width", 250):
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     for p in plot(table, out):

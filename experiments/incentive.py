@@ -43,7 +43,7 @@ from scheduler_sim.app.config import RunConfig
 from scheduler_sim.io.hdf5 import SCHEMA_VERSION, atomic_h5, read_jobs
 from scheduler_sim.io.schema import SchemaWriter
 from scheduler_sim.app.runner import run_one
-from experiments.common import save_figure, world
+from experiments.common import save_figure, world, write_csv
 
 __all__ = ["VARIANTS", "user_scores", "bonus_from_scores", "phase_config", "main"]
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         **{f"wait_good_half_h[{v}]": h[v][0] / 3600 for v in VARIANTS},
         **{f"wait_bad_half_h[{v}]": h[v][1] / 3600 for v in VARIANTS},
     } for _, label, s, h in rows])
-    table.to_csv(out / "incentive.csv", index=False)
+    write_csv(table, out / "incentive.csv")
     with atomic_h5(out / "summary.h5") as f:
         w = SchemaWriter(f, "incentive-study")
         w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "incentive-study",

@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jobs.cachedirs import atomic_output, atomic_write_text  # noqa: E402
 from scheduler_sim.app.config import load_config, read_toml  # noqa: E402  (after the path: runs as a script from a checkout)
 from scheduler_sim.app.runner import run_one  # noqa: E402
 
@@ -59,8 +60,8 @@ def main(argv=None) -> int:
             if tp * rep > st["max_gpus"]:
                 continue
             dep = out / "deployments" / f"tp{tp}x{rep}.toml"
-            dep.write_text(f'name = "{st["model"]}_{st["gpu"]}_tp{tp}x{rep}"\nmodel = "{st["model"]}"\n'
-                           f'gpu = "{st["gpu"]}"\nreplicas = {rep}\ntensor_parallel = {tp}\n')
+            atomic_write_text(dep, f'name = "{st["model"]}_{st["gpu"]}_tp{tp}x{rep}"\nmodel = "{st["model"]}"\n'
+                              f'gpu = "{st["gpu"]}"\nreplicas = {rep}\ntensor_parallel = {tp}\n', what="deployment")
             for mns in st["max_num_seqs"]:
                 name = f"tp{tp}x{rep}_seqs{mns}"
                 cfg = base.with_overrides({"name": name, "serving.deployment": str(dep.resolve()),
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
                 print(f"{name:18s} tok/s/GPU {row['tokens_per_s_per_gpu']:7.1f}  tok/s/user "
                       f"{row['tokens_per_s_per_user']:6.1f}  SLO {100 * row['slo_attainment']:5.1f} %  "
                       f"facility {row['J_per_token_facility']:6.2f} J/token  ({row['wall_s']:.1f} s)", flush=True)
-    with open(out / "results.csv", "w", newline="") as fh:
+    with atomic_output(out / "results.csv", "w", newline="", what="results table") as fh:
         wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
@@ -122,8 +123,8 @@ def plot(rows, st, png: Path, base) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png)
+    with atomic_output(png, what="figure") as fh:
+        fig.savefig(fh, format=png.suffix[1:] or "png")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import sys
 import h5py
 import numpy as np
 
+from jobs.cachedirs import atomic_output
+
 
 def main(argv=None) -> int:
     """Write <prefix>_latency.png and <prefix>_power.png."""
@@ -52,7 +54,8 @@ def main(argv=None) -> int:
     fig.suptitle("Azure LLM conversation hour on Llama 3 70B, 2 x TP4 H100: latency distributions (19,366 requests)",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(f"{a.prefix}_latency.png")
+    with atomic_output(f"{a.prefix}_latency.png", what="figure") as fh:
+        fig.savefig(fh, format="png")
 
     fig, axs = plt.subplots(2, 1, figsize=(11, 5.5), dpi=120, sharex=True)
     m = (t - t0) / 60
@@ -75,7 +78,8 @@ def main(argv=None) -> int:
     ax2.legend(fontsize=7, loc="upper right")
     axs[1].set_xlim(0, m[-1])
     fig.tight_layout()
-    fig.savefig(f"{a.prefix}_power.png")
+    with atomic_output(f"{a.prefix}_power.png", what="figure") as fh:
+        fig.savefig(fh, format="png")
     return 0
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 import h5py
 
 from cooling_fmu.params import load_plant_params, plant_names
-from cooling_fmu.standalone import load_power_series
-from cooling_fmu.weather import Weather
+from cooling_fmu.redundancy import chiller_free_hours_by_month, n_plus_one
+from cooling_fmu.standalone import load_power_series, site_weather_file
+from cooling_fmu.weather import Weather, design_conditions
 from dataloaders.registry import available_loaders, guess_format
 from power import available_systems, load_system
 
@@ -399,6 +400,32 @@ def cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def _print_n_plus_one(params, weather_file: Path) -> None:
+    """Print the design wet-bulb of the site and the plant's N+1 cases there (cooling_fmu.redundancy)."""
+    dc = design_conditions(weather_file)
+    print(f"  design wet-bulb {dc.wet_bulb_K - 273.15:.2f} degC ({dc.source})")
+    for c in n_plus_one(params, dc.wet_bulb_K):
+        temps = (f"facility supply {c.T_fac_sup_K - 273.15:.2f} degC, warmest CDU supply "
+                 f"{c.T_sec_sup_max_K - 273.15:.2f} degC, fans {c.y_fan:.2f}" if c.T_fac_sup_K == c.T_fac_sup_K
+                 else c.note)
+        print(f"  N+1 at design heat, {c.name}: {'holds its set points' if c.ok else 'FAILS'} ({temps})")
+
+
+def _print_free_cooling(params, out: Path) -> None:
+    """Print the chiller-free (economiser-only) hours per month of a written cooling run."""
+    if not params.chiller.enabled:
+        print("  chiller-free hours: every hour (the plant has no chiller: towers and economiser only)")
+        return
+    with h5py.File(out, "r") as f:
+        t = f["timeseries/time_s"][:]
+        q = f["timeseries/facility/Q_flow_chiller"][:]
+        origin = float(f.attrs["time_origin_unix_s"])
+    dt_s = float(t[1] - t[0]) if len(t) > 1 else 0.0
+    months = chiller_free_hours_by_month(t, q, origin, dt_s)
+    print("  chiller-free hours per month: " + ", ".join(f"{k} {free:,.0f} of {tot:,.0f} h"
+                                                          for k, (free, tot) in months.items()))
+
+
 def cmd_cooling(a: argparse.Namespace) -> int:
     """``hpctwin cooling``: drive a plant from a measured IT power series and write its HDF5 file."""
     t, P, rep = load_power_series(a.power)
@@ -433,10 +460,13 @@ def cmd_cooling(a: argparse.Namespace) -> int:
               f"[facility] stages of system {a.system}")
     else:
         print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
+    if a.wet_bulb is None:
+        _print_n_plus_one(params, site_weather_file(a.weather, load_system(a.system) if a.system else None))
     if peak > design * (1 + 1e-9):
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
               f"limits (see --scale-to-design)", file=sys.stderr)
+    _print_free_cooling(params, out)
     print(f"wrote {out}")
     return 0
 

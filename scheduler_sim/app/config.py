@@ -27,6 +27,7 @@ from jobs.textfiles import read_utf8
 
 from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
 from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
+from .workload_config import WorkloadConfig  # the [[workload]] tables of #24
 
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
            "embedded_trace_path", "ConfigError", "GridConfig", "CarbonPolicyConfig"]
@@ -396,11 +397,13 @@ class RunConfig(_Strict):
     serving: ServingConfig | None = None
     grid: GridConfig | None = None
     perturb: PerturbConfig | None = None
+    workload: list[WorkloadConfig] = Field(default_factory=list, description="Generated workloads ([[workload]])")
 
     @model_validator(mode="after")
     def _something_to_run(self) -> "RunConfig":
-        if not self.trace.enabled and self.serving is None:
-            raise ValueError("trace.enabled = false needs a [serving] section (nothing to simulate otherwise)")
+        if not self.trace.enabled and self.serving is None and not self.workload:
+            raise ValueError("trace.enabled = false needs a [serving] section or a [[workload]] table (nothing to "
+                             "simulate otherwise)")
         return self
 
     @model_validator(mode="after")
@@ -422,15 +425,18 @@ class RunConfig(_Strict):
     def to_json(self) -> str:
         """Canonical JSON of the configuration (sorted keys), stored as provenance.
 
-        ``grid`` is left out when there is no ``[grid]`` section, ``scheduler.carbon`` when it holds its
-        defaults and ``cooling.model`` / ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations
-        written before they existed keep the same JSON (and digests).
+        ``grid`` is left out when there is no ``[grid]`` section, ``workload`` when there is no
+        ``[[workload]]``, ``scheduler.carbon`` when it holds its defaults and ``cooling.model`` /
+        ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations written before they existed keep the
+        same JSON (and digests).
         """
         d = self.model_dump(mode="json")
         if d.get("grid") is None:
             d.pop("grid", None)
         if d.get("perturb") is None:  # no ensemble perturbation: JSON (and digests) as before it existed
             d.pop("perturb", None)
+        if not d.get("workload"):
+            d.pop("workload", None)
         if self.scheduler.carbon == CarbonPolicyConfig():
             d["scheduler"].pop("carbon", None)
         if self.cooling.model == "fmu" and self.cooling.fast_tau_s == 0.0:  # defaults: JSON as before they existed

@@ -34,7 +34,7 @@ from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
-from . import grid_run
+from . import grid_run, workloads
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
@@ -307,9 +307,21 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
         policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, events)
         jobs = grid_run.apply_power_profiles(cfg, jobs)
+    training = None
+    if cfg.workload:  # [[workload]] tables of #24: generated training jobs join the trace as gang jobs
+        training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
+        jobs = workloads.merge_jobs(jobs, training)
+        for r in training.reports:
+            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+                f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
+                f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
+                f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
+                f"{r['checkpoint_write_s']:.1f} s); {r['n_failures']} failures, ETTR {r['ettr']:.4f}, wall "
+                f"{r['wall_s'] / 3600:.2f} h for {r['useful_s'] / 3600:.2f} h of training")
     sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
                      partition=serving.profile() if serving is not None else None,
-                     job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None)
+                     job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None,
+                     workload_power_profiles=training.power_series if training is not None else None)
     try:
         result = sim.run()
     finally:
@@ -333,7 +345,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if grid_run.enabled(cfg):
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s if cfg.serving is not None else 0.0
         dyn_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, events, serving=serving,
-                                                                         serving_offset_s=t_serv)
+                                                                         serving_offset_s=t_serv, training=training)
         result.summary.update(dyn_summary)
         for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
             say(line)

@@ -492,7 +492,9 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[st
 def _sweep_lock(out_dir: Path):
     """Exclusive, non-blocking lock on ``<out>/.sweep.lock`` for one sweep (rank 0); ConfigError if another holds it."""
     import contextlib
+    import errno
     import os
+    import stat
 
     @contextlib.contextmanager
     def lock():
@@ -501,7 +503,20 @@ def _sweep_lock(out_dir: Path):
         except ImportError:  # pragma: no cover - not POSIX
             yield
             return
-        fd = os.open(out_dir / ".sweep.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        lock_path = out_dir / ".sweep.lock"
+        try:  # never through a planted link: it is truncated and written below
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                         0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ConfigError(f"{lock_path}: is a symbolic link (planted by someone who can write {out_dir}?); "
+                                  f"not followed: remove it or give another --out") from None
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_uid != os.getuid():
+            os.close(fd)
+            raise ConfigError(f"{lock_path}: not a private regular file of yours (owner uid {st.st_uid}, "
+                              f"{st.st_nlink} links); not used: remove it or give another --out")
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

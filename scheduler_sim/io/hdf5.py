@@ -20,19 +20,18 @@ Layout (schema 1.2; 1.1 added /attribution, 1.2 /grid, readers accept any 1.x)::
                                   created, wall_time_s, scheduling_time_s (the only attributes that vary
                                   between identical runs: wall-clock measurements)
 
-A file is built in memory, then written to a temporary name in the same folder, flushed to the disk (``fsync``) and
-renamed into place only when complete (:class:`atomic_h5`), so a reader never sees a half-written file, and a full
-disk gives one error naming the file, with nothing left behind.
+A file is built in memory, then written to a private temporary of unpredictable name in the same folder (made with
+``O_CREAT | O_EXCL | O_NOFOLLOW``, so never a link another user planted), flushed to the disk (``fsync``) and renamed
+into place only when complete (:class:`atomic_h5`, through :func:`jobs.cachedirs.atomic_output`, the one writer of
+the project), so a reader never sees a half-written file, and a full disk gives one error naming the file, with
+nothing left behind.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
-import os
-import socket
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -44,6 +43,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
+from jobs.cachedirs import atomic_write_bytes, clean_stale_temporaries
 from jobs.table import JOB_COLUMNS
 from power.facility import pue_category
 
@@ -108,129 +108,6 @@ def git_sha() -> str:
         return r.stdout.strip() if r.returncode == 0 else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-
-
-def _tmp_prefix(path: Path) -> str:
-    return f".{path.name}.tmp-"
-
-
-def _tmp_name(path: Path) -> Path:
-    """Temporary name of ``path`` for this process: ``.<name>.tmp-<host>-<pid>`` in the same folder."""
-    host = socket.gethostname().replace("-", "_") or "host"
-    return path.with_name(f"{_tmp_prefix(path)}{host}-{os.getpid()}")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
-
-
-def clean_stale_temporaries(path: str | Path) -> list[Path]:
-    """Remove temporaries of ``path`` left by dead processes of this host (e.g. after a ``kill -9``).
-
-    A temporary is ``.<name>.tmp-<host>-<pid>`` (see :func:`atomic_write_bytes`); it is stale when ``<host>`` is
-    this machine and no process ``<pid>`` runs. Temporaries of live processes, and of other hosts (a shared file
-    system), are left alone.
-
-    Returns
-    -------
-    list of Path
-        The files removed.
-    """
-    path = Path(path)
-    host = socket.gethostname().replace("-", "_") or "host"
-    gone = []
-    try:
-        entries = list(path.parent.glob(_tmp_prefix(path) + "*"))
-    except OSError:
-        return gone
-    for q in entries:
-        rest = q.name[len(_tmp_prefix(path)):]
-        h, _, pid = rest.rpartition("-")
-        if h != host or not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
-            continue
-        try:
-            q.unlink()
-            gone.append(q)
-        except OSError:
-            pass
-    return gone
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: str | Path, data: bytes | memoryview, *, what: str = "output file") -> Path:
-    """Write ``data`` to ``path`` atomically: temporary file, ``fsync``, rename, ``fsync`` of the folder.
-
-    Readers see the old file or the new one, never a part. Stale temporaries of ``path`` left by dead processes
-    are removed first (:func:`clean_stale_temporaries`). On any error (a full disk, a quota, an I/O error) the
-    temporary is removed, the old file (if any) is kept, and one :class:`OSError` is raised whose message names the
-    file, the size and the cause.
-
-    Parameters
-    ----------
-    path : str | Path
-        Destination file; its folder is created when missing.
-    data : bytes | memoryview
-        The whole content (a ``memoryview`` is written without a copy, e.g. an HDF5 image's buffer).
-    what : str
-        What the file is, for the error message.
-
-    Returns
-    -------
-    Path
-        ``path``.
-
-    Raises
-    ------
-    IsADirectoryError
-        If ``path`` is a folder.
-    OSError
-        If the folder cannot be created or the file cannot be written (one line, file named).
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: is a folder; give an output file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(path)
-    tmp = _tmp_name(path)
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        why = exc.strerror or str(exc)
-        err = OSError(f"{path}: could not write the {what} ({len(data) / 1e6:.1f} MB): {why}"
-                      f"{'; the previous file is kept' if path.exists() else ''}")
-        err.errno = exc.errno  # the message alone is printed (no "[Errno n]" prefix); the code stays available
-        raise err from None
-    _fsync_dir(path.parent)
-    return path
 
 
 #: Root attribute holding :func:`content_digest` of the rest of the file, set when the file is written.
@@ -358,7 +235,7 @@ class atomic_h5:
     library never writes to the disk and a full disk cannot leave it in a broken state. The file is closed and its
     image written straight from the buffer (a zero-copy ``memoryview``; the former ``core`` driver's
     ``get_file_image`` held a second whole copy of the file at the peak of the run, issue #16) by
-    :func:`atomic_write_bytes` (temporary name in the same folder, ``fsync``, rename, folder ``fsync``; stale
+    :func:`atomic_write_bytes` (private temporary of random name in the same folder, ``fsync``, rename, folder ``fsync``; stale
     temporaries of dead processes cleaned; on failure one ``OSError`` naming the file, nothing left behind and the
     old file kept). On an exception inside the block nothing is written. Just before writing, the root attribute
     ``content_sha256`` is set to :func:`content_digest` of everything in the file, so a reader can tell a whole

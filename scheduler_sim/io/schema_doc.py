@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{OUTPUT} is stale: run `python -m scheduler_sim.io.schema_doc`", file=sys.stderr)
             return 1
         return 0
-    OUTPUT.write_text(text, encoding="utf-8")
+    from jobs.cachedirs import atomic_write_text
+
+    atomic_write_text(OUTPUT, text, what="schema page")
     print(f"wrote {OUTPUT}")
     return 0
 

@@ -63,6 +63,16 @@ __all__ = ["Simulation", "SimulationConfig", "SimulationResult", "JobOutcome", "
            "POWER_SERIES", "DAY_S"]
 
 
+def _profiles(measured: pd.DataFrame | None, generated: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Measured and generated power series of jobs in one table (None when neither is given)."""
+    parts = [p for p in (measured, generated) if p is not None and len(p)]
+    if not parts:
+        return measured if measured is not None else None
+    if len(parts) == 1:
+        return parts[0]
+    return pd.concat([p[["job_id", "t_offset_s", "node_power_W"]] for p in parts], ignore_index=True)
+
+
 class Simulation:
     """Event-driven replay of a job table on a system, with power chain and cooling plant.
 
@@ -88,10 +98,10 @@ class Simulation:
     partition : NodePowerProfile | None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
     job_power_profiles : pd.DataFrame | None
-        Measured node-power time series of jobs (columns ``job_id``, ``t_offset_s`` [s from the job's start],
-        ``node_power_W`` [W per node]), used with ``config.use_measured_power``: a profiled job's nodes follow its
-        samples (each holds until the next; the first holds from the start), so its energy is the integral of the
-        series.
+        Measured node-power series of jobs (``job_id``, ``t_offset_s`` [s from its start], ``node_power_W`` [W]),
+        with ``config.use_measured_power``: each sample holds until the next; the job's energy is their integral.
+    workload_power_profiles : pd.DataFrame | None
+        Same columns, for generated jobs (training, #24); used whatever ``config.use_measured_power`` says.
     **options
         Compatibility path (the tests and scripts written before :class:`SimulationConfig`): the fields of
         :class:`SimulationConfig` as keywords, e.g. ``Simulation(jobs, system, "easy", window_s=86400.0)``. Not
@@ -113,7 +123,7 @@ class Simulation:
                  config: SimulationConfig | None = None, *, plant: Plant | None = None,
                  wet_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
                  partition: NodePowerProfile | None = None, job_power_profiles: pd.DataFrame | None = None,
-                 **options) -> None:
+                 workload_power_profiles: pd.DataFrame | None = None, **options) -> None:
         if config is not None and options:
             raise TypeError(f"give either a SimulationConfig or keyword options, not both (got {sorted(options)})")
         cfg = config if config is not None else SimulationConfig(**options)
@@ -142,8 +152,8 @@ class Simulation:
             n_pool=system.n_nodes - (partition.nodes.size if partition is not None else 0),
             has_partition=partition is not None, default_walltime_s=cfg.default_walltime_s,
             use_measured_power=cfg.use_measured_power,
-            profiles_table=job_power_profiles if cfg.use_measured_power else None, share_entity=cfg.share_entity,
-            info=self.info)
+            profiles_table=_profiles(job_power_profiles if cfg.use_measured_power else None,
+                                     workload_power_profiles), share_entity=cfg.share_entity, info=self.info)
         self.policy.bind(list(self.jobdata.queue_names), list(self.jobdata.account_names))
         self.state: PlatformState | None = None
         self.coupler: CoolingCoupler | None = None

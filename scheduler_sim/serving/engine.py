@@ -635,7 +635,7 @@ class ServingEngine:
                     attn += q * c0 + q * (q + 1) / 2.0
                     kv_read += c0
                 if adm:
-                    dt, P = self.model.cost(float(tokens), attn, kv_read)
+                    dt, P = self.model.cost(float(tokens), attn, kv_read, float(len(adm)))
                     self.counts["prefill_steps"] += 1
                     self._begin(rep, _Bulk("prefill", t, np.array([t + float(dt)]), np.array([float(P)]),
                                            np.zeros(0, dtype=np.int64), adm))
@@ -660,7 +660,7 @@ class ServingEngine:
         nseq = s.size
         ks = np.arange(m, dtype=float)
         Ls = float(L.sum())
-        dt, P = self.model.cost(float(nseq), Ls + nseq + nseq * ks, Ls + nseq * ks)
+        dt, P = self.model.cost(float(nseq), Ls + nseq + nseq * ks, Ls + nseq * ks, float(nseq))
         ends = t + np.cumsum(dt)
         self.counts["decode_runs"] += 1
         self._begin(rep, _Bulk("decode", t, ends, np.asarray(P, dtype=float), s))
@@ -719,6 +719,6 @@ class ServingEngine:
         n_tok = s.size + sum(q for _, q in chunks)
         attn = float(L.sum() + s.size) + sum(q * int(self.done[i]) + q * (q + 1) / 2.0 for i, q in chunks)
         kv = float(L.sum()) + sum(float(self.done[i]) for i, _ in chunks)
-        dt, P = self.model.cost(float(n_tok), attn, kv)
+        dt, P = self.model.cost(float(n_tok), attn, kv, float(s.size + len(chunks)))
         self.counts["mixed_steps"] += 1
         self._begin(rep, _Bulk("mixed", t, np.array([t + float(dt)]), np.array([float(P)]), s, chunks))

@@ -53,14 +53,14 @@ def test_disk_full_is_one_line_exit_2_old_file_kept_no_temporary(tmp_path, capsy
             return real_write(fd, bytes(data[:4096]))
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(hdf5io.os, "write", full)
+    monkeypatch.setattr(os, "write", full)
     assert main(["run", str(cfg), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(out) in err[0] and "No space left on device" in err[0]
     assert "previous file is kept" in err[0]
     assert out.read_bytes() == before and _tmps(tmp_path) == []
     # on an already full disk nothing at all is left either (no new file, no empty temporary)
-    monkeypatch.setattr(hdf5io.os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
+    monkeypatch.setattr(os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
     assert main(["run", str(cfg), "--out", str(tmp_path / "new.h5"), "--quiet"]) == 2
     assert not (tmp_path / "new.h5").exists() and _tmps(tmp_path) == []
 
@@ -102,8 +102,8 @@ def test_real_full_disk_gives_one_line_and_exit_2(tmp_path, small_tmpfs):
 def test_rename_follows_fsync_of_the_file(tmp_path, monkeypatch):
     order = []
     real_fsync, real_replace = os.fsync, os.replace
-    monkeypatch.setattr(hdf5io.os, "fsync", lambda fd: (order.append("fsync"), real_fsync(fd))[1])
-    monkeypatch.setattr(hdf5io.os, "replace", lambda a, b: (order.append("replace"), real_replace(a, b))[1])
+    monkeypatch.setattr(os, "fsync", lambda fd: (order.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (order.append("replace"), real_replace(a, b))[1])
     atomic_write_bytes(tmp_path / "x.bin", b"abc")
     assert order[:2] == ["fsync", "replace"] and order[2:] == ["fsync"]  # then the folder entry
     assert (tmp_path / "x.bin").read_bytes() == b"abc"
@@ -139,15 +139,15 @@ def test_report_html_is_written_atomically(tmp_path, monkeypatch):
     """report.html goes through the atomic writer (whole or not at all); a failing write leaves the old report."""
     from scheduler_sim.report import _write_html
 
-    p = _write_html(tmp_path, "t", ["<p>one</p>"])
+    p = _write_html(tmp_path, "<p>one</p>")
     assert p == tmp_path / "report.html" and "<p>one</p>" in p.read_text()
 
     def boom(fd, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(hdf5io.os, "write", boom)
+    monkeypatch.setattr(os, "write", boom)
     with pytest.raises(OSError, match="report.html: could not write the report"):
-        _write_html(tmp_path, "t", ["<p>two</p>"])
+        _write_html(tmp_path, "<p>two</p>")
     assert "<p>one</p>" in p.read_text() and _tmps(tmp_path) == []
 
 

@@ -20,7 +20,6 @@ A sweep gets one Pareto plot per metric pair (``pareto_<x>__<y>``) and a scenari
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 import shutil
@@ -32,7 +31,9 @@ import numpy as np
 
 from power import load_system
 
-from ...io.hdf5 import DamagedFileError, atomic_write_bytes, check_schema, describe_unreadable, verify_file
+from jobs.cachedirs import atomic_output, atomic_write_bytes
+
+from ...io.hdf5 import DamagedFileError, check_schema, describe_unreadable, verify_file
 from ...kernel.progress import Spinner
 from ..attribution import load_result, read_attribution
 from .catalogue import describe, format_value, grouped_rows
@@ -43,51 +44,92 @@ RUN_FIGURES = ("facility_power", "pue_weather", "cdu_heatmap", "utilisation_queu
                "energy_breakdown")
 DEFAULT_PARETO = (("mean_wait_s", "E_facility_J"), ("mean_bounded_slowdown", "PUE"))
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;color:#222}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-width:100%}
-figcaption{color:#555;font-size:.9em}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}"""
+#: Folder of the Jinja2 templates (package data): ``base.html.j2`` (the page, with blocks), ``macros.html.j2`` and one
+#: child per report kind (``run``, ``cooling``, ``sweep``).
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def _environment():
+    """The Jinja2 environment of the reports: autoescape on for every template, undefined names are errors."""
+    import jinja2  # imported only when a report is written
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              keep_trailing_newline=True)
+
+
+def render(template: str, **context) -> str:
+    """Render one report template with autoescape: every value in ``context`` is HTML-escaped where it is inserted.
+
+    No value is marked safe: figures are embedded as base64 text, so the page holds no markup that did not come from
+    a template.
+
+    Parameters
+    ----------
+    template : str
+        Template file name in :data:`TEMPLATES` (e.g. ``"run.html.j2"``).
+    **context
+        The values the template shows (plain strings, numbers, lists of rows).
+
+    Returns
+    -------
+    str
+        The HTML page.
+    """
+    return _environment().get_template(template).render(**context)
 
 
 #: The progress line of the report being written (a Spinner; None when silent). Set by make_report.
 _SPINNER = None
 
 
-def _save(fig, out_dir: Path, name: str) -> Path:
+def _save(fig, out_dir: Path, name: str) -> bytes:
+    """Write a figure as PNG and SVG (each whole or not at all, through the one writer); return the PNG's bytes.
+
+    The page embeds these bytes, not the file read back by name (another user who can write the folder could have
+    replaced it).
+    """
     import matplotlib.pyplot as plt  # heavy (matplotlib): imported only when a report is drawn
 
-    png = out_dir / f"{name}.png"
-    for path, kw in ((png, {"dpi": 110}), (out_dir / f"{name}.svg", {})):  # each file whole or not at all
-        buf = io.BytesIO()
-        fig.savefig(buf, format=path.suffix[1:], **kw)
-        atomic_write_bytes(path, buf.getvalue(), what="figure")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    png = buf.getvalue()
+    atomic_write_bytes(out_dir / f"{name}.png", png, what="figure")
+    with atomic_output(out_dir / f"{name}.svg", what="figure") as fh:
+        fig.savefig(fh, format="svg")
     plt.close(fig)
     if _SPINNER is not None:
         _SPINNER.step(1, desc=f"report: saved {name}")
     return png
 
 
-def _img(png: Path, name: str, caption: str) -> str:
-    b64 = base64.b64encode(png.read_bytes()).decode()
-    return (f'<figure data-figure="{name}"><img alt="{html.escape(caption)}" src="data:image/png;base64,{b64}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+def _img(png: bytes, name: str, caption: str) -> dict[str, str]:
+    """One figure for the templates: its name, caption and PNG as base64 text."""
+    return {"name": name, "caption": caption, "b64": base64.b64encode(png).decode("ascii")}
 
 
-def _table(rows: list[tuple], header: tuple[str, ...], left: tuple[int, ...] = (0,)) -> str:
-    h = "".join(f'<th class="{"l" if i in left else ""}">{html.escape(c)}</th>' for i, c in enumerate(header))
-    body = "".join("<tr>" + "".join(f'<td class="{"l" if i in left else ""}">{html.escape(str(c))}</td>'
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><tr>{h}</tr>{body}</table>"
+def _text(v) -> str:
+    """A value read from a file, as text (bytes decoded; nothing else changed: the template escapes it)."""
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
 
 
-def _pre(obj) -> str:
-    if isinstance(obj, str):
+def _pretty(obj) -> str:
+    """JSON text (a file attribute holding JSON) pretty-printed, other text as it is; escaped by the template."""
+    if isinstance(obj, (str, bytes)):
         try:
             obj = json.loads(obj)
         except ValueError:
-            return f"<pre>{html.escape(obj)}</pre>"
-    return f"<pre>{html.escape(json.dumps(obj, indent=2, sort_keys=True, default=str))}</pre>"
+            return _text(obj)
+    return json.dumps(obj, indent=2, sort_keys=True, default=str)
+
+
+def _seed(attrs: dict, path: Path) -> int:
+    """The run's ``seed`` attribute, checked to be an integer (a crafted file is refused, naming the file)."""
+    v = attrs.get("seed", 0)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise DamagedFileError(f"{path}: root attribute 'seed' is {_text(v)[:60]!r} ({type(v).__name__}), expected "
+                               f"an integer; the file was not written by hpctwin as it is, so it is not reported")
+    return int(v)
 
 
 #: Summary keys that describe the facility beyond IT; left out of a report when no plant was modelled.
@@ -96,18 +138,16 @@ FACILITY_ONLY = ("E_facility_J", "E_cooling_J", "mean_P_facility_W", "peak_P_fac
                  "WUE_L_per_kWh")
 
 
-def _metric_tables(summary: dict[str, float]) -> list[str]:
-    """One table per metric group (schedule, energy, cooling, water, ...): human name, value, unit, definition."""
-    out = []
+def _metric_tables(summary: dict[str, float]) -> dict:
+    """The metric tables for the templates: one per group (schedule, energy, cooling, water, ...), rows of human
+    name, value, unit, definition; ``no_plant`` when no cooling plant was modelled (facility figures left out).
+    """
     pue = summary.get("PUE", float("nan"))
-    if not (isinstance(pue, float) and np.isfinite(pue)):  # no plant: facility figures are not defined
+    no_plant = not (isinstance(pue, float) and np.isfinite(pue))
+    if no_plant:  # no plant: facility figures are not defined
         summary = {k: v for k, v in summary.items() if k not in FACILITY_ONLY}
-        out.append("<p>No cooling plant was modelled in this run (cooling off): the facility is not modelled, so "
-                   "facility energy, cooling energy, PUE and TUE are not defined and not shown.</p>")
-    for group, rows in grouped_rows(summary):
-        out.append(f"<h3>{html.escape(group.capitalize())}</h3>")
-        out.append(_table(rows, ("metric", "value", "unit", "definition"), left=(0, 3)))
-    return out
+    return {"no_plant": no_plant, "groups": [(group.capitalize(), [tuple(_text(c) for c in r) for r in rows])
+                                             for group, rows in grouped_rows(summary)]}
 
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
@@ -182,6 +222,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     res = load_result(path)
+    seed = _seed(res.attrs, path)  # checked before anything is drawn
     att = read_attribution(path)
     ts = att.timeseries
     tax = F.TimeAxis(res.time_s, res.time_origin_unix_s)
@@ -232,31 +273,22 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
                  f"{att.cdu['T_supply_max_K'][c] - 273.15:.2f}", f"{att.cdu['time_above_limit_s'][c] / 3600:.2f}")
                 for c in range(len(att.cdu["E_heat_J"]))]
     prov = res.provenance
-    body = [
-        f"<h1>hpctwin run report: {html.escape(str(a.get('run_name', path.stem)))}</h1>",
-        f"<p>File <code>{html.escape(str(path))}</code>; system {html.escape(str(a.get('system')))}, policy "
-        f"{html.escape(str(a.get('policy')))}, seed {a.get('seed')}, schema {a.get('schema_version')}, hpctwin "
-        f"{html.escape(str(a.get('software_version')))} ({html.escape(str(a.get('git_sha')))}), created "
-        f"{html.escape(str(prov.get('created')))}.</p>",
-        f"<p>{html.escape(str(a.get('pue_definition', '')))}</p>",
-        "<h2>Headline metrics</h2>", *_metric_tables(res.summary),
-        "<h2>Figures</h2>", *parts,
-        "<h2>Attribution totals</h2>",
-        f"<p>Conversion split: {html.escape(str(att.attrs.get('conversion_split')))}; shares close on the totals "
-        f"(independent closure check {att.totals.get('closure_rel_error', float('nan')):.1e} relative).</p>",
-        _table(atot, ("quantity", "value", "unit")),
-        "<h2>Jobs with the largest facility energy</h2>",
-        _table(top_rows, ("job id", "nodes", "IT [MWh]", "cooling [MWh]", "facility [MWh]", "effective PUE")),
-        "<h2>CDUs</h2>",
-        _table(cdu_rows, ("CDU", "heat [MWh]", "cooling share [MWh]", "max supply [degC]",
-                          f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]")),
-        "<h2>Provenance</h2>", "<h3>Configuration</h3>", _pre(str(a.get("config_json", "{}"))),
-        "<h3>Input checksums (SHA-256)</h3>", _pre(prov.get("input_checksums_json", "{}")),
-        "<h3>Versions</h3>", _pre(prov.get("versions_json", "{}")),
-        "<h3>Run information</h3>", _pre(prov.get("info_json", "{}")),
-        "<h3>Trace load report</h3>", _pre(prov.get("load_report_json", "{}")),
-    ]
-    return _write_html(out, f"hpctwin report {a.get('run_name', path.stem)}", body)
+    page = render(
+        "run.html.j2", run_name=_text(a.get("run_name", path.stem)), file=str(path), system=_text(a.get("system")),
+        policy=_text(a.get("policy")), seed=seed, schema_version=_text(a.get("schema_version")),
+        software_version=_text(a.get("software_version")), git_sha=_text(a.get("git_sha")),
+        created=_text(prov.get("created")), pue_definition=_text(a.get("pue_definition", "")),
+        metrics=_metric_tables(res.summary), figures=parts,
+        conversion_split=_text(att.attrs.get("conversion_split")),
+        closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
+        totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
+        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]",
+        provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
+                    ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
+                    ("Versions", _pretty(prov.get("versions_json", "{}"))),
+                    ("Run information", _pretty(prov.get("info_json", "{}"))),
+                    ("Trace load report", _pretty(prov.get("load_report_json", "{}")))])
+    return _write_html(out, page)
 
 
 def _cooling_report(path: Path, out: Path) -> Path:
@@ -296,13 +328,10 @@ def _cooling_report(path: Path, out: Path) -> Path:
         figs["cdu_heatmap"] = (F.cdu_heatmap(cdu["Q_flow_hx"], cdu.get("T_sec_sup"), tax, 300.15),
                                "Heat removed by each CDU's heat exchanger (kW) and CDU supply temperature (degC).")
     parts = [_img(_save(fig, out, name), name, cap) for name, (fig, cap) in figs.items()]
-    body = [f"<h1>hpctwin cooling-only report: plant {html.escape(str(a.get('plant', '')))}</h1>",
-            f"<p>File <code>{html.escape(str(path))}</code>: the cooling plant driven by a measured IT power series "
-            f"(step {float(a.get('step_s', float('nan'))):g} s). No scheduler and no power chain: IT power is the "
-            "series as given, and the PUE counts the plant only (a mechanical PUE).</p>",
-            "<h2>Headline metrics</h2>", *_metric_tables(summary), "<h2>Figures</h2>", *parts,
-            "<h2>Provenance</h2>", *(x for k, v in prov.items() for x in (f"<h3>{html.escape(k)}</h3>", _pre(v)))]
-    return _write_html(out, f"hpctwin cooling {a.get('plant', '')}", body)
+    page = render("cooling.html.j2", plant=_text(a.get("plant", "")), file=str(path),
+                  step=f"{float(a.get('step_s', float('nan'))):g}", metrics=_metric_tables(summary), figures=parts,
+                  provenance=[(_text(k), _pretty(v)) for k, v in prov.items()])
+    return _write_html(out, page)
 
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
@@ -446,21 +475,18 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
     fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
-    if fs is not None:
-        parts.insert(0, _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption) + _table(fs.rows, fs.header))
+    frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
+                                         "header": fs.header, "rows": fs.rows})
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
     head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
                  for m in cols)
     rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
-    body = [f"<h1>hpctwin sweep report: {html.escape(study)}</h1>",
-            f"<p>File <code>{html.escape(str(path))}</code>, schema {html.escape(version)}, {len(names)} scenarios "
-            f"({status.count('done')} done).</p>",
-            "<h2>Scenarios</h2>", _table(rows, ("scenario", "status", *head)),
-            "<h2>Pareto plots</h2>", *parts, "<h2>Study file</h2>", _pre(study_file)]
-    return _write_html(out, f"hpctwin sweep {study}", body)
+    page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
+                  n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
+                  study_file=study_file, frontier=frontier)
+    return _write_html(out, page)
 
 
-def _write_html(out: Path, title: str, body: list[str]) -> Path:
-    page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")
+def _write_html(out: Path, page: str) -> Path:
+    """Write a rendered page as ``<out>/report.html`` through the one writer (whole or not at all)."""
     return atomic_write_bytes(out / "report.html", page.encode("utf-8"), what="report")
