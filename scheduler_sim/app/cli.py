@@ -1,4 +1,4 @@
-"""Command line: ``hpctwin run | sweep | compare | report | list | validate`` (also ``python -m scheduler_sim``).
+"""Command line: ``hpctwin run | sweep | compare | report | frontier | list | validate`` (also ``python -m scheduler_sim``).
 
 Errors the user can fix (a bad configuration, a bad trace, an unknown name) are printed as one clear message and
 exit with status 2; ``--debug`` shows the traceback instead.
@@ -152,6 +152,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
                          "and mean_bounded_slowdown,PUE)")
 
+    fr = sub.add_parser("frontier", help="the Pareto frontier of a sweep in 2 or 3 metrics: knee, hypervolume, CSV, plot",
+                        description="Non-dominated scenarios of a sweep (scheduler_sim.analysis.frontier: metric "
+                                    "table with each metric's sense), the knee and the hypervolume against a "
+                                    "stated reference. Refuses scenarios of different spans unless --per-day.")
+    fr.add_argument("sweep", metavar="SWEEP_DIR", help="sweep output folder (or its summary.h5)")
+    fr.add_argument("--x", metavar="METRIC", help="x metric (default wait; serving sweeps tokens_per_s_per_user)")
+    fr.add_argument("--y", metavar="METRIC", help="y metric (default energy; serving sweeps tokens_per_s_per_gpu)")
+    fr.add_argument("--z", metavar="METRIC", help="third metric (shown as colour)")
+    fr.add_argument("--colour", metavar="METRIC", help="colour of the points, not part of the front (serving "
+                                                         "default: energy_per_token)")
+    fr.add_argument("--per-day", action="store_true", help="divide energy, cost, CO2 and water by each span in days")
+    fr.add_argument("--ref", type=float, nargs="+", metavar="V", help="hypervolume reference point, shown units "
+                                                                       "(default: nadir + 10 %% of each range)")
+    fr.add_argument("--csv", metavar="FILE", help="write the front as CSV")
+    fr.add_argument("--plot", metavar="FILE", help="write the figure (PNG or SVG)")
+
     ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants or node types")
     ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types"], help="what to list")
 
@@ -245,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         from . import commands
 
         handler = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
-                   "report": commands.cmd_report, "list": commands.cmd_list, "cooling": commands.cmd_cooling,
-                   "site": commands.cmd_site}[a.command]
+                   "report": commands.cmd_report, "frontier": commands.cmd_frontier, "list": commands.cmd_list,
+                   "cooling": commands.cmd_cooling, "site": commands.cmd_site}[a.command]
     if getattr(a, "debug", False):
         return handler(a)
     try:

@@ -38,6 +38,7 @@ from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
+from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
 from .twin import twin_from_config
@@ -153,7 +154,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
@@ -225,7 +226,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
         if Path(out).is_dir():
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
-    system = load_system(cfg.system)
+    system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member's inputs
     check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         if system.facility.air_side is None:
@@ -269,6 +270,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
             cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
+        jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
+                            (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
     else:
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
@@ -293,6 +296,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     wdesc = "cooling off"
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
+        if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
+            wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)

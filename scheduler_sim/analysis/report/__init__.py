@@ -469,6 +469,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
+    from ..frontier import sweep_frontier
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -495,13 +496,16 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
+    fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
+    frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
+                                         "header": fs.header, "rows": fs.rows})
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
     head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
                  for m in cols)
     rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
-                  study_file=study_file)
+                  study_file=study_file, frontier=frontier)
     return _write_html(out, page)
 
 
