@@ -2,7 +2,9 @@
 
 This module also mirrors its equations in numpy and solves its steady state.
 
-The generated model is ONE flat model (arrays + for-loops, ``Real`` with ``unit=`` attributes, no Modelica
+Every relation lives once, in the component library :mod:`cooling_fmu.components`: its numpy function serves
+:func:`plant_equations`, :func:`steady_states` and the fast plant, and its Modelica fragment (generated from the same
+numbers) is inlined here. The generated model is ONE flat model (arrays + for-loops, ``Real`` with ``unit=`` attributes, no Modelica
 Standard Library, every switch wrapped in ``noEvent``) because rumoca 0.9.13 silently drops component modifiers and
 connections and never fires events (rumoca 0.9.13 defects: docs/cooling.md). :func:`plant_equations` is the
 same set of equations in numpy, line by line; the tests check the FMU against it at arbitrary states, so a silent
@@ -129,13 +131,22 @@ T_ref))``. The FMU integrates states and totals with the same update, so ``E_hea
 E_chiller_out - (E_stored - E_stored(0))`` closes to round-off whatever the integration error.
 """
 
+
 from __future__ import annotations
 
 import numpy as np
 
+from .components import chiller, hx, pipe, pump, tower, valve
+from .components.hx import CR_BALANCED
+from .components.moist_air import sat_air
+from .components.pump import (ETA_MOTOR_FULL, ETA_VFD, MOTOR_PLR, MOTOR_REL_EFF, MOTOR_SIZES_W, motor_drive_efficiency,
+                              motor_rel_curve, pump_power_W, pump_rated_motor_W, pumps_running)
+from .components.tower import NEWTON_STEPS
+from .components._mo import real
 from .params import PlantParams
 
 __all__ = [
+    "CR_BALANCED",
     "GENERATOR_VERSION",
     "ETA_MOTOR_FULL",
     "ETA_VFD",
@@ -155,6 +166,8 @@ __all__ = [
     "pump_power_W",
     "sat_air",
     "state_vector",
+    "steady_states",
+    "tower_bypass_fraction",
 ]
 
 #: Bump when the generated source changes meaning (the FMU cache key also hashes the source text itself).
@@ -162,45 +175,6 @@ GENERATOR_VERSION = "4"
 
 #: Names of the state groups in FMU order: per-CDU ``T_sec[n]``, ``I_valve[n]``, then scalars.
 STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan", "T_cw_sup")
-
-#: ``C_r`` above which the counterflow effectiveness uses its ``C_r = 1`` limit (avoids 0/0).
-CR_BALANCED = 0.9999
-
-#: Motor part-load efficiency relative to full load, ``eta_motor(L) / eta_motor(1)``, against the motor load
-#: fraction ``L`` (rows, :data:`MOTOR_PLR`) for motors of rated input power :data:`MOTOR_SIZES_W` (columns): U.S. DOE
-#: (2014), "Determining Electric Motor Load and Efficiency" (Motor Challenge fact sheet, Fig. 1), as digitised in the
-#: Modelica Buildings Library (``Buildings.Fluid.Movers.BaseClasses.Characteristics.motorEfficiencyCurve``, table
-#: ``tab``; LBNL, lbl-srg/modelica-buildings). Above 1 (and for motors above 70 kW) the ratio is 1.
-MOTOR_PLR = (0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
-MOTOR_SIZES_W = (700.0, 2500.0, 7500.0, 15000.0, 35000.0, 70000.0)
-MOTOR_REL_EFF = (
-    (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
-    (0.319836509737628, 0.329886760993909, 0.458027464511497, 0.576112127457564, 0.643957112752703, 0.724359122802955),
-    (0.551721742352314, 0.613279531297038, 0.752726767477942, 0.843179028784475, 0.903480536322164, 0.962525762452817),
-    (0.716480140443274, 0.804199438688888, 0.886622050343885, 0.936873306625292, 0.956973809137855, 0.987124562906699),
-    (0.816999745270129, 0.922527383461084, 0.950165574415858, 0.980316328184702, 1.0, 1.0),
-    (0.906409929833499, 1.0, 1.0, 1.0, 1.0, 1.0),
-    (0.956863812148299, 1.0, 1.0, 1.0, 1.0, 1.0),
-    (1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-)
-#: Full-load motor efficiency [-]. ASSUMPTION: NEMA Premium 4-pole motors of 7.5-75 kW are 91.7-95.4 % efficient
-#: (NEMA MG 1 Table 12-12); 0.93 is used for every pump motor.
-ETA_MOTOR_FULL = 0.93
-#: Variable-frequency drive efficiency [-], held constant. ASSUMPTION: PWM drives are ~96-97 % efficient near full
-#: load (U.S. DOE Motor Systems Tip Sheet #11, "Adjustable Speed Drive Part-Load Efficiency"); the drive's own
-#: drop at light load is not modelled (the motor's is).
-ETA_VFD = 0.97
-#: Smallest motor load fraction used in the efficiency table (the table is 0 at 0: avoids 0/0 at zero flow).
-X_MOTOR_MIN = 0.02
-
-#: Newton steps used to find the saturated exit-air temperature (unrolled in the model).
-NEWTON_STEPS = 5
-
-# psychrolib SI saturation-pressure coefficients (ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 5 and 6)
-_PW_LIQ = (-5.8002206e03, 1.3914993, -4.8640239e-02, 4.1764768e-05, -1.4452093e-08, 0.0, 6.5459673)
-_PW_ICE = (-5.6745359e03, 6.3925247, -9.677843e-03, 6.2215701e-07, 2.0747825e-09, -9.484024e-13, 4.1635019)
-_T_TRIPLE = 273.16
-_T0C = 273.15
 
 
 def model_name_for(params: PlantParams) -> str:
@@ -217,258 +191,6 @@ def model_name_for(params: PlantParams) -> str:
         ``"CoolingPlant_<name>_<n_cdu>"``, a valid Modelica identifier.
     """
     return f"CoolingPlant_{params.name}_{params.n_cdu}"
-
-
-def _r(x: float) -> str:
-    """Format a float as an exact Modelica real literal."""
-    return repr(float(x))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# component laws shared by the generator and the numpy mirror
-# ---------------------------------------------------------------------------------------------------------------
-def motor_rel_curve(P_rated_W: float) -> np.ndarray:
-    """Part-load motor efficiency relative to full load at the points :data:`MOTOR_PLR`, for one motor size.
-
-    Linear interpolation of :data:`MOTOR_REL_EFF` in the rated motor input power, clipped to the table's 0.7-70 kW
-    (the Modelica Buildings Library interpolates the same table with a smooth monotone spline; the two differ by at
-    most a few 0.1 % between the tabulated sizes).
-
-    Parameters
-    ----------
-    P_rated_W : float
-        Rated input power of the motor [W] (> 0).
-
-    Returns
-    -------
-    ndarray, shape (8,)
-        ``eta_motor(L) / eta_motor(1)`` at ``L`` = :data:`MOTOR_PLR` (0 at L = 0, 1 at L = 1).
-    """
-    tab = np.asarray(MOTOR_REL_EFF)
-    return np.array([np.interp(P_rated_W, MOTOR_SIZES_W, row) for row in tab])
-
-
-def _rel_eff(x, curve: np.ndarray):
-    """Piecewise-linear interpolation of a :func:`motor_rel_curve` at load fraction(s) ``x`` (flat above 1), as a
-    sum of clipped ramps: the same arithmetic the generated model uses.
-    """
-    xs = np.asarray(MOTOR_PLR)
-    out = curve[0] + 0.0 * np.asarray(x, dtype=float)
-    for k in range(len(xs) - 1):
-        dx = xs[k + 1] - xs[k]
-        out = out + (curve[k + 1] - curve[k]) / dx * np.minimum(np.maximum(x - xs[k], 0.0), dx)
-    return out
-
-
-def _rel_eff_expr(x: str, curve: np.ndarray) -> str:
-    xs = MOTOR_PLR
-    terms = [_c(curve[0])]
-    for k in range(len(xs) - 1):
-        dx = xs[k + 1] - xs[k]
-        slope = (curve[k + 1] - curve[k]) / dx
-        if slope != 0.0:
-            terms.append(f"{_c(slope)} * min(max({x} - {_c(xs[k])}, 0.0), {_c(dx)})")
-    return "(" + " + ".join(terms) + ")"
-
-
-def pump_rated_motor_W(pump, m_nominal_kg_s: float, rho_kg_m3: float) -> float:
-    """Rated input power of ONE pump motor [W]: the nominal shaft power of the pump group shared by its
-    ``n_pumps`` identical pumps, divided by :data:`ETA_MOTOR_FULL` (the motor sized to the pump's duty point).
-
-    Parameters
-    ----------
-    pump : cooling_fmu.params.PumpParams
-        Heads, efficiency and number of pumps.
-    m_nominal_kg_s : float
-        Mass flow of the whole group at ``w = 1`` [kg/s].
-    rho_kg_m3 : float
-        Water density [kg/m3].
-
-    Returns
-    -------
-    float
-        Rated motor input power of one pump [W].
-    """
-    return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) / pump.n_pumps / ETA_MOTOR_FULL
-
-
-def motor_drive_efficiency(x, P_rated_W: float):
-    """Motor x drive efficiency of one pump at motor load fraction ``x``.
-
-    ``ETA_MOTOR_FULL * rel(max(x, X_MOTOR_MIN)) * ETA_VFD`` with ``rel`` the U.S. DOE (2014) part-load curve of a
-    motor of this size (:data:`MOTOR_REL_EFF`, :func:`motor_rel_curve`).
-
-    Parameters
-    ----------
-    x : float or ndarray
-        Shaft power of the pump as a fraction of its motor's rating, > 0.
-    P_rated_W : float
-        Rated motor input power [W] (selects the size column of the table).
-
-    Returns
-    -------
-    float or ndarray
-        Dimensionless efficiency; ``0.93 x 0.97 = 0.9021`` at and above ``x = 1`` for every size.
-    """
-    return ETA_MOTOR_FULL * ETA_VFD * _rel_eff(np.maximum(x, X_MOTOR_MIN), motor_rel_curve(P_rated_W))
-
-
-def pumps_running(pump, w):
-    """Number of identical pumps running at group flow fraction ``w``: ``ceil(w n_pumps)``, at least 1, written as
-    ``1 + #{k in 1..n_pumps-1 : w n_pumps > k}`` (the form of the generated model).
-
-    Parameters
-    ----------
-    pump : cooling_fmu.params.PumpParams
-        Pump group (``n_pumps``).
-    w : float or ndarray
-        Flow fraction of the group, in (0, 1].
-
-    Returns
-    -------
-    float or ndarray
-        Pumps running (a whole number, as float).
-    """
-    N = pump.n_pumps
-    n = 1.0 + 0.0 * np.asarray(w, dtype=float)
-    for k in range(1, N):
-        n = n + np.where(np.asarray(w) * N > k, 1.0, 0.0)
-    return n if np.ndim(w) else float(n)
-
-
-def _shaft_nominal_W(pump, m_nominal_kg_s: float, rho: float) -> float:
-    """Nominal shaft power [W] of a pump group: ``V_nom (dp_static + dp_friction) / eta_pump``."""
-    return m_nominal_kg_s / rho * (pump.dp_static_Pa + pump.dp_friction_Pa) / pump.eta_pump
-
-
-def pump_power_W(pump, m_nominal_kg_s: float, rho_kg_m3: float, w, r=1.0):
-    """Electrical power of a pump group at flow fraction ``w`` (law in the module docstring).
-
-    Parameters
-    ----------
-    pump : cooling_fmu.params.PumpParams
-        Static and friction head, hydraulic efficiency, number of identical staged pumps.
-    m_nominal_kg_s : float
-        Mass flow of the group at ``w = 1`` [kg/s].
-    rho_kg_m3 : float
-        Water density [kg/m3].
-    w : float or ndarray
-        Flow fraction, in (0, 1].
-    r : float or ndarray, optional
-        Reset factor of the static head (differential-pressure set-point reset), in (0, 1]; 1 = no reset.
-
-    Returns
-    -------
-    float or ndarray
-        ``P_shaft,nom x / eta_md(x N / n_on)`` with ``x = w (s r^2 + (1 - s) w^2)``, ``N = n_pumps``, ``n_on`` =
-        :func:`pumps_running` [W].
-    """
-    s = pump.static_fraction
-    x = w * (s * r * r + (1.0 - s) * w * w)
-    xp = x * pump.n_pumps / pumps_running(pump, w)
-    eta = motor_drive_efficiency(xp, pump_rated_motor_W(pump, m_nominal_kg_s, rho_kg_m3))
-    return _shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * x / eta
-
-
-def _pump_power_expr(pump, m_nominal_kg_s: float, rho: float, w: str, x: str, P_shaft: str) -> str:
-    """Modelica expression of :func:`pump_power_W` for flow fraction variable ``w`` and shaft-load variable ``x``."""
-    N = pump.n_pumps
-    n_on = " + ".join(["1.0"] + [f"noEvent(if {w} * {N}.0 > {k}.0 then 1.0 else 0.0)" for k in range(1, N)])
-    xp = f"max({_c(X_MOTOR_MIN)}, {x} * {N}.0 / ({n_on}))"
-    curve = motor_rel_curve(pump_rated_motor_W(pump, m_nominal_kg_s, rho))
-    return f"{P_shaft} * {x} / ({_c(ETA_MOTOR_FULL * ETA_VFD)} * {_rel_eff_expr(xp, curve)})"
-
-
-def _lnpws(T, c):
-    return c[0] / T + c[1] + c[2] * T + c[3] * T**2 + c[4] * T**3 + c[5] * T**4 + c[6] * np.log(T)
-
-
-def _dlnpws(T, c):
-    return -c[0] / T**2 + c[2] + 2 * c[3] * T + 3 * c[4] * T**2 + 4 * c[5] * T**3 + c[6] / T
-
-
-def sat_air(T_K, p_Pa: float):
-    """Saturated moist air at temperature ``T_K`` and pressure ``p_Pa`` (psychrolib SI formulae).
-
-    Parameters
-    ----------
-    T_K : float or ndarray
-        Temperature [K].
-    p_Pa : float
-        Atmospheric pressure [Pa].
-
-    Returns
-    -------
-    tuple
-        ``(W_s, h_s, dh_s/dT)``: humidity ratio [kg/kg dry air], enthalpy [J/kg dry air] (ASHRAE Fundamentals
-        2017 ch. 1 eqs. 5/6, 20, 30; over ice at or below 273.16 K), and its temperature derivative [J/(kg K)].
-    """
-    T = np.asarray(T_K, dtype=float)
-    ice = T <= _T_TRIPLE
-    pws = np.exp(np.where(ice, _lnpws(T, _PW_ICE), _lnpws(T, _PW_LIQ)))
-    dpws = pws * np.where(ice, _dlnpws(T, _PW_ICE), _dlnpws(T, _PW_LIQ))
-    W = 0.621945 * pws / (p_Pa - pws)
-    dW = 0.621945 * p_Pa * dpws / (p_Pa - pws) ** 2
-    t = T - _T0C
-    h = 1006.0 * t + W * (2501000.0 + 1860.0 * t)
-    dh = 1006.0 + dW * (2501000.0 + 1860.0 * t) + 1860.0 * W
-    if np.ndim(T_K) == 0:
-        return float(W), float(h), float(dh)
-    return W, h, dh
-
-
-def _c(x: float) -> str:
-    """A Modelica literal in parentheses (so a negative constant never follows a binary operator)."""
-    return f"({_r(x)})"
-
-
-def _poly_expr(T: str, c) -> str:
-    return (f"{_c(c[0])} / {T} + {_c(c[1])} + {_c(c[2])} * {T} + {_c(c[3])} * {T}^2 + {_c(c[4])} * {T}^3 + "
-            f"{_c(c[5])} * {T}^4 + {_c(c[6])} * log({T})")
-
-
-def _dpoly_expr(T: str, c) -> str:
-    return (f"{_c(-c[0])} / {T}^2 + {_c(c[2])} + 2.0 * {_c(c[3])} * {T} + 3.0 * {_c(c[4])} * {T}^2 + 4.0 * "
-            f"{_c(c[5])} * {T}^3 + {_c(c[6])} / {T}")
-
-
-def _sat_air_equations(T: str, tag: str) -> tuple[list[str], list[str]]:
-    """Declarations and equations of saturated air at temperature variable ``T``: ``pw_<tag>``, ``W_<tag>``,
-    ``h_<tag>``, ``dh_<tag>`` (the :func:`sat_air` formulae).
-    """
-    decl = [f'  Real pw_{tag}(unit="Pa") "Saturation pressure at {T}";',
-            f'  Real dpw_{tag}(unit="Pa/K") "Its temperature derivative";',
-            f'  Real W_{tag}(unit="1") "Humidity ratio of saturated air at {T}";',
-            f'  Real h_{tag}(unit="J/kg") "Enthalpy of saturated air at {T}";',
-            f'  Real dh_{tag}(unit="J/(kg.K)") "Its temperature derivative";']
-    eq = [f"  pw_{tag} = exp(noEvent(if {T} <= {_r(_T_TRIPLE)} then {_poly_expr(T, _PW_ICE)} else "
-          f"{_poly_expr(T, _PW_LIQ)}));",
-          f"  dpw_{tag} = pw_{tag} * noEvent(if {T} <= {_r(_T_TRIPLE)} then {_dpoly_expr(T, _PW_ICE)} else "
-          f"{_dpoly_expr(T, _PW_LIQ)});",
-          f"  W_{tag} = 0.621945 * pw_{tag} / (p_atm - pw_{tag});",
-          f"  h_{tag} = 1006.0 * ({T} - {_r(_T0C)}) + W_{tag} * (2501000.0 + 1860.0 * ({T} - {_r(_T0C)}));",
-          f"  dh_{tag} = 1006.0 + 0.621945 * p_atm * dpw_{tag} / (p_atm - pw_{tag})^2 * (2501000.0 + 1860.0 * "
-          f"({T} - {_r(_T0C)})) + 1860.0 * W_{tag};"]
-    return decl, eq
-
-
-def _exit_air(params: PlantParams, T_wb: float, T_w_in: float, m_air_fan: float, Q_air: float
-              ) -> tuple[float, float, float, float]:
-    """(m_air [kg/s], T_air_out [K], W_in, W_out) of the saturated-exit-air balance (same steps as the model)."""
-    P = params.tower.p_atm_Pa
-    W_in, h_in, _ = sat_air(T_wb, P)
-    T_hi = max(T_w_in, T_wb + 1.0)
-    h_hi = sat_air(T_hi, P)[1]
-    dh_max = h_hi - h_in
-    Q = max(0.0, Q_air)
-    m_air = max(m_air_fan, Q / dh_max)
-    dh = Q / m_air
-    T = T_wb + (T_hi - T_wb) * dh / dh_max
-    for _ in range(NEWTON_STEPS):
-        _, h, d = sat_air(T, P)
-        T = T - (h - h_in - dh) / d
-    W_out = sat_air(T, P)[0]
-    return m_air, T, W_in, W_out
 
 
 def generate_plant_modelica(params: PlantParams) -> str:
@@ -495,78 +217,72 @@ def generate_plant_modelica(params: PlantParams) -> str:
     n = params.n_cdu
     c, f, tl, t, ch = params.cdu, params.facility, params.tower_loop, params.tower, params.chiller
     rho = params.rho_water_kg_m3
-    T0 = _r(params.T_ref_K)
+    T0 = real(params.T_ref_K)
     name = model_name_for(params)
     N = t.n_cells
-    stages = " + ".join(f"noEvent(if y_fan * {N}.0 >= {k}.0 * y_fan_min then 1.0 else 0.0)" for k in range(1, N + 1))
-    T_ch_set = t.T_fac_sup_set_K + ch.dT_deadband_K
-    psy_decl, psy_eq = _sat_air_equations("T_wb", "wb")
-    d_hi, e_hi = _sat_air_equations("T_air_hi", "hi")
-    psy_decl += d_hi
-    psy_eq += e_hi
-    newton = ["  T_ao0 = T_wb + (T_air_hi - T_wb) * dh_air / dh_air_max;"]
-    for k in range(NEWTON_STEPS + 1):
-        d, e = _sat_air_equations(f"T_ao{k}", f"ao{k}")
-        psy_decl += [f'  Real T_ao{k}(unit="K") "Newton iterate {k} of the exit-air temperature";'] + d
-        psy_eq += e
-        if k < NEWTON_STEPS:
-            newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_wb - dh_air) / dh_ao{k};")
-    y_max = "y_valve[1]"
-    for i in range(2, n + 1):  # max over the CDU valves, nested (no array reduction needed from the compiler)
-        y_max = f"max({y_max}, y_valve[{i}])"
-    K = NEWTON_STEPS
-    decl_psy = "\n".join(psy_decl)
-    eq_psy = "\n".join(psy_eq + newton)
+    T_ch_set = chiller.chiller_setpoint_K(params)
+    air_decl, air_eq = tower.exit_air_fragment("y_fan * m_air_nominal")
+    decl_psy = "\n".join(air_decl)
+    eq_psy = "\n".join(air_eq)
+    hx_eq = "\n    ".join(hx.counterflow_equations("eps_hx[i]", "C_min[i]", "C_r[i]", "Z_hx[i]", "UA_hx", "cp",
+                                                    "m_flow_sec[i]", "m_flow_fac_cdu[i]"))
+    ihx_eq = "\n  ".join(hx.counterflow_equations("eps_ihx", "C_min_ihx", "C_r_ihx", "Z_ihx", "UA_ihx", "cp",
+                                                  "m_flow_fac", "m_flow_cw"))
+    ntu_expr, eps_expr = tower.merkel_effectiveness_expr("NTU_tower_nominal", "n_merkel", "y_fan", "w_cw")
+    byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_tower", "T_tower_out", "Q_flow_cells", "T_cells_out",
+                                                "T_cw_ret", "m_flow_cw", "cp", "T_tower_min"))
+    ch_eq = "\n".join(chiller.trim_chiller_equations())
+    water_eq = "\n".join(tower.water_use_equations())
     src = f"""model {name} "{params.description} (generated by hpctwin cooling_fmu, generator v{GENERATOR_VERSION})"
   // ---- parameters (SI) ----
-  parameter Real cp(unit="J/(kg.K)") = {_r(params.cp_water_J_kgK)} "Specific heat of water";
+  parameter Real cp(unit="J/(kg.K)") = {real(params.cp_water_J_kgK)} "Specific heat of water";
   parameter Real T_ref(unit="K") = {T0} "Reference temperature of E_stored";
-  parameter Real Q_flow_CDU_nominal(unit="W") = {_r(c.Q_flow_nominal_W)} "Design heat per CDU";
-  parameter Real m_flow_sec_nominal(unit="kg/s") = {_r(c.m_flow_sec_nominal_kg_s)} "Secondary flow per CDU at full pump speed";
-  parameter Real m_flow_fac_nominal(unit="kg/s") = {_r(c.m_flow_fac_nominal_kg_s)} "Facility flow per CDU HX, valve open";
-  parameter Real m_water_sec(unit="kg") = {_r(c.m_water_sec_kg)} "Water mass of one secondary loop";
-  parameter Real UA_hx(unit="W/K") = {_r(c.UA_hx_W_K)} "Conductance of one CDU plate heat exchanger";
-  parameter Real y_sec_floor(unit="1") = {_r(params.y_sec_floor)} "Smallest secondary flow fraction (1 = constant flow)";
-  parameter Real P_shaft_sec_nominal(unit="W") = {_r(_shaft_nominal_W(c.pump, c.m_flow_sec_nominal_kg_s, rho))} "Secondary pump shaft power at nominal flow";
-  parameter Real s_sec(unit="1") = {_r(c.pump.static_fraction)} "Static share of the secondary pump head";
-  parameter Real y_valve_min(unit="1") = {_r(c.y_valve_min)} "Minimum facility valve opening";
-  parameter Real T_sec_sup_set(unit="K") = {_r(c.T_sec_sup_set_K)} "Secondary supply temperature setpoint";
-  parameter Real valve_Ti(unit="s") = {_r(c.valve_Ti_s)} "Valve controller integral time";
-  parameter Real valve_dT_span(unit="K") = {_r(c.valve_dT_span_K)} "Valve controller error span";
-  parameter Real m_flow_fac_design(unit="kg/s") = {_r(params.m_flow_fac_design_kg_s)} "Facility flow, all valves open";
-  parameter Real m_water_sup(unit="kg") = {_r(f.m_water_sup_kg)} "Water mass of the facility supply piping";
-  parameter Real m_water_ret(unit="kg") = {_r(f.m_water_ret_kg)} "Water mass of the facility return piping";
-  parameter Real P_shaft_fac_nominal(unit="W") = {_r(_shaft_nominal_W(f.pump, params.m_flow_fac_design_kg_s, rho))} "Facility pump shaft power at design flow";
-  parameter Real s_fac(unit="1") = {_r(f.pump.static_fraction)} "Static share of the facility pump head";
-  parameter Real dp_reset_min(unit="1") = {_r(f.dp_reset_min if f.dp_reset else 1.0)} "Floor of the set-point reset factor (1 = no reset)";
-  parameter Real m_flow_cw_nominal(unit="kg/s") = {_r(tl.m_flow_nominal_kg_s)} "Tower-water flow at full pump speed";
-  parameter Real w_cw_min(unit="1") = {_r(tl.w_flow_min)} "Smallest tower-water flow fraction";
-  parameter Real UA_ihx(unit="W/K") = {_r(tl.UA_ihx_W_K)} "Conductance of the intermediate heat exchanger";
-  parameter Real m_water_basin(unit="kg") = {_r(tl.m_water_basin_kg)} "Water mass of the tower basins and tower-water piping";
-  parameter Real P_shaft_cw_nominal(unit="W") = {_r(_shaft_nominal_W(tl.pump, tl.m_flow_nominal_kg_s, rho))} "Tower pump shaft power at nominal flow";
-  parameter Real s_cw(unit="1") = {_r(tl.pump.static_fraction)} "Static share of the tower pump head";
-  parameter Real NTU_tower_nominal(unit="1") = {_r(t.NTU_nominal)} "Tower Merkel number at full air and nominal water flow";
-  parameter Real n_merkel(unit="1") = {_r(t.n_merkel)} "Exponent of the tower characteristic";
-  parameter Real m_air_nominal(unit="kg/s") = {_r(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
-  parameter Real p_atm(unit="Pa") = {_r(t.p_atm_Pa)} "Site atmospheric pressure";
-  parameter Real P_fan_cell_nominal(unit="W") = {_r(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
-  parameter Real y_fan_min(unit="1") = {_r(t.y_fan_min)} "Minimum speed of a running fan";
-  parameter Real y_fan_floor(unit="1") = {_r(params.y_fan_floor)} "Minimum bank air-flow fraction (one cell at minimum speed)";
-  parameter Real T_fac_sup_set(unit="K") = {_r(t.T_fac_sup_set_K)} "Facility supply temperature setpoint";
-  parameter Real fan_k_p(unit="1") = {_r(t.fan_k_p)} "Fan controller proportional gain";
-  parameter Real fan_Ti(unit="s") = {_r(t.fan_Ti_s)} "Fan controller integral time (= anti-windup tracking time)";
-  parameter Real fan_dT_span(unit="K") = {_r(t.fan_dT_span_K)} "Fan controller error span";
-  parameter Real T_tower_min(unit="K") = {_r(t.T_leaving_min_K)} "Minimum tower leaving water held by the tower bypass";
-  parameter Real coc(unit="1") = {_r(t.cycles_of_concentration)} "Cycles of concentration";
-  parameter Real drift_fraction(unit="1") = {_r(t.drift_fraction)} "Drift as a fraction of circulating flow";
-  parameter Real have_chiller(unit="1") = {_r(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
-  parameter Real Q_flow_chiller_max(unit="W") = {_r(ch.Q_flow_max_W)} "Chiller capacity";
-  parameter Real T_wb_switch(unit="K") = {_r(ch.T_wb_switch_K)} "Wet-bulb above which the chiller may run";
-  parameter Real T_chiller_set(unit="K") = {_r(T_ch_set)} "Chiller leaving-water setpoint";
-  parameter Real eta_carnot(unit="1") = {_r(ch.eta_carnot)} "Chiller fraction of Carnot COP";
-  parameter Real COP_max(unit="1") = {_r(ch.COP_max)} "Chiller maximum COP";
-  parameter Real dT_lift_min(unit="K") = {_r(ch.dT_lift_min_K)} "Chiller minimum lift";
-  parameter Real dT_cond(unit="K") = {_r(ch.dT_cond_K)} "Condensing temperature above wet-bulb";
+  parameter Real Q_flow_CDU_nominal(unit="W") = {real(c.Q_flow_nominal_W)} "Design heat per CDU";
+  parameter Real m_flow_sec_nominal(unit="kg/s") = {real(c.m_flow_sec_nominal_kg_s)} "Secondary flow per CDU at full pump speed";
+  parameter Real m_flow_fac_nominal(unit="kg/s") = {real(c.m_flow_fac_nominal_kg_s)} "Facility flow per CDU HX, valve open";
+  parameter Real m_water_sec(unit="kg") = {real(c.m_water_sec_kg)} "Water mass of one secondary loop";
+  parameter Real UA_hx(unit="W/K") = {real(c.UA_hx_W_K)} "Conductance of one CDU plate heat exchanger";
+  parameter Real y_sec_floor(unit="1") = {real(params.y_sec_floor)} "Smallest secondary flow fraction (1 = constant flow)";
+  parameter Real P_shaft_sec_nominal(unit="W") = {real(pump.shaft_nominal_W(c.pump, c.m_flow_sec_nominal_kg_s, rho))} "Secondary pump shaft power at nominal flow";
+  parameter Real s_sec(unit="1") = {real(c.pump.static_fraction)} "Static share of the secondary pump head";
+  parameter Real y_valve_min(unit="1") = {real(c.y_valve_min)} "Minimum facility valve opening";
+  parameter Real T_sec_sup_set(unit="K") = {real(c.T_sec_sup_set_K)} "Secondary supply temperature setpoint";
+  parameter Real valve_Ti(unit="s") = {real(c.valve_Ti_s)} "Valve controller integral time";
+  parameter Real valve_dT_span(unit="K") = {real(c.valve_dT_span_K)} "Valve controller error span";
+  parameter Real m_flow_fac_design(unit="kg/s") = {real(params.m_flow_fac_design_kg_s)} "Facility flow, all valves open";
+  parameter Real m_water_sup(unit="kg") = {real(f.m_water_sup_kg)} "Water mass of the facility supply piping";
+  parameter Real m_water_ret(unit="kg") = {real(f.m_water_ret_kg)} "Water mass of the facility return piping";
+  parameter Real P_shaft_fac_nominal(unit="W") = {real(pump.shaft_nominal_W(f.pump, params.m_flow_fac_design_kg_s, rho))} "Facility pump shaft power at design flow";
+  parameter Real s_fac(unit="1") = {real(f.pump.static_fraction)} "Static share of the facility pump head";
+  parameter Real dp_reset_min(unit="1") = {real(f.dp_reset_min if f.dp_reset else 1.0)} "Floor of the set-point reset factor (1 = no reset)";
+  parameter Real m_flow_cw_nominal(unit="kg/s") = {real(tl.m_flow_nominal_kg_s)} "Tower-water flow at full pump speed";
+  parameter Real w_cw_min(unit="1") = {real(tl.w_flow_min)} "Smallest tower-water flow fraction";
+  parameter Real UA_ihx(unit="W/K") = {real(tl.UA_ihx_W_K)} "Conductance of the intermediate heat exchanger";
+  parameter Real m_water_basin(unit="kg") = {real(tl.m_water_basin_kg)} "Water mass of the tower basins and tower-water piping";
+  parameter Real P_shaft_cw_nominal(unit="W") = {real(pump.shaft_nominal_W(tl.pump, tl.m_flow_nominal_kg_s, rho))} "Tower pump shaft power at nominal flow";
+  parameter Real s_cw(unit="1") = {real(tl.pump.static_fraction)} "Static share of the tower pump head";
+  parameter Real NTU_tower_nominal(unit="1") = {real(t.NTU_nominal)} "Tower Merkel number at full air and nominal water flow";
+  parameter Real n_merkel(unit="1") = {real(t.n_merkel)} "Exponent of the tower characteristic";
+  parameter Real m_air_nominal(unit="kg/s") = {real(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
+  parameter Real p_atm(unit="Pa") = {real(t.p_atm_Pa)} "Site atmospheric pressure";
+  parameter Real P_fan_cell_nominal(unit="W") = {real(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
+  parameter Real y_fan_min(unit="1") = {real(t.y_fan_min)} "Minimum speed of a running fan";
+  parameter Real y_fan_floor(unit="1") = {real(params.y_fan_floor)} "Minimum bank air-flow fraction (one cell at minimum speed)";
+  parameter Real T_fac_sup_set(unit="K") = {real(t.T_fac_sup_set_K)} "Facility supply temperature setpoint";
+  parameter Real fan_k_p(unit="1") = {real(t.fan_k_p)} "Fan controller proportional gain";
+  parameter Real fan_Ti(unit="s") = {real(t.fan_Ti_s)} "Fan controller integral time (= anti-windup tracking time)";
+  parameter Real fan_dT_span(unit="K") = {real(t.fan_dT_span_K)} "Fan controller error span";
+  parameter Real T_tower_min(unit="K") = {real(t.T_leaving_min_K)} "Minimum tower leaving water held by the tower bypass";
+  parameter Real coc(unit="1") = {real(t.cycles_of_concentration)} "Cycles of concentration";
+  parameter Real drift_fraction(unit="1") = {real(t.drift_fraction)} "Drift as a fraction of circulating flow";
+  parameter Real have_chiller(unit="1") = {real(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
+  parameter Real Q_flow_chiller_max(unit="W") = {real(ch.Q_flow_max_W)} "Chiller capacity";
+  parameter Real T_wb_switch(unit="K") = {real(ch.T_wb_switch_K)} "Wet-bulb above which the chiller may run";
+  parameter Real T_chiller_set(unit="K") = {real(T_ch_set)} "Chiller leaving-water setpoint";
+  parameter Real eta_carnot(unit="1") = {real(ch.eta_carnot)} "Chiller fraction of Carnot COP";
+  parameter Real COP_max(unit="1") = {real(ch.COP_max)} "Chiller maximum COP";
+  parameter Real dT_lift_min(unit="K") = {real(ch.dT_lift_min_K)} "Chiller minimum lift";
+  parameter Real dT_cond(unit="K") = {real(ch.dT_cond_K)} "Condensing temperature above wet-bulb";
   // ---- inputs ----
   input Real Q_flow_CDU[{n}](each unit="W", each start=0.0) "Heat from racks into each CDU secondary loop (>= 0)";
   input Real T_wb(unit="K", start={T0}) "Outdoor wet-bulb temperature";
@@ -663,38 +379,32 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real M_makeup_out(unit="kg") "Make-up water since initialization";
 equation
   for i in 1:{n} loop
-    y_sec[i] = min(1.0, max(y_sec_floor, Q_flow_CDU[i] / Q_flow_CDU_nominal));
+    y_sec[i] = {pump.secondary_flow_expr("Q_flow_CDU[i]", "Q_flow_CDU_nominal", "y_sec_floor")};
     m_flow_sec[i] = y_sec[i] * m_flow_sec_nominal;
-    y_valve[i] = min(1.0, max(y_valve_min, I_valve[i]));
+    y_valve[i] = {valve.valve_opening_expr("I_valve[i]", "y_valve_min")};
     m_flow_fac_cdu[i] = y_valve[i] * m_flow_fac_nominal;
-    C_min[i] = cp * min(m_flow_sec[i], m_flow_fac_cdu[i]);
-    C_r[i] = min(m_flow_sec[i], m_flow_fac_cdu[i]) / max(m_flow_sec[i], m_flow_fac_cdu[i]);
-    Z_hx[i] = exp(-(UA_hx / C_min[i]) * (1.0 - C_r[i]));
-    eps_hx[i] = noEvent(if C_r[i] < {CR_BALANCED} then (1.0 - Z_hx[i]) / (1.0 - C_r[i] * Z_hx[i]) else (UA_hx / C_min[i]) / (1.0 + UA_hx / C_min[i]));
+    {hx_eq}
     Q_flow_hx[i] = eps_hx[i] * C_min[i] * (T_sec[i] - T_pipe_sup);
     m_water_sec * cp * der(T_sec[i]) = Q_flow_CDU[i] - Q_flow_hx[i];
     T_sec_ret[i] = T_sec[i];
     T_sec_sup[i] = T_sec[i] - Q_flow_hx[i] / (m_flow_sec[i] * cp);
     e_valve[i] = (T_sec_sup[i] - T_sec_sup_set) / valve_dT_span;
-    der(I_valve[i]) = e_valve[i] / valve_Ti + (y_valve[i] - I_valve[i]) / valve_Ti;
-    x_sec[i] = y_sec[i] * (s_sec + (1.0 - s_sec) * y_sec[i] * y_sec[i]);
-    P_pump_sec[i] = {_pump_power_expr(c.pump, c.m_flow_sec_nominal_kg_s, rho, "y_sec[i]", "x_sec[i]", "P_shaft_sec_nominal")};
+    der(I_valve[i]) = {valve.integrator_rate_expr("e_valve[i]", "y_valve[i]", "I_valve[i]", "valve_Ti")};
+    x_sec[i] = {pump.shaft_load_expr("y_sec[i]", "s_sec")};
+    P_pump_sec[i] = {pump.pump_power_expr(c.pump, c.m_flow_sec_nominal_kg_s, rho, "y_sec[i]", "x_sec[i]", "P_shaft_sec_nominal")};
     der(E_psec[i]) = P_pump_sec[i];
     E_pump_sec_out[i] = E_psec[i];
   end for;
   m_flow_fac = sum(m_flow_fac_cdu);
   w_fac = m_flow_fac / m_flow_fac_design;
-  r_dp = max(dp_reset_min, {y_max});
-  x_fac = w_fac * (s_fac * r_dp * r_dp + (1.0 - s_fac) * w_fac * w_fac);
-  P_pump_fac = {_pump_power_expr(f.pump, params.m_flow_fac_design_kg_s, rho, "w_fac", "x_fac", "P_shaft_fac_nominal")};
-  w_cw = max(w_cw_min, w_fac);
+  r_dp = {valve.reset_factor_expr("y_valve", n, "dp_reset_min")};
+  x_fac = {pump.shaft_load_expr("w_fac", "s_fac", "r_dp")};
+  P_pump_fac = {pump.pump_power_expr(f.pump, params.m_flow_fac_design_kg_s, rho, "w_fac", "x_fac", "P_shaft_fac_nominal")};
+  w_cw = {pipe.tower_water_fraction_expr("w_fac", "w_cw_min")};
   m_flow_cw = w_cw * m_flow_cw_nominal;
-  x_cw = w_cw * (s_cw + (1.0 - s_cw) * w_cw * w_cw);
-  P_pump_tower = {_pump_power_expr(tl.pump, tl.m_flow_nominal_kg_s, rho, "w_cw", "x_cw", "P_shaft_cw_nominal")};
-  C_min_ihx = cp * min(m_flow_fac, m_flow_cw);
-  C_r_ihx = min(m_flow_fac, m_flow_cw) / max(m_flow_fac, m_flow_cw);
-  Z_ihx = exp(-(UA_ihx / C_min_ihx) * (1.0 - C_r_ihx));
-  eps_ihx = noEvent(if C_r_ihx < {CR_BALANCED} then (1.0 - Z_ihx) / (1.0 - C_r_ihx * Z_ihx) else (UA_ihx / C_min_ihx) / (1.0 + UA_ihx / C_min_ihx));
+  x_cw = {pump.shaft_load_expr("w_cw", "s_cw")};
+  P_pump_tower = {pump.pump_power_expr(tl.pump, tl.m_flow_nominal_kg_s, rho, "w_cw", "x_cw", "P_shaft_cw_nominal")};
+  {ihx_eq}
   Q_flow_ihx = eps_ihx * C_min_ihx * (T_pipe_ret - T_cw_basin);
   T_ihx_out = T_pipe_ret - Q_flow_ihx / (m_flow_fac * cp);
   T_cw_sup = T_cw_basin;
@@ -702,36 +412,23 @@ equation
   e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
   u_fan = fan_k_p * e_fan + I_fan;
   y_fan = min(1.0, max(y_fan_floor, u_fan));
-  der(I_fan) = e_fan / fan_Ti + (y_fan - u_fan) / fan_Ti;
-  n_cells_on = max(1.0, {stages});
+  der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
+  n_cells_on = {tower.cells_running_expr("y_fan", N, "y_fan_min")};
   s_fan = y_fan * {N}.0 / n_cells_on;
-  P_fan_tower = n_cells_on * P_fan_cell_nominal * s_fan ^ 3;
-  NTU_tower = NTU_tower_nominal * (y_fan / w_cw) ^ n_merkel;
-  eps_tower = 1.0 - exp(-NTU_tower);
+  P_fan_tower = {tower.fan_power_expr("n_cells_on", "P_fan_cell_nominal", "s_fan")};
+  NTU_tower = {ntu_expr};
+  eps_tower = {eps_expr};
   Q_flow_cells = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
-  T_cells_out = T_cw_ret - Q_flow_cells / (m_flow_cw * cp);
-  T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min));
-  Q_flow_tower = Q_flow_cells - m_flow_cw * cp * (T_tower_out - T_cells_out);
+  {byp_eq}
   m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin);
-  Q_flow_chiller = noEvent(if T_wb > T_wb_switch then have_chiller else 0.0) * min(Q_flow_chiller_max, max(0.0, m_flow_fac * cp * (T_ihx_out - T_chiller_set)));
-  T_chiller_out = T_ihx_out - Q_flow_chiller / (m_flow_fac * cp);
-  COP_chiller = min(COP_max, eta_carnot * T_chiller_set / max(dT_lift_min, T_wb + dT_cond - T_chiller_set));
-  P_chiller = Q_flow_chiller / COP_chiller;
+{ch_eq}
   m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) - m_flow_fac * cp * (T_pipe_ret - T_pipe_sup);
   m_water_sup * cp * der(T_pipe_sup) = m_flow_fac * cp * (T_chiller_out - T_pipe_sup);
   T_fac_sup = T_pipe_sup;
   T_fac_ret = T_pipe_ret;
   Q_air = max(0.0, Q_flow_tower + Q_flow_chiller + P_chiller);
-  T_air_hi = max(T_cw_ret, T_wb + 1.0);
-  dh_air_max = h_hi - h_wb;
-  m_flow_air = max(y_fan * m_air_nominal, Q_air / dh_air_max);
-  dh_air = Q_air / m_flow_air;
 {eq_psy}
-  T_air_out = T_ao{K};
-  m_flow_evap = m_flow_air * (W_ao{K} - W_wb);
-  m_flow_drift = drift_fraction * m_flow_cw;
-  m_flow_blowdown = max(0.0, m_flow_evap / (coc - 1.0) - m_flow_drift);
-  m_flow_makeup = m_flow_evap + m_flow_drift + m_flow_blowdown;
+{water_eq}
   P_cooling = sum(P_pump_sec) + P_pump_fac + P_pump_tower + P_fan_tower + P_chiller;
   E_stored = cp * (m_water_sec * (sum(T_sec) - {n}.0 * T_ref) + m_water_ret * (T_pipe_ret - T_ref) + m_water_sup * (T_pipe_sup - T_ref) + m_water_basin * (T_cw_basin - T_ref));
   der(E_heat) = sum(Q_flow_CDU);
@@ -757,60 +454,11 @@ end {name};
     return src
 
 
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # numpy mirror of the model equations
 # ---------------------------------------------------------------------------------------------------------------
-def _counterflow_eps(UA: float, cp: float, m1, m2):
-    """Counterflow effectiveness and C_min [W/K] (same formula as the model)."""
-    mmin, mmax = np.minimum(m1, m2), np.maximum(m1, m2)
-    C_min = cp * mmin
-    C_r = mmin / mmax
-    ntu = UA / C_min
-    Z = np.exp(-ntu * (1.0 - C_r))
-    with np.errstate(invalid="ignore", divide="ignore"):  # np.where evaluates both branches; the balanced one is used
-        eps = np.where(C_r < CR_BALANCED, (1.0 - Z) / (1.0 - C_r * Z), ntu / (1.0 + ntu))
-    return eps, C_min
-
-
-def _hx_eps(params: PlantParams, m_sec: np.ndarray, m_fac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Counterflow effectiveness and C_min [W/K] of the CDU heat exchangers (same formula as the model)."""
-    return _counterflow_eps(params.cdu.UA_hx_W_K, params.cp_water_J_kgK, m_sec, m_fac)
-
-
-def _ihx_eps(params: PlantParams, m_fac: float, m_cw: float) -> tuple[float, float]:
-    eps, C_min = _counterflow_eps(params.tower_loop.UA_ihx_W_K, params.cp_water_J_kgK, m_fac, m_cw)
-    return float(eps), float(C_min)
-
-
-def _n_cells_on(params: PlantParams, y_fan: float) -> float:
-    N, s_min = params.tower.n_cells, params.tower.y_fan_min
-    return max(1.0, float(sum(1.0 for k in range(1, N + 1) if y_fan * N >= k * s_min)))
-
-
-def _chiller(params: PlantParams, m_fac: float, T_in: float, T_wb: float) -> tuple[float, float, float]:
-    """(Q_flow_chiller [W], P_chiller [W], COP) of the trim chiller for water entering at ``T_in``."""
-    ch, t, cp = params.chiller, params.tower, params.cp_water_J_kgK
-    T_set = t.T_fac_sup_set_K + ch.dT_deadband_K
-    on = (1.0 if ch.enabled else 0.0) if T_wb > ch.T_wb_switch_K else 0.0
-    Q = on * min(ch.Q_flow_max_W, max(0.0, m_fac * cp * (T_in - T_set)))
-    cop = min(ch.COP_max, ch.eta_carnot * T_set / max(ch.dT_lift_min_K, T_wb + ch.dT_cond_K - T_set))
-    return Q, Q / cop, cop
-
-
-def _tower_bypass(params: PlantParams, Q_cells: float, T_cw_ret: float, m_cw: float) -> tuple[float, float]:
-    """(Q_flow_tower [W], T_tower_out [K]) behind the ideal tower bypass valve (same formula as the model).
-
-    The three-way valve sends part of the tower water straight to the basin so that the mixed leaving water is
-    ``T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min))`` (ASHRAE Handbook HVAC Systems and Equipment 2020
-    ch. 40, cold-weather capacity control: fans to minimum, then bypass to the basin); the heat rejected is
-    ``Q_cells - m_cw cp (T_tower_out - T_cells_out)``, bit-identical to ``Q_cells`` when the valve is closed.
-    """
-    cp = params.cp_water_J_kgK
-    T_cells = T_cw_ret - Q_cells / (m_cw * cp)
-    T_out = max(T_cells, min(T_cw_ret, params.tower.T_leaving_min_K))
-    return Q_cells - m_cw * cp * (T_out - T_cells), T_out
-
-
 def tower_bypass_fraction(Q_flow_cells_W: float, Q_flow_tower_W: float) -> float:
     """Fraction of the tower water sent through the bypass to the basin, from the energy balance.
 
@@ -834,8 +482,6 @@ def tower_bypass_fraction(Q_flow_cells_W: float, Q_flow_tower_W: float) -> float
     return float(min(1.0, max(0.0, 1.0 - Q_flow_tower_W / Q_flow_cells_W)))
 
 
-def _w_cw(params: PlantParams, w_fac: float) -> float:
-    return max(params.tower_loop.w_flow_min, w_fac)
 
 
 def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_ret: float, I_fan: float,
@@ -866,8 +512,13 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
                            [T_fac_sup, T_fac_ret, I_fan, T_cw_sup]])
 
 
+
+
 def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
     """Evaluate the model's equations (numpy mirror of the generated Modelica) at one state and input.
+
+    Every relation is the component library's numpy function (:mod:`cooling_fmu.components`) whose Modelica
+    fragment the generator inlines.
 
     Parameters
     ----------
@@ -892,50 +543,48 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     q = np.asarray(heat_w, dtype=float)
     T_sec, I_valve = x[:n], x[n:2 * n]
     T_fs, T_fr, I_fan, T_cw = (float(x[2 * n]), float(x[2 * n + 1]), float(x[2 * n + 2]), float(x[2 * n + 3]))
-    y_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W))
+    y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor)
     m_sec = y_sec * c.m_flow_sec_nominal_kg_s
-    y_valve = np.minimum(1.0, np.maximum(c.y_valve_min, I_valve))
+    y_valve = valve.valve_opening(I_valve, c.y_valve_min)
     m_fac_cdu = y_valve * c.m_flow_fac_nominal_kg_s
-    eps, C_min = _hx_eps(params, m_sec, m_fac_cdu)
+    eps, C_min = hx.counterflow_eps(c.UA_hx_W_K, cp, m_sec, m_fac_cdu)
     Q_hx = eps * C_min * (T_sec - T_fs)
-    T_sup = T_sec - Q_hx / (m_sec * cp)
+    T_sup = pipe.leaving_temperature(T_sec, Q_hx, m_sec, cp)
     e_valve = (T_sup - c.T_sec_sup_set_K) / c.valve_dT_span_K
     m_fac = float(np.sum(m_fac_cdu))
     w = m_fac / params.m_flow_fac_design_kg_s
-    w_cw = _w_cw(params, w)
+    w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
     m_cw = w_cw * tl.m_flow_nominal_kg_s
-    eps_i, Cmin_i = _ihx_eps(params, m_fac, m_cw)
+    eps_i, Cmin_i = (float(v) for v in hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac, m_cw))
     Q_ihx = eps_i * Cmin_i * (T_fr - T_cw)
-    T_ihx_out = T_fr - Q_ihx / (m_fac * cp)
-    T_cw_ret = T_cw + Q_ihx / (m_cw * cp)
+    T_ihx_out = pipe.leaving_temperature(T_fr, Q_ihx, m_fac, cp)
+    T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
     e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
     u_fan = t.fan_k_p * e_fan + I_fan
     y_fan = min(1.0, max(params.y_fan_floor, u_fan))
-    n_on = _n_cells_on(params, y_fan)
-    s = y_fan * t.n_cells / n_on
-    P_fan = n_on * t.P_fan_cell_nominal_W * s**3
-    eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
-    Q_tower, T_tw = _tower_bypass(params, float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K)), T_cw_ret, m_cw)
-    Q_ch, P_ch, _ = _chiller(params, m_fac, T_ihx_out, T_wb_K)
-    T_ch_out = T_ihx_out - Q_ch / (m_fac * cp)
-    P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
-    r_dp = max(f.dp_reset_min if f.dp_reset else 1.0, float(np.max(y_valve)))
-    P_fac = float(pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
-    P_cw = float(pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
-    m_air, T_ao, W_in, W_out = _exit_air(params, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
-                                         Q_tower + Q_ch + P_ch)
+    n_on = tower.cells_running(y_fan, t.n_cells, t.y_fan_min)
+    P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
+    eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
+    Q_tower, T_tw = tower.bypass(float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K)), T_cw_ret, m_cw, cp,
+                                 t.T_leaving_min_K)
+    Q_ch, P_ch, _ = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K)
+    T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
+    P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
+    r_dp = float(valve.reset_factor(y_valve, f.dp_reset_min if f.dp_reset else 1.0))
+    P_fac = float(pump.pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
+    P_cw = float(pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
+    m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
+                                              Q_tower + Q_ch + P_ch)
     evap = m_air * (W_out - W_in)
-    drift = t.drift_fraction * m_cw
-    blow = max(0.0, evap / (t.cycles_of_concentration - 1.0) - drift)
+    drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
     der = np.concatenate([
         (q - Q_hx) / (c.m_water_sec_kg * cp),
-        e_valve / c.valve_Ti_s + (y_valve - I_valve) / c.valve_Ti_s,
+        valve.integrator_rate(e_valve, y_valve, I_valve, c.valve_Ti_s),
         [m_fac * cp * (T_ch_out - T_fs) / (f.m_water_sup_kg * cp),
          (float(np.sum(Q_hx)) - m_fac * cp * (T_fr - T_fs)) / (f.m_water_ret_kg * cp),
-         e_fan / t.fan_Ti_s + (y_fan - u_fan) / t.fan_Ti_s,
+         valve.integrator_rate(e_fan, y_fan, u_fan, t.fan_Ti_s),
          m_cw * cp * (T_tw - T_cw) / (tl.m_water_basin_kg * cp)],
     ])
-    T_ref = params.T_ref_K
     return {
         "T_sec_sup": T_sup, "T_sec_ret": T_sec.copy(), "m_flow_sec": m_sec, "m_flow_fac_cdu": m_fac_cdu,
         "y_valve": y_valve, "Q_flow_hx": Q_hx, "P_pump_sec": P_sec,
@@ -945,47 +594,54 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         "Q_flow_chiller": Q_ch, "P_chiller": P_ch,
         "P_cooling": float(np.sum(P_sec) + P_fac + P_cw + P_fan + P_ch),
         "m_flow_air": m_air, "T_air_out": T_ao,
-        "m_flow_evap": evap, "m_flow_drift": drift, "m_flow_blowdown": blow, "m_flow_makeup": evap + drift + blow,
-        "E_stored": cp * (c.m_water_sec_kg * float(np.sum(T_sec - T_ref)) + f.m_water_ret_kg * (T_fr - T_ref)
-                          + f.m_water_sup_kg * (T_fs - T_ref) + tl.m_water_basin_kg * (T_cw - T_ref)),
+        "m_flow_evap": evap, "m_flow_drift": drift, "m_flow_blowdown": blow, "m_flow_makeup": makeup,
+        "E_stored": pipe.stored_energy_J(cp, params.T_ref_K,
+                                         (c.m_water_sec_kg, f.m_water_ret_kg, f.m_water_sup_kg, tl.m_water_basin_kg),
+                                         (T_sec, T_fr, T_fs, T_cw)),
         "der": der,
     }
 
 
+
 # ---------------------------------------------------------------------------------------------------------------
-# steady state
+# steady state (one vectorised derivation: analytic_steady_state is it at one point, the fast plant's table on a grid)
 # ---------------------------------------------------------------------------------------------------------------
-def _bisect(fun, lo: float, hi: float, n_iter: int = 200) -> float:
-    """Root of an increasing scalar function on [lo, hi] by bisection to machine precision."""
-    flo = fun(lo)
+def _bisect(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 200) -> np.ndarray:
+    """Roots of a monotone function on ``[lo, hi]`` elementwise, by bisection to machine precision.
+
+    An element stops moving once its midpoint equals an end (the interval is two adjacent doubles).
+    """
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    flo = fun(lo) > 0
     for _ in range(n_iter):
         mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
+        done = (mid == lo) | (mid == hi)
+        if done.all():
             break
-        if (fun(mid) > 0) == (flo > 0):
-            lo = mid
-        else:
-            hi = mid
+        move_lo = (fun(mid) > 0) == flo
+        lo, hi = np.where(~done & move_lo, mid, lo), np.where(~done & ~move_lo, mid, hi)
     return 0.5 * (lo + hi)
 
 
-def _valves_at(params: PlantParams, q: np.ndarray, T_fs: float) -> tuple[np.ndarray, np.ndarray]:
+def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np.ndarray]:
     """Steady valve openings and secondary temperatures for a facility supply temperature.
 
-    Solves ``T_sec_sup(y) = T_sec_sup_set`` per CDU (``T_sec_sup`` decreases with the opening ``y``); a CDU whose
-    setpoint is out of reach sits at the valve limit. Returns (y_valve, T_sec).
+    Solves ``T_sec_sup(y) = T_sec_sup_set`` per CDU (``T_sec_sup`` decreases with the opening ``y``) by a
+    vectorised bisection; a CDU whose setpoint is out of reach sits at the valve limit. ``q`` and ``T_fs`` are
+    broadcast together (any shape). Returns (y_valve, T_sec).
     """
     c, cp = params.cdu, params.cp_water_J_kgK
-    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
+    m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
 
     def t_sup(y):
-        eps, C_min = _hx_eps(params, m_sec, y * c.m_flow_fac_nominal_kg_s)
+        eps, C_min = hx.counterflow_eps(c.UA_hx_W_K, cp, m_sec, y * c.m_flow_fac_nominal_kg_s)
         T_sec = T_fs + q / (eps * C_min)
         return T_sec - q / (m_sec * cp), T_sec
 
-    f_lo = t_sup(np.full_like(q, c.y_valve_min))[0] - c.T_sec_sup_set_K
-    f_hi = t_sup(np.ones_like(q))[0] - c.T_sec_sup_set_K
-    lo, hi = np.full_like(q, c.y_valve_min), np.ones_like(q)
+    shape = np.broadcast(q, T_fs).shape
+    f_lo = t_sup(np.full(shape, c.y_valve_min))[0] - c.T_sec_sup_set_K
+    f_hi = t_sup(np.ones(shape))[0] - c.T_sec_sup_set_K
+    lo, hi = np.full(shape, c.y_valve_min), np.ones(shape)
     for _ in range(200):  # vectorised bisection on the decreasing function f(y)
         mid = 0.5 * (lo + hi)
         fm = t_sup(mid)[0] - c.T_sec_sup_set_K
@@ -994,10 +650,10 @@ def _valves_at(params: PlantParams, q: np.ndarray, T_fs: float) -> tuple[np.ndar
     return y, t_sup(y)[1]
 
 
-def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
-    """Steady state of the generated plant model for a constant load and wet-bulb.
+def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Steady states of the generated plant model at ``k`` points of constant load and wet-bulb (vectorised).
 
-    Derivation (every ``der(.) = 0``):
+    Derivation (every ``der(.) = 0``), written once with arrays:
 
     1. Secondary loop: ``Q_hx,i = Q_i``; so ``T_sec,i = T_fac_sup + Q_i / (eps_i C_min,i)`` and
        ``T_sec_sup,i = T_sec,i - Q_i / (m_sec,i cp)``. The valve integrator is at rest when ``T_sec_sup,i`` is at
@@ -1010,14 +666,95 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
        / (1 + eps_i C_i (1 - eps_t) / (eps_t C_cw))`` in closed form.
     4. Fan controller at rest either with ``T_fac_sup = T_fac_sup_set`` (regime A: ``Q_ihx = sum(Q_i)``, then
        ``T_cw_sup = T_fac_ret - Q_ihx / (eps_i C_i)`` and the air flow solves ``eps_tower(y_fan) = Q_ihx / (C_cw
-       (T_cw_ret - T_wb))``, i.e. ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)`` in closed form) or saturated
+       (T_cw_ret - T_wb))``: :func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`) or saturated
        at the floor (regime B, cold / idle) or at full air flow (regime C, hot). In B and C ``T_fac_sup`` solves
-       the scalar fixed point ``T_fac_sup = T_chiller_out(T_fac_sup)`` (bisection), and the integrator sits at
-       ``I = y - k_p e + e``.
+       the scalar fixed point ``T_fac_sup = T_chiller_out(T_fac_sup)`` (bisection on ``[T_wb - 50, T_wb + 150]``),
+       and the integrator sits at ``I = y - k_p e + e``.
     5. Tower bypass (cold weather): if the basin of step 3 would sit below ``T_tower_min`` the valve holds it
        there, ``T_cw_sup = T_tower_out = T_tower_min`` and ``Q_tower = Q_ihx = eps_i C_i (T_fac_ret -
-       T_tower_min)``; the bypass fraction is ``1 - Q_tower / Q_cells`` (:func:`tower_bypass_fraction`). With no
-       heat the water settles at ``max(T_wb, T_tower_min)``.
+       T_tower_min)``. With no heat the water settles at ``max(T_wb, T_tower_min)``.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    heat_w : np.ndarray
+        Constant heat into each CDU [W], >= 0, shape (k, n_cdu).
+    T_wb_K : np.ndarray
+        Constant wet-bulb temperature [K], shape (k,).
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray)
+        ``(x, regime)``: the states, shape (k, 2 n_cdu + 4) (:func:`state_vector` order), and the regime of each
+        point, shape (k,), ``"setpoint"``, ``"fan_floor"`` or ``"fan_full"``.
+    """
+    q = np.asarray(heat_w, dtype=float)
+    T_wb = np.asarray(T_wb_K, dtype=float)
+    c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
+    Q = q.sum(axis=-1)
+    y_floor = params.y_fan_floor
+    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
+
+    def flows(y_v):
+        m = y_v.sum(axis=-1) * c.m_flow_fac_nominal_kg_s
+        w_cw = pipe.tower_water_fraction(m / params.m_flow_fac_design_kg_s, tl.w_flow_min)
+        return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
+
+    def loop(rows, T_fs, y_fan):
+        qr, Tw, Qr = q[rows], T_wb[rows], Q[rows]
+        y_v, T_sec = _valves_at(params, qr, T_fs[:, None])
+        m, w_cw, m_cw = flows(y_v)
+        T_ret = T_fs + Qr / (m * cp)
+        eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
+        eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+        C_cw = m_cw * cp
+        a = eps_i * C_i * (T_ret - Tw) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
+        T_cw = Tw + a * (1.0 - eps_t) / (eps_t * C_cw)
+        byp = T_cw < T_min  # bypass open: basin at the minimum, heat from the IHX at that basin temperature
+        T_cw = np.where(byp, T_min, T_cw)
+        a = np.where(byp, eps_i * C_i * (T_ret - T_min), a)
+        T_ihx = pipe.leaving_temperature(T_ret, a, m, cp)
+        Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw)[0]
+        return y_v, T_sec, T_ret, T_cw, pipe.leaving_temperature(T_ihx, Q_ch, m, cp)
+
+    # regime A (facility supply at its setpoint), in closed form
+    y_v, T_sec = _valves_at(params, q, np.full(q.shape[:-1] + (1,), T_set))
+    m, w_cw, m_cw = flows(y_v)
+    T_ret = T_set + Q / (m * cp)
+    eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+    T_cw = T_ret - Q / (eps_i * C_i)
+    T_cw_ret = T_cw + Q / (m_cw * cp)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
+    y_req = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps_req, w_cw), dtype=float)
+    y_req = np.where(T_cw_ret <= T_wb, np.inf, y_req)
+    y_req = np.where(Q == 0.0, np.where(T_wb <= T_set, 0.0, np.inf), y_req)
+    setpoint = (y_floor <= y_req) & (y_req <= 1.0)
+    regime = np.where(setpoint, "setpoint", np.where(y_req < y_floor, "fan_floor", "fan_full"))
+    y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))
+    T_fs = np.full(Q.shape, T_set)
+    I_fan = np.where(setpoint, y_req, 0.0)
+    T_cw = np.where(setpoint & (Q == 0.0), np.maximum(T_wb, T_min), T_cw)
+    rows = np.flatnonzero(~setpoint)
+    if rows.size:  # regimes B / C: T_fs = T_chiller_out(T_fs)
+        yf = y_fan[rows]
+        T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_wb[rows] - 50.0, T_wb[rows] + 150.0)
+        y_v[rows], T_sec[rows], T_ret[rows], T_cw[rows], _ = loop(rows, T_fs[rows], yf)
+        e = (T_fs[rows] - T_set) / t.fan_dT_span_K
+        I_fan[rows] = yf - t.fan_k_p * e + e
+    # valve integrators: at the setpoint I = y; saturated I = y + e (tracking time = integral time)
+    m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
+    e_v = (T_sec - q / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
+    I_valve = np.where(sat, y_v + e_v, y_v)
+    x = np.concatenate([T_sec, I_valve, np.stack([T_fs, T_ret, I_fan, T_cw], axis=-1)], axis=-1)
+    return x, regime
+
+
+def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
+    """Steady state of the generated plant model for a constant load and wet-bulb (:func:`steady_states` at one
+    point, its outputs from :func:`plant_equations`).
 
     Parameters
     ----------
@@ -1045,63 +782,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         raise ValueError(f"heat_w must have shape ({params.n_cdu},), got {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise ValueError("heat_w must be finite and >= 0")
-    c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
-    T_wb = float(T_wb_K)
-    Q = float(q.sum())
-    y_floor = params.y_fan_floor
-
-    def flows(y_v):
-        m = float(np.sum(y_v)) * c.m_flow_fac_nominal_kg_s
-        w_cw = _w_cw(params, m / params.m_flow_fac_design_kg_s)
-        return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
-
-    def loop(T_fs: float, y_fan: float):
-        y_v, T_sec = _valves_at(params, q, T_fs)
-        m, w_cw, m_cw = flows(y_v)
-        T_ret = T_fs + Q / (m * cp)
-        eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
-        eps_i, C_i = _ihx_eps(params, m, m_cw)
-        C_cw = m_cw * cp
-        a = eps_i * C_i * (T_ret - T_wb) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
-        T_cw = T_wb + a * (1.0 - eps_t) / (eps_t * C_cw)
-        if T_cw < T_min:  # bypass open: basin at the minimum, heat from the IHX at that basin temperature
-            T_cw = T_min
-            a = eps_i * C_i * (T_ret - T_min)
-        T_ihx = T_ret - a / (m * cp)
-        Q_ch = _chiller(params, m, T_ihx, T_wb)[0]
-        return y_v, T_sec, m, T_ret, T_cw, T_ihx - Q_ch / (m * cp)
-
-    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
-    y_v, T_sec = _valves_at(params, q, T_set)
-    m, w_cw, m_cw = flows(y_v)
-    T_ret = T_set + Q / (m * cp)
-    eps_i, C_i = _ihx_eps(params, m, m_cw)
-    T_cw = T_ret - Q / (eps_i * C_i)
-    T_cw_ret = T_cw + Q / (m_cw * cp)
-    if Q == 0.0:  # no heat: the water settles at the wet-bulb; fans idle if that is below the setpoint
-        y_req = 0.0 if T_wb <= T_set else np.inf
-    elif T_cw_ret <= T_wb:
-        y_req = np.inf
-    else:
-        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
-        y_req = np.inf if eps_req >= 1.0 else w_cw * (-np.log1p(-eps_req) / t.NTU_nominal) ** (1.0 / t.n_merkel)
-    if y_floor <= y_req <= 1.0:
-        regime, y_fan, T_fs, I_fan = "setpoint", float(y_req), T_set, float(y_req)
-        if Q == 0.0:
-            T_cw = max(T_wb, T_min)
-    else:
-        regime, y_fan = ("fan_floor", y_floor) if y_req < y_floor else ("fan_full", 1.0)
-        T_fs = _bisect(lambda T: T - loop(T, y_fan)[5], T_wb - 50.0, T_wb + 150.0)
-        y_v, T_sec, m, T_ret, T_cw, _ = loop(T_fs, y_fan)
-        e = (T_fs - T_set) / t.fan_dT_span_K
-        I_fan = y_fan - t.fan_k_p * e + e
-    # valve integrators: at the setpoint I = y; saturated I = y + e (tracking time = integral time)
-    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
-    e_v = (T_sec - q / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
-    sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
-    I_valve = np.where(sat, y_v + e_v, y_v)
-    x = state_vector(params, T_sec, I_valve, T_fs, T_ret, I_fan, T_cw)
-    out = plant_equations(params, x, q, T_wb)
-    out["x"] = x
-    out["regime"] = regime
+    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]))
+    out = plant_equations(params, x[0], q, float(T_wb_K))
+    out["x"] = x[0]
+    out["regime"] = str(regime[0])
     return out

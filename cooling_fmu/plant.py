@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import ctypes
 import hashlib
 import json
 import math
@@ -34,8 +33,9 @@ from .build import default_cache_dir, fetch_fmu_bytes
 from .coupling import PlantError
 from .modelica import analytic_steady_state, generate_plant_modelica, model_name_for, plant_equations
 from .params import PlantParams, load_plant_params
+from .stepping import FMUStepper
 
-__all__ = ["CoolingPlant", "SUBSTEP_ACCURACY", "PlantStepError", "max_stable_step_s", "plant_cache_path", "plant_hash"]
+__all__ = ["CoolingPlant", "PlantIO", "SUBSTEP_ACCURACY", "PlantStepError", "max_stable_step_s", "plant_cache_path", "plant_hash"]
 
 #: Largest ``|h lambda|`` allowed for one Heun sub-step ``h`` of the generated FMU (accuracy; stability,
 #: ``|1 + z + z^2 / 2| < 1`` with ``z = h lambda``, is checked as well). See :func:`cooling_fmu.build.install_integrator`.
@@ -111,12 +111,15 @@ def plant_hash(params: PlantParams) -> str:
     -------
     str
         Hex SHA-256 of the generated Modelica source (structure and every parameter value), the source text of
-        :mod:`cooling_fmu.modelica` (its numpy mirror is what :func:`max_stable_step_s` linearises), the
+        :mod:`cooling_fmu.modelica` and of the component library :mod:`cooling_fmu.components` (the numpy mirror
+        built from them is what :func:`max_stable_step_s` linearises), the
         sub-step accuracy bound, :data:`PLANT_CACHE_VERSION` and the numpy version (eigenvalues come from LAPACK).
     """
     h = hashlib.sha256()
+    lib = sorted((Path(_modelica.__file__).parent / "components").glob("*.py"))
     for part in (generate_plant_modelica(params), Path(_modelica.__file__).read_text(encoding="utf-8"),
-                 repr(SUBSTEP_ACCURACY), PLANT_CACHE_VERSION, np.__version__):
+                 *(f.read_text(encoding="utf-8") for f in lib), repr(SUBSTEP_ACCURACY), PLANT_CACHE_VERSION,
+                 np.__version__):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()
@@ -237,7 +240,152 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     return limit
 
 
-class CoolingPlant:
+class PlantIO:
+    """The variable map of a plant FMU in use: names, value references and the SI <-> FMU conversions.
+
+    Output assembly's half of :class:`CoolingPlant` (the FMI calls are :class:`cooling_fmu.stepping.FMUStepper`'s):
+    checks the map against the plant, resolves the value references and converts inputs, states and outputs,
+    ``value_SI = scale * value_FMU + offset`` (identity for the generated plant).
+
+    Parameters
+    ----------
+    vmap : VariableMap
+        The map (:func:`cooling_fmu.adapter.load_variable_map`).
+    fmu : object
+        The opened FMU (for its value references).
+    n_cdu : int
+        CDUs of the plant.
+    own_model : bool
+        True for a generated plant (its states are checked against :data:`~cooling_fmu.modelica.STATE_NAMES`).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not ``Q_flow_CDU[1..n]`` then ``T_wb``, there is no ``P_cooling`` output, or a generated
+        plant's states are missing.
+    """
+
+    def __init__(self, vmap: VariableMap, fmu: object, n_cdu: int, own_model: bool):
+        m = vmap
+        self.input_names = [e.name for e in m.inputs]
+        self.output_names = [e.name for e in m.outputs]
+        self.output_units = [e.unit for e in m.outputs]
+        self.index = {n: i for i, n in enumerate(self.output_names)}
+        expected = [f"Q_flow_CDU[{i}]" for i in range(1, n_cdu + 1)] + ["T_wb"]
+        if self.input_names != expected:
+            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb for {n_cdu} CDUs, got "
+                             f"{self.input_names[:3]}...")
+        if "P_cooling" not in self.index:
+            raise ValueError(f"{m.path}: the map must have an output P_cooling")
+        if own_model and len(m.states) != 2 * n_cdu + 4:
+            raise ValueError(f"{m.path}: the generated plant needs the {2 * n_cdu + 4} states of STATE_NAMES")
+        self.vr_in = fmu.value_references([e.fmu for e in m.inputs])
+        self.vr_state = fmu.value_references([e.fmu for e in m.states])
+        self.vr_out = fmu.value_references([e.fmu for e in m.outputs])
+        self._in_scale = np.array([e.scale for e in m.inputs])
+        self._in_offset = np.array([e.offset for e in m.inputs])
+        self._out_scale = np.array([e.scale for e in m.outputs])
+        self._out_offset = np.array([e.offset for e in m.outputs])
+        self._st_scale = np.array([e.scale for e in m.states])
+        self._st_offset = np.array([e.offset for e in m.states])
+        self._convert_in = not all(e.is_identity for e in m.inputs)
+        self._convert_out = not all(e.is_identity for e in m.outputs)
+
+    @staticmethod
+    def check_inputs(heat_w: np.ndarray, T_wb_K: np.ndarray) -> None:
+        """Refuse negative or non-finite heat and a wet-bulb outside (150, 400) K.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], any shape.
+        T_wb_K : np.ndarray
+            Wet-bulb [K], any shape.
+
+        Raises
+        ------
+        ValueError
+            Naming the bad input.
+        """
+        if heat_w.size and not (np.all(np.isfinite(heat_w)) and heat_w.min() >= 0.0):
+            raise ValueError("heat_w must be finite and >= 0 W")
+        if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
+            raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+
+    def to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
+        """SI inputs to FMU units.
+
+        Parameters
+        ----------
+        u : np.ndarray
+            Inputs in SI, last axis in input order.
+
+        Returns
+        -------
+        ndarray
+            In FMU units (the same array when the map is the identity).
+        """
+        return (u - self._in_offset) / self._in_scale if self._convert_in else u
+
+    def states_to_fmu(self, x: np.ndarray) -> np.ndarray:
+        """SI states to FMU units.
+
+        Parameters
+        ----------
+        x : np.ndarray
+            States in SI, in the map's state order.
+
+        Returns
+        -------
+        ndarray
+            In FMU units.
+        """
+        return (x - self._st_offset) / self._st_scale
+
+    def to_si_outputs(self, y: np.ndarray) -> np.ndarray:
+        """FMU outputs to SI, in place.
+
+        Parameters
+        ----------
+        y : np.ndarray
+            Outputs in FMU units, last axis in output order.
+
+        Returns
+        -------
+        ndarray
+            The same array, in SI.
+        """
+        if self._convert_out:
+            y *= self._out_scale
+            y += self._out_offset
+        return y
+
+
+class _ClosedOnExit:
+    """Context-manager protocol for a class with ``close()``: ``with X(...) as x:`` closes ``x`` at the end."""
+
+    def __enter__(self):
+        """Return self (context manager).
+
+        Returns
+        -------
+        object
+            This object.
+        """
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close (context manager).
+
+        Parameters
+        ----------
+        *exc : object
+            Exception information (ignored).
+        """
+        self.close()
+
+
+class CoolingPlant(_ClosedOnExit):
     """Cooling plant FMU with a fixed communication step.
 
     Parameters
@@ -341,7 +489,7 @@ class CoolingPlant:
         try:
             for group in (self.map.inputs, self.map.states, self.map.outputs):
                 self._fmu.check_units(group)
-            self._setup_map()
+            self._io = PlantIO(self.map, self._fmu, self.n_cdu, self.own_model)
         except Exception:
             self._fmu.freeInstance()
             raise
@@ -354,49 +502,16 @@ class CoolingPlant:
         self._t0 = 0.0
         self._initialized = False
         self._closed = False
-        self._fmu.instantiate()
-        raw = getattr(self._fmu, "raw", None)
-        #: the FMU's own multi-step loop (hpctwin-built FMUs; None for a site FMU or pyfmi: the Python loop runs)
-        self._run_c = raw.hpctwin_run if raw is not None and self.own_model else None
-        if self._run_c is not None:  # limit > 0 and finite (max_stable_step_s), which the FMU accepts
-            raw.hpctwin_set_max_substep(self._fmu.component, limit)
+        #: the FMI calls (experiment, initial state, the step loops): cooling_fmu.stepping.FMUStepper
+        io = self._io
+        self.input_names, self.output_names, self.output_units = io.input_names, io.output_names, io.output_units
+        self._n_out = len(io.vr_out)
+        self._stepper = FMUStepper(self._fmu, io.vr_in, io.vr_state, io.vr_out, limit if self.own_model else None)
 
     @property
     def raw_run_available(self) -> bool:
         """True when the FMU's own multi-step C loop runs :meth:`run` (an FMU built here, fmpy backend)."""
-        return self._run_c is not None
-
-    def _setup_map(self) -> None:
-        m = self.map
-        self.input_names = [e.name for e in m.inputs]
-        self.output_names = [e.name for e in m.outputs]
-        self.output_units = [e.unit for e in m.outputs]
-        self._index = {n: i for i, n in enumerate(self.output_names)}
-        expected = [f"Q_flow_CDU[{i}]" for i in range(1, self.n_cdu + 1)] + ["T_wb"]
-        if self.input_names != expected:
-            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb for {self.n_cdu} CDUs, got "
-                             f"{self.input_names[:3]}...")
-        if "P_cooling" not in self._index:
-            raise ValueError(f"{m.path}: the map must have an output P_cooling")
-        if self.own_model and len(m.states) != 2 * self.n_cdu + 4:
-            raise ValueError(f"{m.path}: the generated plant needs the {2 * self.n_cdu + 4} states of STATE_NAMES")
-        self._vr_in_list = self._fmu.value_references([e.fmu for e in m.inputs])
-        self._vr_state_list = self._fmu.value_references([e.fmu for e in m.states])
-        self._vr_out_list = self._fmu.value_references([e.fmu for e in m.outputs])
-        # SI <-> FMU conversions, value_SI = scale * value_FMU + offset (identity for the generated plant)
-        self._in_scale = np.array([e.scale for e in m.inputs])
-        self._in_offset = np.array([e.offset for e in m.inputs])
-        self._out_scale = np.array([e.scale for e in m.outputs])
-        self._out_offset = np.array([e.offset for e in m.outputs])
-        self._st_scale = np.array([e.scale for e in m.states])
-        self._st_offset = np.array([e.offset for e in m.states])
-        self._convert_in = not all(e.is_identity for e in m.inputs)
-        self._convert_out = not all(e.is_identity for e in m.outputs)
-        # pre-built buffers for the hot path (addresses passed as ints to the raw ctypes functions)
-        self._vr_in = np.asarray(self._vr_in_list, dtype=np.uint32)
-        self._vr_out = np.asarray(self._vr_out_list, dtype=np.uint32)
-        self._n_in, self._n_out = len(self._vr_in), len(self._vr_out)
-        self._a_vr_in, self._a_vr_out = self._vr_in.ctypes.data, self._vr_out.ctypes.data
+        return self._stepper.run_c is not None
 
     # ---- helpers ---------------------------------------------------------------------------------------------------
     def index(self, name: str) -> int:
@@ -418,7 +533,7 @@ class CoolingPlant:
             If the output does not exist.
         """
         try:
-            return self._index[name]
+            return self._io.index[name]
         except KeyError:
             raise KeyError(f"no output {name!r}; outputs: {self.output_names}") from None
 
@@ -432,24 +547,9 @@ class CoolingPlant:
         """float: simulation time of the last communication point [s]."""
         return self._t0 + self._k * self.step_s
 
-    def _check_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> None:
-        if heat_w.size and not (np.all(np.isfinite(heat_w)) and heat_w.min() >= 0.0):
-            raise ValueError("heat_w must be finite and >= 0 W")
-        if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
-            raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
-
     def _require_open(self) -> None:
         if self._closed:
             raise RuntimeError("CoolingPlant is closed")
-
-    def _to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
-        return (u - self._in_offset) / self._in_scale if self._convert_in else u
-
-    def _to_si_outputs(self, y: np.ndarray) -> np.ndarray:
-        if self._convert_out:
-            y *= self._out_scale
-            y += self._out_offset
-        return y
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
     def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,
@@ -496,7 +596,7 @@ class CoolingPlant:
         q = np.asarray(heat_w, dtype=float)
         if q.shape != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
-        self._check_inputs(q, np.asarray([T_wb_K], dtype=float))
+        self._io.check_inputs(q, np.asarray([T_wb_K], dtype=float))
         n_warm = int(round(float(warmup_s) / self.step_s))
         if n_warm < 0:
             raise ValueError("warmup_s must be >= 0")
@@ -507,32 +607,14 @@ class CoolingPlant:
                 raise ValueError(f"initial_state must have shape ({len(self.map.states)},), got {states.shape}")
         elif self.own_model:
             states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K))["x"]
-        u = self._to_fmu_inputs(np.concatenate([q, [float(T_wb_K)]]))
-        fmu = self._fmu
+        u = self._io.to_fmu_inputs(np.concatenate([q, [float(T_wb_K)]]))
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
-        fmu.setupExperiment(t_fmu0)
-        fmu.enterInitializationMode()
-        fmu.setReal(self._vr_in_list, u)
-        if states is not None and len(self._vr_state_list):
-            fmu.setReal(self._vr_state_list, (states - self._st_offset) / self._st_scale)
-        fmu.exitInitializationMode()
-        # rumoca 0.9.13 defect: fmi2ExitInitializationMode evaluates outputs in a fixed order, so an output that
-        # depends on an algebraic that depends on another output keeps the value from the default start values.
-        # Re-evaluate (fmi2SetReal marks the instance dirty) until the outputs stop changing.
-        y = fmu.getReal(self._vr_out_list)
-        for _ in range(5):
-            fmu.setReal(self._vr_in_list, u)
-            y_new = fmu.getReal(self._vr_out_list)
-            if np.array_equal(y_new, y):
-                break
-            y = y_new
-        for j in range(n_warm):
-            fmu.doStep(t_fmu0 + j * self.step_s, self.step_s)
+        y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))
         if n_warm:
-            y = fmu.getReal(self._vr_out_list)
+            y = self._stepper.warm_up(t_fmu0, self.step_s, n_warm)
         self._t0, self._k = float(start_time_s), 0
         self._initialized = True
-        return self._to_si_outputs(np.array(y, dtype=float))
+        return self._io.to_si_outputs(np.array(y, dtype=float))
 
     def step(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
         """Advance exactly one communication step with the step-average heat held constant.
@@ -596,63 +678,24 @@ class CoolingPlant:
             raise ValueError(
                 f"need heat_w shape (n_steps, {self.n_cdu}) and T_wb_K shape (n_steps,), got {q.shape}, {tw.shape}"
             )
-        self._check_inputs(q, tw)
+        self._io.check_inputs(q, tw)
         n_steps = q.shape[0]
         u = np.empty((n_steps, self.n_cdu + 1))
         u[:, : self.n_cdu] = q
         u[:, self.n_cdu] = tw
-        u = np.ascontiguousarray(self._to_fmu_inputs(u))
+        u = np.ascontiguousarray(self._io.to_fmu_inputs(u))
         out = np.empty((n_steps, self._n_out))
-        fmu = self._fmu
         h, t0, k0 = self.step_s, self._t0, self._k
-        j = 0
-        try:
-            if self._run_c is not None:  # the FMU's own loop: one C call for every step
-                status = ctypes.c_int(0)
-                j = int(self._run_c(fmu.component, n_steps, t0 + k0 * h, h, self._a_vr_in, self._n_in,
-                                    u.ctypes.data, self._a_vr_out, self._n_out, out.ctypes.data,
-                                    ctypes.addressof(status)))
-                if status.value:
-                    self._raise_raw_status(status.value, t0 + (k0 + j) * h, u[j])
-            elif fmu.raw is not None:
-                raw, comp = fmu.raw, fmu.component
-                set_real, do_step, get_real = raw.fmi2SetReal, raw.fmi2DoStep, raw.fmi2GetReal
-                a_vr_in, a_vr_out, n_in, n_out = self._a_vr_in, self._a_vr_out, self._n_in, self._n_out
-                a_u, a_out = u.ctypes.data, out.ctypes.data
-                su, so = u.strides[0], out.strides[0]
-                for j in range(n_steps):
-                    st = set_real(comp, a_vr_in, n_in, a_u + j * su)
-                    st |= do_step(comp, t0 + (k0 + j) * h, h, 1) << 3
-                    st |= get_real(comp, a_vr_out, n_out, a_out + j * so) << 6
-                    if st:
-                        self._raise_raw_status(st, t0 + (k0 + j) * h, u[j])
-            else:
-                for j in range(n_steps):
-                    fmu.setReal(self._vr_in_list, u[j])
-                    fmu.doStep(t0 + (k0 + j) * h, h)
-                    out[j] = fmu.getReal(self._vr_out_list)
-            j = n_steps
-            bad = ~np.isfinite(out).all(axis=1)
-            if bad.any():
-                j = int(np.argmax(bad))
-                names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(out[j]))]
-                raise FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t0 + (k0 + j + 1) * h,
-                               dict(zip(self.input_names, u[j].tolist())), list(fmu.log))
-        except FMUError as exc:
+        j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
+        bad = ~np.isfinite(out[:j]).all(axis=1)
+        if exc is None and bad.any():
+            j = int(np.argmax(bad))
+            exc = self._nonfinite(out[j], t0 + (k0 + j + 1) * h, u[j])
+        if exc is not None:
             self._k = k0 + j
-            raise PlantStepError(exc, self._to_si_outputs(out[:j].copy()), self.output_names) from exc
+            raise PlantStepError(exc, self._io.to_si_outputs(out[:j].copy()), self.output_names) from exc
         self._k = k0 + n_steps
-        return self._to_si_outputs(out)
-
-    def _raise_raw_status(self, st: int, t_s: float, u_row: np.ndarray) -> None:
-        """Raise the FMUError of a failed hot-path step: ``st`` packs the statuses of fmi2SetReal (bits 0-2),
-        fmi2DoStep (3-5) and fmi2GetReal (6-8), as both :meth:`run` loops (Python and the FMU's C loop) build it.
-        """
-        fmu = self._fmu
-        fmu.time_s = t_s
-        fmu.last_inputs = dict(zip(self._vr_in_list, u_row.tolist()))
-        for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
-            fmu.check_raw(name, (st >> shift) & 7)
+        return self._io.to_si_outputs(out)
 
     def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
@@ -692,23 +735,24 @@ class CoolingPlant:
         if q.shape != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         tw = float(T_wb_K)
-        self._check_inputs(q, np.array([tw]))
-        u = self._to_fmu_inputs(np.concatenate([q, [tw]]))
-        fmu = self._fmu
+        self._io.check_inputs(q, np.array([tw]))
+        u = self._io.to_fmu_inputs(np.concatenate([q, [tw]]))
         t = self._t0 + self._k * self.step_s
         try:
-            fmu.setReal(self._vr_in_list, u)
-            fmu.doStep(t, n * self.step_s)
-            y = np.array(fmu.getReal(self._vr_out_list), dtype=float)
+            y = self._stepper.held(u, t, n * self.step_s)
         except FMUError as exc:
             raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names) from exc
         if not np.isfinite(y).all():
-            names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
-            cause = FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t + n * self.step_s,
-                             dict(zip(self.input_names, u.tolist())), list(fmu.log))
-            raise PlantStepError(cause, np.zeros((0, self._n_out)), self.output_names)
+            raise PlantStepError(self._nonfinite(y, t + n * self.step_s, u), np.zeros((0, self._n_out)),
+                                 self.output_names)
         self._k += n
-        return self._to_si_outputs(y)
+        return self._io.to_si_outputs(y)
+
+    def _nonfinite(self, y: np.ndarray, t_s: float, u_row: np.ndarray) -> FMUError:
+        """The error of a step whose outputs ``y`` are not all finite (names the first five)."""
+        names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
+        return FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t_s,
+                        dict(zip(self.input_names, u_row.tolist())), list(self._fmu.log))
 
     def reset(self) -> None:
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.
@@ -724,8 +768,11 @@ class CoolingPlant:
         self._k, self._t0 = 0, 0.0
 
     def close(self) -> None:
-        """Terminate and free the FMU instance and delete its extracted files (idempotent)."""
-        if self._closed:
+        """Terminate and free the FMU instance and delete its extracted files (idempotent).
+
+        A plant whose step did not return (:func:`cooling_fmu.watchdog.guard_plant`) is left alone: it is still in it.
+        """
+        if self._closed or getattr(self, "_hung", False):
             return
         self._closed = True
         try:
@@ -733,23 +780,3 @@ class CoolingPlant:
                 self._fmu.terminate()
         finally:
             self._fmu.freeInstance()
-
-    def __enter__(self) -> CoolingPlant:
-        """Return self (context manager).
-
-        Returns
-        -------
-        CoolingPlant
-            This plant.
-        """
-        return self
-
-    def __exit__(self, *exc) -> None:
-        """Close the plant (context manager).
-
-        Parameters
-        ----------
-        *exc : object
-            Exception information (ignored).
-        """
-        self.close()

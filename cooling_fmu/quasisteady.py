@@ -40,7 +40,8 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .modelica import _counterflow_eps, _valves_at, plant_equations, pump_power_W, state_vector
+from .components import hx, pipe, pump, tower, valve
+from .modelica import _valves_at, plant_equations, steady_states
 from .params import PlantParams, load_plant_params
 
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K"]
@@ -109,12 +110,8 @@ class SteadyTable:
 
 
 def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.ndarray:
-    """Steady states of the plant with every CDU at heat ``q``, vectorised over points.
-
-    The derivation and every branch are those of :func:`cooling_fmu.modelica.analytic_steady_state` (regime A at
-    the setpoint in closed form, else the fan at its floor or at full speed and the facility supply temperature by
-    bisection of the same fixed point on ``[T_wb - 50, T_wb + 150]``; the tower bypass holding the basin at
-    ``tower.T_leaving_min_K`` in cold weather), written with numpy arrays.
+    """Steady states of the plant with every CDU at heat ``q``: :func:`cooling_fmu.modelica.steady_states` (the one
+    derivation of the steady state) at ``k`` points.
 
     Parameters
     ----------
@@ -130,80 +127,8 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
     ndarray, shape (k, 2 n_cdu + 4)
         The state (:func:`cooling_fmu.modelica.state_vector` order) of each point.
     """
-    c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
-    ch = params.chiller
-    n = params.n_cdu
-    Q = q * n
-    y_floor = params.y_fan_floor
-    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
-
-    def flows(y_v):
-        m = n * y_v * c.m_flow_fac_nominal_kg_s
-        w_cw = np.maximum(tl.w_flow_min, m / params.m_flow_fac_design_kg_s)
-        return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
-
-    def ihx(m, m_cw):
-        return _counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
-
-    def chiller_q(m, T_in):
-        T_ch = T_set + ch.dT_deadband_K
-        on = np.where(T_wb > ch.T_wb_switch_K, 1.0 if ch.enabled else 0.0, 0.0)
-        return on * np.minimum(ch.Q_flow_max_W, np.maximum(0.0, m * cp * (T_in - T_ch)))
-
-    def loop(T_fs, y_fan):
-        y_v, T_sec = _valves_at(params, q, T_fs)
-        m, w_cw, m_cw = flows(y_v)
-        T_ret = T_fs + Q / (m * cp)
-        eps_t = 1.0 - np.exp(-t.NTU_nominal * (y_fan / w_cw) ** t.n_merkel)
-        eps_i, C_i = ihx(m, m_cw)
-        C_cw = m_cw * cp
-        a = eps_i * C_i * (T_ret - T_wb) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
-        T_cw = T_wb + a * (1.0 - eps_t) / (eps_t * C_cw)
-        byp = T_cw < T_min  # tower bypass open: basin at the minimum (step 5 of analytic_steady_state)
-        T_cw = np.where(byp, T_min, T_cw)
-        a = np.where(byp, eps_i * C_i * (T_ret - T_min), a)
-        T_ihx = T_ret - a / (m * cp)
-        return y_v, T_sec, m, T_ret, T_cw, T_ihx - chiller_q(m, T_ihx) / (m * cp)
-
-    T_fs0 = np.full_like(q, T_set)
-    y_v, T_sec = _valves_at(params, q, T_fs0)
-    m, w_cw, m_cw = flows(y_v)
-    T_ret = T_set + Q / (m * cp)
-    eps_i, C_i = ihx(m, m_cw)
-    T_cw = T_ret - Q / (eps_i * C_i)
-    T_cw_ret = T_cw + Q / (m_cw * cp)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
-        y_req = np.where(eps_req < 1.0, w_cw * (-np.log1p(-np.where(eps_req < 1.0, eps_req, 0.0))
-                                                / t.NTU_nominal) ** (1.0 / t.n_merkel), np.inf)
-    y_req = np.where(T_cw_ret <= T_wb, np.inf, y_req)
-    y_req = np.where(Q == 0.0, np.where(T_wb <= T_set, 0.0, np.inf), y_req)
-    setpoint = (y_floor <= y_req) & (y_req <= 1.0)
-    y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))
-    # regimes B / C: T_fs = T_chiller_out(T_fs) by bisection (as modelica._bisect, vectorised)
-    lo, hi = T_wb - 50.0, T_wb + 150.0
-
-    def fun(T):
-        return T - loop(T, y_fan)[5]
-
-    flo = fun(lo)
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        move_lo = (fun(mid) > 0) == (flo > 0)
-        lo, hi = np.where(move_lo, mid, lo), np.where(move_lo, hi, mid)
-    T_fs = np.where(setpoint, T_set, 0.5 * (lo + hi))
-    y_v2, T_sec2, m2, T_ret2, T_cw2, _ = loop(T_fs, y_fan)
-    y_v, T_sec = np.where(setpoint, y_v, y_v2), np.where(setpoint, T_sec, T_sec2)
-    T_ret = np.where(setpoint, T_ret, T_ret2)
-    T_cw = np.where(setpoint, np.where(Q == 0.0, np.maximum(T_wb, T_min), T_cw), T_cw2)
-    e = (T_fs - T_set) / t.fan_dT_span_K
-    I_fan = np.where(setpoint, y_req, y_fan - t.fan_k_p * e + e)
-    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
-    e_v = (T_sec - q / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
-    sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
-    I_valve = np.where(sat, y_v + e_v, y_v)
-    return np.stack([state_vector(params, T_sec[k], I_valve[k], T_fs[k], T_ret[k], I_fan[k], T_cw[k])
-                     for k in range(q.shape[0])])
+    q = np.asarray(q, dtype=float)
+    return steady_states(params, np.repeat(q[:, None], params.n_cdu, axis=1), np.asarray(T_wb, dtype=float))[0]
 
 
 def steady_table(params: PlantParams) -> SteadyTable:
@@ -455,9 +380,9 @@ class QuasiSteadyPlant:
         fsf = np.repeat(T_fs, self.n_cdu)
         both = _bilinear(tab.q_W, tab.T_fs_K, self._cdu_table, qf, fsf)
         y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
-        y_sec = np.minimum(1.0, np.maximum(p.y_sec_floor, q / c.Q_flow_nominal_W))
+        y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, p.y_sec_floor)
         m_sec = y_sec * c.m_flow_sec_nominal_kg_s
-        P_sec = pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
+        P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
         cc = self._c
         out[:, cc["T_sec_ret"]] = T_sec
         out[:, cc["T_sec_sup"]] = T_sec - q / (m_sec * cp)
@@ -472,12 +397,12 @@ class QuasiSteadyPlant:
         f, tl = p.facility, p.tower_loop
         m_fac = y_v.sum(axis=1) * c.m_flow_fac_nominal_kg_s
         w = m_fac / p.m_flow_fac_design_kg_s
-        w_cw = np.maximum(tl.w_flow_min, w)
-        r_dp = np.maximum(f.dp_reset_min if f.dp_reset else 1.0, y_v.max(axis=1))
+        w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
+        r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)
         out[:, idx["m_flow_fac"]] = m_fac
         out[:, idx["m_flow_cw"]] = w_cw * tl.m_flow_nominal_kg_s
-        out[:, idx["P_pump_fac"]] = pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
-        out[:, idx["P_pump_tower"]] = pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
+        out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
+        out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         self._setpoint_fans(out, q.sum(axis=1), m_fac, w_cw, T_wb=tw)
         out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
                              + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
@@ -500,21 +425,19 @@ class QuasiSteadyPlant:
         Q, m, w_cw, T_wb = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows]
         m_cw = w_cw * tl.m_flow_nominal_kg_s
         T_ret = T_set + Q / (m * cp)
-        eps_i, C_i = _counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+        eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
         T_cw = T_ret - Q / (eps_i * C_i)
         T_cw_ret = T_cw + Q / (m_cw * cp)
         with np.errstate(divide="ignore", invalid="ignore"):
             eps = Q / (m_cw * cp * (T_cw_ret - T_wb))
-            y = w_cw * (-np.log1p(-np.where(eps < 1.0, eps, 0.0)) / t.NTU_nominal) ** (1.0 / t.n_merkel)
+        y = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps, w_cw), dtype=float)
         ok = (T_cw_ret > T_wb) & (eps < 1.0) & (y >= p.y_fan_floor) & (y <= 1.0)
         rows, y = rows[ok], y[ok]
-        N, s_min = t.n_cells, t.y_fan_min
-        n_on = np.maximum(1.0, np.sum(y[:, None] * N >= np.arange(1, N + 1)[None, :] * s_min, axis=1))
-        spd = y * N / n_on
+        n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
         for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
                         ("T_tower_out", T_cw[ok]),
                         ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok]), ("y_fan", y),
-                        ("n_cells_on", n_on), ("P_fan_tower", n_on * t.P_fan_cell_nominal_W * spd ** 3)):
+                        ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v
 
     def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:

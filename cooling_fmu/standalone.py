@@ -176,6 +176,28 @@ class StandaloneRun:
         return len(next(iter(self.facility.values()))[0])
 
 
+def site_weather_file(weather_file: str | Path | None, system: object = None) -> Path:
+    """The weather file a cooling-only run uses: ``weather_file``, else the system's site, else NREL Golden.
+
+    Parameters
+    ----------
+    weather_file : str | Path | None
+        EPW / TMY3 file or shipped site name (:func:`cooling_fmu.weather.resolve_weather_file`).
+    system : object
+        A loaded system description (``power.load_system``) with ``site_weather`` and ``source``, or None.
+
+    Returns
+    -------
+    pathlib.Path
+        The file.
+    """
+    if weather_file:
+        return resolve_weather_file(weather_file)
+    if system is not None and getattr(system, "site_weather", ""):  # the system's site
+        return resolve_weather_file(system.site_weather, Path(system.source).parent if system.source else None)
+    return DEFAULT_TMY3
+
+
 def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: float = 15.0,
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
@@ -258,13 +280,7 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     if weather is None:
         # DEFAULT_TMY3 and resolve_weather_file are imported at module level
 
-        if weather_file:
-            wpath = resolve_weather_file(weather_file)
-        elif sysm is not None and getattr(sysm, "site_weather", ""):  # the system's site
-            wpath = resolve_weather_file(sysm.site_weather, Path(sysm.source).parent if sysm.source else None)
-        else:
-            wpath = DEFAULT_TMY3
-        w = Weather.from_file(wpath)
+        w = Weather.from_file(site_weather_file(weather_file, sysm))
         weather = w.at_calendar(t0, w.report.utc_offset_h)
     T_wb = weather.wet_bulb_K(t_mid - t0)
     heat = np.repeat((lf * P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)

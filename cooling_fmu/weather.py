@@ -69,7 +69,8 @@ import psychrolib
 
 from jobs.textfiles import InputFileError, max_input_bytes, read_input
 
-__all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "Weather", "WeatherFileError", "WeatherReport", "default_weather",
+__all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "DesignConditions", "Weather", "WeatherFileError", "WeatherReport",
+           "default_weather", "design_conditions",
            "load_epw", "load_tmy3", "load_weather", "resolve_weather_file", "weather_cache_dir", "wet_bulb_K"]
 
 log = logging.getLogger(__name__)
@@ -1003,3 +1004,131 @@ def default_weather(offset_s: float = 0.0) -> Weather:
         Periodic hourly wet-bulb (parsed once per process).
     """
     return _default().with_offset(offset_s)
+
+
+#: Half-width of the band around a design value whose hours are averaged into a mean coincident value [K].
+#: ASSUMPTION: ASHRAE Handbook Fundamentals (2021) ch. 14 defines the mean coincident value as the mean of the
+#: coincident variable over the hours at the design value (from the joint frequency matrix); with 0.1 K file
+#: resolution a +/-0.5 K band is used here (and widened in 0.5 K steps if it holds no hour).
+COINCIDENT_BAND_K = 0.5
+
+
+@dataclass(frozen=True)
+class DesignConditions:
+    """Annual cooling and evaporation design conditions of one weather file (ASHRAE Fundamentals ch. 14).
+
+    Attributes
+    ----------
+    wet_bulb_K : float
+        Evaporation design wet-bulb: exceeded in ``percent`` % of the year's hours [K] (tower sizing).
+    mcdb_K : float
+        Mean coincident dry-bulb at that wet-bulb [K].
+    dry_bulb_K : float
+        Cooling design dry-bulb: exceeded in ``percent`` % of the hours [K] (dry-cooler sizing).
+    mcwb_K : float
+        Mean coincident wet-bulb at that dry-bulb [K].
+    coldest_dry_bulb_K : float
+        The year's minimum hourly dry-bulb [K] (winter control).
+    hours : int
+        Hours in the file.
+    percent : float
+        Annual exceedance percentage used (0.4, 1.0 or 2.0 in ASHRAE's tables).
+    source : str
+        The file and the method, for run headers and reports.
+    """
+
+    wet_bulb_K: float
+    mcdb_K: float
+    dry_bulb_K: float
+    mcwb_K: float
+    coldest_dry_bulb_K: float
+    hours: int
+    percent: float = 0.4
+    source: str = ""
+
+
+def _exceeded_value(x: np.ndarray, percent: float) -> float:
+    """The order statistic exceeded by at most ``floor(percent/100 * n)`` of the ``n`` values.
+
+    Sorted descending ``s``, the value is ``s[k]`` with ``k = floor(percent / 100 * n)``: at most ``k`` values lie
+    strictly above it and more than ``k`` at or above it (ASHRAE's "exceeded in p % of the hours").
+    """
+    s = np.sort(np.asarray(x, dtype=float))[::-1]
+    k = min(int(np.floor(percent / 100.0 * s.size)), s.size - 1)
+    return float(s[k])
+
+
+def _coincident_mean(primary: np.ndarray, other: np.ndarray, at: float) -> float:
+    band = COINCIDENT_BAND_K
+    while True:
+        sel = np.abs(primary - at) <= band + 1e-9
+        if sel.any():
+            return float(other[sel].mean())
+        band += 0.5  # pragma: no cover - the design value is itself a sample, so the first band holds it
+
+
+def design_conditions(weather: str | Path | tuple[pd.DataFrame, WeatherReport] | pd.DataFrame | Weather,
+                      percent: float = 0.4) -> DesignConditions:
+    """Annual design-day conditions from an hourly weather year (ASHRAE Handbook Fundamentals ch. 14 definition).
+
+    The design wet-bulb (evaporation) and dry-bulb (cooling) are the hourly values exceeded in ``percent`` % of
+    the year's hours (ASHRAE Handbook Fundamentals, ch. 14 "Climatic design information": 0.4 %, 1 % and 2 %
+    annual values); exactly, the order statistic ``s[floor(percent/100 * n)]`` of the values sorted descending,
+    so at most that many hours lie strictly above it (0.4 % of 8,760 h: 35 h). The mean coincident dry-bulb
+    (MCDB) and wet-bulb (MCWB) average the other variable over the hours within :data:`COINCIDENT_BAND_K` of the
+    design value (ASSUMPTION on the band width, see there).
+
+    Parameters
+    ----------
+    weather : str | Path | tuple[pd.DataFrame, WeatherReport] | pd.DataFrame | Weather
+        A weather file (EPW or TMY3, read by :func:`load_weather`), what :func:`load_weather` /
+        :func:`load_epw` / :func:`load_tmy3` return, their DataFrame (columns ``T_db_K`` and ``T_wb_K``), or a
+        :class:`Weather` loaded from a file (re-read from :attr:`WeatherReport.path`, since it keeps only the
+        wet-bulb).
+    percent : float
+        Annual exceedance percentage, 0 < percent < 100; default 0.4.
+
+    Returns
+    -------
+    DesignConditions
+        Temperatures in K; ``source`` names the file and the method.
+
+    Raises
+    ------
+    ValueError
+        If ``percent`` is outside (0, 100), a :class:`Weather` has no file behind it (constant wet-bulb), or the
+        data has no ``T_db_K`` / ``T_wb_K`` column or a non-finite value in them; for a path, the
+        :class:`WeatherFileError` (a ValueError) of :func:`load_weather`.
+    """
+    if not (0.0 < float(percent) < 100.0):
+        raise ValueError(f"design_conditions: percent must be in (0, 100), got {percent!r}")
+    name = "<DataFrame>"
+    if isinstance(weather, Weather):
+        if weather.report is None or not weather.report.path:
+            raise ValueError("design_conditions: this Weather has no weather file behind it (constant wet-bulb); "
+                             "pass the EPW/TMY3 path instead")
+        weather = weather.report.path
+    if isinstance(weather, (str, Path)):
+        weather = load_weather(weather)
+    if isinstance(weather, tuple):
+        df, report = weather
+        name = Path(report.path).name if report.path else name
+    else:
+        df = weather
+    for col in ("T_db_K", "T_wb_K"):
+        if col not in getattr(df, "columns", ()):
+            raise ValueError(f"design_conditions: {name}: no column {col!r} (expected what load_weather returns)")
+    T_db = df["T_db_K"].to_numpy(dtype=float)
+    T_wb = df["T_wb_K"].to_numpy(dtype=float)
+    if T_db.size == 0 or not (np.all(np.isfinite(T_db)) and np.all(np.isfinite(T_wb))):
+        raise ValueError(f"design_conditions: {name}: T_db_K / T_wb_K empty or not finite")
+    wb = _exceeded_value(T_wb, percent)
+    db = _exceeded_value(T_db, percent)
+    p = float(percent)
+    return DesignConditions(
+        wet_bulb_K=wb, mcdb_K=_coincident_mean(T_wb, T_db, wb), dry_bulb_K=db,
+        mcwb_K=_coincident_mean(T_db, T_wb, db), coldest_dry_bulb_K=float(T_db.min()), hours=int(T_db.size),
+        percent=p,
+        source=(f"{name}: {p:g} % annual design conditions (ASHRAE Handbook Fundamentals ch. 14 definition: hourly "
+                f"value exceeded in {p:g} % of {T_db.size} h = order statistic {int(np.floor(p / 100 * T_db.size))} "
+                f"from the top; mean coincident values over +/-{COINCIDENT_BAND_K:g} K)"))

@@ -126,7 +126,7 @@ _N = len(SWF_FIELDS)
 #: Identifier fields that may hold text (user, group, executable, queue, partition; fields 12-16): kept as text.
 TEXT_FIELDS: tuple[str, ...] = ("user_id", "group_id", "executable", "queue", "partition")
 _TEXT_COLS = (_USER, _GROUP, _EXE, _QUEUE, _PART)
-_TEXT_USE = {_USER: "user name", _GROUP: "account (group) name", _QUEUE: "queue name"}
+_TEXT_USE = {_USER: "user name", _GROUP: "account (group) name", _QUEUE: "queue name", _PART: "partition name"}
 
 #: Submit times above this (s) are taken as absolute Unix epochs (1e8 s is 1973-03-03).
 EPOCH_THRESHOLD_S = 1e8
@@ -268,6 +268,34 @@ def _fmt(x: float) -> str:
     if math.isnan(x):
         return "nan"
     return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _machine_names(path: Path, part: np.ndarray, report: LoadReport) -> np.ndarray:
+    """SWF partition ids (field 16, as text) -> cluster names of an Alea ``.machines`` file beside the trace.
+
+    The Alea simulator's machine file (``<trace>.machines``, e.g. ``hpc2n.swf.machines``; ``.gz`` stripped) has one
+    cluster per line: ``id name nodes cpus_per_node speed ram`` (whitespace-separated). Ids are matched as they are;
+    when some id has no machine but every id minus one has (SWF partitions counted from 1, the machine file from
+    0), that shift is used. Either way the load report says how the ids were mapped; without a machine file the ids are kept.
+    """
+    base = str(path)[:-3] if str(path).endswith(".gz") else str(path)
+    mfile = Path(base + ".machines")
+    if not mfile.is_file():
+        return part
+    names = {}
+    for line in mfile.read_text(encoding="utf-8", errors="replace").splitlines():
+        f = line.split()
+        if len(f) >= 2 and f[0].lstrip("-").isdigit():
+            names[f[0]] = f[1]
+    ids = sorted({x for x in part if x != ""})
+    shift = 0
+    if not all(x in names for x in ids) and all(x.isdigit() and str(int(x) - 1) in names for x in ids):
+        shift = 1
+    mapped = {x: names.get(str(int(x) - shift) if x.isdigit() else x, x) for x in ids}
+    report.notes.append(f"partition (field 16) -> cluster of {mfile.name} (Alea machines file"
+                        + (", ids counted from 1 against its 0-based ids" if shift else "") + "): "
+                        + ", ".join(f"{k} -> {v}" for k, v in mapped.items()))
+    return np.array([mapped.get(x, x) if x != "" else "" for x in part], dtype=object)
 
 
 def _id_text(values: np.ndarray) -> np.ndarray:
@@ -842,7 +870,7 @@ def read_swf(
             report.notes.append(f"header {key} = {header[key]} but {actual} {what}")
 
     # ---- identifiers given as text (fields 12-16): kept as text -------------------------------------------
-    ident = {c: _id_text(v[:, c]) for c in (_USER, _GROUP, _QUEUE)}
+    ident = {c: _id_text(v[:, c]) for c in (_USER, _GROUP, _QUEUE, _PART)}
     for c, by_line in texts.items():
         n_txt = int(np.isin(lines, list(by_line)).sum()) if by_line else 0
         if not n_txt:
@@ -874,6 +902,9 @@ def read_swf(
             "source_line": lines.astype(np.int64),
         }
     )
+    part = ident[_PART]
+    if (part != "").any():  # field 16 given: an extra column, cluster names from an Alea .machines file beside it
+        df["partition"] = _machine_names(p, part, report)
     # the table holds copies: free the value matrix and the per-column arrays before sorting / validating
     del v, submit, wait, run, req, st, cpu, util, start, end, procs, nodes, jid, lines
     df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)

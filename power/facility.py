@@ -51,9 +51,11 @@ import dataclasses
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["pue_category", "AirSideSpec", "FacilitySpec", "FacilityOverheads", "LightingSpec", "PduSpec", "STAGES",
+__all__ = ["pue_category", "AirSideSpec", "FacilitySpec", "FeedSpec", "FacilityOverheads", "LightingSpec", "PduSpec", "STAGES",
            "SwitchgearSpec", "TransformerSpec", "UpsSpec", "CFM_PER_M3_S", "RHO_AIR", "CP_AIR"]
 
 #: cubic feet per minute in one m3/s (1 ft = 0.3048 m exactly).
@@ -232,6 +234,29 @@ class LightingSpec(_Strict):
     source: str = Field(min_length=1, description="Where the figures come from")
 
 
+class FeedSpec(_Strict):
+    """The facility's electrical feed (utility service): its capacity and redundancy, for headroom and site checks.
+
+    ``capacity_W`` is the real power the installed feed units deliver together; with ``redundancy = "N+1"`` one of
+    the ``units`` may be out of service, so the firm capacity is ``capacity_W (units - 1) / units``; with ``"2N"``
+    it is half of it (two full paths). Not a loss stage: it is never counted in PUE.
+    """
+
+    capacity_W: float = Field(gt=0, description="Real power of all installed feed units together, W")
+    units: int = Field(1, ge=1, description="Feed units (transformers, utility services) making up capacity_W")
+    redundancy: Literal["N", "N+1", "2N"] = Field("N", description="Redundancy of the feed")
+    source: str = Field(min_length=1, description="Where the figures come from")
+
+    @property
+    def firm_W(self) -> float:
+        """Capacity with the redundant part out of service, W."""
+        if self.redundancy == "2N":
+            return self.capacity_W / 2.0
+        if self.redundancy == "N+1":
+            return self.capacity_W * (self.units - 1) / self.units if self.units > 1 else 0.0
+        return self.capacity_W
+
+
 class FacilitySpec(_Strict):
     """The ``[facility]`` table of a system file: every stage optional (absent = not counted)."""
 
@@ -241,6 +266,28 @@ class FacilitySpec(_Strict):
     pdu: PduSpec | None = None
     air_side: AirSideSpec | None = None
     lighting: LightingSpec | None = None
+    feed: FeedSpec | None = None
+
+    def feed_W(self) -> tuple[float, float, str]:
+        """The facility's electrical feed: capacity, firm capacity and where they come from.
+
+        Returns
+        -------
+        capacity_W : float
+            The ``[facility.feed]`` capacity, else the transformers' ``count x rated_VA x power_factor``, else NaN.
+        firm_W : float
+            The capacity with the redundant unit out of service (:class:`FeedSpec`; for transformers, one unit
+            less), W (NaN without either).
+        source : str
+            ``"[facility.feed]"``, ``"transformers"`` or ``""``.
+        """
+        if self.feed is not None:
+            return self.feed.capacity_W, self.feed.firm_W, "[facility.feed]"
+        t = self.transformer
+        if t is not None:
+            unit = t.rated_VA * t.power_factor
+            return t.count * unit, (t.count - 1) * unit, "transformers"
+        return float("nan"), float("nan"), ""
 
     def present(self) -> list[str]:
         """Names of the stages this description counts, in :data:`STAGES` order."""

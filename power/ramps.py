@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PeriodicProfile", "step_bin_means", "kink_bin_means", "ramped_steps", "windowed_amplitude",
+__all__ = ["PeriodicProfile", "PhaseProfile", "step_bin_means", "kink_bin_means", "ramped_steps", "windowed_amplitude",
            "square_wave_integral", "add_periodic_bins", "window_means", "max_ramp", "ramp_statistics",
            "fundamental_amplitude"]
 
@@ -78,6 +78,141 @@ class PeriodicProfile:
     def mean_W(self) -> float:
         """Mean node power over a period [W]: ``duty * high_W + (1 - duty) * low_eff_W``."""
         return self.duty * self.high_W + (1.0 - self.duty) * self.low_eff_W
+
+    def integral(self, tau_s: np.ndarray) -> np.ndarray:
+        """Energy per node from the period start over ``[0, tau]`` [J]: :func:`square_wave_integral`.
+
+        Parameters
+        ----------
+        tau_s : np.ndarray
+            Times since the job start [s] (>= 0).
+
+        Returns
+        -------
+        ndarray of float64
+            Same shape as ``tau_s``.
+        """
+        return square_wave_integral(tau_s, self)
+
+
+@dataclass(frozen=True)
+class PhaseProfile:
+    """A periodic step function of any number of phases: ``power_W[i]`` for ``durations_s[i]``, in order, from
+    each period's start (a training iteration: compute, pipeline bubble, exposed communication; issue #24).
+
+    Everything is closed form: the integral over ``[0, tau]`` (:meth:`integral`), the complex Fourier coefficient
+    of harmonic ``k`` (:meth:`fourier`), and the largest change between consecutive ``D``-means
+    (:meth:`max_ramp_W`). The two-phase :class:`PeriodicProfile` is the case ``(duty T, (1 - duty) T)``.
+
+    Attributes
+    ----------
+    durations_s : tuple of float
+        Phase lengths [s] (>= 0, sum > 0).
+    power_W : tuple of float
+        Phase powers [W] (>= 0).
+
+    Raises
+    ------
+    ValueError
+        If the lengths and powers differ in number, a value is negative or the period is not > 0.
+    """
+
+    durations_s: tuple
+    power_W: tuple
+
+    def __post_init__(self) -> None:
+        """Check the phases."""
+        d = np.asarray(self.durations_s, dtype=float)
+        p = np.asarray(self.power_W, dtype=float)
+        if d.shape != p.shape or d.ndim != 1 or d.size == 0:
+            raise ValueError(f"phase profile: {d.size} durations and {p.size} powers; expected as many, >= 1")
+        if np.any(d < 0) or not np.isfinite(d).all() or not d.sum() > 0 or np.any(p < 0) or not np.isfinite(p).all():
+            raise ValueError(f"phase profile: durations must be >= 0 with a sum > 0 and powers >= 0, got "
+                             f"{list(d)} s and {list(p)} W")
+
+    @property
+    def period_s(self) -> float:
+        """Period [s], the sum of the phase lengths."""
+        return float(np.sum(self.durations_s))
+
+    @property
+    def mean_W(self) -> float:
+        """Exact mean over a period [W]: ``sum(P_i d_i) / T``."""
+        return float(np.dot(self.durations_s, self.power_W)) / self.period_s
+
+    def integral(self, tau_s: np.ndarray) -> np.ndarray:
+        """Energy from the period start over ``[0, tau]`` [J]: whole periods times ``T mean``, plus the partial
+        period through the cumulative phase energies.
+
+        Parameters
+        ----------
+        tau_s : np.ndarray
+            Times since the start [s] (>= 0), any shape.
+
+        Returns
+        -------
+        ndarray of float64
+            Same shape as ``tau_s``.
+        """
+        d = np.asarray(self.durations_s, dtype=float)
+        p = np.asarray(self.power_W, dtype=float)
+        T = self.period_s
+        edges = np.concatenate(([0.0], np.cumsum(d)))
+        cum = np.concatenate(([0.0], np.cumsum(d * p)))
+        tau = np.asarray(tau_s, dtype=float)
+        k = np.floor(tau / T)
+        r = np.clip(tau - k * T, 0.0, T)
+        i = np.clip(np.searchsorted(edges, r, side="right") - 1, 0, d.size - 1)
+        return k * cum[-1] + cum[i] + (r - edges[i]) * p[i]
+
+    def fourier(self, k: int) -> complex:
+        """Complex Fourier coefficient ``c_k = (1/T) int_0^T P(t) exp(-2 pi i k t / T) dt`` [W] (closed form).
+
+        For a phase ``[a, b)`` at ``P``: ``P (exp(-i w a) - exp(-i w b)) / (i w T)``, ``w = 2 pi k / T``; the
+        amplitude of harmonic ``k >= 1`` of the real signal is ``2 |c_k|``.
+
+        Parameters
+        ----------
+        k : int
+            Harmonic (0 gives the mean).
+
+        Returns
+        -------
+        complex
+        """
+        if k == 0:
+            return complex(self.mean_W)
+        d = np.asarray(self.durations_s, dtype=float)
+        p = np.asarray(self.power_W, dtype=float)
+        T = self.period_s
+        a = np.concatenate(([0.0], np.cumsum(d)[:-1]))
+        b = a + d
+        w = 2.0 * math.pi * k / T
+        return complex(np.sum(p * (np.exp(-1j * w * a) - np.exp(-1j * w * b))) / (1j * w * T))
+
+    def max_ramp_W(self, window_s: float) -> float:
+        """Largest change between consecutive ``window_s``-means of the periodic signal, over every phase of the
+        window grid (closed form) [W].
+
+        ``g(t) = (W(t + 2D) - 2 W(t + D) + W(t)) / D`` is piecewise linear in ``t`` with kinks where ``t``,
+        ``t + D`` or ``t + 2D`` crosses a phase edge, so its extremes over one period are at those points.
+
+        Parameters
+        ----------
+        window_s : float
+            ``D`` [s] (> 0).
+
+        Returns
+        -------
+        float
+            ``max_t |g(t)|`` [W].
+        """
+        D = float(window_s)
+        T = self.period_s
+        edges = np.concatenate(([0.0], np.cumsum(self.durations_s)))[:-1]
+        cand = np.concatenate([(edges - s) % T for s in (0.0, D, 2.0 * D)])
+        g = (self.integral(cand + 2 * D) - 2.0 * self.integral(cand + D) + self.integral(cand)) / D
+        return float(np.max(np.abs(g)))
 
 
 def step_bin_means(edges_s: np.ndarray, deltas_W: np.ndarray, t0_s: float, dt_s: float, n: int) -> np.ndarray:
@@ -266,7 +401,7 @@ def square_wave_integral(tau_s: np.ndarray, prof: PeriodicProfile) -> np.ndarray
 
 
 def add_periodic_bins(out_W: np.ndarray, t0_s: float, dt_s: float, start_s: float, end_s: float,
-                      prof: PeriodicProfile, scale: float) -> None:
+                      prof: "PeriodicProfile | PhaseProfile", scale: float) -> None:
     """Add ``scale * (profile - its mean)`` on ``[start_s, end_s)`` to the bin means ``out_W`` (in place, exact).
 
     The zero-mean part only: the simulation already carries the job at its mean power (``prof.mean_W``), so the
@@ -284,8 +419,8 @@ def add_periodic_bins(out_W: np.ndarray, t0_s: float, dt_s: float, start_s: floa
         Start of the job's run [s].
     end_s : float
         End of the job's run [s].
-    prof : PeriodicProfile
-        Its profile.
+    prof : PeriodicProfile | PhaseProfile
+        Its profile (anything with ``integral(tau)`` and ``mean_W``).
     scale : float
         Watts of facility power per watt of node DC power of one node, times the job's node count (e.g.
         ``nodes * dP_rack_input / dP_dc``).
@@ -299,7 +434,7 @@ def add_periodic_bins(out_W: np.ndarray, t0_s: float, dt_s: float, start_s: floa
     k1 = min(int(math.ceil((b - t0_s) / dt_s)), n)
     edges = t0_s + dt_s * np.arange(k0, k1 + 1)
     edges = np.clip(edges, a, b)
-    W = square_wave_integral(edges - start_s, prof) - prof.mean_W * (edges - start_s)
+    W = prof.integral(edges - start_s) - prof.mean_W * (edges - start_s)
     out_W[k0:k1] += scale * np.diff(W) / dt_s
 
 

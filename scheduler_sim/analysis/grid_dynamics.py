@@ -212,7 +212,8 @@ def event_reports(result: SimulationResult, events: list[GridEvent], *, idle_nod
 
 def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_per_dc: float,
                          profiles: dict[int, PeriodicProfile] | None = None, dt_s: float = 1.0,
-                         shape_ramp_W_per_s: float | None = None) -> tuple[float, np.ndarray, dict[str, float]]:
+                         shape_ramp_W_per_s: float | None = None, stepped: dict | None = None
+                         ) -> tuple[float, np.ndarray, dict[str, float]]:
     """Facility power on a uniform fine grid (module docstring: the documented resampling).
 
     ``P(k) = P_interval + (B(k) - B_interval) + sum_j n_j * it_per_dc * (w_j(t) - mean_j)`` where ``B`` is the
@@ -235,6 +236,12 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
         With a facility ramp-rate limit: every job start ramps in and every end ramps down at this rate instead
         of stepping (:func:`power.ramps.ramped_steps`: soft start, filler load after the end), one ramp per run
         attempt of a job; a profiled job's swing begins after its soft start; None keeps steps.
+    stepped : dict | None
+        Job index -> ``(t_offset_s, node_power_W, PhaseProfile)``: a job whose node power is a step function
+        (a training job's checkpoint and restart segments, issue #24) with the periodic iteration swing during
+        the segments at the profile's mean. The allocation table carries such a job at its attempt mean, so the
+        step function minus that mean is added exactly per bin, and the zero-mean swing per training segment
+        (the iteration phase restarts with each segment).
 
     Returns
     -------
@@ -289,6 +296,25 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
             if math.isfinite(st[j]) and math.isfinite(en[j]):
                 s0 = st[j] + soft.get((ids[j], st[j]), 0.0)  # the swing starts after a soft start
                 add_periodic_bins(out, float(t[0]), dt_s, s0, en[j], prof, nn[j] * it_per_dc)
+    if stepped:
+        jobs = result.jobs
+        st = jobs["sim_start_s"].to_numpy(float)
+        en = jobs["sim_end_s"].to_numpy(float)
+        nn = jobs["nodes"].to_numpy(float)
+        for j, (off, pw, prof) in stepped.items():
+            if not (math.isfinite(st[j]) and math.isfinite(en[j]) and en[j] > st[j]):
+                continue
+            a = st[j] + np.asarray(off, float)
+            keep = a < en[j]
+            a, p = a[keep], np.asarray(pw, float)[keep]
+            b = np.append(a[1:], en[j])
+            mean = float(np.dot(b - a, p)) / (en[j] - st[j])
+            scale = nn[j] * it_per_dc
+            d = np.diff(np.concatenate(([mean], p, [mean])))
+            out += scale * step_bin_means(np.append(a, en[j]), d, float(t[0]), dt_s, n)
+            for s0, e0, p0 in zip(a, b, p):
+                if p0 == prof.mean_W and e0 > s0:
+                    add_periodic_bins(out, float(t[0]), dt_s, float(s0), float(e0), prof, scale)
     return float(t[0]), out, extra
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``hpctwin run | sweep | compare | report | list | validate`` (also ``python -m scheduler_sim``).
+"""Command line: ``hpctwin run | sweep | compare | report | frontier | list | validate`` (also ``python -m scheduler_sim``).
 
 Errors the user can fix (a bad configuration, a bad trace, an unknown name) are printed as one clear message and
 exit with status 2; ``--debug`` shows the traceback instead.
@@ -103,6 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "(default: guessed from the file)")
     r.add_argument("--map", action="append", metavar="KEY=COLUMN",
                    help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
+    r.add_argument("--timezone", metavar="TZ",
+                   help="IANA zone of the trace's local times (sacct, PM100, ...), e.g. America/Chicago; sets "
+                        "trace.timezone (default: the loader's, UTC for sacct)")
+    r.add_argument("--nodes", type=int, metavar="N",
+                   help="schedulable pool size: batch jobs run on N nodes of the system (the others idle); jobs "
+                        "larger than N are rejected at load; sets scheduler.pool_nodes")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set",
+                   help="override any configuration key (repeatable), e.g. --set scheduler.policy=fcfs, "
+                        "--set system.topology.n_nodes=+20%%, --set plant.tower.n_cells=5, "
+                        "--set trace.arrival_rate_factor=1.5; relative numbers: +20%%, -10%%, x1.5 "
+                        "(docs/configuration.md)")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
     s = sub.add_parser("sweep", help="run a policy study (use `mpirun -n N hpctwin sweep ...` to spread it over ranks)",
@@ -110,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
     s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
     s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set",
+                   help="override a key of the study's base run (repeatable; as `run --set`, before the axes)")
+    s.add_argument("--timezone", metavar="TZ", help="IANA zone of the trace's local times (sets trace.timezone "
+                                                    "of the base run)")
     s.add_argument("--refine-top", type=int, metavar="K",
                    help="after the sweep, re-run the K fast-plant scenarios best in --refine-by with the FMU and "
                         "report the fast-vs-FMU error (summary.h5 /refine); overrides the study's [refine]")
@@ -146,15 +161,59 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-verify", action="store_true",
                     help=NO_VERIFY_HELP)
 
-    ls = sub.add_parser("list", help="list policies, trace loaders, systems or cooling plants")
-    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants"], help="what to list")
+    fr = sub.add_parser("frontier", help="the Pareto frontier of a sweep in 2 or 3 metrics: knee, hypervolume, CSV, plot",
+                        description="Non-dominated scenarios of a sweep (scheduler_sim.analysis.frontier: metric "
+                                    "table with each metric's sense), the knee and the hypervolume against a "
+                                    "stated reference. Refuses scenarios of different spans unless --per-day.")
+    fr.add_argument("sweep", metavar="SWEEP_DIR", help="sweep output folder (or its summary.h5)")
+    fr.add_argument("--x", metavar="METRIC", help="x metric (default wait; serving sweeps tokens_per_s_per_user)")
+    fr.add_argument("--y", metavar="METRIC", help="y metric (default energy; serving sweeps tokens_per_s_per_gpu)")
+    fr.add_argument("--z", metavar="METRIC", help="third metric (shown as colour)")
+    fr.add_argument("--colour", metavar="METRIC", help="colour of the points, not part of the front (serving "
+                                                         "default: energy_per_token)")
+    fr.add_argument("--per-day", action="store_true", help="divide energy, cost, CO2 and water by each span in days")
+    fr.add_argument("--ref", type=float, nargs="+", metavar="V", help="hypervolume reference point, shown units "
+                                                                       "(default: nadir + 10 %% of each range)")
+    fr.add_argument("--csv", metavar="FILE", help="write the front as CSV")
+    fr.add_argument("--plot", metavar="FILE", help="write the figure (PNG or SVG)")
+
+    ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants or node types")
+    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types"], help="what to list")
+
+    st = sub.add_parser("site", help="build (site new) or check (site check) a planner's own site",
+                        description="site new NAME writes a system and a plant description sized for the site's "
+                                    "design day (docs/site_guide.md); site check NAME prints the derived design and "
+                                    "exits 2 when the plant cannot reject the full-load heat.")
+    sst = st.add_subparsers(dest="site_command", required=True)
+    sn = sst.add_parser("new", help="write <DIR>/<NAME>.toml (system) and <NAME>_plant.toml (plant)")
+    sn.add_argument("name", metavar="NAME")
+    sn.add_argument("--out", default="sites", metavar="DIR", help="folder to write into (default sites/)")
+    sn.add_argument("--partition", action="append", metavar="NAME=NODE_TYPE:COUNT[:NODES_PER_RACK[:RACK_KW]]",
+                    help="a partition (repeat for each); node types: hpctwin list node-types")
+    sn.add_argument("--cooling", choices=["towers", "chiller", "dry", "air"],
+                    help="cooling topology: warm-water towers, chiller-assisted towers (dry and air: not yet)")
+    sn.add_argument("--site", metavar="SITE|EPW", help="shipped site (golden, chicago, knoxville) or an EPW/TMY3 file")
+    sn.add_argument("--feed-MW", type=float, help="electrical feed capacity [MW] (default 1.5 x full-load IT)")
+    sn.add_argument("--feed-units", type=int, default=2, help="feed units / transformers (default 2)")
+    sn.add_argument("--redundancy", choices=["N", "N+1", "2N"], default="N+1", help="feed redundancy (default N+1)")
+    sn.add_argument("--margin", type=float, default=0.10, help="sizing margin on the design heat (default 0.10)")
+    sn.add_argument("--racks-per-cdu", type=int, help="racks per CDU (default: CDUs of at most 1.2 MW)")
+    sn.add_argument("--rack-kW", type=float, default=80.0, help="default rack power limit [kW] (default 80)")
+    sc = sst.add_parser("check", help="print a site's derived design; exit 2 if its plant cannot hold full load")
+    sc.add_argument("name", metavar="NAME", help="site name (in --dir) or its system TOML file")
+    sc.add_argument("--dir", default="sites", metavar="DIR", help="folder of the site's files (default sites/)")
 
     c = sub.add_parser("cooling", help="cooling-only mode: drive a plant from a measured IT power series",
                        description="Drive the cooling plant FMU from a measured IT power CSV (timestamp_secs, "
                                    "measured_kW), e.g. HLRS Hawk 15-min power, and write an HDF5 file. Leading 0 kW "
                                    "rows are reported and skipped.")
-    c.add_argument("power", metavar="POWER_CSV", help="measured IT power series (timestamp_secs, measured_kW)")
-    c.add_argument("--plant", default="frontier", help="plant name or TOML file (default frontier)")
+    c.add_argument("power", metavar="POWER_CSV", nargs="?",
+                   help="measured IT power series (timestamp_secs, measured_kW); not with --design-day")
+    c.add_argument("--plant", help="plant name or TOML file (default frontier; with --design-day the system's plant)")
+    c.add_argument("--design-day", action="store_true",
+                   help="run the plant at the full-load IT power of --system (every node at maximum power) through "
+                        "the design day of its site's weather (the day of the highest mean wet-bulb; the 0.4 %% "
+                        "design wet-bulb is printed beside it)")
     c.add_argument("--out", metavar="FILE.h5",
                    help="output HDF5 file (default: out/cooling-<plant>-<first day of the window>.h5)")
     c.add_argument("--step", type=float, default=15.0, metavar="S", help="communication step [s] (default 15)")
@@ -213,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         from . import commands
 
         handler = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
-                   "report": commands.cmd_report, "list": commands.cmd_list, "cooling": commands.cmd_cooling}[a.command]
+                   "report": commands.cmd_report, "frontier": commands.cmd_frontier, "list": commands.cmd_list,
+                   "cooling": commands.cmd_cooling, "site": commands.cmd_site}[a.command]
     if getattr(a, "debug", False):
         return handler(a)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import sys
@@ -19,8 +20,9 @@ from pathlib import Path
 import h5py
 
 from cooling_fmu.params import load_plant_params, plant_names
-from cooling_fmu.standalone import load_power_series
-from cooling_fmu.weather import Weather
+from cooling_fmu.redundancy import chiller_free_hours_by_month, n_plus_one
+from cooling_fmu.standalone import load_power_series, site_weather_file
+from cooling_fmu.weather import Weather, design_conditions
 from dataloaders.registry import available_loaders, guess_format
 from power import available_systems, load_system
 
@@ -37,7 +39,9 @@ from ..io.hdf5 import describe_unreadable
 from .twin import serve_rollouts, stop_rollout_workers
 from .validate import _parse_map, cmd_validate
 
-__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_validate",
+__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_frontier", "cmd_list", "cmd_cooling",
+           "cmd_design_day", "cmd_site",
+           "cmd_validate",
            "one_line", "describe_unreadable", "RUN_FLAGS"]
 
 
@@ -46,7 +50,8 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node", "trace.timezone": "--timezone",
+             "scheduler.pool_nodes": "--nodes"}
 
 
 def _flag_names(message: str, keys) -> str:
@@ -111,9 +116,12 @@ def _run_study(a: argparse.Namespace) -> int:
     """``hpctwin run STUDY.toml``: every scenario (over MPI ranks under mpiexec), a table of each scenario's
     energy, PUE, wait, cost and CO2, then the last scenario explained against the first, link by link.
     """
-    study, scenarios = load_study(a.config)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, scenarios = load_study(a.config, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.config, out)
+    summary = run_sweep(a.config, out, sets=sets)
     if summary is None:  # another MPI rank
         return 0
     with h5py.File(summary) as f:
@@ -156,7 +164,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days),
                      ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
-                     ("trace.cores_per_node", a.cores_per_node)):
+                     ("trace.cores_per_node", a.cores_per_node),
+                     ("trace.timezone", getattr(a, "timezone", None)), ("scheduler.pool_nodes", getattr(a, "nodes", None))):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
     if a.requests is not None or a.deployment is not None:
@@ -222,6 +231,15 @@ def cmd_run(a: argparse.Namespace) -> int:
             elif ov.get("cooling.weather_path"):
                 name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    if getattr(a, "nodes", None) is not None and a.out is None:
+        cfg = cfg.with_overrides({"name": f"{cfg.name}-pool{a.nodes}"})
+    if getattr(a, "set", None):
+        from .overrides import apply_sets
+
+        cfg = apply_sets(cfg, a.set)
+        if a.out is None:  # its own file name: a what-if never overwrites the run it changes
+            tag = hashlib.sha256("\0".join(a.set).encode()).hexdigest()[:8]
+            cfg = cfg.with_overrides({"name": f"{cfg.name}-set{tag}"})
     if cfg.scheduler.policy not in ("twin", "carbon-aware", "price-aware"):  # a misspelt policy or backfill is
         make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)  # refused before anything is printed
     comm = None
@@ -269,7 +287,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
     res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm)
+                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)
@@ -295,6 +313,8 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
           f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}, cut at the horizon "
           f"{dropped['jobs_cut_at_horizon']}")
+    for line in res.headroom:  # feed and plant margins (scheduler_sim.analysis.headroom)
+        print(line)
     for c in res.load_counts:  # data loss is never hidden, not even by --quiet
         if c["rejected"] or c["repaired"]:
             what = "job" if c["kind"] == "jobs" else "request"
@@ -324,11 +344,14 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
 def cmd_sweep(a: argparse.Namespace) -> int:
     """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
-    study, _ = load_study(a.study)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, _ = load_study(a.study, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
     refine = {"top_k": getattr(a, "refine_top", None), "objective": getattr(a, "refine_by", None),
               "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
-    summary = run_sweep(a.study, out, refine=refine)
+    summary = run_sweep(a.study, out, refine=refine, sets=sets)
     if summary is not None:
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
@@ -361,6 +384,27 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_frontier(a: argparse.Namespace) -> int:
+    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot."""
+    from ..analysis.frontier import (frontier_csv, frontier_plot, frontier_table, load_sweep_points,
+                                     serving_default_axes)
+
+    pts = load_sweep_points(a.sweep)
+    dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
+    metrics = [a.x or dx, a.y or dy] + ([a.z] if a.z else [])
+    colour = a.colour or (dc if not a.z else None)
+    fr = frontier_table(pts, metrics, per_day=a.per_day, ref=a.ref, colour=colour)
+    print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
+          + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else ""))
+    print(fr.format())
+    if a.csv:
+        print(f"wrote {frontier_csv(fr, a.csv)}")
+    if a.plot:
+        frontier_plot(fr, a.plot)
+        print(f"wrote {a.plot}")
+    return 0
+
+
 def cmd_list(a: argparse.Namespace) -> int:
     """``hpctwin list``: policies, trace loaders, systems or cooling plants, one per line."""
     if a.what == "policies":
@@ -372,15 +416,54 @@ def cmd_list(a: argparse.Namespace) -> int:
     elif a.what == "systems":
         for name in available_systems():
             s = load_system(name)
-            print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'")
+            print(f"{name:10s} {s.n_nodes} nodes, {s.n_racks} racks, {s.n_cdus} CDUs, plant '{s.cooling_plant}'"
+                  + (f", partitions {', '.join(p.name for p in s.partitions)}" if s.partitioned else ""))
+    elif a.what == "node-types":
+        from power.nodetypes import available_node_types, load_node_type
+
+        for name in available_node_types():
+            t = load_node_type(name)
+            print(f"{name:16s} idle {t.idle_W:7.0f} W  max {t.max_W:7.0f} W  {t.cpus_per_node} CPU {t.gpus_per_node} GPU"
+                  f"  {t.description}")
     else:
         for name in plant_names():
             print(name)
     return 0
 
 
+def _print_n_plus_one(params, weather_file: Path) -> None:
+    """Print the design wet-bulb of the site and the plant's N+1 cases there (cooling_fmu.redundancy)."""
+    dc = design_conditions(weather_file)
+    print(f"  design wet-bulb {dc.wet_bulb_K - 273.15:.2f} degC ({dc.source})")
+    for c in n_plus_one(params, dc.wet_bulb_K):
+        temps = (f"facility supply {c.T_fac_sup_K - 273.15:.2f} degC, warmest CDU supply "
+                 f"{c.T_sec_sup_max_K - 273.15:.2f} degC, fans {c.y_fan:.2f}" if c.T_fac_sup_K == c.T_fac_sup_K
+                 else c.note)
+        print(f"  N+1 at design heat, {c.name}: {'holds its set points' if c.ok else 'FAILS'} ({temps})")
+
+
+def _print_free_cooling(params, out: Path) -> None:
+    """Print the chiller-free (economiser-only) hours per month of a written cooling run."""
+    if not params.chiller.enabled:
+        print("  chiller-free hours: every hour (the plant has no chiller: towers and economiser only)")
+        return
+    with h5py.File(out, "r") as f:
+        t = f["timeseries/time_s"][:]
+        q = f["timeseries/facility/Q_flow_chiller"][:]
+        origin = float(f.attrs["time_origin_unix_s"])
+    dt_s = float(t[1] - t[0]) if len(t) > 1 else 0.0
+    months = chiller_free_hours_by_month(t, q, origin, dt_s)
+    print("  chiller-free hours per month: " + ", ".join(f"{k} {free:,.0f} of {tot:,.0f} h"
+                                                          for k, (free, tot) in months.items()))
+
+
 def cmd_cooling(a: argparse.Namespace) -> int:
     """``hpctwin cooling``: drive a plant from a measured IT power series and write its HDF5 file."""
+    if a.design_day:
+        return cmd_design_day(a)
+    if a.power is None:
+        raise ValueError("give a POWER_CSV (or --design-day with --system)")
+    a.plant = a.plant or "frontier"
     t, P, rep = load_power_series(a.power)
     for note in rep.notes:
         print(f"  {a.power}: {note}")
@@ -413,12 +496,106 @@ def cmd_cooling(a: argparse.Namespace) -> int:
               f"[facility] stages of system {a.system}")
     else:
         print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
+    if a.wet_bulb is None:
+        _print_n_plus_one(params, site_weather_file(a.weather, load_system(a.system) if a.system else None))
     if peak > design * (1 + 1e-9):
         print(f"hpctwin cooling: warning: peak IT power {peak / 1e6:,.3f} MW exceeds the plant's design heat "
               f"{design / 1e6:,.3f} MW by {100 * (peak / design - 1):.0f} %; supply temperatures may exceed their "
               f"limits (see --scale-to-design)", file=sys.stderr)
+    _print_free_cooling(params, out)
     print(f"wrote {out}")
     return 0
+
+
+def cmd_design_day(a: argparse.Namespace) -> int:
+    """``hpctwin cooling --design-day``: the plant at full-load IT power through its site's design day.
+
+    The full-load IT power is every node at utilisation 1 through the power chain
+    (:func:`scheduler_sim.analysis.headroom.full_load_heat_W` for the heat); the design day is the calendar day of
+    the weather year with the highest daily mean wet-bulb (:func:`scheduler_sim.app.cooling.design_day`). It is
+    written as a constant power series and run as any ``hpctwin cooling`` series (heat shared equally by the CDUs).
+    """
+    import tempfile
+
+    import numpy as np
+
+    from power import load_system
+
+    from .cooling import design_day_series
+
+    if a.power is not None:
+        raise ValueError("--design-day takes no POWER_CSV (the power is the system's full load)")
+    if not a.system:
+        raise ValueError("--design-day needs --system NAME (its full-load power, its site and its plant)")
+    system = load_system(a.system)
+    plant = a.plant or system.cooling_plant
+    params = load_plant_params(plant)
+    with tempfile.TemporaryDirectory(prefix="hpctwin-design-day-") as tmp:
+        csv, info = design_day_series(system, a.weather, Path(tmp))
+        out = Path(a.out) if a.out else Path("out") / f"cooling-{params.name}-design-day.h5"
+        print(f"design day: system {system.name}, plant {params.name} ({params.n_cdu} CDUs), "
+              f"full-load IT {info['P_it_W'] / 1e6:,.3f} MW, design day {info['day']} of {info['weather']} "
+              f"(mean wet-bulb {info['mean_T_wb_K'] - 273.15:.1f} C, max {info['max_T_wb_K'] - 273.15:.1f} C; "
+              f"0.4 % design wet-bulb {info['design_T_wb_K'] - 273.15:.1f} C)")
+        s = run_cooling_standalone(csv, out, plant=plant, step_s=a.step, weather_file=info["weather_path"],
+                                   system=a.system)
+    import h5py
+
+    with h5py.File(out, "r") as f:
+        T = f["/timeseries/cdu/T_sec_sup"][()]
+        ts = f["/timeseries/time_s"][()]
+        dt_h = float(ts[1] - ts[0]) / 3600.0 if len(ts) > 1 else 0.0
+    limit = params.cdu.T_sec_sup_set_K + 1.0
+    hours = float(np.any(T > limit, axis=1).sum() * dt_h)
+    print(f"  CDU supply: highest {T.max() - 273.15:.2f} C (set point {params.cdu.T_sec_sup_set_K - 273.15:.1f} C); "
+          f"{hours:.2f} h above set point + 1 K")
+    print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.2f} MWh, PUE {s['PUE']:.4f}")
+    print(f"wrote {out}")
+    return 0
+
+
+def _ask(a: argparse.Namespace) -> None:
+    """Prompt for the options of ``site new`` that are missing, on a terminal only (tests give options)."""
+    if not sys.stdin.isatty():
+        return
+    if not a.partition:
+        a.partition = []
+        print("partitions, one per line as NAME=NODE_TYPE:COUNT[:NODES_PER_RACK[:RACK_KW]] (empty line ends):")
+        while (line := input("  partition: ").strip()):
+            a.partition.append(line)
+    if a.cooling is None:
+        a.cooling = input("cooling (towers, chiller) [towers]: ").strip() or "towers"
+    if a.site is None:
+        a.site = input("site (golden, chicago, knoxville or an EPW path) [golden]: ").strip() or "golden"
+    if a.feed_MW is None:
+        v = input("electrical feed [MW] (empty: 1.5 x full-load IT): ").strip()
+        a.feed_MW = float(v) if v else None
+
+
+def cmd_site(a: argparse.Namespace) -> int:
+    """``hpctwin site new`` / ``hpctwin site check`` (:mod:`scheduler_sim.app.site`)."""
+    from .site import SiteSpec, build_site, check_site, parse_partition
+
+    if a.site_command == "new":
+        _ask(a)
+        if not a.partition:
+            raise ValueError("site new: give at least one --partition NAME=NODE_TYPE:COUNT")
+        spec = SiteSpec(a.name, tuple(parse_partition(p) for p in a.partition), a.cooling or "towers",
+                        a.site or "golden", a.feed_MW * 1e6 if a.feed_MW is not None else math.nan, a.feed_units,
+                        a.redundancy, a.margin, a.racks_per_cdu, a.rack_kW * 1e3)
+        sys_path, plant_path, log = build_site(spec, a.out)
+        for line in log:
+            print(f"  {line}")
+        print(f"wrote {sys_path}\nwrote {plant_path}")
+        print(f"next: hpctwin site check {a.name} --dir {a.out}")
+        return 0
+    path = Path(a.name) if a.name.endswith(".toml") else Path(a.dir) / f"{a.name}.toml"
+    if not path.is_file():
+        raise ValueError(f"no site {a.name!r}: {path} not found (write it with hpctwin site new {a.name})")
+    ok, lines = check_site(path)
+    for line in lines:
+        print(line)
+    return 0 if ok else 2
 
 
 def one_line(exc: BaseException) -> str:

@@ -88,3 +88,70 @@ def run_cooling_standalone(power_csv: str | Path, out: str | Path, **options) ->
     run = run_standalone(power_csv, **options)
     write_standalone(out, run, power_csv)
     return run.summary
+
+
+def design_day(weather_path: str | Path) -> tuple[int, int, float, float]:
+    """The design day of a weather year: the calendar day with the highest daily mean wet-bulb.
+
+    Parameters
+    ----------
+    weather_path : str | Path
+        EPW or TMY3 file.
+
+    Returns
+    -------
+    month, day : int
+        The day.
+    mean_T_wb_K, max_T_wb_K : float
+        Its mean and highest hourly wet-bulb [K].
+    """
+    from cooling_fmu.weather import load_weather
+
+    df, _ = load_weather(weather_path)
+    g = df.groupby(["month", "day"])["T_wb_K"]
+    mean = g.mean()
+    (m, d) = mean.idxmax()
+    return int(m), int(d), float(mean.max()), float(g.max().loc[(m, d)])
+
+
+def design_day_series(system: object, weather: str | None, folder: Path) -> tuple[Path, dict]:
+    """A constant full-load IT power series over the design day of the system's site, as a cooling CSV.
+
+    Parameters
+    ----------
+    system : object
+        The machine (a power.System; full load: every node at utilisation 1 through the power chain).
+    weather : str | None
+        Weather file or shipped site; None: the system's site (else Golden, CO).
+    folder : Path
+        Where the CSV is written.
+
+    Returns
+    -------
+    csv : pathlib.Path
+        ``timestamp_secs, measured_kW`` every 15 min over the day (year 2022, UTC; aligned to the weather by
+        month / day / hour like any series).
+    info : dict
+        ``P_it_W``, ``day`` (MM-DD), ``weather``, ``weather_path``, ``mean_T_wb_K``, ``max_T_wb_K``,
+        ``design_T_wb_K`` (0.4 %).
+    """
+    import datetime as dt
+
+    import numpy as np
+
+    from cooling_fmu.weather import design_conditions, resolve_weather_file
+    from power import PowerChain, node_power_w
+
+    base = str(Path(system.source).parent) if system.source else None
+    spec = weather or system.site_weather or "golden"
+    path = resolve_weather_file(spec, base if not weather else None)
+    m, d, mean, mx = design_day(path)
+    p = np.concatenate([np.full(q.n_nodes, float(node_power_w(1.0, 1.0, q.node))) for q in system.partitions])
+    it = float(PowerChain(system).evaluate(p).it_input_W)
+    t0 = dt.datetime(2022, m, d, tzinfo=dt.timezone.utc).timestamp()
+    t = t0 + 900.0 * np.arange(97)
+    csv = folder / "design_day.csv"
+    csv.write_text("timestamp_secs,measured_kW\n" + "".join(f"{x:.0f},{it / 1e3:.6f}\n" for x in t))
+    info = {"P_it_W": it, "day": f"{m:02d}-{d:02d}", "weather": Path(path).name, "weather_path": str(path),
+            "mean_T_wb_K": mean, "max_T_wb_K": mx, "design_T_wb_K": design_conditions(path).wet_bulb_K}
+    return csv, info

@@ -144,7 +144,8 @@ def _decimate(x: np.ndarray) -> tuple[np.ndarray, int]:
 
 def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, events: list[GridEvent], *,
                  serving: ServingOutput | None = None, serving_offset_s: float = 0.0,
-                 baseline: SimulationResult | None = None) -> tuple[dict[str, float], dict, list]:
+                 baseline: SimulationResult | None = None,
+                 training: object | None = None) -> tuple[dict[str, float], dict, list]:
     """Analyse a finished run's grid dynamics (:mod:`scheduler_sim.analysis.grid_dynamics`).
 
     Parameters
@@ -163,6 +164,9 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
         Simulation time of the request trace's time 0 [s].
     baseline : SimulationResult | None
         The same run without events (for the energy curtailed).
+    training : object | None
+        Training jobs of the run (:class:`scheduler_sim.app.workloads.TrainingJobs`): their checkpoint / restart
+        steps and iteration swing go into the resampled facility power.
 
     Returns
     -------
@@ -181,9 +185,16 @@ def grid_outputs(cfg: RunConfig, result: SimulationResult, sim: Simulation, even
         prof = _profile(cfg)
         for j in np.flatnonzero(np.isfinite(result.jobs["node_power_set_W"].to_numpy(float))):
             profiles[int(j)] = prof
+    stepped = {}
+    if training is not None and len(training.jobs):  # training jobs of [[workload]] (#24): segments + iteration swing
+        row = {int(x): i for i, x in enumerate(result.jobs["job_id"].to_numpy())}
+        for jid, grp in training.power_series.groupby("job_id", sort=True):
+            if int(jid) in row:
+                stepped[row[int(jid)]] = (grp["t_offset_s"].to_numpy(float), grp["node_power_W"].to_numpy(float),
+                                          training.profiles[int(jid)])
     ramp = g.ramp_limit_MW_per_min * 1e6 / 60.0 if g.ramp_limit_MW_per_min is not None else None
     t_first, fast, shaping = fast_facility_series(result, idle_node_it_W=idle_it, it_per_dc=slope, profiles=profiles,
-                                                  dt_s=g.resample_s, shape_ramp_W_per_s=ramp)
+                                                  dt_s=g.resample_s, shape_ramp_W_per_s=ramp, stepped=stepped)
     held = getattr(sim.policy, "held_dr", set())
     reports = event_reports(result, events, idle_node_it_W=idle_it, held_jobs=held, baseline=baseline,
                             serving_requests=serving.requests if serving is not None else None,

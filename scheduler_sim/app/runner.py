@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from cooling_fmu.coupling import AdaptiveStepper
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
+from dataloaders.report import LoadResult
 from dataloaders.swf import read_swf_header, swf_cores_per_node
 from jobs.table import empty_job_table
 from jobs.shares import apply_node_shares
@@ -34,7 +37,8 @@ from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
-from . import grid_run
+from . import grid_run, workloads
+from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
 from .twin import twin_from_config
@@ -57,6 +61,7 @@ class RunOutput:
     info: dict
     load_summary: str
     load_counts: list[dict] = field(default_factory=list)
+    headroom: list[str] = field(default_factory=list)
 
 
 def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
@@ -149,7 +154,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
@@ -160,6 +165,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
+    guard_plant(plant, cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
@@ -177,7 +183,7 @@ def _grid_writers(ga, grid_content):
 
 
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
-            comm=None) -> RunOutput:
+            comm=None, headroom: bool = False) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     Parameters
@@ -193,6 +199,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     comm : mpi4py communicator or None
         With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
         ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
+    headroom : bool
+        Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
+        ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
 
     Returns
     -------
@@ -200,8 +209,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
 
     Raises
     ------
-    dataloaders.report.TraceError, ValueError, cooling_fmu errors
-        With messages naming the file / field at fault.
+    ValueError
+        If the output is an input file of the run or a folder; also (from the configuration, the loaders and the
+        plant) for a bad input, with a message naming the file / field at fault.
+
+    Notes
+    -----
+    The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
+    (messages naming the file / field at fault).
     """
     say = echo or (lambda s: None)
     if out is not None:
@@ -211,7 +226,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
         if Path(out).is_dir():
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
-    system = load_system(cfg.system)
+    system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member's inputs
     check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         if system.facility.air_side is None:
@@ -229,11 +244,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"trace   {trace_path}")
         cpn, cpn_why = trace_cores_per_node(cfg, system)
         show = cfg.output.progress if progress is None else progress
+        pool = pool_size(cfg, system)
+        opts = {"timezone": cfg.trace.timezone} if cfg.trace.timezone else {}
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
-            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                                cores_per_node=cpn, strict=cfg.trace.strict)
+            loaded = _load_batch_trace(cfg, trace_path, pool, cpn, opts)
         if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
+        say(trace_vs_system(cfg, system, loaded, cpn, pool))
         jobs = loaded.jobs
         if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
             jobs, share_notes = apply_node_shares(
@@ -242,14 +259,19 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
             loaded.report.notes.extend(share_notes)
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+        start = default_start_day(cfg, jobs)
+        jobs, growth = grow_workload(jobs, cfg, start * DAY_S, pool)
+        if growth:
+            say(f"growth  {growth}")
         jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
-        start = default_start_day(cfg, jobs)
         if start != cfg.trace.window_start_days:
             say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
             cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
+        jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
+                            (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
     else:
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
@@ -270,9 +292,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
     plant = None
     wet_bulb = None
+    wpath = None
     wdesc = "cooling off"
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
+        if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
+            wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
@@ -301,14 +327,29 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
         policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, events)
         jobs = grid_run.apply_power_profiles(cfg, jobs)
+    training = None
+    if cfg.workload:  # [[workload]] tables of #24: generated training jobs join the trace as gang jobs
+        training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
+        jobs = workloads.merge_jobs(jobs, training)
+        for r in training.reports:
+            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+                f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
+                f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
+                f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
+                f"{r['checkpoint_write_s']:.1f} s); {r['n_failures']} failures, ETTR {r['ettr']:.4f}, wall "
+                f"{r['wall_s'] / 3600:.2f} h for {r['useful_s'] / 3600:.2f} h of training")
     sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
                      partition=serving.profile() if serving is not None else None,
-                     job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None)
+                     job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None,
+                     workload_power_profiles=training.power_series if training is not None else None)
     try:
         result = sim.run()
     finally:
         if plant is not None:
             plant.close()
+    for line in partition_mapping_lines(result.info):  # which trace names went to which partition (load report)
+        if loaded is not None:
+            loaded.report.notes.append(line.strip())
     result.info["job_power_spread"] = spread_info
     result.info["site"] = system.site_name
     result.info["weather"] = wdesc
@@ -327,7 +368,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     if grid_run.enabled(cfg):
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s if cfg.serving is not None else 0.0
         dyn_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, events, serving=serving,
-                                                                         serving_offset_s=t_serv)
+                                                                         serving_offset_s=t_serv, training=training)
         result.summary.update(dyn_summary)
         for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
             say(line)
@@ -350,8 +391,59 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
+    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts)
+                     load_counts=counts, headroom=lines)
+
+
+def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
+    """The design conditions a run's headroom uses: the 0.4 % values of its weather file
+    (:func:`cooling_fmu.weather.design_conditions`; ``wpath``, else the system's site), or its constant wet-bulb.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    object
+        A cooling_fmu.weather.DesignConditions, or a namespace with ``wet_bulb_K`` and ``source``.
+    """
+    import types
+
+    from cooling_fmu.weather import design_conditions, resolve_weather_file
+
+    if cfg.cooling.weather == "constant":
+        return types.SimpleNamespace(wet_bulb_K=cfg.cooling.T_wb_C + 273.15, source="constant wet-bulb of the run")
+    if wpath is None:
+        spec, _, base = weather_source(cfg, system)
+        wpath = resolve_weather_file(spec, base or None)
+    return design_conditions(wpath)
+
+
+def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
+    """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+    """
+    from cooling_fmu.params import load_plant_params
+
+    from ..analysis.headroom import run_headroom
+
+    params = design = None
+    if cfg.cooling.plant_model != "off":
+        try:
+            params = load_plant_params(system.cooling_plant)
+        except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
+            params = None
+        design = design_of(cfg, system, wpath) if params is not None else None
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
@@ -460,6 +552,28 @@ def serving_load_summary(serving) -> str:
     return "\n".join(lines)
 
 
+def partition_mapping_lines(info: dict) -> list[str]:
+    """Lines saying how the trace's jobs were mapped to the partitions (:mod:`scheduler_sim.kernel.partitions`).
+
+    Parameters
+    ----------
+    info : dict
+        A run's info (its ``partition_mapping`` entry; absent on a one-partition system).
+
+    Returns
+    -------
+    list of str
+        One line per partition and rule, e.g. ``partition gpu: 120 job(s) by queue (names: gpu, gpu_debug)``.
+    """
+    out = []
+    for r in info.get("partition_mapping", []):
+        names = f" (trace names: {', '.join(r['trace_names'])})" if r["trace_names"] and r["trace_names"] != [""] \
+            else ""
+        why = "by default (no trace name maps to a partition)" if r["rule"] == "default" else r["rule"]
+        out.append(f"  partition {r['partition']}: {r['jobs']} job(s) {why}{names}")
+    return out
+
+
 def design_peak_W(system, cooling_estimate: float) -> float:
     """Design peak facility power [W] (the reference of ``power_cap.cap_fraction``).
 
@@ -506,6 +620,10 @@ def check_sizes(cfg: RunConfig, system) -> None:
             d.node_ranges(system.n_nodes)
         except ValueError as exc:
             raise ConfigError(f"scheduler.downtime[{i}].nodes = {d.nodes!r}: {exc} (system {system.name!r})") from None
+    pool = cfg.scheduler.pool_nodes
+    if pool is not None and pool > system.n_nodes:
+        raise ConfigError(f"scheduler.pool_nodes = {pool} (--nodes): more than the {system.n_nodes} nodes of system "
+                          f"{system.name!r}")
     from jobs.memory import check_span
 
     # the longest run (jobs.memory.MAX_SPAN_S, 20 years)
@@ -564,7 +682,193 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
         max_drain_s=cfg.output.max_drain_days * DAY_S,
         share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,
+        pool_nodes=sc.pool_nodes,
     )
+
+
+def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
+    """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    trace_path : Path
+        The trace file.
+    pool : int
+        Schedulable pool [nodes] (the loader's ``max_nodes``).
+    cpn : int
+        Processors per node.
+    opts : dict
+        Extra loader options (``timezone``).
+
+    Returns
+    -------
+    LoadResult
+        The loaded trace.
+
+    Raises
+    ------
+    ValueError
+        If a time zone is given for a loader that reads no local clock times (one line, naming loader and file).
+    TypeError
+        Any other TypeError of the loader, as raised.
+    """
+    try:
+        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                          strict=cfg.trace.strict, **opts)
+    except TypeError as exc:
+        if "timezone" not in str(exc) or "timezone" not in opts:
+            raise
+        fmt = cfg.trace.format or guess_format(trace_path)
+        raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
+                         f"reads no local clock times (its times carry no zone to set); leave it unset") from None
+
+
+def pool_size(cfg: RunConfig, system) -> int:
+    """The schedulable pool of batch jobs [nodes]: ``scheduler.pool_nodes`` (``--nodes``), else the whole system."""
+    return int(cfg.scheduler.pool_nodes) if cfg.scheduler.pool_nodes is not None else int(system.n_nodes)
+
+
+def trace_machine_nodes(cfg: RunConfig, loaded: LoadResult, cores_per_node: int) -> tuple[int | None, str]:
+    """Nodes of the machine the trace was recorded on, as far as the trace says, and where that came from.
+
+    SWF: the header's ``MaxNodes``, else ``MaxProcs / cores_per_node``; Slurm sacct: the distinct host names of
+    ``NodeList`` (job-table column ``node_list``); otherwise None (the trace does not say).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    loaded : LoadResult
+        The loaded trace (:class:`dataloaders.report.LoadResult`).
+    cores_per_node : int
+        Processors per node used for the load.
+
+    Returns
+    -------
+    nodes : int or None
+    source : str
+    """
+    if loaded.report.loader == "swf":
+        try:
+            h = read_swf_header(cfg.trace.resolved_path())
+        except (OSError, ValueError):
+            h = {}
+        mn, mp = h.get("MaxNodes"), h.get("MaxProcs")
+        if isinstance(mn, (int, float)) and mn > 0:
+            return int(mn), "SWF header MaxNodes"
+        if isinstance(mp, (int, float)) and mp > 0:
+            return int(math.ceil(mp / max(cores_per_node, 1))), f"SWF header MaxProcs / {cores_per_node}"
+        return None, ""
+    if "node_list" in loaded.jobs.columns:
+        from dataloaders.slurm import count_hostlist, expand_hostlist
+
+        lists = [x for x in pd.unique(loaded.jobs["node_list"].astype(str)) if x.strip()]
+        try:
+            if lists and sum(count_hostlist(x) for x in lists) <= 2_000_000:  # bounded before anything is expanded
+                hosts = set()
+                for x in lists:
+                    hosts.update(expand_hostlist(x))
+                if hosts:
+                    return len(hosts), "distinct NodeList host names"
+        except ValueError:
+            pass  # a bad host list was reported by the loader
+    return None, ""
+
+
+def trace_vs_system(cfg: RunConfig, system: System, loaded: LoadResult, cores_per_node: int, pool: int) -> str:
+    """The run-header line comparing the trace's machine with the system and the pool (issue #23 item 7).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The run's system.
+    loaded : LoadResult
+        The loaded trace.
+    cores_per_node : int
+        Processors per node used for the load.
+    pool : int
+        Schedulable pool [nodes].
+
+    Returns
+    -------
+    str
+        e.g. ``machine trace 4360 nodes (SWF header MaxNodes) vs system 'theta' 4392 nodes: differs; pool 4392
+        nodes (the whole system), job sizes as in the trace (no scaling; --nodes N sets the pool,
+        trace.job_size_factor scales jobs)``.
+    """
+    n, how = trace_machine_nodes(cfg, loaded, cores_per_node)
+    big = int(loaded.jobs["nodes"].max()) if len(loaded.jobs) else 0
+    tr = f"trace {n} nodes ({how})" if n is not None else f"trace machine not stated (largest job {big} nodes)"
+    same = "" if n is None else (": same" if n == system.n_nodes else ": differs")
+    pl = ("the whole system" if cfg.scheduler.pool_nodes is None else "scheduler.pool_nodes / --nodes")
+    g = cfg.trace.job_size_factor
+    scale = (f"job sizes x {g:g} (trace.job_size_factor)" if g != 1.0 else "job sizes as in the trace (no scaling)")
+    hint = "" if (n is None or n == pool) else "; --nodes N sets the pool"
+    return f"machine {tr} vs system {system.name!r} {system.n_nodes} nodes{same}; pool {pool} nodes ({pl}), {scale}{hint}"
+
+
+def grow_workload(jobs: pd.DataFrame, cfg: RunConfig, t0_s: float, pool: int) -> tuple[pd.DataFrame, str]:
+    """Workload growth (issue #23 item 5): arrival-rate and job-size scaling of a job table; deterministic.
+
+    Arrival rate (``trace.arrival_rate_factor`` f): submit times ``t >= t0`` become ``t0 + (t - t0) / f`` (time
+    compression towards the window start; earlier jobs are unchanged), and the trace's recorded start and end
+    times move with their job's submit time (recorded waits and run times are kept). Job size
+    (``trace.job_size_factor`` g): ``nodes' = floor(n g) + (u < frac(n g))`` with ``u`` uniform from
+    ``numpy.random.default_rng([seed, 23])`` in job-table order (stochastic rounding: the expected total is g times
+    the trace's), at least 1 and at most ``pool``.
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Canonical job table (``submit_time_s``, ``start_time_s``, ``end_time_s`` [s], ``nodes``).
+    cfg : RunConfig
+        The run (factors and seed).
+    t0_s : float
+        Window start [s after the trace origin].
+    pool : int
+        Schedulable pool [nodes] (cap of the scaled sizes).
+
+    Returns
+    -------
+    jobs : pd.DataFrame
+        A scaled copy (``jobs`` itself when both factors are 1).
+    note : str
+        What was done ('' when nothing).
+    """
+    f, g = cfg.trace.arrival_rate_factor, cfg.trace.job_size_factor
+    if (f == 1.0 and g == 1.0) or len(jobs) == 0:
+        return jobs, ""
+    attrs = dict(jobs.attrs)
+    jobs = jobs.copy()
+    notes = []
+    if f != 1.0:
+        sub = jobs["submit_time_s"].to_numpy(float)
+        late = sub >= t0_s
+        new = np.where(late, t0_s + (sub - t0_s) / f, sub)
+        shift = new - sub
+        jobs["submit_time_s"] = new
+        for c in ("start_time_s", "end_time_s"):
+            if c in jobs:
+                jobs[c] = jobs[c].to_numpy(float) + shift
+        notes.append(f"arrival rate x {f:g}: submit times from day {t0_s / DAY_S:g} on compressed towards it, "
+                     f"t' = t0 + (t - t0) / {f:g} ({int(late.sum())} jobs)")
+    if g != 1.0:
+        n = jobs["nodes"].to_numpy(np.int64)
+        x = n * float(g)
+        lo = np.floor(x)
+        u = np.random.default_rng([int(cfg.seed), 23]).random(n.size)
+        new = (lo + (u < (x - lo))).astype(np.int64)
+        capped = int(np.count_nonzero(new > pool))
+        new = np.clip(new, 1, pool)
+        jobs["nodes"] = new
+        notes.append(f"job sizes x {g:g}: nodes {int(n.sum())} -> {int(new.sum())} in all (stochastic rounding, "
+                     f"seed {cfg.seed}; {capped} job(s) capped at the pool of {pool})")
+    jobs.attrs.update(attrs)
+    return jobs, "; ".join(notes)
 
 
 def _electrical_stages(info: dict | None) -> str:
@@ -638,4 +942,20 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         ]
     if info is not None and "facility_stages_counted" in info and not math.isnan(s.get("PUE", float("nan"))):
         lines.append(f"  PUE counts            {pue_category(info)}")
+    lines += _partition_lines(s)
     return "\n".join(lines)
+
+
+def _partition_lines(s: dict[str, float]) -> list[str]:
+    """The per-partition block of the summary (a partitioned system's ``partition_<name>_<metric>`` keys)."""
+    names = [k[len("partition_"):-len("_jobs")] for k in s if k.startswith("partition_") and k.endswith("_jobs")]
+    if not names:
+        return []
+    out = ["  partition             jobs   util.   mean wait   IT energy    peak IT    peak rack"]
+    for n in names:
+        g = lambda m: s[f"partition_{n}_{m}"]  # noqa: E731
+        util = "   n/a" if math.isnan(g("utilisation")) else f"{100 * g('utilisation'):5.1f}%"
+        wait = "      n/a" if math.isnan(g("mean_wait_s")) else f"{g('mean_wait_s') / 3600:7.2f} h"
+        out.append(f"    {n:<18} {int(g('jobs')):6d}  {util}   {wait}  {g('E_it_J') / 3.6e9:8.1f} MWh "
+                   f"{g('peak_it_W') / 1e6:7.3f} MW  {g('peak_rack_W') / 1e3:7.1f} kW")
+    return out

@@ -538,6 +538,8 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         w.group("/timeseries/rack")
         for name, arr in result.rack.items():
             w.dataset(f"/timeseries/rack/{name}", arr)
+        if getattr(result, "partitions", None):  # a partitioned system (a one-partition file is unchanged)
+            _write_partitions(w, result)
         w.group("/metrics")
         for by in ("account", "size"):
             gm = group_metrics(result.jobs, by)
@@ -574,6 +576,20 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     return path
 
 
+
+
+def _write_partitions(w: SchemaWriter, result) -> None:
+    """``/timeseries/partition`` and ``/partitions`` of a partitioned system's run (docs/output_schema.md)."""
+    w.group("/timeseries/partition")
+    for name, arr in result.partition.items():
+        w.dataset(f"/timeseries/partition/{name}", arr, units=unit_of(name))
+    w.group("/partitions")
+    for name, arr in result.partitions.items():
+        if arr.dtype == object:
+            w.dataset(f"/partitions/{name}", np.array([str(x) for x in arr], dtype=h5py.string_dtype("utf-8")),
+                      units="")
+        else:
+            w.dataset(f"/partitions/{name}", arr, units={"node_hours": "h"}.get(name, unit_of(name)))
 
 
 def check_schema(f: h5py.File, path: str | Path = "") -> None:

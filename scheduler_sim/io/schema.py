@@ -260,6 +260,8 @@ REQUEST_COLUMNS = {
     "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
     "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
     "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "recompute_cached_tokens": ("1", "Of cached_prompt_tokens, those in blocks the request wrote itself before a "
+                                     "preemption (recompute saved, not a prefix hit)"),
     "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
     "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
     "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
@@ -365,6 +367,29 @@ def _run_table() -> tuple[Entry, ...]:
         _group("/timeseries/rack", "Per-rack series, shape (n_intervals, n_racks)", required=True),
         _ds("/timeseries/rack/P_in_W", "float", ("n_intervals", "n_racks"), "W", "Rack input power (IT power of the "
             "rack)", long_name=True, required=True),
+        # partitions (only on a system of more than one partition; a one-partition run's file is unchanged)
+        _ds("/jobs/partition", "str", ("n_jobs",), "", "Partition that ran the job (scheduler_sim.kernel.partitions: "
+            "the trace's partition / queue / GPU model, mapped by the system's trace_names, else the default "
+            "partition); present only on a partitioned system", since="1.2"),
+        _group("/timeseries/partition", "Per-partition series, shape (n_intervals, n_partitions); present only on a "
+               "partitioned system", since="1.2"),
+        _ds("/timeseries/partition/P_it_W", "float", ("n_intervals", "n_partitions"), "W", "IT power (rack input) "
+            "of the partition's racks", long_name=True, since="1.2"),
+        _ds("/timeseries/partition/busy_nodes", "float", ("n_intervals", "n_partitions"), "1", "Nodes running a "
+            "batch job in the partition (time average)", long_name=True, since="1.2"),
+        _group("/partitions", "One row per partition, shape (n_partitions,); present only on a partitioned system",
+               since="1.2"),
+        _ds("/partitions/name", "str", ("n_partitions",), "", "Partition name", since="1.2"),
+        _ds("/partitions/kind", "str", ("n_partitions",), "", "batch or serving", since="1.2"),
+        _ds("/partitions/node_type", "str", ("n_partitions",), "", "Catalogue node type ('' when defined inline)",
+            since="1.2"),
+        _ds("/partitions/cdu_partitions", "str", ("n_cdus",), "", "Per CDU: the partitions whose racks it cools, "
+            "'+'-separated", since="1.2"),
+        _ds("/partitions/{column}", "number", ("n_partitions",), None, "first_node, n_nodes, n_racks, idle_node_W, "
+            "max_node_W, rack_limit_W (NaN: none), peak_rack_W (highest interval-average rack input), peak_it_W, "
+            "E_it_J (exact IT energy of its racks), jobs, node_hours [h], utilisation (node-seconds of its jobs / "
+            "(batch nodes x span)), mean_wait_s, mean_bounded_slowdown, energy_it_J (of its jobs); unit from the "
+            "name suffix", since="1.2"),
         # /metrics
         _group("/metrics", "Per-group job metrics (prefilled jobs excluded from the wait statistics)",
                required=True),
@@ -533,6 +558,44 @@ SWEEP_SUMMARY: tuple[Entry, ...] = (
     _ds("/refine/{column}", "float64", ("n_refined",), None, "<metric>_fast, <metric>_fmu: the headline metric of "
         "the fast-plant scenario and of its FMU re-run; <metric>_rel_error: fast / FMU - 1 (NaN when the re-run "
         "failed)"),
+    _group("/ensemble", "Present for a study with an [uncertainty] table (scheduler_sim.app.uncertainty): every "
+           "scenario ran as members with perturbed inputs; statistics by scheduler_sim.analysis.ensemble",
+           since="1.2"),
+    _attr("/ensemble@members", "int", "N, members per scenario of the design", since="1.2"),
+    _attr("/ensemble@n_runs", "int", "Members run per scenario: N, or N (2D + 2) for a Saltelli design", since="1.2"),
+    _attr("/ensemble@design", "str", "lhs, sobol or saltelli", since="1.2"),
+    _attr("/ensemble@seed", "int", "Seed of the design and of the members' per-job noise", since="1.2"),
+    _attr("/ensemble@cooling", "str", "fast (members on the fast plant) or keep", since="1.2"),
+    _attr("/ensemble@n_failed", "int", "Members that failed (left out of every statistic)", since="1.2"),
+    _attr("/ensemble@spec_json", "str", "The [uncertainty] table as JSON (parameter: [dist, args...])", since="1.2"),
+    _ds("/ensemble/scenario", "str", ("n_ensemble_scenarios",), "", "The study's scenarios (before expansion into "
+        "members <scenario>_m<kkk>)", has_units=False, since="1.2"),
+    _ds("/ensemble/condition", "str", ("n_ensemble_scenarios",), "", "Each scenario's condition (weather, seed ...; "
+        "'' without condition axes)", has_units=False, since="1.2"),
+    _ds("/ensemble/does_not_matter", "str", ("n_ensemble_lines",), "", "Per headline metric and condition: whether "
+        "the decision changes it by more than the ensemble 5-95 % half-width", has_units=False, since="1.2"),
+    _group("/ensemble/parameters", "The design: one dataset per parameter, its value for each member", since="1.2"),
+    _ds("/ensemble/parameters/{parameter}", "float64", ("n_members",), None, "Value of the parameter in member k",
+        since="1.2"),
+    _group("/ensemble/band", "Bands of every metric over the members, one value per scenario", since="1.2"),
+    _ds("/ensemble/band/{column}", "float64", ("n_ensemble_scenarios",), None, "<metric>__mean, __std (ddof 1), "
+        "__p05, __p95 (numpy.quantile, linear) of the finite members; unit of the metric", since="1.2"),
+    _group("/ensemble/beats", "Ranking robustness per headline metric", since="1.2"),
+    _ds("/ensemble/beats/{metric}", "float64", ("n_ensemble_scenarios", "n_ensemble_scenarios"), "1",
+        "P[a, b]: share of members in which scenario a is better than b (ties 1/2; lower is better unless the "
+        "metric is maximised); diagonal NaN", since="1.2"),
+    _group("/ensemble/sensitivity", "Sensitivity indices of the headline metrics (scenario mean per member)",
+           since="1.2"),
+    _ds("/ensemble/sensitivity/parameter", "str", ("n_varied",), "", "The varied parameters, in design order",
+        has_units=False, since="1.2"),
+    _ds("/ensemble/sensitivity/{column}", "float64", ("n_varied",), "1", "<metric>__rbd_fast_S1, __delta, __delta_S1 "
+        "(LHS / Sobol design) or <metric>__sobol_S1, __sobol_ST and their __conf (Saltelli design); NaN without "
+        "variance", since="1.2"),
+    _group("/ensemble/refine", "Members also run with the FMU ([uncertainty] refine)", since="1.2"),
+    _ds("/ensemble/refine/member", "str", ("n_ensemble_refined",), "", "Fast-plant member name (its FMU run: "
+        "<member>_fmu)", has_units=False, since="1.2"),
+    _ds("/ensemble/refine/{column}", "float64", ("n_ensemble_refined",), "1", "<metric>__rel_error = fast / FMU - 1",
+        since="1.2"),
 )
 
 #: Cooling-only mode (``hpctwin cooling``; :func:`scheduler_sim.app.cooling.write_standalone`).

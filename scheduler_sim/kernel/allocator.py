@@ -14,6 +14,8 @@ __all__ = ["NodeAllocator", "AllocationError"]
 FREE = -1
 #: Owner code of nodes reserved for a partition the batch scheduler does not manage (e.g. LLM serving).
 RESERVED = -2
+#: Owner code of nodes outside the schedulable pool (``SimulationConfig.pool_nodes``): idle, never allocated.
+OUT_OF_POOL = -3
 
 
 class AllocationError(RuntimeError):
@@ -47,6 +49,7 @@ class NodeAllocator:
         self._n_busy = 0  # running a batch job (owner >= 0), kept with every change of owner
         self._n_down = 0  # down now, recounted at every set_down / set_up
         self._free = np.ones(self.n_nodes, dtype=bool)  # idle and up: (owner == FREE) & ~down, kept per change
+        self._n_out = 0  # out of the schedulable pool (OUT_OF_POOL), set once by exclude()
 
     @property
     def n_free(self) -> int:
@@ -78,6 +81,33 @@ class NodeAllocator:
         self.owner[nodes] = RESERVED
         self._free[nodes] = False
 
+    def exclude(self, nodes: np.ndarray) -> None:
+        """Take idle nodes out of the schedulable pool for good; they stay idle (idle power) and are never allocated.
+
+        Parameters
+        ----------
+        nodes : np.ndarray
+            Node indices, shape (k,), each idle and in the pool.
+
+        Raises
+        ------
+        AllocationError
+            If a node is busy, reserved or already out of the pool.
+        """
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if np.any(self.owner[nodes] != FREE):
+            raise AllocationError("cannot take nodes out of the pool that are busy, reserved or already out")
+        self._n_free -= int(np.count_nonzero(~self.down[nodes]))
+        self.owner[nodes] = OUT_OF_POOL
+        self._free[nodes] = False
+        self._n_out += int(nodes.size)
+
+    def idle_mask(self) -> np.ndarray:
+        """Nodes running no job and not reserved: free, down, or out of the pool (all draw idle power), shape (n_nodes,)."""
+        if self._n_out:
+            return (self.owner == FREE) | (self.owner == OUT_OF_POOL)
+        return self.owner == FREE
+
     @property
     def down_count(self) -> np.ndarray:
         """Number of down windows holding each node down now, shape (n_nodes,) (read-only view)."""
@@ -90,8 +120,15 @@ class NodeAllocator:
         """Number of nodes not down."""
         return self.n_nodes - self._n_down
 
-    def allocate(self, job: int, n: int, order: np.ndarray | None = None) -> np.ndarray:
-        """Give ``n`` idle, up nodes to ``job`` (lowest indices first, or first in ``order``).
+    def n_free_in(self, lo: int, hi: int) -> int:
+        """Number of idle, up nodes among ``lo .. hi - 1`` (a partition's range), O(hi - lo)."""
+        if lo == 0 and hi == self.n_nodes:
+            return self._n_free
+        return int(np.count_nonzero(self._free[lo:hi]))
+
+    def allocate(self, job: int, n: int, order: np.ndarray | None = None, lo: int = 0,
+                 hi: int | None = None) -> np.ndarray:
+        """Give ``n`` idle, up nodes of ``lo .. hi - 1`` to ``job`` (lowest indices first, or first in ``order``).
 
         Parameters
         ----------
@@ -99,8 +136,12 @@ class NodeAllocator:
             Job index (>= 0).
         n : int
             Number of nodes (>= 1).
-        order : ndarray of int64, shape (n_nodes,), or None
-            Preference order of all nodes (a permutation); None means ascending index.
+        order : np.ndarray | None
+            Preference order of all nodes (a permutation of int64, shape (n_nodes,)); None means ascending index.
+        lo : int
+            First node to choose from (a partition's range); default 0.
+        hi : int | None
+            One past the last node to choose from; None: every node.
 
         Returns
         -------
@@ -113,6 +154,9 @@ class NodeAllocator:
         AllocationError
             If fewer than ``n`` nodes are free.
         """
+        hi = self.n_nodes if hi is None else int(hi)
+        if lo != 0 or hi != self.n_nodes:
+            return self._allocate_in(job, n, order, int(lo), hi)
         if n > self._n_free:
             raise AllocationError(f"job {job} asks for {n} nodes but only {self._n_free} are free")
         if order is None:
@@ -121,6 +165,21 @@ class NodeAllocator:
             free = np.flatnonzero(self._free)[:n].copy()
         else:
             free = np.sort(order[np.flatnonzero(self._free[order])[:n]])
+        self.owner[free] = job
+        self._free[free] = False
+        self._n_free -= n
+        self._n_busy += n
+        return free
+
+    def _allocate_in(self, job: int, n: int, order: np.ndarray | None, lo: int, hi: int) -> np.ndarray:
+        """:meth:`allocate` restricted to the nodes ``lo .. hi - 1``."""
+        if order is None:
+            free = lo + np.flatnonzero(self._free[lo:hi])[:n]
+        else:
+            inside = order[(order >= lo) & (order < hi)]
+            free = np.sort(inside[np.flatnonzero(self._free[inside])[:n]])
+        if free.size < n:
+            raise AllocationError(f"job {job} asks for {n} nodes of {lo}..{hi - 1} but only {free.size} are free")
         self.owner[free] = job
         self._free[free] = False
         self._n_free -= n

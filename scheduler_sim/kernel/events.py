@@ -96,9 +96,10 @@ class EventHandlers:
         """Queue the job; a policy may ask to be woken later for it (e.g. replay at its recorded start)."""
         sim = self.sim
         sim.state.queue.append(ev.job)
-        if not sim.policy.wants_wakeup_time():  # a view per submission only for a policy that can ask
+        pol = sim.policies[int(sim.jobdata.partition[ev.job])]
+        if not pol.wants_wakeup_time():  # a view per submission only for a policy that can ask
             return
-        wt = sim.policy.wakeup_time(ev.job, sim.view())
+        wt = pol.wakeup_time(ev.job, sim.view(int(sim.jobdata.partition[ev.job])))
         if wt is not None:
             sim.state.env.schedule(wt, EventKind.WAKEUP, None)
 

@@ -18,6 +18,7 @@ import pandas as pd
 from power import PowerChain, System, node_power_w
 
 from .config import DAY_S
+from .partitions import map_partitions
 
 __all__ = ["JobOutcome", "NodePowerProfile", "JobTable", "build_job_table"]
 
@@ -127,6 +128,12 @@ class JobTable:
         Rack-input (IT) power of the whole machine idle [W].
     n_pool : int
         Nodes the batch scheduler manages (the machine minus a co-located partition).
+    partition : ndarray of int64
+        Partition of each job (index into ``System.partitions``; all 0 on a one-partition system).
+    pools : ndarray of int64, shape (n_partitions,)
+        Nodes the batch scheduler manages in each partition (0 for a serving partition).
+    idle_node_W : ndarray of float, shape (n_nodes,)
+        DC power of each node when idle [W] (its partition's node type).
     """
 
     frame: pd.DataFrame
@@ -152,6 +159,9 @@ class JobTable:
     idle_node_power_W: float
     idle_it_all_W: float
     n_pool: int
+    partition: np.ndarray = None
+    pools: np.ndarray = None
+    idle_node_W: np.ndarray = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -164,12 +174,13 @@ class JobTable:
         return self
 
 
-def _select(table: pd.DataFrame, t0: float, t1: float, n_nodes: int, has_partition: bool,
-            info: dict) -> tuple[pd.DataFrame, np.ndarray]:
+def _select(table: pd.DataFrame, t0: float, t1: float, pools: np.ndarray, system: System, has_partition: bool,
+            info: dict) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Rows of the window (submitted in ``[t0, t1)``, running or waiting at ``t0``) that can be simulated.
 
-    Returns the rows and their prefilled flags; counts go to ``info``. Raises ValueError when no job is left and
-    there is no co-located partition.
+    Returns the rows, their prefilled flags and their partitions (:func:`~scheduler_sim.kernel.partitions.
+    map_partitions`; a job larger than its partition's pool ``pools[p]`` is excluded); counts go to ``info``.
+    Raises ValueError when no job is left and there is no co-located partition.
     """
     sub = table["submit_time_s"].to_numpy(float)
     rs = table["start_time_s"].to_numpy(float)
@@ -181,7 +192,8 @@ def _select(table: pd.DataFrame, t0: float, t1: float, n_nodes: int, has_partiti
     df = table.loc[keep].reset_index(drop=True)
     prefilled = running_at_t0[keep]
     bad_runtime = df["runtime_s"].isna().to_numpy()
-    too_big = (df["nodes"].to_numpy() > n_nodes)
+    part = map_partitions(df, system, info)
+    too_big = (df["nodes"].to_numpy() > pools[part])
     excluded = bad_runtime | too_big
     info["jobs_in_window"] = int(in_window.sum())
     info["jobs_prefilled"] = int((prefilled & ~excluded).sum())
@@ -193,7 +205,7 @@ def _select(table: pd.DataFrame, t0: float, t1: float, n_nodes: int, has_partiti
     prefilled = prefilled[~excluded]
     if len(df) == 0 and not has_partition:  # with a partition, a run without batch jobs is legal
         raise ValueError(f"no job to simulate in the window [{t0 / DAY_S:g}, {t1 / DAY_S:g}) days of the trace")
-    return df, prefilled
+    return df, prefilled, part[~excluded]
 
 
 def _measured_power(df: pd.DataFrame, model_W: np.ndarray, info: dict) -> np.ndarray:
@@ -241,7 +253,8 @@ def _share_codes(df: pd.DataFrame, share_entity: str) -> tuple[np.ndarray, list,
 
 def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t0: float, t1: float, n_pool: int,
                     has_partition: bool, default_walltime_s: float, use_measured_power: bool,
-                    profiles_table: pd.DataFrame | None, share_entity: str, info: dict) -> JobTable:
+                    profiles_table: pd.DataFrame | None, share_entity: str, info: dict,
+                    pools: np.ndarray | None = None) -> JobTable:
     """The immutable job data of a run over the window ``[t0, t1)``.
 
     Parameters
@@ -270,6 +283,9 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
         "account" or "user": who fair-share usage is charged to.
     info : dict
         The run's info; the selection and power counts are added to it.
+    pools : np.ndarray | None
+        Nodes the batch scheduler manages in each partition of ``system``, shape (n_partitions,); None:
+        ``[n_pool]`` (one partition).
 
     Returns
     -------
@@ -281,15 +297,12 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
     Raises ValueError (from the selection) when no job is left to simulate and no partition runs, or when measured
     power is asked for and the trace has none.
     """
-    df, prefilled = _select(table, t0, t1, n_pool, has_partition, info)
+    pools = np.array([n_pool] if pools is None else pools, dtype=np.int64)
+    df, prefilled, part = _select(table, t0, t1, pools, system, has_partition, info)
     req = df["requested_walltime_s"].to_numpy(float)
     has_limit = np.isfinite(req)
     info["jobs_without_requested_time"] = int((~has_limit).sum())
-    cpu = df["cpu_util"].to_numpy(float)
-    gpu = df["gpu_util"].to_numpy(float)
-    cpu = np.where(np.isnan(cpu), system.default_cpu_util, cpu)
-    gpu = np.where(np.isnan(gpu), system.default_gpu_util, gpu)
-    model_W = node_power_w(cpu, gpu, system.node)  # (n_jobs,) W per node
+    cpu, gpu, model_W = _model_power(df, part, system)
     if "node_power_set_W" in df.columns:  # a job's fixed mean node power (periodic profiles of #15)
         setp = df["node_power_set_W"].to_numpy(float)
         model_W = np.where(np.isfinite(setp), setp, model_W)
@@ -300,9 +313,15 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
     idle_W = float(node_power_w(0.0, 0.0, system.node))
     account_id, account_names, queue_id, queue_names = _share_codes(df, share_entity)
     nodes = df["nodes"].to_numpy(np.int64)
-    # marginal rack-input power of starting a job (per-node affine chain: slope a = dP_in / dP_dc)
-    p0 = np.full(system.n_nodes, idle_W)
-    slope = (chain.node_it_input_w(p0 + 1.0) - chain.node_it_input_w(p0)).mean()
+    if system.partitioned:
+        idle_node = np.concatenate([np.full(p.n_nodes, float(node_power_w(0.0, 0.0, p.node)))
+                                    for p in system.partitions])
+        marginal = _marginal_by_partition(chain, system, idle_node, nodes, part, power_W)
+    else:
+        idle_node = np.full(system.n_nodes, idle_W)
+        # marginal rack-input power of starting a job (per-node affine chain: slope a = dP_in / dP_dc)
+        slope = (chain.node_it_input_w(idle_node + 1.0) - chain.node_it_input_w(idle_node)).mean()
+        marginal = nodes * slope * (power_W - idle_W)
     return JobTable(
         frame=df, n=len(df), nodes=nodes, submit=df["submit_time_s"].to_numpy(float), has_limit=has_limit,
         estimate=np.where(has_limit, req, float(default_walltime_s)), runtime=df["runtime_s"].to_numpy(float),
@@ -310,5 +329,37 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
         prefilled=np.asarray(prefilled, dtype=bool), cpu_util=cpu, gpu_util=gpu, node_power_W=power_W,
         node_power_model_W=model_W, profiles=profiles, account_id=account_id, queue_id=queue_id,
         account_names=tuple(account_names), queue_names=tuple(queue_names),
-        marginal_it_W=nodes * slope * (power_W - idle_W), idle_node_power_W=idle_W,
-        idle_it_all_W=float(chain.evaluate(p0).it_input_W), n_pool=int(n_pool))
+        marginal_it_W=marginal, idle_node_power_W=idle_W,
+        idle_it_all_W=float(chain.evaluate(idle_node).it_input_W), n_pool=int(n_pool), partition=part,
+        pools=pools, idle_node_W=idle_node)
+
+
+def _model_power(df: pd.DataFrame, part: np.ndarray, system: System) -> tuple[np.ndarray, ...]:
+    """CPU and GPU utilisation of each job (its partition's defaults where the trace has none) and its node DC
+    power from the utilisation model of its partition's node type [W]; arrays of shape (n_jobs,).
+    """
+    cpu = df["cpu_util"].to_numpy(float)
+    gpu = df["gpu_util"].to_numpy(float)
+    if not system.partitioned:
+        cpu = np.where(np.isnan(cpu), system.default_cpu_util, cpu)
+        gpu = np.where(np.isnan(gpu), system.default_gpu_util, gpu)
+        return cpu, gpu, node_power_w(cpu, gpu, system.node)
+    cpu, gpu = cpu.copy(), gpu.copy()
+    model_W = np.zeros(len(df))
+    for p in system.partitions:
+        m = part == p.index
+        cpu[m] = np.where(np.isnan(cpu[m]), p.default_cpu_util, cpu[m])
+        gpu[m] = np.where(np.isnan(gpu[m]), p.default_gpu_util, gpu[m])
+        model_W[m] = node_power_w(cpu[m], gpu[m], p.node)
+    return cpu, gpu, model_W
+
+
+def _marginal_by_partition(chain: PowerChain, system: System, idle_node: np.ndarray, nodes: np.ndarray,
+                           part: np.ndarray, power_W: np.ndarray) -> np.ndarray:
+    """Rack-input power a start adds over idle nodes, each job with the chain slope and idle power of its
+    partition: ``nodes * dP_in/dP_dc * (node_power - idle)`` [W], shape (n_jobs,).
+    """
+    d = chain.node_it_input_w(idle_node + 1.0) - chain.node_it_input_w(idle_node)
+    slope = np.array([d[p.first_node:p.first_node + p.n_nodes].mean() for p in system.partitions])
+    idle = np.array([idle_node[p.first_node] for p in system.partitions])
+    return nodes * slope[part] * (power_W - idle[part])

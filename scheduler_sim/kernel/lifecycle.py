@@ -76,7 +76,12 @@ class JobLifecycle:
         """Start job ``j`` at ``now`` [s] for ``duration`` [s] on nodes chosen by the placement."""
         sim, st, jobs = self.sim, self.sim.state, self.sim.jobdata
         led = st.ledger
-        nodes = st.alloc.allocate(j, int(jobs.nodes[j]), sim.placement.node_order(st.node_dc, st.cooling))
+        order = sim.placement.node_order(st.node_dc, st.cooling)
+        if sim.system.partitioned:  # a job runs on the nodes of its partition
+            p = sim.system.partitions[int(jobs.partition[j])]
+            nodes = st.alloc.allocate(j, int(jobs.nodes[j]), order, p.first_node, p.first_node + p.n_nodes)
+        else:
+            nodes = st.alloc.allocate(j, int(jobs.nodes[j]), order)
         st.job_nodes[j] = nodes
         prof = jobs.profiles.get(j)
         led.cur_node_power[j] = prof[1][0] if prof is not None else jobs.node_power_W[j]
@@ -112,8 +117,9 @@ class JobLifecycle:
         sim, st = self.sim, self.sim.state
         led = st.ledger
         varying = j in sim.jobdata.profiles
-        if sim.policy.wants_job_ended():  # a view per job end only for a policy that reads it
-            sim.policy.job_ended(j, sim.view())
+        pol = sim.policies[int(sim.jobdata.partition[j])]
+        if pol.wants_job_ended():  # a view per job end only for a policy that reads it
+            pol.job_ended(j, sim.view(int(sim.jobdata.partition[j])))
         led.accrue_job(j, now, st.job_nodes[j].size)
         nodes = st.job_nodes.pop(j)
         run = now - st.running_since[j]
@@ -121,7 +127,7 @@ class JobLifecycle:
             led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
         led.job_cdu_E[j] = 0.0
         st.alloc.release(j, nodes)
-        st.node_dc[nodes] = sim.jobdata.idle_node_power_W
+        st.node_dc[nodes] = sim.jobdata.idle_node_W[nodes]
         st.end[j] = now
         st.outcome[j] = outcome
         del st.running[j]
@@ -179,7 +185,7 @@ class JobLifecycle:
                 st.outcome[j] = outcome
                 st.jobs_left -= 1
                 continue
-            if jobs.nodes[j] > st.alloc.n_free:
+            if jobs.nodes[j] > self.free_nodes(int(j)):
                 n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
                 st.prefilled[j] = False
                 continue
@@ -188,36 +194,75 @@ class JobLifecycle:
         sim.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
         sim.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
 
+    def free_nodes(self, j: int) -> int:
+        """Nodes idle and up now where job ``j`` may run (its partition's on a partitioned system)."""
+        sim = self.sim
+        if not sim.system.partitioned:
+            return sim.state.alloc.n_free
+        p = sim.system.partitions[int(sim.jobdata.partition[j])]
+        return sim.state.alloc.n_free_in(p.first_node, p.first_node + p.n_nodes)
+
     def scheduling_pass(self, t: float) -> None:
         """The scheduling pass of timestamp ``t`` [s]: the policy decides on its view, :meth:`apply` starts the jobs.
 
-        Counts the pass, the longest queue, the policy's wall time, replayed jobs started after their recorded
-        start, and whether the power budget held back a job that fitted in nodes.
+        On a partitioned system each batch partition with queued jobs has its own pass, in partition order, with its
+        own policy copy (its own reservations: Slurm's per-partition backfill) on the view of that partition; the
+        jobs one partition starts are started before the next partition's view is taken (so the power budget they
+        use is seen). Counts the pass, the longest queue, the policy's wall time, replayed jobs started after their
+        recorded start, and whether the power budget held back a job that fitted in nodes.
         """
         sim = self.sim
         st = sim.state
         c = st.counters
         c.n_passes += 1
         c.max_queue = max(c.max_queue, len(st.queue))
-        tp = time.perf_counter()
-        view = sim.view()
-        decisions = sim.policy.schedule(view)
-        c.pass_time_s += time.perf_counter() - tp
+        if not sim.system.partitioned:
+            self._pass_one(t, sim.policy, None)
+            return
+        queued = set(int(k) for k in sim.jobdata.partition[st.queue])
+        binding = False
+        log: dict[int, float] = {}
+        for p in sim.system.partitions:
+            pol = sim.policies[p.index]
+            if pol is None or p.index not in queued:
+                continue
+            binding |= self._pass_one(t, pol, p.index, log)
         if sim.config.record_reservations:
-            sim.reservation_log.append((t, dict(getattr(sim.policy, "reservations", {}))))
+            sim.reservation_log.append((t, log))
+        c.cap_binding = binding
+
+    def _pass_one(self, t: float, policy, part: int | None, log: dict | None = None) -> bool:
+        """One policy's pass on the view of ``part`` (None: the whole platform); returns whether the power budget
+        held a job back. ``log`` (a partitioned system) collects the reservations instead of the reservation log.
+        """
+        sim = self.sim
+        st = sim.state
+        c = st.counters
+        tp = time.perf_counter()
+        view = sim.view(part)
+        decisions = policy.schedule(view)
+        c.pass_time_s += time.perf_counter() - tp
+        if log is not None:
+            log.update(getattr(policy, "reservations", {}))
+        elif sim.config.record_reservations:
+            sim.reservation_log.append((t, dict(getattr(policy, "reservations", {}))))
         if decisions:
-            self.apply(decisions, t, view)
-            if isinstance(sim.policy, Replay):
+            self.apply(decisions, t, view, part)
+            if isinstance(policy, Replay):
                 rs = sim.jobdata.recorded_start
                 c.n_late_replay += sum(1 for j in decisions if math.isfinite(rs[j]) and rs[j] < t)
-        wake = sim.policy.next_pass_s(view)  # a policy holding jobs until a known time (#15 ramp limit)
+        wake = policy.next_pass_s(view)  # a policy holding jobs until a known time (#15 ramp limit)
         if wake is not None:
             st.env.schedule(max(wake, t), EventKind.WAKEUP, None)
-        if view.power_W is not None and st.queue:
-            c.cap_binding = sim.governor.binding(st, view.power_W, view.power_headroom_W, decisions)
-            c.cap_bound_passes += int(c.cap_binding)
+        binding = False
+        left = bool(st.queue) if part is None else bool(np.any(sim.jobdata.partition[st.queue] == part))
+        if view.power_W is not None and left:
+            binding = sim.governor.binding(st, view.power_W, view.power_headroom_W, decisions)
+            c.cap_binding = binding
+            c.cap_bound_passes += int(binding)
+        return binding
 
-    def apply(self, decisions: list[int], now: float, view: SchedulerView) -> None:
+    def apply(self, decisions: list[int], now: float, view: SchedulerView, part: int | None = None) -> None:
         """Start the jobs a policy decided on at ``now`` [s], after checking the decision.
 
         Parameters
@@ -228,6 +273,8 @@ class JobLifecycle:
             Current time [s].
         view : SchedulerView
             The view the policy decided on (its job powers and power headroom).
+        part : int | None
+            The partition the view is of (its jobs only, its free nodes); None: the whole platform.
 
         Raises
         ------
@@ -237,7 +284,7 @@ class JobLifecycle:
         """
         sim, st = self.sim, self.sim.state
         name = sim.policy.name
-        queued = set(st.queue)
+        queued = set(view.queue) if part is not None else set(st.queue)
         need = 0
         power = 0.0
         if len(set(decisions)) != len(decisions):
@@ -248,9 +295,11 @@ class JobLifecycle:
             need += int(sim.jobdata.nodes[j])
             if view.power_W is not None:
                 power += float(view.power_W[j])
-        if need > st.alloc.n_free:
+        free = view.free_nodes if part is not None else st.alloc.n_free
+        if need > free:
             raise PolicyError(f"policy {name!r} asked for {need} nodes at t={now} but only "
-                              f"{st.alloc.n_free} are free")
+                              f"{free} are free" + (f" in partition {sim.system.partitions[part].name!r}"
+                                                     if part is not None else ""))
         if power > view.power_headroom_W + 1e-6:
             raise PolicyError(f"policy {name!r} would exceed the facility power budget at t={now}: "
                               f"+{power:.0f} W with {view.power_headroom_W:.0f} W of headroom")

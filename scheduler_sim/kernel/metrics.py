@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["TAU_S", "add_job_metrics", "summarize"]
+__all__ = ["TAU_S", "add_job_metrics", "partition_metrics", "summarize"]
 
 #: Bounded-slowdown threshold [s].
 TAU_S = 10.0
@@ -227,3 +227,39 @@ def group_metrics(jobs: pd.DataFrame, by: str, size_classes=SIZE_CLASSES) -> pd.
     }).reset_index()
     return out
     return out
+
+
+def partition_metrics(jobs: pd.DataFrame, names: list[str], pools: np.ndarray, span_s: float) -> dict:
+    """Scheduling metrics of each partition's jobs (a job table with a ``partition`` column).
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Result job table (:func:`add_job_metrics` columns and ``partition``).
+    names : list[str]
+        Partition names, in partition order.
+    pools : np.ndarray
+        Batch nodes of each partition, shape (n_partitions,).
+    span_s : float
+        Simulated span [s].
+
+    Returns
+    -------
+    dict of str -> ndarray (n_partitions,)
+        ``jobs`` (simulated), ``node_hours`` [h], ``utilisation`` = node-seconds of its jobs / (pool x span) (NaN for
+        a partition without batch nodes), ``mean_wait_s`` and ``mean_bounded_slowdown`` (prefilled jobs left
+        out; NaN without jobs), ``energy_it_J`` of its jobs [J].
+    """
+    out: dict[str, list] = {k: [] for k in ("jobs", "node_hours", "utilisation", "mean_wait_s",
+                                            "mean_bounded_slowdown", "energy_it_J")}
+    for k, name in enumerate(names):
+        g = jobs.loc[jobs["partition"] == name]
+        node_s = float((g["nodes"] * g["run_s"].fillna(0.0)).sum())
+        live = g.loc[~g["prefilled"].astype(bool)]
+        out["jobs"].append(len(g))
+        out["node_hours"].append(node_s / 3600.0)
+        out["utilisation"].append(node_s / (pools[k] * span_s) if pools[k] > 0 and span_s > 0 else float("nan"))
+        out["mean_wait_s"].append(float(live["wait_s"].mean()) if len(live) else float("nan"))
+        out["mean_bounded_slowdown"].append(float(live["bounded_slowdown"].mean()) if len(live) else float("nan"))
+        out["energy_it_J"].append(float(g["energy_it_J"].sum()))
+    return {k: np.array(v, dtype=np.int64 if k == "jobs" else float) for k, v in out.items()}

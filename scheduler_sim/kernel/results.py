@@ -81,6 +81,8 @@ class SimulationResult:
     rack: dict[str, np.ndarray] = field(default_factory=dict)
     job_cdu_it_W: np.ndarray | None = None
     allocations: dict[str, np.ndarray] = field(default_factory=dict)
+    partition: dict[str, np.ndarray] = field(default_factory=dict)
+    partitions: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class ResultBuilder:
@@ -113,9 +115,50 @@ class ResultBuilder:
                                     cooling=sim.plant is not None)
         self._warnings(facility)
         self._counts(summary, time_s, facility)
+        series, table = self._partitions(rows, rack, jobs, time_s) if sim.system.partitioned else ({}, {})
+        for k, name in enumerate(table.get("name", ())):  # per-partition headlines in /summary
+            for m in ("utilisation", "mean_wait_s", "mean_bounded_slowdown", "E_it_J", "peak_it_W", "peak_rack_W",
+                      "jobs"):
+                summary[f"partition_{name}_{m}"] = float(table[m][k])
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(sim.info), units=units, rack=rack,
-                                job_cdu_it_W=sim.state.ledger.job_cdu_it_W, allocations=allocations)
+                                job_cdu_it_W=sim.state.ledger.job_cdu_it_W, allocations=allocations,
+                                partition=series, partitions=table)
+
+    def _partitions(self, rows: np.ndarray, rack: dict, jobs: pd.DataFrame,
+                    time_s: np.ndarray) -> tuple[dict, dict]:
+        """Per-partition series (IT power from its racks, busy nodes) and the partition table of a partitioned
+        system: its description, exact IT energy (the step sums of its racks' input), peak rack input against
+        its rack limit, and the scheduling metrics of its jobs (:func:`metrics.partition_metrics`).
+        """
+        sim = self.sim
+        parts = sim.system.partitions
+        lay = sim.layout
+        P_rack = rack["P_in_W"]
+        sums = sim.coupler.step_sums
+        p_it = np.stack([P_rack[:, p.first_rack:p.first_rack + p.n_racks].sum(axis=1) for p in parts], axis=1)
+        series = {"P_it_W": p_it, "busy_nodes": rows[:, lay.part_busy:lay.part_busy + lay.n_parts]}
+        span = float(sim.info["t_final_s"] - sim.t0)
+        table = {
+            "name": np.array([p.name for p in parts], dtype=object),
+            "kind": np.array([p.kind for p in parts], dtype=object),
+            "node_type": np.array([p.node_type for p in parts], dtype=object),
+            "first_node": np.array([p.first_node for p in parts], dtype=np.int64),
+            "n_nodes": np.array([p.n_nodes for p in parts], dtype=np.int64),
+            "n_racks": np.array([p.n_racks for p in parts], dtype=np.int64),
+            "idle_node_W": np.array([p.node.idle_W for p in parts]),
+            "max_node_W": np.array([p.node.max_W for p in parts]),
+            "rack_limit_W": np.array([p.rack_limit_W for p in parts]),
+            "peak_rack_W": np.array([float(P_rack[:, p.first_rack:p.first_rack + p.n_racks].max())
+                                     if P_rack.size else 0.0 for p in parts]),
+            "E_it_J": np.array([float(sums[lay.rack + p.first_rack:lay.rack + p.first_rack + p.n_racks].sum())
+                                for p in parts]),
+            "peak_it_W": p_it.max(axis=0) if p_it.size else np.zeros(len(parts)),
+        }
+        table.update(metrics.partition_metrics(jobs, [p.name for p in parts], sim.jobdata.pools, span))
+        cdu_parts = [[p.name for p in parts if c in p.cdus] for c in range(sim.system.n_cdus)]
+        table["cdu_partitions"] = np.array(["+".join(x) for x in cdu_parts], dtype=object)
+        return series, table
 
     def _electrical_series(self, rows: np.ndarray) -> tuple[dict, dict, dict]:
         """Facility power and scheduler series, CDU heat and rack input from the step columns."""
@@ -234,6 +277,9 @@ class ResultBuilder:
         jobs["requeues"] = st.n_requeues
         jobs["lost_node_s"] = st.lost_node_s
         jobs["lost_energy_dc_J"] = led.lost_energy_dc
+        if sim.system.partitioned:  # which partition ran each job (a one-partition system's table is unchanged)
+            names = np.array([p.name for p in sim.system.partitions], dtype=object)
+            jobs["partition"] = names[sim.jobdata.partition]
         return metrics.add_job_metrics(jobs, window_start_s=sim.t0)
 
     def _warnings(self, facility: dict) -> None:

@@ -48,8 +48,9 @@ from .core import EventKind
 from .coupler import CoolingCoupler, PlantStopped
 from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
+from .partitions import each_policy, partition_policies, partition_pools
 from .lifecycle import JobLifecycle
-from .window import batch_failures, open_window
+from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
 from .powercap import PowerCapGovernor
 from .progress import RunProgress
@@ -61,6 +62,16 @@ from .state import POWER_SERIES, SCHEDULER_SERIES, LoopCounters, PlatformState, 
 
 __all__ = ["Simulation", "SimulationConfig", "SimulationResult", "JobOutcome", "NodePowerProfile", "SCHEDULER_SERIES",
            "POWER_SERIES", "DAY_S"]
+
+
+def _profiles(measured: pd.DataFrame | None, generated: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Measured and generated power series of jobs in one table (None when neither is given)."""
+    parts = [p for p in (measured, generated) if p is not None and len(p)]
+    if not parts:
+        return measured if measured is not None else None
+    if len(parts) == 1:
+        return parts[0]
+    return pd.concat([p[["job_id", "t_offset_s", "node_power_W"]] for p in parts], ignore_index=True)
 
 
 class Simulation:
@@ -88,10 +99,10 @@ class Simulation:
     partition : NodePowerProfile | None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
     job_power_profiles : pd.DataFrame | None
-        Measured node-power time series of jobs (columns ``job_id``, ``t_offset_s`` [s from the job's start],
-        ``node_power_W`` [W per node]), used with ``config.use_measured_power``: a profiled job's nodes follow its
-        samples (each holds until the next; the first holds from the start), so its energy is the integral of the
-        series.
+        Measured node-power series of jobs (``job_id``, ``t_offset_s`` [s from its start], ``node_power_W`` [W]),
+        with ``config.use_measured_power``: each sample holds until the next; the job's energy is their integral.
+    workload_power_profiles : pd.DataFrame | None
+        Same columns, for generated jobs (training, #24); used whatever ``config.use_measured_power`` says.
     **options
         Compatibility path (the tests and scripts written before :class:`SimulationConfig`): the fields of
         :class:`SimulationConfig` as keywords, e.g. ``Simulation(jobs, system, "easy", window_s=86400.0)``. Not
@@ -106,14 +117,14 @@ class Simulation:
     -----
     Raises ValueError (from :class:`SimulationConfig`, :func:`~scheduler_sim.policies.make_policy` and the job
     table) for an unknown policy, an invalid option, a downtime or partition node outside the machine, a downtime
-    on the partition, or an empty window.
+    on the partition, a pool larger than the batch nodes, or an empty window.
     """
 
     def __init__(self, jobs: pd.DataFrame, system: System, policy: str | BasePolicy = "easy",
                  config: SimulationConfig | None = None, *, plant: Plant | None = None,
                  wet_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
                  partition: NodePowerProfile | None = None, job_power_profiles: pd.DataFrame | None = None,
-                 **options) -> None:
+                 workload_power_profiles: pd.DataFrame | None = None, **options) -> None:
         if config is not None and options:
             raise TypeError(f"give either a SimulationConfig or keyword options, not both (got {sorted(options)})")
         cfg = config if config is not None else SimulationConfig(**options)
@@ -136,19 +147,20 @@ class Simulation:
         self.horizon_s = self._horizon(self.t1 + cfg.max_drain_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self.attempts: list[tuple] = []
-        self.layout = StateLayout(system.n_cdus, system.n_racks)
+        self.layout = StateLayout(system.n_cdus, system.n_racks, len(system.partitions) if system.partitioned else 0)
         self.jobdata: JobTable = build_job_table(
-            jobs, system, self.chain, t0=self.t0, t1=self.t1,
-            n_pool=system.n_nodes - (partition.nodes.size if partition is not None else 0),
+            jobs, system, self.chain, t0=self.t0, t1=self.t1, n_pool=batch_pool(cfg, system.n_nodes, partition),
             has_partition=partition is not None, default_walltime_s=cfg.default_walltime_s,
             use_measured_power=cfg.use_measured_power,
-            profiles_table=job_power_profiles if cfg.use_measured_power else None, share_entity=cfg.share_entity,
-            info=self.info)
-        self.policy.bind(list(self.jobdata.queue_names), list(self.jobdata.account_names))
+            profiles_table=_profiles(job_power_profiles if cfg.use_measured_power else None,
+                                     workload_power_profiles), share_entity=cfg.share_entity, info=self.info,
+            pools=partition_pools(system, partition))
+        self.policies = partition_policies(self.policy, system)  # per batch partition (kernel.partitions)
+        each_policy(self.policies, lambda p: p.bind(list(self.jobdata.queue_names), list(self.jobdata.account_names)))
         self.state: PlatformState | None = None
         self.coupler: CoolingCoupler | None = None
         self._wire(cfg.cooling_estimate)
-        self.policy.attach(self)  # a policy that looks ahead (the twin in the loop) forks this platform
+        each_policy(self.policies, lambda p: p.attach(self))  # a policy that looks ahead (the twin) forks the platform
 
     def _wire(self, cooling_estimate: float) -> None:
         """Build the services that act on the state: placement, power-cap governor, job life-cycle, handlers."""
@@ -161,17 +173,13 @@ class Simulation:
                                          self.layout)
         self.lifecycle = JobLifecycle(self)
         self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
-        self.stepfn = StepFunction(self.chain, self.layout, self.partition, self.jobdata.idle_node_power_W)
+        self.stepfn = StepFunction(self.chain, self.layout, self.partition,  # tables: one idle power for all nodes
+                                   None if self.system.partitioned else self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
 
     def _horizon(self, t_s: float) -> float:
-        """The run horizon: ``t_s`` rounded up to a whole output interval (integer step count from ``t0``) [s].
-
-        The run never goes past it: running jobs are cut there (``CUT_AT_HORIZON``), and since it lies on an
-        interval boundary no idle padding is added after it, so energy stops exactly there.
-        """
-        steps = StepIntegrator(self.t0, self.step_s, 0, lambda k, block: None)
-        return steps.boundary(steps.first_boundary_at_or_after(t_s, self.ratio))
+        """The run horizon (:func:`~scheduler_sim.kernel.window.run_horizon`) [s]."""
+        return run_horizon(self.t0, self.step_s, self.ratio, t_s)
 
     @property
     def plant_state(self) -> np.ndarray | None:
@@ -184,9 +192,10 @@ class Simulation:
         return self.state.start if self.state is not None else None
 
     # ------------------------------------------------------------------ the policy's view
-    def view(self) -> SchedulerView:
-        """The immutable view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`)."""
-        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen)
+    def view(self, part: int | None = None) -> SchedulerView:
+        """The view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`); of partition ``part``."""
+        p = self.system.partitions[part] if part is not None and self.system.partitioned else None
+        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p)
 
     # ------------------------------------------------------------------ the step function
     def _step_value(self) -> np.ndarray:
@@ -300,7 +309,7 @@ class Simulation:
             setattr(new, name, getattr(self, name))
         new.config = dataclasses.replace(self.config, progress=False, record_reservations=False)
         new.plant = new.wet_bulb_K = new.coupler = None
-        new.policy = policy
+        new.policy, new.policies = policy, partition_policies(policy, new.system)
         new.info, new.reservation_log, new.attempts = {}, [], []
         new.state = copy.deepcopy(self.state)
         new.state.cooling.plant_state = None
@@ -345,6 +354,7 @@ class Simulation:
             If ``until_s`` is not after now.
         """
         st, jobs = self.state, self.jobdata
+        self.policies = partition_policies(self.policy, self.system)  # the fork's policy may be set after the fork
         t = st.env.now
         if not until_s > t:
             raise ValueError(f"rollout end {until_s} s must be after now = {t} s")

@@ -40,11 +40,15 @@ class StateLayout:
     n_cdus : int
         CDUs of the system (heat columns ``0 .. n_cdus - 1``, [W]).
     n_racks : int
-        Racks of the system (rack-input columns at the end, [W]).
+        Racks of the system (rack-input columns after the scheduler counts, [W]).
+    n_parts : int
+        Partitions whose busy nodes are carried (columns after the rack input, [1]); 0 on a one-partition system,
+        whose vector is then exactly the one of a system without partitions.
     """
 
     n_cdus: int
     n_racks: int
+    n_parts: int = 0
 
     def power(self, name: str) -> int:
         """Column of a power series of :data:`POWER_SERIES` (``"P_it_W"`` -> ``n_cdus + 4``)."""
@@ -66,9 +70,14 @@ class StateLayout:
         return self.counts + len(SCHEDULER_SERIES)
 
     @property
+    def part_busy(self) -> int:
+        """First column of the busy nodes per partition."""
+        return self.rack + self.n_racks
+
+    @property
     def size(self) -> int:
         """Length of the vector."""
-        return self.rack + self.n_racks
+        return self.rack + self.n_racks + self.n_parts
 
 
 @dataclass
@@ -245,7 +254,7 @@ class PlatformState:
         """
         n = jobs.n
         return cls(
-            env=Environment(t0), alloc=NodeAllocator(n_nodes), node_dc=np.full(n_nodes, jobs.idle_node_power_W),
+            env=Environment(t0), alloc=NodeAllocator(n_nodes), node_dc=jobs.idle_node_W.copy(),
             queue=[], running={}, job_nodes={}, start=np.full(n, np.nan), end=np.full(n, np.nan),
             outcome=np.zeros(n, dtype=np.int8), outcome_if_ends=np.full(n, JobOutcome.COMPLETED, dtype=np.int8),
             scheduled_end=np.full(n, np.nan), prefilled=jobs.prefilled.copy(), running_since=np.full(n, np.nan),

@@ -20,7 +20,6 @@ import numpy as np
 
 from power import PowerChain
 
-from .allocator import FREE
 from .jobdata import NodePowerProfile
 from .state import PlatformState, StateLayout
 
@@ -52,6 +51,7 @@ class StepFunction:
         self._idle_share_W: np.ndarray | None = None  # rack-input share of each node when idle [W]
         if idle_node_W is not None and partition is None and chain.uses_affine_path:
             self._idle_share_W = chain.node_it_input_w(np.full(chain.system.n_nodes, float(idle_node_W)))
+        self._node_part = chain.system.node_partition
         self._idle_dc_sum: dict[int, float] = {}  # k -> sum of k idle node powers (numpy's pairwise sum) [W]
 
     def _idle_dc_W(self, k: int) -> float:
@@ -83,8 +83,8 @@ class StepFunction:
             r = self.chain.evaluate(st.node_dc)
             v[:nc] = r.cdu_heat_W
             v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
-            v[lay.rack:] = r.rack_input_W
-            idle_shares = self._idle_share_W[st.alloc.owner == FREE]
+            v[lay.rack:lay.part_busy] = r.rack_input_W
+            idle_shares = self._idle_share_W[st.alloc.idle_mask()]
             sv.idle_dc_W = self._idle_dc_W(idle_shares.size)
             sv.idle_it_W = float(idle_shares.sum())
             sv.dirty = False
@@ -92,8 +92,8 @@ class StepFunction:
             r, shares = self.chain.evaluate_with_shares(st.node_dc)
             v[:nc] = r.cdu_heat_W
             v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
-            v[lay.rack:] = r.rack_input_W
-            idle = st.alloc.owner == FREE
+            v[lay.rack:lay.part_busy] = r.rack_input_W
+            idle = st.alloc.idle_mask()
             sv.idle_dc_W = float(st.node_dc[idle].sum())
             sv.idle_it_W = float(shares[idle].sum())
             if self.partition is not None:
@@ -105,4 +105,6 @@ class StepFunction:
         v[c + 1] = len(st.running)
         v[c + 2] = len(st.queue)
         v[c + 3] = float(st.alloc.n_down)
+        if lay.n_parts:  # busy nodes per partition (a partitioned system)
+            v[lay.part_busy:] = np.bincount(self._node_part[st.alloc.owner >= 0], minlength=lay.n_parts)
         return v

@@ -16,6 +16,8 @@ import numpy as np
 
 from ..policies import SchedulerView
 from .availability import known_availability
+from power.system import Partition
+
 from .config import SimulationConfig
 from .jobdata import JobTable
 from .powercap import PowerCapGovernor
@@ -51,7 +53,7 @@ def frozen_job_arrays(jobs: JobTable) -> dict[str, np.ndarray]:
 
 
 def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig,
-                   frozen: dict[str, np.ndarray] | None = None) -> SchedulerView:
+                   frozen: dict[str, np.ndarray] | None = None, part: Partition | None = None) -> SchedulerView:
     """The policy's view of the platform now.
 
     Parameters
@@ -66,12 +68,18 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         The run's options (downtimes and budget schedule, for the known availability).
     frozen : dict[str, np.ndarray] | None
         :func:`frozen_job_arrays` of ``jobs``, made once per run (None: made here).
+    part : Partition | None
+        One partition of a partitioned system: the view then holds its queued and running jobs, its free nodes and
+        pool, and the availability of its nodes alone (the others are marked reserved, -2); the power headroom
+        stays the facility's. None: the whole platform.
 
     Returns
     -------
     SchedulerView
         Immutable; ``power_W`` is None and the headroom infinite without a budget.
     """
+    if part is not None:
+        return _partition_view(st, jobs, gov, cfg, frozen, part)
     now = st.env.now
     headroom = math.inf
     power = None
@@ -96,3 +104,38 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
             list(cfg.downtimes), power, facility_W, list(cfg.power_cap), jobs.nodes, st.alloc.n_free),
         availability_grows=grows,
     )
+
+
+def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig,
+                    frozen: dict[str, np.ndarray] | None, part: Partition) -> SchedulerView:
+    """:func:`scheduler_view` of one partition (see its ``part`` parameter)."""
+    now = st.env.now
+    lo, hi, k = part.first_node, part.first_node + part.n_nodes, part.index
+    power, headroom, facility_W = None, math.inf, math.nan
+    if gov.active:
+        power = gov.job_power_W(st)
+        facility_W = gov.predicted_facility_W(st)
+        cap = gov.cap_at(now)
+        if math.isfinite(cap):
+            headroom = cap - facility_W
+    pj = jobs.partition
+    queue = tuple(j for j in st.queue if pj[j] == k)
+    running = tuple(j for j in st.running if pj[j] == k)
+    n_free = st.alloc.n_free_in(lo, hi)
+    down = st.alloc.down_count
+
+    def availability() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        owner = np.full(st.alloc.n_nodes, -2, dtype=np.int64)  # other partitions' nodes: never free here
+        owner[lo:hi] = st.alloc.owner[lo:hi]
+        dc = np.zeros_like(down)
+        dc[lo:hi] = down[lo:hi]
+        return known_availability(now, owner, dc, list(running), st.start, jobs.estimate, list(cfg.downtimes),
+                                  power, facility_W, list(cfg.power_cap), jobs.nodes, n_free)
+
+    grows = (power is None and not down[lo:hi].any()
+             and not any(b > now and np.any((np.asarray(nd) >= lo) & (np.asarray(nd) < hi))
+                         for _, b, nd, _ in cfg.downtimes))
+    fz = frozen if frozen is not None else frozen_job_arrays(jobs)
+    return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running, start_s=st.start,
+                         n_nodes=int(jobs.pools[k]), power_W=power, power_headroom_W=headroom, **fz,
+                         availability_fn=availability, availability_grows=grows)

@@ -1,4 +1,14 @@
-"""Fit the serving power model of a GPU type to measured steady-state serving power by batch size.
+"""Fit the serving step-time and power models to measured steady-state serving by batch size.
+
+Step time (:func:`fit_step_time`). The roofline step of :mod:`scheduler_sim.serving.roofline` has two fixed
+costs, one per step ``t_0`` and one per running sequence ``c_seq``; everything else (weight and KV bytes, FLOPs,
+all-reduce) comes from the datasheet and the model's architecture. A measured row's median inter-token latency is
+taken as its *decode step*: ``B`` sequences of mean cached length ``Lp + O / 2`` and no prompt tokens (the prefill
+work is spread unevenly over the steps, a few steps carrying whole prompts, so the median gap sits at the plain
+decode step while the mean step, which sets the throughput, carries the prefill as well). The measured latency
+minus the physical part is then linear in ``(t_0, c_seq)``: ``ITL - t_phys(B) = t_0 + c_seq B``, fitted by least
+squares. The throughput, and so the energy per output token, is then a prediction, not a fit: the mean step
+(:func:`steady_state_step`, prefill included) against ``avg_batch_size / output_throughput``.
 
 The step model (:mod:`scheduler_sim.serving.roofline`) gives each engine step its achieved fractions of peak
 FLOP/s ``a_c`` and of peak HBM bandwidth ``a_m``; GPU power during the step is
@@ -38,7 +48,8 @@ import numpy as np
 from .hardware import Deployment, load_gpu, load_model
 from .roofline import StepModel
 
-__all__ = ["PowerFit", "fit_power", "read_measurements", "steady_state_step"]
+__all__ = ["PowerFit", "StepFit", "fit_power", "fit_step_time", "read_measurements", "steady_state_step",
+           "decode_step"]
 
 #: Mean prompt length assumed for the lm-arena-chat rows [tokens] (see the module docstring).
 PROMPT_TOKENS = 200.0
@@ -128,10 +139,103 @@ def steady_state_step(sm: StepModel, batch: float, out_len: float, prompt_len: f
     n = batch + q
     attn = batch * (L + 1.0) + q * (prompt_len + 1.0) / 2.0
     kv = batch * L
-    t, _ = sm.cost(n, attn, kv)
+    t, _ = sm.cost(n, attn, kv, batch + batch / out_len)  # B decoding + B / O prompts joining per step
     F = sm.flops_per_token * n + sm.attn_flops_per_pos * attn
     B = sm.weight_bytes + sm.kv_bytes * (kv + n)
     return float(F / (sm.F_pk * t)), float(B / (sm.B_pk * t)), float(t)
+
+
+def decode_step(sm: StepModel, batch: float, out_len: float, prompt_len: float = PROMPT_TOKENS) -> float:
+    """Time of a plain decode step of the steady state: ``batch`` sequences of mean cached length
+    ``prompt_len + out_len / 2``, no prompt tokens [s] (compared with the median inter-token latency).
+
+    Parameters
+    ----------
+    sm : StepModel
+        Step model of one replica.
+    batch : float
+        Running sequences ``B`` (> 0).
+    out_len : float
+        Mean output tokens per request ``O`` (> 0).
+    prompt_len : float
+        Mean prompt tokens ``Lp`` (>= 0).
+
+    Returns
+    -------
+    float
+        Step time [s].
+    """
+    L = prompt_len + out_len / 2.0
+    t, _ = sm.cost(batch, batch * (L + 1.0), batch * L, batch)
+    return float(t)
+
+
+@dataclass(frozen=True)
+class StepFit:
+    """Result of :func:`fit_step_time`.
+
+    Attributes
+    ----------
+    step_overhead_s, seq_overhead_s : float
+        Fitted fixed cost per step and per running sequence [s].
+    itl_meas_s, itl_fit_s : ndarray, shape (n,)
+        Measured median inter-token latency and the fitted decode step of each row [s].
+    """
+
+    step_overhead_s: float
+    seq_overhead_s: float
+    itl_meas_s: np.ndarray
+    itl_fit_s: np.ndarray
+
+
+def fit_step_time(dep: Deployment, rows: list[dict], prompt_len: float = PROMPT_TOKENS) -> StepFit:
+    """Least-squares fit of the per-step and per-sequence fixed costs to measured median inter-token latency.
+
+    ``median_itl_ms / 1e3 - t_phys = t_0 + c_seq B`` with ``t_phys`` the decode step (:func:`decode_step`)
+    without the two costs; see the module docstring.
+
+    Parameters
+    ----------
+    dep : Deployment
+        The deployment the rows were measured on (its other constants are kept).
+    rows : list[dict]
+        From :func:`read_measurements`; each needs ``median_itl_ms``.
+    prompt_len : float
+        Mean prompt length [tokens].
+
+    Returns
+    -------
+    StepFit
+
+    Raises
+    ------
+    ValueError
+        If a row lacks a positive ``median_itl_ms`` or was measured on another tensor-parallel degree, or the fit
+        gives a negative cost.
+    """
+    c0 = dep.constants.model_copy(update={"step_overhead_s": 0.0, "seq_overhead_s": 0.0})
+    sm = StepModel(dep.model_copy(update={"constants": c0}))
+    X, y = [], []
+    for k, r in enumerate(rows):
+        if int(r["tensor_parallel"]) != dep.tensor_parallel:
+            raise ValueError(f"row {k}: tensor_parallel {r['tensor_parallel']:g}, the deployment has "
+                             f"{dep.tensor_parallel}")
+        try:
+            itl = float(r["median_itl_ms"]) / 1e3
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"row {k}: median_itl_ms missing or not a number") from None
+        if not itl > 0:
+            raise ValueError(f"row {k}: median_itl_ms must be > 0, got {r['median_itl_ms']!r}")
+        B = r["avg_batch_size"]
+        X.append([1.0, B])
+        y.append(itl - decode_step(sm, B, r["avg_output_len"], prompt_len))
+    X, y = np.asarray(X), np.asarray(y)
+    sol, *_ = np.linalg.lstsq(X, y, rcond=None)
+    if np.any(sol < 0):
+        raise ValueError(f"fitted step costs are negative (t_0 = {sol[0]:.3g} s, c_seq = {sol[1]:.3g} s): the "
+                         "physical step is already longer than the measured latency")
+    meas = y + np.array([decode_step(sm, r["avg_batch_size"], r["avg_output_len"], prompt_len) for r in rows])
+    return StepFit(float(sol[0]), float(sol[1]), meas, meas - y + X @ sol)
 
 
 def fit_power(dep: Deployment, rows: list[dict], prompt_len: float = PROMPT_TOKENS) -> PowerFit:
@@ -194,6 +298,11 @@ def _main(argv: list[str]) -> int:
     rows = read_measurements(argv[0])
     dep = Deployment(name="fit", model=load_model("llama-3-70b"), gpu=load_gpu("h100-sxm"),
                      tensor_parallel=int(rows[0]["tensor_parallel"]))
+    sf = fit_step_time(dep, rows)
+    print(f"step_overhead_s = {sf.step_overhead_s:.4e}\nseq_overhead_s = {sf.seq_overhead_s:.4e}")
+    print(f"{'batch':>7s} {'median ITL ms':>14s} {'decode step ms':>15s} {'error':>7s}")
+    for r, a, b in zip(rows, sf.itl_meas_s, sf.itl_fit_s):
+        print(f"{r['avg_batch_size']:7.1f} {1e3 * a:14.2f} {1e3 * b:15.2f} {100 * (b / a - 1):6.2f} %")
     fit = fit_power(dep, rows)
     print(f"p_active = {fit.p_active:.4f}\nk_compute = {fit.k_compute:.4f}\nk_memory = {fit.k_memory:.4f}")
     print(f"{'batch':>7s} {'measured W':>11s} {'fitted W':>9s} {'error':>7s}")

@@ -90,6 +90,9 @@ class GPUSpec(_Strict):
     k_compute, k_memory : float or None
         This GPU's fitted power constants; None uses :class:`RooflineConstants`' (a deployment's ``[constants]``
         table, when it sets them, wins over both).
+    network_bandwidth_B_s : float or None
+        Inter-node network bandwidth per GPU, one direction [B/s], for training jobs (:mod:`jobs.training`);
+        None uses one 400 Gb/s NIC per GPU (50e9).
     """
 
     name: str
@@ -102,6 +105,7 @@ class GPUSpec(_Strict):
     p_active: float = Field(0.0, ge=0, le=1)
     k_compute: float | None = Field(None, ge=0)
     k_memory: float | None = Field(None, ge=0)
+    network_bandwidth_B_s: float | None = Field(None, gt=0)
 
 
 class RooflineConstants(_Strict):
@@ -118,8 +122,19 @@ class RooflineConstants(_Strict):
         (Databricks, "LLM Inference Performance Engineering: Best Practices", 2023, defines MBU and shows
         well-tuned decode kernels approaching but not reaching peak bandwidth).
     step_overhead_s : float
-        Fixed time per engine step (scheduling, sampling, kernel launches) [s]. Default 2 ms: ASSUMPTION of the
-        order of vLLM's CPU overhead per iteration before CUDA graphs (Kwon et al., SOSP 2023).
+        Fixed time per engine step (scheduler pass, kernel launches, synchronisation) [s]. Default 3.125 ms: fitted
+        with ``seq_overhead_s`` to the median inter-token latency of the ML.ENERGY Benchmark v3.0 H100 rows of
+        Llama 3.3 70B on 4 GPUs, max_num_seqs 8-768 (vLLM 0.11.1;
+        ``tests/data/mlenergy_v3_h100_llama-3.3-70b_lm-arena-chat.csv``), by linear least squares
+        (:func:`scheduler_sim.serving.calibrate.fit_step_time`; it was a 2 ms ASSUMPTION before).
+    seq_overhead_s : float
+        Fixed time per sequence in a step [s]: scheduling, input preparation, sampling and output processing of
+        each running sequence. Default 50.17 us: fitted with ``step_overhead_s`` (same data and fit). It is a software
+        and host cost of the engine, the same for every model and tensor-parallel degree (every rank handles every
+        sequence), which is what lets the fit transfer. The data cannot tell it from a lower bandwidth of the
+        attention kernels: the mean context is 405-414 tokens on every row, so KV bytes and sequence count grow
+        together; the per-sequence form was chosen because the step time is low by about the same share on one GPU
+        and on four, for short- and long-output models (issue #24), which a per-KV-byte cost would not give.
     allreduce_latency_s : float
         Latency of one tensor-parallel all-reduce [s]; two per layer per step. Default 10 us: ASSUMPTION
         (NCCL small-message all-reduce latency within one NVLink node is of the order of 10 us).
@@ -138,7 +153,8 @@ class RooflineConstants(_Strict):
 
     eta_compute: float = Field(0.6, gt=0, le=1)
     eta_memory: float = Field(0.8, gt=0, le=1)
-    step_overhead_s: float = Field(2e-3, ge=0)
+    step_overhead_s: float = Field(3.125e-3, ge=0)
+    seq_overhead_s: float = Field(50.17e-6, ge=0)
     allreduce_latency_s: float = Field(10e-6, ge=0)
     activation_bytes: float = Field(2.0, gt=0)
     k_compute: float = Field(1.57, ge=0)
@@ -331,10 +347,16 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
     Raises
     ------
     ValueError
-        Unknown name, missing file, bad TOML or an invalid / unknown field.
+        Unknown name, missing file, bad TOML, an invalid / unknown field, or a catalogue entry that is not a GPU
+        (``kind = "cpu-node"``). The file's ``[node]`` table (a node type, :mod:`power.nodetypes`) is not read here.
     """
     p = _resolve(name_or_path, "gpus", base)
-    return _validate(GPUSpec, _read_toml(p, "GPU"), str(p))
+    data = _read_toml(p, "GPU")
+    if data.get("kind", "gpu") != "gpu":
+        raise ValueError(f"{p}: is a {data['kind']} entry of the hardware catalogue, not a GPU")
+    data.pop("kind", None)
+    data.pop("node", None)  # the node type built on this GPU (power/nodetypes.py), not a GPU figure
+    return _validate(GPUSpec, data, str(p))
 
 
 def shipped_deployments_dir() -> Path:

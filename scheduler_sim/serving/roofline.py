@@ -9,10 +9,25 @@ tokens (one per running sequence, on top of its ``L`` cached tokens). With ``P``
   sum_decode (L + 1)`` (QK^T and AV, two FLOPs per multiply-add);
 * bytes ``B = W + kv (R + n_tok)``: weights read once per step, cached KV read (``R = sum c0 + sum L``), new KV
   written;
-* compute time ``t_c = F / (tp F_pk eta_c)``; memory time ``t_m = B / (tp B_pk eta_m)``;
+* two phases that run one after the other in every layer, each bound by compute or by bandwidth:
+  the weight GEMMs (projections, MLP, LM head) ``t_lin = max(2 P n_tok / (tp F_pk eta_c), W / (tp B_pk eta_m))``
+  and attention, which reads every sequence's cached KV and writes the new KV,
+  ``t_attn = max(4 n_layers d A / (tp F_pk eta_c), kv (R + n_tok) / (tp B_pk eta_m))``;
 * all-reduce time (tp > 1) ``t_ar = 2 n_layers (alpha + 2 (tp - 1) / tp x n_tok x hidden x b_act / B_link)``
   (ring all-reduce, two per layer: after attention and after the MLP);
-* step time ``t = max(t_c, t_m) + t_ar + t_0``.
+* a fixed cost per step ``t_0`` and a fixed cost per running sequence ``c_seq`` (scheduling, input preparation,
+  sampling and output processing of each sequence, on the host and in small kernels; it does not shrink with
+  ``tp``: every rank does it for every sequence);
+* step time ``t = t_lin + t_attn + t_ar + t_0 + c_seq n_seq``, ``n_seq`` the sequences in the step (decoding and
+  prefilling).
+
+Attention is *not* overlapped with the GEMMs: the kernels of one layer run in sequence (QKV projection, attention,
+output projection, all-reduce, MLP, all-reduce), so the KV reads add to the weight reads' time instead of hiding
+under a compute-bound GEMM. With a single ``max`` over all FLOPs and all bytes the step time grew too slowly with
+the batch (issue #24: model / measured energy per token 0.56-0.64 at max_num_seqs 128-768 on ML.ENERGY v3).
+``t_0`` and ``c_seq`` are fitted to the measured median inter-token latency of ML.ENERGY v3.0 (Llama 3.3 70B, 4 x
+H100, max_num_seqs 8-768; :func:`scheduler_sim.serving.calibrate.fit_step_time`), see
+:class:`scheduler_sim.serving.hardware.RooflineConstants`.
 
 GPU power during the step (every GPU of the replica alike): with ``a_c = F / (tp F_pk t)`` and ``a_m = B / (tp
 B_pk t)`` the achieved fractions of peak, ``P = P_idle + (P_max - P_idle) min(1, p_active + k_c a_c + k_m a_m)``.
@@ -60,6 +75,7 @@ class StepModel:
         self.F_pk = tp * g.peak_flops
         self.B_pk = tp * g.hbm_bandwidth_B_s
         self.t0 = c.step_overhead_s
+        self.c_seq = c.seq_overhead_s
         if tp > 1:
             self.ar_fixed = 2 * m.layers * c.allreduce_latency_s
             self.ar_per_token = 2 * m.layers * 2.0 * (tp - 1) / tp * m.hidden_size * c.activation_bytes \
@@ -73,28 +89,35 @@ class StepModel:
         self.k_m = c.k_memory if ("k_memory" in c.model_fields_set or g.k_memory is None) else g.k_memory
         self.p_active = g.p_active
 
-    def cost(self, n_tok, attn_pos, kv_read):
+    def cost(self, n_tok: float | np.ndarray, attn_pos: float | np.ndarray, kv_read: float | np.ndarray,
+             n_seq: float | np.ndarray) -> tuple:
         """Step time and per-GPU power (works elementwise on arrays).
 
         Parameters
         ----------
-        n_tok : float or ndarray
+        n_tok : float | np.ndarray
             Tokens processed in the step (prefill chunk tokens + decode sequences), >= 1.
-        attn_pos : float or ndarray
+        attn_pos : float | np.ndarray
             Attention positions ``A`` (see the module docstring).
-        kv_read : float or ndarray
+        kv_read : float | np.ndarray
             Cached tokens whose KV is read, ``R``.
+        n_seq : float | np.ndarray
+            Sequences in the step (decoding ones and prefilling ones), each charged ``c_seq``.
 
         Returns
         -------
-        t_s : float or ndarray
-            Step time [s].
-        P_W : float or ndarray
-            Power of each GPU of the replica during the step [W].
+        tuple
+            ``(t_s, P_W)``: step time [s] and power of each GPU of the replica during the step [W], floats or
+            arrays like the inputs.
         """
-        F = self.flops_per_token * n_tok + self.attn_flops_per_pos * attn_pos
-        B = self.weight_bytes + self.kv_bytes * (kv_read + n_tok)
-        t = np.maximum(F / self.F_eff, B / self.B_eff) + self.ar_fixed + self.ar_per_token * n_tok + self.t0
+        F_lin = self.flops_per_token * n_tok
+        F_att = self.attn_flops_per_pos * attn_pos
+        B_kv = self.kv_bytes * (kv_read + n_tok)
+        F = F_lin + F_att
+        B = self.weight_bytes + B_kv
+        t = (np.maximum(F_lin / self.F_eff, self.weight_bytes / self.B_eff) + np.maximum(F_att / self.F_eff,
+                                                                                          B_kv / self.B_eff)
+             + self.ar_fixed + self.ar_per_token * n_tok + self.t0 + self.c_seq * n_seq)
         a_c = F / (self.F_pk * t)
         a_m = B / (self.B_pk * t)
         P = self.P_idle + self.P_range * np.minimum(1.0, self.p_active + self.k_c * a_c + self.k_m * a_m)
@@ -102,11 +125,11 @@ class StepModel:
 
     def prefill(self, q: int, c0: int = 0) -> tuple[float, float]:
         """Time [s] and per-GPU power [W] of a step prefilling ``q`` tokens on top of ``c0`` cached ones."""
-        t, P = self.cost(float(q), q * c0 + q * (q + 1) / 2.0, float(c0))
+        t, P = self.cost(float(q), q * c0 + q * (q + 1) / 2.0, float(c0), 1.0)
         return float(t), float(P)
 
     def decode(self, lengths) -> tuple[float, float]:
         """Time [s] and per-GPU power [W] of one decode step of sequences with ``lengths`` cached tokens."""
         L = np.asarray(lengths, dtype=float)
-        t, P = self.cost(float(L.size), float(L.sum() + L.size), float(L.sum()))
+        t, P = self.cost(float(L.size), float(L.sum() + L.size), float(L.sum()), float(L.size))
         return float(t), float(P)

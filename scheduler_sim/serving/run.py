@@ -18,13 +18,15 @@ import pandas as pd
 
 from dataloaders.registry import load_trace
 
+from power import System
+
 from ..kernel.simulation import NodePowerProfile
 from .engine import BatchLimits, RequestStatus, ServingEngine, ServingResult
 from .hardware import load_deployment
 from .metrics import add_slo, summarize_serving
 from .profile import ServingPower, build_power
 
-__all__ = ["ServingOutput", "prepare_serving", "finish_serving", "embedded_request_trace"]
+__all__ = ["ServingOutput", "prepare_serving", "finish_serving", "embedded_request_trace", "serving_partition"]
 
 
 def embedded_request_trace() -> Path:
@@ -93,14 +95,20 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
     req["arrival_time_s"] = req["arrival_time_s"] - sc.start_s
     req.attrs = attrs
     dep = load_deployment(sc.deployment)
-    gpn = system.node.gpus_per_node
+    part = serving_partition(system, sc.first_node)
+    node = part.node if part is not None else system.node
+    gpn = node.gpus_per_node
     n_nodes = -(-dep.n_gpus // gpn) if gpn else 0
     if gpn == 0:
         raise ValueError(f"system {system.name!r} has no GPUs per node; it cannot host serving")
-    if sc.first_node + n_nodes > system.n_nodes:  # checked before anything is sized from the deployment
-        raise ValueError(f"{sc.deployment}: serving partition nodes {sc.first_node}..{sc.first_node + n_nodes - 1} "
-                         f"({dep.n_gpus} GPUs) exceed the system's {system.n_nodes} nodes")
-    nodes = np.arange(sc.first_node, sc.first_node + n_nodes, dtype=np.int64)
+    first = part.first_node if part is not None else sc.first_node
+    last = part.first_node + part.n_nodes if part is not None else system.n_nodes
+    if first + n_nodes > last:  # checked before anything is sized from the deployment
+        where = f"partition {part.name!r} ({part.n_nodes} nodes)" if part is not None else \
+            f"the system's {system.n_nodes} nodes"
+        raise ValueError(f"{sc.deployment}: serving partition nodes {first}..{first + n_nodes - 1} "
+                         f"({dep.n_gpus} GPUs) exceed {where}")
+    nodes = np.arange(first, first + n_nodes, dtype=np.int64)
     eng = ServingEngine(dep, BatchLimits(sc.max_num_seqs, sc.max_num_batched_tokens, sc.chunked_prefill,
                                          sc.prefix_caching, sc.prefix_block_tokens), sc.router_name(),
                         affinity_slack=sc.affinity_slack())
@@ -111,9 +119,50 @@ def prepare_serving(sc, system, *, sim_offset_s: float) -> ServingOutput:
                          f"output tokens never fit one replica's KV cache of {dep.kv_blocks_per_replica} blocks x "
                          f"{dep.block_size} tokens = {dep.kv_blocks_per_replica * dep.block_size} tokens); nothing "
                          f"was served: use a deployment with more KV memory or a trace with shorter requests")
-    pw = build_power(res, node=system.node, merge_s=sc.merge_s, offset_s=sim_offset_s, cpu_util=sc.cpu_util)
+    pw = build_power(res, node=node, merge_s=sc.merge_s, offset_s=sim_offset_s, cpu_util=sc.cpu_util)
     origin = float(attrs.get("time_origin_unix_s", float("nan"))) + sc.start_s
     return ServingOutput(res, pw, nodes, sc.ttft_slo_s, sc.tpot_slo_s, loaded.report.to_dict(), path, origin)
+
+
+def serving_partition(system: System, first_node: int) -> object:
+    """The partition that hosts a co-located serving deployment, or None on a one-partition system.
+
+    On a one-partition system (every shipped system of before partitions) ``[serving] first_node`` places the
+    deployment as it always did, on consecutive nodes taken out of the batch pool. A partitioned system hosts it on
+    its ``kind = "serving"`` partition, from that partition's first node.
+
+    Parameters
+    ----------
+    system : System
+        The platform.
+    first_node : int
+        ``[serving] first_node`` of the run (must be 0 on a partitioned system: the partition places it).
+
+    Returns
+    -------
+    object
+        The serving partition (a power.system.Partition); None on a one-partition system.
+
+    Raises
+    ------
+    ValueError
+        On a partitioned system without a serving partition (with the migration hint), with more than one, or
+        with ``first_node`` set.
+    """
+    if not system.partitioned:
+        return None
+    parts = [p for p in system.partitions if p.kind == "serving"]
+    if not parts:
+        raise ValueError(f"system {system.name!r} has partitions ({', '.join(p.name for p in system.partitions)}) "
+                         f"but none of kind 'serving': [serving] now runs on a partition; add to the system file "
+                         f"[[partition]] name = \"serving\", kind = \"serving\", node_type = \"h100-sxm-8gpu\", "
+                         f"nodes = N, nodes_per_rack = M (and drop [serving] first_node)")
+    if len(parts) > 1:
+        raise ValueError(f"system {system.name!r} has {len(parts)} serving partitions; one deployment runs on one")
+    if first_node != 0:
+        raise ValueError(f"[serving] first_node = {first_node}: on a partitioned system the deployment runs from the "
+                         f"first node of partition {parts[0].name!r}; remove first_node")
+    return parts[0]
 
 
 def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
@@ -143,6 +192,7 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
     s["E_server_fan_J"] = so.power.fan_energy_J(t_final)
     s["kv_transfers"] = float(so.result.info.get("kv_transfers", 0))
     s["prefix_hit_tokens"] = float(so.result.info.get("prefix_hit_tokens", 0))
+    s["recompute_cached_tokens"] = float(so.result.info.get("recompute_cached_tokens", 0))
     s["E_partition_node_dc_J"] = float(sim_result.totals["E_partition_node_dc_J"])
     s["engine_wall_time_s"] = float(so.result.info["wall_time_s"])
     s["engine_events"] = float(so.result.info["events"])

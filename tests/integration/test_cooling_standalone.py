@@ -82,3 +82,16 @@ def test_standalone_with_a_system_counts_its_facility_stages(series, tmp_path, f
         assert f["timeseries/facility/P_transformer_loss_W"].shape == (96,)
     with h5py.File(tmp_path / "a.h5") as f:
         assert f.attrs["pue_counts"] == "liquid plant only"
+
+
+def test_cli_design_day(tmp_path, capsys):
+    out = tmp_path / "dd.h5"
+    assert main(["cooling", "--design-day", "--system", "theta", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    # Theta at full load: 4,392 KNL nodes at 262 W DC through the chain = 1.315 MW; Chicago's design day is
+    # August 4 (highest daily mean wet-bulb of the TMY3 year, tests/unit/test_headroom.py)
+    assert "full-load IT 1.315 MW, design day 08-04" in text and "above set point + 1 K" in text
+    with h5py.File(out) as f:
+        assert f["timeseries/facility/P_it_W"][()] == pytest.approx(1.315e6, rel=1e-3)
+    assert main(["cooling", "--design-day"]) == 2  # needs --system
+    assert "--design-day needs --system" in capsys.readouterr().err

@@ -2,8 +2,9 @@
 
 Toy deployment: 1e9 parameters x 2 B (W = 2e9 B), 1 layer, attention width 1 (4 FLOP per attention position),
 KV 2 B per token (2 x 1 layer x 1 head x 1 dim x 1 B), GPU 4e12 FLOP/s and 1e12 B/s, efficiencies 1, no step
-overhead, no all-reduce, idle 100 W, max 300 W, k_c = k_m = 0.5, block size 4 tokens. Step formulas
-(scheduler_sim.serving.roofline): F = 2e9 n + 4 A, B = 2e9 + 2 (R + n), t = max(F / 4e12, B / 1e12),
+overhead (per step and per sequence), no all-reduce, idle 100 W, max 300 W, k_c = k_m = 0.5, block size 4 tokens.
+Step formulas (scheduler_sim.serving.roofline): F = 2e9 n + 4 A, B = 2e9 + 2 (R + n), GEMM phase then attention
+phase t = max(2e9 n / 4e12, 2e9 / 1e12) + max(4 A / 4e12, 2 (R + n) / 1e12),
 P = 100 + 200 min(1, 0.5 F / (4e12 t) + 0.5 B / (1e12 t)).
 """
 
@@ -24,8 +25,8 @@ def toy(blocks: int | None = None, replicas: int = 1, disaggregation: Disaggrega
     hbm = 2e9 + (blocks if blocks is not None else 10**6) * 8
     gpu = GPUSpec(name="toy", peak_flops=4e12, hbm_bandwidth_B_s=1e12, hbm_capacity_B=hbm, idle_power_W=100,
                   max_power_W=300, link_bandwidth_B_s=1e9)
-    c = RooflineConstants(eta_compute=1, eta_memory=1, step_overhead_s=0, allreduce_latency_s=0, k_compute=0.5,
-                          k_memory=0.5)
+    c = RooflineConstants(eta_compute=1, eta_memory=1, step_overhead_s=0, seq_overhead_s=0, allreduce_latency_s=0,
+                          k_compute=0.5, k_memory=0.5)
     return Deployment(name="toy", model=model, gpu=gpu, replicas=replicas, tensor_parallel=1,
                       gpu_memory_utilization=1.0, block_size=4, constants=c, disaggregation=disaggregation)
 
@@ -34,7 +35,7 @@ def step(n, A, R):
     """Hand formula of the module docstring: (time, power)."""
     F = 2e9 * n + 4 * A
     B = 2e9 + 2 * (R + n)
-    t = max(F / 4e12, B / 1e12)
+    t = max(2e9 * n / 4e12, 2e9 / 1e12) + max(4 * A / 4e12, 2 * (R + n) / 1e12)
     return t, 100 + 200 * min(1.0, 0.5 * F / (4e12 * t) + 0.5 * B / (1e12 * t))
 
 
@@ -245,3 +246,26 @@ def test_prefix_affinity_router_sends_to_the_replica_holding_the_prefix():
     lot = ServingEngine(toy(replicas=2), CACHE, "least_outstanding_tokens").run(req)
     assert lot.requests["replica"].tolist() == [0, 0, 1]
     assert lot.requests["cached_prompt_tokens"].tolist() == [0, 0, 0]
+
+
+def test_recompute_after_preemption_is_not_counted_as_a_prefix_hit():
+    # Field case prefix-hit-after-preemption: two 16-token prompts sharing nothing (blocks (1, 2) and (3, 4)), 24
+    # output tokens each, 12 KV blocks of 4 tokens. Each prefill caches its 2 prefix blocks (4 KV blocks); both
+    # decode until they need 2 x ceil(39 / 4) = 20 > 12 (or 14) blocks: B (admitted last) is preempted and its
+    # prefix blocks become unpinned (LRU). Its recompute may reuse at most (16 - 1) // 8 = 1 leading block, its own
+    # block 3, still cached: 8 tokens skipped, but written by B itself -- recompute saved, not a prefix hit.
+    req = make_request_table([0.0, 0.001], [16, 16], [24, 24], [(1, 2), (3, 4)])
+    for blocks in (12, 14):
+        res = ServingEngine(toy(blocks=blocks), CACHE).run(req)
+        A, B = res.requests.iloc[0], res.requests.iloc[1]
+        assert (A.preemptions, B.preemptions) == (0, 1)
+        assert (A.cached_prompt_tokens, B.cached_prompt_tokens) == (0, 8)    # the physics: 8 tokens not prefilled
+        assert res.info["prefix_hit_tokens"] == 0                           # was 8: B's own block counted as a hit
+        assert (A.recompute_cached_tokens, B.recompute_cached_tokens) == (0, 8)
+        assert res.info["recompute_cached_tokens"] == 8
+    # a block written by another request still counts as a hit for a request that is recomputed
+    req = make_request_table([0.0, 0.001], [16, 16], [24, 24], [(1, 2), (1, 4)])
+    res = ServingEngine(toy(blocks=12), CACHE).run(req)
+    B = res.requests.iloc[1]
+    assert B.preemptions == 1 and B.cached_prompt_tokens == 8 and B.recompute_cached_tokens == 0
+    assert res.info["prefix_hit_tokens"] == 8 and res.info["recompute_cached_tokens"] == 0

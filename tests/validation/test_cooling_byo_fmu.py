@@ -130,7 +130,7 @@ def test_failed_step_keeps_completed_outputs(fmu_cache):
         ref = plant.run(q, tw)
         plant.reset()
         plant.initialize(q[0], 285.0)
-        plant._run_c = None  # the Python loop (site FMUs); the C loop's failure path is tested below
+        plant._stepper.run_c = None  # the Python loop (site FMUs); the C loop's failure path is tested below
         real = plant._fmu.raw.fmi2DoStep
         calls = {"n": 0}
 
@@ -158,9 +158,9 @@ def test_failed_step_in_the_fmu_loop_is_reported(fmu_cache):
     with CoolingPlant("theta", step_s=15.0, cache_dir=fmu_cache) as plant:
         assert plant.raw_run_available
         plant.initialize(q[0], 285.0)
-        bad = plant._vr_out.copy()
+        bad = plant._stepper._vr_out.copy()
         bad[-1] = 10_000
-        plant._a_vr_out = bad.ctypes.data
+        plant._stepper._a_vr_out = bad.ctypes.data
         with pytest.raises(PlantStepError) as exc:
             plant.run(q, tw)
         err = exc.value

@@ -295,7 +295,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
-        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]",
+        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]", headroom=_headroom_text(res),
         provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
                     ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
                     ("Versions", _pretty(prov.get("versions_json", "{}"))),
@@ -383,6 +383,28 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
                  "red hatching: an attempt ended by a node failure.")
 
 
+def _headroom_text(res) -> str:
+    """The headroom block (:mod:`scheduler_sim.analysis.headroom`) of a run file, from its series and its system."""
+    from ..headroom import run_headroom
+
+    sysm = _system(str(res.attrs.get("system", "")), res)
+    if sysm is None:
+        return "Headroom not computed: the run's system description could not be loaded."
+    params = design = None
+    if "T_wb_K" in res.facility:
+        try:
+            from cooling_fmu.params import load_plant_params
+            from cooling_fmu.weather import design_conditions, resolve_weather_file
+
+            params = load_plant_params(sysm.cooling_plant)
+            base = str(Path(sysm.source).parent) if sysm.source else None
+            design = design_conditions(resolve_weather_file(sysm.site_weather or "golden", base))
+        except (FileNotFoundError, ValueError):  # a site FMU, or no readable site weather: feed and supply only
+            pass
+    h = run_headroom(sysm, res.facility, res.cdu, np.asarray(res.time_s), params, design)
+    return "\n".join(h.lines())
+
+
 def _system(name: str, res):
     """The run's system description (root attribute ``system``, else the configuration's), or None."""
     cands = [name]
@@ -460,6 +482,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
+    from ..frontier import sweep_frontier
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -486,13 +509,16 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
+    fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
+    frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
+                                         "header": fs.header, "rows": fs.rows})
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
     head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
                  for m in cols)
     rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
-                  study_file=study_file)
+                  study_file=study_file, frontier=frontier)
     return _write_html(out, page)
 
 

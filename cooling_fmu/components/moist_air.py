@@ -1,0 +1,102 @@
+"""Saturated moist air (psychrolib SI formulae; ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 5/6, 20, 30).
+
+:func:`sat_air` (numpy) and :func:`sat_air_equations` (Modelica) are the same arithmetic: saturation pressure
+over liquid water above the triple point and over ice at or below it (Hyland-Wexler), humidity ratio
+``W_s = 0.621945 p_ws / (p - p_ws)``, enthalpy ``h = 1006 t + W (2,501,000 + 1860 t)`` (J/kg dry air, ``t`` in C)
+and its temperature derivative (for the Newton steps of the exit-air temperature).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._mo import lit, real
+
+__all__ = ["sat_air", "sat_air_equations"]
+
+# psychrolib SI saturation-pressure coefficients (ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 5 and 6)
+_PW_LIQ = (-5.8002206e03, 1.3914993, -4.8640239e-02, 4.1764768e-05, -1.4452093e-08, 0.0, 6.5459673)
+_PW_ICE = (-5.6745359e03, 6.3925247, -9.677843e-03, 6.2215701e-07, 2.0747825e-09, -9.484024e-13, 4.1635019)
+_T_TRIPLE = 273.16
+_T0C = 273.15
+
+
+def _lnpws(T, c):
+    return c[0] / T + c[1] + c[2] * T + c[3] * T**2 + c[4] * T**3 + c[5] * T**4 + c[6] * np.log(T)
+
+
+def _dlnpws(T, c):
+    return -c[0] / T**2 + c[2] + 2 * c[3] * T + 3 * c[4] * T**2 + 4 * c[5] * T**3 + c[6] / T
+
+
+def sat_air(T_K: float | np.ndarray, p_Pa: float):
+    """Saturated moist air at temperature ``T_K`` and pressure ``p_Pa`` (psychrolib SI formulae).
+
+    Parameters
+    ----------
+    T_K : float | np.ndarray
+        Temperature [K].
+    p_Pa : float
+        Atmospheric pressure [Pa].
+
+    Returns
+    -------
+    tuple
+        ``(W_s, h_s, dh_s/dT)``: humidity ratio [kg/kg dry air], enthalpy [J/kg dry air] (ASHRAE Fundamentals
+        2017 ch. 1 eqs. 5/6, 20, 30; over ice at or below 273.16 K), and its temperature derivative [J/(kg K)].
+    """
+    T = np.asarray(T_K, dtype=float)
+    ice = T <= _T_TRIPLE
+    pws = np.exp(np.where(ice, _lnpws(T, _PW_ICE), _lnpws(T, _PW_LIQ)))
+    dpws = pws * np.where(ice, _dlnpws(T, _PW_ICE), _dlnpws(T, _PW_LIQ))
+    W = 0.621945 * pws / (p_Pa - pws)
+    dW = 0.621945 * p_Pa * dpws / (p_Pa - pws) ** 2
+    t = T - _T0C
+    h = 1006.0 * t + W * (2501000.0 + 1860.0 * t)
+    dh = 1006.0 + dW * (2501000.0 + 1860.0 * t) + 1860.0 * W
+    if np.ndim(T_K) == 0:
+        return float(W), float(h), float(dh)
+    return W, h, dh
+
+
+def _poly_expr(T: str, c) -> str:
+    return (f"{lit(c[0])} / {T} + {lit(c[1])} + {lit(c[2])} * {T} + {lit(c[3])} * {T}^2 + {lit(c[4])} * {T}^3 + "
+            f"{lit(c[5])} * {T}^4 + {lit(c[6])} * log({T})")
+
+
+def _dpoly_expr(T: str, c) -> str:
+    return (f"{lit(-c[0])} / {T}^2 + {lit(c[2])} + 2.0 * {lit(c[3])} * {T} + 3.0 * {lit(c[4])} * {T}^2 + 4.0 * "
+            f"{lit(c[5])} * {T}^3 + {lit(c[6])} / {T}")
+
+
+def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> tuple[list[str], list[str]]:
+    """Declarations and equations of saturated air at temperature variable ``T`` (the :func:`sat_air` formulae).
+
+    Parameters
+    ----------
+    T : str
+        Name of the temperature variable [K].
+    tag : str
+        Suffix of the declared variables ``pw_<tag>``, ``dpw_<tag>``, ``W_<tag>``, ``h_<tag>``, ``dh_<tag>``.
+    p_atm : str
+        Name of the pressure parameter [Pa].
+
+    Returns
+    -------
+    tuple of (list of str, list of str)
+        Declarations and equations (indented two spaces).
+    """
+    decl = [f'  Real pw_{tag}(unit="Pa") "Saturation pressure at {T}";',
+            f'  Real dpw_{tag}(unit="Pa/K") "Its temperature derivative";',
+            f'  Real W_{tag}(unit="1") "Humidity ratio of saturated air at {T}";',
+            f'  Real h_{tag}(unit="J/kg") "Enthalpy of saturated air at {T}";',
+            f'  Real dh_{tag}(unit="J/(kg.K)") "Its temperature derivative";']
+    eq = [f"  pw_{tag} = exp(noEvent(if {T} <= {real(_T_TRIPLE)} then {_poly_expr(T, _PW_ICE)} else "
+          f"{_poly_expr(T, _PW_LIQ)}));",
+          f"  dpw_{tag} = pw_{tag} * noEvent(if {T} <= {real(_T_TRIPLE)} then {_dpoly_expr(T, _PW_ICE)} else "
+          f"{_dpoly_expr(T, _PW_LIQ)});",
+          f"  W_{tag} = 0.621945 * pw_{tag} / ({p_atm} - pw_{tag});",
+          f"  h_{tag} = 1006.0 * ({T} - {real(_T0C)}) + W_{tag} * (2501000.0 + 1860.0 * ({T} - {real(_T0C)}));",
+          f"  dh_{tag} = 1006.0 + 0.621945 * {p_atm} * dpw_{tag} / ({p_atm} - pw_{tag})^2 * (2501000.0 + 1860.0 * "
+          f"({T} - {real(_T0C)})) + 1860.0 * W_{tag};"]
+    return decl, eq

@@ -1,0 +1,210 @@
+"""Plant capacity and sizing figures from the plant's steady state (headroom of a run, the site builder).
+
+The **capacity** of a plant at a wet-bulb ``T_wb`` for a given split of heat over its CDUs (a *heat shape*) is the
+largest total heat for which the plant's steady state keeps every CDU's secondary supply within ``tol_K`` of its
+set point (``cdu.T_sec_sup_set_K``; default 1 K, the same bound as the run's "hours above set point + 1 K"). It is
+computed as the quasi-steady plant (:mod:`cooling_fmu.quasisteady`) does, without its table: the plant-level steady
+state at the mean heat per CDU (:func:`cooling_fmu.quasisteady._steady_states`, the derivation of
+:func:`cooling_fmu.modelica.analytic_steady_state` vectorised) gives the facility supply temperature, and each CDU's
+valve and secondary temperatures follow from its own heat at that facility supply
+(:func:`cooling_fmu.modelica._valves_at`). This is evaluated on a fine grid of scale factors of the heat shape up
+to 3 x ``cdu.Q_flow_nominal_W`` on the hottest CDU, and the capacity is the first crossing of the bound (linear
+between grid points). When nothing in that range crosses it, the capacity is *at least* the range's end and
+:attr:`Capacity.at_least` says so. With equal heat on every CDU it is the analytic steady state exactly (tested:
+the supply sits at set point + ``tol_K`` at the capacity).
+
+Until the component library of plant v5 lands these figures come from today's plant description
+(``cooling_fmu/plants/*.toml``) and :mod:`cooling_fmu.quasisteady`.
+
+**One more tower cell** (:func:`with_tower_cells`): the shipped tower is one bank of ``tower.n_cells`` equal cells
+whose Merkel number ``NTU_nominal`` holds at full air flow of the whole bank. A bank of ``N + k`` such cells at the
+same water flow moves ``(N + k) / N`` times the air, so ``L/G`` falls by ``N / (N + k)`` and the Merkel number
+rises as ``NTU ~ (L/G)^-n`` (``tower.n_merkel``; ASHRAE Handbook HVAC Systems & Equipment 2020 ch. 40), i.e.
+``NTU_nominal x ((N + k) / N)^n``; the fan power per cell is unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .params import PlantParams
+
+__all__ = ["Capacity", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Capacity:
+    """The plant's capacity at one wet-bulb for one heat shape.
+
+    Attributes
+    ----------
+    heat_W : float
+        Largest total heat that keeps every CDU supply within ``tol_K`` of its set point [W].
+    at_least : bool
+        True when the bound was not crossed inside the table's range (the capacity is at least ``heat_W``).
+    T_wb_K : float
+        Wet-bulb [K].
+    tol_K : float
+        Tolerance above the supply set point [K].
+    worst_cdu : int
+        CDU (0-based) whose supply crosses the bound first.
+    """
+
+    heat_W: float
+    at_least: bool
+    T_wb_K: float
+    tol_K: float
+    worst_cdu: int
+
+
+def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float) -> np.ndarray:
+    """Steady secondary supply temperature of every CDU for loads ``heat_W`` at one wet-bulb (module docstring).
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    heat_W : np.ndarray
+        Heat per CDU of each load [W], >= 0, shape (k, n_cdu).
+    T_wb_K : float
+        Wet-bulb [K].
+
+    Returns
+    -------
+    ndarray, shape (k, n_cdu)
+        Secondary supply temperature [K].
+    """
+    from .modelica import _valves_at
+    from .quasisteady import _steady_states
+
+    heat = np.asarray(heat_W, dtype=float)
+    k, n = heat.shape
+    x = _steady_states(params, heat.mean(axis=1), np.full(k, float(T_wb_K)))
+    T_fs = np.repeat(x[:, 2 * n], n)
+    q = heat.ravel()
+    _, T_sec = _valves_at(params, q, T_fs)
+    c = params.cdu
+    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
+    return (T_sec - q / (m_sec * params.cp_water_J_kgK)).reshape(k, n)
+
+
+def plant_capacity(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float, tol_K: float = 1.0,
+                   n_grid: int = 600, cache_dir: None = None) -> Capacity:
+    """Capacity of the plant at ``T_wb_K`` for heat split over the CDUs as ``heat_shape_W`` (module docstring).
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description (a generated plant).
+    heat_shape_W : np.ndarray
+        Heat per CDU of some load [W], shape (n_cdu,) (only its proportions matter), >= 0 with a positive sum.
+    T_wb_K : float
+        Wet-bulb [K].
+    tol_K : float
+        Allowed rise of a CDU secondary supply above its set point [K].
+    n_grid : int
+        Scale factors tried between 0 and the range's end.
+    cache_dir : None
+        Unused (kept for callers that pass a cache).
+
+    Returns
+    -------
+    Capacity
+        The capacity.
+
+    Raises
+    ------
+    ValueError
+        If the shape has the wrong length, a negative value or a zero sum.
+    """
+    shape = np.asarray(heat_shape_W, dtype=float)
+    if shape.shape != (params.n_cdu,) or np.any(shape < 0) or not shape.sum() > 0:
+        raise ValueError(f"heat shape must have {params.n_cdu} values >= 0 with a positive sum; got {shape}")
+    shape = shape / shape.sum()
+    f_max = 3.0 * params.cdu.Q_flow_nominal_W / shape.max()  # the range's end for the hottest CDU
+    f = np.linspace(0.0, f_max, n_grid)
+    T = supply_temperatures_K(params, f[:, None] * shape[None, :], T_wb_K)
+    over = T - (params.cdu.T_sec_sup_set_K + tol_K)
+    worst = over.max(axis=1)
+    bad = np.flatnonzero(worst > 0.0)
+    if bad.size == 0:
+        return Capacity(float(f_max), True, float(T_wb_K), float(tol_K), int(np.argmax(T[-1])))
+    k = int(bad[0])
+    if k == 0:
+        return Capacity(0.0, False, float(T_wb_K), float(tol_K), int(np.argmax(over[0])))
+    w0, w1 = worst[k - 1], worst[k]
+    f_cross = f[k - 1] + (f[k] - f[k - 1]) * (-w0) / (w1 - w0)
+    return Capacity(float(f_cross), False, float(T_wb_K), float(tol_K), int(np.argmax(over[k])))
+
+
+def with_tower_cells(params: PlantParams, extra: int) -> PlantParams:
+    """The plant with ``extra`` more tower cells of the same size (module docstring: NTU and L/G scaling).
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    extra : int
+        Cells to add (>= 0).
+
+    Returns
+    -------
+    PlantParams
+        A copy with ``tower.n_cells``, ``tower.NTU_nominal`` and ``tower.LG_nominal`` changed.
+    """
+    t = params.tower
+    n0 = t.n_cells
+    r = (n0 + extra) / n0
+    tower = t.model_copy(update={"n_cells": n0 + extra, "NTU_nominal": t.NTU_nominal * r ** t.n_merkel,
+                                 "LG_nominal": t.LG_nominal / r})
+    return params.model_copy(update={"tower": tower})
+
+
+def tower_cells_needed(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float, need_W: float,
+                       tol_K: float = 1.0, max_extra: int = 8, cache_dir: None = None,
+                       n_grid: int = 300) -> int | None:
+    """Fewest extra tower cells (:func:`with_tower_cells`) that give a capacity of at least ``need_W``.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    heat_shape_W : np.ndarray
+        Heat split over the CDUs [W], shape (n_cdu,).
+    T_wb_K : float
+        Wet-bulb [K].
+    need_W : float
+        Heat to reject [W].
+    tol_K : float
+        Allowed supply rise above set point [K].
+    max_extra : int
+        Most cells tried.
+    cache_dir : None
+        Unused.
+    n_grid : int
+        Scale factors of each capacity evaluation (:func:`plant_capacity`).
+
+    Returns
+    -------
+    int or None
+        Cells to add (found by doubling, then bisection: capacity grows with the cells; 0 when the plant already
+        suffices); None when ``max_extra`` cells do not suffice (the CDUs or
+        the facility loop, not the towers, then limit the plant).
+    """
+    def enough(k: int) -> bool:
+        cap = plant_capacity(with_tower_cells(params, k), heat_shape_W, T_wb_K, tol_K, n_grid=n_grid)
+        return cap.heat_W >= need_W
+
+    if enough(0):
+        return 0
+    lo, hi = 0, 1  # enough(lo) is False; find hi with enough(hi), doubling, then bisect (capacity grows with cells)
+    while not enough(hi):
+        if hi >= max_extra:
+            return None
+        lo, hi = hi, min(2 * hi, max_extra)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi

@@ -1,0 +1,201 @@
+"""FMU stepping for :class:`cooling_fmu.plant.CoolingPlant`: one FMU instance, its start and its communication steps.
+
+:class:`FMUStepper` does the FMI calls and nothing else: experiment set-up, initial state, the re-evaluation that
+works around rumoca 0.9.13's output order at initialisation, and the fastest loop the FMU allows for many steps
+(the FMU's own C loop ``hpctwin_run`` when it was built here, else raw ctypes calls, else the backend's methods).
+Inputs and outputs are in the FMU's units; a failing FMI call raises :class:`~cooling_fmu.adapter.FMUError` from
+the adapter (:meth:`FMUStepper.steps` returns it instead, with the steps completed). Checks, SI conversion and
+the assembly of outputs and failure reports stay in :class:`~cooling_fmu.plant.CoolingPlant` (issue 22 item 10:
+stepping apart from output assembly).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .adapter import FMUError
+
+__all__ = ["FMUStepper"]
+
+
+class FMUStepper:
+    """Steps one instantiated FMU (FMU units in and out).
+
+    Parameters
+    ----------
+    fmu : object
+        An opened FMU (:func:`cooling_fmu.adapter.open_fmu`), not yet instantiated; it is instantiated here.
+    vr_in : list
+        Value references of the inputs, in input order.
+    vr_state : list
+        Value references of the exposed states (may be empty).
+    vr_out : list
+        Value references of the outputs, in output order.
+    own_loop_substep_s : float | None
+        For an FMU built here: the longest Heun sub-step [s], handed to ``hpctwin_set_max_substep``, and the FMU's
+        own C loop is used; None for a site FMU (Python loop).
+
+    Attributes
+    ----------
+    fmu : object
+        The FMU instance.
+    run_c : object or None
+        The FMU's multi-step C function, or None when the Python loop runs.
+    """
+
+    def __init__(self, fmu: object, vr_in: list, vr_state: list, vr_out: list, own_loop_substep_s: float | None):
+        self.fmu = fmu
+        self.vr_in_list, self.vr_state_list, self.vr_out_list = list(vr_in), list(vr_state), list(vr_out)
+        # pre-built buffers for the hot path (addresses passed as ints to the raw ctypes functions)
+        self._vr_in = np.asarray(self.vr_in_list, dtype=np.uint32)
+        self._vr_out = np.asarray(self.vr_out_list, dtype=np.uint32)
+        self.n_in, self.n_out = len(self._vr_in), len(self._vr_out)
+        self._a_vr_in, self._a_vr_out = self._vr_in.ctypes.data, self._vr_out.ctypes.data
+        fmu.instantiate()
+        raw = getattr(fmu, "raw", None)
+        self.run_c = raw.hpctwin_run if raw is not None and own_loop_substep_s is not None else None
+        if self.run_c is not None:  # limit > 0 and finite (max_stable_step_s), which the FMU accepts
+            raw.hpctwin_set_max_substep(fmu.component, own_loop_substep_s)
+
+    def start(self, t_start_s: float, u: np.ndarray, states: np.ndarray | None) -> np.ndarray:
+        """Set up the experiment, set inputs and initial states, leave initialisation mode.
+
+        Parameters
+        ----------
+        t_start_s : float
+            Start time of the FMU's clock [s].
+        u : np.ndarray
+            Inputs (FMU units), shape (n_in,).
+        states : np.ndarray | None
+            Initial states (FMU units), shape (n_states,), or None for the FMU's own start values.
+
+        Returns
+        -------
+        ndarray, shape (n_out,)
+            Outputs after initialisation (FMU units).
+
+        """
+        fmu = self.fmu
+        fmu.setupExperiment(t_start_s)
+        fmu.enterInitializationMode()
+        fmu.setReal(self.vr_in_list, u)
+        if states is not None and len(self.vr_state_list):
+            fmu.setReal(self.vr_state_list, states)
+        fmu.exitInitializationMode()
+        # rumoca 0.9.13 defect: fmi2ExitInitializationMode evaluates outputs in a fixed order, so an output that
+        # depends on an algebraic that depends on another output keeps the value from the default start values.
+        # Re-evaluate (fmi2SetReal marks the instance dirty) until the outputs stop changing.
+        y = fmu.getReal(self.vr_out_list)
+        for _ in range(5):
+            fmu.setReal(self.vr_in_list, u)
+            y_new = fmu.getReal(self.vr_out_list)
+            if np.array_equal(y_new, y):
+                break
+            y = y_new
+        return np.array(y, dtype=float)
+
+    def warm_up(self, t_start_s: float, step_s: float, n_steps: int) -> np.ndarray:
+        """Take ``n_steps`` steps with the inputs last set held.
+
+        Parameters
+        ----------
+        t_start_s : float
+            Time of the first step [s].
+        step_s : float
+            Step [s].
+        n_steps : int
+            Steps (>= 1).
+
+        Returns
+        -------
+        ndarray, shape (n_out,)
+            Outputs at the end (FMU units).
+
+        """
+        for j in range(n_steps):
+            self.fmu.doStep(t_start_s + j * step_s, step_s)
+        return np.array(self.fmu.getReal(self.vr_out_list), dtype=float)
+
+    def steps(self, u: np.ndarray, t_first_s: float, step_s: float, out: np.ndarray) -> tuple[int, FMUError | None]:
+        """Take one communication step per row of ``u``, writing the outputs into ``out``.
+
+        Parameters
+        ----------
+        u : np.ndarray
+            Inputs (FMU units), C-contiguous, shape (n_steps, n_in).
+        t_first_s : float
+            Time at the start of the first step [s].
+        step_s : float
+            Communication step [s].
+        out : np.ndarray
+            Output buffer, C-contiguous, shape (n_steps, n_out); row ``j`` gets the outputs at the end of step
+            ``j``.
+
+        Returns
+        -------
+        tuple of (int, cooling_fmu.adapter.FMUError or None)
+            Steps completed and, if a step failed, its error (function, status, time, inputs, FMU log).
+        """
+        fmu, n_steps, h, t0 = self.fmu, u.shape[0], step_s, t_first_s
+        j = 0
+        try:
+            if self.run_c is not None:  # the FMU's own loop: one C call for every step
+                status = ctypes.c_int(0)
+                j = int(self.run_c(fmu.component, n_steps, t0, h, self._a_vr_in, self.n_in, u.ctypes.data,
+                                   self._a_vr_out, self.n_out, out.ctypes.data, ctypes.addressof(status)))
+                if status.value:
+                    self._raise_raw_status(status.value, t0 + j * h, u[j])
+            elif fmu.raw is not None:
+                raw, comp = fmu.raw, fmu.component
+                set_real, do_step, get_real = raw.fmi2SetReal, raw.fmi2DoStep, raw.fmi2GetReal
+                a_vr_in, a_vr_out, n_in, n_out = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out
+                a_u, a_out = u.ctypes.data, out.ctypes.data
+                su, so = u.strides[0], out.strides[0]
+                for j in range(n_steps):
+                    st = set_real(comp, a_vr_in, n_in, a_u + j * su)
+                    st |= do_step(comp, t0 + j * h, h, 1) << 3
+                    st |= get_real(comp, a_vr_out, n_out, a_out + j * so) << 6
+                    if st:
+                        self._raise_raw_status(st, t0 + j * h, u[j])
+            else:
+                for j in range(n_steps):
+                    fmu.setReal(self.vr_in_list, u[j])
+                    fmu.doStep(t0 + j * h, h)
+                    out[j] = fmu.getReal(self.vr_out_list)
+        except FMUError as exc:
+            return j, exc
+        return n_steps, None
+
+    def held(self, u: np.ndarray, t_s: float, span_s: float) -> np.ndarray:
+        """One FMU step of ``span_s`` with the inputs ``u`` held.
+
+        Parameters
+        ----------
+        u : np.ndarray
+            Inputs (FMU units), shape (n_in,).
+        t_s : float
+            Time at the start [s].
+        span_s : float
+            Length of the step [s].
+
+        Returns
+        -------
+        ndarray, shape (n_out,)
+            Outputs at the end (FMU units).
+
+        """
+        self.fmu.setReal(self.vr_in_list, u)
+        self.fmu.doStep(t_s, span_s)
+        return np.array(self.fmu.getReal(self.vr_out_list), dtype=float)
+
+    def _raise_raw_status(self, st: int, t_s: float, u_row: np.ndarray) -> None:
+        """Raise the FMUError of a failed hot-path step: ``st`` packs the statuses of fmi2SetReal (bits 0-2),
+        fmi2DoStep (3-5) and fmi2GetReal (6-8), as both loops of :meth:`steps` (Python and the FMU's C loop) build it.
+        """
+        fmu = self.fmu
+        fmu.time_s = t_s
+        fmu.last_inputs = dict(zip(self.vr_in_list, u_row.tolist()))
+        for shift, name in ((0, "fmi2SetReal"), (3, "fmi2DoStep"), (6, "fmi2GetReal")):
+            fmu.check_raw(name, (st >> shift) & 7)

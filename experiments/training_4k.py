@@ -1,0 +1,200 @@
+"""Study (#24, item 5): a 4,096-GPU training job on the one-type H100 cluster: goodput against the checkpoint
+interval, the facility's power spectrum and 1 s ramps from the closed-form Fourier series, a GPU power floor.
+
+Workload: Llama 3 70B pre-training (:data:`jobs.training.SHIPPED_MODELS`) on all 512 nodes of
+``power/systems/h100_4k.toml`` (4,096 H100; TP 8, PP 4, DP 128, 32 micro-batches, interleaved 1F1B with 5 chunks,
+ZeRO 1, selective recompute), ``TRAIN_H`` hours of useful training, failures at the Llama 3 rate (1.97e-5 per
+GPU-hour), detection 120 s + restart 600 s, checkpoints of 14 B per parameter at 2 TB/s. The Frontier-like cooling
+FMU and the Knoxville weather, ``WINDOW_DAYS`` days from January 1.
+
+Sweep (spread over the MPI ranks, one run each): checkpoint interval in ``INTERVALS_S`` plus the Young/Daly
+optimum. Per run: ETTR (useful / wall), failures, lost work, energy per useful iteration, PUE.
+
+Spectrum (rank 0, closed form, no run needed): the iteration's node power is a periodic step function
+(:class:`power.ramps.PhaseProfile`: compute, bubble, exposed DP communication); the job's rack-input swing is
+``nodes x dP_rack/dP_dc x`` the node swing; its harmonics ``2 |c_k|`` at ``k / t_iter`` and its largest 1 s ramp
+(:meth:`PhaseProfile.max_ramp_W`) come from the closed form, for the plain profile and with a GPU power floor
+(bubble and communication phases held at ``FLOOR_UTIL`` of the GPU range; the energy it costs is reported).
+
+Run::
+
+    .venv/bin/mpiexec -n 2 .venv/bin/python -m mpi4py -m experiments.training_4k --out out/training_4k
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+
+from experiments.common import save_figure, world
+from jobs.training import TrainingConstants
+from power import PowerChain, load_system, node_power_w
+from power.ramps import PhaseProfile
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.app.runner import run_one
+from scheduler_sim.app.workloads import training_jobs
+
+__all__ = ["INTERVALS_S", "config", "spectrum_rows", "main"]
+
+INTERVALS_S = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0)
+TRAIN_H = 150.0
+WINDOW_DAYS = 7.0
+FLOOR_UTIL = 0.6
+LAYOUT = {"tp": 8, "pp": 4, "dp": 128, "micro_batches": 32, "schedule": "interleaved", "virtual_stages": 5,
+          "zero_stage": 1, "recompute": "selective"}
+
+
+def config(name: str, interval: float | str) -> RunConfig:
+    """One scenario of the sweep.
+
+    Parameters
+    ----------
+    name : str
+        Run name.
+    interval : float | str
+        Checkpoint interval [s] or "young-daly".
+
+    Returns
+    -------
+    RunConfig
+    """
+    return RunConfig.model_validate({
+        "name": name, "system": "h100_4k", "seed": 0,
+        "trace": {"enabled": False, "window_start_days": 0.0, "window_days": WINDOW_DAYS},
+        "scheduler": {"policy": "fcfs"}, "output": {"progress": False},
+        "workload": [{"family": "training", "name": "llama3-70b", "model": "llama-3-70b", "gpu": "h100-sxm",
+                      "train_hours": TRAIN_H, "layout": LAYOUT, "checkpoint_interval_s": interval}]})
+
+
+def spectrum_rows(cfg: RunConfig, n_harmonics: int = 8) -> tuple[list[dict], dict]:
+    """Closed-form harmonics and 1 s ramps of the job's rack-input power, plain and with a GPU power floor.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        A scenario (its workload's layout and the system).
+    n_harmonics : int
+        Harmonics listed.
+
+    Returns
+    -------
+    tuple
+        ``(rows, summary)``: one row per (profile, harmonic) and per-profile ramp / energy figures.
+    """
+    system = load_system(cfg.system)
+    tj = training_jobs(cfg.workload, system, cfg.seed)
+    rep = tj.reports[0]
+    prof = next(iter(tj.profiles.values()))
+    chain = PowerChain(system)
+    p0 = np.full(system.n_nodes, float(node_power_w(0.0, 0.0, system.node)))
+    slope = float((chain.node_it_input_w(p0 + 1.0) - chain.node_it_input_w(p0)).mean())
+    scale = rep["nodes"] * slope
+    c = TrainingConstants()
+    floor_W = float(node_power_w(system.default_cpu_util, FLOOR_UTIL, system.node))
+    floored = PhaseProfile(prof.durations_s, (prof.power_W[0], max(prof.power_W[1], floor_W),
+                                              max(prof.power_W[2], floor_W)))
+    rows, summ = [], {}
+    for label, p in (("plain", prof), (f"floor {FLOOR_UTIL:g}", floored)):
+        for k in range(1, n_harmonics + 1):
+            rows.append({"profile": label, "harmonic": k, "f_Hz": k / p.period_s,
+                         "amplitude_MW": 2 * abs(p.fourier(k)) * scale / 1e6})
+        summ[label] = {"period_s": p.period_s, "mean_MW": p.mean_W * scale / 1e6,
+                       "swing_MW": (max(p.power_W) - min(p.power_W)) * scale / 1e6,
+                       "ramp_1s_MW": p.max_ramp_W(1.0) * scale / 1e6,
+                       "energy_cost_pct": 100 * (p.mean_W / prof.mean_W - 1)}
+    summ["compute_util"] = c.util_compute
+    return rows, summ
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sweep and write ``goodput.csv``, ``spectrum.csv`` and ``training_4k.png/svg``.
+
+    Parameters
+    ----------
+    argv : list[str] | None
+        Command-line arguments (None: ``sys.argv``).
+
+    Returns
+    -------
+    int
+        Exit status.
+    """
+    ap = argparse.ArgumentParser(description="4,096-GPU training job: goodput vs checkpoint interval, spectrum.")
+    ap.add_argument("--out", default="out/training_4k", help="output folder")
+    a = ap.parse_args(argv)
+    comm, rank, size = world()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    scen = [(f"ckpt{int(x)}", x) for x in INTERVALS_S] + [("young-daly", "young-daly")]
+    mine = []
+    system = load_system("h100_4k")
+    for i, (name, iv) in enumerate(scen):
+        if i % size != rank:
+            continue
+        cfg = config(name, iv)
+        t0 = time.perf_counter()
+        r = run_one(cfg, out / f"{name}.h5")
+        wall = time.perf_counter() - t0
+        rep = training_jobs(cfg.workload, system, cfg.seed).reports[0]
+        with h5py.File(r.path) as f:
+            e_job = float(f["jobs/energy_it_J"][0])
+            ts = f["timeseries/facility"]
+            p_fac = ts["P_facility_W"][()]
+            t_ret = ts["T_fac_ret"][()]
+            p_mech = ts["P_mechanical_W"][()]
+        mine.append({"scenario": name, "interval_s": rep["checkpoint_interval_s"], "young_daly_s": rep["young_daly_s"],
+                     "ettr": rep["ettr"], "failures": rep["n_failures"], "lost_work_h": rep["lost_work_s"] / 3600,
+                     "down_h": rep["down_s"] / 3600, "checkpoints": rep["n_checkpoints"],
+                     "wall_h": rep["wall_s"] / 3600, "iterations": rep["iterations"],
+                     "job_IT_MWh": e_job / 3.6e9, "kWh_per_iteration": e_job / 3.6e6 / rep["iterations"],
+                     "PUE": r.summary.get("PUE", float("nan")),
+                     "P_facility_min_MW": float(np.nanmin(p_fac)) / 1e6, "P_facility_max_MW": float(np.nanmax(p_fac)) / 1e6,
+                     "P_mechanical_range_kW": float(np.nanmax(p_mech) - np.nanmin(p_mech)) / 1e3,
+                     "T_fac_ret_range_K": float(np.nanmax(t_ret) - np.nanmin(t_ret)), "run_wall_s": wall})
+        print(f"[rank {rank}] {name}: ETTR {rep['ettr']:.4f}, {rep['n_failures']} failures, PUE "
+              f"{r.summary.get('PUE', float('nan')):.4f}, {wall:.1f} s", flush=True)
+    rows = comm.gather(mine, root=0) if comm is not None else [mine]
+    if rank != 0:
+        return 0
+    table = pd.DataFrame([x for part in rows for x in part]).sort_values("interval_s").reset_index(drop=True)
+    table.to_csv(out / "goodput.csv", index=False)
+    spec, summ = spectrum_rows(config("spectrum", 1800.0))
+    sp = pd.DataFrame(spec)
+    sp.to_csv(out / "spectrum.csv", index=False)
+    with pd.option_context("display.width", 250):
+        print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        print(sp.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    for k, v in summ.items():
+        if isinstance(v, dict):
+            print(f"{k}: " + ", ".join(f"{a} {b:.4g}" for a, b in v.items()))
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    ax[0].semilogx(table["interval_s"], table["ettr"], "o-")
+    yd = float(table["young_daly_s"].iloc[0])
+    ax[0].axvline(yd, color="grey", ls="--", label=f"Young/Daly {yd:.0f} s")
+    ax[0].set_xlabel("checkpoint interval [s]")
+    ax[0].set_ylabel("effective training time ratio")
+    ax[0].legend()
+    for label, g in sp.groupby("profile", sort=False):
+        ax[1].stem(g["f_Hz"], g["amplitude_MW"], label=label, linefmt="-" if label == "plain" else ":",
+                   markerfmt="o" if label == "plain" else "s")
+    ax[1].axvspan(0.1, 20, color="orange", alpha=0.08, label="0.1-20 Hz utility band")
+    ax[1].set_xscale("log")
+    ax[1].set_xlabel("frequency [Hz]")
+    ax[1].set_ylabel("harmonic amplitude, rack input [MW]")
+    ax[1].legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, out, "training_4k")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

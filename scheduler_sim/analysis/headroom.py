@@ -1,0 +1,225 @@
+"""Headroom of a run: how close the facility came to its electrical feed and its plant to its capacity.
+
+From a run's series and its system and plant descriptions (:func:`run_headroom`):
+
+* **feed**: the peak interval-average facility power against the feed (``[facility.feed]``, else the transformers'
+  ``count x rated_VA x power_factor``; power.facility.FacilitySpec.feed_W), and against the firm feed (the
+  redundant unit out of service);
+* **plant**: the run's peak heat to the CDUs against the plant's capacity (:func:`cooling_fmu.sizing.plant_capacity`:
+  the largest heat, split over the CDUs as at the peak, that keeps every CDU supply within 1 K of its set point in
+  steady state) at the run's worst hour (the hour of the highest mean wet-bulb) and at the design day (the 0.4 %
+  annual wet-bulb of the site's weather, :func:`cooling_fmu.weather.design_conditions`); at the design day also the
+  heat of the whole machine at full load (every node at its maximum power, through the power chain);
+* **supply**: hours during which some CDU's secondary supply was above its set point + 1 K, and the CDU with the
+  least margin (set point + 1 K minus its highest supply temperature of the run);
+* **advice** when a margin is negative: how many tower cells of the same size would restore it
+  (:func:`cooling_fmu.sizing.tower_cells_needed`; or that the CDUs limit), and how many kW of feed are missing.
+
+The figures are computed after the run from its outputs: they are printed with the summary and the report and
+are not written to the HDF5 file (so a run's file is unchanged).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from cooling_fmu.sizing import plant_capacity, tower_cells_needed
+from power import PowerChain, System, node_power_w
+
+__all__ = ["Headroom", "full_load_heat_W", "run_headroom"]
+
+#: Allowed rise of a CDU secondary supply above its set point [K] (the bound of the supply-hours count).
+SUPPLY_TOLERANCE_K = 1.0
+
+
+@dataclasses.dataclass
+class Headroom:
+    """Headroom figures of one run (SI; NaN where not known). See the module docstring.
+
+    Attributes
+    ----------
+    peak_P_facility_W, feed_W, feed_firm_W : float
+        Peak interval-average facility power, feed capacity and firm feed capacity [W].
+    feed_source : str
+        Where the feed figure comes from.
+    peak_heat_W : float
+        Peak interval-average heat to the CDUs [W].
+    worst_hour_T_wb_K, capacity_worst_hour_W : float
+        Highest hourly mean wet-bulb of the run [K] and the plant's capacity there [W].
+    design_T_wb_K, capacity_design_W, full_load_heat_W : float
+        Design wet-bulb [K], the plant's capacity there for the full-load heat split [W], full-load heat [W].
+    design_source : str
+        Where the design wet-bulb comes from.
+    hours_supply_above : float
+        Hours with some CDU supply above set point + 1 K [h].
+    least_margin_cdu : int
+        CDU (0-based) with the least supply margin (-1 when unknown).
+    least_margin_K : float
+        Its margin: set point + 1 K minus its highest supply temperature [K].
+    advice : list of str
+        What the plant or the feed would need when a margin is negative.
+    """
+
+    peak_P_facility_W: float = math.nan
+    feed_W: float = math.nan
+    feed_firm_W: float = math.nan
+    feed_source: str = ""
+    peak_heat_W: float = math.nan
+    worst_hour_T_wb_K: float = math.nan
+    capacity_worst_hour_W: float = math.nan
+    design_T_wb_K: float = math.nan
+    capacity_design_W: float = math.nan
+    full_load_heat_W: float = math.nan
+    design_source: str = ""
+    hours_supply_above: float = math.nan
+    least_margin_cdu: int = -1
+    least_margin_K: float = math.nan
+    advice: list = dataclasses.field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The summary's headroom block (MW, kW, degC, h).
+
+        Returns
+        -------
+        list of str
+            Printable lines.
+        """
+        def mw(x: float) -> str:
+            return "n/a" if not math.isfinite(x) else f"{x / 1e6:.3f} MW"
+
+        def pct(a: float, b: float) -> str:
+            return "" if not (math.isfinite(a) and math.isfinite(b) and b > 0) else f" ({100 * (b - a) / b:+.1f} %)"
+
+        out = ["headroom:"]
+        out.append(f"  feed                  peak facility {mw(self.peak_P_facility_W)} vs feed {mw(self.feed_W)}"
+                   f"{pct(self.peak_P_facility_W, self.feed_W)}, firm {mw(self.feed_firm_W)}"
+                   f"{pct(self.peak_P_facility_W, self.feed_firm_W)}" + (f"  [{self.feed_source}]"
+                                                                        if self.feed_source else ""))
+        if math.isfinite(self.capacity_worst_hour_W):
+            out.append(f"  plant, worst hour     peak heat {mw(self.peak_heat_W)} vs capacity "
+                       f"{mw(self.capacity_worst_hour_W)}{pct(self.peak_heat_W, self.capacity_worst_hour_W)} at "
+                       f"wet-bulb {self.worst_hour_T_wb_K - 273.15:.1f} C")
+        if math.isfinite(self.capacity_design_W):
+            out.append(f"  plant, design day     full-load heat {mw(self.full_load_heat_W)} vs capacity "
+                       f"{mw(self.capacity_design_W)}{pct(self.full_load_heat_W, self.capacity_design_W)} at "
+                       f"wet-bulb {self.design_T_wb_K - 273.15:.1f} C ({self.design_source})")
+        if math.isfinite(self.hours_supply_above):
+            out.append(f"  CDU supply            {self.hours_supply_above:.2f} h above set point + "
+                       f"{SUPPLY_TOLERANCE_K:g} K; least margin CDU {self.least_margin_cdu} "
+                       f"({self.least_margin_K:+.2f} K)")
+        out += [f"  needs                 {a}" for a in self.advice]
+        return out
+
+
+def full_load_heat_W(system: System) -> np.ndarray:
+    """Heat to each CDU with every node at its maximum power (utilisation 1), through the power chain [W].
+
+    Parameters
+    ----------
+    system : System
+        The platform.
+
+    Returns
+    -------
+    ndarray, shape (n_cdus,)
+        ``liquid_fraction`` x rack input summed per CDU [W].
+    """
+    p = np.concatenate([np.full(q.n_nodes, float(node_power_w(1.0, 1.0, q.node))) for q in system.partitions])
+    return PowerChain(system).evaluate(p).cdu_heat_W
+
+
+def _worst_hour(time_s: np.ndarray, T_wb_K: np.ndarray) -> float:
+    """Highest hourly mean wet-bulb of the series [K] (hours counted from the first interval)."""
+    hour = np.floor((time_s - time_s[0]) / 3600.0).astype(np.int64)
+    sums = np.bincount(hour, weights=T_wb_K)
+    counts = np.bincount(hour)
+    return float(np.max(sums[counts > 0] / counts[counts > 0]))
+
+
+def _supply(cdu: dict, params, interval_s: float) -> tuple[float, int, float]:
+    """Hours above set point + tolerance, least-margin CDU and its margin from the CDU supply series."""
+    T = cdu.get("T_sec_sup")
+    if T is None or params is None or not np.size(T):
+        return math.nan, -1, math.nan
+    limit = params.cdu.T_sec_sup_set_K + SUPPLY_TOLERANCE_K
+    above = np.any(np.asarray(T) > limit, axis=1)
+    margin = limit - np.nanmax(np.asarray(T), axis=0)
+    k = int(np.argmin(margin))
+    return float(above.sum() * interval_s / 3600.0), k, float(margin[k])
+
+
+def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, params: object = None,
+                 design: object = None) -> Headroom:
+    """Headroom of a run (module docstring).
+
+    Parameters
+    ----------
+    system : System
+        The run's platform.
+    facility : dict
+        Facility series, str -> ndarray (n_intervals,): ``P_facility_W`` or ``P_it_W``, ``T_wb_K`` when cooling
+        ran [W, K].
+    cdu : dict
+        CDU series, str -> ndarray (n_intervals, n_cdus): ``Q_flow_W``, ``T_sec_sup`` when the plant gives it
+        [W, K].
+    time_s : np.ndarray
+        Interval starts [s], shape (n_intervals,).
+    params : object
+        The generated plant's description (cooling_fmu.params.PlantParams), or None: no plant figures.
+    design : object
+        The site's design conditions (cooling_fmu.weather.DesignConditions, or anything with ``wet_bulb_K`` and
+        ``source``), or None: no design-day figures.
+
+    Returns
+    -------
+    Headroom
+        The figures and the advice.
+    """
+    h = Headroom()
+    P = facility.get("P_facility_W", facility.get("P_it_W"))
+    h.peak_P_facility_W = float(np.nanmax(P)) if P is not None and np.size(P) else math.nan
+    h.feed_W, h.feed_firm_W, h.feed_source = system.facility.feed_W()
+    Q = np.asarray(cdu["Q_flow_W"])
+    if Q.size:
+        k = int(np.argmax(Q.sum(axis=1)))
+        shape = Q[k]
+        h.peak_heat_W = float(shape.sum())
+    interval_s = float(time_s[1] - time_s[0]) if len(time_s) > 1 else 0.0
+    h.hours_supply_above, h.least_margin_cdu, h.least_margin_K = _supply(cdu, params, interval_s)
+    if params is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
+        h.worst_hour_T_wb_K = _worst_hour(np.asarray(time_s), np.asarray(facility["T_wb_K"]))
+        cap = plant_capacity(params, shape, h.worst_hour_T_wb_K)
+        h.capacity_worst_hour_W = cap.heat_W
+        if h.peak_heat_W > cap.heat_W:
+            h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W,
+                                          "the run's peak heat at its worst hour"))
+    if params is not None and design is not None:
+        full = full_load_heat_W(system)
+        h.full_load_heat_W = float(full.sum())
+        h.design_T_wb_K = float(design.wet_bulb_K)
+        h.design_source = "0.4 % wet-bulb of " + str(getattr(design, "source", "")).split(":")[0]
+        cap = plant_capacity(params, full, h.design_T_wb_K)
+        h.capacity_design_W = cap.heat_W
+        if h.full_load_heat_W > cap.heat_W:
+            h.advice.append(_plant_advice(params, full, h.design_T_wb_K, h.full_load_heat_W, cap.heat_W,
+                                          "full load at the design wet-bulb"))
+    if math.isfinite(h.feed_W) and h.peak_P_facility_W > h.feed_W:
+        h.advice.append(f"{(h.peak_P_facility_W - h.feed_W) / 1e3:,.0f} kW more feed (peak facility "
+                        f"{h.peak_P_facility_W / 1e6:.3f} MW > feed {h.feed_W / 1e6:.3f} MW)")
+    elif math.isfinite(h.feed_firm_W) and h.peak_P_facility_W > h.feed_firm_W:
+        h.advice.append(f"{(h.peak_P_facility_W - h.feed_firm_W) / 1e3:,.0f} kW more feed to keep the peak on the "
+                        f"firm feed (one unit out of service)")
+    return h
+
+
+def _plant_advice(params, shape: np.ndarray, T_wb_K: float, need_W: float, have_W: float, what: str) -> str:
+    """What the plant needs to reject ``need_W`` at ``T_wb_K`` (extra tower cells, else the CDUs limit)."""
+    k = tower_cells_needed(params, shape, T_wb_K, need_W, max_extra=4)
+    short = f"{(need_W - have_W) / 1e3:,.0f} kW short for {what}"
+    if k is not None:
+        return f"{k} more tower cell(s) of the same size ({params.tower.n_cells} -> {params.tower.n_cells + k}); " \
+               f"{short}"
+    return f"larger CDU heat exchangers or flow (more tower cells alone do not suffice); {short}"

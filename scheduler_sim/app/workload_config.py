@@ -1,0 +1,125 @@
+"""``[[workload]]`` tables of a run configuration (issue #24): generated workloads that join the trace.
+
+```toml
+[[workload]]
+family = "training"            # the only family wired into runs so far
+name = "llama3-70b"            # job name prefix
+model = "llama-3-70b"          # jobs.training.SHIPPED_MODELS, or an inline table of TrainingModel fields
+gpu = "h100-sxm"               # the node-type catalogue: scheduler_sim/serving/data/gpus/<name>.toml
+count = 1                      # jobs of this kind
+submit_day = 0.0               # first submission, days after the trace origin
+spacing_h = 0.0                # between consecutive submissions
+train_hours = 24.0             # useful training time of each job [h] (the wall time follows from failures)
+layout = { tp = 8, pp = 4, dp = 16, micro_batches = 32, schedule = "interleaved", virtual_stages = 5 }
+checkpoint_interval_s = 1800.0 # "young-daly" uses the Young/Daly optimum
+storage_bandwidth_GB_s = 2000.0
+failure_rate_per_gpu_h = 1.97e-5
+detect_s = 120.0
+restart_s = 600.0
+```
+
+Every key but ``family`` and ``layout`` has a default; unknown keys are errors.
+
+A parametric family draws the jobs instead (:func:`jobs.families.training.training_family`, seeded from the run):
+
+```toml
+[[workload]]
+family = "training_family"
+kind = "moe"                   # "dense", "moe" or "long-context"
+jobs = 6
+per_day = 2.0                  # Poisson submissions
+gpus = [512, 1024, 2048]
+train_hours_median = 24.0      # log-normal useful training time
+sigma = 1.0
+```
+
+(the checkpoint and failure keys apply to every drawn job; ``layout`` and ``model`` come from the family).
+
+A trace's jobs become training jobs by a documented job-type mapping (``family = "training_trace"``): every trace
+job of queue ``trace_queue`` with at least ``min_nodes`` nodes is replaced by a training job of ``model`` on its
+nodes' GPUs (layout by :func:`jobs.families.training.auto_layout`), keeping its id, submission time, user and
+account; its useful training time is the recorded run time x the expected ETTR
+(:func:`jobs.training.expected_ettr`), so its expected wall time is the recorded one and the realised one
+follows its own failures.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from jobs.training import LLAMA3_FAILURE_RATE
+
+__all__ = ["WorkloadConfig", "LayoutConfig", "ModelConfig"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelConfig(_Strict):
+    """An inline training model (the fields of :class:`jobs.training.TrainingModel`)."""
+
+    name: str = "custom"
+    layers: int = Field(ge=1)
+    hidden: int = Field(ge=1)
+    ffn_hidden: int = Field(ge=1)
+    heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    vocab: int = Field(ge=1)
+    seq_len: int = Field(ge=1)
+    experts: int = Field(1, ge=1)
+    top_k: int = Field(1, ge=1)
+
+
+class LayoutConfig(_Strict):
+    """A parallel layout (the fields of :class:`jobs.training.ParallelLayout`)."""
+
+    tp: int = Field(ge=1)
+    pp: int = Field(1, ge=1)
+    dp: int = Field(ge=1)
+    ep: int = Field(1, ge=1)
+    micro_batches: int = Field(1, ge=1)
+    micro_batch_size: int = Field(1, ge=1)
+    schedule: Literal["1f1b", "interleaved", "zb-h1"] = "1f1b"
+    virtual_stages: int = Field(1, ge=1)
+    zero_stage: int = Field(1, ge=0, le=3)
+    recompute: Literal["none", "selective", "full"] = "selective"
+
+
+class WorkloadConfig(_Strict):
+    """One ``[[workload]]`` table."""
+
+    family: Literal["training", "training_family", "training_trace"] = Field(
+        description="Workload family: 'training' (the jobs given), 'training_family' (drawn) or 'training_trace' "
+                    "(trace jobs mapped)")
+    name: str = Field("training", description="Prefix of the generated jobs' names")
+    model: str | ModelConfig = Field("llama-3-70b", description="Shipped training model or an inline table")
+    gpu: str = Field("h100-sxm", description="GPU type of the node-type catalogue")
+    count: int = Field(1, ge=1, description="Jobs of this kind")
+    submit_day: float = Field(0.0, ge=0, description="First submission [days after the trace origin]")
+    spacing_h: float = Field(0.0, ge=0, description="Time between submissions [h]")
+    train_hours: float = Field(24.0, gt=0, description="Useful training time of each job [h]")
+    layout: LayoutConfig | None = Field(None, description="Parallel layout (family 'training')")
+    checkpoint_interval_s: float | Literal["young-daly"] = Field(1800.0, description="Training time between "
+                                                                 "checkpoints [s], or 'young-daly'")
+    storage_bandwidth_GB_s: float = Field(2000.0, gt=0, description="Checkpoint write bandwidth of the storage "
+                                          "[GB/s] (Llama 3: Tectonic 2 TB/s sustained)")
+    failure_rate_per_gpu_h: float = Field(LLAMA3_FAILURE_RATE, ge=0, description="Interruptions per GPU-hour")
+    detect_s: float = Field(120.0, ge=0, description="Failure detection time [s]")
+    restart_s: float = Field(600.0, ge=0, description="Restart time from the last checkpoint [s]")
+    kind: Literal["dense", "moe", "long-context"] = Field("dense", description="training_family: model kind")
+    jobs: int = Field(4, ge=0, description="training_family: jobs drawn")
+    per_day: float = Field(2.0, gt=0, description="training_family: Poisson submission rate [1/day]")
+    gpus: list[int] = Field([512, 1024, 2048, 4096], description="training_family: allowed GPU counts")
+    train_hours_median: float = Field(24.0, gt=0, description="training_family: median useful training time [h]")
+    sigma: float = Field(1.0, ge=0, description="training_family: log-normal sigma of the training time")
+    trace_queue: str = Field("", description="training_trace: trace queue whose jobs are training jobs")
+    min_nodes: int = Field(1, ge=1, description="training_trace: smallest trace job mapped [nodes]")
+
+    @model_validator(mode="after")
+    def _layout_given(self) -> "WorkloadConfig":
+        if self.family == "training" and self.layout is None:
+            raise ValueError("family 'training' needs a layout table (tp, pp, dp, ...)")
+        return self

@@ -1,0 +1,281 @@
+"""Generated workloads of a run (``[[workload]]``, issue #24): training jobs as gang jobs of the batch scheduler.
+
+Each ``family = "training"`` table becomes ``count`` jobs (a ``family = "training_family"`` table first draws its
+jobs: :func:`jobs.families.training.training_family`) (:func:`training_jobs`): nodes = GPUs of the layout /
+GPUs per node of the system; run time = the wall time of a realised checkpoint / failure timeline
+(:func:`jobs.training.resilience_timeline`, seeded from the run's seed and the table's index); requested time =
+the run time (the job never hits its walltime); node power = a step function with one value per timeline segment
+(training at the exact iteration mean, checkpoint writes, detection and restart), given to the kernel as the job's
+power series, so the kernel integrates it exactly and per-job energy, attribution and the energy closure hold as
+for any job. The iteration-scale swing (compute, bubble, exposed communication) is a
+:class:`power.ramps.PhaseProfile` per job (:attr:`TrainingJobs.profiles`), zero-mean around that iteration mean,
+for the fast facility series and its spectrum (closed form, never one event per iteration).
+
+Phase node power: the system's node model (:func:`power.node_power_w`) at the system's default CPU load and the
+phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in the compute phase,
+``util_bubble`` in the bubble, ``util_comm`` in exposed communication, ``util_checkpoint`` while writing,
+``util_restart`` while detecting and restarting.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from jobs.families.training import auto_layout, training_family
+from jobs.table import validate_job_table
+from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
+                           TrainingGPU, TrainingModel, expected_ettr, iteration_time, resilience_timeline,
+                           young_daly_interval_s)
+from power import System, node_power_w
+from power.ramps import PhaseProfile
+
+from ..serving.hardware import load_gpu
+from .workload_config import WorkloadConfig
+
+__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "TRAINING_JOB_ID0", "DEFAULT_NETWORK_B_S"]
+
+#: Job ids of generated training jobs start here (far above trace ids).
+TRAINING_JOB_ID0 = 9_000_000_000
+#: Network bandwidth per GPU when the GPU type's catalogue entry has none [B/s]: one 400 Gb/s NIC per GPU
+#: (NVIDIA DGX H100: 8 x ConnectX-7 400 Gb/s for 8 GPUs).
+DEFAULT_NETWORK_B_S = 50e9
+
+
+def training_gpu(name: str, system: System) -> TrainingGPU:
+    """The catalogue GPU type ``name`` as a :class:`jobs.training.TrainingGPU` on ``system``'s nodes.
+
+    Parameters
+    ----------
+    name : str
+        Shipped GPU name or TOML path (:func:`scheduler_sim.serving.hardware.load_gpu`).
+    system : System
+        Gives the GPUs per node.
+
+    Returns
+    -------
+    TrainingGPU
+
+    Raises
+    ------
+    ValueError
+        If the system's nodes have no GPU or the GPU type is unknown.
+    """
+    g = load_gpu(name)
+    gpn = system.node.gpus_per_node
+    if gpn < 1:
+        raise ValueError(f"[[workload]] training on system {system.name!r}: its nodes have no GPU (gpus_per_node = 0)")
+    net = g.network_bandwidth_B_s if g.network_bandwidth_B_s is not None else DEFAULT_NETWORK_B_S
+    return TrainingGPU(g.name, g.peak_flops, g.hbm_capacity_B, g.link_bandwidth_B_s, net, gpn, g.idle_power_W,
+                       g.max_power_W)
+
+
+@dataclass
+class TrainingJobs:
+    """Training jobs generated for a run.
+
+    Attributes
+    ----------
+    jobs : pandas.DataFrame
+        Canonical job rows (:mod:`jobs.table`) with ``node_power_set_W`` (the iteration mean).
+    power_series : pandas.DataFrame
+        ``job_id``, ``t_offset_s`` [s], ``node_power_W`` [W]: the step function of each job's node power.
+    profiles : dict of int -> PhaseProfile
+        Iteration-scale node power per job id.
+    reports : list of dict
+        Per job: iteration breakdown, MFU, timeline counts, ETTR, Young/Daly interval.
+    replaced : list of int
+        Trace job ids replaced by training jobs (``family = "training_trace"``).
+    """
+
+    jobs: pd.DataFrame
+    power_series: pd.DataFrame
+    profiles: dict = field(default_factory=dict)
+    reports: list = field(default_factory=list)
+    replaced: list = field(default_factory=list)
+
+
+def _model(w: WorkloadConfig, where: str) -> TrainingModel:
+    if isinstance(w.model, str):
+        if w.model not in SHIPPED_MODELS:
+            raise ValueError(f"{where}: model {w.model!r} unknown; shipped: {', '.join(sorted(SHIPPED_MODELS))} "
+                             "(or give an inline table)")
+        return SHIPPED_MODELS[w.model]
+    return TrainingModel(**w.model.model_dump())
+
+
+def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
+                  const: TrainingConstants = TrainingConstants(), trace_jobs: pd.DataFrame | None = None
+                  ) -> TrainingJobs:
+    """Generate the training jobs of a run's ``[[workload]]`` tables (module docstring).
+
+    Parameters
+    ----------
+    workloads : list[WorkloadConfig]
+        The run's tables (other families are skipped).
+    system : System
+        The platform (node power model, GPUs per node, node count).
+    seed : int
+        The run's seed; job ``k`` of table ``i`` draws its failures from ``default_rng([seed, 24, i, k, n])``
+        (``n`` = jobs generated before it), a family its jobs from ``default_rng([seed, 24, i, 10**6])``.
+    const : TrainingConstants
+        Efficiency and phase-load constants.
+    trace_jobs : pd.DataFrame | None
+        The trace's job table, for ``family = "training_trace"`` tables (the job-type mapping of
+        :class:`scheduler_sim.app.workload_config.WorkloadConfig`).
+
+    Returns
+    -------
+    TrainingJobs
+
+    Raises
+    ------
+    ValueError
+        A layout that does not fill whole nodes, needs more nodes than the system has, or does not fit in memory
+        (the message names the table, gives the reason and the numbers).
+    """
+    rows, series, profiles, reports = [], [], {}, []
+    jid = TRAINING_JOB_ID0
+    cpu = system.default_cpu_util
+
+    def node_W(u: float) -> float:
+        return float(node_power_w(cpu, u, system.node))
+
+    todo = []                                       # (table index, where, config, model, layout, submit day, trace row)
+    replaced: list[int] = []
+    for i, w in enumerate(workloads):
+        where = f"[[workload]] {i} ({w.name!r})"
+        if w.family == "training":
+            todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day, None))
+        elif w.family == "training_trace":
+            if trace_jobs is None or len(trace_jobs) == 0:
+                raise ValueError(f"{where}: family 'training_trace' needs a batch trace (trace.enabled = true)")
+            gpu = training_gpu(w.gpu, system)
+            model = _model(w, where)
+            tq = trace_jobs["queue"].astype(str).to_numpy()
+            sel = np.flatnonzero((tq == w.trace_queue) & (trace_jobs["nodes"].to_numpy() >= w.min_nodes)
+                                 & np.isfinite(trace_jobs["runtime_s"].to_numpy(float)))
+            for r in sel:
+                row = trace_jobs.iloc[int(r)]
+                n = int(row["nodes"]) * gpu.gpus_per_node
+                try:
+                    lay = auto_layout(model, n, gpu)
+                except ValueError as exc:
+                    raise ValueError(f"{where}: trace job {int(row['job_id'])} ({int(row['nodes'])} nodes): "
+                                     f"{exc}") from None
+                wk = w.model_copy(update={"count": 1, "name": f"{w.name}-{int(row['job_id'])}"})
+                todo.append((i, f"{where} trace job {int(row['job_id'])}", wk, model, lay,
+                             float(row["submit_time_s"]) / 86400.0, row))
+                replaced.append(int(row["job_id"]))
+        elif w.family == "training_family":
+            gpu = training_gpu(w.gpu, system)
+            try:
+                drawn = training_family(np.random.default_rng([seed, 24, i, 10**6]), gpu, kind=w.kind, jobs=w.jobs,
+                                        per_day=w.per_day, start_day=w.submit_day, gpus=tuple(w.gpus),
+                                        train_hours_median=w.train_hours_median, sigma=w.sigma)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            for k, d in enumerate(drawn):
+                wk = w.model_copy(update={"count": 1, "train_hours": d["train_hours"], "name": f"{w.name}{k}"})
+                todo.append((i, f"{where} job {k}", wk, d["model"], d["layout"], d["submit_day"], None))
+    for i, where, w, model, lay, submit_day, trow in todo:
+        gpu = training_gpu(w.gpu, system)
+        if lay.n_gpus % gpu.gpus_per_node:
+            raise ValueError(f"{where}: {lay.n_gpus} GPUs (tp x pp x dp) do not fill whole nodes of "
+                             f"{gpu.gpus_per_node} GPUs")
+        nodes = lay.n_gpus // gpu.gpus_per_node
+        if nodes > system.n_nodes:
+            raise ValueError(f"{where}: {nodes} nodes needed, system {system.name!r} has {system.n_nodes}")
+        try:
+            it: IterationTime = iteration_time(model, lay, gpu, const)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        write_s = const.bytes_per_checkpoint_param * model.params / (w.storage_bandwidth_GB_s * 1e9)
+        lam = lay.n_gpus * w.failure_rate_per_gpu_h / 3600.0
+        mtbf = 1.0 / lam if lam > 0 else math.inf
+        yd = young_daly_interval_s(write_s, mtbf)
+        tau = yd if w.checkpoint_interval_s == "young-daly" else float(w.checkpoint_interval_s)
+        if not (tau > 0 and math.isfinite(tau)):
+            raise ValueError(f"{where}: checkpoint interval {tau!r} s is not a finite number > 0")
+        res = Resilience(tau, write_s, w.failure_rate_per_gpu_h, w.detect_s, w.restart_s)
+        d, _ = it.phases()
+        P = (node_W(const.util_compute), node_W(const.util_bubble), node_W(const.util_comm))
+        prof = PhaseProfile(tuple(float(x) for x in d), P)
+        for k in range(w.count):
+            rng = np.random.default_rng([seed, 24, i, k, len(rows)])
+            useful = w.train_hours * 3600.0
+            this_id, user, acct, queue = jid, "", w.name, "training"
+            if trow is not None:  # a mapped trace job: its id, owner and queue; expected wall = recorded run time
+                this_id, user, acct, queue = (int(trow["job_id"]), str(trow["user"]), str(trow["account"]),
+                                              str(trow["queue"]))
+                useful = float(trow["runtime_s"]) * expected_ettr(res, lay.n_gpus)
+            tl: Timeline = resilience_timeline(useful, res, lay.n_gpus, rng)
+            submit = submit_day * 86400.0 + k * w.spacing_h * 3600.0
+            rows.append({"job_id": this_id, "submit_time_s": submit, "requested_walltime_s": tl.wall_s,
+                         "nodes": nodes, "runtime_s": tl.wall_s, "start_time_s": np.nan, "end_time_s": np.nan,
+                         "user": user, "account": acct, "queue": queue, "status": 1,
+                         "cpu_util": cpu, "gpu_util": np.nan, "node_power_set_W": prof.mean_W})
+            pw = tl.node_power(prof.mean_W, node_W(const.util_checkpoint), node_W(const.util_restart))
+            keep = np.r_[True, np.diff(pw) != 0]           # merge equal neighbours (train followed by lost)
+            series.append(pd.DataFrame({"job_id": this_id, "t_offset_s": tl.t_offset_s[keep],
+                                        "node_power_W": pw[keep]}))
+            profiles[this_id] = prof
+            reports.append({"job_id": this_id, "name": f"{w.name}-{k}" if trow is None else w.name,
+                            "model": model.name, "gpus": lay.n_gpus,
+                            "nodes": nodes, "t_iter_s": it.t_iter_s, "mfu": it.mfu,
+                            "bubble_fraction": it.bubble_fraction, "t_compute_s": it.t_compute_s,
+                            "exposed_comm_s": it.exposed_tp_s + it.exposed_pp_s + it.exposed_ep_s + it.exposed_dp_s,
+                            "memory_GB": it.memory.total_B / 1e9, "tokens_per_iter": it.tokens,
+                            "P_node_mean_W": prof.mean_W, "P_node_compute_W": P[0], "P_node_low_W": min(P),
+                            "checkpoint_interval_s": tau, "young_daly_s": yd, "checkpoint_write_s": write_s,
+                            "wall_s": tl.wall_s, "useful_s": tl.useful_s, "ettr": tl.ettr,
+                            "n_failures": tl.n_failures, "n_checkpoints": tl.n_checkpoints,
+                            "lost_work_s": tl.lost_work_s, "down_s": tl.down_s,
+                            "iterations": tl.useful_s / it.t_iter_s})
+            jid += trow is None
+    if not rows:
+        return TrainingJobs(pd.DataFrame(), pd.DataFrame(columns=["job_id", "t_offset_s", "node_power_W"]),
+                            replaced=replaced)
+    jobs = pd.DataFrame(rows)
+    setp = jobs.pop("node_power_set_W")
+    jobs = validate_job_table(jobs)
+    jobs["node_power_set_W"] = setp.to_numpy()
+    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports, replaced)
+
+
+def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
+    """The trace's job table with the training jobs appended (sorted by submission, stable); trace jobs a
+    ``training_trace`` table mapped are replaced by their training jobs.
+
+    Parameters
+    ----------
+    trace_jobs : pd.DataFrame
+        Canonical job table of the trace (may be empty).
+    tj : TrainingJobs
+        From :func:`training_jobs`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Trace jobs keep ``node_power_set_W`` NaN (their own power model); the attrs of ``trace_jobs`` are kept.
+
+    Raises
+    ------
+    ValueError
+        If a trace job id collides with a generated one.
+    """
+    if len(tj.jobs) == 0:
+        return trace_jobs
+    a = trace_jobs.loc[~trace_jobs["job_id"].isin(tj.replaced)] if len(trace_jobs) else trace_jobs
+    if len(a) and a["job_id"].isin(tj.jobs["job_id"]).any():
+        raise ValueError(f"trace job ids collide with the generated training jobs' ids (>= {TRAINING_JOB_ID0})")
+    a = a.copy()
+    if "node_power_set_W" not in a.columns:
+        a["node_power_set_W"] = np.nan
+    out = pd.concat([a, tj.jobs], ignore_index=True) if len(a) else tj.jobs.copy()
+    out = out.sort_values("submit_time_s", kind="stable").reset_index(drop=True)
+    out.attrs = dict(trace_jobs.attrs)
+    return out

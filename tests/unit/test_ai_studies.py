@@ -1,0 +1,32 @@
+"""The issue-24 study scripts' building blocks: the 4,096-GPU training scenario and its closed-form spectrum,
+and the 512-GPU RL scenarios (sizes as documented)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from experiments import rl_sync_async, training_4k
+
+
+def test_training_study_scenario_and_spectrum():
+    cfg = training_4k.config("x", 1800.0)
+    assert cfg.workload[0].layout.tp * cfg.workload[0].layout.pp * cfg.workload[0].layout.dp == 4096
+    rows, s = training_4k.spectrum_rows(cfg, n_harmonics=3)
+    plain, floor = s["plain"], s[f"floor {training_4k.FLOOR_UTIL:g}"]
+    assert plain["period_s"] == floor["period_s"] and len(rows) == 6
+    # a floor narrows the swing and the 1 s ramp and costs energy
+    assert floor["swing_MW"] < plain["swing_MW"] and floor["ramp_1s_MW"] < plain["ramp_1s_MW"]
+    assert floor["energy_cost_pct"] > 0 and plain["energy_cost_pct"] == 0
+    # harmonic k at k / t_iter; amplitude 2 |c_k| <= V / (pi k) with V <= 2 S the total variation over a period
+    for r in rows:
+        S = plain["swing_MW"] if r["profile"] == "plain" else floor["swing_MW"]
+        assert r["f_Hz"] == pytest.approx(r["harmonic"] / plain["period_s"], rel=1e-12)
+        assert 0 < r["amplitude_MW"] <= 2 * S / (math.pi * r["harmonic"]) * (1 + 1e-9)
+
+
+def test_rl_study_sizes():
+    c = rl_sync_async.config("async", 2, 0)
+    gpus = c.rollout.replicas * c.rollout.tensor_parallel + c.trainer_layout.n_gpus
+    assert gpus == 512 and c.prompts * c.group == 2048 and c.staleness == 2 and c.steps == rl_sync_async.STEPS

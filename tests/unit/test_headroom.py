@@ -1,0 +1,119 @@
+"""Headroom (#23 item 6): plant capacity at a wet-bulb against the analytic steady state, one more tower cell,
+feed and firm feed from the system file, hours above set point + 1 K, the least-margin CDU, the advice when a
+margin is negative, and the design day of a weather year.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from cooling_fmu.modelica import analytic_steady_state
+from cooling_fmu.params import load_plant_params
+from cooling_fmu.sizing import plant_capacity, tower_cells_needed, with_tower_cells
+from power.system import load_system
+from scheduler_sim.analysis.headroom import full_load_heat_W, run_headroom
+
+
+@pytest.fixture(scope="module")
+def theta_plant():
+    return load_plant_params("theta")
+
+
+def test_capacity_is_where_the_steady_supply_reaches_set_point_plus_1K(theta_plant):
+    p = theta_plant
+    for shape in (np.ones(6), np.array([1.0, 1, 1, 1, 1, 2.0])):
+        cap = plant_capacity(p, shape, 292.15)
+        assert not cap.at_least
+        ss = analytic_steady_state(p, shape / shape.sum() * cap.heat_W, 292.15)
+        assert ss["T_sec_sup"].max() == pytest.approx(p.cdu.T_sec_sup_set_K + 1.0, abs=2e-3)
+        # 1 % more heat and the hottest CDU is over the bound
+        ss = analytic_steady_state(p, shape / shape.sum() * cap.heat_W * 1.01, 292.15)
+        assert ss["T_sec_sup"].max() > p.cdu.T_sec_sup_set_K + 1.0
+    assert plant_capacity(p, np.array([1.0, 1, 1, 1, 1, 2.0]), 292.15).worst_cdu == 5
+    # a hotter wet-bulb leaves less capacity
+    assert plant_capacity(p, np.ones(6), 297.15).heat_W < plant_capacity(p, np.ones(6), 292.15).heat_W
+
+
+def test_one_more_tower_cell(theta_plant):
+    p = theta_plant
+    q = with_tower_cells(p, 1)
+    # 4 -> 5 cells: NTU x (5/4)^0.6, L/G x 4/5, fan power per cell unchanged
+    assert q.tower.n_cells == 5
+    assert q.tower.NTU_nominal == pytest.approx(p.tower.NTU_nominal * 1.25 ** 0.6)
+    assert q.tower.LG_nominal == pytest.approx(p.tower.LG_nominal * 0.8)
+    c0 = plant_capacity(p, np.ones(6), 297.15).heat_W
+    c1 = plant_capacity(q, np.ones(6), 297.15).heat_W
+    assert c1 > c0
+    need = 0.5 * (c0 + c1)  # between the two: exactly one cell
+    assert tower_cells_needed(p, np.ones(6), 297.15, need, max_extra=3) == 1
+    assert tower_cells_needed(p, np.ones(6), 297.15, 0.9 * c0, max_extra=3) == 0
+
+
+def test_feed_of_theta_from_its_transformers():
+    s = load_system("theta")
+    # 2 x 2.5 MVA x 0.95 = 4.75 MW; one unit out: 2.375 MW
+    assert s.facility.feed_W() == (4.75e6, 2.375e6, "transformers")
+
+
+def _series(n=120, dt=60.0, p_fac=1.0e6, T=None):
+    time_s = dt * np.arange(n)
+    facility = {"P_facility_W": np.full(n, p_fac), "T_wb_K": np.full(n, 290.15)}
+    cdu = {"Q_flow_W": np.full((n, 6), 200e3)}
+    if T is not None:
+        cdu["T_sec_sup"] = T
+    return time_s, facility, cdu
+
+
+def test_headroom_hours_above_and_least_margin(theta_plant):
+    s = load_system("theta")
+    T = np.full((120, 6), theta_plant.cdu.T_sec_sup_set_K)
+    T[10:40, 2] += 1.5   # 30 intervals of 60 s above set + 1 K on CDU 2: 0.5 h
+    T[50:55, 4] += 0.8   # within the bound
+    time_s, facility, cdu = _series(T=T)
+    h = run_headroom(s, facility, cdu, time_s, theta_plant, None)
+    assert h.hours_supply_above == pytest.approx(0.5)
+    assert h.least_margin_cdu == 2 and h.least_margin_K == pytest.approx(-0.5)
+    assert h.peak_heat_W == pytest.approx(1.2e6)
+    assert h.worst_hour_T_wb_K == pytest.approx(290.15)
+    assert h.capacity_worst_hour_W == pytest.approx(plant_capacity(theta_plant, np.ones(6), 290.15).heat_W)
+    assert h.advice == []  # 1.2 MW < capacity, 1 MW < feed
+
+
+def test_headroom_advice_when_negative(theta_plant):
+    s = load_system("theta")
+    time_s, facility, cdu = _series(p_fac=5.0e6)
+    cdu["Q_flow_W"] = np.full((120, 6), 400e3)  # 2.4 MW of heat at a 17 C wet-bulb
+    h = run_headroom(s, facility, cdu, time_s, theta_plant, None)
+    # feed 4.75 MW: 250 kW short
+    assert any(a.startswith("250 kW more feed") for a in h.advice)
+    cap = plant_capacity(theta_plant, np.ones(6), 290.15).heat_W
+    assert cap < 2.4e6
+    assert any(f"{(2.4e6 - cap) / 1e3:,.0f} kW short" in a for a in h.advice)
+    text = "\n".join(h.lines())
+    assert "needs" in text and "feed" in text
+
+
+def test_full_load_heat_of_theta():
+    s = load_system("theta")
+    # every KNL node at 215 + 24 + 10 + 3 + 10 = 262 W DC through the chain; lf = 1: heat = IT
+    from power import PowerChain
+
+    it = PowerChain(s).evaluate(np.full(s.n_nodes, 262.0)).it_input_W
+    assert full_load_heat_W(s).sum() == pytest.approx(it, rel=1e-12)
+
+
+def test_design_day_is_the_day_of_highest_mean_wet_bulb():
+    from cooling_fmu.weather import load_weather, resolve_weather_file
+    from scheduler_sim.app.cooling import design_day
+
+    path = resolve_weather_file("chicago")
+    m, d, mean, mx = design_day(path)
+    df, _ = load_weather(path)
+    wb = df["T_wb_K"].to_numpy().reshape(365, 24)  # a typical year: 365 days of 24 hours, in calendar order
+    k = int(np.argmax(wb.mean(axis=1)))
+    assert (df["month"].to_numpy()[24 * k], df["day"].to_numpy()[24 * k]) == (m, d)
+    assert mean == pytest.approx(wb[k].mean()) and mx == pytest.approx(wb[k].max())
+    assert math.isfinite(mean)
