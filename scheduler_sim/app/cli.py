@@ -27,6 +27,11 @@ Without --out the file is out/<run name>.h5, where options given here are append
 """
 
 
+#: Help of ``--no-verify`` (validate, report, compare): the one way to read an output file without a checksum.
+NO_VERIFY_HELP = ("read an output file that has no content checksum (content_sha256: stripped, or written by an old "
+                  "hpctwin), with a warning; a file whose content does not match its checksum is always refused")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hpctwin`` command (every option documented in ``--help``)."""
     p = argparse.ArgumentParser(
@@ -137,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--top", type=int, default=10, metavar="N", help="jobs and periods to list (default 10)")
     c.add_argument("--period-h", type=float, default=24.0, metavar="H", help="period length in hours (default 24)")
     c.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    c.add_argument("--no-verify", action="store_true",
+                   help=NO_VERIFY_HELP)
 
     rp = sub.add_parser("report", help="plots and a single-file HTML report of a run (or of a sweep's summary.h5)",
                         description="Write PNG and SVG figures and a self-contained HTML report (figures embedded, "
@@ -151,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--pareto", action="append", metavar="X,Y",
                     help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
                          "and mean_bounded_slowdown,PUE)")
+    rp.add_argument("--no-verify", action="store_true",
+                    help=NO_VERIFY_HELP)
 
     fr = sub.add_parser("frontier", help="the Pareto frontier of a sweep in 2 or 3 metrics: knee, hypervolume, CSV, plot",
                         description="Non-dominated scenarios of a sweep (scheduler_sim.analysis.frontier: metric "
@@ -238,6 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="also print the report as one JSON line")
     v.add_argument("--map", action="append", metavar="KEY=COLUMN",
                    help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
+    v.add_argument("--no-verify", action="store_true",
+                   help=NO_VERIFY_HELP)
     return p
 
 
@@ -275,6 +286,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, OSError, RuntimeError, KeyError) as exc:
         print(f"hpctwin {a.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # the last line of defence: inputs are sized before allocating (jobs.memory)
+        print(f"hpctwin {a.command}: error: out of memory (an input larger than this machine or its limits allow; "
+              f"--debug shows where)", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - report / compare read files that may be damaged in any way
         if a.command not in ("report", "compare"):

@@ -103,9 +103,11 @@ def _is_study(path) -> bool:
         return False
     import tomllib
 
+    from jobs.textfiles import read_utf8, toml_loads
+
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = toml_loads(read_utf8(path, "configuration file"), path, "configuration file")
+    except (tomllib.TOMLDecodeError, ValueError, OSError):
         return False  # load_config reports it
     return "scenarios" in data or "axes" in data
 
@@ -361,7 +363,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
-    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
+    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0, allow_unverified=a.no_verify)
     print(cmp.format())
     if a.json:
         from ..io.hdf5 import atomic_write_bytes
@@ -377,7 +379,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
-                       progress=sys.stderr.isatty())
+                       progress=sys.stderr.isatty(), allow_unverified=a.no_verify)
     print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
     return 0
 

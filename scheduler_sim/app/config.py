@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 
 from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
 from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
@@ -574,7 +574,7 @@ def read_toml(path: Path, what: str) -> dict:
     if not path.is_file():
         raise ConfigError(f"{path}: {what} not found")
     try:
-        return tomllib.loads(utf8_text(path, what))
+        return toml_loads(utf8_text(path, what), path, what, ConfigError)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 

@@ -602,7 +602,8 @@ def check_sizes(cfg: RunConfig, system) -> None:
     """Check every size the configuration asks to allocate against the machine, before anything is allocated.
 
     Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
-    expanded first), and the window's output interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
+    expanded first), the window must not be longer than :data:`jobs.memory.MAX_SPAN_S` (20 years) and its output
+    interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
     :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
@@ -623,6 +624,11 @@ def check_sizes(cfg: RunConfig, system) -> None:
     if pool is not None and pool > system.n_nodes:
         raise ConfigError(f"scheduler.pool_nodes = {pool} (--nodes): more than the {system.n_nodes} nodes of system "
                           f"{system.name!r}")
+    from jobs.memory import check_span
+
+    # the longest run (jobs.memory.MAX_SPAN_S, 20 years)
+    check_span(cfg.trace.window_days * DAY_S, cfg.output.interval_s,
+               f"the run window of {cfg.trace.window_days:g} days (trace.window_days / --days)", 0.0, ConfigError)
     n_int = cfg.trace.window_days * DAY_S / cfg.output.interval_s
     if n_int > MAX_OUTPUT_INTERVALS:
         raise ConfigError(f"trace.window_days = {cfg.trace.window_days:g} with output.interval_s = "

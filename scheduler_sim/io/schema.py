@@ -30,7 +30,7 @@ import numpy as np
 from jobs.table import JOB_COLUMNS
 
 __all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "SWEEP_SUMMARY",
-           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "check_file",
+           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts", "check_file",
            "SCHEMA_VERSION", "DTYPES", "file_kind"]
 
 #: Version of the run file schema (root attribute ``schema_version``); a minor version adds, never changes.
@@ -891,6 +891,56 @@ def file_kind(f: h5py.File) -> str:
     """
     k = f.attrs.get("kind", "run")
     return k.decode() if isinstance(k, bytes) else str(k)
+
+
+def shape_conflicts(f: h5py.File, path: str | Path = "") -> list[str]:
+    """Datasets whose shape disagrees with the schema table's named dimensions, from metadata only (no data read).
+
+    Every dataset the table declares with named dimensions (``n_intervals``, ``n_jobs``, ``n_cdus``, ...) must
+    give each name the same length wherever it appears; the first dataset that names a dimension sets it. A crafted
+    ``/timeseries/time_s`` of 2e9 rows beside series of 90 is found here before anything is allocated.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file.
+    path : str | Path
+        The file's name, for the messages.
+
+    Returns
+    -------
+    list of str
+        One message per conflict, naming the file, both datasets and both lengths; empty when the file is
+        consistent or its kind is unknown.
+    """
+    kind = file_kind(f)
+    if kind not in TABLES:
+        return []
+    dims: dict[str, tuple[int, str]] = {}
+    out: list[str] = []
+
+    def visit(name: str, obj) -> None:
+        if not isinstance(obj, h5py.Dataset):
+            return
+        p = "/" + name
+        e = lookup(kind, p, obj.dtype if obj.size else None)
+        if e is None or e.kind != "dataset" or e.shape is None:
+            return
+        if len(obj.shape) != len(e.shape):
+            out.append(f"{path}: {p} has shape {obj.shape}, expected {len(e.shape)} dimension(s) {tuple(e.shape)}: "
+                       f"the file is damaged or crafted")
+            return
+        for n, d in zip(obj.shape, e.shape):
+            if isinstance(d, int):
+                continue
+            if d in dims and dims[d][0] != n:
+                out.append(f"{path}: {p} has {n:,} along {d} but {dims[d][1]} has {dims[d][0]:,}: the file is "
+                           f"damaged or crafted")
+            else:
+                dims.setdefault(d, (n, p))
+
+    f.visititems(visit)
+    return out
 
 
 def validate_file(path: str | Path) -> list[str]:
