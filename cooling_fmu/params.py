@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 
 __all__ = [
     "plant_params_path",
@@ -408,7 +408,7 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
         )
     text = read_utf8(path, "plant description", PlantParamsError)
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text, path, "plant description", PlantParamsError)
     except tomllib.TOMLDecodeError as exc:
         raise PlantParamsError(f"{path}: not valid TOML: {exc}") from exc
     try:

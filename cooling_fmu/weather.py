@@ -58,7 +58,6 @@ from __future__ import annotations
 import calendar
 import csv
 import datetime as _dt
-import gzip
 import hashlib
 import io
 import json
@@ -71,6 +70,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import psychrolib
+
+from jobs.textfiles import InputFileError, max_input_bytes, read_input
 
 __all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "DesignConditions", "Weather", "WeatherFileError", "WeatherReport",
            "default_weather", "design_conditions", "load_epw", "load_tmy3", "load_weather", "resolve_weather_file",
@@ -122,6 +123,9 @@ MAX_INTERPOLATED_GAP_H = 6
 _COLS = {"Dry-bulb (C)": "T_db_C", "Dew-point (C)": "T_dp_C", "RHum (%)": "RH_pct", "Pressure (mbar)": "p_mbar"}
 _CUM_DAYS = np.cumsum([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 
+
+#: Largest decompressed weather file read [bytes] (64 MiB; a typical-year EPW or TMY3 file is about 1.7 MB).
+_MAX_WEATHER_BYTES = 64 << 20
 
 class WeatherFileError(ValueError):
     """A weather file cannot be used: unreadable layout, or a physically impossible value.
@@ -256,14 +260,30 @@ class WeatherReport:
         return cls(**d)
 
 
-def _decode(raw: bytes) -> str:
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return raw.decode("utf-8-sig", errors="replace")
-
-
 def _read_text(path: Path) -> str:
-    return _decode(path.read_bytes())
+    """The weather file's text through the one input opener (:func:`jobs.textfiles.read_input`: bounded
+    decompression, UTF-8 BOM dropped, UTF-16 / UTF-32 and over-long lines refused); undecodable bytes replaced.
+
+    Parameters
+    ----------
+    path : Path
+        The EPW or TMY3 file.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Raises
+    ------
+    WeatherFileError
+        If the opener refuses the file (the message names it).
+    """
+    try:
+        raw = read_input(path, "weather file", max_bytes=min(_MAX_WEATHER_BYTES, max_input_bytes()))
+    except InputFileError as exc:
+        raise WeatherFileError(str(exc)) from None
+    return raw.decode("utf-8", errors="replace")
 
 
 def _float(x: str) -> float:
@@ -405,8 +425,14 @@ def load_tmy3(path: str | Path, *, text: str | None = None,
     report.utc_offset_h = _float(meta[3]) if len(meta) > 3 else float("nan")
     report.latitude_deg = _float(meta[4]) if len(meta) > 4 else float("nan")
     report.longitude_deg = _float(meta[5]) if len(meta) > 5 else float("nan")
-    df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
+    try:
+        df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise WeatherFileError(f"{path}: not a TMY3 table after the metadata row ({type(exc).__name__}: "
+                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})") from None
     df_raw.columns = [c.strip() for c in df_raw.columns]
+    if len(df_raw.columns) < 2:
+        raise WeatherFileError(f"{path}: not a TMY3 table: {len(df_raw.columns)} column(s) after the metadata row")
     date_col, time_col = df_raw.columns[0], df_raw.columns[1]
     needed = [c for c in _COLS if c not in df_raw.columns]
     if needed:
@@ -757,8 +783,11 @@ def load_weather(path: str | Path, *, cache: bool = True,
         If the file cannot be read.
     """
     path = Path(path)
-    raw = path.read_bytes()
-    sha = hashlib.sha256(raw).hexdigest()
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:  # the cache key: SHA-256 of the file as stored (compressed or not), streamed
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    sha = sha.hexdigest()
     entry = weather_cache_dir() / f"wetbulb-v{CACHE_VERSION}-{sha}.npz" if cache else None
     if entry is not None:
         from jobs.cachedirs import CacheTrustError, private_dir
@@ -778,7 +807,7 @@ def load_weather(path: str | Path, *, cache: bool = True,
             report.path = str(path)
             report.check_gaps(accept_long_gaps)
             return df, report
-    text = _decode(raw)
+    text = _read_text(path)
     first = text[:64].lstrip().upper()
     df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text,
                                                                           accept_long_gaps=accept_long_gaps)

@@ -6,9 +6,7 @@ checks the canonical table the same way as the SWF loader (:mod:`dataloaders.swf
 
 from __future__ import annotations
 
-import gzip
 import math
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pandas as pd
 
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from jobs.table import validate_job_table
+from jobs.textfiles import MAX_LINE_BYTES, InputFileError, read_input, read_input_head
 
 __all__ = [
     "MAX_COUNT",
@@ -30,6 +29,8 @@ __all__ = [
     "local_times_to_epoch",
     "read_bytes",
     "read_text",
+    "trace_bytes",
+    "trace_bytes_head",
 ]
 
 #: Largest node / processor / GPU count any loader accepts (int64 counts; no machine has more). Larger values
@@ -46,13 +47,16 @@ MEASURED_POWER_COLUMN = "measured_node_power_W"
 _MAX_FOUND = 80
 
 
-def read_text(path: Path) -> str:
-    """Read a text trace: gzip detected from the content, UTF-8 BOM stripped, latin-1 fallback.
+def read_text(path: Path, max_line_bytes: int | None = MAX_LINE_BYTES) -> str:
+    """Read a text trace through the one input opener: decompressed (gzip, bzip2, xz, zip; told by the content)
+    with a bound on its size, UTF-8 BOM stripped, UTF-16 / UTF-32 refused, lines bounded; latin-1 fallback.
 
     Parameters
     ----------
-    path : pathlib.Path
+    path : Path
         The trace file.
+    max_line_bytes : int | None
+        Longest line accepted [bytes] (:data:`jobs.textfiles.MAX_LINE_BYTES`); None for JSON, which has no lines.
 
     Returns
     -------
@@ -64,30 +68,70 @@ def read_text(path: Path) -> str:
     FileNotFoundError
         If ``path`` does not exist.
     TraceError
-        If the gzip stream is corrupt.
+        If the compressed stream is corrupt, the content is too large (:func:`jobs.textfiles.read_input`), the
+        text is UTF-16 / UTF-32, or a line is too long; the message names the file.
     """
-    raw = _file_bytes(path)
+    raw = trace_bytes(path, max_line_bytes)
     try:
-        return raw.decode("utf-8-sig")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
 
 
-def _file_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when they start with the gzip magic (whatever the suffix).
+def trace_bytes(path: str | Path, max_line_bytes: int | None = MAX_LINE_BYTES, what: str = "trace") -> bytes:
+    """The decompressed bytes of a trace from :func:`jobs.textfiles.read_input`, its refusals as :class:`TraceError`
+    (a missing file is a ``FileNotFoundError`` naming it).
+
+    Parameters
+    ----------
+    path : str | Path
+        The trace file.
+    max_line_bytes : int | None
+        Longest line accepted [bytes]; None for formats without lines.
+    what : str
+        What the file is, for messages.
+
+    Returns
+    -------
+    bytes
+        The content, UTF-8 byte-order mark stripped.
 
     Raises
     ------
     TraceError
-        If the gzip stream is corrupt.
+        As :func:`jobs.textfiles.read_input` (corrupt stream, too large, UTF-16 / UTF-32, line too long).
     """
-    raw = Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
-    return raw
+    try:
+        return read_input(path, what, max_line_bytes=max_line_bytes)
+    except InputFileError as exc:
+        raise TraceError(exc.path, exc.reason) from None
+
+
+def trace_bytes_head(path: str | Path, nbytes: int) -> bytes:
+    """The first ``nbytes`` decompressed bytes of a trace (:func:`jobs.textfiles.read_input_head`), for header
+    peeks and format guesses; refusals as :class:`TraceError` (a missing file is a ``FileNotFoundError``).
+
+    Parameters
+    ----------
+    path : str | Path
+        The trace file.
+    nbytes : int
+        Bytes wanted.
+
+    Returns
+    -------
+    bytes
+        Up to ``nbytes`` bytes, UTF-8 byte-order mark stripped.
+
+    Raises
+    ------
+    TraceError
+        If the compressed stream is corrupt or the text is UTF-16 / UTF-32.
+    """
+    try:
+        return read_input_head(path, nbytes, "trace")
+    except InputFileError as exc:
+        raise TraceError(exc.path, exc.reason) from None
 
 
 def read_bytes(path: Path) -> tuple[bytes, str]:
@@ -103,7 +147,7 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     Returns
     -------
     data : bytes
-        The (decompressed) content, without a leading UTF-8 byte-order mark when it is decoded as UTF-8.
+        The (decompressed) content, without a leading UTF-8 byte-order mark.
     encoding : {"utf-8", "latin-1"}
         ``"utf-8"`` when the whole content is valid UTF-8, else ``"latin-1"``.
 
@@ -112,15 +156,14 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     FileNotFoundError
         If ``path`` does not exist.
     TraceError
-        If the gzip stream is corrupt.
+        As :func:`read_text`.
     """
-    raw = _file_bytes(path)
-    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    body = trace_bytes(path)
     if not body.isascii():
         try:
             body.decode("utf-8")
         except UnicodeDecodeError:
-            return raw, "latin-1"
+            return body, "latin-1"
     return body, "utf-8"
 
 

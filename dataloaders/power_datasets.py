@@ -12,6 +12,7 @@ Timestamps without a zone are read in the ``timezone`` option (each loader has t
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
-from dataloaders._common import check_common_options
+from dataloaders._common import check_common_options, trace_bytes
 from dataloaders._common import _dst_fold0, count_or_zero, finish_load, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
+from jobs.memory import check_allocation
 
 __all__ = ["AdastraLoader", "FugakuLoader", "LassenLoader", "PM100Loader", "read_adastra", "read_fugaku",
            "read_lassen", "read_pm100"]
@@ -35,16 +37,44 @@ _SLURM_STATE = {"COMPLETED": 1, "CANCELLED": 5, "FAILED": 0, "TIMEOUT": 0, "NODE
                 "PREEMPTED": 0, "BOOT_FAIL": 0, "DEADLINE": 0, "RUNNING": -1, "PENDING": -1}
 
 
+def _check_parquet_size(path: Path, src: str) -> None:
+    """Refuse a Parquet table whose rows x columns (from its footer, before reading) exceed the memory budget.
+
+    Parameters
+    ----------
+    path : Path
+        The Parquet file.
+    src : str
+        Its name for messages.
+
+    Raises
+    ------
+    TraceError
+        If the table would need more memory than :func:`jobs.memory.check_allocation` allows (16 bytes a cell:
+        the value and pandas' copy), or the footer cannot be read.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        md = pq.ParquetFile(path).metadata
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged footer
+        raise TraceError(src, f"cannot read the Parquet footer: {type(exc).__name__}: {exc}") from None
+    check_allocation(16.0 * md.num_rows * max(1, md.num_columns),
+                     f"{md.num_rows} rows x {md.num_columns} columns (Parquet footer)", lambda m: TraceError(src, m))
+
+
 def _read_table(path: Path, src: str, required: tuple[str, ...]) -> pd.DataFrame:
     try:
         if path.suffix.lower() == ".parquet":
+            _check_parquet_size(path, src)
             df = pd.read_parquet(path)
         else:
+            data = trace_bytes(path)  # the one input opener: bounded decompression, encodings, line lengths
             try:
-                df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+                df = pd.read_csv(io.BytesIO(data), low_memory=False, encoding="utf-8")
             except UnicodeDecodeError:  # one stray byte must not sink the table: Latin-1 reads every byte
-                df = pd.read_csv(path, low_memory=False, encoding="latin-1")
-    except FileNotFoundError:
+                df = pd.read_csv(io.BytesIO(data), low_memory=False, encoding="latin-1")
+    except (FileNotFoundError, TraceError):
         raise
     except Exception as exc:  # noqa: BLE001 - pyarrow / parser errors have many types
         raise TraceError(src, f"cannot read the table: {type(exc).__name__}: {exc}") from exc
@@ -191,13 +221,33 @@ def _ids(df: pd.DataFrame, c: str, issues: Issues, report: LoadReport) -> tuple[
     return codes.astype(np.int64) + 1, text
 
 
+def _float_or_nan(x: str) -> float:
+    try:
+        return float(x)
+    except ValueError:
+        return float("nan")
+
+
+def _as_array(a) -> np.ndarray:
+    """A per-job power array as float64: from a list / array, or from its text in a CSV export (``"[1. 2.]"``);
+    empty when it holds no numbers.
+    """
+    if isinstance(a, (str, bytes)):
+        a = a.decode("latin-1") if isinstance(a, bytes) else a
+        a = [_float_or_nan(x) for x in a.strip().strip("[]").replace(",", " ").split()]
+    try:
+        return np.asarray(a, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return np.zeros(0)
+
+
 def _array_len_sum(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     n = np.zeros(len(col), dtype=np.int64)
     s = np.full(len(col), np.nan)
     for k, a in enumerate(col.to_numpy(dtype=object)):
         if a is None or (isinstance(a, float) and np.isnan(a)):
             continue
-        arr = np.asarray(a, dtype=float).ravel()
+        arr = _as_array(a)
         arr = arr[np.isfinite(arr)]
         n[k] = len(arr)
         if len(arr):
@@ -267,7 +317,7 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
         if profiles and has.any():
             rows = np.flatnonzero(has & (nodes >= 1))
             rows = rows[~pd.Series(jid[rows]).duplicated(keep="first").to_numpy()]  # duplicates are rejected
-            arrs = [np.asarray(df["node_power_consumption"].iat[k], dtype=float).ravel() for k in rows]
+            arrs = [_as_array(df["node_power_consumption"].iat[k]) for k in rows]
             lens = np.array([len(a) for a in arrs], dtype=np.int64)
             offs = np.concatenate([np.arange(m) for m in lens]) * PM100_SAMPLE_S if len(arrs) else np.array([])
             vals = np.concatenate(arrs) / np.repeat(nodes[rows], lens) if len(arrs) else np.array([])

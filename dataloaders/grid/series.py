@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as dt
-import gzip
 import io
 import math
 from pathlib import Path
@@ -13,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from dataloaders.report import Issue, TraceError
+from jobs.memory import check_allocation
+from jobs.textfiles import InputFileError, read_input
 
 __all__ = ["GridSeries", "GridSignalError", "open_text", "read_rows", "regularise", "check_bounds", "MAX_ROWS",
            "CARBON_RANGE_G_PER_KWH", "PRICE_RANGE_PER_MWH"]
@@ -39,10 +40,38 @@ class GridSignalError(TraceError):
     """A grid-signal file cannot be used; the message names the file, line, field, what was found and expected."""
 
 
-def open_text(path: Path):
-    """Open a (possibly gzip-compressed) UTF-8 text file for reading (BOM allowed)."""
-    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+def open_text(path: Path) -> io.StringIO:
+    """Open a grid-signal file as UTF-8 text through the one input opener (:func:`jobs.textfiles.read_input`).
+
+    Decompression (gzip, bzip2, xz, zip; by content) is bounded, a UTF-8 BOM is dropped, UTF-16 / UTF-32 and lines
+    over 1 MiB are refused.
+
+    Parameters
+    ----------
+    path : Path
+        The file (a missing one is a ``FileNotFoundError``).
+
+    Returns
+    -------
+    io.StringIO
+        The text (``newline=""`` for the csv module).
+
+    Raises
+    ------
+    GridSignalError
+        If the opener refuses the file, or it is not UTF-8 (the message names the file and line).
+    """
+    try:
+        data = read_input(path, "grid-signal file")
+    except InputFileError as exc:
+        raise GridSignalError(exc.path, exc.reason) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise GridSignalError(str(path), f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r}); "
+                                         "save it as UTF-8", line=line) from None
+    return io.StringIO(text, newline="")
 
 
 @dataclasses.dataclass
@@ -310,6 +339,8 @@ def regularise(path: Path, t: np.ndarray, v: np.ndarray, lines: np.ndarray, issu
     n = int(k.max()) + 1
     if n > MAX_ROWS:
         raise GridSignalError(str(path), f"the records span {n} steps of {step_s:g} s; at most {MAX_ROWS}")
+    check_allocation(9 * n, f"{path}: a grid series of {n} steps of {step_s:g} s",
+                     lambda m: GridSignalError(str(path), m.split(": ", 1)[1]))
     values = np.full(n, np.nan)
     seen = np.zeros(n, dtype=bool)
     for i in range(t.size):

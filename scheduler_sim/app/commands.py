@@ -39,7 +39,8 @@ from ..io.hdf5 import describe_unreadable
 from .twin import serve_rollouts, stop_rollout_workers
 from .validate import _parse_map, cmd_validate
 
-__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_design_day", "cmd_site",
+__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_frontier", "cmd_list", "cmd_cooling",
+           "cmd_design_day", "cmd_site",
            "cmd_validate",
            "one_line", "describe_unreadable", "RUN_FLAGS"]
 
@@ -102,9 +103,11 @@ def _is_study(path) -> bool:
         return False
     import tomllib
 
+    from jobs.textfiles import read_utf8, toml_loads
+
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = toml_loads(read_utf8(path, "configuration file"), path, "configuration file")
+    except (tomllib.TOMLDecodeError, ValueError, OSError):
         return False  # load_config reports it
     return "scenarios" in data or "axes" in data
 
@@ -362,7 +365,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
-    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
+    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0, allow_unverified=a.no_verify)
     print(cmp.format())
     if a.json:
         from ..io.hdf5 import atomic_write_bytes
@@ -378,8 +381,29 @@ def cmd_report(a: argparse.Namespace) -> int:
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
-                       progress=sys.stderr.isatty())
+                       progress=sys.stderr.isatty(), allow_unverified=a.no_verify)
     print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_frontier(a: argparse.Namespace) -> int:
+    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot."""
+    from ..analysis.frontier import (frontier_csv, frontier_plot, frontier_table, load_sweep_points,
+                                     serving_default_axes)
+
+    pts = load_sweep_points(a.sweep)
+    dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
+    metrics = [a.x or dx, a.y or dy] + ([a.z] if a.z else [])
+    colour = a.colour or (dc if not a.z else None)
+    fr = frontier_table(pts, metrics, per_day=a.per_day, ref=a.ref, colour=colour)
+    print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
+          + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else ""))
+    print(fr.format())
+    if a.csv:
+        print(f"wrote {frontier_csv(fr, a.csv)}")
+    if a.plot:
+        frontier_plot(fr, a.plot)
+        print(f"wrote {a.plot}")
     return 0
 
 

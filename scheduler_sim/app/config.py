@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 
 from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
 from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
@@ -378,6 +378,32 @@ class ServingConfig(_Strict):
         return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
+class PerturbConfig(_Strict):
+    """One ensemble member's perturbation of the inputs (``[perturb]``; written by an ``[uncertainty]`` study).
+
+    Every factor is 1 and every offset / noise 0 by default: a default ``[perturb]`` changes nothing. Applied by
+    :mod:`scheduler_sim.app.uncertainty` (the formulas are there).
+    """
+
+    node_power_scale: float = Field(1.0, gt=0, le=10, description="Factor on every non-GPU node component power "
+                                                                  "(CPU idle / max, memory, NIC, NVMe, other) [1]")
+    gpu_power_scale: float = Field(1.0, gt=0, le=10, description="Factor on GPU idle and max power [1]")
+    tower_ntu_scale: float = Field(1.0, gt=0, le=10, description="Factor on the cooling towers' nominal Merkel "
+                                                                 "NTU (their UA / (m_w c_p)) [1]")
+    pump_eta_scale: float = Field(1.0, gt=0, le=10, description="Factor on every pump's hydraulic efficiency "
+                                                                "(clipped to 1) [1]")
+    fan_power_scale: float = Field(1.0, gt=0, le=10, description="Factor on the tower fans' nominal power [1]")
+    wet_bulb_offset_K: float = Field(0.0, ge=-20, le=20, description="Added to the wet-bulb of every hour of the "
+                                                                     "typical year (a perturbed typical year) [K]")
+    runtime_estimate_sigma: float = Field(0.0, ge=0, le=3, description="Requested walltimes multiplied by "
+                                                                       "exp(N(0, sigma^2)) per job (log-normal "
+                                                                       "estimate noise) [1]")
+    arrival_jitter_s: float = Field(0.0, ge=0, le=30 * 86400.0, description="Standard deviation of a normal "
+                                                                           "shift of each submission in the "
+                                                                           "window (kept in the window) [s]")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of the per-job estimate noise and arrival jitter")
+
+
 class GridConfig(GridDynamicsConfig, GridSignalsConfig):
     """The facility on the grid (optional ``[grid]`` section): carbon intensity and price signals
     (:mod:`scheduler_sim.app.grid_signals_config`), demand-response events, ramp-rate limit, battery, periodic job
@@ -399,6 +425,7 @@ class RunConfig(_Strict):
     output: OutputConfig = OutputConfig()
     serving: ServingConfig | None = None
     grid: GridConfig | None = None
+    perturb: PerturbConfig | None = None
     workload: list[WorkloadConfig] = Field(default_factory=list, description="Generated workloads ([[workload]])")
     overrides: list[str] = Field(default_factory=list, description="The `--set KEY=VALUE` overrides applied to this "
                                                                    "run, in order (provenance; set by the command "
@@ -438,6 +465,8 @@ class RunConfig(_Strict):
         d = self.model_dump(mode="json")
         if d.get("grid") is None:
             d.pop("grid", None)
+        if d.get("perturb") is None:  # no ensemble perturbation: JSON (and digests) as before it existed
+            d.pop("perturb", None)
         if not d.get("workload"):
             d.pop("workload", None)
         if self.scheduler.carbon == CarbonPolicyConfig():
@@ -466,6 +495,8 @@ class RunConfig(_Strict):
             parts = key.split(".")
             if parts[0] == "grid" and data.get("grid") is None and len(parts) > 1:
                 data["grid"] = GridConfig().model_dump(mode="json")  # a grid key opens the [grid] section
+            if parts[0] == "perturb" and data.get("perturb") is None and len(parts) > 1:
+                data["perturb"] = PerturbConfig().model_dump(mode="json")  # a perturb key opens [perturb]
             node = data
             for p in parts[:-1]:
                 if p not in node or not isinstance(node[p], dict):
@@ -548,7 +579,7 @@ def read_toml(path: Path, what: str) -> dict:
     if not path.is_file():
         raise ConfigError(f"{path}: {what} not found")
     try:
-        return tomllib.loads(utf8_text(path, what))
+        return toml_loads(utf8_text(path, what), path, what, ConfigError)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 

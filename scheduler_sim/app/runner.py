@@ -38,6 +38,7 @@ from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
+from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
 from .twin import twin_from_config
@@ -201,7 +202,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
@@ -273,7 +274,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
         if Path(out).is_dir():
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
-    system = load_system(cfg.system)
+    system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member's inputs
     check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         if system.facility.air_side is None:
@@ -317,6 +318,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
             cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
+        jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
+                            (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
     else:
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
@@ -349,6 +352,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     weather_gaps = None
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
+        if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
+            wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
@@ -662,7 +668,8 @@ def check_sizes(cfg: RunConfig, system) -> None:
     """Check every size the configuration asks to allocate against the machine, before anything is allocated.
 
     Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
-    expanded first), and the window's output interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
+    expanded first), the window must not be longer than :data:`jobs.memory.MAX_SPAN_S` (20 years) and its output
+    interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
     :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
@@ -683,6 +690,11 @@ def check_sizes(cfg: RunConfig, system) -> None:
     if pool is not None and pool > system.n_nodes:
         raise ConfigError(f"scheduler.pool_nodes = {pool} (--nodes): more than the {system.n_nodes} nodes of system "
                           f"{system.name!r}")
+    from jobs.memory import check_span
+
+    # the longest run (jobs.memory.MAX_SPAN_S, 20 years)
+    check_span(cfg.trace.window_days * DAY_S, cfg.output.interval_s,
+               f"the run window of {cfg.trace.window_days:g} days (trace.window_days / --days)", 0.0, ConfigError)
     n_int = cfg.trace.window_days * DAY_S / cfg.output.interval_s
     if n_int > MAX_OUTPUT_INTERVALS:
         raise ConfigError(f"trace.window_days = {cfg.trace.window_days:g} with output.interval_s = "

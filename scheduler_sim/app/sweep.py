@@ -108,13 +108,15 @@ def _slug(v: object) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(v)).strip("_")[:40]
 
 
-def load_study(path: str | Path, sets: list[str] | None = None) -> tuple[str, list[Scenario]]:
+def load_study(path: str | Path, sets: list[str] | None = None, members: bool = True) -> tuple[str, list[Scenario]]:
     """Read a study file and enumerate its scenarios.
 
     Axis and scenario keys go through the key resolver of ``--set``
     (:func:`scheduler_sim.app.overrides.apply_sets`): any configuration key, ``system.*`` and ``plant.*`` keys,
     relative numbers (``"+20%"``, ``"x1.5"``). ``sets`` (``hpctwin sweep --set KEY=VALUE``) change the base run
-    first.
+    first. With an ``[uncertainty]`` table (:mod:`scheduler_sim.app.uncertainty`) and ``members`` true, every
+    scenario is replaced by its ensemble members (``<scenario>_m<kkk>``, and ``_fmu`` refine runs), renumbered; with
+    ``members`` false the study's own scenarios are returned.
 
     Parameters
     ----------
@@ -122,6 +124,8 @@ def load_study(path: str | Path, sets: list[str] | None = None) -> tuple[str, li
         Study TOML file.
     sets : list[str] | None
         ``KEY=VALUE`` overrides of the base run.
+    members : bool
+        Expand an ``[uncertainty]`` study into its members (default) or return its own scenarios.
 
     Returns
     -------
@@ -136,10 +140,10 @@ def load_study(path: str | Path, sets: list[str] | None = None) -> tuple[str, li
     """
     path = Path(path)
     data = read_toml(path, "study file")
-    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot", "refine"}
+    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot", "refine", "uncertainty"}
     if unknown:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes, "
-                          f"scenarios, plot, refine")
+                          f"scenarios, plot, refine, uncertainty")
     study = str(data.get("name", path.stem))
     try:
         check_name(study, "study name")
@@ -178,6 +182,10 @@ def load_study(path: str | Path, sets: list[str] | None = None) -> tuple[str, li
                 raise ConfigError(f"{path}: scenario {name}: {exc}") from None
             scenarios.append(Scenario(i, name, cfg))
             i += 1
+    if members and "uncertainty" in data:  # an ensemble: members replace the scenarios (app.uncertainty)
+        from .uncertainty import ensemble_spec, expand_members
+
+        scenarios, _ = expand_members(scenarios, ensemble_spec(data["uncertainty"], path))
     return study, scenarios
 
 
@@ -714,6 +722,11 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
                     rel = fa / fm - 1.0
                 for suffix, v, unit in (("fast", fa, unit_of(m)), ("fmu", fm, unit_of(m)), ("rel_error", rel, "1")):
                     w.dataset(f"/refine/{m}_{suffix}", v, units=unit, chunks=None)
+        ens = _ensemble_summary(study_path, scenarios, rows)  # [uncertainty]: bands, ranking, sensitivity
+        if ens is not None:
+            from .ensemble_run import write_ensemble
+
+            write_ensemble(w, ens)
     n_fail = sum(1 for r in rows if r[1] == "failed")
     fast_m = {i: m for i, _, _, m in rows}
     for i, sc, st, met in (refine_rows if spec is not None else []):
@@ -723,6 +736,11 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         errs = ", ".join(f"{m} {fast_m[i][m] / met[m] - 1.0:+.2e}" for m in ("E_cooling_J", "PUE", "E_facility_J")
                          if m in met and m in fast_m[i] and met[m])
         say(f"refine  {scenarios[i].name}: fast vs FMU ({sc.name}) relative error: {errs}")
+    if ens is not None:
+        from .ensemble_run import format_ensemble
+
+        for line in format_ensemble(ens):
+            say(line)
     busy = ", ".join(f"{b:.1f}" for b in board.busy)
     say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "
         f"[{busy}])")
@@ -731,3 +749,15 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         for fig in plot(summary_path, out_dir) or []:
             say(f"figure  -> {fig}")
     return summary_path
+
+
+def _ensemble_summary(study_path, scenarios: list[Scenario], rows: list[tuple]):
+    """The ensemble statistics of a study with ``[uncertainty]`` (:mod:`scheduler_sim.app.ensemble_run`), else None."""
+    from .ensemble_run import ensemble_of_study, summarise_ensemble
+
+    spec = ensemble_of_study(study_path)
+    if spec is None:
+        return None
+    _, base = load_study(study_path, members=False)
+    member_rows = {scenarios[i].name: (st, met) for i, st, _, met in rows}
+    return summarise_ensemble(spec, base, member_rows, Path(study_path).read_text())
