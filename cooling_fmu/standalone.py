@@ -315,8 +315,9 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     counts = "liquid plant only"
     if system is not None:
         from power.facility import SERIES, FacilityOverheads
+        from power.sizing import sized_facility
 
-        fo = FacilityOverheads(sysm.facility, liquid_fraction=lf)
+        fo = FacilityOverheads(sized_facility(sysm), liquid_fraction=lf)
         ov = fo.evaluate(P_step, y[:, col["P_cooling"]], T_wb)
         for name in SERIES:
             key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"

@@ -114,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "--set system.topology.n_nodes=+20%%, --set plant.tower.n_cells=5, "
                         "--set trace.arrival_rate_factor=1.5; relative numbers: +20%%, -10%%, x1.5 "
                         "(docs/configuration.md)")
-    r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary (data warnings, such "
+                                                        "as rejected records or interpolated weather, still show)")
+    r.add_argument("--accept-weather-gaps", action="store_true",
+                   help="interpolate missing-value gaps of the weather file longer than 6 h instead of refusing it "
+                        "(cooling.accept_weather_gaps); every gap is still reported")
 
     s = sub.add_parser("sweep", help="run a policy study (use `mpirun -n N hpctwin sweep ...` to spread it over ranks)",
                        description="Run every scenario of a study file; under mpirun scenarios are spread over the "

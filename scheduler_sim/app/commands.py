@@ -197,6 +197,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         ov["trace.strict"] = True
     if a.quiet:
         ov["output.progress"] = False
+    if getattr(a, "accept_weather_gaps", False):
+        ov["cooling.accept_weather_gaps"] = True
     if a.step is not None and a.interval is None and a.step > 0 and math.isfinite(a.step):
         ratio = max(1, round(cfg.output.interval_s / a.step))
         if abs(ratio * a.step - cfg.output.interval_s) > 1e-9:

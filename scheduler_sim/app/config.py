@@ -287,6 +287,9 @@ class CoolingConfig(_Strict):
     weather_path: str = Field("", description="EPW or TMY3 file (relative to the config file), or a shipped site "
                                               "name (golden, chicago, knoxville); '' = the system's site")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
+    accept_weather_gaps: bool = Field(False, description="Interpolate missing-value gaps in the weather file longer "
+                                                         "than 6 h (cooling_fmu.weather.MAX_INTERPOLATED_GAP_H) "
+                                                         "instead of refusing the file; every gap is reported")
     utc_offset_h: float | None = Field(None, ge=-14, le=14,
                                        description="Hours from UTC to the weather file's local standard time; unset "
                                                    "= from the file header (EPW LOCATION line, TMY3 metadata row)")
@@ -455,9 +458,9 @@ class RunConfig(_Strict):
         """Canonical JSON of the configuration (sorted keys), stored as provenance.
 
         ``grid`` is left out when there is no ``[grid]`` section, ``workload`` when there is no
-        ``[[workload]]``, ``scheduler.carbon`` when it holds its defaults and ``cooling.model`` /
-        ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations written before they existed keep the
-        same JSON (and digests).
+        ``[[workload]]``, ``scheduler.carbon`` when it holds its defaults, ``cooling.accept_weather_gaps`` when
+        false and ``cooling.model`` / ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations written
+        before they existed keep the same JSON (and digests).
         """
         d = self.model_dump(mode="json")
         if d.get("grid") is None:
@@ -468,6 +471,8 @@ class RunConfig(_Strict):
             d.pop("workload", None)
         if self.scheduler.carbon == CarbonPolicyConfig():
             d["scheduler"].pop("carbon", None)
+        if not self.cooling.accept_weather_gaps:  # the default: JSON as before the key existed
+            d["cooling"].pop("accept_weather_gaps", None)
         if self.cooling.model == "fmu" and self.cooling.fast_tau_s == 0.0:  # defaults: JSON as before they existed
             d["cooling"].pop("model", None)
             d["cooling"].pop("fast_tau_s", None)

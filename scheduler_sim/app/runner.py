@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from cooling_fmu.coupling import AdaptiveStepper
-from cooling_fmu.params import load_plant_params
+from cooling_fmu.params import load_plant_params, plant_params_path
 from cooling_fmu.plant import CoolingPlant
 from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
@@ -40,10 +40,10 @@ from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
-from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
+from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
 from .twin import twin_from_config
 
-__all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
+__all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
            "weather_source"]
 
 
@@ -99,6 +99,54 @@ def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
     return "golden", "default", ""
 
 
+def run_input_files(cfg: RunConfig, system: System | None = None) -> dict[str, Path]:
+    """Every input file a run of ``cfg`` reads, by role: the keys :func:`run_one` records in
+    ``input_checksums_json`` (derived artefacts, the built FMU and the fast-plant table, are keyed by these files).
+
+    Roles: ``trace``, ``request_trace``, ``deployment`` (serving), ``system``, ``plant`` and ``weather`` (when the
+    cooling plant runs and the weather is a file), ``grid_carbon`` and ``grid_price`` (series files). A resumed
+    sweep compares their SHA-256 with the ones a finished scenario recorded (:func:`scheduler_sim.app.sweep.
+    scenario_status`).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System | None
+        The run's system (loaded from ``cfg.system`` when None).
+
+    Returns
+    -------
+    dict of str -> pathlib.Path
+        Role -> file. A system, weather file or shipped grid name that cannot be resolved raises the error of its
+        resolver (FileNotFoundError, SystemFileError, ValueError).
+    """
+    if system is None:
+        system = load_system(cfg.system)
+    files: dict[str, Path] = {}
+    if cfg.trace.enabled:
+        files["trace"] = cfg.trace.resolved_path()
+    if cfg.serving is not None:
+        from ..serving.run import embedded_request_trace
+
+        files["request_trace"] = Path(cfg.serving.trace) if cfg.serving.trace else embedded_request_trace()
+        files["deployment"] = resolve_deployment(cfg.serving.deployment)
+    if system.source:
+        files["system"] = Path(system.source)
+    if cfg.cooling.plant_model != "off":
+        files["plant"] = plant_params_path(cfg.cooling.plant or system.cooling_plant)
+        spec, _, base = weather_source(cfg, system)
+        if spec != "constant":
+            files["weather"] = resolve_weather_file(spec, base or None)
+    g = cfg.grid
+    if g is not None or cfg.scheduler.policy in SIGNAL_POLICIES:
+        if g is not None and g.carbon and g.carbon != "constant":
+            files["grid_carbon"] = grid_file(g.carbon)
+        if g is not None and g.price:
+            files["grid_price"] = grid_file(g.price)
+    return files
+
+
 def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     """Return (wet_bulb_K(t_s) callable, weather file path or None, one-line description) for simulation times.
 
@@ -121,7 +169,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     if spec == "constant":
         return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None, f"constant wet-bulb {c.T_wb_C:g} degC"
     wpath = resolve_weather_file(spec, base or None)
-    weather = Weather.from_file(wpath)
+    weather = Weather.from_file(wpath, accept_long_gaps=c.accept_weather_gaps)
     rep = weather.report
     label = SITES[spec.lower()][1] if spec.lower() in SITES else (rep.station_name or wpath.name)
     if c.utc_offset_h is not None:
@@ -290,10 +338,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
+    if system.source and Path(system.source).is_file():
+        checksums["system"] = sha256_file(system.source)
+    if cfg.cooling.plant_model != "off":
+        ppath = plant_params_path(cfg.cooling.plant or system.cooling_plant)
+        if ppath.is_file():
+            checksums["plant"] = sha256_file(ppath)
     plant = None
     wet_bulb = None
     wpath = None
     wdesc = "cooling off"
+    data_warnings: list[str] = []  # printed by every run, also under --quiet, and written to info_json
+    weather_gaps = None
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
         wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
@@ -302,6 +358,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
+            wrep = getattr(getattr(wet_bulb, "__self__", None), "report", None)  # the Weather's load report
+            if wrep is not None and wrep.n_missing:  # from the cache as from a first parse: every run says it
+                data_warnings += wrep.data_warnings()
+                weather_gaps = {"file": str(wpath), "missing": wrep.missing, "gaps": wrep.gaps,
+                                "accepted_long_gaps": bool(cfg.cooling.accept_weather_gaps)}
         plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
         if cfg.cooling.plant_model == "fast":
             checksums["fast_plant_table"] = plant.fmu_sha256  # the table's key (plant hash, grid, module source)
@@ -315,6 +376,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
         for line in grid.notes:
             say(f"grid    {line}")
+        data_warnings += grid.warnings
         checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
@@ -347,6 +409,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    if data_warnings:
+        result.info["warnings"] = data_warnings + list(result.info.get("warnings", []))
+    if weather_gaps is not None:
+        result.info["weather_gaps"] = weather_gaps
     for line in partition_mapping_lines(result.info):  # which trace names went to which partition (load report)
         if loaded is not None:
             loaded.report.notes.append(line.strip())

@@ -50,7 +50,12 @@ file is kept. The summary's ``file`` column names a scenario's file only when it
 killed sweep with the same command skips every scenario already *done*: its file exists, passes its integrity check
 (:func:`scheduler_sim.io.hdf5.verify_file`: every dataset and attribute matches the ``content_sha256`` recorded when
 it was written; a damaged file is run again), has ``complete`` true (files are written atomically, so a killed
-write leaves none) and its stored ``config_json`` equals the scenario's configuration (a changed study reruns it).
+write leaves none), its stored ``config_json`` equals the scenario's configuration (a changed study reruns it) and
+the SHA-256 of every input file it read (trace, weather, system, plant, grid series, request trace; its
+``/provenance`` ``input_checksums_json``) equals that file's SHA-256 now: a scenario's identity is its
+configuration plus its inputs, so a trace edited between two sweeps reruns every scenario that reads it. Each
+earlier file that is not reused is named on the terminal with the reason, and summary.h5 lists them (volatile root
+attribute ``sweep_resume_json``: ``done_earlier`` names, ``rerun`` name -> reason).
 Rank 0 holds an exclusive lock on ``<out>/.sweep.lock`` for the whole sweep: a second sweep into the same folder
 stops at once with an error instead of racing the first for its files; temporaries of dead processes are cleaned
 when their output is written again (:func:`scheduler_sim.io.hdf5.clean_stale_temporaries`), never those of a live
@@ -304,31 +309,86 @@ def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
     return "done", "", r.summary
 
 
-def scenario_done(s: Scenario, out_dir: Path) -> dict[str, float] | None:
-    """The headline metrics of a scenario finished earlier, or None if it must run.
+def scenario_done(s: Scenario, out_dir: Path, hashes: dict | None = None) -> dict[str, float] | None:
+    """The headline metrics of a scenario finished earlier, or None if it must run (:func:`scenario_status`)."""
+    return scenario_status(s, out_dir, hashes)[0]
 
-    Done means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.io.hdf5.verify_file` (its content matches
-    the ``content_sha256`` recorded when it was written; a file without one cannot be trusted), has root attribute
-    ``complete`` true and its ``config_json`` equals the scenario's configuration.
+
+def _current_checksums(cfg: RunConfig, hashes: dict) -> dict[str, tuple[str, str]]:
+    """Role -> (file, SHA-256 now) of every input file of ``cfg`` (:func:`run_input_files`); ``hashes`` memoises
+    the digests by path over one resume check.
+    """
+    from ..io.hdf5 import sha256_file
+    from .runner import run_input_files
+
+    out = {}
+    for role, path in run_input_files(cfg).items():
+        key = str(Path(path).resolve())
+        if key not in hashes:
+            hashes[key] = sha256_file(path)
+        out[role] = (str(path), hashes[key])
+    return out
+
+
+def scenario_status(s: Scenario, out_dir: Path, hashes: dict | None = None) -> tuple[dict[str, float] | None, str]:
+    """Whether a scenario finished earlier: (its headline metrics, "") or (None, why it must run).
+
+    A scenario's identity is its configuration plus the SHA-256 of every input file it reads (trace, request trace
+    and deployment, system, plant, weather, grid series: :func:`scheduler_sim.app.runner.run_input_files`). Done
+    means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.io.hdf5.verify_file` (its content matches the
+    ``content_sha256`` recorded when it was written; a file without one cannot be trusted), has root attribute
+    ``complete`` true, its ``config_json`` equals the scenario's configuration and its ``input_checksums_json``
+    (``/provenance``) holds, for every input file the scenario reads now, the file's current SHA-256. Any other
+    case reruns the scenario, for the reason returned.
+
+    Parameters
+    ----------
+    s : Scenario
+        The scenario.
+    out_dir : Path
+        The sweep's folder.
+    hashes : dict | None
+        Memo of file digests (path -> SHA-256) shared by the scenarios of one resume check.
+
+    Returns
+    -------
+    (dict or None, str)
+        The metrics and ``""`` when done; None and the reason otherwise (``"no earlier file"`` when none exists).
     """
     from ..io.hdf5 import DamagedFileError, verify_file
 
     path = out_dir / f"{s.name}.h5"
     if not path.is_file():
-        return None
+        return None, "no earlier file"
     try:
         verify_file(path, require_digest=True)
-    except DamagedFileError:
-        return None
+    except DamagedFileError as exc:
+        return None, f"earlier file fails its integrity check ({str(exc)[:120]})"
     try:
         with h5py.File(path, "r") as f:
             cfg = f.attrs.get("config_json")
             cfg = cfg.decode() if isinstance(cfg, bytes) else cfg
-            if not bool(f.attrs.get("complete", False)) or cfg != s.config.to_json():
-                return None
-            return {k: float(v) for k, v in f["summary"].attrs.items()}
-    except (OSError, KeyError):
-        return None
+            if not bool(f.attrs.get("complete", False)):
+                return None, "earlier file is partial (complete = false)"
+            if cfg != s.config.to_json():
+                return None, "configuration changed"
+            raw = f["provenance"].attrs.get("input_checksums_json", "{}")
+            stored = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+            metrics = {k: float(v) for k, v in f["summary"].attrs.items()}
+    except (OSError, KeyError, ValueError):
+        return None, "earlier file unreadable"
+    try:
+        now = _current_checksums(s.config, {} if hashes is None else hashes)
+    except (OSError, ValueError) as exc:  # an input that cannot be read now: the run reports it
+        return None, f"an input file cannot be read ({str(exc)[:120]})"
+    changed = [f"{role} {Path(p).name} (sha256 {stored[role][:12]} -> {h[:12]})"
+               for role, (p, h) in sorted(now.items()) if role in stored and stored[role] != h]
+    if changed:
+        return None, "input changed: " + ", ".join(changed)
+    unknown = [role for role in sorted(now) if role not in stored]
+    if unknown:
+        return None, f"earlier file records no checksum for {', '.join(unknown)}"
+    return metrics, ""
 
 
 class _Board:
@@ -553,8 +613,11 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
 
     for s in scenarios:  # temporaries of a killed earlier sweep (dead processes only; a live writer's are kept)
         clean_stale_temporaries(out_dir / f"{s.name}.h5")
-    earlier = {s.index: m for s in scenarios if (m := scenario_done(s, out_dir)) is not None}
+    hashes: dict = {}
+    status = {s.index: scenario_status(s, out_dir, hashes) for s in scenarios}
+    earlier = {i: m for i, (m, _) in status.items() if m is not None}
     todo = [s.index for s in scenarios if s.index not in earlier]
+    rerun = {scenarios[i].name: why for i, (m, why) in status.items() if m is None and why != "no earlier file"}
     serve = size > 1
     from_main = True
     if serve:
@@ -562,6 +625,8 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         from_main = MPI.Query_thread() >= MPI.THREAD_SERIALIZED  # rank 0 works while a thread serves
     say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
         f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")
+    for name, why in rerun.items():  # an earlier file that is not reused, and why
+        say(f"[sweep] {name}: re-run: {why}")
     board = _Board(todo, len(scenarios), len(earlier), size, say, [s.name for s in scenarios])
     refined: list[tuple[int, Scenario]] = []  # (fast scenario index, its FMU re-run)
     refine_earlier: dict[int, dict] = {}
@@ -583,7 +648,7 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
             sc = Scenario(len(scenarios) + j, name, scenarios[i].config.with_overrides({"cooling.model": "fmu",
                                                                                           "name": name}))
             refined.append((i, sc))
-            done = scenario_done(sc, out_dir)
+            done = scenario_done(sc, out_dir, hashes)
             if done is not None:
                 refine_earlier[sc.index] = done
             else:
@@ -615,7 +680,10 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         w = SchemaWriter(f, "sweep-summary")
         w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "sweep-summary", "study": study,
                       "study_file": Path(study_path).read_text(),
-                      "sweep_timing_json": json.dumps(timing, sort_keys=True)})
+                      "sweep_timing_json": json.dumps(timing, sort_keys=True),
+                      "sweep_resume_json": json.dumps(
+                          {"done_earlier": [scenarios[i].name for i in sorted(earlier)], "rerun": rerun},
+                          sort_keys=True)})
         w.group("/scenarios")
         str_dt = h5py.string_dtype("utf-8")
         files = [f"{scenarios[i].name}.h5" if (out_dir / f"{scenarios[i].name}.h5").is_file() else ""

@@ -62,11 +62,12 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
            "atomic_write_bytes", "clean_stale_temporaries", "content_digest", "verify_file", "DamagedFileError",
            "CONTENT_DIGEST_ATTR", "describe_unreadable", "check_output", "OutputCheck", "reading"]
 
-#: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
+#: Attributes (in /provenance; ``sweep_timing_json`` and ``sweep_resume_json`` at the root of a sweep's summary.h5,
+#: which depend on what an earlier, interrupted sweep left) that legitimately differ
 #: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s];
 #: the serving engine's wall time and events per wall second in /summary and /serving/summary).
-VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "twin_latency_s",
-                  "serving_engine_wall_time_s", "serving_engine_events_per_s", "engine_wall_time_s",
+VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "sweep_resume_json",
+                  "twin_latency_s", "serving_engine_wall_time_s", "serving_engine_events_per_s", "engine_wall_time_s",
                   "engine_events_per_s")
 
 PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49). E_IT = rack input energy "

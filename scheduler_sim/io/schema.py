@@ -534,6 +534,9 @@ SWEEP_SUMMARY: tuple[Entry, ...] = (
     _attr("/@study_file", "str", "The study TOML", required=True),
     _attr("/@sweep_timing_json", "str", "Ranks, whether rank 0 worked, wall time, busy seconds and scenarios per "
           "rank, wall time per scenario, scenarios skipped as done earlier (volatile)", required=True),
+    _attr("/@sweep_resume_json", "str", "Resume: scenarios done by an earlier sweep and reused (done_earlier), and "
+          "earlier files not reused with the reason (rerun: name -> e.g. 'input changed: trace trace.swf (sha256 "
+          "... -> ...)'; volatile)"),
     _CONTENT,
     _group("/scenarios", "One row per scenario in scenario order", required=True),
     _ds("/scenarios/name", "str", ("n_scenarios",), "", "Scenario name", has_units=False, required=True),

@@ -52,7 +52,7 @@ from .partitions import each_policy, partition_policies, partition_pools
 from .lifecycle import JobLifecycle
 from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
-from .powercap import PowerCapGovernor
+from .powercap import OverheadForecast, PowerCapGovernor
 from .progress import RunProgress
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
@@ -170,7 +170,7 @@ class Simulation:
             cdu_supply_columns(plant.output_names, self.system.n_cdus) if plant is not None else None,
             supply_rise_K_per_W(plant) if plant is not None else None)
         self.governor = PowerCapGovernor(list(self.config.power_cap), cooling_estimate, self.jobdata, self.chain,
-                                         self.layout)
+                                         self.layout, OverheadForecast.of_run(self))
         self.lifecycle = JobLifecycle(self)
         self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
         self.stepfn = StepFunction(self.chain, self.layout, self.partition,  # tables: one idle power for all nodes
