@@ -36,7 +36,7 @@ from jobs.cachedirs import atomic_output, atomic_write_bytes
 from ...io.hdf5 import DamagedFileError, check_schema, describe_unreadable, verify_file
 from ...kernel.progress import Spinner
 from ..attribution import load_result, read_attribution
-from .catalogue import describe, format_value, grouped_rows
+from .catalogue import column_unit, describe, format_value, grouped_rows
 
 __all__ = ["make_report", "RUN_FIGURES"]
 
@@ -262,7 +262,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
     a = res.attrs
     cooled = bool(np.isfinite(res.summary.get("PUE", float("nan"))))
-    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)
+    atot = [(m.label, format_value(k, v, m), m.unit) for k, v in att.totals.items() for m in (describe(k, v),)
             if cooled or k not in FACILITY_ONLY]
     jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
     top = jf.sort_values("E_facility_J", ascending=False).head(10)
@@ -489,16 +489,17 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
                 raise KeyError(f"{path}: no metric {m!r} in the sweep summary (has {', '.join(sorted(metrics))})")
         name = f"pareto_{mx}__{my}"
         fig = F.pareto(names, metrics[mx], metrics[my], mx, my, groups=groups)
-        lx, ly = F._metric_label(mx)[0], F._metric_label(my)[0]
+        lx, ly = F._metric_label(mx, metrics[mx])[0], F._metric_label(my, metrics[my])[0]
         per = (" Each condition (" + ", ".join(sorted(set(groups))) + ") has its own front: conditions are not "
                "decisions." if any(groups) else "")
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
-    head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
-                 for m in cols)
-    rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
+    shown = {m: column_unit(m, metrics[m]) for m in cols}  # one unit per column (a duration: by its largest value)
+    head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
+    rows = [(n, s, *(format_value(m, metrics[m][i], shown[m]) for m in cols))
+            for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
                   study_file=study_file)

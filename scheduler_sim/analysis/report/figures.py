@@ -20,7 +20,7 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from .catalogue import describe  # noqa: E402
+from .catalogue import column_unit  # noqa: E402
 
 __all__ = ["MAX_BINS", "TimeAxis", "power_stack", "pue_weather", "cdu_heatmap", "utilisation_queue",
            "occupancy_allocations", "occupancy_packed", "job_colours", "wait_vs_size", "energy_breakdown", "pareto"]
@@ -611,9 +611,10 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     return fig
 
 
-def _metric_label(m: str) -> tuple[str, float]:
-    """Axis label ("name [unit]") and scale from SI of a summary metric (report/catalogue.py)."""
-    d = describe(m)
+def _metric_label(m: str, values=()) -> tuple[str, float]:
+    """Axis label ("name [unit]") and scale from SI of a summary metric (the schema's table, via report/catalogue.py);
+    a duration's unit is chosen by the largest of ``values`` [s]."""
+    d = column_unit(m, values)
     return f"{d.label} [{d.unit or '-'}]", d.scale  # [-]: a dimensionless ratio
 
 
@@ -640,8 +641,8 @@ def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str, gro
         The condition of each scenario (e.g. its weather). Conditions are not decisions: a scenario is compared
         only with scenarios under the same condition, so each condition gets its own front. None: one front.
     """
-    lx, sx = _metric_label(mx)
-    ly, sy = _metric_label(my)
+    lx, sx = _metric_label(mx, x)
+    ly, sy = _metric_label(my, y)
     X, Y = np.asarray(x, float) * sx, np.asarray(y, float) * sy
     ok = np.isfinite(X) & np.isfinite(Y)
     groups = list(groups) if groups is not None else [""] * len(X)
