@@ -204,8 +204,33 @@ def pue_weather(ts: dict[str, np.ndarray], T_wb_K: np.ndarray | None, tax: TimeA
     return fig
 
 
-def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_limit_K: float):
-    """Heat delivered to each CDU (kW) and CDU supply temperature (degC) as time x CDU maps."""
+def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_limit_K: float,
+                margin_K: float = 0.5, w_class: str = ""):
+    """Heat delivered to each CDU (kW) and, as time x CDU maps, the share of each time bin the CDU supply spends
+    above the plant's limit + margin (%), so a run a few intervals over its set point does not look all over it.
+
+    Parameters
+    ----------
+    Q_W : ndarray, shape (n_intervals, n_cdus)
+        Heat to each CDU [W].
+    T_sup_K : ndarray, shape (n_intervals, n_cdus), or None
+        CDU supply temperature, interval averages [K]; None: the heat map alone.
+    tax : TimeAxis
+        The time axis.
+    T_limit_K : float
+        Supply limit: the plant's set point [K] (scheduler_sim.analysis.limits).
+    margin_K : float
+        An interval counts as above only beyond ``T_limit_K + margin_K``.
+    w_class : str
+        ASHRAE class of the limit, for the title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    from ..limits import hours_above
+
     n_p = 2 if T_sup_K is not None else 1
     fig, axes = plt.subplots(n_p, 1, figsize=(11, 2.2 + 1.9 * n_p), sharex=True, squeeze=False)
     xe = tax.bin_x()
@@ -215,12 +240,15 @@ def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_li
     fig.colorbar(im, ax=axes[0, 0], label="heat to CDU [kW]", pad=0.01)
     axes[0, 0].set_title(f"Heat delivered by the racks to each CDU ({tax.bin_width_text()} averages)")
     if T_sup_K is not None:
-        Tb = tax.binned(T_sup_K, how="max").T - K0
-        im2 = axes[1, 0].imshow(Tb, aspect="auto", extent=ext, cmap="inferno", interpolation="nearest")
-        cb = fig.colorbar(im2, ax=axes[1, 0], label="supply temperature [degC]", pad=0.01)
-        if Tb.min() <= T_limit_K - K0 <= Tb.max():
-            cb.ax.axhline(T_limit_K - K0, color="cyan", lw=2)
-        axes[1, 0].set_title(f"CDU supply temperature to the racks (bin maximum; limit {T_limit_K - K0:.1f} degC)")
+        T = np.asarray(T_sup_K, dtype=float)
+        above = (T > T_limit_K + margin_K).astype(float)
+        _, any_h = hours_above(T, T_limit_K, margin_K, tax.dt)
+        im2 = axes[1, 0].imshow(100 * tax.binned(above).T, aspect="auto", extent=ext, cmap="Reds", vmin=0, vmax=100,
+                                interpolation="nearest")
+        fig.colorbar(im2, ax=axes[1, 0], label="time above limit [%]", pad=0.01)
+        cls = f" ({w_class})" if w_class else ""
+        axes[1, 0].set_title(f"CDU supply above {T_limit_K - K0:.1f} degC{cls} + {margin_K:g} K: {any_h:.2f} h "
+                             f"(any CDU); peak {np.nanmax(T) - K0:.2f} degC")
     for ax in axes[:, 0]:
         ax.set_ylabel("CDU")
         ax.set_yticks(range(n_cdu))
