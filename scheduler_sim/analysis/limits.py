@@ -83,7 +83,7 @@ def supply_limit(T_set_K: float, w_class: str | None = None, plant: str = "") ->
     ----------
     T_set_K : float
         The plant's CDU supply set point [K].
-    w_class : str or None
+    w_class : str | None
         The class the plant description names; None: :func:`ashrae_class` of the set point.
     plant : str
         Plant name, for ``source``.
@@ -108,13 +108,14 @@ def supply_limit(T_set_K: float, w_class: str | None = None, plant: str = "") ->
     return SupplyLimit(float(T_set_K), w_class, f"set point and class of {who}")
 
 
-def supply_limit_of_plant(params, plant: str = "") -> SupplyLimit:
+def supply_limit_of_plant(params: object, plant: str = "") -> SupplyLimit:
     """:func:`supply_limit` of loaded plant parameters (cooling_fmu.params.PlantParams).
 
     Parameters
     ----------
-    params : cooling_fmu.params.PlantParams
-        The plant description (``cdu.T_sec_sup_set_K``; an ``ashrae_class`` attribute when it has one).
+    params : object
+        The plant description (a cooling_fmu.params.PlantParams: ``cdu.T_sec_sup_set_K``; an ``ashrae_class``
+        attribute when it has one).
     plant : str
         Plant name, for ``source``.
 
@@ -126,15 +127,17 @@ def supply_limit_of_plant(params, plant: str = "") -> SupplyLimit:
     return supply_limit(params.cdu.T_sec_sup_set_K, getattr(params, "ashrae_class", None), plant)
 
 
-def hours_above(T_K, limit_K: float, margin_K: float, dt_s: float) -> tuple[np.ndarray, float]:
+def hours_above(T_K: np.ndarray, limit_K: float, margin_K: float, dt_s: float) -> tuple[np.ndarray, float]:
     """Hours each CDU's supply spends above ``limit_K + margin_K``, and hours any CDU does (interval averages).
 
     Parameters
     ----------
-    T_K : array_like, shape (n_intervals, n_cdus) or (n_intervals,)
-        Interval-average supply temperatures [K].
-    limit_K, margin_K : float
-        Limit and margin [K]; an interval counts when its temperature is strictly above their sum.
+    T_K : np.ndarray
+        Interval-average supply temperatures [K], shape (n_intervals, n_cdus) or (n_intervals,).
+    limit_K : float
+        Limit [K].
+    margin_K : float
+        Margin [K]; an interval counts when its temperature is strictly above limit + margin.
     dt_s : float
         Interval length [s].
 

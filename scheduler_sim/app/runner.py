@@ -382,15 +382,15 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                      load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
 
 
-def supply_lines(result, limit) -> list[str]:
+def supply_lines(result: object, limit: object) -> list[str]:
     """The terminal's CDU supply line: peak supply temperature and hours above the plant's limit + margin.
 
     Parameters
     ----------
-    result : SimulationResult
-        The run (``cdu["T_sec_sup"]``, shape (n_intervals, n_cdus) [K]; ``time_s`` gives the interval).
-    limit : scheduler_sim.analysis.limits.SupplyLimit or None
-        The plant's limit; None (cooling off): no line.
+    result : object
+        The run, a SimulationResult (``cdu["T_sec_sup"]``, shape (n_intervals, n_cdus) [K]; ``time_s`` gives the interval).
+    limit : object
+        The plant's limit (scheduler_sim.analysis.limits.SupplyLimit); None (cooling off): no line.
 
     Returns
     -------

@@ -73,7 +73,7 @@ def describe(key: str, value: float | None = None) -> Shown:
     ----------
     key : str
         A ``/summary`` (or ``/attribution/totals``) key.
-    value : float or None
+    value : float | None
         The SI value (a duration's unit is chosen by its magnitude).
 
     Returns
@@ -99,15 +99,15 @@ def describe(key: str, value: float | None = None) -> Shown:
     return Shown(m.group, label, m.shown, SHOWN_UNITS[m.shown][1], m.definition, m.fmt, m.kind)
 
 
-def column_unit(key: str, values) -> Shown:
+def column_unit(key: str, values: object) -> Shown:
     """How a column of values of one key is shown in one unit (a duration: by the column's largest magnitude).
 
     Parameters
     ----------
     key : str
         The ``/summary`` key of the column.
-    values : sequence of float
-        The SI values.
+    values : object
+        A sequence of float: the SI values.
 
     Returns
     -------
@@ -127,7 +127,7 @@ def format_value(key: str, value: float, shown: Shown | None = None) -> str:
         The ``/summary`` key.
     value : float
         The SI value.
-    shown : Shown or None
+    shown : Shown | None
         The unit to use (a table column's, :func:`column_unit`); None: :func:`describe` of this value.
 
     Returns

@@ -211,10 +211,10 @@ def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_li
 
     Parameters
     ----------
-    Q_W : ndarray, shape (n_intervals, n_cdus)
-        Heat to each CDU [W].
-    T_sup_K : ndarray, shape (n_intervals, n_cdus), or None
-        CDU supply temperature, interval averages [K]; None: the heat map alone.
+    Q_W : np.ndarray
+        Heat to each CDU [W], shape (n_intervals, n_cdus).
+    T_sup_K : np.ndarray | None
+        Shape (n_intervals, n_cdus): CDU supply temperature, interval averages [K]; None: the heat map alone.
     tax : TimeAxis
         The time axis.
     T_limit_K : float
@@ -641,7 +641,8 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
 
 def _metric_label(m: str, values=()) -> tuple[str, float]:
     """Axis label ("name [unit]") and scale from SI of a summary metric (the schema's table, via report/catalogue.py);
-    a duration's unit is chosen by the largest of ``values`` [s]."""
+    a duration's unit is chosen by the largest of ``values`` [s].
+    """
     d = column_unit(m, values)
     return f"{d.label} [{d.unit or '-'}]", d.scale  # [-]: a dimensionless ratio
 
