@@ -347,6 +347,18 @@ SUMMARY_METRICS: tuple[Metric, ...] = (
        "mode)"),
     _M("fan_share_of_cooling", "cooling", "tower-fan share of cooling", "1", "ratio", "%", "tower-fan energy / "
        "cooling energy", ".1f"),
+    _M("E_air_heat_J", "cooling", "heat to room air", "J", "energy", "MWh", "heat the air side removes (heat, not "
+       "power; cooling-only mode)"),
+    _M("E_chiller_elec_J", "cooling", "trim chiller", "J", "energy", "MWh", "electric input of the trim chiller "
+       "(cooling-only mode)"),
+    _M("E_pump_fac_J", "cooling", "facility pumps", "J", "energy", "MWh", "facility (hot-water) loop pumps "
+       "(cooling-only mode)"),
+    _M("E_pump_sec_J", "cooling", "CDU pumps", "J", "energy", "MWh", "secondary-loop pumps of the CDUs "
+       "(cooling-only mode)"),
+    _M("E_pump_tower_J", "cooling", "tower-water pumps", "J", "energy", "MWh", "condenser-water pumps (cooling-only "
+       "mode)"),
+    _M("pPUE_mech", "cooling", "partial PUE, mechanical", "1", "ratio", "", "(IT + mechanical energy) / IT energy "
+       "(cooling-only mode)", ".4f"),
     _M("power_scale", "other", "power scale factor", "1", "ratio", "", "factor applied to the measured power "
        "series", "g"),
     _M("leading_zero_rows_skipped", "other", "leading zero rows skipped", "1", "count", "", "rows of 0 kW before "
