@@ -783,8 +783,9 @@ def _run_table() -> tuple[Entry, ...]:
         _attr("/attribution@rules", "str", "The allocation rules, in words", since="1.1"),
         _attr("/attribution@conversion_split", "str", "'system' (per-job SIVOC loss from the system description) "
               "or 'facility-proportional'", since="1.1"),
-        _attr("/attribution@T_supply_limit_K", "float", "CDU supply-temperature limit (default 300.15 K = 27 degC, "
-              "ASHRAE W27)", "K", since="1.1"),
+        _attr("/attribution@T_supply_limit_K", "float", "CDU supply-temperature limit: the plant's secondary "
+              "supply set point (Frontier-like 305.15 K, ASHRAE W32; Theta-like 300.15 K, W27); 300.15 K without a "
+              "plant", "K", since="1.1"),
         _attr("/attribution@T_supply_tolerance_K", "float", "An interval is above the limit only beyond this "
               "margin", "K", since="1.1"),
         _attr("/attribution@liquid_fraction", "float", "E_cdu_heat_J / E_it_J", "1", since="1.1"),
