@@ -30,8 +30,8 @@ import numpy as np
 from jobs.table import JOB_COLUMNS
 
 __all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "SWEEP_SUMMARY",
-           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "check_file",
-           "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
+           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts",
+           "check_file", "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
            "SUMMARY_METRICS", "summary_metric", "duration_unit"]
 
 #: Version of the run file schema (root attribute ``schema_version``); a minor version adds, never changes.
@@ -611,6 +611,8 @@ REQUEST_COLUMNS = {
     "preemptions": ("1", "Times the request was preempted (KV cache full) and recomputed"),
     "status": ("1", "1 completed, 2 rejected (can never fit in the KV cache), 0 not done"),
     "cached_prompt_tokens": ("1", "Prompt tokens whose prefill the prefix cache skipped (last prefill)"),
+    "recompute_cached_tokens": ("1", "Of cached_prompt_tokens, those in blocks the request wrote itself before a "
+                                     "preemption (recompute saved, not a prefix hit)"),
     "decode_replica": ("1", "Replica that decoded the request (= replica unless prefill/decode disaggregated)"),
     "kv_transfer_s": ("s", "End of the KV transfer - end of the prefill (link queueing included); NaN if none"),
     "slo_met": ("1", "completed and ttft_s <= ttft_slo_s and (tpot_s <= tpot_slo_s or one-token output)"),
@@ -885,6 +887,9 @@ SWEEP_SUMMARY: tuple[Entry, ...] = (
     _attr("/@study_file", "str", "The study TOML", required=True),
     _attr("/@sweep_timing_json", "str", "Ranks, whether rank 0 worked, wall time, busy seconds and scenarios per "
           "rank, wall time per scenario, scenarios skipped as done earlier (volatile)", required=True),
+    _attr("/@sweep_resume_json", "str", "Resume: scenarios done by an earlier sweep and reused (done_earlier), and "
+          "earlier files not reused with the reason (rerun: name -> e.g. 'input changed: trace trace.swf (sha256 "
+          "... -> ...)'; volatile)"),
     _CONTENT,
     _group("/scenarios", "One row per scenario in scenario order", required=True),
     _ds("/scenarios/name", "str", ("n_scenarios",), "", "Scenario name", has_units=False, required=True),
@@ -909,6 +914,44 @@ SWEEP_SUMMARY: tuple[Entry, ...] = (
     _ds("/refine/{column}", "float64", ("n_refined",), None, "<metric>_fast, <metric>_fmu: the headline metric of "
         "the fast-plant scenario and of its FMU re-run; <metric>_rel_error: fast / FMU - 1 (NaN when the re-run "
         "failed)"),
+    _group("/ensemble", "Present for a study with an [uncertainty] table (scheduler_sim.app.uncertainty): every "
+           "scenario ran as members with perturbed inputs; statistics by scheduler_sim.analysis.ensemble",
+           since="1.2"),
+    _attr("/ensemble@members", "int", "N, members per scenario of the design", since="1.2"),
+    _attr("/ensemble@n_runs", "int", "Members run per scenario: N, or N (2D + 2) for a Saltelli design", since="1.2"),
+    _attr("/ensemble@design", "str", "lhs, sobol or saltelli", since="1.2"),
+    _attr("/ensemble@seed", "int", "Seed of the design and of the members' per-job noise", since="1.2"),
+    _attr("/ensemble@cooling", "str", "fast (members on the fast plant) or keep", since="1.2"),
+    _attr("/ensemble@n_failed", "int", "Members that failed (left out of every statistic)", since="1.2"),
+    _attr("/ensemble@spec_json", "str", "The [uncertainty] table as JSON (parameter: [dist, args...])", since="1.2"),
+    _ds("/ensemble/scenario", "str", ("n_ensemble_scenarios",), "", "The study's scenarios (before expansion into "
+        "members <scenario>_m<kkk>)", has_units=False, since="1.2"),
+    _ds("/ensemble/condition", "str", ("n_ensemble_scenarios",), "", "Each scenario's condition (weather, seed ...; "
+        "'' without condition axes)", has_units=False, since="1.2"),
+    _ds("/ensemble/does_not_matter", "str", ("n_ensemble_lines",), "", "Per headline metric and condition: whether "
+        "the decision changes it by more than the ensemble 5-95 % half-width", has_units=False, since="1.2"),
+    _group("/ensemble/parameters", "The design: one dataset per parameter, its value for each member", since="1.2"),
+    _ds("/ensemble/parameters/{parameter}", "float64", ("n_members",), None, "Value of the parameter in member k",
+        since="1.2"),
+    _group("/ensemble/band", "Bands of every metric over the members, one value per scenario", since="1.2"),
+    _ds("/ensemble/band/{column}", "float64", ("n_ensemble_scenarios",), None, "<metric>__mean, __std (ddof 1), "
+        "__p05, __p95 (numpy.quantile, linear) of the finite members; unit of the metric", since="1.2"),
+    _group("/ensemble/beats", "Ranking robustness per headline metric", since="1.2"),
+    _ds("/ensemble/beats/{metric}", "float64", ("n_ensemble_scenarios", "n_ensemble_scenarios"), "1",
+        "P[a, b]: share of members in which scenario a is better than b (ties 1/2; lower is better unless the "
+        "metric is maximised); diagonal NaN", since="1.2"),
+    _group("/ensemble/sensitivity", "Sensitivity indices of the headline metrics (scenario mean per member)",
+           since="1.2"),
+    _ds("/ensemble/sensitivity/parameter", "str", ("n_varied",), "", "The varied parameters, in design order",
+        has_units=False, since="1.2"),
+    _ds("/ensemble/sensitivity/{column}", "float64", ("n_varied",), "1", "<metric>__rbd_fast_S1, __delta, __delta_S1 "
+        "(LHS / Sobol design) or <metric>__sobol_S1, __sobol_ST and their __conf (Saltelli design); NaN without "
+        "variance", since="1.2"),
+    _group("/ensemble/refine", "Members also run with the FMU ([uncertainty] refine)", since="1.2"),
+    _ds("/ensemble/refine/member", "str", ("n_ensemble_refined",), "", "Fast-plant member name (its FMU run: "
+        "<member>_fmu)", has_units=False, since="1.2"),
+    _ds("/ensemble/refine/{column}", "float64", ("n_ensemble_refined",), "1", "<metric>__rel_error = fast / FMU - 1",
+        since="1.2"),
 )
 
 #: Cooling-only mode (``hpctwin cooling``; :func:`scheduler_sim.app.cooling.write_standalone`).
@@ -1204,6 +1247,56 @@ def file_kind(f: h5py.File) -> str:
     """
     k = f.attrs.get("kind", "run")
     return k.decode() if isinstance(k, bytes) else str(k)
+
+
+def shape_conflicts(f: h5py.File, path: str | Path = "") -> list[str]:
+    """Datasets whose shape disagrees with the schema table's named dimensions, from metadata only (no data read).
+
+    Every dataset the table declares with named dimensions (``n_intervals``, ``n_jobs``, ``n_cdus``, ...) must
+    give each name the same length wherever it appears; the first dataset that names a dimension sets it. A crafted
+    ``/timeseries/time_s`` of 2e9 rows beside series of 90 is found here before anything is allocated.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file.
+    path : str | Path
+        The file's name, for the messages.
+
+    Returns
+    -------
+    list of str
+        One message per conflict, naming the file, both datasets and both lengths; empty when the file is
+        consistent or its kind is unknown.
+    """
+    kind = file_kind(f)
+    if kind not in TABLES:
+        return []
+    dims: dict[str, tuple[int, str]] = {}
+    out: list[str] = []
+
+    def visit(name: str, obj) -> None:
+        if not isinstance(obj, h5py.Dataset):
+            return
+        p = "/" + name
+        e = lookup(kind, p, obj.dtype if obj.size else None)
+        if e is None or e.kind != "dataset" or e.shape is None:
+            return
+        if len(obj.shape) != len(e.shape):
+            out.append(f"{path}: {p} has shape {obj.shape}, expected {len(e.shape)} dimension(s) {tuple(e.shape)}: "
+                       f"the file is damaged or crafted")
+            return
+        for n, d in zip(obj.shape, e.shape):
+            if isinstance(d, int):
+                continue
+            if d in dims and dims[d][0] != n:
+                out.append(f"{path}: {p} has {n:,} along {d} but {dims[d][1]} has {dims[d][0]:,}: the file is "
+                           f"damaged or crafted")
+            else:
+                dims.setdefault(d, (n, p))
+
+    f.visititems(visit)
+    return out
 
 
 def validate_file(path: str | Path) -> list[str]:

@@ -23,6 +23,7 @@ import base64
 import io
 import json
 import shutil
+import sys
 import tomllib
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from power import load_system
 
 from jobs.cachedirs import atomic_output, atomic_write_bytes
 
-from ...io.hdf5 import DamagedFileError, check_schema, describe_unreadable, verify_file
+from ...io.hdf5 import DamagedFileError, check_output, check_schema, describe_unreadable
 from ...kernel.progress import Spinner
 from ..attribution import DEFAULT_T_SUPPLY_LIMIT_K, T_SUPPLY_TOLERANCE_K, load_result, read_attribution
 from ..limits import ashrae_class, supply_limit, supply_limit_of_plant
@@ -77,11 +78,14 @@ def render(template: str, **context) -> str:
     str
         The HTML page.
     """
-    return _environment().get_template(template).render(**context)
+    # the file check's warnings (partial run, read unverified) open every page, in a red banner (issue #21 kind 7)
+    return _environment().get_template(template).render(**{"file_warnings": list(_FILE_WARNINGS), **context})
 
 
 #: The progress line of the report being written (a Spinner; None when silent). Set by make_report.
 _SPINNER = None
+#: Warnings of the file being reported (:func:`scheduler_sim.io.hdf5.check_output`), shown first on the page.
+_FILE_WARNINGS: list[str] = []
 
 
 def _save(fig, out_dir: Path, name: str) -> bytes:
@@ -153,7 +157,8 @@ def _metric_tables(summary: dict[str, float]) -> dict:
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
                 gantt_days: float = 3.0, gantt_color: str = "job",
-                pareto: list[tuple[str, str]] | None = None, progress: bool = False) -> Path:
+                pareto: list[tuple[str, str]] | None = None, progress: bool = False,
+                allow_unverified: bool = False) -> Path:
     """Write the figures (PNG + SVG) and ``report.html`` of a run file or a sweep summary.
 
     Parameters
@@ -170,6 +175,9 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
     progress : bool
         Show a progress line on stderr (figures saved, elapsed time); the CLI sets it on a terminal.
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``); the page then opens with a red warning, as it
+        does for a partial run (``complete = false``).
 
     Returns
     -------
@@ -189,7 +197,11 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
     if gantt_color not in ("job", "wait"):
         raise ValueError(f"gantt_color must be 'job' or 'wait', not {gantt_color!r}")
-    verify_file(path)
+    global _FILE_WARNINGS
+    check = check_output(path, allow_unverified=allow_unverified)  # first: nothing is read before it
+    _FILE_WARNINGS = list(check.warnings)
+    for w in check.warnings:  # loudly: on the terminal as well as on the page
+        print(w, file=sys.stderr)
     try:
         with h5py.File(path, "r") as f:
             check_schema(f, path)
@@ -217,14 +229,15 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         if _SPINNER is not None:
             _SPINNER.__exit__(None, None, None)
         _SPINNER = None
+        _FILE_WARNINGS = []
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
-    res = load_result(path)
+    res = load_result(path, verify=False)  # checked by make_report
     seed = _seed(res.attrs, path)  # checked before anything is drawn
-    att = read_attribution(path)
+    att = read_attribution(path, verify=False)
     ts = att.timeseries
     tax = F.TimeAxis(res.time_s, res.time_origin_unix_s)
     n_nodes = int(json.loads(res.provenance.get("info_json", "{}")).get("n_nodes", 0)) or _n_nodes(res)
@@ -485,6 +498,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
+    from ..frontier import sweep_frontier
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -511,6 +525,9 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
+    fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
+    frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
+                                         "header": fs.header, "rows": fs.rows})
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
     shown = {m: column_unit(m, metrics[m]) for m in cols}  # one unit per column (a duration: by its largest value)
     head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
@@ -518,7 +535,7 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
             for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
-                  study_file=study_file)
+                  study_file=study_file, frontier=frontier)
     return _write_html(out, page)
 
 
