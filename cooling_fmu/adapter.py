@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from jobs.textfiles import read_utf8
+
 __all__ = [
     "BACKENDS",
     "FMU2CoSimulation",
@@ -185,7 +187,13 @@ def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap
         unknown or inconsistent (the message names the file and entry).
     """
     path = Path(path) if path is not None else MAPS_DIR / "hpctwin_plant.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:  # the one input opener (size, encoding), then a YAML error or a nesting too deep named with the file
+        data = yaml.safe_load(read_utf8(path, "variable map"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
+            from None
+    except RecursionError:
+        raise ValueError(f"{path}: variable map nested too deeply to be read") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a variable map (expected a YAML mapping)")
     sections: dict[str, tuple[MapEntry, ...]] = {}

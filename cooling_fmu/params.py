@@ -16,9 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 
 __all__ = [
+    "plant_params_path",
     "CDUParams",
     "PumpParams",
     "TowerLoopParams",
@@ -361,6 +362,25 @@ def plant_names() -> list[str]:
     return sorted(p.stem for p in PLANTS_DIR.glob("*.toml"))
 
 
+def plant_params_path(name_or_path: str | Path) -> Path:
+    """The plant description file a plant name or path names (a shipped name -> ``cooling_fmu/plants/<name>.toml``).
+
+    Parameters
+    ----------
+    name_or_path : str | Path
+        A ``.toml`` path, an existing file, or a shipped plant name.
+
+    Returns
+    -------
+    pathlib.Path
+        The file (not checked for existence).
+    """
+    path = Path(name_or_path)
+    if path.suffix != ".toml" and not path.exists():
+        path = PLANTS_DIR / f"{name_or_path}.toml"
+    return path
+
+
 def load_plant_params(name_or_path: str | Path) -> PlantParams:
     """Load and validate a plant description.
 
@@ -381,16 +401,14 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
         the message names the file and the dotted field path (e.g. ``cdu.UA_hx_W_K``). Also when the plant cannot
         reject its design heat with liquid water (:func:`cooling_fmu.plausibility.check_design_heat`).
     """
-    path = Path(name_or_path)
-    if path.suffix != ".toml" and not path.exists():
-        path = PLANTS_DIR / f"{name_or_path}.toml"
+    path = plant_params_path(name_or_path)
     if not path.is_file():
         raise PlantParamsError(
             f"{path}: plant description not found (shipped plants: {', '.join(plant_names())})"
         )
     text = read_utf8(path, "plant description", PlantParamsError)
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text, path, "plant description", PlantParamsError)
     except tomllib.TOMLDecodeError as exc:
         raise PlantParamsError(f"{path}: not valid TOML: {exc}") from exc
     try:

@@ -768,8 +768,11 @@ class CoolingPlant(_ClosedOnExit):
         self._k, self._t0 = 0, 0.0
 
     def close(self) -> None:
-        """Terminate and free the FMU instance and delete its extracted files (idempotent)."""
-        if self._closed:
+        """Terminate and free the FMU instance and delete its extracted files (idempotent).
+
+        A plant whose step did not return (:func:`cooling_fmu.watchdog.guard_plant`) is left alone: it is still in it.
+        """
+        if self._closed or getattr(self, "_hung", False):
             return
         self._closed = True
         try:

@@ -9,12 +9,16 @@ application layer writes it to HDF5 (:func:`scheduler_sim.app.cooling.write_stan
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from jobs.memory import check_span
+from jobs.textfiles import InputFileError, read_input
 
 from .coupling import StepAverager
 from .params import load_plant_params
@@ -78,7 +82,19 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
         If the file has fewer than 2 rows, non-numeric or negative values, or times that do not increase.
     """
     path = Path(path)
-    df = pd.read_csv(path)
+    try:  # the one input opener: bounded decompression, encodings, line lengths
+        data = read_input(path, "power series")
+    except InputFileError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        df = pd.read_csv(io.BytesIO(data))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a CSV of timestamp_secs, measured_kW ({type(exc).__name__}: "
+                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})") from None
+    if len(df) >= 2 and df.shape[1] >= 2:
+        t_first_last = pd.to_numeric(df.iloc[[0, -1], 0], errors="coerce").to_numpy(float)
+        if np.all(np.isfinite(t_first_last)):
+            check_span(t_first_last[1] - t_first_last[0], 1.0, f"{path}: the power series", 0.0, ValueError)
     if df.shape[1] < 2 or len(df) < 2:
         raise ValueError(f"{path}: need two columns (timestamp_secs, measured_kW) and at least 2 rows")
     t = pd.to_numeric(df.iloc[:, 0], errors="coerce").to_numpy(float)
@@ -243,6 +259,8 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     k = int(round(k))
     t0 = t[first] + start_day * 86400.0
     t_end = t[-1] + rep.interval_s if days is None else t0 + days * 86400.0
+    # ~10 float64 arrays per step at once (times, indices, power, plant inputs and outputs before averaging)
+    check_span(t_end - t0, step_s, f"{power_csv}: the cooling-only window", 10 * 8.0, ValueError)
     n_steps = int(math.floor((t_end - t0) / step_s))
     n_steps -= n_steps % int(interval_s // step_s)
     if n_steps <= 0:
@@ -297,8 +315,9 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     counts = "liquid plant only"
     if system is not None:
         from power.facility import SERIES, FacilityOverheads
+        from power.sizing import sized_facility
 
-        fo = FacilityOverheads(sysm.facility, liquid_fraction=lf)
+        fo = FacilityOverheads(sized_facility(sysm), liquid_fraction=lf)
         ov = fo.evaluate(P_step, y[:, col["P_cooling"]], T_wb)
         for name in SERIES:
             key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"

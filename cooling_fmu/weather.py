@@ -18,8 +18,12 @@ Two layouts are read, told apart by their first line (:func:`load_weather`):
 Both are local STANDARD time all year and HOUR-ENDING: the row stamped hour ``H`` holds the values of the hour
 ending at H. Months come from different source years; they are mapped onto one typical (non-leap) year starting
 Jan 1 00:00, and ``time_s = ((day_of_year - 1) * 24 + H) * 3600`` is the hour-ending stamp in seconds since the
-start of that year (3,600 s for the first row, 31,536,000 s for the last). Missing values are reported in the
-:class:`WeatherReport` (and logged), then linearly interpolated in time, never silently.
+start of that year (3,600 s for the first row, 31,536,000 s for the last). Missing values are counted per field
+and per gap in the :class:`WeatherReport` (kept in the cache entry, so a run from the cache reports them too),
+then linearly interpolated in time, never silently: gaps up to :data:`MAX_INTERPOLATED_GAP_H` (6 h) are
+interpolated, a longer gap is refused with the file, its first line and the field unless the caller accepts it
+(``cooling.accept_weather_gaps``). Every run prints :meth:`WeatherReport.data_warnings` (also under ``--quiet``)
+and writes them to the run file (``/provenance`` ``info_json`` ``warnings`` and ``weather_gaps``).
 
 Physically impossible values are rejected at load (:class:`WeatherFileError`, naming the file, the column, the
 first bad line and the allowed range; :data:`PHYSICAL_BOUNDS`).
@@ -54,7 +58,6 @@ from __future__ import annotations
 import calendar
 import csv
 import datetime as _dt
-import gzip
 import hashlib
 import io
 import json
@@ -68,9 +71,11 @@ import numpy as np
 import pandas as pd
 import psychrolib
 
+from jobs.textfiles import InputFileError, max_input_bytes, read_input
+
 __all__ = ["PHYSICAL_BOUNDS", "SITES", "YEAR_S", "DesignConditions", "Weather", "WeatherFileError", "WeatherReport",
-           "default_weather", "design_conditions",
-           "load_epw", "load_tmy3", "load_weather", "resolve_weather_file", "weather_cache_dir", "wet_bulb_K"]
+           "default_weather", "design_conditions", "load_epw", "load_tmy3", "load_weather", "resolve_weather_file",
+           "typical_year_s", "weather_cache_dir", "wet_bulb_K"]
 
 log = logging.getLogger(__name__)
 
@@ -106,11 +111,21 @@ PHYSICAL_BOUNDS: dict[str, tuple[float, float, str]] = {
 DEWPOINT_ROUNDING_K = 1.0
 
 #: Version of the parser / wet-bulb computation; part of every cache key.
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: the report lists the missing-value gaps
+
+#: Longest run of consecutive missing hours in one field that is linearly interpolated [h]. Longer gaps are
+#: refused (file, first line, field) unless the caller accepts them (``cooling.accept_weather_gaps``,
+#: ``--accept-weather-gaps``). ASSUMPTION: 6 h keeps an interpolated gap within a quarter of the diurnal cycle, over
+#: which a straight line between two observations stays close to the day's course; longer gaps call for a filled
+#: source (the EnergyPlus Weather Converter fills them from nearby stations or design data, not by a line).
+MAX_INTERPOLATED_GAP_H = 6
 
 _COLS = {"Dry-bulb (C)": "T_db_C", "Dew-point (C)": "T_dp_C", "RHum (%)": "RH_pct", "Pressure (mbar)": "p_mbar"}
 _CUM_DAYS = np.cumsum([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 
+
+#: Largest decompressed weather file read [bytes] (64 MiB; a typical-year EPW or TMY3 file is about 1.7 MB).
+_MAX_WEATHER_BYTES = 64 << 20
 
 class WeatherFileError(ValueError):
     """A weather file cannot be used: unreadable layout, or a physically impossible value.
@@ -149,6 +164,9 @@ class WeatherReport:
         Data-row numbers (0-based, after the header rows) of the missing cells, per column.
     hour_formats : dict of str to int
         Count of time stamps per format (``"H:MM"``, ``"24:00:00"``, ...).
+    gaps : list of list
+        Runs of consecutive missing hours, ``[column, first line (1-based, in the file), hours]``, in file order (a
+        run that wraps from Dec 31 to Jan 1 is one gap, named by its first line in December).
     dewpoint_clipped : int
         Rows whose dew point exceeded the dry-bulb by at most :data:`DEWPOINT_ROUNDING_K` and was clipped to it.
     wet_bulb_from_rh : int
@@ -171,6 +189,7 @@ class WeatherReport:
     missing: dict[str, int] = field(default_factory=dict)
     missing_rows: dict[str, list[int]] = field(default_factory=dict)
     hour_formats: dict[str, int] = field(default_factory=dict)
+    gaps: list[list] = field(default_factory=list)
     dewpoint_clipped: int = 0
     wet_bulb_from_rh: int = 0
     notes: list[str] = field(default_factory=list)
@@ -179,6 +198,49 @@ class WeatherReport:
     def n_missing(self) -> int:
         """int: total missing cells in the used columns."""
         return sum(self.missing.values())
+
+    @property
+    def longest_gap(self) -> list | None:
+        """``[column, first line, hours]`` of the longest missing run, or None when nothing is missing."""
+        return max(self.gaps, key=lambda g: (g[2], -g[1])) if self.gaps else None
+
+    def data_warnings(self) -> list[str]:
+        """One line per column with missing cells: how many, in how many gaps, the longest and where, and what
+        was done (linear interpolation in time). Printed by every run (from the cache too, under ``--quiet``).
+        """
+        out = []
+        name = Path(self.path).name
+        for col, n in sorted(self.missing.items()):  # sorted: the same order from a first parse and the cache
+            if not n:
+                continue
+            g = [x for x in self.gaps if x[0] == col]
+            lg = max(g, key=lambda x: x[2]) if g else [col, 0, 0]
+            out.append(f"weather {name}: {col}: {n} missing hour(s) in {len(g)} gap(s), longest {lg[2]} h from line "
+                       f"{lg[1]}, linearly interpolated in time (gaps up to {MAX_INTERPOLATED_GAP_H} h are "
+                       f"interpolated; longer ones need cooling.accept_weather_gaps)")
+        return out
+
+    def check_gaps(self, accept_long_gaps: bool = False) -> None:
+        """Refuse a gap longer than :data:`MAX_INTERPOLATED_GAP_H` unless it is accepted.
+
+        Parameters
+        ----------
+        accept_long_gaps : bool
+            Interpolate longer gaps too (they are still reported by :meth:`data_warnings`).
+
+        Raises
+        ------
+        WeatherFileError
+            Naming the file, the field, the first line of the longest gap and its length.
+        """
+        long = [g for g in self.gaps if g[2] > MAX_INTERPOLATED_GAP_H]
+        if long and not accept_long_gaps:
+            col, line, hours = max(long, key=lambda g: (g[2], -g[1]))
+            raise WeatherFileError(
+                f"{self.path}: column {col!r}: {hours} consecutive missing hours from line {line} (the longest of "
+                f"{len(long)} gap(s) over {MAX_INTERPOLATED_GAP_H} h); a line through them would be invented "
+                f"weather. Fill them from another source, or accept the interpolation with "
+                f"cooling.accept_weather_gaps = true (--accept-weather-gaps)")
 
     def to_json(self) -> str:
         """The report as one JSON string (for the cache and for provenance)."""
@@ -198,14 +260,30 @@ class WeatherReport:
         return cls(**d)
 
 
-def _decode(raw: bytes) -> str:
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return raw.decode("utf-8-sig", errors="replace")
-
-
 def _read_text(path: Path) -> str:
-    return _decode(path.read_bytes())
+    """The weather file's text through the one input opener (:func:`jobs.textfiles.read_input`: bounded
+    decompression, UTF-8 BOM dropped, UTF-16 / UTF-32 and over-long lines refused); undecodable bytes replaced.
+
+    Parameters
+    ----------
+    path : Path
+        The EPW or TMY3 file.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Raises
+    ------
+    WeatherFileError
+        If the opener refuses the file (the message names it).
+    """
+    try:
+        raw = read_input(path, "weather file", max_bytes=min(_MAX_WEATHER_BYTES, max_input_bytes()))
+    except InputFileError as exc:
+        raise WeatherFileError(str(exc)) from None
+    return raw.decode("utf-8", errors="replace")
 
 
 def _float(x: str) -> float:
@@ -213,6 +291,21 @@ def _float(x: str) -> float:
         return float(x)
     except (TypeError, ValueError):
         return float("nan")
+
+
+def _gap_runs(column: str, miss: np.ndarray, lines: np.ndarray) -> list[list]:
+    """Runs of consecutive True in ``miss`` (periodic: a run ending the year joins one starting it) as
+    ``[column, first line, length]``.
+    """
+    if not miss.any():
+        return []
+    d = np.diff(np.concatenate(([0], miss.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+    runs = [[column, int(lines[a]), int(b - a)] for a, b in zip(starts, ends)]
+    if len(runs) > 1 and miss[0] and miss[-1]:  # wraps from Dec 31 to Jan 1
+        first = runs.pop(0)
+        runs[-1][2] += first[2]
+    return runs
 
 
 def _check_physical(path: Path, column: str, v: np.ndarray, ok_mask: np.ndarray, key: str, lines: np.ndarray,
@@ -286,15 +379,18 @@ def wet_bulb_K(T_db_K: np.ndarray, T_dp_K: np.ndarray, p_Pa: np.ndarray) -> np.n
     return out + ZERO_C_K
 
 
-def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame, WeatherReport]:
+def load_tmy3(path: str | Path, *, text: str | None = None,
+             accept_long_gaps: bool = False) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an NREL TMY3 CSV (plain or gzip) and compute the wet-bulb temperature.
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         TMY3 file (layout in the module docstring); named in every message.
-    text : str, optional
+    text : str | None
         The file's decoded text, if already read (then ``path`` is only used in messages).
+    accept_long_gaps : bool
+        Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file.
 
     Returns
     -------
@@ -309,8 +405,8 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
     ------
     WeatherFileError
         If a required column is absent, a time stamp or date cannot be parsed, the rows are not one hourly
-        non-leap year in order, a column is entirely missing, or a value is physically impossible (file, column
-        and first bad line named).
+        non-leap year in order, a column is entirely missing, a gap is longer than :data:`MAX_INTERPOLATED_GAP_H`
+        (not accepted), or a value is physically impossible (file, column and first bad line named).
     """
     path = Path(path)
     if text is None:
@@ -329,8 +425,14 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
     report.utc_offset_h = _float(meta[3]) if len(meta) > 3 else float("nan")
     report.latitude_deg = _float(meta[4]) if len(meta) > 4 else float("nan")
     report.longitude_deg = _float(meta[5]) if len(meta) > 5 else float("nan")
-    df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
+    try:
+        df_raw = pd.read_csv(io.StringIO("\n".join(lines[1:])), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise WeatherFileError(f"{path}: not a TMY3 table after the metadata row ({type(exc).__name__}: "
+                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})") from None
     df_raw.columns = [c.strip() for c in df_raw.columns]
+    if len(df_raw.columns) < 2:
+        raise WeatherFileError(f"{path}: not a TMY3 table: {len(df_raw.columns)} column(s) after the metadata row")
     date_col, time_col = df_raw.columns[0], df_raw.columns[1]
     needed = [c for c in _COLS if c not in df_raw.columns]
     if needed:
@@ -384,6 +486,7 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
                         file_unit="mbar" if short == "p_mbar" else "")
         report.missing[col] = int(miss.sum())
         report.missing_rows[col] = np.nonzero(miss)[0].tolist()
+        report.gaps += _gap_runs(col, miss, line_no)
         if miss.all():
             raise WeatherFileError(f"{path}: column {col!r} is entirely missing (-9900)")
         if miss.any():
@@ -391,9 +494,8 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
             v = v.copy()
             v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
         vals[short] = v
+    report.check_gaps(accept_long_gaps)  # before any check on interpolated values: the gap is the cause
     dp_missing = np.asarray(report.missing_rows["Dew-point (C)"], dtype=int)
-    if report.n_missing:
-        log.warning("%s: %d missing (-9900) cells interpolated: %s", path.name, report.n_missing, report.missing)
 
     T_db = vals["T_db_C"] + ZERO_C_K
     T_dp = vals["T_dp_C"] + ZERO_C_K
@@ -432,7 +534,8 @@ def load_tmy3(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFram
 EPW_MISSING = {"T_db_C": 99.9, "T_dp_C": 99.9, "RH_pct": 999.0, "p_Pa": 999999.0}
 
 
-def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame, WeatherReport]:
+def load_epw(path: str | Path, *, text: str | None = None,
+             accept_long_gaps: bool = False) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an EnergyPlus EPW weather file (plain or gzip) and compute the wet-bulb temperature.
 
     EPW layout (EnergyPlus Auxiliary Programs, "Weather Converter Program", EPW format): 8 header lines (LOCATION
@@ -444,10 +547,12 @@ def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         EPW file; named in every message.
-    text : str, optional
+    text : str | None
         The file's decoded text, if already read.
+    accept_long_gaps : bool
+        Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file.
 
     Returns
     -------
@@ -460,7 +565,8 @@ def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame
     ------
     WeatherFileError
         If the file is not 8,760 (or 8,784 with Feb 29) hourly rows in order, a row is short or not numeric, a
-        column is entirely missing, or a value is physically impossible (file, column and first bad line named).
+        column is entirely missing, a gap is longer than :data:`MAX_INTERPOLATED_GAP_H` (not accepted), or a value
+        is physically impossible (file, column and first bad line named).
     """
     path = Path(path)
     lines = (_read_text(path) if text is None else text).splitlines()
@@ -525,14 +631,14 @@ def load_epw(path: str | Path, *, text: str | None = None) -> tuple[pd.DataFrame
         _check_physical(path, col, v, ~miss, short, line_no)
         report.missing[col] = int(miss.sum())
         report.missing_rows[col] = np.nonzero(miss)[0].tolist()
+        report.gaps += _gap_runs(col, miss, line_no)
         if miss.all():
             raise WeatherFileError(f"{path}: column {col!r} is entirely missing")
         if miss.any():
             report.notes.append(f"{col}: {int(miss.sum())} missing cells linearly interpolated")
             v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
         vals[short] = v
-    if report.n_missing:
-        log.warning("%s: %d missing cells interpolated: %s", path.name, report.n_missing, report.missing)
+    report.check_gaps(accept_long_gaps)  # before any check on interpolated values: the gap is the cause
     T_db, T_dp = vals["T_db_C"] + ZERO_C_K, vals["T_dp_C"] + ZERO_C_K
     T_dp = _check_dewpoint(path, T_db, T_dp, line_no, report)
     T_wb = wet_bulb_K(T_db, T_dp, vals["p_Pa"])
@@ -646,16 +752,20 @@ def _cache_write(entry: Path, df: pd.DataFrame, report: WeatherReport, source_sh
         log.warning("weather cache not written (%s): %s", entry, exc)
 
 
-def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame, WeatherReport]:
+def load_weather(path: str | Path, *, cache: bool = True,
+                 accept_long_gaps: bool = False) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an EPW or TMY3 weather file (told apart by the first line), with the wet-bulb series cached.
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         EPW (first line ``LOCATION,...``) or NREL TMY3 CSV, plain or gzip.
-    cache : bool, optional
+    cache : bool
         Use the wet-bulb cache (module docstring): the entry is named by the SHA-256 of the file's bytes and its
         own checksum is verified before use; a bad entry is rebuilt.
+    accept_long_gaps : bool
+        Interpolate gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing the file
+        (:meth:`WeatherReport.check_gaps`, applied to a cached report too).
 
     Returns
     -------
@@ -667,13 +777,17 @@ def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame,
     Raises
     ------
     WeatherFileError
-        As :func:`load_tmy3` / :func:`load_epw`.
+        As :func:`load_tmy3` / :func:`load_epw`, or a gap longer than :data:`MAX_INTERPOLATED_GAP_H` that is not
+        accepted.
     OSError
         If the file cannot be read.
     """
     path = Path(path)
-    raw = path.read_bytes()
-    sha = hashlib.sha256(raw).hexdigest()
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:  # the cache key: SHA-256 of the file as stored (compressed or not), streamed
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    sha = sha.hexdigest()
     entry = weather_cache_dir() / f"wetbulb-v{CACHE_VERSION}-{sha}.npz" if cache else None
     if entry is not None:
         from jobs.cachedirs import CacheTrustError, private_dir
@@ -691,10 +805,12 @@ def load_weather(path: str | Path, *, cache: bool = True) -> tuple[pd.DataFrame,
         if hit is not None:
             df, report = hit
             report.path = str(path)
+            report.check_gaps(accept_long_gaps)
             return df, report
-    text = _decode(raw)
+    text = _read_text(path)
     first = text[:64].lstrip().upper()
-    df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text)
+    df, report = (load_epw if first.startswith("LOCATION") else load_tmy3)(path, text=text,
+                                                                          accept_long_gaps=accept_long_gaps)
     report.sha256 = sha
     if entry is not None:
         _cache_write(entry, df, report, sha)
@@ -706,6 +822,41 @@ def _leap_day_starts(year0: int, n_years: int) -> np.ndarray:
     y0 = _dt.datetime(year0, 1, 1)
     return np.array([(_dt.datetime(y, 2, 29) - y0).total_seconds()
                      for y in range(year0, year0 + n_years) if calendar.isleap(y)], dtype=float)
+
+
+def typical_year_s(s_s: np.ndarray, year0: int, leap_starts: np.ndarray | None = None) -> np.ndarray:
+    """Map times on the calendar to the typical (non-leap) year by month, day and time of day.
+
+    The one calendar mapping of the project: the weather (:meth:`Weather.wet_bulb_K` after
+    :meth:`Weather.at_calendar`) and the grid series with ``grid.calendar = "typical-year"``
+    (:func:`scheduler_sim.analysis.grid.signal_in_sim_time`) both use it. Every calendar year maps a date and hour
+    to the same second of the typical year; 29 February repeats 28 February (module docstring, "Calendar: leap
+    years").
+
+    Parameters
+    ----------
+    s_s : np.ndarray
+        Times [s] counted from Jan 1 00:00 of the calendar year ``year0`` (in whatever clock the caller uses: local
+        standard time for the weather, UTC for the grid), any shape, >= 0 (earlier times are not leap-corrected).
+    year0 : int
+        Calendar year of ``s_s = 0``.
+    leap_starts : np.ndarray | None
+        Starts of 29 February [s from Jan 1 00:00 of ``year0``] covering ``s_s`` (:func:`_leap_day_starts`), if
+        the caller keeps the table; None builds it.
+
+    Returns
+    -------
+    np.ndarray
+        Seconds from Jan 1 00:00 of the typical year, in ``[0, 365 days)``, same shape as ``s_s``.
+    """
+    s = np.asarray(s_s, dtype=float)
+    if leap_starts is None:
+        n_years = int(max(float(s.max()) if s.size else 0.0, 0.0) // (365 * DAY_S)) + 2
+        leap_starts = _leap_day_starts(int(year0), n_years)
+    k = np.searchsorted(leap_starts, s, side="right")
+    if k.any():
+        s = s - DAY_S * k
+    return s % YEAR_S
 
 
 class Weather:
@@ -794,29 +945,32 @@ class Weather:
         return cls(np.array([0.0]), np.array([float(T_wb_K)]), period_s=YEAR_S)
 
     @classmethod
-    def from_file(cls, path: str | Path, offset_s: float = 0.0, *, cache: bool = True) -> Weather:
+    def from_file(cls, path: str | Path, offset_s: float = 0.0, *, cache: bool = True,
+                  accept_long_gaps: bool = False) -> Weather:
         """Weather from an EPW or TMY3 file (see :func:`load_weather`).
 
         Parameters
         ----------
-        path : str or pathlib.Path
+        path : str | Path
             EPW or TMY3 CSV, plain or gzip.
-        offset_s : float, optional
+        offset_s : float
             Start offset into the typical year [s].
-        cache : bool, optional
+        cache : bool
             Use the wet-bulb cache.
+        accept_long_gaps : bool
+            Interpolate missing-value gaps longer than :data:`MAX_INTERPOLATED_GAP_H` instead of refusing them.
 
         Returns
         -------
         Weather
-            Periodic over the 8,760-h year; :attr:`report` carries the site, UTC offset and file hash.
+            Periodic over the 8,760-h year; :attr:`report` carries the site, UTC offset, file hash and gaps.
 
         Raises
         ------
         WeatherFileError
             As :func:`load_weather`.
         """
-        df, report = load_weather(path, cache=cache)
+        df, report = load_weather(path, cache=cache, accept_long_gaps=accept_long_gaps)
         return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
 
     @classmethod
@@ -950,9 +1104,7 @@ class Weather:
         if self.leap_year0 is not None and s.size:
             if s.max() >= self._leap_until_s:
                 self._extend_leap_table(float(s.max()))
-            k = np.searchsorted(self._leap_starts, s, side="right")
-            if k.any():
-                s = s - DAY_S * k
+            s = typical_year_s(s, self.leap_year0, self._leap_starts)  # month / day / hour, 29 Feb = 28 Feb
         return np.interp(s % self.period_s, self._xp, self._fp)
 
 

@@ -6,9 +6,7 @@ checks the canonical table the same way as the SWF loader (:mod:`dataloaders.swf
 
 from __future__ import annotations
 
-import gzip
 import math
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pandas as pd
 
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from jobs.table import validate_job_table
+from jobs.textfiles import MAX_LINE_BYTES, InputFileError, read_input, read_input_head
 
 __all__ = [
     "MAX_COUNT",
@@ -30,6 +29,8 @@ __all__ = [
     "local_times_to_epoch",
     "read_bytes",
     "read_text",
+    "trace_bytes",
+    "trace_bytes_head",
 ]
 
 #: Largest node / processor / GPU count any loader accepts (int64 counts; no machine has more). Larger values
@@ -46,13 +47,16 @@ MEASURED_POWER_COLUMN = "measured_node_power_W"
 _MAX_FOUND = 80
 
 
-def read_text(path: Path) -> str:
-    """Read a text trace: gzip detected from the content, UTF-8 BOM stripped, latin-1 fallback.
+def read_text(path: Path, max_line_bytes: int | None = MAX_LINE_BYTES) -> str:
+    """Read a text trace through the one input opener: decompressed (gzip, bzip2, xz, zip; told by the content)
+    with a bound on its size, UTF-8 BOM stripped, UTF-16 / UTF-32 refused, lines bounded; latin-1 fallback.
 
     Parameters
     ----------
-    path : pathlib.Path
+    path : Path
         The trace file.
+    max_line_bytes : int | None
+        Longest line accepted [bytes] (:data:`jobs.textfiles.MAX_LINE_BYTES`); None for JSON, which has no lines.
 
     Returns
     -------
@@ -64,30 +68,70 @@ def read_text(path: Path) -> str:
     FileNotFoundError
         If ``path`` does not exist.
     TraceError
-        If the gzip stream is corrupt.
+        If the compressed stream is corrupt, the content is too large (:func:`jobs.textfiles.read_input`), the
+        text is UTF-16 / UTF-32, or a line is too long; the message names the file.
     """
-    raw = _file_bytes(path)
+    raw = trace_bytes(path, max_line_bytes)
     try:
-        return raw.decode("utf-8-sig")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
 
 
-def _file_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when they start with the gzip magic (whatever the suffix).
+def trace_bytes(path: str | Path, max_line_bytes: int | None = MAX_LINE_BYTES, what: str = "trace") -> bytes:
+    """The decompressed bytes of a trace from :func:`jobs.textfiles.read_input`, its refusals as :class:`TraceError`
+    (a missing file is a ``FileNotFoundError`` naming it).
+
+    Parameters
+    ----------
+    path : str | Path
+        The trace file.
+    max_line_bytes : int | None
+        Longest line accepted [bytes]; None for formats without lines.
+    what : str
+        What the file is, for messages.
+
+    Returns
+    -------
+    bytes
+        The content, UTF-8 byte-order mark stripped.
 
     Raises
     ------
     TraceError
-        If the gzip stream is corrupt.
+        As :func:`jobs.textfiles.read_input` (corrupt stream, too large, UTF-16 / UTF-32, line too long).
     """
-    raw = Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
-    return raw
+    try:
+        return read_input(path, what, max_line_bytes=max_line_bytes)
+    except InputFileError as exc:
+        raise TraceError(exc.path, exc.reason) from None
+
+
+def trace_bytes_head(path: str | Path, nbytes: int) -> bytes:
+    """The first ``nbytes`` decompressed bytes of a trace (:func:`jobs.textfiles.read_input_head`), for header
+    peeks and format guesses; refusals as :class:`TraceError` (a missing file is a ``FileNotFoundError``).
+
+    Parameters
+    ----------
+    path : str | Path
+        The trace file.
+    nbytes : int
+        Bytes wanted.
+
+    Returns
+    -------
+    bytes
+        Up to ``nbytes`` bytes, UTF-8 byte-order mark stripped.
+
+    Raises
+    ------
+    TraceError
+        If the compressed stream is corrupt or the text is UTF-16 / UTF-32.
+    """
+    try:
+        return read_input_head(path, nbytes, "trace")
+    except InputFileError as exc:
+        raise TraceError(exc.path, exc.reason) from None
 
 
 def read_bytes(path: Path) -> tuple[bytes, str]:
@@ -103,7 +147,7 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     Returns
     -------
     data : bytes
-        The (decompressed) content, without a leading UTF-8 byte-order mark when it is decoded as UTF-8.
+        The (decompressed) content, without a leading UTF-8 byte-order mark.
     encoding : {"utf-8", "latin-1"}
         ``"utf-8"`` when the whole content is valid UTF-8, else ``"latin-1"``.
 
@@ -112,15 +156,14 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     FileNotFoundError
         If ``path`` does not exist.
     TraceError
-        If the gzip stream is corrupt.
+        As :func:`read_text`.
     """
-    raw = _file_bytes(path)
-    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    body = trace_bytes(path)
     if not body.isascii():
         try:
             body.decode("utf-8")
         except UnicodeDecodeError:
-            return raw, "latin-1"
+            return body, "latin-1"
     return body, "utf-8"
 
 
@@ -318,8 +361,9 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
     ids : ndarray, shape (n,), or None
         Job ids, for issues.
     issues : Issues
-        Where unparseable values (``flagged``, set to NaN) and DST-ambiguous or non-existent local times
-        (``repaired``) are reported.
+        Where unparseable values (``flagged``, set to NaN) and DST-ambiguous (first occurrence used) or
+        non-existent (moved forward by the gap) local times (``repaired``: ``dst_ambiguous_time``,
+        ``dst_nonexistent_time``) are reported.
     fmt : str, optional
         strptime format of the local times (default ISO ``%Y-%m-%dT%H:%M:%S`` with a fallback to mixed ISO).
     missing : tuple of str, optional
@@ -358,6 +402,7 @@ def _times_general(values: pd.Series, tz: str, field: str, lines: np.ndarray, id
     rest = ~is_missing & ~is_epoch
     bad_u = np.zeros(len(u), dtype=bool)
     amb_u = np.zeros(len(u), dtype=bool)
+    gap_u = np.zeros(len(u), dtype=bool)
     if rest.any():
         txt = u[rest]
         has_zone = ua[rest].str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True).to_numpy(dtype=bool)
@@ -371,13 +416,12 @@ def _times_general(values: pd.Series, tz: str, field: str, lines: np.ndarray, id
                 dt = dt.where(~retry, dt2)
             loc = pd.DatetimeIndex(dt).tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
             odd = loc.isna() & ~pd.isna(dt)
+            gap_sub = np.zeros(len(t), dtype=bool)
             if odd.any():
-                # DST: ambiguous -> first (DST) reading; non-existent -> shifted forward; reported as repairs
-                fix = pd.DatetimeIndex(dt[odd]).tz_localize(tz, ambiguous=np.ones(int(odd.sum()), dtype=bool),
-                                                            nonexistent="shift_forward")
-                loc = loc.to_series().reset_index(drop=True)
-                loc[np.flatnonzero(odd)] = fix
-                loc = pd.DatetimeIndex(loc)
+                # DST, as Python's zoneinfo reads a wall time with fold=0: an ambiguous (autumn) time is its first
+                # occurrence, the DST reading; a non-existent (spring) time is read with the offset in force
+                # before the change, i.e. moved forward by the gap (02:30 in a 1 h gap -> 03:30); both reported
+                loc, gap_sub = _dst_fold0(pd.DatetimeIndex(dt), loc, np.asarray(odd), tz)
             # microseconds: pandas may parse at second resolution, and year 3024 does not fit int64 nanoseconds
             us = loc.as_unit("us").asi8.astype(np.float64)
             us[pd.isna(loc)] = np.nan
@@ -385,10 +429,13 @@ def _times_general(values: pd.Series, tz: str, field: str, lines: np.ndarray, id
             sub = np.flatnonzero(~has_zone)
             vals[sub] = v
             amb = np.zeros(len(txt), dtype=bool)
-            amb[sub] = np.asarray(odd)
-            amb_full = np.zeros(len(u), dtype=bool)
-            amb_full[np.flatnonzero(rest)] = amb
-            amb_u = amb_full
+            amb[sub] = np.asarray(odd) & ~gap_sub
+            gap = np.zeros(len(txt), dtype=bool)
+            gap[sub] = gap_sub
+            amb_u = np.zeros(len(u), dtype=bool)
+            amb_u[np.flatnonzero(rest)] = amb
+            gap_u = np.zeros(len(u), dtype=bool)
+            gap_u[np.flatnonzero(rest)] = gap
         if has_zone.any():
             dtz = pd.to_datetime(txt[has_zone], format="ISO8601", errors="coerce", utc=True)
             us = pd.DatetimeIndex(dtz).as_unit("us").asi8.astype(np.float64)
@@ -405,9 +452,57 @@ def _times_general(values: pd.Series, tz: str, field: str, lines: np.ndarray, id
     if amb_u.any():
         amb = amb_u[codes]
         issues.add_mask(amb, lines, ids, field, values,
-                        f"an unambiguous local time in {tz} (DST change: first reading / shifted forward)",
-                        "repaired", "dst_ambiguous_time")
+                        f"an unambiguous local time in {tz} (DST change: the hour happens twice; its first "
+                        "occurrence, fold=0, was used)", "repaired", "dst_ambiguous_time")
+    if gap_u.any():
+        gap = gap_u[codes]
+        issues.add_mask(gap, lines, ids, field, values,
+                        f"a local time that exists in {tz} (DST change: the hour is skipped; moved forward by the "
+                        "gap, fold=0)", "repaired", "dst_nonexistent_time")
     return out
+
+
+def _dst_fold0(naive: pd.DatetimeIndex, loc: pd.DatetimeIndex, odd: np.ndarray, tz: str):
+    """Localise the DST-ambiguous and non-existent wall times ``naive[odd]`` as Python's ``fold=0`` does.
+
+    Parameters
+    ----------
+    naive : pd.DatetimeIndex
+        Wall-clock times without zone, shape (n,).
+    loc : pd.DatetimeIndex
+        ``naive`` localised in ``tz`` with NaT where ambiguous or non-existent, shape (n,).
+    odd : np.ndarray
+        Bool, shape (n,): the rows to localise (NaT in ``loc``, a time in ``naive``).
+    tz : str
+        IANA zone.
+
+    Returns
+    -------
+    loc : pandas.DatetimeIndex, shape (n,)
+        ``loc`` with the odd rows filled: an ambiguous time at its first occurrence (the DST reading); a
+        non-existent time with the UTC offset in force just before the change, which moves it forward by the gap
+        (``datetime(..., fold=0, tzinfo=ZoneInfo(tz))``; PEP 495).
+    gap : ndarray of bool, shape (n,)
+        The odd rows that were non-existent (the others were ambiguous).
+    """
+    idx = np.flatnonzero(odd)
+    sub = naive[idx]
+    # non-existent times: NaT when localised with ambiguous="NaT" but non-existent ones shifted to the change
+    shifted = sub.tz_localize(tz, ambiguous="NaT", nonexistent="shift_forward")
+    gap = ~np.asarray(pd.isna(shifted))
+    fixed = sub.tz_localize(tz, ambiguous=np.ones(len(sub), dtype=bool), nonexistent="shift_forward")
+    if gap.any():
+        before = shifted[gap] - pd.Timedelta(1, "s")  # an instant just before the change, in the old offset
+        off = before.tz_localize(None) - before.tz_convert("UTC").tz_localize(None)
+        utc = (sub[gap] - off).tz_localize("UTC").tz_convert(fixed.tz)
+        fixed = fixed.to_series().reset_index(drop=True)
+        fixed[np.flatnonzero(gap)] = utc
+        fixed = pd.DatetimeIndex(fixed)
+    out = loc.to_series().reset_index(drop=True)
+    out[idx] = fixed
+    gap_full = np.zeros(len(naive), dtype=bool)
+    gap_full[idx[gap]] = True
+    return pd.DatetimeIndex(out), gap_full
 
 
 def finish_load(df: pd.DataFrame, report: LoadReport, issues: Issues, *, strict: bool, origin: float,

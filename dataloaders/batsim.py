@@ -98,7 +98,7 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
     p = Path(path)
     src = str(p)
     try:
-        doc = json.loads(read_text(p))
+        doc = json.loads(read_text(p, max_line_bytes=None))  # JSON: no lines to bound (size still bounded)
     except json.JSONDecodeError as exc:
         raise TraceError(src, f"not valid JSON ({exc.msg}; truncated file?)", line=exc.lineno,
                          expected="a Batsim workload object", found=f"column {exc.colno}") from exc

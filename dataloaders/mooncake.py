@@ -66,7 +66,7 @@ class MooncakeLoader(BaseRequestLoader):
                     rec = json.loads(text)
                     if not isinstance(rec, dict):
                         raise ValueError
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: a line nested too deeply to parse
                     self._record(report, line, "", text.strip(), "a JSON object", "bad_json", strict)
                     continue
                 ts = rec.get("timestamp")

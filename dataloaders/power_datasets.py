@@ -12,6 +12,7 @@ Timestamps without a zone are read in the ``timezone`` option (each loader has t
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
-from dataloaders._common import check_common_options
-from dataloaders._common import count_or_zero, finish_load, reject_duplicates
+from dataloaders._common import check_common_options, trace_bytes
+from dataloaders._common import _dst_fold0, count_or_zero, finish_load, reject_duplicates
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
+from jobs.memory import check_allocation
 
 __all__ = ["AdastraLoader", "FugakuLoader", "LassenLoader", "PM100Loader", "read_adastra", "read_fugaku",
            "read_lassen", "read_pm100"]
@@ -35,16 +37,44 @@ _SLURM_STATE = {"COMPLETED": 1, "CANCELLED": 5, "FAILED": 0, "TIMEOUT": 0, "NODE
                 "PREEMPTED": 0, "BOOT_FAIL": 0, "DEADLINE": 0, "RUNNING": -1, "PENDING": -1}
 
 
+def _check_parquet_size(path: Path, src: str) -> None:
+    """Refuse a Parquet table whose rows x columns (from its footer, before reading) exceed the memory budget.
+
+    Parameters
+    ----------
+    path : Path
+        The Parquet file.
+    src : str
+        Its name for messages.
+
+    Raises
+    ------
+    TraceError
+        If the table would need more memory than :func:`jobs.memory.check_allocation` allows (16 bytes a cell:
+        the value and pandas' copy), or the footer cannot be read.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        md = pq.ParquetFile(path).metadata
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged footer
+        raise TraceError(src, f"cannot read the Parquet footer: {type(exc).__name__}: {exc}") from None
+    check_allocation(16.0 * md.num_rows * max(1, md.num_columns),
+                     f"{md.num_rows} rows x {md.num_columns} columns (Parquet footer)", lambda m: TraceError(src, m))
+
+
 def _read_table(path: Path, src: str, required: tuple[str, ...]) -> pd.DataFrame:
     try:
         if path.suffix.lower() == ".parquet":
+            _check_parquet_size(path, src)
             df = pd.read_parquet(path)
         else:
+            data = trace_bytes(path)  # the one input opener: bounded decompression, encodings, line lengths
             try:
-                df = pd.read_csv(path, low_memory=False, encoding="utf-8-sig")
+                df = pd.read_csv(io.BytesIO(data), low_memory=False, encoding="utf-8")
             except UnicodeDecodeError:  # one stray byte must not sink the table: Latin-1 reads every byte
-                df = pd.read_csv(path, low_memory=False, encoding="latin-1")
-    except FileNotFoundError:
+                df = pd.read_csv(io.BytesIO(data), low_memory=False, encoding="latin-1")
+    except (FileNotFoundError, TraceError):
         raise
     except Exception as exc:  # noqa: BLE001 - pyarrow / parser errors have many types
         raise TraceError(src, f"cannot read the table: {type(exc).__name__}: {exc}") from exc
@@ -55,8 +85,14 @@ def _read_table(path: Path, src: str, required: tuple[str, ...]) -> pd.DataFrame
     return df.reset_index(drop=True)
 
 
-def _epoch(col: pd.Series, tz: str) -> np.ndarray:
-    """Timestamps (datetime64, tz-aware or naive, text, or numbers = Unix s) -> Unix s, NaN where missing."""
+def _epoch(col: pd.Series, tz: str, issues: Issues | None = None, field: str = "",
+           ids: np.ndarray | None = None) -> np.ndarray:
+    """Timestamps (datetime64, tz-aware or naive, text, or numbers = Unix s) -> Unix s, NaN where missing.
+
+    Naive times are local times in ``tz``; at a DST change a repeated time takes its first occurrence and a skipped
+    one moves forward by the gap (``fold=0``, :func:`dataloaders._common._dst_fold0`), each reported to ``issues``
+    as repaired (``dst_ambiguous_time`` / ``dst_nonexistent_time``, record numbers from 1) when given.
+    """
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         v = col.to_numpy(dtype=float)
         return np.where((v > 0) & (v <= MAX_TIME_S), v, np.nan)
@@ -65,7 +101,20 @@ def _epoch(col: pd.Series, tz: str) -> np.ndarray:
     if isinstance(dt.dtype, pd.DatetimeTZDtype):
         dt = dt.dt.tz_convert("UTC")
     else:
-        dt = dt.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
+        naive = pd.DatetimeIndex(dt)
+        loc = naive.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
+        odd = np.asarray(loc.isna() & ~naive.isna())
+        if odd.any():
+            loc, gap = _dst_fold0(naive, loc, odd, tz)
+            if issues is not None:
+                rec = np.arange(1, len(col) + 1, dtype=np.int64)
+                issues.add_mask(odd & ~gap, rec, ids, field, col.astype(str).to_numpy(),
+                                f"an unambiguous local time in {tz} (DST change: the hour happens twice; its first "
+                                "occurrence, fold=0, was used)", "repaired", "dst_ambiguous_time")
+                issues.add_mask(gap, rec, ids, field, col.astype(str).to_numpy(),
+                                f"a local time that exists in {tz} (DST change: the hour is skipped; moved forward "
+                                "by the gap, fold=0)", "repaired", "dst_nonexistent_time")
+        dt = pd.Series(loc, index=col.index).dt.tz_convert("UTC")
     # microseconds: a corrupt year (3024) does not fit int64 nanoseconds; such times are missing, never a crash
     us = dt.dt.as_unit("us").astype("int64").to_numpy().astype(float)
     us[dt.isna().to_numpy()] = np.nan
@@ -172,13 +221,33 @@ def _ids(df: pd.DataFrame, c: str, issues: Issues, report: LoadReport) -> tuple[
     return codes.astype(np.int64) + 1, text
 
 
+def _float_or_nan(x: str) -> float:
+    try:
+        return float(x)
+    except ValueError:
+        return float("nan")
+
+
+def _as_array(a) -> np.ndarray:
+    """A per-job power array as float64: from a list / array, or from its text in a CSV export (``"[1. 2.]"``);
+    empty when it holds no numbers.
+    """
+    if isinstance(a, (str, bytes)):
+        a = a.decode("latin-1") if isinstance(a, bytes) else a
+        a = [_float_or_nan(x) for x in a.strip().strip("[]").replace(",", " ").split()]
+    try:
+        return np.asarray(a, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return np.zeros(0)
+
+
 def _array_len_sum(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     n = np.zeros(len(col), dtype=np.int64)
     s = np.full(len(col), np.nan)
     for k, a in enumerate(col.to_numpy(dtype=object)):
         if a is None or (isinstance(a, float) and np.isnan(a)):
             continue
-        arr = np.asarray(a, dtype=float).ravel()
+        arr = _as_array(a)
         arr = arr[np.isfinite(arr)]
         n[k] = len(arr)
         if len(arr):
@@ -248,7 +317,7 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
         if profiles and has.any():
             rows = np.flatnonzero(has & (nodes >= 1))
             rows = rows[~pd.Series(jid[rows]).duplicated(keep="first").to_numpy()]  # duplicates are rejected
-            arrs = [np.asarray(df["node_power_consumption"].iat[k], dtype=float).ravel() for k in rows]
+            arrs = [_as_array(df["node_power_consumption"].iat[k]) for k in rows]
             lens = np.array([len(a) for a in arrs], dtype=np.int64)
             offs = np.concatenate([np.arange(m) for m in lens]) * PM100_SAMPLE_S if len(arrs) else np.array([])
             vals = np.concatenate(arrs) / np.repeat(nodes[rows], lens) if len(arrs) else np.array([])
@@ -259,8 +328,9 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
     else:
         report.notes.append("no node_power_consumption column: measured_node_power_W is NaN")
     return _finish_common(
-        src, "pm100", df, jid=jid, id_text=id_text, submit=_epoch(df["submit_time"], timezone),
-        start=_epoch(df["start_time"], timezone), end=_epoch(df["end_time"], timezone),
+        src, "pm100", df, jid=jid, id_text=id_text, submit=_epoch(df["submit_time"], timezone, issues, "submit_time", jid),
+        start=_epoch(df["start_time"], timezone, issues, "start_time", jid),
+        end=_epoch(df["end_time"], timezone, issues, "end_time", jid),
         runtime=pd.to_numeric(df.get("run_time", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         limit=limit_min.to_numpy(dtype=float) * 60.0, nodes=nodes, status=status, bad_status=bad_st,
         user=_text(df, "user_id"), account=_text(df, "group_id"), queue=_text(df, "partition"), power=power,
@@ -333,8 +403,9 @@ def read_fugaku(path: str | os.PathLike[str], *, timezone: str = "Asia/Tokyo", a
     report.notes.append("avgpcon read as " + ("W per node" if avgpcon_per_node else "W per job, divided by nodes"))
     status, bad_st = _status_from_text(df.get("exit state", pd.Series("", index=df.index)), _FUGAKU_STATE)
     return _finish_common(
-        src, "fugaku", df, jid=jid, id_text=id_text, submit=_epoch(df["adt"], timezone),
-        start=_epoch(df["sdt"], timezone), end=_epoch(df["edt"], timezone),
+        src, "fugaku", df, jid=jid, id_text=id_text, submit=_epoch(df["adt"], timezone, issues, "adt", jid),
+        start=_epoch(df["sdt"], timezone, issues, "sdt", jid),
+        end=_epoch(df["edt"], timezone, issues, "edt", jid),
         runtime=pd.to_numeric(df.get("duration", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         limit=pd.to_numeric(df.get("elpl", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         nodes=nodes, status=status, bad_status=bad_st, user=_text(df, "usr"), account=_text(df, "usr"),
@@ -396,8 +467,9 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
         power[okp] = tot[okp] / (run[okp] * nodes[okp])
     status, bad_st = _status_from_text(df.get("job_state", pd.Series("", index=df.index)), _SLURM_STATE)
     return _finish_common(
-        src, "adastra", df, jid=jid, id_text=id_text, submit=_epoch(df["submit_time"], timezone),
-        start=_epoch(df["start_time"], timezone), end=_epoch(df["end_time"], timezone), runtime=run,
+        src, "adastra", df, jid=jid, id_text=id_text, submit=_epoch(df["submit_time"], timezone, issues, "submit_time", jid),
+        start=_epoch(df["start_time"], timezone, issues, "start_time", jid),
+        end=_epoch(df["end_time"], timezone, issues, "end_time", jid), runtime=run,
         limit=pd.to_numeric(df.get("time_limit", pd.Series(np.nan, index=df.index)), errors="coerce").to_numpy(float),
         nodes=nodes, status=status, bad_status=bad_st, user=_text(df, "user_id"), account=_text(df, "user_id"),
         queue=_text(df, "partition"), power=power, max_nodes=max_nodes, nodes_found=nodes_f, strict=strict,
@@ -461,9 +533,9 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
     jid, id_text = _ids(df, "primary_job_id", issues, report)
     nodes_f = pd.to_numeric(df["num_nodes"], errors="coerce").to_numpy(dtype=float)
     nodes = count_or_zero(nodes_f)
-    submit = _epoch(df["job_submit_time"].astype(str), timezone)
-    start = _epoch(df["begin_time"].astype(str), timezone)
-    end = _epoch(df["end_time"].astype(str), timezone)
+    submit = _epoch(df["job_submit_time"].astype(str), timezone, issues, "job_submit_time", jid)
+    start = _epoch(df["begin_time"].astype(str), timezone, issues, "begin_time", jid)
+    end = _epoch(df["end_time"].astype(str), timezone, issues, "end_time", jid)
     power = np.full(len(df), np.nan)
     node_p = alloc_p.parent / _LASSEN_NODE
     if node_p.exists():

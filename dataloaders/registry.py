@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import abc
 import csv
-import gzip
 import importlib
 import importlib.metadata
 import io
@@ -302,13 +301,18 @@ def _guess_csv(path: Path, headers: dict[str, tuple[str, ...]]) -> str:
     ValueError
         If no loader's columns match, or two loaders with the same number of columns match (ambiguous); the
         message names the header found and the candidates, and asks for ``--format``.
+    InputFileError
+        If the one input opener refuses the file (UTF-16 / UTF-32, corrupt compressed stream).
     """
+    from jobs.textfiles import InputFileError, read_input_head  # the one input opener (a BOM is dropped there)
+
     try:
-        opener = gzip.open if path.suffix.lower() == ".gz" else open
-        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:  # -sig: drop a BOM
-            line = fh.readline(65536)
+        head = read_input_head(path, 65536, "CSV file")
+    except InputFileError:
+        raise
     except OSError as exc:
         raise ValueError(f"{path}: cannot read the header line to guess the CSV format ({exc})") from None
+    line = head.decode("utf-8", errors="replace").splitlines()[0] if head else ""
     head = {c.strip() for c in next(csv.reader(io.StringIO(line)), [])}
     match = [(len(cols), n) for n, cols in headers.items() if cols and set(cols) <= head]
     if not match:

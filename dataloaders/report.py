@@ -23,11 +23,17 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
 __all__ = ["ACTIONS", "Issue", "LoadReport", "LoadResult", "TraceError"]
+
+#: Date-time text (``2024-11-15 16:57:50``, ``2024-11-15T16:57:50.123``) found where a number was expected.
+_DATETIME_TEXT = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*$")
+#: Share of the records rejected from which a load's summary gives the reasons and hints up front.
+MANY_REJECTED = 0.5
 
 #: The actions a loader may take on one record, see the module docstring.
 ACTIONS: tuple[str, ...] = ("rejected", "repaired", "flagged", "folded")
@@ -223,9 +229,79 @@ class LoadReport:
             return {"message": f"strict mode: record {first.action} ({first.reason})", "line": first.line,
                     "field": first.field, "expected": first.expected, "found": first.found}
         if self.accepted == 0:
-            return {"message": f"the trace yields zero jobs ({self.records_read} record(s) read, "
-                               f"{self.rejected} rejected)\n{self.summary()}"}
+            return {"message": f"{self.no_records_message('jobs')}\n{self.summary()}"}
         return None
+
+    def top_reasons(self, n: int = 3) -> list[str]:
+        """The ``n`` most common rejection reasons, each with its count and its first record's line, field, value.
+
+        Parameters
+        ----------
+        n : int
+            How many reasons.
+
+        Returns
+        -------
+        list of str
+            E.g. ``"bad_time x3 (first: line 2, gmt_create = '2024-11-15 16:57:50', expected a time (s))"``,
+            most common first (ties: the reason met first).
+        """
+        rej = [i for i in self.issues if i.action == "rejected"]
+        count = collections.Counter(i.reason for i in rej)
+        first: dict[str, Issue] = {}
+        for i in sorted(rej, key=lambda i: (i.line if i.line is not None else 1 << 62)):
+            first.setdefault(i.reason, i)
+        out = []
+        for reason, k in sorted(count.items(), key=lambda kv: (-kv[1], first[kv[0]].line or 0))[:n]:
+            ex = first[reason]
+            where = f"line {ex.line}" if ex.line is not None else "no line"
+            what = f"{ex.field} = {ex.found!r}" if ex.field else repr(ex.found)
+            out.append(f"{reason} x{k} (first: {where}, {what}, expected {ex.expected})")
+        return out
+
+    def hints(self) -> list[str]:
+        """What to change when records are rejected for a reason an option fixes.
+
+        Returns
+        -------
+        list of str
+            ``--map time_unit=datetime`` when a time field holds date-time text (request CSVs); ``--format`` when
+            the rejected lines of a whitespace format hold commas (a CSV given as SWF); empty when none applies.
+        """
+        rej = [i for i in self.issues if i.action == "rejected"]
+        out = []
+        dt = next((i for i in rej if _DATETIME_TEXT.match(i.found or "")), None)
+        if dt is not None:
+            fix = ("--map time_unit=datetime" if self.loader == "request_csv"
+                   else "the loader's time option (--map time_unit=datetime for request_csv)")
+            out.append(f"{dt.field or 'a time field'} holds date-time text ({dt.found!r}, line {dt.line}) where a "
+                       f"number was expected: give {fix}")
+        if self.loader == "swf" and sum(1 for i in rej if "," in (i.found or "")) > len(rej) // 2 > 0:
+            out.append("the rejected lines hold commas: this looks like a CSV, not SWF; give --format (hpctwin list "
+                       "loaders)")
+        return out
+
+    def no_records_message(self, what: str = "jobs") -> str:
+        """One line for a load that kept nothing: the counts, the most common reasons, and a hint when one applies.
+
+        Parameters
+        ----------
+        what : str
+            What the trace should have yielded (``jobs``, ``requests``).
+
+        Returns
+        -------
+        str
+            E.g. ``"the trace yields zero requests (3 record(s) read, 3 rejected); most common reasons: bad_time x3
+            (first: line 2, gmt_create = '2024-11-15 16:57:50', expected a time (s)); hint: ..."``.
+        """
+        msg = f"the trace yields zero {what} ({self.records_read} record(s) read, {self.rejected} rejected)"
+        reasons = self.top_reasons()
+        if reasons:
+            msg += "; most common reasons: " + "; ".join(reasons)
+        for h in self.hints():
+            msg += f"; hint: {h}"
+        return msg
 
     def summary(self, max_examples: int = 3) -> str:
         """Return a human-readable summary: counts, notes, counts by reason with the first few examples.
@@ -255,6 +331,11 @@ class LoadReport:
             examples = [i for i in self.issues if i.action == action and i.reason == reason][:max_examples]
             for ex in examples:
                 lines.append(f"        e.g. {ex.describe()}")
+        if self.records_read and self.rejected >= MANY_REJECTED * self.records_read:
+            lines.append(f"  most records were rejected ({self.rejected} of {self.records_read}); most common "
+                         f"reasons: {'; '.join(self.top_reasons())}")
+        for h in self.hints():
+            lines.append(f"  hint: {h}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

@@ -224,8 +224,7 @@ class BaseRequestLoader(BaseLoader):
             if not isinstance(origin_text, str):
                 origin_text = [origin_text[k] for k in idx]
         if not t.size:
-            raise TraceError(report.source, f"the trace yields no request ({report.records_read} record(s) read, "
-                                            f"{report.rejected} rejected)", expected=">= 1 valid request")
+            raise TraceError(report.source, report.no_records_message("requests"), expected=">= 1 valid request")
         if not isinstance(origin_text, str):
             origin_text = origin_text[int(np.argmin(t))]
         shift = float(t.min())

@@ -666,7 +666,9 @@ def read_sacct(
         sacct output, plain or gzip.
     timezone : str, optional
         IANA zone of the Submit/Start/End local times (sacct prints the local time of the machine that ran
-        it), default ``"UTC"``. DST-ambiguous or non-existent local times are repaired and reported.
+        it), default ``"UTC"``. DST: a repeated (autumn) local time is read as its first occurrence and a skipped
+        (spring) one is moved forward by the gap, as ``fold=0`` (PEP 495); both are repaired and reported
+        (``dst_ambiguous_time``, ``dst_nonexistent_time``). ``hpctwin run --timezone`` / ``trace.timezone``.
     columns : list of str, optional
         Column names for output without a header line (``sacct --noheader``).
     delimiter : str, optional

@@ -63,12 +63,10 @@ https://www.cs.huji.ac.il/labs/parallel/workload/swf.html
 
 from __future__ import annotations
 
-import gzip
 import io
 import itertools
 import math
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +186,9 @@ _HEADER_PEEK_BYTES = 1 << 20
 def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Parse only the header comments of an SWF file (plain or gzip), without reading the jobs.
 
-    Reads lines until the first data line (or 1 MiB), so it is cheap on a million-job trace.
+    Reads lines until the first data line (or 1 MiB), so it is cheap on a million-job trace. A missing file is a
+    ``FileNotFoundError``; a corrupt compressed stream or UTF-16 / UTF-32 text a ``TraceError``
+    (:func:`dataloaders._common.trace_bytes_head`).
 
     Parameters
     ----------
@@ -199,32 +199,17 @@ def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     -------
     dict
         As :func:`parse_swf_header` (empty when the file has no header).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    TraceError
-        If the gzip stream is corrupt.
     """
+    from dataloaders._common import trace_bytes_head
+
     p = Path(path)
     comments: list[str] = []
-    with open(p, "rb") as raw:
-        gz = raw.read(2) == b"\x1f\x8b"
-    try:
-        with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
-            n = 0
-            for line in fh:
-                n += len(line)
-                s = line.decode("latin-1").strip()
-                if s.startswith(";"):
-                    comments.append(s)
-                elif s:
-                    break
-                if n > _HEADER_PEEK_BYTES:
-                    break
-    except (OSError, EOFError, zlib.error) as exc:
-        raise TraceError(str(p), f"corrupt gzip data: {exc}") from exc
+    for line in trace_bytes_head(p, _HEADER_PEEK_BYTES).splitlines():
+        s = line.decode("latin-1").strip()
+        if s.startswith(";"):
+            comments.append(s)
+        elif s:
+            break
     return parse_swf_header(comments)
 
 
@@ -274,13 +259,9 @@ def swf_cores_per_node(header: dict[str, Any], system_procs_per_node: int, syste
 
 
 def _read_bytes(path: Path) -> bytes:
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(str(path), f"corrupt gzip data: {exc}") from exc
-    return raw
+    from dataloaders._common import trace_bytes  # the one input opener (bounded decompression, encodings, lines)
+
+    return trace_bytes(path)
 
 
 def _fmt(x: float) -> str:

@@ -21,7 +21,43 @@ HEADER = [
     "Theta 2022 trace from day 181, EASY backfill, the Theta-like plant, its site's Chicago TMY3 weather). Unknown keys and bad",
     "values are errors naming the file and the dotted key. Relative paths are relative to the configuration file.",
     "`experiments/theta_easy_30d.toml` is the main job written out. This page is generated from the models by",
-    "`python docs/make_configuration_md.py`.", ""]
+    "`python docs/make_configuration_md.py`.", "",
+    "## What-ifs: `--set KEY=VALUE`", "",
+    "`hpctwin run` and `hpctwin sweep` take `--set KEY=VALUE` (repeatable, applied in order after the file and the other",
+    "options) for any key of this page in dotted form (`--set scheduler.policy=fcfs`, `--set cooling.step_s=30`), for any",
+    "key of the run's system description with the prefix `system.` (`--set system.node.cpu_idle_W=-10%`) and of its",
+    "plant description with `plant.` (`--set plant.tower.n_cells=5`); `system.nodes` sets the machine's size in whole",
+    "racks (`nodes_per_rack` = round(N / racks), `n_nodes` = racks x `nodes_per_rack`: `--set system.nodes=+20%` on Theta",
+    "gives 24 racks x 220 = 5,280 nodes, 6 CDUs). Values are TOML values (`3`, `2.5`, `true`,",
+    "`[1, 2]`), else text. Numbers can be relative to the value in force: `+20%`, `-10%`, `x1.5` (integers rounded to the",
+    "nearest; `+5` alone is the number 5). A misspelt key is refused with the closest valid keys (\"did you mean\") and",
+    "the valid keys of its section. Changed system and plant descriptions are validated like the shipped ones and written,",
+    "content-addressed, to `<cache root>/derived/<name>+set-<sha256>.toml` (the header comment lists the overrides); the",
+    "run's `system` / `cooling.plant` then name that file, and `overrides` records the `--set` texts. Sweep axes and",
+    "`[[scenarios]]` take the same keys (`\"system.node.cpu_idle_W\" = [100.0, \"-20%\"]`). The resolver is",
+    "`scheduler_sim.app.overrides.resolve_key`. Workload growth is two keys of `[trace]`: `arrival_rate_factor` (time",
+    "compression of the submit times towards the window start) and `job_size_factor` (nodes x factor, stochastic rounding",
+    "seeded by the run seed, capped at the pool); `scheduler.pool_nodes` (`--nodes N`) sets the schedulable pool.", "",
+    "```", ".venv/bin/hpctwin run --days 1 --no-cooling --nodes 4360 --set trace.arrival_rate_factor=1.2",
+    "...",
+    "  note    facility stages left out by the system description (not counted in PUE): pdu",
+    "  trace   ./experiments/data/theta_2022.swf.gz",
+    "  machine trace 4360 nodes (SWF header MaxNodes) vs system 'theta' 4392 nodes: differs; pool 4360 nodes "
+    "(scheduler.pool_nodes / --nodes), job sizes as in the trace (no scaling)",
+    "  growth  arrival rate x 1.2: submit times from day 181 on compressed towards it, t' = t0 + (t - t0) / 1.2 "
+    "(11296 jobs)",
+    "...",
+    ".venv/bin/hpctwin run --set scheduler.polcy=fcfs",
+    "(stderr) hpctwin run: error: unknown configuration key 'scheduler.polcy'; did you mean 'scheduler.policy' or "
+    "'scheduler.twin.pool' or 'scheduler.placement'? (valid keys under 'scheduler.': scheduler.policy, "
+    "scheduler.backfill, ...)",
+    "```", "",
+    "The `machine` line compares the trace's machine (SWF header `MaxNodes`, else `MaxProcs` / cores per node; sacct:",
+    "the distinct host names of `NodeList`) with the system. With `--nodes N` the batch jobs run on the N lowest-numbered",
+    "batch nodes; the other nodes exist, idle at idle power (counted in IT energy as idle), never allocated; jobs larger",
+    "than N are rejected at load (`larger_than_machine`, with the line) and no EASY reservation waits for nodes outside",
+    "the pool (a downtime would leave such jobs queued for ever, holding the reservation). `utilisation` stays relative",
+    "to the whole system.", ""]
 
 
 def _policies() -> list[str]:

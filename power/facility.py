@@ -28,9 +28,17 @@ Chain (all W, vectorised over the cooling steps; ``P_it`` = rack input, ``P_liq`
                  dT_cond - T_chw): a constant fraction of the Carnot COP, calibrated at the AHRI 550/590 rating
                  point (T_chw,r = 6.67 C leaving chilled water, 29.44 C entering condenser water + 5.15 K rise)
     P_sw_out   = P_pdu_in + L_ups + P_liq + P_fan + P_chw + P_light
-    L_sw       = f_sw P_sw_out                                switchgear, busway, cabling
+    L_sw       = R_sw (f_0 + f_fl (P_sw_out / R_sw)^2)         switchgear, busway, cabling: no-load + I^2 R
     P_tr_out   = P_sw_out + L_sw
     L_tr       = n (P_0 + P_k (S / S_r)^2),  S = P_tr_out / (pf n)  (n transformers sharing the load)
+
+Ratings from the system: the switchgear rating ``R_sw`` and, unless the file gives it, the transformer count ``n``
+follow from the system's design load ``P_design = (1 + design_overhead_fraction) P_IT,max`` (every node at full
+utilisation through the power chain; :meth:`FacilitySpec.sized`, applied by :mod:`power.sizing`):
+``n = ceil(P_design / (pf S_r)) + redundant_units`` (N+1 by default) and ``R_sw = P_design``. At constant voltage
+the current is proportional to the power, so the resistive loss of busway, cables and breaker contacts goes with
+the square of the throughput (I^2 R); ``f_fl`` is that loss at rated current per rated watt, ``f_0`` the loss with
+no load (control power, relays, metering, space heaters).
     P_facility = P_tr_out + L_tr
              = P_it + P_liq + (L_tr + L_sw + L_ups + L_pdu) + (P_fan + P_chw) + P_light      (exact)
 
@@ -38,11 +46,13 @@ Fans inside IT equipment (server fans, Cray XC cabinet blowers) are IT power per
 comprehensive examination of the metric", 2012): they are never counted here.
 
 Sources of the forms: transformer losses as no-load + load loss x (load / rating)^2 (IEEE C57.12.00; DOE
-10 CFR 431.196 states efficiency at 50 % of rated load); UPS loss as no-load + proportional + square-law terms
-(the loss model of Schneider Electric / APC White Paper 113, "Electrical efficiency modeling for data centers",
-Rasmussen); fan power from the LBNL "Self-benchmarking guide for data center energy performance" (Greenberg,
-Tschudi, Weale, 2006) air-handler airflow efficiency in W/cfm; chiller COP from ASHRAE 90.1 minimum efficiency
-tables. Every figure of a system file names its own source there.
+10 CFR 431.196 states efficiency at 50 % of rated load); switchgear and cable losses as a no-load loss plus the
+resistive loss I^2 R of the conductors (the split of the transformer's losses; White Paper 113 below treats
+wiring losses as square-law); UPS loss as no-load + proportional + square-law terms (the loss model of Schneider
+Electric / APC White Paper 113, "Electrical efficiency modeling for data centers", Rasmussen); fan power from
+the LBNL "Self-benchmarking guide for data center energy performance" (Greenberg, Tschudi, Weale, 2006)
+air-handler airflow efficiency in W/cfm; chiller COP from ASHRAE 90.1 minimum efficiency tables. Every figure of a
+system file names its own source there.
 """
 
 from __future__ import annotations
@@ -86,7 +96,10 @@ class TransformerSpec(_Strict):
     """
 
     rated_VA: float = Field(gt=0, description="Rated apparent power of one transformer, VA")
-    count: int = Field(ge=1, description="Transformers in service, sharing the load equally")
+    count: int | None = Field(None, ge=1, description="Transformers in service, sharing the load equally; unset = "
+                                                      "from the system's design load (N + redundant_units)")
+    redundant_units: int = Field(1, ge=0, description="Units beyond those the design load needs, when count is "
+                                                      "derived (ASSUMPTION: N+1)")
     no_load_loss_W: float = Field(ge=0, description="No-load (core) loss of one transformer, W")
     load_loss_W: float = Field(ge=0, description="Load (winding) loss of one transformer at rated load, W")
     power_factor: float = Field(0.95, gt=0, le=1, description="Power factor of the facility load, 1")
@@ -108,12 +121,50 @@ class TransformerSpec(_Strict):
 
 
 class SwitchgearSpec(_Strict):
-    """Switchgear, busway and cabling between the transformers and the UPS / PDUs: a loss proportional to the
-    power passing through (``loss_fraction`` of the outgoing power).
+    """Switchgear, busway and cabling between the transformers and the UPS / PDUs: a no-load loss plus a resistive
+    (I^2 R) loss, quadratic in the power passing through: ``L = R (f_0 + f_fl (P / R)^2)``, ``R`` the rating.
     """
 
-    loss_fraction: float = Field(ge=0, lt=0.2, description="Loss per W delivered downstream, 1")
-    source: str = Field(min_length=1, description="Where the figure comes from")
+    no_load_fraction: float = Field(ge=0, lt=0.05, description="Loss with no load per rated W (control power, "
+                                                                "relays, metering, space heaters), 1")
+    full_load_loss_fraction: float = Field(ge=0, lt=0.2, description="Resistive loss at rated current per rated W "
+                                                                     "(busway, cables, breaker contacts), 1")
+    rated_W: float | None = Field(None, gt=0, description="Rated throughput, W; unset = the system's design load")
+    source: str = Field(min_length=1, description="Where the figures come from")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_linear_form(cls, data):
+        if isinstance(data, dict) and "loss_fraction" in data:
+            raise ValueError("switchgear.loss_fraction (a loss linear in the throughput) is replaced by the no-load "
+                             "+ I^2 R form: give no_load_fraction and full_load_loss_fraction (docs/facility.md)")
+        return data
+
+    def loss_W(self, P_W: ArrayLike, rated_W: float | None = None) -> NDArray[np.float64] | float:
+        """Loss at throughput ``P_W`` [W]: ``R (f_0 + f_fl (P / R)^2)``.
+
+        Parameters
+        ----------
+        P_W : ArrayLike
+            Power passing through [W], any shape.
+        rated_W : float | None
+            Rating ``R`` [W] when :attr:`rated_W` is unset.
+
+        Returns
+        -------
+        ndarray or float
+            Loss [W].
+
+        Raises
+        ------
+        ValueError
+            If no rating is known.
+        """
+        R = self.rated_W if self.rated_W is not None else rated_W
+        if R is None:
+            raise ValueError("switchgear has no rating: give rated_W or size the facility from the system")
+        x = np.asarray(P_W, dtype=float) / R
+        return R * (self.no_load_fraction + self.full_load_loss_fraction * x * x)
 
 
 class UpsSpec(_Strict):
@@ -260,6 +311,12 @@ class FeedSpec(_Strict):
 class FacilitySpec(_Strict):
     """The ``[facility]`` table of a system file: every stage optional (absent = not counted)."""
 
+    design_overhead_fraction: float = Field(0.10, ge=0, le=1, description="Design load of the electrical chain "
+                                            "beyond the peak IT power (cooling, air side, lighting, losses at "
+                                            "peak), per IT W; ASSUMPTION 0.10 (above PUE 1.03-1.06 of published "
+                                            "liquid-cooled sites)")
+    design_load_W: float | None = Field(None, gt=0, description="Design load of the electrical chain, W; unset = "
+                                        "from the system (sized at load)")
     transformer: TransformerSpec | None = None
     switchgear: SwitchgearSpec | None = None
     ups: UpsSpec | None = None
@@ -288,6 +345,32 @@ class FacilitySpec(_Strict):
             unit = t.rated_VA * t.power_factor
             return t.count * unit, (t.count - 1) * unit, "transformers"
         return float("nan"), float("nan"), ""
+
+    def sized(self, peak_it_W: float) -> FacilitySpec:
+        """The spec with the ratings that follow from the system filled in (module docstring).
+
+        Parameters
+        ----------
+        peak_it_W : float
+            IT power (rack input) with every node at full utilisation [W].
+
+        Returns
+        -------
+        FacilitySpec
+            ``design_load_W`` set (if unset: ``(1 + design_overhead_fraction) peak_it_W``), the transformer count
+            (if unset: ``ceil(design_load / (pf rated_VA)) + redundant_units``) and the switchgear rating (if
+            unset: the design load).
+        """
+        design = self.design_load_W if self.design_load_W is not None else \
+            (1.0 + self.design_overhead_fraction) * float(peak_it_W)
+        upd: dict = {"design_load_W": design}
+        t = self.transformer
+        if t is not None and t.count is None:
+            n = max(1, int(np.ceil(design / (t.power_factor * t.rated_VA) - 1e-9)))
+            upd["transformer"] = t.model_copy(update={"count": n + t.redundant_units})
+        if self.switchgear is not None and self.switchgear.rated_W is None:
+            upd["switchgear"] = self.switchgear.model_copy(update={"rated_W": design})
+        return self.model_copy(update=upd)
 
     def present(self) -> list[str]:
         """Names of the stages this description counts, in :data:`STAGES` order."""
@@ -335,6 +418,12 @@ class FacilityOverheads:
         object.__setattr__(self, "_light_W", sp.lighting.W_per_m2 * sp.lighting.floor_area_m2
                            if sp.lighting is not None else None)
         object.__setattr__(self, "_fan_W_per_W", sp.air_side.fan_W_per_W if sp.air_side is not None else None)
+        t = sp.transformer
+        if t is not None and t.count is None:
+            if sp.design_load_W is None:
+                raise ValueError("transformer count unset and no design load: size the spec (FacilitySpec.sized)")
+            t = sp.sized(0.0).transformer
+        object.__setattr__(self, "_tr_count", t.count if t is not None else 0)
 
     def evaluate(self, P_it_W: ArrayLike, P_liquid_W: ArrayLike, T_wb_K: ArrayLike | None = None
                  ) -> dict[str, NDArray[np.float64]]:
@@ -434,14 +523,15 @@ class FacilityOverheads:
             fan = chw = zero
         sw_out = P_pdu_in + ups_loss + P_liq + fan + chw + light
         if sp.switchgear is not None:
-            sw_loss = sp.switchgear.loss_fraction * sw_out
+            sw_loss = sp.switchgear.loss_W(sw_out, sp.design_load_W)
             cols[..., _I_SW] = sw_loss
         else:
             sw_loss = zero
         if sp.transformer is not None:
             t = sp.transformer
-            S = (sw_out + sw_loss) / (t.power_factor * t.count)
-            cols[..., _I_TR] = t.count * (t.no_load_loss_W + t.load_loss_W * (S / t.rated_VA) ** 2)
+            n = self._tr_count
+            S = (sw_out + sw_loss) / (t.power_factor * n)
+            cols[..., _I_TR] = n * (t.no_load_loss_W + t.load_loss_W * (S / t.rated_VA) ** 2)
         return cols
 
     def describe(self) -> str:
@@ -450,8 +540,14 @@ class FacilityOverheads:
         lines = []
         for s in STAGES:
             st = getattr(sp, s)
+            size = ""
+            if s == "transformer" and st is not None:
+                size = f"{self._tr_count} x {st.rated_VA / 1e6:g} MVA, "
+            elif s == "switchgear" and st is not None:
+                R = st.rated_W if st.rated_W is not None else sp.design_load_W
+                size = f"rated {R / 1e6:.3g} MW, " if R is not None else ""
             lines.append(f"{s}: {'counted' if st is not None else 'left out'}"
-                         + (f" ({st.source})" if st is not None else ""))
+                         + (f" ({size}{st.source})" if st is not None else ""))
         lines.append(f"heat to air: {100 * (1 - self.liquid_fraction):.1f} % of rack input"
                      + ("" if sp.air_side is not None or self.liquid_fraction == 1.0
                         else " (no air side in the description: its removal is not counted)"))

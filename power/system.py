@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 from power.conversion import RectifierParams, SivocParams
 from power.facility import FacilitySpec
 from power.node import NodePowerParams
@@ -562,7 +562,7 @@ def load_system(name_or_path: str | Path) -> System:
         raise FileNotFoundError(f"no system file {str(name_or_path)!r}; bundled systems: {available_systems()}")
     text = read_utf8(p, "system file", SystemFileError)
     try:
-        spec = tomllib.loads(text)
+        spec = toml_loads(text, p, "system file", SystemFileError)
     except tomllib.TOMLDecodeError as exc:
         raise SystemFileError(f"{p}: not valid TOML: {exc}") from None
     return System.from_spec(spec, source=str(p))

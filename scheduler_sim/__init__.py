@@ -67,3 +67,9 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _MovedModuleFinder())  # before the path finder: one module object per file
+
+if "gymnasium" in sys.modules:  # gymnasium already imported: register hpctwin/Facility-v0 (optional extra `rl`)
+    try:
+        importlib.import_module("scheduler_sim.app.gym_env")
+    except ImportError:  # greenlet (also in `rl`) missing: gymnasium.make then names the missing module
+        pass

@@ -7,7 +7,10 @@ constant fallback in their place (:mod:`dataloaders.grid.fallback`), saying so.
 
 Every record a loader rejects is reported with file, line and field (:class:`dataloaders.report.Issue`), as for
 traces; with ``strict=True`` the first one is a :class:`dataloaders.report.TraceError` instead. Duplicated
-timestamps keep the first record and report the others (``duplicate_time``); gaps are reported as ranges.
+timestamps keep the first record and report the others (``duplicate_time``); gaps are reported as ranges. Values
+outside their physical or market range are rejected the same way (``out_of_range``): carbon intensity in [0, 2,000]
+gCO2eq/kWh always, prices in [-1,000, 10,000] currency/MWh unless ``price_range`` (``grid.price_range_per_MWh``)
+widens it.
 
 Built-in formats (``format=`` names; :func:`guess_grid_format` recognises them by their header line):
 
@@ -31,7 +34,8 @@ import importlib.metadata
 from pathlib import Path
 from typing import Callable
 
-from .series import GridSeries, GridSignalError, read_rows, regularise
+from .series import (CARBON_RANGE_G_PER_KWH, PRICE_RANGE_PER_MWH, GridSeries, GridSignalError, check_bounds, read_rows,
+                     regularise)
 
 __all__ = ["GridSeries", "GridSignalError", "GRID_FORMATS", "available_grid_loaders", "guess_grid_format",
            "load_grid_series", "read_rows", "regularise", "shipped_grid_file"]
@@ -112,7 +116,7 @@ def _loader(name: str) -> Callable[..., GridSeries]:
 
 
 def load_grid_series(path: str | Path, kind: str, *, format: str = "", basis: str = "lca",  # noqa: A002
-                     strict: bool = False) -> GridSeries:
+                     strict: bool = False, price_range: tuple[float, float] = PRICE_RANGE_PER_MWH) -> GridSeries:
     """Read a carbon-intensity or price file into a :class:`GridSeries`.
 
     Parameters
@@ -127,6 +131,10 @@ def load_grid_series(path: str | Path, kind: str, *, format: str = "", basis: st
         Carbon only: ``"direct"`` (combustion only) or ``"lca"`` (life-cycle) intensity.
     strict : bool
         Stop at the first rejected record or duplicate instead of reporting it.
+    price_range : tuple[float, float]
+        Price only: valid prices [currency/MWh], closed (default -1,000 to 10,000). Carbon intensities are always
+        checked against [0, 2,000] gCO2eq/kWh (:data:`dataloaders.grid.series.CARBON_RANGE_G_PER_KWH`). A record
+        outside is rejected with its line (built-in formats) or, for a plugin, its step is rejected by time.
 
     Returns
     -------
@@ -144,7 +152,16 @@ def load_grid_series(path: str | Path, kind: str, *, format: str = "", basis: st
     fmt = format or guess_grid_format(p)
     if fmt in GRID_FORMATS and kind not in GRID_FORMATS[fmt][1]:
         raise GridSignalError(str(p), f"format {fmt!r} gives a {'/'.join(GRID_FORMATS[fmt][1])} series, not {kind}")
-    return _loader(fmt)(p, kind=kind, basis=basis, strict=strict)
+    bounds = tuple(price_range) if kind == "price" else CARBON_RANGE_G_PER_KWH
+    if not (len(bounds) == 2 and bounds[0] < bounds[1]):
+        raise GridSignalError(str(p), f"price range {bounds!r} is not [low, high] with low < high",
+                              field="grid.price_range_per_MWh")
+    if fmt == "pjm_prices":
+        return _loader(fmt)(p, kind=kind, basis=basis, strict=strict, price_range=bounds)
+    series = _loader(fmt)(p, kind=kind, basis=basis, strict=strict)
+    if fmt in GRID_FORMATS:  # the built-in carbon loaders check [0, 2000] g/kWh record by record, with the line
+        return series
+    return check_bounds(series, bounds, strict=strict)
 
 
 def shipped_grid_file(name: str) -> Path:

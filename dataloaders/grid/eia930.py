@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .series import J_PER_KWH, GridSeries, GridSignalError, read_rows, regularise
+from .series import CARBON_RANGE_G_PER_KWH, J_PER_KWH, GridSeries, GridSignalError, read_rows, regularise
 
 __all__ = ["load", "TIME_COLUMN", "VALUE_COLUMN"]
 
@@ -46,7 +46,8 @@ def load(path: Path, *, kind: str = "carbon", basis: str = "lca", strict: bool =
         raise GridSignalError(str(path), "EIA-930 avg_CI is a life-cycle intensity; there is no direct column",
                               field=VALUE_COLUMN, expected="basis = 'lca'")
     t, v, ln, issues, rows = read_rows(Path(path), TIME_COLUMN, VALUE_COLUMN, scale=1e-3 / J_PER_KWH, strict=strict,
-                                       expected_value="a finite intensity in gCO2eq/kWh")
+                                       expected_value="a finite intensity in gCO2eq/kWh",
+                                       bounds=CARBON_RANGE_G_PER_KWH, unit="gCO2eq/kWh")
     t0, values, gaps = regularise(Path(path), t, v, ln, issues, strict=strict, time_col=TIME_COLUMN)
     return GridSeries(kind="carbon", t0_unix_s=t0, step_s=3600.0, values=values, unit="gCO2eq/kWh", basis="lca",
                       source=str(path), issues=issues, gaps=gaps, records_read=rows)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as dt
-import gzip
 import io
 import math
 from pathlib import Path
@@ -13,11 +12,24 @@ from pathlib import Path
 import numpy as np
 
 from dataloaders.report import Issue, TraceError
+from jobs.memory import check_allocation
+from jobs.textfiles import InputFileError, read_input
 
-__all__ = ["GridSeries", "GridSignalError", "open_text", "read_rows", "regularise", "MAX_ROWS"]
+__all__ = ["GridSeries", "GridSignalError", "open_text", "read_rows", "regularise", "check_bounds", "MAX_ROWS",
+           "CARBON_RANGE_G_PER_KWH", "PRICE_RANGE_PER_MWH"]
 
 #: Most rows a grid file may have (ten years of 5-minute data); checked before allocation.
 MAX_ROWS = 10 * 366 * 24 * 12
+
+#: Physically possible carbon intensity [gCO2eq/kWh]: no grid emits less than nothing, and the dirtiest
+#: generation (lignite, ~1,100-1,200 g/kWh life cycle, IPCC AR5 WG3 Annex III table A.III.2) stays well below
+#: 2,000; a record outside is rejected (reported with its line), never used.
+CARBON_RANGE_G_PER_KWH = (0.0, 2000.0)
+#: Default plausible electricity price [currency/MWh]. Negative prices are real (PJM, ERCOT, CAISO), but every US
+#: market caps its offers well inside this range (ERCOT's system-wide offer cap is 5,000 USD/MWh since 2023, PJM's
+#: energy offer cap 1,000-2,000 USD/MWh; ASSUMPTION: the bound is deliberately wider than any of them). A record
+#: outside is rejected with its line unless ``grid.price_range_per_MWh`` widens the range.
+PRICE_RANGE_PER_MWH = (-1000.0, 10000.0)
 
 #: Joules per kWh and per MWh (edge-unit conversion).
 J_PER_KWH = 3.6e6
@@ -28,10 +40,38 @@ class GridSignalError(TraceError):
     """A grid-signal file cannot be used; the message names the file, line, field, what was found and expected."""
 
 
-def open_text(path: Path):
-    """Open a (possibly gzip-compressed) UTF-8 text file for reading (BOM allowed)."""
-    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+def open_text(path: Path) -> io.StringIO:
+    """Open a grid-signal file as UTF-8 text through the one input opener (:func:`jobs.textfiles.read_input`).
+
+    Decompression (gzip, bzip2, xz, zip; by content) is bounded, a UTF-8 BOM is dropped, UTF-16 / UTF-32 and lines
+    over 1 MiB are refused.
+
+    Parameters
+    ----------
+    path : Path
+        The file (a missing one is a ``FileNotFoundError``).
+
+    Returns
+    -------
+    io.StringIO
+        The text (``newline=""`` for the csv module).
+
+    Raises
+    ------
+    GridSignalError
+        If the opener refuses the file, or it is not UTF-8 (the message names the file and line).
+    """
+    try:
+        data = read_input(path, "grid-signal file")
+    except InputFileError as exc:
+        raise GridSignalError(exc.path, exc.reason) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise GridSignalError(str(path), f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r}); "
+                                         "save it as UTF-8", line=line) from None
+    return io.StringIO(text, newline="")
 
 
 @dataclasses.dataclass
@@ -108,7 +148,8 @@ def _parse_time(text: str) -> float:
 
 
 def read_rows(path: Path, time_col: str, value_col: str, *, scale: float, strict: bool,
-              expected_value: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Issue], int]:
+              expected_value: str, bounds: tuple[float, float] | None = None, unit: str = ""
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Issue], int]:
     """Read a CSV file's time and value columns.
 
     Parameters
@@ -125,6 +166,11 @@ def read_rows(path: Path, time_col: str, value_col: str, *, scale: float, strict
         Raise at the first unreadable record.
     expected_value : str
         What a valid value looks like, for messages.
+    bounds : tuple[float, float] | None
+        Closed range ``[lo, hi]`` of a valid value in the FILE's unit; a record outside is rejected
+        (``out_of_range``, with its line) like an unreadable one. None: any finite value.
+    unit : str
+        The file's unit, for messages.
 
     Returns
     -------
@@ -186,12 +232,65 @@ def read_rows(path: Path, time_col: str, value_col: str, *, scale: float, strict
                                           found=raw[:80], expected=expected_value)
                 issues.append(iss)
                 continue
+            if bounds is not None and not bounds[0] <= v <= bounds[1]:
+                iss = Issue(line_no, None, value_col, raw[:80], f"a value in [{bounds[0]:g}, {bounds[1]:g}] {unit}",
+                            "rejected", "out_of_range")
+                if strict:
+                    raise GridSignalError(str(path), "value out of range", line=line_no, field=value_col,
+                                          found=raw[:80], expected=iss.expected)
+                issues.append(iss)
+                continue
             ts.append(t)
             vs.append(v * scale)
             ln.append(line_no)
     if not ts:
-        raise GridSignalError(str(path), f"no readable record ({rows} data rows)", field=value_col)
+        first = f"; first: {issues[0].describe()}" if issues else ""
+        raise GridSignalError(str(path), f"no readable record ({rows} data rows, {len(issues)} rejected{first})",
+                              field=value_col)
     return np.array(ts), np.array(vs), np.array(ln, dtype=np.int64), issues, rows
+
+
+def check_bounds(series: GridSeries, bounds: tuple[float, float], *, strict: bool = False) -> GridSeries:
+    """Reject the steps of an already loaded series whose value is outside ``bounds`` (file units); in place.
+
+    For series from loaders that cannot check records as they read them (plugins): the step becomes NaN (the
+    fallback holds there) and an :class:`Issue` names its time, since the line is not known.
+
+    Parameters
+    ----------
+    series : GridSeries
+        The series (SI values).
+    bounds : tuple[float, float]
+        Closed valid range in the file's unit (g/kWh, currency/MWh).
+    strict : bool
+        Raise at the first value outside instead.
+
+    Returns
+    -------
+    GridSeries
+        The same object.
+
+    Raises
+    ------
+    GridSignalError
+        If ``strict`` and a value is outside.
+    """
+    v = series.to_file_units(series.values)
+    bad = np.isfinite(v) & ((v < bounds[0]) | (v > bounds[1]))
+    for k in np.flatnonzero(bad):
+        when = dt.datetime.fromtimestamp(series.t0_unix_s + k * series.step_s, dt.timezone.utc)
+        iss = Issue(None, None, f"value at {when:%Y-%m-%d %H:%M:%S} UTC", f"{v[k]:g}",
+                    f"a value in [{bounds[0]:g}, {bounds[1]:g}] {series.unit}", "rejected", "out_of_range")
+        if strict:
+            raise GridSignalError(series.source, "value out of range", field=iss.field, found=iss.found,
+                                  expected=iss.expected)
+        series.issues.append(iss)
+    if bad.any():
+        series.values = np.where(bad, np.nan, series.values)
+        t0 = series.t0_unix_s
+        series.gaps = sorted(series.gaps + [(t0 + k * series.step_s, t0 + (k + 1) * series.step_s)
+                                            for k in np.flatnonzero(bad)])
+    return series
 
 
 def regularise(path: Path, t: np.ndarray, v: np.ndarray, lines: np.ndarray, issues: list[Issue], *, strict: bool,
@@ -240,6 +339,8 @@ def regularise(path: Path, t: np.ndarray, v: np.ndarray, lines: np.ndarray, issu
     n = int(k.max()) + 1
     if n > MAX_ROWS:
         raise GridSignalError(str(path), f"the records span {n} steps of {step_s:g} s; at most {MAX_ROWS}")
+    check_allocation(9 * n, f"{path}: a grid series of {n} steps of {step_s:g} s",
+                     lambda m: GridSignalError(str(path), m.split(": ", 1)[1]))
     values = np.full(n, np.nan)
     seen = np.zeros(n, dtype=bool)
     for i in range(t.size):

@@ -66,7 +66,7 @@ import pandas as pd
 
 from power import PowerChain, load_system, sivoc_loss_w
 
-from ..io.hdf5 import check_schema, read_jobs
+from ..io.hdf5 import check_output, check_schema, read_jobs, reading
 
 __all__ = ["Attribution", "DEFAULT_T_SUPPLY_LIMIT_K", "attribute", "attribute_file", "attribution_of_run",
            "read_attribution", "load_result"]
@@ -481,16 +481,36 @@ def attribution_of_run(result, config_json: str, *,
     return attribute(result, _system_from_config(config_json), T_supply_limit_K=T_supply_limit_K)
 
 
-def load_result(path: str | Path) -> SimpleNamespace:
+def load_result(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> SimpleNamespace:
     """Read a run file back into a :class:`SimulationResult`-like namespace (jobs, series, totals, config).
+
+    Parameters
+    ----------
+    path : str | Path
+        The run file.
+    verify : bool
+        Check it first (:func:`scheduler_sim.io.hdf5.check_output`: shapes, memory, ``content_sha256``); False
+        only for a caller that has just checked it (``compare``, ``report``).
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``; schema 1.0 files have none).
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``jobs``, ``time_s``, ``facility``, ``cdu``, ``rack``, ``totals``, ``summary``, ``job_cdu_it_W``,
+        ``allocations``, ``config_json``, ``interval_s``, ``time_origin_unix_s``, ``attrs``, ``provenance``.
 
     Raises
     ------
     scheduler_sim.io.hdf5.SchemaError
         If the file is not a compatible run file.
+    scheduler_sim.io.hdf5.DamagedFileError
+        As :func:`scheduler_sim.io.hdf5.check_output`.
     """
-    jobs = read_jobs(path)
-    with h5py.File(path, "r") as f:
+    if verify:
+        check_output(path, allow_unverified=allow_unverified)
+    jobs = read_jobs(path, verify=False)
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         ts = f["timeseries"]
         ns = SimpleNamespace(
@@ -511,24 +531,59 @@ def load_result(path: str | Path) -> SimpleNamespace:
     return ns
 
 
-def attribute_file(path: str | Path, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
-    """Compute the attribution of a run file from its datasets (works on schema 1.0 files too)."""
-    res = load_result(path)
+def attribute_file(path: str | Path, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K,
+                   verify: bool = True) -> Attribution:
+    """Compute the attribution of a run file from its datasets (works on schema 1.0 files too).
+
+    Parameters
+    ----------
+    path : str | Path
+        The run file.
+    T_supply_limit_K : float
+        CDU supply-temperature limit [K].
+    verify : bool
+        Check the file first (:func:`scheduler_sim.io.hdf5.check_output`).
+
+    Returns
+    -------
+    Attribution
+        Computed from the file's datasets.
+    """
+    res = load_result(path, verify=verify)
     return attribute(res, _system_from_config(res.config_json), T_supply_limit_K=T_supply_limit_K)
 
 
-def read_attribution(path: str | Path) -> Attribution:
+def read_attribution(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> Attribution:
     """Read ``/attribution`` from a run file, or compute it when the file predates it (schema 1.0).
+
+    Parameters
+    ----------
+    path : str | Path
+        The run file.
+    verify : bool
+        Check it first (:func:`scheduler_sim.io.hdf5.check_output`); False only for a caller that has just
+        checked it.
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``; schema 1.0 files have none).
+
+    Returns
+    -------
+    Attribution
+        As stored (or computed).
 
     Raises
     ------
     scheduler_sim.io.hdf5.SchemaError
         If the file is not a compatible run file.
+    scheduler_sim.io.hdf5.DamagedFileError
+        As :func:`scheduler_sim.io.hdf5.check_output`.
     """
-    with h5py.File(path, "r") as f:
+    if verify:
+        check_output(path, allow_unverified=allow_unverified)
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         if "attribution" not in f:
-            return attribute_file(path)
+            return attribute_file(path, verify=False)
         g = f["attribution"]
 
         def grp(name):

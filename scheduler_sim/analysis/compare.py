@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io.hdf5 import DamagedFileError, SchemaError, describe_unreadable, verify_file
+from ..io.hdf5 import DamagedFileError, SchemaError, check_output, describe_unreadable
 from .attribution import load_result, read_attribution
 
 __all__ = ["Comparison", "compare", "LINKS", "GRID_LINKS", "log_mean", "decompose_grid"]
@@ -94,6 +94,13 @@ class Comparison:
         Jobs and periods with the largest absolute change in attributed facility energy.
     notes : list of str
         Caveats (different time grids, unmatched jobs ...).
+    grid : dict
+        Cost / CO2 decomposition per grid signal both runs carry.
+    file_warnings : list of str
+        From the check of each file (:func:`scheduler_sim.io.hdf5.check_output`): a partial run, a file read
+        unverified. Printed first, before anything else.
+    partial : list of str
+        ``"A"`` and / or ``"B"`` when that file is a partial run (``complete = false``).
     """
 
     a: str
@@ -106,6 +113,8 @@ class Comparison:
     top_periods: pd.DataFrame
     notes: list[str] = field(default_factory=list)
     grid: dict = field(default_factory=dict)
+    file_warnings: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary of the comparison."""
@@ -118,6 +127,7 @@ class Comparison:
             "top_jobs": json.loads(self.top_jobs.to_json(orient="records")),
             "top_periods": json.loads(self.top_periods.to_json(orient="records")),
             "notes": self.notes,
+            "file_warnings": self.file_warnings, "partial": self.partial,
             "grid": {k: {"A": v["A"], "B": v["B"], "unit": v["unit"],
                          "links": {n: float(x) for n, x in v["links"].items()}} for k, v in self.grid.items()},
         }
@@ -172,7 +182,7 @@ class Comparison:
             for _, r in self.top_jobs.iterrows():
                 lines.append(f"  job {int(r['job_id']):>8d} ({int(r['nodes'])} nodes): {r['delta_E_facility_J'] / mwh:+.4f}"
                              f"  start {r['delta_start_s'] / 3600:+.2f} h, wait {r['delta_wait_s'] / 3600:+.2f} h")
-        return "\n".join([f"WARNING: {n}" for n in self.notes] + lines)
+        return "\n".join(list(self.file_warnings) + [f"WARNING: {n}" for n in self.notes] + lines)
 
 
 def _totals(res, att) -> dict[str, float]:
@@ -368,7 +378,8 @@ def _jobs(ra, rb, aa, ab, top: int) -> tuple[pd.DataFrame, dict]:
     return out.reset_index(drop=True), ctx
 
 
-def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86400.0) -> Comparison:
+def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86400.0,
+            allow_unverified: bool = False) -> Comparison:
     """Explain run B against run A (formulas: module docstring).
 
     Parameters
@@ -379,6 +390,8 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
         How many jobs and periods to list.
     period_s : float
         Length of the periods compared [s] (default one day).
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``), with a warning first.
 
     Returns
     -------
@@ -389,12 +402,15 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
     scheduler_sim.io.hdf5.SchemaError
         If a file is not a compatible run file.
     scheduler_sim.io.hdf5.DamagedFileError
-        If a file is missing, not HDF5, unreadable, or does not match its recorded ``content_sha256``.
+        If a file is missing, not HDF5, unreadable, its shapes contradict each other or exceed memory, it has no
+        ``content_sha256`` (without ``allow_unverified``) or does not match it (:func:`check_output`).
     """
+    checks = []
+
     def read(p):
-        verify_file(p)
+        checks.append(check_output(p, allow_unverified=allow_unverified))  # first: nothing is read before it
         try:
-            return load_result(p), read_attribution(p)
+            return load_result(p, verify=False), read_attribution(p, verify=False)
         except (SchemaError, DamagedFileError):
             raise
         except Exception as exc:  # noqa: BLE001 - a damaged or foreign file fails in many ways; name the file
@@ -444,4 +460,6 @@ def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86
     top_periods = _periods(ra, rb, aa, ab, period_s, top, notes)
     grid = _grid(a, b, ra, rb, energy, notes)
     return Comparison(a=str(a), b=str(b), totals=totals, energy=energy, pue=pue, context=ctx, top_jobs=top_jobs,
-                      top_periods=top_periods, notes=notes, grid=grid)
+                      top_periods=top_periods, notes=notes, grid=grid,
+                      file_warnings=[w for c in checks for w in c.warnings],
+                      partial=[k for k, c in zip("AB", checks) if c.partial])

@@ -68,9 +68,11 @@ def signal_in_sim_time(series: object, fallback_SI: float, origin_unix_s: float,
     calendar : str
         ``"absolute"`` or ``"typical-year"``. ``absolute``: a simulation time ``t`` reads the series at Unix time
         ``origin + t`` (same year needed).
-        ``typical-year``: the series' year stands for any year: the run's start year is shifted onto the series'
-        first year (by whole non-leap years, so month/day/hour match except after 29 February of a leap year,
-        which shifts by one day) and the series is repeated every 365 days.
+        ``typical-year``: the series' year stands for any year: every UTC time of the run is mapped to the same
+        month, day and hour of the series' first year (:func:`cooling_fmu.weather.typical_year_s`, the mapping
+        the weather uses: 29 February of a leap run year reads 28 February; a leap series year's 29 February is
+        read by no other year), from the year before the run's start year to three years after it. Without a
+        trace calendar the series' year is repeated every 365 days from its January 1st, as the weather is.
     utc_offset_h : float
         Site's local standard time minus UTC [h] (EPW LOCATION line); used only without a calendar origin.
     run_start_s : float
@@ -95,17 +97,17 @@ def signal_in_sim_time(series: object, fallback_SI: float, origin_unix_s: float,
         origin = _jan1_utc(y_sig) - utc_offset_h * 3600.0
         how = f"no trace calendar: simulation time 0 = {y_sig}-01-01 00:00 local (UTC{utc_offset_h:+g} h)"
         calendar = "typical-year"
-        shift = 0.0
     else:
         origin = origin_unix_s
         y_run = dt.datetime.fromtimestamp(origin + run_start_s, dt.timezone.utc).year
-        shift = (y_sig - y_run) * YEAR_S if calendar == "typical-year" else 0.0
         how = (f"absolute UTC (trace origin {dt.datetime.fromtimestamp(origin, dt.timezone.utc):%Y-%m-%d %H:%M:%S})"
-               if calendar == "absolute" else f"typical year: run year {y_run} read as {y_sig}")
+               if calendar == "absolute" else f"typical year: run year {y_run} read as {y_sig} by month, day and hour")
+        if calendar == "typical-year":
+            return _by_month_day_hour(series, fallback_SI, origin, y_run, y_sig), how
     n = series.values.size
-    base = series.t0_unix_s - origin - shift + np.arange(n + 1) * series.step_s
+    base = series.t0_unix_s - origin + np.arange(n + 1) * series.step_s
     values = series.values
-    if calendar == "typical-year":
+    if calendar == "typical-year":  # no trace calendar
         # repeat every 365 days: one copy before and two after (a run may start late in the year and run long)
         per = int(round(YEAR_S / series.step_s))
         v = np.full(per, np.nan)
@@ -113,11 +115,33 @@ def signal_in_sim_time(series: object, fallback_SI: float, origin_unix_s: float,
         idx = np.arange(n) + k0
         keep = (idx >= 0) & (idx < per)
         v[idx[keep]] = values[keep]
-        start = _jan1_utc(y_sig) - origin - shift
+        start = _jan1_utc(y_sig) - origin
         reps = 4
         values = np.tile(v, reps)
         base = start - YEAR_S + np.arange(values.size + 1) * series.step_s
     return StepSignal(base, values, float(fallback_SI), series.kind), how
+
+
+def _by_month_day_hour(series: object, fallback_SI: float, origin: float, y_run: int, y_sig: int) -> StepSignal:
+    """The series read at the same month, day and hour of its year ``y_sig`` for every step of the years
+    ``y_run - 1 .. y_run + 2`` (UTC), in simulation time (origin ``origin``); NaN where the series has no value.
+    """
+    from cooling_fmu.weather import typical_year_s
+
+    step = float(series.step_s)
+    y0 = y_run - 1
+    u0, u1 = _jan1_utc(y0), _jan1_utc(y_run + 3)
+    n = int(round((u1 - u0) / step))
+    starts = u0 + np.arange(n) * step
+    s_typ = typical_year_s(starts - u0, y0)  # seconds into the non-leap typical year (month, day, time of day)
+    if _cal.isleap(y_sig):  # the same date in a leap series year: after 28 February, one day later
+        s_typ = s_typ + 86400.0 * (s_typ >= 59 * 86400.0)
+    k_f = (_jan1_utc(y_sig) + s_typ - series.t0_unix_s) / step
+    k = np.rint(k_f).astype(np.int64)
+    ok = (k >= 0) & (k < series.values.size) & (np.abs(k_f - k) < 1e-9)
+    values = np.full(n, np.nan)
+    values[ok] = series.values[k[ok]]
+    return StepSignal(u0 - origin + np.arange(n + 1) * step, values, float(fallback_SI), series.kind)
 
 
 @dataclasses.dataclass

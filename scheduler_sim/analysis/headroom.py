@@ -28,6 +28,7 @@ import numpy as np
 
 from cooling_fmu.sizing import plant_capacity, tower_cells_needed
 from power import PowerChain, System, node_power_w
+from power.sizing import sized_facility
 
 __all__ = ["Headroom", "full_load_heat_W", "run_headroom"]
 
@@ -181,7 +182,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
     h = Headroom()
     P = facility.get("P_facility_W", facility.get("P_it_W"))
     h.peak_P_facility_W = float(np.nanmax(P)) if P is not None and np.size(P) else math.nan
-    h.feed_W, h.feed_firm_W, h.feed_source = system.facility.feed_W()
+    h.feed_W, h.feed_firm_W, h.feed_source = sized_facility(system).feed_W()  # counts from the system
     Q = np.asarray(cdu["Q_flow_W"])
     if Q.size:
         k = int(np.argmax(Q.sum(axis=1)))

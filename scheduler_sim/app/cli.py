@@ -1,4 +1,4 @@
-"""Command line: ``hpctwin run | sweep | compare | report | list | validate`` (also ``python -m scheduler_sim``).
+"""Command line: ``hpctwin run | sweep | compare | report | frontier | list | validate`` (also ``python -m scheduler_sim``).
 
 Errors the user can fix (a bad configuration, a bad trace, an unknown name) are printed as one clear message and
 exit with status 2; ``--debug`` shows the traceback instead.
@@ -25,6 +25,11 @@ CONFIG is a TOML file with the sections of scheduler_sim.app.config.RunConfig (s
 on the command line override it. --days is the window of SUBMISSIONS: the run goes on until those jobs end.
 Without --out the file is out/<run name>.h5, where options given here are appended to the run name.
 """
+
+
+#: Help of ``--no-verify`` (validate, report, compare): the one way to read an output file without a checksum.
+NO_VERIFY_HELP = ("read an output file that has no content checksum (content_sha256: stripped, or written by an old "
+                  "hpctwin), with a warning; a file whose content does not match its checksum is always refused")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,13 +103,32 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "(default: guessed from the file)")
     r.add_argument("--map", action="append", metavar="KEY=COLUMN",
                    help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
-    r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    r.add_argument("--timezone", metavar="TZ",
+                   help="IANA zone of the trace's local times (sacct, PM100, ...), e.g. America/Chicago; sets "
+                        "trace.timezone (default: the loader's, UTC for sacct)")
+    r.add_argument("--nodes", type=int, metavar="N",
+                   help="schedulable pool size: batch jobs run on N nodes of the system (the others idle); jobs "
+                        "larger than N are rejected at load; sets scheduler.pool_nodes")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set",
+                   help="override any configuration key (repeatable), e.g. --set scheduler.policy=fcfs, "
+                        "--set system.topology.n_nodes=+20%%, --set plant.tower.n_cells=5, "
+                        "--set trace.arrival_rate_factor=1.5; relative numbers: +20%%, -10%%, x1.5 "
+                        "(docs/configuration.md)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary (data warnings, such "
+                                                        "as rejected records or interpolated weather, still show)")
+    r.add_argument("--accept-weather-gaps", action="store_true",
+                   help="interpolate missing-value gaps of the weather file longer than 6 h instead of refusing it "
+                        "(cooling.accept_weather_gaps); every gap is still reported")
 
     s = sub.add_parser("sweep", help="run a policy study (use `mpirun -n N hpctwin sweep ...` to spread it over ranks)",
                        description="Run every scenario of a study file; under mpirun scenarios are spread over the "
                                    "ranks. Writes one HDF5 file per scenario and summary.h5 (rank 0).")
     s.add_argument("study", metavar="STUDY", help="study TOML file (e.g. experiments/theta_policies_weather.toml)")
     s.add_argument("--out", metavar="DIR", help="output folder (default: out/<study name>)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set",
+                   help="override a key of the study's base run (repeatable; as `run --set`, before the axes)")
+    s.add_argument("--timezone", metavar="TZ", help="IANA zone of the trace's local times (sets trace.timezone "
+                                                    "of the base run)")
     s.add_argument("--refine-top", type=int, metavar="K",
                    help="after the sweep, re-run the K fast-plant scenarios best in --refine-by with the FMU and "
                         "report the fast-vs-FMU error (summary.h5 /refine); overrides the study's [refine]")
@@ -122,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--top", type=int, default=10, metavar="N", help="jobs and periods to list (default 10)")
     c.add_argument("--period-h", type=float, default=24.0, metavar="H", help="period length in hours (default 24)")
     c.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    c.add_argument("--no-verify", action="store_true",
+                   help=NO_VERIFY_HELP)
 
     rp = sub.add_parser("report", help="plots and a single-file HTML report of a run (or of a sweep's summary.h5)",
                         description="Write PNG and SVG figures and a self-contained HTML report (figures embedded, "
@@ -136,6 +162,24 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--pareto", action="append", metavar="X,Y",
                     help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
                          "and mean_bounded_slowdown,PUE)")
+    rp.add_argument("--no-verify", action="store_true",
+                    help=NO_VERIFY_HELP)
+
+    fr = sub.add_parser("frontier", help="the Pareto frontier of a sweep in 2 or 3 metrics: knee, hypervolume, CSV, plot",
+                        description="Non-dominated scenarios of a sweep (scheduler_sim.analysis.frontier: metric "
+                                    "table with each metric's sense), the knee and the hypervolume against a "
+                                    "stated reference. Refuses scenarios of different spans unless --per-day.")
+    fr.add_argument("sweep", metavar="SWEEP_DIR", help="sweep output folder (or its summary.h5)")
+    fr.add_argument("--x", metavar="METRIC", help="x metric (default wait; serving sweeps tokens_per_s_per_user)")
+    fr.add_argument("--y", metavar="METRIC", help="y metric (default energy; serving sweeps tokens_per_s_per_gpu)")
+    fr.add_argument("--z", metavar="METRIC", help="third metric (shown as colour)")
+    fr.add_argument("--colour", metavar="METRIC", help="colour of the points, not part of the front (serving "
+                                                         "default: energy_per_token)")
+    fr.add_argument("--per-day", action="store_true", help="divide energy, cost, CO2 and water by each span in days")
+    fr.add_argument("--ref", type=float, nargs="+", metavar="V", help="hypervolume reference point, shown units "
+                                                                       "(default: nadir + 10 %% of each range)")
+    fr.add_argument("--csv", metavar="FILE", help="write the front as CSV")
+    fr.add_argument("--plot", metavar="FILE", help="write the figure (PNG or SVG)")
 
     ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants or node types")
     ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types"], help="what to list")
@@ -207,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="also print the report as one JSON line")
     v.add_argument("--map", action="append", metavar="KEY=COLUMN",
                    help="request_csv column mapping, repeatable: arrival=, prompt=, output=, prefix=, time_unit=")
+    v.add_argument("--no-verify", action="store_true",
+                   help=NO_VERIFY_HELP)
     return p
 
 
@@ -230,8 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         from . import commands
 
         handler = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
-                   "report": commands.cmd_report, "list": commands.cmd_list, "cooling": commands.cmd_cooling,
-                   "site": commands.cmd_site}[a.command]
+                   "report": commands.cmd_report, "frontier": commands.cmd_frontier, "list": commands.cmd_list,
+                   "cooling": commands.cmd_cooling, "site": commands.cmd_site}[a.command]
     if getattr(a, "debug", False):
         return handler(a)
     try:
@@ -244,6 +290,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, OSError, RuntimeError, KeyError) as exc:
         print(f"hpctwin {a.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # the last line of defence: inputs are sized before allocating (jobs.memory)
+        print(f"hpctwin {a.command}: error: out of memory (an input larger than this machine or its limits allow; "
+              f"--debug shows where)", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - report / compare read files that may be damaged in any way
         if a.command not in ("report", "compare"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import sys
@@ -38,7 +39,8 @@ from ..io.hdf5 import describe_unreadable
 from .twin import serve_rollouts, stop_rollout_workers
 from .validate import _parse_map, cmd_validate
 
-__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_list", "cmd_cooling", "cmd_design_day", "cmd_site",
+__all__ = ["cmd_run", "cmd_sweep", "cmd_compare", "cmd_report", "cmd_frontier", "cmd_list", "cmd_cooling",
+           "cmd_design_day", "cmd_site",
            "cmd_validate",
            "one_line", "describe_unreadable", "RUN_FLAGS"]
 
@@ -48,7 +50,8 @@ RUN_FLAGS = {"scheduler.policy": "--policy", "scheduler.backfill": "--backfill",
              "system": "--system", "trace.path": "--trace", "trace.format": "--format",
              "trace.window_start_days": "--start-day", "trace.window_days": "--days", "cooling.weather": "--weather",
              "cooling.T_wb_C": "--wet-bulb", "cooling.step_s": "--step", "output.interval_s": "--interval",
-             "seed": "--seed", "trace.cores_per_node": "--cores-per-node"}
+             "seed": "--seed", "trace.cores_per_node": "--cores-per-node", "trace.timezone": "--timezone",
+             "scheduler.pool_nodes": "--nodes"}
 
 
 def _flag_names(message: str, keys) -> str:
@@ -100,9 +103,11 @@ def _is_study(path) -> bool:
         return False
     import tomllib
 
+    from jobs.textfiles import read_utf8, toml_loads
+
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = toml_loads(read_utf8(path, "configuration file"), path, "configuration file")
+    except (tomllib.TOMLDecodeError, ValueError, OSError):
         return False  # load_config reports it
     return "scenarios" in data or "axes" in data
 
@@ -111,9 +116,12 @@ def _run_study(a: argparse.Namespace) -> int:
     """``hpctwin run STUDY.toml``: every scenario (over MPI ranks under mpiexec), a table of each scenario's
     energy, PUE, wait, cost and CO2, then the last scenario explained against the first, link by link.
     """
-    study, scenarios = load_study(a.config)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, scenarios = load_study(a.config, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
-    summary = run_sweep(a.config, out)
+    summary = run_sweep(a.config, out, sets=sets)
     if summary is None:  # another MPI rank
         return 0
     with h5py.File(summary) as f:
@@ -156,7 +164,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                      ("trace.format", a.format), ("trace.window_start_days", a.start_day),
                      ("trace.window_days", a.days),
                      ("cooling.step_s", a.step), ("output.interval_s", a.interval), ("seed", a.seed),
-                     ("trace.cores_per_node", a.cores_per_node)):
+                     ("trace.cores_per_node", a.cores_per_node),
+                     ("trace.timezone", getattr(a, "timezone", None)), ("scheduler.pool_nodes", getattr(a, "nodes", None))):
         if val is not None:
             ov[key] = str(Path(val).resolve()) if key == "trace.path" else val
     if a.requests is not None or a.deployment is not None:
@@ -188,6 +197,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         ov["trace.strict"] = True
     if a.quiet:
         ov["output.progress"] = False
+    if getattr(a, "accept_weather_gaps", False):
+        ov["cooling.accept_weather_gaps"] = True
     if a.step is not None and a.interval is None and a.step > 0 and math.isfinite(a.step):
         ratio = max(1, round(cfg.output.interval_s / a.step))
         if abs(ratio * a.step - cfg.output.interval_s) > 1e-9:
@@ -222,6 +233,15 @@ def cmd_run(a: argparse.Namespace) -> int:
             elif ov.get("cooling.weather_path"):
                 name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
             cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    if getattr(a, "nodes", None) is not None and a.out is None:
+        cfg = cfg.with_overrides({"name": f"{cfg.name}-pool{a.nodes}"})
+    if getattr(a, "set", None):
+        from .overrides import apply_sets
+
+        cfg = apply_sets(cfg, a.set)
+        if a.out is None:  # its own file name: a what-if never overwrites the run it changes
+            tag = hashlib.sha256("\0".join(a.set).encode()).hexdigest()[:8]
+            cfg = cfg.with_overrides({"name": f"{cfg.name}-set{tag}"})
     if cfg.scheduler.policy not in ("twin", "carbon-aware", "price-aware"):  # a misspelt policy or backfill is
         make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)  # refused before anything is printed
     comm = None
@@ -295,7 +315,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
           f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}, cut at the horizon "
           f"{dropped['jobs_cut_at_horizon']}")
-    for line in res.headroom:  # feed and plant margins (scheduler_sim.analysis.headroom)
+    for line in res.supply + res.headroom:  # CDU supply vs the plant's limit; feed and plant margins
         print(line)
     for c in res.load_counts:  # data loss is never hidden, not even by --quiet
         if c["rejected"] or c["repaired"]:
@@ -326,11 +346,14 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
 def cmd_sweep(a: argparse.Namespace) -> int:
     """``hpctwin sweep``: every scenario of a study (over MPI ranks under mpiexec); 1 when a scenario failed."""
-    study, _ = load_study(a.study)
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "timezone", None):
+        sets.append(f"trace.timezone={json.dumps(a.timezone)}")
+    study, _ = load_study(a.study, sets=sets)
     out = Path(a.out) if a.out else Path("out") / study
     refine = {"top_k": getattr(a, "refine_top", None), "objective": getattr(a, "refine_by", None),
               "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
-    summary = run_sweep(a.study, out, refine=refine)
+    summary = run_sweep(a.study, out, refine=refine, sets=sets)
     if summary is not None:
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
@@ -342,7 +365,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
-    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0)
+    cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0, allow_unverified=a.no_verify)
     print(cmp.format())
     if a.json:
         from ..io.hdf5 import atomic_write_bytes
@@ -358,8 +381,29 @@ def cmd_report(a: argparse.Namespace) -> int:
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
-                       progress=sys.stderr.isatty())
+                       progress=sys.stderr.isatty(), allow_unverified=a.no_verify)
     print(f"wrote {html} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_frontier(a: argparse.Namespace) -> int:
+    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot."""
+    from ..analysis.frontier import (frontier_csv, frontier_plot, frontier_table, load_sweep_points,
+                                     serving_default_axes)
+
+    pts = load_sweep_points(a.sweep)
+    dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
+    metrics = [a.x or dx, a.y or dy] + ([a.z] if a.z else [])
+    colour = a.colour or (dc if not a.z else None)
+    fr = frontier_table(pts, metrics, per_day=a.per_day, ref=a.ref, colour=colour)
+    print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
+          + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else ""))
+    print(fr.format())
+    if a.csv:
+        print(f"wrote {frontier_csv(fr, a.csv)}")
+    if a.plot:
+        frontier_plot(fr, a.plot)
+        print(f"wrote {a.plot}")
     return 0
 
 

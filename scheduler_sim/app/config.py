@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 
 from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
 from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
@@ -63,6 +63,21 @@ class TraceConfig(_Strict):
                                 "unset: from the SWF header (MaxProcs / MaxNodes), else the system's "
                                 "trace_procs_per_node (see dataloaders.swf.swf_cores_per_node); 1 for traces that "
                                 "count nodes, as theta_2022.swf does (MaxProcs = MaxNodes = 4360)")
+    timezone: str = Field("", description="IANA time zone of the trace's local text times (sacct Submit / Start / "
+                                          "End, PM100, ...), e.g. 'America/Chicago'; '' = the loader's default "
+                                          "(UTC for sacct). An hour that happens twice (autumn) is read as its "
+                                          "first occurrence (fold=0); a skipped hour (spring) is moved forward by "
+                                          "the gap; both are counted in the load report (as `validate --timezone`)")
+    arrival_rate_factor: float = Field(
+        1.0, gt=0, le=1000, description="Workload growth: arrival-rate factor f. Submit times at or after the window "
+                                        "start t0 are compressed towards it, t' = t0 + (t - t0) / f (a job's "
+                                        "recorded wait and run time are kept), so the window holds f times as many "
+                                        "submissions, in their order; deterministic")
+    job_size_factor: float = Field(
+        1.0, gt=0, le=1000, description="Workload growth: job-size factor g. A job of n nodes asks for n g nodes, "
+                                        "rounded down or up at random with P(up) = the fractional part (seeded by "
+                                        "the run seed: the expected total is g times the trace's), at least 1 and "
+                                        "capped at the schedulable pool")
 
     def resolved_path(self) -> Path:
         """The trace path, with '' resolved to the embedded trace."""
@@ -196,6 +211,11 @@ class SchedulerConfig(_Strict):
     carbon: CarbonPolicyConfig = CarbonPolicyConfig()
     power_cap: list[PowerCapConfig] = Field(default_factory=list, description="Facility power budget schedule")
     downtime: list[DowntimeConfig] = Field(default_factory=list, description="Scheduled node downtimes")
+    pool_nodes: int | None = Field(
+        None, ge=1, description="Schedulable pool size [nodes] (`--nodes`): batch jobs run on the lowest-numbered "
+                                "batch nodes of the system only; the others stay idle at idle power (they exist, "
+                                "out of the pool). Jobs larger than the pool are rejected at load with a message "
+                                "and no reservation waits for nodes outside it. Unset: every batch node")
 
     @model_validator(mode="after")
     def _consistent(self) -> "SchedulerConfig":
@@ -267,9 +287,18 @@ class CoolingConfig(_Strict):
     weather_path: str = Field("", description="EPW or TMY3 file (relative to the config file), or a shipped site "
                                               "name (golden, chicago, knoxville); '' = the system's site")
     T_wb_C: float = Field(15.0, ge=-40, le=40, description="Constant wet-bulb temperature [degC] when weather = 'constant'")
+    accept_weather_gaps: bool = Field(False, description="Interpolate missing-value gaps in the weather file longer "
+                                                         "than 6 h (cooling_fmu.weather.MAX_INTERPOLATED_GAP_H) "
+                                                         "instead of refusing the file; every gap is reported")
     utc_offset_h: float | None = Field(None, ge=-14, le=14,
                                        description="Hours from UTC to the weather file's local standard time; unset "
                                                    "= from the file header (EPW LOCATION line, TMY3 metadata row)")
+    step_timeout_s: float = Field(
+        60.0, gt=0, le=86400.0,
+        description="Wall-clock limit of one FMU step [s] (in the FMU's C loop over many steps: since the call "
+                    "began or the last step it completed). A step that takes longer stops the run: the results up "
+                    "to there are written as a partial file (complete = false) and the run exits 2, naming the FMU, "
+                    "the FMI call and the simulated time (the FMU runs on a worker thread; docs/cooling.md)")
     on_implausible: Literal["warn", "stop"] = Field(
         "warn", description="A plant output outside physical bounds (water frozen or boiling, negative approach; "
                             "cooling_fmu.plausibility): 'warn' finishes the run, records it in the file "
@@ -349,6 +378,32 @@ class ServingConfig(_Strict):
         return RouterConfig().affinity_slack if isinstance(self.router, str) else self.router.affinity_slack
 
 
+class PerturbConfig(_Strict):
+    """One ensemble member's perturbation of the inputs (``[perturb]``; written by an ``[uncertainty]`` study).
+
+    Every factor is 1 and every offset / noise 0 by default: a default ``[perturb]`` changes nothing. Applied by
+    :mod:`scheduler_sim.app.uncertainty` (the formulas are there).
+    """
+
+    node_power_scale: float = Field(1.0, gt=0, le=10, description="Factor on every non-GPU node component power "
+                                                                  "(CPU idle / max, memory, NIC, NVMe, other) [1]")
+    gpu_power_scale: float = Field(1.0, gt=0, le=10, description="Factor on GPU idle and max power [1]")
+    tower_ntu_scale: float = Field(1.0, gt=0, le=10, description="Factor on the cooling towers' nominal Merkel "
+                                                                 "NTU (their UA / (m_w c_p)) [1]")
+    pump_eta_scale: float = Field(1.0, gt=0, le=10, description="Factor on every pump's hydraulic efficiency "
+                                                                "(clipped to 1) [1]")
+    fan_power_scale: float = Field(1.0, gt=0, le=10, description="Factor on the tower fans' nominal power [1]")
+    wet_bulb_offset_K: float = Field(0.0, ge=-20, le=20, description="Added to the wet-bulb of every hour of the "
+                                                                     "typical year (a perturbed typical year) [K]")
+    runtime_estimate_sigma: float = Field(0.0, ge=0, le=3, description="Requested walltimes multiplied by "
+                                                                       "exp(N(0, sigma^2)) per job (log-normal "
+                                                                       "estimate noise) [1]")
+    arrival_jitter_s: float = Field(0.0, ge=0, le=30 * 86400.0, description="Standard deviation of a normal "
+                                                                           "shift of each submission in the "
+                                                                           "window (kept in the window) [s]")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of the per-job estimate noise and arrival jitter")
+
+
 class GridConfig(GridDynamicsConfig, GridSignalsConfig):
     """The facility on the grid (optional ``[grid]`` section): carbon intensity and price signals
     (:mod:`scheduler_sim.app.grid_signals_config`), demand-response events, ramp-rate limit, battery, periodic job
@@ -370,7 +425,11 @@ class RunConfig(_Strict):
     output: OutputConfig = OutputConfig()
     serving: ServingConfig | None = None
     grid: GridConfig | None = None
+    perturb: PerturbConfig | None = None
     workload: list[WorkloadConfig] = Field(default_factory=list, description="Generated workloads ([[workload]])")
+    overrides: list[str] = Field(default_factory=list, description="The `--set KEY=VALUE` overrides applied to this "
+                                                                   "run, in order (provenance; set by the command "
+                                                                   "line, see scheduler_sim.app.overrides)")
 
     @model_validator(mode="after")
     def _something_to_run(self) -> "RunConfig":
@@ -399,20 +458,28 @@ class RunConfig(_Strict):
         """Canonical JSON of the configuration (sorted keys), stored as provenance.
 
         ``grid`` is left out when there is no ``[grid]`` section, ``workload`` when there is no
-        ``[[workload]]``, ``scheduler.carbon`` when it holds its defaults and ``cooling.model`` /
-        ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations written before they existed keep the
-        same JSON (and digests).
+        ``[[workload]]``, ``scheduler.carbon`` when it holds its defaults, ``cooling.accept_weather_gaps`` when
+        false and ``cooling.model`` / ``cooling.fast_tau_s`` when they do ("fmu", 0), so configurations written
+        before they existed keep the same JSON (and digests).
         """
         d = self.model_dump(mode="json")
         if d.get("grid") is None:
             d.pop("grid", None)
+        if d.get("perturb") is None:  # no ensemble perturbation: JSON (and digests) as before it existed
+            d.pop("perturb", None)
         if not d.get("workload"):
             d.pop("workload", None)
         if self.scheduler.carbon == CarbonPolicyConfig():
             d["scheduler"].pop("carbon", None)
+        if not self.cooling.accept_weather_gaps:  # the default: JSON as before the key existed
+            d["cooling"].pop("accept_weather_gaps", None)
         if self.cooling.model == "fmu" and self.cooling.fast_tau_s == 0.0:  # defaults: JSON as before they existed
             d["cooling"].pop("model", None)
             d["cooling"].pop("fast_tau_s", None)
+        for section, key, default in _LATER_KEYS:  # keys added later: left out at their defaults, as above
+            sec = d if section is None else d.get(section)
+            if sec is not None and sec.get(key, default) == default:
+                sec.pop(key, None)
         return json.dumps(d, sort_keys=True)
 
     def with_overrides(self, overrides: dict) -> "RunConfig":
@@ -428,6 +495,8 @@ class RunConfig(_Strict):
             parts = key.split(".")
             if parts[0] == "grid" and data.get("grid") is None and len(parts) > 1:
                 data["grid"] = GridConfig().model_dump(mode="json")  # a grid key opens the [grid] section
+            if parts[0] == "perturb" and data.get("perturb") is None and len(parts) > 1:
+                data["perturb"] = PerturbConfig().model_dump(mode="json")  # a perturb key opens [perturb]
             node = data
             for p in parts[:-1]:
                 if p not in node or not isinstance(node[p], dict):
@@ -440,6 +509,12 @@ class RunConfig(_Strict):
             return RunConfig.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(_format_errors("overrides", exc)) from None
+
+
+#: Keys added after the golden digests were recorded: (section or None, key, default); ``to_json`` leaves them out
+#: at their defaults so that runs which do not use them keep the same ``config_json`` (and digests).
+_LATER_KEYS = (("trace", "timezone", ""), ("trace", "arrival_rate_factor", 1.0), ("trace", "job_size_factor", 1.0),
+               ("scheduler", "pool_nodes", None), ("cooling", "step_timeout_s", 60.0), (None, "overrides", []))
 
 
 def check_name(v: str, what: str = "name") -> str:
@@ -504,7 +579,7 @@ def read_toml(path: Path, what: str) -> dict:
     if not path.is_file():
         raise ConfigError(f"{path}: {what} not found")
     try:
-        return tomllib.loads(utf8_text(path, what))
+        return toml_loads(utf8_text(path, what), path, what, ConfigError)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 

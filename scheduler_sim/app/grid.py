@@ -14,7 +14,7 @@ from power.grid import StepSignal
 from ..analysis.grid import signal_in_sim_time
 from .config import DAY_S, CarbonPolicyConfig, GridConfig, RunConfig
 
-__all__ = ["GridInputs", "build_grid_signals", "carbon_policy_params", "grid_from_flags"]
+__all__ = ["GridInputs", "build_grid_signals", "carbon_policy_params", "grid_file", "grid_from_flags"]
 
 #: Policies that need a grid signal -> which one.
 SIGNAL_POLICIES = {"carbon-aware": "carbon", "price-aware": "price"}
@@ -31,8 +31,11 @@ class GridInputs:
         Sources, units, basis, currency, calendar alignment, fallbacks (written as ``/grid`` attributes).
     notes : list of str
         Lines the run prints (loads, gaps, fallbacks).
-    checksums : dict of str -> str
+    files : dict of str -> Path
         Files read, by role (``grid_carbon``, ``grid_price``).
+    warnings : list of str
+        Data warnings (rejected records, with the first lines): printed by every run, also under ``--quiet``,
+        and written to the run file.
     """
 
     def __init__(self) -> None:
@@ -40,10 +43,36 @@ class GridInputs:
         self.attrs: dict = {}
         self.notes: list[str] = []
         self.files: dict[str, Path] = {}
+        self.warnings: list[str] = []
+
+    def report_rejected(self, series) -> None:
+        """Add a data warning for a series' rejected records (count by reason, the first three with their line)."""
+        rej = [i for i in series.issues if i.action == "rejected"]
+        if not rej:
+            return
+        by = {}
+        for i in rej:
+            by[i.reason] = by.get(i.reason, 0) + 1
+        why = ", ".join(f"{n} {r}" for r, n in sorted(by.items()))
+        first = "; ".join(i.describe() for i in rej[:3])
+        self.warnings.append(f"grid: {series.source}: {len(rej)} {series.kind} record(s) rejected ({why}), the "
+                             f"fallback holds there: {first}{' ...' if len(rej) > 3 else ''}")
 
 
-def _resolve(spec: str) -> Path:
-    """A shipped series name (a bare word) or a file path."""
+def grid_file(spec: str) -> Path:
+    """The file a ``grid.carbon`` / ``grid.price`` value names: a shipped series name (a bare word) or a path.
+
+    Parameters
+    ----------
+    spec : str
+        ``pjm-carbon-2022`` or a file path.
+
+    Returns
+    -------
+    Path
+        The file (a bare word that names no shipped series gives the ValueError of
+        :func:`dataloaders.grid.shipped_grid_file`).
+    """
     if spec and "/" not in spec and "\\" not in spec and "." not in spec:
         return shipped_grid_file(spec)
     return Path(spec)
@@ -81,11 +110,12 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
         fb_g, fb_how = carbon_factor_g_per_kWh(g.carbon_region)
     series = None
     if g.carbon and g.carbon != "constant":
-        path = _resolve(g.carbon)
+        path = grid_file(g.carbon)
         series = load_grid_series(path, "carbon", format=g.carbon_format, basis=g.carbon_basis, strict=g.strict)
         out.files["grid_carbon"] = path
         out.notes.append(series.describe())
         out.notes += [f"  {i.describe()}" for i in series.issues[:3]]
+        out.report_rejected(series)
     sig, how = signal_in_sim_time(series, fb_g * 1e-3 / 3.6e6, origin_unix_s, calendar=g.calendar,
                                   utc_offset_h=off, run_start_s=start)
     out.signals["carbon"] = StepSignal(sig.edges_s, sig.values, sig.fallback, "carbon")
@@ -99,13 +129,19 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
     out.notes.append(f"carbon fallback {fb_g:.1f} gCO2eq/kWh from {fb_how} ({where})")
     pseries = None
     if g.price:
-        path = _resolve(g.price)
-        pseries = load_grid_series(path, "price", format=g.price_format, strict=g.strict)
+        path = grid_file(g.price)
+        pseries = load_grid_series(path, "price", format=g.price_format, strict=g.strict,
+                                   price_range=g.price_range_per_MWh)
         out.files["grid_price"] = path
         out.notes.append(pseries.describe())
         out.notes += [f"  {i.describe()}" for i in pseries.issues[:3]]
+        out.report_rejected(pseries)
     if pseries is not None or g.price_fallback_per_MWh is not None:
         pfb = g.price_fallback_per_MWh
+        lo, hi = g.price_range_per_MWh
+        if pfb is not None and not lo <= pfb <= hi:
+            raise GridSignalError("grid.price_fallback_per_MWh", f"constant price {pfb:g} {g.currency}/MWh is outside "
+                                  f"the valid range", expected=f"a price in [{lo:g}, {hi:g}] (grid.price_range_per_MWh)")
         if pfb is None:
             if pseries.gaps:
                 a, b = pseries.gaps[0]
@@ -141,7 +177,8 @@ def carbon_policy_params(cfg: RunConfig, grid: GridInputs) -> dict:
     Returns
     -------
     dict
-        ``signal``, ``slack_s``, ``slack_by_queue`` [s], ``max_estimate_s``, ``min_gain``.
+        ``signal``, ``slack_s``, ``slack_by_queue`` [s], ``max_estimate_s``, ``min_gain``, ``near_zero``,
+        ``min_gain_abs`` [SI per J].
 
     Raises
     ------
@@ -153,9 +190,13 @@ def carbon_policy_params(cfg: RunConfig, grid: GridInputs) -> dict:
         raise ValueError(f"policy {cfg.scheduler.policy!r} needs a {kind} signal: set grid.{kind} (or "
                          f"grid.price_fallback_per_MWh) or give --{kind} FILE")
     c: CarbonPolicyConfig = cfg.scheduler.carbon
+    if kind == "price":
+        near, gabs = c.near_zero_price_per_MWh / 3.6e9, c.min_gain_abs_price_per_MWh / 3.6e9
+    else:
+        near, gabs = c.near_zero_carbon_g_per_kWh * 1e-3 / 3.6e6, c.min_gain_abs_carbon_g_per_kWh * 1e-3 / 3.6e6
     return dict(signal=grid.signals[kind], slack_s=c.slack_h * 3600.0,
                 slack_by_queue={k: v * 3600.0 for k, v in c.slack_by_queue.items()},
-                max_estimate_s=c.max_estimate_h * 3600.0, min_gain=c.min_gain)
+                max_estimate_s=c.max_estimate_h * 3600.0, min_gain=c.min_gain, near_zero=near, min_gain_abs=gabs)
 
 
 def grid_from_flags(carbon: str | None, price: str | None) -> dict:

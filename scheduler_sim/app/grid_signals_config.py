@@ -45,14 +45,18 @@ class GridSignalsConfig(_Strict):
     carbon_region: str = Field("USA", description="codecarbon region of the constant fallback: ISO3 country (USA, "
                                                   "FIN) or US state name (illinois)")
     carbon_fallback_g_per_kWh: float | None = Field(
-        None, ge=0, description="Constant fallback intensity [gCO2eq/kWh]; unset = codecarbon's factor of "
-                                "carbon_region")
+        None, ge=0, le=2000, description="Constant fallback intensity [gCO2eq/kWh], in [0, 2000] like every "
+                                         "intensity; unset = codecarbon's factor of carbon_region")
     price: str = Field("", description="Price file (PJM real-time LMP CSV; .gz allowed) or a shipped name "
                                        "(pjm-price-2022); '' = no price unless price_fallback_per_MWh is set")
     price_format: str = Field("", description="Grid loader name (pjm_prices); '' = from the header")
     price_fallback_per_MWh: float | None = Field(
         None, allow_inf_nan=False, description="Constant price [currency/MWh] used in the price file's gaps "
                                                "(required when a price file has gaps), or alone without a file")
+    price_range_per_MWh: tuple[float, float] = Field(
+        (-1000.0, 10000.0), description="Valid prices [currency/MWh], closed: a price record outside is rejected "
+                                        "with its line (reported; the fallback holds there). The default is wider "
+                                        "than any US market's offer caps; widen it for a market that needs it")
     currency: str = Field("USD", description="Currency of the prices (a label)")
     calendar: Literal["absolute", "typical-year"] = Field(
         "absolute", description="'absolute': read the series at the trace's own UTC times (same year); "
@@ -78,3 +82,13 @@ class CarbonPolicyConfig(_Strict):
                                                           "delayed (their run spans many signal steps)")
     min_gain: float = Field(0.05, ge=0, lt=1, description="Delay a job only if a later start lowers the mean "
                                                           "signal over its run by at least this fraction")
+    near_zero_price_per_MWh: float = Field(10.0, ge=0, description="price-aware: below this |price now| "
+                                           "[currency/MWh] the gain is absolute (min_gain_abs_price_per_MWh), "
+                                           "since a relative gain means nothing near zero")
+    min_gain_abs_price_per_MWh: float = Field(0.5, ge=0, description="price-aware: drop of the run-mean price "
+                                              "[currency/MWh] needed to hold a job where |price now| < "
+                                              "near_zero_price_per_MWh")
+    near_zero_carbon_g_per_kWh: float = Field(10.0, ge=0, description="carbon-aware: below this intensity "
+                                              "[gCO2eq/kWh] the gain is absolute (min_gain_abs_carbon_g_per_kWh)")
+    min_gain_abs_carbon_g_per_kWh: float = Field(0.5, ge=0, description="carbon-aware: drop of the run-mean "
+                                                 "intensity [gCO2eq/kWh] needed to hold a job near zero")

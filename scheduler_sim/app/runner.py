@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from cooling_fmu.coupling import AdaptiveStepper
-from cooling_fmu.params import load_plant_params
+from cooling_fmu.params import load_plant_params, plant_params_path
 from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
+from dataloaders.report import LoadResult
 from dataloaders.swf import read_swf_header, swf_cores_per_node
 from jobs.table import empty_job_table
 from jobs.shares import apply_node_shares
@@ -24,7 +27,8 @@ from power import PowerChain, System, load_system, node_power_w
 from power.facility import pue_category
 from power.job_power import draw_job_utilisation
 
-from ..analysis.attribution import attribution_of_run
+from ..analysis.attribution import T_SUPPLY_TOLERANCE_K, attribution_of_run
+from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run
@@ -35,11 +39,12 @@ from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
+from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
-from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params
+from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
 from .twin import twin_from_config
 
-__all__ = ["RunOutput", "run_one", "format_summary", "pue_category", "build_plant", "build_weather",
+__all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
            "weather_source"]
 
 
@@ -58,6 +63,7 @@ class RunOutput:
     load_summary: str
     load_counts: list[dict] = field(default_factory=list)
     headroom: list[str] = field(default_factory=list)
+    supply: list[str] = field(default_factory=list)
 
 
 def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
@@ -95,6 +101,54 @@ def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
     return "golden", "default", ""
 
 
+def run_input_files(cfg: RunConfig, system: System | None = None) -> dict[str, Path]:
+    """Every input file a run of ``cfg`` reads, by role: the keys :func:`run_one` records in
+    ``input_checksums_json`` (derived artefacts, the built FMU and the fast-plant table, are keyed by these files).
+
+    Roles: ``trace``, ``request_trace``, ``deployment`` (serving), ``system``, ``plant`` and ``weather`` (when the
+    cooling plant runs and the weather is a file), ``grid_carbon`` and ``grid_price`` (series files). A resumed
+    sweep compares their SHA-256 with the ones a finished scenario recorded (:func:`scheduler_sim.app.sweep.
+    scenario_status`).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System | None
+        The run's system (loaded from ``cfg.system`` when None).
+
+    Returns
+    -------
+    dict of str -> pathlib.Path
+        Role -> file. A system, weather file or shipped grid name that cannot be resolved raises the error of its
+        resolver (FileNotFoundError, SystemFileError, ValueError).
+    """
+    if system is None:
+        system = load_system(cfg.system)
+    files: dict[str, Path] = {}
+    if cfg.trace.enabled:
+        files["trace"] = cfg.trace.resolved_path()
+    if cfg.serving is not None:
+        from ..serving.run import embedded_request_trace
+
+        files["request_trace"] = Path(cfg.serving.trace) if cfg.serving.trace else embedded_request_trace()
+        files["deployment"] = resolve_deployment(cfg.serving.deployment)
+    if system.source:
+        files["system"] = Path(system.source)
+    if cfg.cooling.plant_model != "off":
+        files["plant"] = plant_params_path(cfg.cooling.plant or system.cooling_plant)
+        spec, _, base = weather_source(cfg, system)
+        if spec != "constant":
+            files["weather"] = resolve_weather_file(spec, base or None)
+    g = cfg.grid
+    if g is not None or cfg.scheduler.policy in SIGNAL_POLICIES:
+        if g is not None and g.carbon and g.carbon != "constant":
+            files["grid_carbon"] = grid_file(g.carbon)
+        if g is not None and g.price:
+            files["grid_price"] = grid_file(g.price)
+    return files
+
+
 def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     """Return (wet_bulb_K(t_s) callable, weather file path or None, one-line description) for simulation times.
 
@@ -117,7 +171,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     if spec == "constant":
         return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None, f"constant wet-bulb {c.T_wb_C:g} degC"
     wpath = resolve_weather_file(spec, base or None)
-    weather = Weather.from_file(wpath)
+    weather = Weather.from_file(wpath, accept_long_gaps=c.accept_weather_gaps)
     rep = weather.report
     label = SITES[spec.lower()][1] if spec.lower() in SITES else (rep.station_name or wpath.name)
     if c.utc_offset_h is not None:
@@ -150,7 +204,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    params = load_plant_params(cfg.cooling.plant or system.cooling_plant)
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
@@ -161,6 +215,7 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
+    guard_plant(plant, cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
@@ -204,8 +259,14 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
 
     Raises
     ------
-    dataloaders.report.TraceError, ValueError, cooling_fmu errors
-        With messages naming the file / field at fault.
+    ValueError
+        If the output is an input file of the run or a folder; also (from the configuration, the loaders and the
+        plant) for a bad input, with a message naming the file / field at fault.
+
+    Notes
+    -----
+    The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
+    (messages naming the file / field at fault).
     """
     say = echo or (lambda s: None)
     if out is not None:
@@ -215,7 +276,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
         if Path(out).is_dir():
             raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
-    system = load_system(cfg.system)
+    system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member's inputs
     check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         if system.facility.air_side is None:
@@ -233,11 +294,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"trace   {trace_path}")
         cpn, cpn_why = trace_cores_per_node(cfg, system)
         show = cfg.output.progress if progress is None else progress
+        pool = pool_size(cfg, system)
+        opts = {"timezone": cfg.trace.timezone} if cfg.trace.timezone else {}
         with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
-            loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=system.n_nodes,
-                                cores_per_node=cpn, strict=cfg.trace.strict)
+            loaded = _load_batch_trace(cfg, trace_path, pool, cpn, opts)
         if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
             loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
+        say(trace_vs_system(cfg, system, loaded, cpn, pool))
         jobs = loaded.jobs
         if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
             jobs, share_notes = apply_node_shares(
@@ -246,14 +309,19 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
             loaded.report.notes.extend(share_notes)
         origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+        start = default_start_day(cfg, jobs)
+        jobs, growth = grow_workload(jobs, cfg, start * DAY_S, pool)
+        if growth:
+            say(f"growth  {growth}")
         jobs, spread_info = _draw_job_power(cfg, jobs, system)
         checksums = {"trace": sha256_file(trace_path)}
-        start = default_start_day(cfg, jobs)
         if start != cfg.trace.window_start_days:
             say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
                 f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
                 f"first submission day {start:g} instead (give --start-day to choose)")
             cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
+        jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
+                            (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
     else:
         say("trace   (batch trace disabled)")
         jobs = empty_job_table()
@@ -272,15 +340,31 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
+    if system.source and Path(system.source).is_file():
+        checksums["system"] = sha256_file(system.source)
+    if cfg.cooling.plant_model != "off":
+        ppath = plant_params_path(cfg.cooling.plant or system.cooling_plant)
+        if ppath.is_file():
+            checksums["plant"] = sha256_file(ppath)
     plant = None
     wet_bulb = None
     wpath = None
     wdesc = "cooling off"
+    data_warnings: list[str] = []  # printed by every run, also under --quiet, and written to info_json
+    weather_gaps = None
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
+        if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
+            wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
         say(f"weather {wdesc}")
         if wpath is not None:
             checksums["weather"] = sha256_file(wpath)
+            wrep = getattr(getattr(wet_bulb, "__self__", None), "report", None)  # the Weather's load report
+            if wrep is not None and wrep.n_missing:  # from the cache as from a first parse: every run says it
+                data_warnings += wrep.data_warnings()
+                weather_gaps = {"file": str(wpath), "missing": wrep.missing, "gaps": wrep.gaps,
+                                "accepted_long_gaps": bool(cfg.cooling.accept_weather_gaps)}
         plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
         if cfg.cooling.plant_model == "fast":
             checksums["fast_plant_table"] = plant.fmu_sha256  # the table's key (plant hash, grid, module source)
@@ -294,6 +378,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
         for line in grid.notes:
             say(f"grid    {line}")
+        data_warnings += grid.warnings
         checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
@@ -326,6 +411,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     finally:
         if plant is not None:
             plant.close()
+    if data_warnings:
+        result.info["warnings"] = data_warnings + list(result.info.get("warnings", []))
+    if weather_gaps is not None:
+        result.info["weather_gaps"] = weather_gaps
     for line in partition_mapping_lines(result.info):  # which trace names went to which partition (load report)
         if loaded is not None:
             loaded.report.notes.append(line.strip())
@@ -351,13 +440,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         result.summary.update(dyn_summary)
         for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
             say(line)
+    limit = None
+    if cfg.cooling.plant_model != "off":  # the supply limit is the plant's (analysis/limits.py), not a fixed 27 degC
+        name = cfg.cooling.plant or system.cooling_plant
+        limit = supply_limit_of_plant(load_plant_params(name), str(name))
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json()),
+                         attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
+                         if limit is not None else attribution_of_run(result, cfg.to_json()),
                          extra_groups=_grid_writers(ga, grid_content))
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
@@ -372,7 +466,35 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
     lines = headroom_lines(cfg, system, result, wpath) if headroom else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts, headroom=lines)
+                     load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
+
+
+def supply_lines(result: object, limit: object) -> list[str]:
+    """The terminal's CDU supply line: peak supply temperature and hours above the plant's limit + margin.
+
+    Parameters
+    ----------
+    result : object
+        The run, a SimulationResult (``cdu["T_sec_sup"]``, shape (n_intervals, n_cdus) [K]; ``time_s`` gives the interval).
+    limit : object
+        The plant's limit (scheduler_sim.analysis.limits.SupplyLimit); None (cooling off): no line.
+
+    Returns
+    -------
+    list of str
+        One line, or none when the run has no plant or no supply temperature.
+    """
+    T = (getattr(result, "cdu", None) or {}).get("T_sec_sup") if limit is not None else None
+    if T is None or np.size(T) == 0:
+        return []
+    T = np.asarray(T, dtype=float)
+    t = np.asarray(result.time_s, dtype=float)
+    dt = float(t[1] - t[0]) if t.size > 1 else float(result.totals["duration_s"])  # as the attribution's dt
+    per_cdu, any_h = hours_above(T, limit.T_limit_K, T_SUPPLY_TOLERANCE_K, dt)
+    hot = int(np.nanargmax(np.nanmax(T.reshape(len(T), -1), axis=0)))
+    return [f"  CDU supply            peak {np.nanmax(T) - 273.15:.2f} degC (CDU {hot}); limit "
+            f"{limit.describe()} + {T_SUPPLY_TOLERANCE_K:g} K: {any_h:.2f} h above (any CDU), the most "
+            f"{per_cdu.max():.2f} h (CDU {int(per_cdu.argmax())})"]
 
 
 def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
@@ -581,7 +703,8 @@ def check_sizes(cfg: RunConfig, system) -> None:
     """Check every size the configuration asks to allocate against the machine, before anything is allocated.
 
     Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
-    expanded first), and the window's output interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
+    expanded first), the window must not be longer than :data:`jobs.memory.MAX_SPAN_S` (20 years) and its output
+    interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
     :func:`scheduler_sim.kernel.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
@@ -598,6 +721,15 @@ def check_sizes(cfg: RunConfig, system) -> None:
             d.node_ranges(system.n_nodes)
         except ValueError as exc:
             raise ConfigError(f"scheduler.downtime[{i}].nodes = {d.nodes!r}: {exc} (system {system.name!r})") from None
+    pool = cfg.scheduler.pool_nodes
+    if pool is not None and pool > system.n_nodes:
+        raise ConfigError(f"scheduler.pool_nodes = {pool} (--nodes): more than the {system.n_nodes} nodes of system "
+                          f"{system.name!r}")
+    from jobs.memory import check_span
+
+    # the longest run (jobs.memory.MAX_SPAN_S, 20 years)
+    check_span(cfg.trace.window_days * DAY_S, cfg.output.interval_s,
+               f"the run window of {cfg.trace.window_days:g} days (trace.window_days / --days)", 0.0, ConfigError)
     n_int = cfg.trace.window_days * DAY_S / cfg.output.interval_s
     if n_int > MAX_OUTPUT_INTERVALS:
         raise ConfigError(f"trace.window_days = {cfg.trace.window_days:g} with output.interval_s = "
@@ -651,7 +783,193 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
         max_drain_s=cfg.output.max_drain_days * DAY_S,
         share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,
+        pool_nodes=sc.pool_nodes,
     )
+
+
+def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
+    """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    trace_path : Path
+        The trace file.
+    pool : int
+        Schedulable pool [nodes] (the loader's ``max_nodes``).
+    cpn : int
+        Processors per node.
+    opts : dict
+        Extra loader options (``timezone``).
+
+    Returns
+    -------
+    LoadResult
+        The loaded trace.
+
+    Raises
+    ------
+    ValueError
+        If a time zone is given for a loader that reads no local clock times (one line, naming loader and file).
+    TypeError
+        Any other TypeError of the loader, as raised.
+    """
+    try:
+        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                          strict=cfg.trace.strict, **opts)
+    except TypeError as exc:
+        if "timezone" not in str(exc) or "timezone" not in opts:
+            raise
+        fmt = cfg.trace.format or guess_format(trace_path)
+        raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
+                         f"reads no local clock times (its times carry no zone to set); leave it unset") from None
+
+
+def pool_size(cfg: RunConfig, system) -> int:
+    """The schedulable pool of batch jobs [nodes]: ``scheduler.pool_nodes`` (``--nodes``), else the whole system."""
+    return int(cfg.scheduler.pool_nodes) if cfg.scheduler.pool_nodes is not None else int(system.n_nodes)
+
+
+def trace_machine_nodes(cfg: RunConfig, loaded: LoadResult, cores_per_node: int) -> tuple[int | None, str]:
+    """Nodes of the machine the trace was recorded on, as far as the trace says, and where that came from.
+
+    SWF: the header's ``MaxNodes``, else ``MaxProcs / cores_per_node``; Slurm sacct: the distinct host names of
+    ``NodeList`` (job-table column ``node_list``); otherwise None (the trace does not say).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    loaded : LoadResult
+        The loaded trace (:class:`dataloaders.report.LoadResult`).
+    cores_per_node : int
+        Processors per node used for the load.
+
+    Returns
+    -------
+    nodes : int or None
+    source : str
+    """
+    if loaded.report.loader == "swf":
+        try:
+            h = read_swf_header(cfg.trace.resolved_path())
+        except (OSError, ValueError):
+            h = {}
+        mn, mp = h.get("MaxNodes"), h.get("MaxProcs")
+        if isinstance(mn, (int, float)) and mn > 0:
+            return int(mn), "SWF header MaxNodes"
+        if isinstance(mp, (int, float)) and mp > 0:
+            return int(math.ceil(mp / max(cores_per_node, 1))), f"SWF header MaxProcs / {cores_per_node}"
+        return None, ""
+    if "node_list" in loaded.jobs.columns:
+        from dataloaders.slurm import count_hostlist, expand_hostlist
+
+        lists = [x for x in pd.unique(loaded.jobs["node_list"].astype(str)) if x.strip()]
+        try:
+            if lists and sum(count_hostlist(x) for x in lists) <= 2_000_000:  # bounded before anything is expanded
+                hosts = set()
+                for x in lists:
+                    hosts.update(expand_hostlist(x))
+                if hosts:
+                    return len(hosts), "distinct NodeList host names"
+        except ValueError:
+            pass  # a bad host list was reported by the loader
+    return None, ""
+
+
+def trace_vs_system(cfg: RunConfig, system: System, loaded: LoadResult, cores_per_node: int, pool: int) -> str:
+    """The run-header line comparing the trace's machine with the system and the pool (issue #23 item 7).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The run's system.
+    loaded : LoadResult
+        The loaded trace.
+    cores_per_node : int
+        Processors per node used for the load.
+    pool : int
+        Schedulable pool [nodes].
+
+    Returns
+    -------
+    str
+        e.g. ``machine trace 4360 nodes (SWF header MaxNodes) vs system 'theta' 4392 nodes: differs; pool 4392
+        nodes (the whole system), job sizes as in the trace (no scaling; --nodes N sets the pool,
+        trace.job_size_factor scales jobs)``.
+    """
+    n, how = trace_machine_nodes(cfg, loaded, cores_per_node)
+    big = int(loaded.jobs["nodes"].max()) if len(loaded.jobs) else 0
+    tr = f"trace {n} nodes ({how})" if n is not None else f"trace machine not stated (largest job {big} nodes)"
+    same = "" if n is None else (": same" if n == system.n_nodes else ": differs")
+    pl = ("the whole system" if cfg.scheduler.pool_nodes is None else "scheduler.pool_nodes / --nodes")
+    g = cfg.trace.job_size_factor
+    scale = (f"job sizes x {g:g} (trace.job_size_factor)" if g != 1.0 else "job sizes as in the trace (no scaling)")
+    hint = "" if (n is None or n == pool) else "; --nodes N sets the pool"
+    return f"machine {tr} vs system {system.name!r} {system.n_nodes} nodes{same}; pool {pool} nodes ({pl}), {scale}{hint}"
+
+
+def grow_workload(jobs: pd.DataFrame, cfg: RunConfig, t0_s: float, pool: int) -> tuple[pd.DataFrame, str]:
+    """Workload growth (issue #23 item 5): arrival-rate and job-size scaling of a job table; deterministic.
+
+    Arrival rate (``trace.arrival_rate_factor`` f): submit times ``t >= t0`` become ``t0 + (t - t0) / f`` (time
+    compression towards the window start; earlier jobs are unchanged), and the trace's recorded start and end
+    times move with their job's submit time (recorded waits and run times are kept). Job size
+    (``trace.job_size_factor`` g): ``nodes' = floor(n g) + (u < frac(n g))`` with ``u`` uniform from
+    ``numpy.random.default_rng([seed, 23])`` in job-table order (stochastic rounding: the expected total is g times
+    the trace's), at least 1 and at most ``pool``.
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Canonical job table (``submit_time_s``, ``start_time_s``, ``end_time_s`` [s], ``nodes``).
+    cfg : RunConfig
+        The run (factors and seed).
+    t0_s : float
+        Window start [s after the trace origin].
+    pool : int
+        Schedulable pool [nodes] (cap of the scaled sizes).
+
+    Returns
+    -------
+    jobs : pd.DataFrame
+        A scaled copy (``jobs`` itself when both factors are 1).
+    note : str
+        What was done ('' when nothing).
+    """
+    f, g = cfg.trace.arrival_rate_factor, cfg.trace.job_size_factor
+    if (f == 1.0 and g == 1.0) or len(jobs) == 0:
+        return jobs, ""
+    attrs = dict(jobs.attrs)
+    jobs = jobs.copy()
+    notes = []
+    if f != 1.0:
+        sub = jobs["submit_time_s"].to_numpy(float)
+        late = sub >= t0_s
+        new = np.where(late, t0_s + (sub - t0_s) / f, sub)
+        shift = new - sub
+        jobs["submit_time_s"] = new
+        for c in ("start_time_s", "end_time_s"):
+            if c in jobs:
+                jobs[c] = jobs[c].to_numpy(float) + shift
+        notes.append(f"arrival rate x {f:g}: submit times from day {t0_s / DAY_S:g} on compressed towards it, "
+                     f"t' = t0 + (t - t0) / {f:g} ({int(late.sum())} jobs)")
+    if g != 1.0:
+        n = jobs["nodes"].to_numpy(np.int64)
+        x = n * float(g)
+        lo = np.floor(x)
+        u = np.random.default_rng([int(cfg.seed), 23]).random(n.size)
+        new = (lo + (u < (x - lo))).astype(np.int64)
+        capped = int(np.count_nonzero(new > pool))
+        new = np.clip(new, 1, pool)
+        jobs["nodes"] = new
+        notes.append(f"job sizes x {g:g}: nodes {int(n.sum())} -> {int(new.sum())} in all (stochastic rounding, "
+                     f"seed {cfg.seed}; {capped} job(s) capped at the pool of {pool})")
+    jobs.attrs.update(attrs)
+    return jobs, "; ".join(notes)
 
 
 def _electrical_stages(info: dict | None) -> str:
@@ -667,15 +985,23 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
 
     ``info`` (the run's info: ``facility_stages_counted`` / ``_absent``) adds what the PUE counts.
     """
+    from ..analysis.report.catalogue import column_unit, format_value, format_with_unit
+
     def f(x: float, fmt: str) -> str:
         return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+    q = lambda k: format_with_unit(k, s[k])  # noqa: E731 - value and unit from the schema's table
+
+    def trio(keys: list[str]) -> str:  # three values of one kind in one unit (the largest one's)
+        d = column_unit(keys[0], [s[k] for k in keys])
+        return " / ".join(format_value(k, s[k], d) for k in keys) + (f" {d.unit}" if d.unit else "")
     J_MWh = 1 / 3.6e9
     lines = [
         f"  jobs simulated        {int(s['jobs_simulated'])}  (completed {int(s['jobs_completed'])}, "
         f"killed at walltime {int(s['jobs_killed_walltime'])})",
-        f"  simulated span        {f(s['duration_s'] / DAY_S, '.2f')} days (makespan {f(s['makespan_s'] / DAY_S, '.2f')} days)",
+        f"  simulated span        {q('duration_s')} (makespan {q('makespan_s')})",
         f"  utilisation           {f(100 * s['utilisation'], '.1f')} %",
-        f"  mean wait             {f(s['mean_wait_s'] / 3600, '.2f')} h   (median {f(s['median_wait_s'] / 3600, '.2f')} h)",
+        f"  mean wait             {q('mean_wait_s')}   (median {q('median_wait_s')})",
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
@@ -713,12 +1039,12 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         lines += [
             f"  serving requests      {int(s['serving_requests'])} (completed {int(s['serving_completed'])}, "
             f"rejected {int(s['serving_rejected'])}, preemptions {int(s['serving_preemptions'])})",
-            f"  TTFT p50/p90/p99      {g('ttft_p50_s', '.3f')} / {g('ttft_p90_s', '.3f')} / {g('ttft_p99_s', '.3f')} s",
-            f"  TPOT p50/p90/p99      {1e3 * s['serving_tpot_p50_s']:.1f} / {1e3 * s['serving_tpot_p90_s']:.1f} / "
-            f"{1e3 * s['serving_tpot_p99_s']:.1f} ms",
-            f"  E2E p50/p90/p99       {g('e2e_p50_s', '.2f')} / {g('e2e_p90_s', '.2f')} / {g('e2e_p99_s', '.2f')} s",
-            f"  SLO attainment        {100 * s['serving_slo_attainment']:.1f} %  (goodput {g('goodput_req_s', '.2f')} req/s)",
-            f"  tokens/s per GPU      {g('tokens_per_s_per_gpu', '.1f')}   per user {g('tokens_per_s_per_user', '.1f')}",
+            f"  TTFT p50/p90/p99      {trio([f'serving_ttft_p{p}_s' for p in (50, 90, 99)])}",
+            f"  TPOT p50/p90/p99      {trio([f'serving_tpot_p{p}_s' for p in (50, 90, 99)])}",
+            f"  E2E p50/p90/p99       {trio([f'serving_e2e_p{p}_s' for p in (50, 90, 99)])}",
+            f"  SLO attainment        {q('serving_slo_attainment')}  (goodput {q('serving_goodput_req_s')})",
+            f"  tokens/s per GPU      {q('serving_tokens_per_s_per_gpu')}   per user "
+            f"{q('serving_tokens_per_s_per_user')}",
             f"  energy per token      GPU {g('J_per_token_gpu', '.3f')} J, IT {g('J_per_token_it', '.3f')} J, "
             f"facility {g('J_per_token_facility', '.3f')} J",
             f"  SLO-met per kJ (fac.) {g('slo_met_per_kJ_facility', '.3f')}",

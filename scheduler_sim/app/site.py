@@ -41,6 +41,7 @@ from cooling_fmu.sizing import plant_capacity, tower_cells_needed
 from cooling_fmu.weather import SITES, design_conditions, load_weather, resolve_weather_file
 from power import PowerChain, System, node_power_w
 from power.nodetypes import load_node_type
+from power.sizing import sized_facility
 
 __all__ = ["SiteSpec", "PartitionSpec", "parse_partition", "build_site", "check_site", "CDU_TARGET_W", "CELL_W"]
 
@@ -261,7 +262,8 @@ def system_toml(spec: SiteSpec, plant_file: str) -> str:
           _kv("load_loss_W", 17449.0 * tr_VA / 2.5e6, "scaled DOE figure"),
           _kv("power_factor", 0.95, "ASSUMPTION"),
           _kv("source", "DOE 10 CFR 431.196 scaled to the rating; count = feed units", ""),
-          "", "[facility.switchgear]", _kv("loss_fraction", 0.005, "ASSUMPTION 0.5 % (LBNL benchmarking low end)"),
+          "", "[facility.switchgear]", _kv("no_load_fraction", 0.0005, "ASSUMPTION 0.05 % of rating"),
+          _kv("full_load_loss_fraction", 0.010, "ASSUMPTION 1 % at rated current (no-load + I^2 R)"),
           _kv("source", "ASSUMPTION 0.5 % of throughput (LBNL data-centre benchmarking)", ""),
           "", "[facility.ups]", _kv("share", 0.10, "ASSUMPTION: service nodes, storage, network on UPS"),
           _kv("rated_W", 0.125 * it_full, "ASSUMPTION: 125 % of the UPS share of full-load IT"),
@@ -543,11 +545,11 @@ def check_site(system_path: str | Path) -> tuple[bool, list[str]]:
              f"fans {params.tower.n_cells * params.tower.P_fan_cell_nominal_W / 1e3:.1f} kW; chiller "
              + (f"{params.chiller.Q_flow_max_W / 1e3:.0f} kW" if params.chiller.enabled else "none"))
     ss = analytic_steady_state(params, heat, design.wet_bulb_K)
-    fo = FacilityOverheads(system.facility, system.liquid_fraction)
+    fo = FacilityOverheads(sized_facility(system), system.liquid_fraction)  # ratings from the system
     cols = fo.evaluate_columns(np.array([st.it_input_W]), np.array([float(ss["P_cooling"])]),
                                np.array([design.wet_bulb_K]))
     fac = st.it_input_W + float(ss["P_cooling"]) + float(cols.sum()) - float(cols[0, 4])  # Q_air is heat, not power
-    feed, firm, src = system.facility.feed_W()
+    feed, firm, src = sized_facility(system).feed_W()  # transformer count from the system (power.sizing)
     red = system.facility.feed.redundancy if system.facility.feed is not None else "N+1 (transformers)"
     L.append(f"facility at full load on the design day: {fac / 1e6:.3f} MW (cooling {float(ss['P_cooling']) / 1e3:.0f}"
              f" kW); feed {feed / 1e6:.3f} MW ({src}), firm {firm / 1e6:.3f} MW with {red}: margin "

@@ -50,7 +50,12 @@ file is kept. The summary's ``file`` column names a scenario's file only when it
 killed sweep with the same command skips every scenario already *done*: its file exists, passes its integrity check
 (:func:`scheduler_sim.io.hdf5.verify_file`: every dataset and attribute matches the ``content_sha256`` recorded when
 it was written; a damaged file is run again), has ``complete`` true (files are written atomically, so a killed
-write leaves none) and its stored ``config_json`` equals the scenario's configuration (a changed study reruns it).
+write leaves none), its stored ``config_json`` equals the scenario's configuration (a changed study reruns it) and
+the SHA-256 of every input file it read (trace, weather, system, plant, grid series, request trace; its
+``/provenance`` ``input_checksums_json``) equals that file's SHA-256 now: a scenario's identity is its
+configuration plus its inputs, so a trace edited between two sweeps reruns every scenario that reads it. Each
+earlier file that is not reused is named on the terminal with the reason, and summary.h5 lists them (volatile root
+attribute ``sweep_resume_json``: ``done_earlier`` names, ``rerun`` name -> reason).
 Rank 0 holds an exclusive lock on ``<out>/.sweep.lock`` for the whole sweep: a second sweep into the same folder
 stops at once with an error instead of racing the first for its files; temporaries of dead processes are cleaned
 when their output is written again (:func:`scheduler_sim.io.hdf5.clean_stale_temporaries`), never those of a live
@@ -80,6 +85,7 @@ from pydantic import ValidationError
 from ..io.hdf5 import SCHEMA_VERSION, atomic_h5, unit_of
 from ..io.schema import SchemaWriter
 from .config import ConfigError, RunConfig, _format_errors, check_name, read_toml, resolve_relative_paths
+from .overrides import apply_sets
 from .runner import run_one
 
 __all__ = ["Scenario", "load_study", "run_sweep", "refine_spec", "select_refine", "REFINE_METRICS"]
@@ -102,8 +108,29 @@ def _slug(v: object) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(v)).strip("_")[:40]
 
 
-def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
+def load_study(path: str | Path, sets: list[str] | None = None, members: bool = True) -> tuple[str, list[Scenario]]:
     """Read a study file and enumerate its scenarios.
+
+    Axis and scenario keys go through the key resolver of ``--set``
+    (:func:`scheduler_sim.app.overrides.apply_sets`): any configuration key, ``system.*`` and ``plant.*`` keys,
+    relative numbers (``"+20%"``, ``"x1.5"``). ``sets`` (``hpctwin sweep --set KEY=VALUE``) change the base run
+    first. With an ``[uncertainty]`` table (:mod:`scheduler_sim.app.uncertainty`) and ``members`` true, every
+    scenario is replaced by its ensemble members (``<scenario>_m<kkk>``, and ``_fmu`` refine runs), renumbered; with
+    ``members`` false the study's own scenarios are returned.
+
+    Parameters
+    ----------
+    path : str | Path
+        Study TOML file.
+    sets : list[str] | None
+        ``KEY=VALUE`` overrides of the base run.
+    members : bool
+        Expand an ``[uncertainty]`` study into its members (default) or return its own scenarios.
+
+    Returns
+    -------
+    tuple of (str, list of Scenario)
+        The study name and its scenarios, in their fixed order.
 
     Raises
     ------
@@ -113,10 +140,10 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
     """
     path = Path(path)
     data = read_toml(path, "study file")
-    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot", "refine"}
+    unknown = set(data) - {"name", "base", "axes", "scenarios", "plot", "refine", "uncertainty"}
     if unknown:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected name, base, axes, "
-                          f"scenarios, plot, refine")
+                          f"scenarios, plot, refine, uncertainty")
     study = str(data.get("name", path.stem))
     try:
         check_name(study, "study name")
@@ -129,6 +156,8 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
     except ValidationError as exc:
         raise ConfigError(_format_errors(f"{path} [base]", exc)) from None
     base = resolve_relative_paths(base, path.parent)  # relative to the study file, as in a run file
+    if sets:
+        base = apply_sets(base, sets)
     axes = data.get("axes", {})
     for k, v in axes.items():
         if not isinstance(v, list) or not v:
@@ -147,12 +176,16 @@ def load_study(path: str | Path) -> tuple[str, list[Scenario]]:
         for combo in itertools.product(*(axes[key] for key in keys)) if keys else [()]:
             name = f"{i:03d}" + (f"_{_slug(label)}" if label else "") + "".join(f"_{_slug(v)}" for v in combo)
             try:
-                cfg = base.with_overrides({**ex, **dict(zip(keys, combo)), "name": name})
+                cfg = apply_sets(base, {**ex, **dict(zip(keys, combo)), "name": name}, record=False)
                 cfg = resolve_relative_paths(cfg, path.parent)  # axis / scenario paths: against the study file
             except ConfigError as exc:
                 raise ConfigError(f"{path}: scenario {name}: {exc}") from None
             scenarios.append(Scenario(i, name, cfg))
             i += 1
+    if members and "uncertainty" in data:  # an ensemble: members replace the scenarios (app.uncertainty)
+        from .uncertainty import ensemble_spec, expand_members
+
+        scenarios, _ = expand_members(scenarios, ensemble_spec(data["uncertainty"], path))
     return study, scenarios
 
 
@@ -276,31 +309,86 @@ def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
     return "done", "", r.summary
 
 
-def scenario_done(s: Scenario, out_dir: Path) -> dict[str, float] | None:
-    """The headline metrics of a scenario finished earlier, or None if it must run.
+def scenario_done(s: Scenario, out_dir: Path, hashes: dict | None = None) -> dict[str, float] | None:
+    """The headline metrics of a scenario finished earlier, or None if it must run (:func:`scenario_status`)."""
+    return scenario_status(s, out_dir, hashes)[0]
 
-    Done means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.io.hdf5.verify_file` (its content matches
-    the ``content_sha256`` recorded when it was written; a file without one cannot be trusted), has root attribute
-    ``complete`` true and its ``config_json`` equals the scenario's configuration.
+
+def _current_checksums(cfg: RunConfig, hashes: dict) -> dict[str, tuple[str, str]]:
+    """Role -> (file, SHA-256 now) of every input file of ``cfg`` (:func:`run_input_files`); ``hashes`` memoises
+    the digests by path over one resume check.
+    """
+    from ..io.hdf5 import sha256_file
+    from .runner import run_input_files
+
+    out = {}
+    for role, path in run_input_files(cfg).items():
+        key = str(Path(path).resolve())
+        if key not in hashes:
+            hashes[key] = sha256_file(path)
+        out[role] = (str(path), hashes[key])
+    return out
+
+
+def scenario_status(s: Scenario, out_dir: Path, hashes: dict | None = None) -> tuple[dict[str, float] | None, str]:
+    """Whether a scenario finished earlier: (its headline metrics, "") or (None, why it must run).
+
+    A scenario's identity is its configuration plus the SHA-256 of every input file it reads (trace, request trace
+    and deployment, system, plant, weather, grid series: :func:`scheduler_sim.app.runner.run_input_files`). Done
+    means: ``<out>/<name>.h5`` exists, passes :func:`scheduler_sim.io.hdf5.verify_file` (its content matches the
+    ``content_sha256`` recorded when it was written; a file without one cannot be trusted), has root attribute
+    ``complete`` true, its ``config_json`` equals the scenario's configuration and its ``input_checksums_json``
+    (``/provenance``) holds, for every input file the scenario reads now, the file's current SHA-256. Any other
+    case reruns the scenario, for the reason returned.
+
+    Parameters
+    ----------
+    s : Scenario
+        The scenario.
+    out_dir : Path
+        The sweep's folder.
+    hashes : dict | None
+        Memo of file digests (path -> SHA-256) shared by the scenarios of one resume check.
+
+    Returns
+    -------
+    (dict or None, str)
+        The metrics and ``""`` when done; None and the reason otherwise (``"no earlier file"`` when none exists).
     """
     from ..io.hdf5 import DamagedFileError, verify_file
 
     path = out_dir / f"{s.name}.h5"
     if not path.is_file():
-        return None
+        return None, "no earlier file"
     try:
         verify_file(path, require_digest=True)
-    except DamagedFileError:
-        return None
+    except DamagedFileError as exc:
+        return None, f"earlier file fails its integrity check ({str(exc)[:120]})"
     try:
         with h5py.File(path, "r") as f:
             cfg = f.attrs.get("config_json")
             cfg = cfg.decode() if isinstance(cfg, bytes) else cfg
-            if not bool(f.attrs.get("complete", False)) or cfg != s.config.to_json():
-                return None
-            return {k: float(v) for k, v in f["summary"].attrs.items()}
-    except (OSError, KeyError):
-        return None
+            if not bool(f.attrs.get("complete", False)):
+                return None, "earlier file is partial (complete = false)"
+            if cfg != s.config.to_json():
+                return None, "configuration changed"
+            raw = f["provenance"].attrs.get("input_checksums_json", "{}")
+            stored = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+            metrics = {k: float(v) for k, v in f["summary"].attrs.items()}
+    except (OSError, KeyError, ValueError):
+        return None, "earlier file unreadable"
+    try:
+        now = _current_checksums(s.config, {} if hashes is None else hashes)
+    except (OSError, ValueError) as exc:  # an input that cannot be read now: the run reports it
+        return None, f"an input file cannot be read ({str(exc)[:120]})"
+    changed = [f"{role} {Path(p).name} (sha256 {stored[role][:12]} -> {h[:12]})"
+               for role, (p, h) in sorted(now.items()) if role in stored and stored[role] != h]
+    if changed:
+        return None, "input changed: " + ", ".join(changed)
+    unknown = [role for role in sorted(now) if role not in stored]
+    if unknown:
+        return None, f"earlier file records no checksum for {', '.join(unknown)}"
+    return metrics, ""
 
 
 class _Board:
@@ -426,7 +514,7 @@ def _worker(comm, scenarios: list[Scenario], out_dir: Path) -> None:
 
 
 def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[str], None] = print,
-              refine: dict | None = None) -> Path | None:
+              refine: dict | None = None, sets: list[str] | None = None) -> Path | None:
     """Run every scenario of a study with a work queue over the MPI ranks of COMM_WORLD (or in one process).
 
     Parameters
@@ -441,6 +529,8 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[st
         Command-line refine options (``top_k``, ``objective``, ``pareto``) over the study's ``[refine]``
         (:func:`refine_spec`): after every scenario ran, the selected fast-plant scenarios run again with the FMU
         (``<name>_fmu``) on the same queue, and summary.h5 gets ``/refine`` with the fast-vs-FMU errors.
+    sets : list[str] | None
+        ``--set KEY=VALUE`` overrides of the base run (:func:`load_study`).
 
     Returns
     -------
@@ -451,7 +541,7 @@ def run_sweep(study_path: str | Path, out_dir: str | Path, *, echo: Callable[[st
     comm = _comm()
     rank = comm.Get_rank() if comm is not None else 0
     size = comm.Get_size() if comm is not None else 1
-    study, scenarios = load_study(study_path)
+    study, scenarios = load_study(study_path, sets=sets)
     spec = refine_spec(study_path, refine)
     out_dir = Path(out_dir)
     if rank != 0:
@@ -523,8 +613,11 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
 
     for s in scenarios:  # temporaries of a killed earlier sweep (dead processes only; a live writer's are kept)
         clean_stale_temporaries(out_dir / f"{s.name}.h5")
-    earlier = {s.index: m for s in scenarios if (m := scenario_done(s, out_dir)) is not None}
+    hashes: dict = {}
+    status = {s.index: scenario_status(s, out_dir, hashes) for s in scenarios}
+    earlier = {i: m for i, (m, _) in status.items() if m is not None}
     todo = [s.index for s in scenarios if s.index not in earlier]
+    rerun = {scenarios[i].name: why for i, (m, why) in status.items() if m is None and why != "no earlier file"}
     serve = size > 1
     from_main = True
     if serve:
@@ -532,6 +625,8 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         from_main = MPI.Query_thread() >= MPI.THREAD_SERIALIZED  # rank 0 works while a thread serves
     say(f"study {study}: {len(scenarios)} scenario(s), {len(earlier)} done earlier, {len(todo)} to run on {size} "
         f"rank(s){'' if from_main else ' (rank 0 only serves)'} -> {out_dir}")
+    for name, why in rerun.items():  # an earlier file that is not reused, and why
+        say(f"[sweep] {name}: re-run: {why}")
     board = _Board(todo, len(scenarios), len(earlier), size, say, [s.name for s in scenarios])
     refined: list[tuple[int, Scenario]] = []  # (fast scenario index, its FMU re-run)
     refine_earlier: dict[int, dict] = {}
@@ -553,7 +648,7 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
             sc = Scenario(len(scenarios) + j, name, scenarios[i].config.with_overrides({"cooling.model": "fmu",
                                                                                           "name": name}))
             refined.append((i, sc))
-            done = scenario_done(sc, out_dir)
+            done = scenario_done(sc, out_dir, hashes)
             if done is not None:
                 refine_earlier[sc.index] = done
             else:
@@ -585,7 +680,10 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         w = SchemaWriter(f, "sweep-summary")
         w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "sweep-summary", "study": study,
                       "study_file": Path(study_path).read_text(),
-                      "sweep_timing_json": json.dumps(timing, sort_keys=True)})
+                      "sweep_timing_json": json.dumps(timing, sort_keys=True),
+                      "sweep_resume_json": json.dumps(
+                          {"done_earlier": [scenarios[i].name for i in sorted(earlier)], "rerun": rerun},
+                          sort_keys=True)})
         w.group("/scenarios")
         str_dt = h5py.string_dtype("utf-8")
         files = [f"{scenarios[i].name}.h5" if (out_dir / f"{scenarios[i].name}.h5").is_file() else ""
@@ -624,6 +722,11 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
                     rel = fa / fm - 1.0
                 for suffix, v, unit in (("fast", fa, unit_of(m)), ("fmu", fm, unit_of(m)), ("rel_error", rel, "1")):
                     w.dataset(f"/refine/{m}_{suffix}", v, units=unit, chunks=None)
+        ens = _ensemble_summary(study_path, scenarios, rows)  # [uncertainty]: bands, ranking, sensitivity
+        if ens is not None:
+            from .ensemble_run import write_ensemble
+
+            write_ensemble(w, ens)
     n_fail = sum(1 for r in rows if r[1] == "failed")
     fast_m = {i: m for i, _, _, m in rows}
     for i, sc, st, met in (refine_rows if spec is not None else []):
@@ -633,6 +736,11 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         errs = ", ".join(f"{m} {fast_m[i][m] / met[m] - 1.0:+.2e}" for m in ("E_cooling_J", "PUE", "E_facility_J")
                          if m in met and m in fast_m[i] and met[m])
         say(f"refine  {scenarios[i].name}: fast vs FMU ({sc.name}) relative error: {errs}")
+    if ens is not None:
+        from .ensemble_run import format_ensemble
+
+        for line in format_ensemble(ens):
+            say(line)
     busy = ", ".join(f"{b:.1f}" for b in board.busy)
     say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "
         f"[{busy}])")
@@ -641,3 +749,15 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         for fig in plot(summary_path, out_dir) or []:
             say(f"figure  -> {fig}")
     return summary_path
+
+
+def _ensemble_summary(study_path, scenarios: list[Scenario], rows: list[tuple]):
+    """The ensemble statistics of a study with ``[uncertainty]`` (:mod:`scheduler_sim.app.ensemble_run`), else None."""
+    from .ensemble_run import ensemble_of_study, summarise_ensemble
+
+    spec = ensemble_of_study(study_path)
+    if spec is None:
+        return None
+    _, base = load_study(study_path, members=False)
+    member_rows = {scenarios[i].name: (st, met) for i, st, _, met in rows}
+    return summarise_ensemble(spec, base, member_rows, Path(study_path).read_text())

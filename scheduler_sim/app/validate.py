@@ -35,7 +35,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
     import h5py
 
     if Path(a.trace).is_file() and h5py.is_hdf5(a.trace):
-        return _validate_output(a.trace)
+        return _validate_output(a.trace, allow_unverified=getattr(a, "no_verify", False))
     from dataloaders.registry import guess_format, load_trace
     from dataloaders.report import TraceError
     from dataloaders.swf import read_swf_header, swf_cores_per_node
@@ -73,12 +73,24 @@ def cmd_validate(a: argparse.Namespace) -> int:
     return 0 if (res.report.repaired == 0 and res.report.rejected == 0) else 1
 
 
-def _validate_output(path: str) -> int:
-    """Check an hpctwin output file against the output schema; print the problems; return the exit status."""
+def _validate_output(path: str, allow_unverified: bool = False) -> int:
+    """Check an hpctwin output file: first its content record and shapes (:func:`scheduler_sim.io.hdf5.check_output`;
+    exit 2 naming the file when it is tampered, damaged, has no checksum without ``--no-verify``, or asks for more
+    memory than there is), then the output schema; print the problems; return the exit status (a partial file,
+    ``complete = false``, is reported on the first line and exits 1).
+    """
     import h5py
 
+    from ..io.hdf5 import DamagedFileError, check_output
     from ..io.schema import file_kind, validate_file
 
+    try:
+        check = check_output(path, allow_unverified=allow_unverified)
+    except DamagedFileError as exc:
+        print(f"hpctwin validate: {exc}", file=sys.stderr)
+        return 2
+    for w in check.warnings:
+        print(w)
     try:
         problems = validate_file(path)
     except OSError as exc:
@@ -92,5 +104,7 @@ def _validate_output(path: str) -> int:
         return 1
     with h5py.File(path, "r") as f:
         kind = file_kind(f)
-    print(f"{path}: conforms to the {kind} schema (docs/output_schema.md)")
-    return 0
+    state = "content checksum verified" if check.verified else "NOT verified (no content checksum, --no-verify)"
+    print(f"{path}: conforms to the {kind} schema (docs/output_schema.md); {state}"
+          f"{'; PARTIAL run (complete = false)' if check.partial else ''}")
+    return 1 if (check.partial or not check.verified) else 0

@@ -29,11 +29,14 @@ nothing left behind.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import io
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -57,13 +60,14 @@ __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_s
            "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5", "unit_of",
            "write_dataset", "write_attribution_group", "write_serving_group",
            "atomic_write_bytes", "clean_stale_temporaries", "content_digest", "verify_file", "DamagedFileError",
-           "CONTENT_DIGEST_ATTR", "describe_unreadable"]
+           "CONTENT_DIGEST_ATTR", "describe_unreadable", "check_output", "OutputCheck", "reading"]
 
-#: Attributes (in /provenance; ``sweep_timing_json`` at the root of a sweep's summary.h5) that legitimately differ
+#: Attributes (in /provenance; ``sweep_timing_json`` and ``sweep_resume_json`` at the root of a sweep's summary.h5,
+#: which depend on what an earlier, interrupted sweep left) that legitimately differ
 #: between two runs of the same inputs: wall times (``twin_latency_s``: wall time of each twin decision [s];
 #: the serving engine's wall time and events per wall second in /summary and /serving/summary).
-VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "twin_latency_s",
-                  "serving_engine_wall_time_s", "serving_engine_events_per_s", "engine_wall_time_s",
+VOLATILE_ATTRS = ("created", "wall_time_s", "scheduling_time_s", "sweep_timing_json", "sweep_resume_json",
+                  "twin_latency_s", "serving_engine_wall_time_s", "serving_engine_events_per_s", "engine_wall_time_s",
                   "engine_events_per_s")
 
 PUE_DEFINITION = ("PUE = E_facility / E_IT, energy-weighted (The Green Grid WP49). E_IT = rack input energy "
@@ -187,33 +191,182 @@ def verify_file(path: str | Path, *, require_digest: bool = False) -> bool:
     bool
         True when the digest was checked and matches; False when the file has no digest (and it is not required).
 
+
+    Errors: :class:`DamagedFileError` as :func:`check_output` (one line naming the file).
+    """
+    return check_output(path, allow_unverified=not require_digest).verified
+
+
+@dataclasses.dataclass
+class OutputCheck:
+    """What :func:`check_output` found in an output file, for the command that reads it.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The file.
+    kind : str
+        Its kind (``run``, ``sweep-summary``, ``cooling_standalone``, ...).
+    verified : bool
+        Its ``content_sha256`` was present and matches its content.
+    complete : bool
+        False for a partial file (a run that stopped early: root attribute ``complete = false``).
+    failure : str
+        Why a partial run stopped (root attribute ``failure``), ``""`` otherwise.
+    data_bytes : int
+        Bytes its datasets hold once read (from the shapes; variable-length strings counted at 64 bytes).
+    warnings : list of str
+        Lines every command prints first (and the report shows in a banner): a partial file, a file read
+        unverified.
+    """
+
+    path: Path
+    kind: str = "run"
+    verified: bool = False
+    complete: bool = True
+    failure: str = ""
+    data_bytes: int = 0
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """True when the file records an incomplete run (``complete = false``)."""
+        return not self.complete
+
+
+#: Bytes a variable-length string element is counted at when sizing a file's datasets (its pointer and text).
+VLEN_ELEMENT_BYTES = 64
+
+
+def check_output(path: str | Path, *, allow_unverified: bool = False) -> OutputCheck:
+    """The one check every command makes before reading an hpctwin output file (``validate``, ``report``,
+    ``compare``, ``read_jobs`` / ``read_series`` / ``read_summary``, the sweep's resume).
+
+    In this order, from metadata first: the file exists and is HDF5; every dataset's shape agrees with the schema
+    table's named dimensions (:func:`scheduler_sim.io.schema.shape_conflicts`: an absurd row count is refused
+    before it is hashed or read); the bytes its datasets hold once read fit the memory budget
+    (:func:`jobs.memory.check_allocation`, twice the data for the reader's copies); its ``content_sha256``
+    matches its content (:func:`content_digest`). A file without ``content_sha256`` is refused unless
+    ``allow_unverified`` (the commands' ``--no-verify``), and then a warning says so. A partial file
+    (``complete = false``) is accepted with a warning naming why it stopped.
+
+    Parameters
+    ----------
+    path : str | Path
+        The file.
+    allow_unverified : bool
+        Accept a file that has no content checksum (written by hpctwin before 0.1, or stripped), with a warning.
+
+    Returns
+    -------
+    OutputCheck
+        What was found, with the warnings to print first.
+
     Raises
     ------
+    SchemaError
+        If the file is not an hpctwin output file (no ``schema_version``) or of an incompatible major version.
     DamagedFileError
-        One line naming the file: not found, not an HDF5 file, unreadable, or its content does not match its
-        recorded digest (the file was changed or damaged after it was written).
+        One line naming the file: not found, not HDF5, unreadable, shapes that contradict each other, more data
+        than memory allows, no checksum (without ``allow_unverified``), or content that does not match it.
     """
+    from jobs.memory import check_allocation
+
+    from .schema import KIND_VERSIONS, file_kind, shape_conflicts
+
     path = Path(path)
     if not path.is_file():
         raise DamagedFileError(f"{path}: no such file")
+    out = OutputCheck(path=path)
     try:
         with h5py.File(path, "r") as f:
+            out.kind = file_kind(f)
+            v = f.attrs.get("schema_version")
+            if v is None and CONTENT_DIGEST_ATTR not in f.attrs:
+                raise SchemaError(f"{path}: not an hpctwin {out.kind} file (no schema_version attribute)")
+            v = "" if v is None else v.decode() if isinstance(v, bytes) else str(v)
+            want_v = KIND_VERSIONS.get(out.kind, SCHEMA_VERSION)
+            if v and v.split(".")[0] != want_v.split(".")[0]:
+                raise SchemaError(f"{path}: schema_version {v} is not compatible with this hpctwin (reads {want_v} "
+                                  f"for {out.kind} files)")
+            conflicts = shape_conflicts(f, path)
+            if conflicts:
+                raise DamagedFileError(conflicts[0] + (f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1
+                                                       else ""))
+            total = 0
+
+            def size(_name: str, obj) -> None:
+                nonlocal total
+                if isinstance(obj, h5py.Dataset):
+                    n = int(np.prod(obj.shape, dtype=np.float64)) if obj.shape else 1
+                    item = VLEN_ELEMENT_BYTES if obj.dtype.kind == "O" else obj.dtype.itemsize
+                    total += n * item
+
+            f.visititems(size)
+            out.data_bytes = total
+            check_allocation(2 * total, f"{path}: its datasets hold {total:,} bytes",
+                             lambda m: DamagedFileError(m + "; is it the right file?"))
+            complete = f.attrs.get("complete", True)
+            out.complete = bool(complete) if not isinstance(complete, (str, bytes)) else \
+                (complete.decode() if isinstance(complete, bytes) else complete).strip().lower() not in (
+                    "false", "0", "no")
+            fail = f.attrs.get("failure", "")
+            out.failure = fail.decode(errors="replace") if isinstance(fail, bytes) else str(fail)
             want = f.attrs.get(CONTENT_DIGEST_ATTR)
-            if want is None:
-                if require_digest:
-                    raise DamagedFileError(f"{path}: has no content checksum ({CONTENT_DIGEST_ATTR}); it cannot be "
-                                           f"verified")
-                return False
-            got = content_digest(f)
-    except DamagedFileError:
+            got = content_digest(f) if want is not None else None
+    except (DamagedFileError, SchemaError):
         raise
     except Exception as exc:  # noqa: BLE001 - h5py raises OSError, KeyError, TypeError, ValueError ... on damage
         raise DamagedFileError(f"{path}: {describe_unreadable(path, exc)}") from None
-    want = want.decode() if isinstance(want, bytes) else str(want)
-    if got != want:
-        raise DamagedFileError(f"{path}: damaged: its content does not match the checksum recorded when it was "
-                               f"written ({CONTENT_DIGEST_ATTR})")
-    return True
+    if want is None:
+        if not allow_unverified:
+            raise DamagedFileError(f"{path}: has no content checksum ({CONTENT_DIGEST_ATTR}): it cannot be verified "
+                                   f"(stripped, or written by an old hpctwin); give --no-verify to read it anyway")
+        out.warnings.append(f"WARNING: {path} is read UNVERIFIED (--no-verify): it has no content checksum "
+                            f"({CONTENT_DIGEST_ATTR}), so nothing shows whether it was changed after it was written")
+    else:
+        want = want.decode() if isinstance(want, bytes) else str(want)
+        if got != want:
+            raise DamagedFileError(f"{path}: damaged or changed: its content does not match the checksum recorded "
+                                   f"when it was written ({CONTENT_DIGEST_ATTR})")
+        out.verified = True
+    if out.partial:
+        out.warnings.insert(0, f"PARTIAL RUN: {path} is incomplete (complete = false): "
+                               f"{out.failure or 'no reason recorded'}; its totals cover only the part that ran")
+    return out
+
+
+@contextlib.contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Context of a reader of an output file: a missing group, a wrong dimension or a value of the wrong type (a
+    crafted file that still carries a fresh checksum) becomes one :class:`DamagedFileError` naming the file.
+
+    Parameters
+    ----------
+    path : str | Path
+        The file being read.
+
+    Yields
+    ------
+    None
+        The block reads the file.
+
+    Raises
+    ------
+    DamagedFileError
+        For a ``KeyError``, ``ValueError``, ``TypeError``, ``IndexError`` or ``OSError`` inside the block (one
+        raised inside passes through unchanged).
+    SchemaError
+        Passes through unchanged.
+    """
+    try:
+        yield
+    except (SchemaError, DamagedFileError):
+        raise
+    except (KeyError, ValueError, TypeError, IndexError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DamagedFileError(f"{path}: not the layout of an hpctwin output file ({type(exc).__name__}: "
+                               f"{first})") from None
 
 
 def describe_unreadable(path: str | Path, exc: BaseException) -> str:
@@ -456,9 +609,30 @@ def check_schema(f: h5py.File, path: str | Path = "") -> None:
         raise SchemaError(f"{path}: schema_version {v} is not compatible with this hpctwin (reads {SCHEMA_VERSION})")
 
 
-def read_jobs(path: str | Path) -> pd.DataFrame:
-    """Read the /jobs table of a run file into a DataFrame (strings decoded)."""
-    with h5py.File(path, "r") as f:
+def read_jobs(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> pd.DataFrame:
+    """Read the /jobs table of a run file into a DataFrame (strings decoded).
+
+    Parameters
+    ----------
+    path : str | Path
+        The run file.
+    verify : bool
+        Check the file first (:func:`check_output`: shapes, memory, ``content_sha256``); False only for a caller
+        that has just checked it.
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per job, one column per 1-D dataset of ``/jobs``.
+
+    Errors: :class:`DamagedFileError` as :func:`check_output`; :class:`SchemaError` for an incompatible file;
+    a crafted layout is a :class:`DamagedFileError` too (:func:`reading`).
+    """
+    if verify:
+        check_output(path, allow_unverified=allow_unverified)
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         data = {}
         for name, ds in f["jobs"].items():
@@ -471,9 +645,32 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def read_series(path: str | Path, which: str = "facility") -> pd.DataFrame:
-    """Read /timeseries/facility (or one CDU column per series for 'cdu') into a DataFrame indexed by time_s."""
-    with h5py.File(path, "r") as f:
+def read_series(path: str | Path, which: str = "facility", *, verify: bool = True,
+                allow_unverified: bool = False) -> pd.DataFrame:
+    """Read /timeseries/facility (or one CDU column per series for 'cdu') into a DataFrame indexed by time_s.
+
+    Parameters
+    ----------
+    path : str | Path
+        The run file.
+    which : str
+        ``facility``, ``cdu`` or ``rack``.
+    verify : bool
+        Check the file first (:func:`check_output`).
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per series (``name[i]`` per CDU or rack), index ``time_s``.
+
+    Errors: :class:`DamagedFileError` as :func:`check_output`; :class:`SchemaError` for an incompatible file;
+    a crafted layout is a :class:`DamagedFileError` too (:func:`reading`).
+    """
+    if verify:
+        check_output(path, allow_unverified=allow_unverified)
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         t = f["timeseries/time_s"][()]
         cols = {}
@@ -487,9 +684,29 @@ def read_series(path: str | Path, which: str = "facility") -> pd.DataFrame:
     return pd.DataFrame(cols, index=pd.Index(t, name="time_s"))
 
 
-def read_summary(path: str | Path) -> dict[str, float]:
-    """Headline metrics (/summary attributes) of a run file."""
-    with h5py.File(path, "r") as f:
+def read_summary(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> dict[str, float]:
+    """Headline metrics (/summary attributes) of a run file.
+
+    Parameters
+    ----------
+    path : str | Path
+        The run file.
+    verify : bool
+        Check the file first (:func:`check_output`).
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``).
+
+    Returns
+    -------
+    dict of str -> float
+        The /summary attributes.
+
+    Errors: :class:`DamagedFileError` as :func:`check_output`; :class:`SchemaError` for an incompatible file;
+    a crafted layout is a :class:`DamagedFileError` too (:func:`reading`).
+    """
+    if verify:
+        check_output(path, allow_unverified=allow_unverified)
+    with reading(path), h5py.File(path, "r") as f:
         check_schema(f, path)
         return {k: float(v) for k, v in f["summary"].attrs.items()}
 

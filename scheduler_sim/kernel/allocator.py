@@ -14,6 +14,8 @@ __all__ = ["NodeAllocator", "AllocationError"]
 FREE = -1
 #: Owner code of nodes reserved for a partition the batch scheduler does not manage (e.g. LLM serving).
 RESERVED = -2
+#: Owner code of nodes outside the schedulable pool (``SimulationConfig.pool_nodes``): idle, never allocated.
+OUT_OF_POOL = -3
 
 
 class AllocationError(RuntimeError):
@@ -47,6 +49,7 @@ class NodeAllocator:
         self._n_busy = 0  # running a batch job (owner >= 0), kept with every change of owner
         self._n_down = 0  # down now, recounted at every set_down / set_up
         self._free = np.ones(self.n_nodes, dtype=bool)  # idle and up: (owner == FREE) & ~down, kept per change
+        self._n_out = 0  # out of the schedulable pool (OUT_OF_POOL), set once by exclude()
 
     @property
     def n_free(self) -> int:
@@ -77,6 +80,33 @@ class NodeAllocator:
         self._n_free -= int(np.count_nonzero(~self.down[nodes]))
         self.owner[nodes] = RESERVED
         self._free[nodes] = False
+
+    def exclude(self, nodes: np.ndarray) -> None:
+        """Take idle nodes out of the schedulable pool for good; they stay idle (idle power) and are never allocated.
+
+        Parameters
+        ----------
+        nodes : np.ndarray
+            Node indices, shape (k,), each idle and in the pool.
+
+        Raises
+        ------
+        AllocationError
+            If a node is busy, reserved or already out of the pool.
+        """
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if np.any(self.owner[nodes] != FREE):
+            raise AllocationError("cannot take nodes out of the pool that are busy, reserved or already out")
+        self._n_free -= int(np.count_nonzero(~self.down[nodes]))
+        self.owner[nodes] = OUT_OF_POOL
+        self._free[nodes] = False
+        self._n_out += int(nodes.size)
+
+    def idle_mask(self) -> np.ndarray:
+        """Nodes running no job and not reserved: free, down, or out of the pool (all draw idle power), shape (n_nodes,)."""
+        if self._n_out:
+            return (self.owner == FREE) | (self.owner == OUT_OF_POOL)
+        return self.owner == FREE
 
     @property
     def down_count(self) -> np.ndarray:

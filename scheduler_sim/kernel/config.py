@@ -77,6 +77,11 @@ class SimulationConfig:
     on_failure : {"requeue", "end"}
         What happens to a job killed by a node failure: back to the queue (restarting from scratch, keeping its
         submit time), or ended (outcome ``KILLED_NODE_DOWN``). Lost node-seconds and energy are reported.
+    pool_nodes : int or None
+        Schedulable pool size [nodes]: batch jobs run on the ``pool_nodes`` lowest-numbered batch nodes only (a
+        co-located partition's nodes are not batch nodes); the others are out of the pool for the whole run (never
+        allocated, never counted as free by any policy, drawing idle power). Jobs larger than the pool are excluded
+        at load (``jobs_excluded_larger_than_machine``). None: every batch node.
     record_reservations : bool
         Keep the policy's reservations after every pass in ``Simulation.reservation_log`` (for validation).
     warmup_s : float
@@ -124,6 +129,7 @@ class SimulationConfig:
     share_entity: str = "account"
     max_drain_s: float = 365 * DAY_S
     on_implausible: str = "warn"
+    pool_nodes: int | None = None
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -140,6 +146,8 @@ class SimulationConfig:
         s(self, "power_cap", cap)
         if not self.max_drain_s > 0:
             raise ValueError(f"max_drain_s must be > 0, got {self.max_drain_s}")
+        if self.pool_nodes is not None and not int(self.pool_nodes) >= 1:
+            raise ValueError(f"pool_nodes must be >= 1, got {self.pool_nodes}")
         for name in ("window_start_s", "window_s", "step_s", "interval_s", "default_walltime_s", "cooling_estimate",
                      "warmup_s", "max_drain_s"):
             s(self, name, float(getattr(self, name)))

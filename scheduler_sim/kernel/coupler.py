@@ -24,7 +24,7 @@ import numpy as np
 from cooling_fmu.coupling import Plant, PlantError, StepAverager
 from cooling_fmu.plausibility import OutputGuard
 from power.facility import SERIES as OVERHEAD_SERIES
-from power.facility import FacilityOverheads
+from power.sizing import facility_overheads
 from power.system import System
 
 from .progress import RunProgress
@@ -102,7 +102,7 @@ class CoolingCoupler:
         self.step_s = float(step_s)
         self.on_implausible = on_implausible
         self.progress = progress
-        self.overheads = FacilityOverheads(system.facility, system.liquid_fraction)
+        self.overheads = facility_overheads(system)  # ratings from the system (power.sizing)
         n_plant = len(plant.output_names) if plant is not None else 0
         self.guard = OutputGuard(list(plant.output_names), list(plant.output_units)) if plant is not None else None
         # cooling off means the facility is not modelled: no overhead is counted then

@@ -50,9 +50,9 @@ from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
 from .partitions import each_policy, partition_policies, partition_pools
 from .lifecycle import JobLifecycle
-from .window import batch_failures, open_window, run_horizon
+from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
-from .powercap import PowerCapGovernor
+from .powercap import OverheadForecast, PowerCapGovernor
 from .progress import RunProgress
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
@@ -117,7 +117,7 @@ class Simulation:
     -----
     Raises ValueError (from :class:`SimulationConfig`, :func:`~scheduler_sim.policies.make_policy` and the job
     table) for an unknown policy, an invalid option, a downtime or partition node outside the machine, a downtime
-    on the partition, or an empty window.
+    on the partition, a pool larger than the batch nodes, or an empty window.
     """
 
     def __init__(self, jobs: pd.DataFrame, system: System, policy: str | BasePolicy = "easy",
@@ -149,8 +149,7 @@ class Simulation:
         self.attempts: list[tuple] = []
         self.layout = StateLayout(system.n_cdus, system.n_racks, len(system.partitions) if system.partitioned else 0)
         self.jobdata: JobTable = build_job_table(
-            jobs, system, self.chain, t0=self.t0, t1=self.t1,
-            n_pool=system.n_nodes - (partition.nodes.size if partition is not None else 0),
+            jobs, system, self.chain, t0=self.t0, t1=self.t1, n_pool=batch_pool(cfg, system.n_nodes, partition),
             has_partition=partition is not None, default_walltime_s=cfg.default_walltime_s,
             use_measured_power=cfg.use_measured_power,
             profiles_table=_profiles(job_power_profiles if cfg.use_measured_power else None,
@@ -171,7 +170,7 @@ class Simulation:
             cdu_supply_columns(plant.output_names, self.system.n_cdus) if plant is not None else None,
             supply_rise_K_per_W(plant) if plant is not None else None)
         self.governor = PowerCapGovernor(list(self.config.power_cap), cooling_estimate, self.jobdata, self.chain,
-                                         self.layout)
+                                         self.layout, OverheadForecast.of_run(self))
         self.lifecycle = JobLifecycle(self)
         self._frozen = frozen_job_arrays(self.jobdata)  # read-only job arrays for every view, made once
         self.stepfn = StepFunction(self.chain, self.layout, self.partition,  # tables: one idle power for all nodes

@@ -20,7 +20,6 @@ import numpy as np
 
 from power import PowerChain
 
-from .allocator import FREE
 from .jobdata import NodePowerProfile
 from .state import PlatformState, StateLayout
 
@@ -85,7 +84,7 @@ class StepFunction:
             v[:nc] = r.cdu_heat_W
             v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
             v[lay.rack:lay.part_busy] = r.rack_input_W
-            idle_shares = self._idle_share_W[st.alloc.owner == FREE]
+            idle_shares = self._idle_share_W[st.alloc.idle_mask()]
             sv.idle_dc_W = self._idle_dc_W(idle_shares.size)
             sv.idle_it_W = float(idle_shares.sum())
             sv.dirty = False
@@ -94,7 +93,7 @@ class StepFunction:
             v[:nc] = r.cdu_heat_W
             v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
             v[lay.rack:lay.part_busy] = r.rack_input_W
-            idle = st.alloc.owner == FREE
+            idle = st.alloc.idle_mask()
             sv.idle_dc_W = float(st.node_dc[idle].sum())
             sv.idle_it_W = float(shares[idle].sum())
             if self.partition is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .allocator import FREE
 from .config import SimulationConfig
 from .core import EventKind
 from .events import JobSubmit, NodeDown, NodeUp, PowerChange
@@ -22,7 +23,7 @@ from .recorder import StepIntegrator
 if TYPE_CHECKING:  # typing only: the simulation imports this module
     from .simulation import Simulation
 
-__all__ = ["run_horizon", "batch_failures", "open_window"]
+__all__ = ["run_horizon", "batch_failures", "batch_pool", "open_window"]
 
 
 def run_horizon(t0: float, step_s: float, ratio: int, t_s: float) -> float:
@@ -93,6 +94,36 @@ def batch_failures(cfg: SimulationConfig, partition: NodePowerProfile | None, n_
     return failures
 
 
+def batch_pool(cfg: SimulationConfig, n_nodes: int, partition: NodePowerProfile | None) -> int:
+    """The schedulable pool of batch jobs [nodes]: ``cfg.pool_nodes``, else every node not in the partition.
+
+    Parameters
+    ----------
+    cfg : SimulationConfig
+        The run's options.
+    n_nodes : int
+        Nodes of the system.
+    partition : NodePowerProfile | None
+        The co-located partition, if any (its nodes are not batch nodes).
+
+    Returns
+    -------
+    int
+        Pool size [nodes].
+
+    Raises
+    ------
+    ValueError
+        If ``cfg.pool_nodes`` is more than the batch nodes.
+    """
+    n_batch = n_nodes - (partition.nodes.size if partition is not None else 0)
+    if cfg.pool_nodes is None:
+        return n_batch
+    if cfg.pool_nodes > n_batch:
+        raise ValueError(f"pool_nodes = {cfg.pool_nodes} is more than the {n_batch} batch nodes of the system")
+    return int(cfg.pool_nodes)
+
+
 def _reserve_partition(sim: "Simulation") -> None:
     """Reserve the partition's nodes, schedule its power changes (events the run must reach), set the row in force
     at ``t0``.
@@ -148,6 +179,10 @@ def open_window(sim: "Simulation") -> None:
     st, jobs, t0 = sim.state, sim.jobdata, sim.t0
     if sim.partition is not None:
         _reserve_partition(sim)
+    if sim.config.pool_nodes is not None:  # the batch nodes beyond the pool: out of it for the whole run
+        batch = np.flatnonzero(st.alloc.owner == FREE)
+        if batch.size > sim.config.pool_nodes:
+            st.alloc.exclude(batch[int(sim.config.pool_nodes):])
     _outages_at_start(sim)
     sim.lifecycle.prefill()
     for j in np.lexsort((np.arange(jobs.n), jobs.submit)):

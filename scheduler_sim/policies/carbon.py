@@ -5,9 +5,13 @@ Rule (one scheduling pass at time ``now``): a queued job ``j`` that fits the fre
 * it is flexible: its requested time is at most ``max_estimate_s`` and ``now < r_j + slack_j``, where ``r_j`` is
   the first pass at which the job fitted the free nodes (its *ready* time: from then on any delay is the
   policy's) and ``slack_j`` comes from its queue / QoS name, else the default; and
-* a later start ``t`` in ``(now, r_j + slack_j]`` (``t`` a signal step boundary) gives a mean signal over the
-  job's requested run ``[t, t + estimate_j)`` lower than the mean for a start now by more than ``min_gain``
-  (relative).
+* a later start ``t`` in ``(now, r_j + slack_j]`` (``t`` a signal step boundary) gives a mean signal ``s_later``
+  over the job's requested run ``[t, t + estimate_j)`` lower than the mean ``s_now`` for a start now by more than
+  ``min_gain``: the gain is ``(s_now - s_later) / |s_now|`` (so a price of -20.5 against -20 is a 2.5 % gain at
+  negative prices as 19.5 against 20 is at positive ones), and where ``|s_now|`` is below ``near_zero`` (a
+  relative gain means nothing near zero) the test is absolute, ``s_now - s_later > min_gain_abs``; and
+* both runs, now and later, lie wholly in steps the series gives (known data). The constant fallback, in a gap or
+  after the series ends, is a placeholder and not a forecast: it is never a reason to hold a job.
 
 The slack is counted from the ready time, not the submission: on a saturated machine (Theta's 2022 jobs wait
 ~2 days on average under EASY) a slack counted from submission is spent in the queue before the job could ever
@@ -38,7 +42,13 @@ from .base import BasePolicy, SchedulerView
 from .order import ORDERS
 from .registry import register_policy
 
-__all__ = ["CarbonAwarePolicy"]
+__all__ = ["CarbonAwarePolicy", "NEAR_ZERO_FILE_UNITS", "MIN_GAIN_ABS_FILE_UNITS"]
+
+#: Default ``near_zero`` in the signal's file unit (10 USD/MWh, 10 gCO2eq/kWh): below it a relative gain is
+#: meaningless (ASSUMPTION: a tenth of a typical PJM price or of a fossil-free grid's intensity).
+NEAR_ZERO_FILE_UNITS = 10.0
+#: Default ``min_gain_abs`` in the file unit: the default 5 % relative gain at ``near_zero`` (continuous there).
+MIN_GAIN_ABS_FILE_UNITS = 0.5
 
 
 class CarbonAwarePolicy(BasePolicy):
@@ -60,6 +70,12 @@ class CarbonAwarePolicy(BasePolicy):
         Relative reduction of the run-mean signal needed to hold a job, in [0, 1).
     kind : str
         ``"carbon"`` or ``"price"`` (the policy's name).
+    near_zero : float | None
+        Below this ``|s_now|`` [SI per J] the gain is tested in absolute terms (default 10 USD/MWh for price,
+        10 gCO2eq/kWh for carbon; ``scheduler.carbon.near_zero_*``).
+    min_gain_abs : float | None
+        Absolute reduction of the run-mean signal needed to hold a job where ``|s_now| < near_zero`` [SI per J]
+        (default 0.5 USD/MWh or 0.5 gCO2eq/kWh, the 5 % relative gain at ``near_zero``).
 
     Raises
     ------
@@ -73,12 +89,18 @@ class CarbonAwarePolicy(BasePolicy):
 
     def __init__(self, signal: StepSignal, backfill: str = "easy", *, slack_s: float = 43200.0,
                  slack_by_queue: dict[str, float] | None = None, max_estimate_s: float = 86400.0,
-                 min_gain: float = 0.05, kind: str = "carbon") -> None:
+                 min_gain: float = 0.05, kind: str = "carbon", near_zero: float | None = None,
+                 min_gain_abs: float | None = None) -> None:
         if backfill not in BACKFILLS:
             raise ValueError(f"unknown backfill {backfill!r}; known: {', '.join(BACKFILLS)}")
         if not (slack_s >= 0 and max_estimate_s > 0 and 0 <= min_gain < 1):
             raise ValueError(f"need slack_s >= 0, max_estimate_s > 0, 0 <= min_gain < 1; got {slack_s}, "
                              f"{max_estimate_s}, {min_gain}")
+        to_si = 1.0 / 3.6e9 if kind == "price" else 1e-3 / 3.6e6  # USD/MWh or g/kWh -> per J
+        self.near_zero = float(NEAR_ZERO_FILE_UNITS * to_si if near_zero is None else near_zero)
+        self.min_gain_abs = float(MIN_GAIN_ABS_FILE_UNITS * to_si if min_gain_abs is None else min_gain_abs)
+        if not (self.near_zero >= 0 and self.min_gain_abs >= 0):
+            raise ValueError(f"need near_zero >= 0 and min_gain_abs >= 0; got {self.near_zero}, {self.min_gain_abs}")
         self.signal = signal
         self.backfill = backfill
         self._fn = BACKFILLS[backfill][0]
@@ -103,6 +125,20 @@ class CarbonAwarePolicy(BasePolicy):
         v = np.where(np.isfinite(signal.values), signal.values, signal.fallback)
         self._e = e
         self._F = np.concatenate(([0.0], np.cumsum(v * np.diff(e)))) if e.size > 1 else np.zeros(e.size)
+        # cumulative length of the steps with a known value (finite, inside the edges): a run [a, b) is known data
+        # when K(b) - K(a) = b - a
+        known = np.isfinite(signal.values).astype(float)
+        self._K = np.concatenate(([0.0], np.cumsum(known * np.diff(e)))) if e.size > 1 else np.zeros(e.size)
+
+    def _known(self, a: np.ndarray, d: float) -> np.ndarray:
+        """Whether each run ``[a, a + d)`` lies wholly in steps the series gives (not the fallback)."""
+        e, K = self._e, self._K
+        a = np.asarray(a, dtype=float)
+        if e.size < 2:
+            return np.zeros(a.shape, dtype=bool)
+        inside = (a >= e[0]) & (a + d <= e[-1])
+        cover = np.interp(a + d, e, K) - np.interp(a, e, K)
+        return inside & (cover >= d * (1.0 - 1e-12) - 1e-9)
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Map queue codes (``view.queue_id``) to their slack."""
@@ -128,8 +164,10 @@ class CarbonAwarePolicy(BasePolicy):
     def best_start(self, job: int, view: SchedulerView, now: float) -> tuple[float, float, float]:
         """(best start, run-mean signal at it, run-mean signal for a start at ``now``) for ``job``.
 
-        Candidates are ``now`` and every signal step boundary in ``(now, ready + slack]``; the run-mean signal of a
-        start ``t`` is the exact mean over ``[t, t + estimate)``. Ties keep the earliest candidate.
+        Candidates are ``now`` and every signal step boundary in ``(now, ready + slack]`` whose run lies in known
+        data (module docstring: the fallback is not a forecast); the run-mean signal of a start ``t`` is the exact
+        mean over ``[t, t + estimate)``. Ties keep the earliest candidate. When the run now is not in known data
+        either, the best start is ``now`` (nothing is known to gain).
         """
         est = float(view.estimate_s[job])
         deadline = self.deadline_s(job, view, now)
@@ -138,8 +176,31 @@ class CarbonAwarePolicy(BasePolicy):
         cand = np.concatenate(([now], later))
         d = max(est, 1e-9)
         mean = (self._F_at(cand + d) - self._F_at(cand)) / d
-        i = int(np.argmin(mean))
+        known = self._known(cand, d)
+        if not known[0]:
+            return float(now), float(mean[0]), float(mean[0])
+        i = int(np.argmin(np.where(known, mean, np.inf)))
         return float(cand[i]), float(mean[i]), float(mean[0])
+
+    def gain_enough(self, here: float, best: float) -> bool:
+        """Whether a run-mean signal ``best`` later beats ``here`` now by the rule's margin (module docstring).
+
+        Parameters
+        ----------
+        here : float
+            Run-mean signal for a start now [SI per J].
+        best : float
+            Run-mean signal at the best later start [SI per J].
+
+        Returns
+        -------
+        bool
+            ``(here - best) / |here| > min_gain``, or ``here - best > min_gain_abs`` where ``|here| < near_zero``.
+        """
+        drop = here - best
+        if abs(here) < self.near_zero:
+            return drop > self.min_gain_abs
+        return drop > self.min_gain * abs(here)
 
     def holds(self, job: int, view: SchedulerView) -> bool:
         """Whether the rule holds ``job`` back at ``view.now_s`` (module docstring)."""
@@ -149,7 +210,7 @@ class CarbonAwarePolicy(BasePolicy):
         if not now < self.deadline_s(job, view, now):
             return False
         t, best, here = self.best_start(job, view, now)
-        return t > now and best < (1.0 - self.min_gain) * here
+        return t > now and self.gain_enough(here, best)
 
     def next_pass_s(self, view: SchedulerView) -> float | None:
         """The earliest best start of a held job not yet asked for (one per pass; the next pass asks the next)."""

@@ -135,7 +135,9 @@ class ServingResult:
         time [s]), ``ttft_s = first_token_s - arrival_time_s``, ``e2e_s = finish_s - arrival_time_s``,
         ``tpot_s = (finish_s - first_token_s) / (output_tokens - 1)`` (NaN for one-token outputs),
         ``preemptions``, ``status`` (:class:`RequestStatus`), ``cached_prompt_tokens`` (prompt tokens whose prefill
-        the prefix cache skipped, at the request's last prefill), ``decode_replica`` (= ``replica`` unless
+        the prefix cache skipped, at the request's last prefill), ``recompute_cached_tokens`` (of those, the tokens
+        in blocks the request itself wrote before it was preempted: saved recomputation, not a prefix hit),
+        ``decode_replica`` (= ``replica`` unless
         disaggregated) and ``kv_transfer_s`` (end of the KV transfer - end of the prefill, link queueing included;
         NaN without transfer). When disaggregated, ``first_token_s`` is the end of the KV transfer.
     segments : list of (ndarray, ndarray, ndarray)
@@ -146,7 +148,9 @@ class ServingResult:
     router : str
     info : dict
         Counts: ``events``, ``prefill_steps``, ``decode_steps``, ``decode_runs``, ``preemptions``, ``wall_time_s``,
-        ``events_per_s``, ``t_end_s`` (last completion, trace time), ``prefix_hit_tokens``, ``prefix_evictions``,
+        ``events_per_s``, ``t_end_s`` (last completion, trace time), ``prefix_hit_tokens`` (cached prompt tokens in blocks
+        written by *other* requests), ``recompute_cached_tokens`` (cached prompt tokens in the request's own blocks,
+        reused when it is recomputed after a preemption), ``prefix_evictions``,
         ``kv_transfers``, ``kv_transfer_bytes``, ``kv_transfer_time_s`` (sum of link-busy times),
         ``kv_transfer_energy_J``.
     transfers : dict of ndarray
@@ -165,7 +169,7 @@ class ServingResult:
 
 class _Replica:
     __slots__ = ("idx", "waiting", "running", "prefilling", "free", "outstanding", "busy", "version", "bulk",
-                 "seg_t0", "seg_t1", "seg_P", "ref", "lru", "link_free", "n_open")
+                 "seg_t0", "seg_t1", "seg_P", "ref", "lru", "writer", "link_free", "n_open")
 
     def __init__(self, idx: int, blocks: int) -> None:
         self.idx = idx
@@ -181,6 +185,7 @@ class _Replica:
         self.seg_t1: list[float] = []
         self.seg_P: list[float] = []
         self.ref: dict[int, int] = {}            # prefix block id -> requests pinning it (cached, in use)
+        self.writer: dict[int, int] = {}         # cached prefix block id -> request whose prefill wrote it
         self.lru: OrderedDict[int, None] = OrderedDict()  # cached prefix blocks in use by none, oldest first
         self.link_free = 0.0                     # time the replica's KV-transfer links are free again
         self.n_open = 0                          # requests routed here and not finished here (the router's queue)
@@ -287,7 +292,8 @@ class ServingEngine:
         self.shared = np.zeros(n, dtype=np.int64)  # context tokens held in (pinned) prefix-cache blocks
         self.pins: list = [()] * n               # prefix block ids a request pins
         self.pend: dict[int, tuple] = {}         # prefix block ids a request's prefill in flight will cache
-        self.hit = np.zeros(n, dtype=np.int64)
+        self.hit = np.zeros(n, dtype=np.int64)   # prompt tokens the prefix cache skipped (last prefill)
+        self.own = np.zeros(n, dtype=np.int64)   # of those, in blocks the request itself wrote before a preemption
         self.drep = np.full(n, -1, dtype=np.int64)
         self.x_t0 = np.full(n, np.nan)
         self.x_t1 = np.full(n, np.nan)
@@ -369,6 +375,7 @@ class ServingEngine:
         df["preemptions"] = self.npre
         df["status"] = self.status
         df["cached_prompt_tokens"] = self.hit
+        df["recompute_cached_tokens"] = self.own
         df["decode_replica"] = np.where(self.drep >= 0, self.drep, self.rep) if self.P else self.rep
         df["kv_transfer_s"] = self.x_t1 - self.x_ready
         segs = [(np.asarray(rp.seg_t0), np.asarray(rp.seg_t1), np.asarray(rp.seg_P)) for rp in R]
@@ -380,7 +387,8 @@ class ServingEngine:
         info.update({"events": n_events, "wall_time_s": wall, "events_per_s": n_events / max(wall, 1e-9),
                      "t_end_s": t_end, "kv_blocks_per_replica": self.blocks,
                      "requests_rejected": int(np.count_nonzero(self.status == RequestStatus.REJECTED)),
-                     "prefix_hit_tokens": int(self.hit.sum()),
+                     "prefix_hit_tokens": int((self.hit - self.own).sum()),
+                     "recompute_cached_tokens": int(self.own.sum()),
                      "kv_transfers": int(dur.size), "kv_transfer_bytes": float(transfers["bytes"].sum()),
                      "kv_transfer_time_s": float(dur.sum()),
                      "kv_transfer_energy_J": float(self.link_P * dur.sum())})
@@ -440,7 +448,8 @@ class ServingEngine:
     def _evict(self, rep: _Replica) -> None:
         """Evict least recently used unpinned prefix blocks until no free-block count is negative."""
         while rep.free < 0 and rep.lru:
-            rep.lru.popitem(last=False)
+            h, _ = rep.lru.popitem(last=False)
+            rep.writer.pop(h, None)
             rep.free += self.bpp
             self.counts["prefix_evictions"] += 1
 
@@ -575,6 +584,7 @@ class ServingEngine:
                 rep.free += self.bpp
             else:
                 ref[h] = 1
+                rep.writer[h] = i                # written by this request's prefill
         self.pins[i] = self.pins[i] + new
 
     def _start_next(self, rep: _Replica, t: float) -> None:
@@ -628,6 +638,9 @@ class ServingEngine:
                     self.nblk[i] = own
                     self.shared[i] = nfull * self.T
                     self.hit[i] = c0
+                    # blocks this request wrote itself before it was preempted are recomputation saved, not a
+                    # prefix hit (only blocks written by other requests are hits; vLLM counts them apart likewise)
+                    self.own[i] = sum(1 for h in ids[:c0 // self.T] if rep.writer.get(h) == i) * self.T if c0 else 0
                     self.done[i] = c0            # cached tokens count as computed
                     rep.outstanding -= c0
                     adm.append((i, q))

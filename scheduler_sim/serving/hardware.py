@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from jobs.textfiles import read_utf8
+from jobs.textfiles import read_utf8, toml_loads
 
 __all__ = ["ModelSpec", "GPUSpec", "RooflineConstants", "Disaggregation", "ServerCooling", "Deployment",
            "load_deployment", "load_model", "load_gpu", "DATA_DIR"]
@@ -301,7 +301,7 @@ class Deployment(_Strict):
 def _read_toml(path: Path, what: str) -> dict:
 
     try:
-        return tomllib.loads(read_utf8(path, f"{what} file"))
+        return toml_loads(read_utf8(path, f"{what} file"), path, f"{what} file")
     except FileNotFoundError:
         raise ValueError(f"{what} file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:

@@ -192,6 +192,7 @@ def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
     s["E_server_fan_J"] = so.power.fan_energy_J(t_final)
     s["kv_transfers"] = float(so.result.info.get("kv_transfers", 0))
     s["prefix_hit_tokens"] = float(so.result.info.get("prefix_hit_tokens", 0))
+    s["recompute_cached_tokens"] = float(so.result.info.get("recompute_cached_tokens", 0))
     s["E_partition_node_dc_J"] = float(sim_result.totals["E_partition_node_dc_J"])
     s["engine_wall_time_s"] = float(so.result.info["wall_time_s"])
     s["engine_events"] = float(so.result.info["events"])

@@ -149,6 +149,7 @@ def test_sweep_report_has_pareto_plots(tmp_path):
         for k, v in {"mean_wait_s": [7200.0, 3600.0, np.nan], "E_facility_J": [3.6e12, 3.7e12, np.nan],
                      "mean_bounded_slowdown": [5.0, 3.0, np.nan], "PUE": [1.012, 1.013, np.nan]}.items():
             g[k] = np.array(v)
+        f.attrs["content_sha256"] = hdf5io.content_digest(f)
     page = make_report(p).read_text()
     for name in ("pareto_mean_wait_s__E_facility_J", "pareto_mean_bounded_slowdown__PUE"):
         assert f'data-figure="{name}"><img' in page
@@ -162,9 +163,12 @@ def test_schema_1_0_files_still_read_and_2_0_refused(runs, tmp_path):
     with h5py.File(old, "a") as f:
         del f["attribution"]
         f.attrs["schema_version"] = "1.0"
-    a_new, a_old = read_attribution(runs["a"]), read_attribution(old)
+        del f.attrs["content_sha256"]  # schema 1.0 files have no content checksum: read with --no-verify only
+    with pytest.raises(hdf5io.DamagedFileError, match="no content checksum"):
+        read_attribution(old)
+    a_new, a_old = read_attribution(runs["a"]), read_attribution(old, allow_unverified=True)
     assert np.array_equal(a_new.jobs["E_facility_J"], a_old.jobs["E_facility_J"])
     with h5py.File(old, "a") as f:
         f.attrs["schema_version"] = "2.0"
     with pytest.raises(hdf5io.SchemaError, match="2.0 is not compatible"):
-        read_attribution(old)
+        read_attribution(old, allow_unverified=True)

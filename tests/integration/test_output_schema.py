@@ -16,7 +16,7 @@ import pytest
 from scheduler_sim.app.cli import main
 from scheduler_sim.app.cooling import run_cooling_standalone
 from scheduler_sim.io import schema
-from scheduler_sim.io.hdf5 import atomic_h5
+from scheduler_sim.io.hdf5 import atomic_h5, content_digest
 from tests.conftest import write_power_series
 from tests.integration.test_serving_run import _config as serving_config
 
@@ -171,6 +171,7 @@ def test_cli_validate_checks_a_run_file(cooled_run, tmp_path, capsys):
     shutil.copy(cooled_run, bad)
     with h5py.File(bad, "a") as f:
         f["timeseries/facility/P_it_W"].attrs["units"] = "kW"
+        f.attrs["content_sha256"] = content_digest(f)  # crafted with a fresh checksum: the schema check finds it
     assert main(["validate", str(bad)]) == 1
     assert "units 'kW', expected 'W'" in capsys.readouterr().out
 

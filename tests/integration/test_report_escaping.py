@@ -140,6 +140,7 @@ def test_sweep_report_escapes_every_text_value_of_a_crafted_summary(tmp_path):
         for k, v in {"mean_wait_s": [7200.0, 3600.0], "E_facility_J": [3.6e12, 3.7e12],
                      "mean_bounded_slowdown": [5.0, 3.0], "PUE": [1.012, 1.013]}.items():
             g[k] = np.array(v)
+        f.attrs["content_sha256"] = content_digest(f)  # a crafted file carries a fresh checksum (anyone can make one)
     page = make_report(p, tmp_path / "srep").read_text()
     _assert_nothing_unescaped(page)
     assert page.count(ESCAPED) >= 5  # title, heading, scenario names, status, study file, condition captions

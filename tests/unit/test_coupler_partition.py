@@ -14,6 +14,7 @@ from cooling_fmu.coupling import StepAverager
 from cooling_fmu.plausibility import OutputGuard
 from power import load_system
 from power.facility import SERIES, FacilityOverheads
+from power.sizing import sized_facility
 
 STEP = 15.0
 NAMES = ["T_sec_sup[1]", "T_sec_sup[2]", "T_fac_sup", "T_tower_out", "P_cooling", "E_cooling_out", "P_pump_fac",
@@ -44,7 +45,7 @@ def _cuts(rng: np.random.Generator, m: int) -> list[int]:
 
 def test_two_groupings_of_the_same_steps_give_identical_rows_and_records():
     rng = np.random.default_rng(16)
-    facility = FacilityOverheads(load_system("theta").facility, 0.9)
+    facility = FacilityOverheads(sized_facility(load_system("theta")), 0.9)
     for _ in range(20):
         m = int(rng.integers(50, 400))
         out, p_it, twb = _series(rng, m)
@@ -79,7 +80,7 @@ def test_two_groupings_of_the_same_steps_give_identical_rows_and_records():
 
 def test_evaluate_and_evaluate_columns_agree_bit_for_bit():
     rng = np.random.default_rng(5)
-    facility = FacilityOverheads(load_system("theta").facility, 0.85)
+    facility = FacilityOverheads(sized_facility(load_system("theta")), 0.85)
     p_it, p_liq, twb = rng.uniform(0.0, 3e6, 100), rng.uniform(0.0, 2e5, 100), rng.uniform(260.0, 300.0, 100)
     cols = facility.evaluate_columns(p_it, p_liq, twb)
     d = facility.evaluate(p_it, p_liq, twb)

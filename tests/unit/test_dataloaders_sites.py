@@ -77,8 +77,10 @@ def test_sacct_strict_timezone_dst_noheader(tmp_path):
                  "2|2023-03-26T02:30:00|2023-03-26T04:00:00|2023-03-26T04:10:00|00:10:00|10|1|FAILED|\n")
     cols = ["JobID", "Submit", "Start", "End", "Elapsed", "Timelimit", "NNodes", "State", ""]
     df, rep = read_sacct(p, timezone="Europe/Rome", columns=cols)
-    assert reasons(rep) == {"repaired:dst_ambiguous_time": 1}
-    assert df["submit_time_s"].tolist() == [0.0, 3600.0]  # 02:30 non-existent -> shifted to 03:00 CEST
+    assert reasons(rep) == {"repaired:dst_nonexistent_time": 1}
+    # 02:30 does not exist in Rome that day: moved forward by the 1 h gap (fold=0, read with CET) -> 03:30 CEST,
+    # 1.5 h after 01:00 CET (issue #21 kind 11; was shifted to 03:00 before)
+    assert df["submit_time_s"].tolist() == [0.0, 5400.0]
     assert df["runtime_s"].tolist() == [3600.0, 600.0] and df["nodes"].tolist() == [2, 1]
     with pytest.raises(TraceError, match="not a sacct -P header"):
         read_sacct(p)

@@ -66,7 +66,7 @@ def _full_spec() -> FacilitySpec:
     return FacilitySpec.model_validate({
         "transformer": {"rated_VA": 1e6, "count": 2, "no_load_loss_W": 500.0, "load_loss_W": 4000.0,
                         "power_factor": 0.8, "source": "t"},
-        "switchgear": {"loss_fraction": 0.01, "source": "t"},
+        "switchgear": {"no_load_fraction": 0.001, "full_load_loss_fraction": 0.02, "rated_W": 2e6, "source": "t"},
         "ups": {"share": 0.5, "rated_W": 1e6, "efficiency_points": [[0.25, 0.9], [0.5, 0.95], [1.0, 0.96]],
                 "source": "t"},
         "pdu": {"eta": 0.98, "source": "t"},
@@ -97,13 +97,14 @@ def test_chain_by_hand_and_energy_balance():
     assert r["P_air_chiller_W"][0] == pytest.approx(chw, rel=1e-14)
     assert r["P_air_chiller_W"][1] == 0.0  # wet-bulb 275 K <= 280 K: economiser
     sw_out = pdu_in + L_ups + 20e3 + fan + chw + 1000.0
-    assert r["P_switchgear_loss_W"][0] == pytest.approx(0.01 * sw_out, rel=1e-14)
-    S = 1.01 * sw_out / (0.8 * 2)
+    L_sw = 2e6 * (0.001 + 0.02 * (sw_out / 2e6) ** 2)  # no-load + I^2 R at rating 2 MW
+    assert r["P_switchgear_loss_W"][0] == pytest.approx(L_sw, rel=1e-14)
+    S = (sw_out + L_sw) / (0.8 * 2)
     assert r["P_transformer_loss_W"][0] == pytest.approx(2 * (500 + 4000 * (S / 1e6) ** 2), rel=1e-14)
     # energy balance: utility input = IT + liquid plant + every overhead, computed forward through the chain
     for k in range(2):
-        utility_in = (1.01 * (pdu_in + r["P_ups_loss_W"][k] + 20e3 + r["P_air_fan_W"][k] + r["P_air_chiller_W"][k]
-                              + 1000.0) + r["P_transformer_loss_W"][k])
+        out_k = pdu_in + r["P_ups_loss_W"][k] + 20e3 + r["P_air_fan_W"][k] + r["P_air_chiller_W"][k] + 1000.0
+        utility_in = out_k + 2e6 * (0.001 + 0.02 * (out_k / 2e6) ** 2) + r["P_transformer_loss_W"][k]
         parts = 1e6 + 20e3 + sum(r[s][k] for s in SERIES if s != "Q_air_W")
         assert parts == pytest.approx(utility_in, rel=1e-14)
 
@@ -130,10 +131,59 @@ def test_heat_to_air_without_an_air_side_is_not_removed_but_reported():
 def test_bad_facility_table_names_file_and_field(tmp_path):
     p = tmp_path / "bad.toml"
     src = (load_system("theta").source)
-    text = open(src).read().replace("loss_fraction = 0.005", "loss_fraction = -1")
+    text = open(src).read().replace("full_load_loss_fraction = 0.010", "full_load_loss_fraction = -1")
     p.write_text(text)
-    with pytest.raises(SystemFileError, match=r"bad.toml: field 'facility.switchgear.loss_fraction'"):
+    with pytest.raises(SystemFileError, match=r"bad.toml: field 'facility.switchgear.full_load_loss_fraction'"):
         load_system(p)
+
+
+def test_switchgear_loss_is_no_load_plus_i2r_not_linear():
+    from power.facility import SwitchgearSpec
+
+    sw = SwitchgearSpec(no_load_fraction=0.0005, full_load_loss_fraction=0.01, rated_W=10e6, source="t")
+    P = np.array([0.0, 2.5e6, 5e6, 10e6])
+    L = sw.loss_W(P)
+    np.testing.assert_allclose(L, [5e3, 5e3 + 6.25e3, 5e3 + 25e3, 5e3 + 100e3], rtol=1e-14)
+    # quadratic: the loss of the resistive part at half load is a quarter of that at full load
+    assert (L[2] - L[0]) / (L[3] - L[0]) == pytest.approx(0.25, rel=1e-14)
+    # the linear form is refused with a pointer to the new one
+    with pytest.raises(ValueError, match="no-load"):
+        SwitchgearSpec.model_validate({"loss_fraction": 0.005, "source": "t"})
+
+
+def test_switchgear_and_transformer_ratings_from_the_system():
+    from power import PowerChain
+    from power.node import node_power_w
+
+    from power.sizing import sized_facility
+
+    for name, n_expected in (("theta", 2), ("frontier", 14), ("esif", 2)):
+        s = load_system(name)
+        assert s.facility.transformer.count is None  # the files leave the count to the system
+        f = sized_facility(s)
+        peak_it = float(PowerChain(s).evaluate(np.full(s.n_nodes, float(node_power_w(1.0, 1.0, s.node)))).it_input_W)
+        assert f.design_load_W == pytest.approx(1.10 * peak_it, rel=1e-14)  # design_overhead_fraction 0.10
+        t = f.transformer
+        n = int(np.ceil(f.design_load_W / (t.power_factor * t.rated_VA))) + 1  # N+1
+        assert t.count == n == n_expected, name
+        assert f.switchgear.rated_W == f.design_load_W
+    # a count given in the file is kept
+    sp = _full_spec().sized(1e6)
+    assert sp.transformer.count == 2 and sp.switchgear.rated_W == 2e6 and sp.design_load_W == pytest.approx(1.1e6)
+
+
+def test_switchgear_i2r_energy_balance_closes_in_a_run():
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import run_one
+
+    cfg = RunConfig.model_validate({"name": "bal", "system": "theta", "trace": {"window_start_days": 181.0,
+                                    "window_days": 0.25}, "cooling": {"model": "fast"},
+                                    "output": {"progress": False}})
+    r = run_one(cfg, None)
+    T = r.summary
+    parts = (T["E_it_J"] + T["E_cooling_J"] + T["E_electrical_loss_J"] + T["E_air_side_J"]
+             + T["E_lighting_J"])
+    assert parts == pytest.approx(T["E_facility_J"], rel=1e-12)
 
 
 def test_frontier_liquid_fraction_is_the_raps_figure():

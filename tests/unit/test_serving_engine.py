@@ -246,3 +246,26 @@ def test_prefix_affinity_router_sends_to_the_replica_holding_the_prefix():
     lot = ServingEngine(toy(replicas=2), CACHE, "least_outstanding_tokens").run(req)
     assert lot.requests["replica"].tolist() == [0, 0, 1]
     assert lot.requests["cached_prompt_tokens"].tolist() == [0, 0, 0]
+
+
+def test_recompute_after_preemption_is_not_counted_as_a_prefix_hit():
+    # Field case prefix-hit-after-preemption: two 16-token prompts sharing nothing (blocks (1, 2) and (3, 4)), 24
+    # output tokens each, 12 KV blocks of 4 tokens. Each prefill caches its 2 prefix blocks (4 KV blocks); both
+    # decode until they need 2 x ceil(39 / 4) = 20 > 12 (or 14) blocks: B (admitted last) is preempted and its
+    # prefix blocks become unpinned (LRU). Its recompute may reuse at most (16 - 1) // 8 = 1 leading block, its own
+    # block 3, still cached: 8 tokens skipped, but written by B itself -- recompute saved, not a prefix hit.
+    req = make_request_table([0.0, 0.001], [16, 16], [24, 24], [(1, 2), (3, 4)])
+    for blocks in (12, 14):
+        res = ServingEngine(toy(blocks=blocks), CACHE).run(req)
+        A, B = res.requests.iloc[0], res.requests.iloc[1]
+        assert (A.preemptions, B.preemptions) == (0, 1)
+        assert (A.cached_prompt_tokens, B.cached_prompt_tokens) == (0, 8)    # the physics: 8 tokens not prefilled
+        assert res.info["prefix_hit_tokens"] == 0                           # was 8: B's own block counted as a hit
+        assert (A.recompute_cached_tokens, B.recompute_cached_tokens) == (0, 8)
+        assert res.info["recompute_cached_tokens"] == 8
+    # a block written by another request still counts as a hit for a request that is recomputed
+    req = make_request_table([0.0, 0.001], [16, 16], [24, 24], [(1, 2), (1, 4)])
+    res = ServingEngine(toy(blocks=12), CACHE).run(req)
+    B = res.requests.iloc[1]
+    assert B.preemptions == 1 and B.cached_prompt_tokens == 8 and B.recompute_cached_tokens == 0
+    assert res.info["prefix_hit_tokens"] == 8 and res.info["recompute_cached_tokens"] == 0

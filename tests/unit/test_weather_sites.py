@@ -290,7 +290,7 @@ def test_cache_entry_named_by_file_hash_and_bit_identical(tmp_path):
     df1, rep1 = load_weather(KNOXVILLE)  # builds the entry
     sha = hashlib.sha256(KNOXVILLE.read_bytes()).hexdigest()
     entries = list((tmp_path / "wx-cache").glob("*.npz"))
-    assert [e.name for e in entries] == [f"wetbulb-v1-{sha}.npz"]
+    assert [e.name for e in entries] == [f"wetbulb-v2-{sha}.npz"]
     df2, rep2 = load_weather(KNOXVILLE)  # from the entry
     for c in ("time_s", "T_db_K", "T_dp_K", "p_Pa", "T_wb_K"):
         np.testing.assert_array_equal(df2[c].to_numpy(), df0[c].to_numpy())

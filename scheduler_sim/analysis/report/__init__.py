@@ -23,6 +23,7 @@ import base64
 import io
 import json
 import shutil
+import sys
 import tomllib
 from pathlib import Path
 
@@ -33,10 +34,11 @@ from power import load_system
 
 from jobs.cachedirs import atomic_output, atomic_write_bytes
 
-from ...io.hdf5 import DamagedFileError, check_schema, describe_unreadable, verify_file
+from ...io.hdf5 import DamagedFileError, check_output, check_schema, describe_unreadable
 from ...kernel.progress import Spinner
-from ..attribution import load_result, read_attribution
-from .catalogue import describe, format_value, grouped_rows
+from ..attribution import DEFAULT_T_SUPPLY_LIMIT_K, T_SUPPLY_TOLERANCE_K, load_result, read_attribution
+from ..limits import ashrae_class, supply_limit, supply_limit_of_plant
+from .catalogue import column_unit, describe, format_value, grouped_rows
 
 __all__ = ["make_report", "RUN_FIGURES"]
 
@@ -76,11 +78,14 @@ def render(template: str, **context) -> str:
     str
         The HTML page.
     """
-    return _environment().get_template(template).render(**context)
+    # the file check's warnings (partial run, read unverified) open every page, in a red banner (issue #21 kind 7)
+    return _environment().get_template(template).render(**{"file_warnings": list(_FILE_WARNINGS), **context})
 
 
 #: The progress line of the report being written (a Spinner; None when silent). Set by make_report.
 _SPINNER = None
+#: Warnings of the file being reported (:func:`scheduler_sim.io.hdf5.check_output`), shown first on the page.
+_FILE_WARNINGS: list[str] = []
 
 
 def _save(fig, out_dir: Path, name: str) -> bytes:
@@ -152,7 +157,8 @@ def _metric_tables(summary: dict[str, float]) -> dict:
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
                 gantt_days: float = 3.0, gantt_color: str = "job",
-                pareto: list[tuple[str, str]] | None = None, progress: bool = False) -> Path:
+                pareto: list[tuple[str, str]] | None = None, progress: bool = False,
+                allow_unverified: bool = False) -> Path:
     """Write the figures (PNG + SVG) and ``report.html`` of a run file or a sweep summary.
 
     Parameters
@@ -169,6 +175,9 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
     progress : bool
         Show a progress line on stderr (figures saved, elapsed time); the CLI sets it on a terminal.
+    allow_unverified : bool
+        Accept a file without ``content_sha256`` (``--no-verify``); the page then opens with a red warning, as it
+        does for a partial run (``complete = false``).
 
     Returns
     -------
@@ -188,7 +197,11 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
     out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
     if gantt_color not in ("job", "wait"):
         raise ValueError(f"gantt_color must be 'job' or 'wait', not {gantt_color!r}")
-    verify_file(path)
+    global _FILE_WARNINGS
+    check = check_output(path, allow_unverified=allow_unverified)  # first: nothing is read before it
+    _FILE_WARNINGS = list(check.warnings)
+    for w in check.warnings:  # loudly: on the terminal as well as on the page
+        print(w, file=sys.stderr)
     try:
         with h5py.File(path, "r") as f:
             check_schema(f, path)
@@ -216,20 +229,22 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         if _SPINNER is not None:
             _SPINNER.__exit__(None, None, None)
         _SPINNER = None
+        _FILE_WARNINGS = []
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
-    res = load_result(path)
+    res = load_result(path, verify=False)  # checked by make_report
     seed = _seed(res.attrs, path)  # checked before anything is drawn
-    att = read_attribution(path)
+    att = read_attribution(path, verify=False)
     ts = att.timeseries
     tax = F.TimeAxis(res.time_s, res.time_origin_unix_s)
     n_nodes = int(json.loads(res.provenance.get("info_json", "{}")).get("n_nodes", 0)) or _n_nodes(res)
     pue_run = res.summary.get("PUE", float("nan"))
-    T_lim = float(att.attrs.get("T_supply_limit_K", 300.15))
+    T_lim = float(att.attrs.get("T_supply_limit_K", DEFAULT_T_SUPPLY_LIMIT_K))  # the plant's (the runner writes it)
     T_tol = float(att.attrs.get("T_supply_tolerance_K", 0.0))
+    w_class = ashrae_class(T_lim)
     t0 = float(res.time_s[0]) + gantt_start_day * 86400.0
     figs = {
         "facility_power": (F.power_stack(ts, tax),
@@ -238,9 +253,10 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         "pue_weather": (F.pue_weather(ts, res.facility.get("T_wb_K"), tax, pue_run),
                         "PUE [-] per time bin (ratio of binned energies) and cumulative since the run start; the "
                         "wet-bulb temperature the cooling towers see [degC] on the right axis."),
-        "cdu_heatmap": (F.cdu_heatmap(res.cdu["Q_flow_W"], res.cdu.get("T_sec_sup"), tax, T_lim),
-                        "Heat delivered to each CDU (kW) and the CDU supply temperature to the racks (degC); the "
-                        "cyan mark on the colour bar is the supply-temperature limit."),
+        "cdu_heatmap": (F.cdu_heatmap(res.cdu["Q_flow_W"], res.cdu.get("T_sec_sup"), tax, T_lim, T_tol, w_class),
+                        f"Heat delivered to each CDU (kW) and the share of each time bin its supply to the racks is "
+                        f"above the plant's limit, {T_lim - 273.15:.1f} degC (its set point, ASHRAE {w_class}), + "
+                        f"{T_tol:g} K [%]."),
         "utilisation_queue": (F.utilisation_queue(res.facility, n_nodes, tax),
                               "Share of nodes running a job [%], and the number of queued and running jobs [jobs]."),
         "occupancy": _occupancy(path, res, n_nodes, t0, t0 + gantt_days * 86400.0, tax, gantt_color),
@@ -262,7 +278,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
     a = res.attrs
     cooled = bool(np.isfinite(res.summary.get("PUE", float("nan"))))
-    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)
+    atot = [(m.label, format_value(k, v, m), m.unit) for k, v in att.totals.items() for m in (describe(k, v),)
             if cooled or k not in FACILITY_ONLY]
     jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
     top = jf.sort_values("E_facility_J", ascending=False).head(10)
@@ -282,7 +298,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
-        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]", headroom=_headroom_text(res),
+        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC ({w_class}) + {T_tol:g} K [h]", headroom=_headroom_text(res),
         provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
                     ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
                     ("Versions", _pretty(prov.get("versions_json", "{}"))),
@@ -325,13 +341,26 @@ def _cooling_report(path: Path, out: Path) -> Path:
                         "(degC) on the right axis."),
     }
     if "Q_flow_hx" in cdu:
-        figs["cdu_heatmap"] = (F.cdu_heatmap(cdu["Q_flow_hx"], cdu.get("T_sec_sup"), tax, 300.15),
-                               "Heat removed by each CDU's heat exchanger (kW) and CDU supply temperature (degC).")
+        lim = _plant_limit(_text(a.get("plant", "")))
+        figs["cdu_heatmap"] = (F.cdu_heatmap(cdu["Q_flow_hx"], cdu.get("T_sec_sup"), tax, lim.T_limit_K,
+                                             T_SUPPLY_TOLERANCE_K, lim.w_class),
+                               f"Heat removed by each CDU's heat exchanger (kW) and the share of each time bin its "
+                               f"supply is above {lim.describe()} + {T_SUPPLY_TOLERANCE_K:g} K [%].")
     parts = [_img(_save(fig, out, name), name, cap) for name, (fig, cap) in figs.items()]
     page = render("cooling.html.j2", plant=_text(a.get("plant", "")), file=str(path),
                   step=f"{float(a.get('step_s', float('nan'))):g}", metrics=_metric_tables(summary), figures=parts,
                   provenance=[(_text(k), _pretty(v)) for k, v in prov.items()])
     return _write_html(out, page)
+
+
+def _plant_limit(plant: str):
+    """The supply limit of a cooling-only file's plant (its set point); the W27 default when it cannot be loaded."""
+    from cooling_fmu.params import load_plant_params
+
+    try:
+        return supply_limit_of_plant(load_plant_params(plant), plant)
+    except Exception:  # noqa: BLE001 - an unknown or moved plant file degrades to the stated default
+        return supply_limit(DEFAULT_T_SUPPLY_LIMIT_K, None, f"{plant or '?'} not loadable: default")
 
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
@@ -469,6 +498,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
+    from ..frontier import sweep_frontier
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -489,19 +519,23 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
                 raise KeyError(f"{path}: no metric {m!r} in the sweep summary (has {', '.join(sorted(metrics))})")
         name = f"pareto_{mx}__{my}"
         fig = F.pareto(names, metrics[mx], metrics[my], mx, my, groups=groups)
-        lx, ly = F._metric_label(mx)[0], F._metric_label(my)[0]
+        lx, ly = F._metric_label(mx, metrics[mx])[0], F._metric_label(my, metrics[my])[0]
         per = (" Each condition (" + ", ".join(sorted(set(groups))) + ") has its own front: conditions are not "
                "decisions." if any(groups) else "")
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
+    fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
+    frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
+                                         "header": fs.header, "rows": fs.rows})
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
-    head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
-                 for m in cols)
-    rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
+    shown = {m: column_unit(m, metrics[m]) for m in cols}  # one unit per column (a duration: by its largest value)
+    head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
+    rows = [(n, s, *(format_value(m, metrics[m][i], shown[m]) for m in cols))
+            for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
-                  study_file=study_file)
+                  study_file=study_file, frontier=frontier)
     return _write_html(out, page)
 
 

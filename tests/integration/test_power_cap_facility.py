@@ -1,0 +1,47 @@
+"""Field faults round 3 (issue #21) kind 14: the facility power cap holds at facility level.
+
+The budget caps ``P_facility_W`` (IT + liquid plant + air side + electrical chain + lighting). On the 7-day version
+of ``experiments/study_power_cap.toml`` at 80 % (Theta-like system, its FMU plant, Chicago July), the admission that
+only looked at the present overhead ratio let the afternoon's tower fans push the facility 2.9 % above the budget
+in 2,101 one-minute intervals after the warm-up (main before this fix); with the overhead forecast over the
+look-ahead (``scheduler_sim.kernel.powercap.OverheadForecast``) it stays within what docs/policies.md states.
+"""
+
+from __future__ import annotations
+
+import h5py
+import pytest
+
+from scheduler_sim.app.runner import design_peak_W, run_one
+from scheduler_sim.app.sweep import load_study
+
+pytestmark = [pytest.mark.fmu, pytest.mark.slow]
+
+#: docs/policies.md, "Facility power cap": after the warm-up, at most an hour and a half above the budget in the
+#: run (week + drain), by at most 0.2 % (measured with the no-load + I^2 R switchgear: 81 min, 1.47e-3).
+MAX_MINUTES_OVER = 90
+MAX_REL_EXCESS = 2e-3
+
+
+def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path):
+    _, scenarios = load_study("experiments/study_power_cap.toml")
+    sc = next(s for s in scenarios if s.name.endswith("cap80"))
+    cfg = sc.config.with_overrides({"trace.window_days": 7.0})
+    out = tmp_path / "cap80.h5"
+    run_one(cfg, out)
+    from power import load_system
+
+    cap = 0.8 * design_peak_W(load_system(cfg.system), cfg.scheduler.cooling_estimate)
+    with h5py.File(out) as f:
+        t = f["timeseries/time_s"][:]
+        P = f["timeseries/facility/P_facility_W"][:]
+        dt = float(t[1] - t[0])
+        total_over_s = float(f["summary"].attrs["power_cap_exceeded_s"])
+    after = t >= (cfg.trace.window_start_days + cfg.output.warmup_days) * 86400.0
+    over = after & (P > cap)
+    minutes = over.sum() * dt / 60.0
+    excess = float(((P[after] - cap) / cap).max())
+    assert minutes <= MAX_MINUTES_OVER, (minutes, excess)
+    assert excess <= MAX_REL_EXCESS, (minutes, excess)
+    # the summary's figure counts the whole run: the rest is the first day (jobs placed at the window start)
+    assert total_over_s - minutes * 60.0 == pytest.approx(float((~after & (P > cap)).sum()) * dt)
