@@ -706,7 +706,7 @@ def check_sizes(cfg: RunConfig, system) -> None:
     expanded first), the window must not be longer than :data:`jobs.memory.MAX_SPAN_S` (20 years) and its output
     interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
-    :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
+    :func:`scheduler_sim.kernel.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
 
     Raises
