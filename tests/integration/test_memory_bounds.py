@@ -110,10 +110,12 @@ def test_output_interval_count_is_bounded(tmp_path, capsys):
     from scheduler_sim.cli import main
 
     cfg = _write_config(tmp_path, "")
-    assert main(["run", str(cfg), "--days", "20000", "--step", "0.1", "--interval", "0.1", "--quiet",
+    # 7000 days is inside the longest run (20 years, jobs.memory.MAX_SPAN_S, checked first): the interval count
+    # 7000 x 86400 / 0.1 = 6.05e9 is what refuses it
+    assert main(["run", str(cfg), "--days", "7000", "--step", "0.1", "--interval", "0.1", "--quiet",
                  "--out", str(tmp_path / "o.h5")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "output intervals" in err[0] and "1.73e+10" in err[0]
+    assert len(err) == 1 and "output intervals" in err[0] and "6.05e+09" in err[0]
 
 
 def test_config_that_is_not_utf8_names_the_file(tmp_path, capsys):

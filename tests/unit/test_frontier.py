@@ -153,6 +153,7 @@ def test_sweep_report_shows_the_frontier_and_writes_its_csv(tmp_path):
         f.attrs.update(schema_version=hdf5io.SCHEMA_VERSION, kind="sweep-summary", study="s", study_file="x")
         f["scenarios/mean_bounded_slowdown"] = np.ones(4)
         f["scenarios/PUE"] = np.ones(4)
+        f.attrs["content_sha256"] = hdf5io.content_digest(f)  # every reader verifies the content record first
     page = make_report(d / "summary.h5", out_dir=tmp_path / "rep").read_text()
     assert 'data-figure="frontier"><img' in page
     assert "knee c" in page and "3 of 4 scenario(s) non-dominated" in page
