@@ -62,13 +62,18 @@ class AzureLLMLoader(BaseRequestLoader):
             If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
-        with open_text(path, report) as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None or [h.strip() for h in header[:3]] != list(self.COLUMNS):
-                raise TraceError(str(path), "not an Azure LLM inference trace header", line=1, field="header",
-                                 found=",".join(header or [])[:80], expected=",".join(self.COLUMNS))
-            rows = [(i, r) for i, r in enumerate(reader, start=2) if r and any(x.strip() for x in r)]
+        reader = None
+        try:
+            with open_text(path, report) as fh:
+                reader = csv.reader(fh)
+                header = next(reader, None)
+                if header is None or [h.strip() for h in header[:3]] != list(self.COLUMNS):
+                    raise TraceError(str(path), "not an Azure LLM inference trace header", line=1, field="header",
+                                     found=",".join(header or [])[:80], expected=",".join(self.COLUMNS))
+                rows = [(i, r) for i, r in enumerate(reader, start=2) if r and any(x.strip() for x in r)]
+        except csv.Error as exc:  # e.g. a field beyond the csv module's field size limit, a NUL byte
+            raise TraceError(str(path), f"not readable as CSV: {exc}", line=getattr(reader, "line_num", None),
+                             expected="comma-separated text") from None
         report.records_read = len(rows)
         good = []
         for line, r in rows:

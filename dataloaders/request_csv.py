@@ -302,22 +302,27 @@ class RequestCSVLoader(BaseRequestLoader):
             raise TraceError(str(path), "unknown time unit", field="time_unit", found=time_unit,
                              expected=f"one of {sorted(TIME_UNITS_S)} or 'datetime'")
         report = LoadReport(source=str(path), loader=self.name)
-        with open_text(path, report) as fh:
-            reader = csv.reader(fh, delimiter=delimiter)
-            header = next(reader, None)
-            if header is None:
-                raise TraceError(str(path), "empty file", line=1, expected="a header row")
-            header = [h.strip() for h in header]
-            cols = {"arrival": arrival, "prompt": prompt, "output": output}
-            if prefix:
-                cols["prefix"] = prefix
-            idx = {}
-            for role, name in cols.items():
-                if name not in header:
-                    raise TraceError(str(path), f"column {name!r} ({role}) not in the header", line=1,
-                                     field=name, found=",".join(header)[:80], expected=f"a column named {name!r}")
-                idx[role] = header.index(name)
-            rows = [(i, r) for i, r in enumerate(reader, start=2) if r and any(x.strip() for x in r)]
+        reader = None
+        try:
+            with open_text(path, report) as fh:
+                reader = csv.reader(fh, delimiter=delimiter)
+                header = next(reader, None)
+                if header is None:
+                    raise TraceError(str(path), "empty file", line=1, expected="a header row")
+                header = [h.strip() for h in header]
+                cols = {"arrival": arrival, "prompt": prompt, "output": output}
+                if prefix:
+                    cols["prefix"] = prefix
+                idx = {}
+                for role, name in cols.items():
+                    if name not in header:
+                        raise TraceError(str(path), f"column {name!r} ({role}) not in the header", line=1,
+                                         field=name, found=",".join(header)[:80], expected=f"a column named {name!r}")
+                    idx[role] = header.index(name)
+                rows = [(i, r) for i, r in enumerate(reader, start=2) if r and any(x.strip() for x in r)]
+        except csv.Error as exc:  # e.g. a field beyond the csv module's field size limit, a NUL byte
+            raise TraceError(str(path), f"not readable as CSV: {exc}", line=getattr(reader, "line_num", None),
+                             expected="comma-separated text") from None
         report.records_read = len(rows)
         t_raw: list[Any] = []
         keep_rows = []
