@@ -16,6 +16,11 @@ With ``k_s = k_r = 0`` every node's rack-input share is affine, ``a P_i + b_i``,
 and ``b_i`` precomputed (it holds the fixed losses and overhead of the node's group and rack, so partial groups
 are exact too); :class:`PowerChain` then uses this faster path. Both paths give the same result (tested).
 
+Every loss formula is :mod:`power.conversion`'s (one source): the stage inputs (:func:`~power.conversion.sivoc_input_w`,
+:func:`~power.conversion.rectifier_input_w`), the linear totals (:func:`~power.conversion.linear_loss_w`), the affine
+coefficients (:func:`~power.conversion.two_stage_affine_w`, :func:`~power.conversion.rectifier_no_load_share_w`) and
+the per-node attribution (:func:`~power.conversion.rectifier_input_share_w`). This module only aggregates.
+
 Aggregation (node -> rectifier -> rack -> CDU) uses the topology index arrays, never a Python loop over nodes:
 contiguous-segment sums (``np.add.reduceat``) when the index array is sorted with no empty segment, which is
 what :func:`power.system.load_system` builds, else weighted ``np.bincount``. Measured per :meth:`evaluate`
@@ -31,6 +36,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from power import conversion
 from power.system import System
 
 __all__ = ["ChainState", "PowerChain"]
@@ -144,16 +150,17 @@ class PowerChain:
         self._s, self._r = s, r
         self.uses_affine_path = bool(allow_affine and s.k_per_W == 0.0 and r.k_per_W == 0.0)
         # Affine form: node rack-input share = a P_i + b_i (see module docstring).
-        self._a = 1.0 / (s.eta * r.eta)
-        self._b_node = (
-            s.P_fixed_W / (s.eta * r.eta)
-            + ((self._O_g + r.P_fixed_W) / (r.eta * self._group_n))[self._node_rect]
-            + self._O_ac_node
-        )
+        if self.is_affine:
+            self._a, b_sivoc = conversion.two_stage_affine_w(s, r)
+            self._b_node = (
+                b_sivoc
+                + conversion.rectifier_no_load_share_w(self._O_g, self._group_n, r)[self._node_rect]
+                + self._O_ac_node
+            )
+        else:  # not affine: the affine path and rack_energy_split are never taken, NaN marks any misuse
+            self._a, self._b_node = float("nan"), np.full(n_nodes, np.nan)
         self._B_rack = np.bincount(self._node_rack, weights=self._b_node, minlength=n_racks)
         self._nodes_per_rack = nodes_per_rack
-        self._sivoc_fixed_total = n_nodes * s.P_fixed_W / s.eta
-        self._rect_fixed_total = n_rect * r.P_fixed_W / r.eta
 
     def _check(self, node_dc_w: ArrayLike) -> tuple[NDArray[np.float64], float]:
         p = np.asarray(node_dc_w, dtype=np.float64)
@@ -254,9 +261,9 @@ class PowerChain:
     def _affine_state(self, p: NDArray[np.float64], dc_total: float) -> ChainState:
         """The :class:`ChainState` of checked node powers ``p`` on the affine path."""
         rack_in = self._a * self._sum_node_rack(p) + self._B_rack
-        sivoc_loss = dc_total * (1.0 / self._s.eta - 1.0) + self._sivoc_fixed_total
+        sivoc_loss = conversion.linear_loss_w(dc_total, self._n_nodes, self._s)
         rect_out = dc_total + sivoc_loss + self._O_dc_total
-        rect_loss = rect_out * (1.0 / self._r.eta - 1.0) + self._rect_fixed_total
+        rect_loss = conversion.linear_loss_w(rect_out, self._n_rect, self._r)
         return self._state(dc_total, sivoc_loss, rect_loss, rack_in)
 
     def _state(self, dc_total: float, sivoc_loss: float, rect_loss: float, rack_in: NDArray[np.float64]) -> ChainState:
@@ -268,14 +275,9 @@ class PowerChain:
                           rack_input_W=rack_in, cdu_heat_W=cdu)
 
     def _general(self, p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-        s, r = self._s, self._r
-        s_in = (p + s.P_fixed_W) / s.eta
-        if s.k_per_W:
-            s_in += s.k_per_W * p * p
+        s_in = conversion.sivoc_input_w(p, self._s)
         load = self._sum_node_rect(s_in) + self._O_g
-        r_in = (load + r.P_fixed_W) / r.eta
-        if r.k_per_W:
-            r_in += r.k_per_W * load * load
+        r_in = conversion.rectifier_input_w(load, self._r)
         return s_in, load, r_in
 
     def node_it_input_w(self, node_dc_w: ArrayLike) -> NDArray[np.float64]:
@@ -311,12 +313,8 @@ class PowerChain:
         if self.uses_affine_path:
             return self._a * p + self._b_node
         s_in, load, _ = self._general(p)
-        r = self._r
-        g = self._node_rect
-        share = s_in / r.eta + ((r.P_fixed_W + self._O_g) / (r.eta * self._group_n))[g] + self._O_ac_node
-        if r.k_per_W:
-            share += r.k_per_W * load[g] * (s_in + (self._O_g / self._group_n)[g])
-        return share
+        return conversion.rectifier_input_share_w(s_in, load, self._O_g, self._group_n, self._node_rect, self._r,
+                                                  self._O_ac_node)
 
     @property
     def is_affine(self) -> bool:
@@ -365,8 +363,7 @@ class PowerChain:
         if e_in.shape != (self._n_racks,):
             raise ValueError(f"rack_input_J must have shape ({self._n_racks},), got {e_in.shape}")
         T = float(duration_s)
-        s = self._s
         e_dc = (e_in - self._B_rack * T) / self._a
-        e_sivoc = e_dc * (1.0 / s.eta - 1.0) + self._nodes_per_rack * s.P_fixed_W / s.eta * T
+        e_sivoc = conversion.linear_loss_w(e_dc, self._nodes_per_rack, self._s, T)
         e_rect = e_in - e_dc - e_sivoc - self.system.rack_overhead_W * T
         return e_dc, e_sivoc, e_rect

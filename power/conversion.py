@@ -18,11 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "RectifierParams",
     "SivocParams",
+    "linear_loss_w",
     "rectifier_efficiency",
+    "rectifier_input_share_w",
     "rectifier_input_w",
+    "rectifier_no_load_share_w",
     "sivoc_efficiency",
     "sivoc_input_w",
     "sivoc_loss_w",
+    "two_stage_affine_w",
 ]
 
 
@@ -91,7 +95,7 @@ def _loss_form(p_out_w: ArrayLike, P_fixed_W: float, eta: float, k_per_W: float,
         raise ValueError(f"{what} output power must be >= 0 W and not NaN")
     p_in = (p + P_fixed_W) / eta
     if k_per_W:
-        p_in = p_in + k_per_W * p * p
+        p_in += k_per_W * p * p
     return np.asarray(p_in, dtype=np.float64)
 
 
@@ -240,3 +244,147 @@ def rectifier_efficiency(p_out_w: ArrayLike, p: RectifierParams) -> NDArray[np.f
     """
     p_out = np.asarray(p_out_w, dtype=np.float64)
     return p_out / rectifier_input_w(p_out, p)
+
+
+def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, duration_s: float = 1.0) -> ArrayLike:
+    """Total loss of ``n_units`` linear stages (``k = 0``) that together deliver ``p_out_w``.
+
+    ``P_loss = P_out (1 / eta - 1) + (n P_fixed / eta) T``: with ``k = 0`` the loss form of :func:`sivoc_input_w`
+    is affine, so the loss of many stages depends only on their summed output, whatever its split. With the default
+    ``T = 1`` the result is a power (W); with ``p_out_w`` an energy (J) over a duration ``T`` (s) it is an energy (J).
+    The operation order is the one :class:`power.chain.PowerChain` relies on for bit-identical results.
+
+    Parameters
+    ----------
+    p_out_w : ArrayLike
+        Summed output of the stages, scalar or any shape, W (or J with `duration_s`).
+    n_units : ArrayLike
+        Number of stages, scalar or broadcastable to `p_out_w` (>= 0).
+    p : SivocParams
+        Loss parameters (a :class:`RectifierParams` too).
+    duration_s : float
+        Duration the no-load loss is paid over, s (default 1.0: the result is a power).
+
+    Returns
+    -------
+    float or ndarray of float64
+        Loss, W (or J), broadcast shape of `p_out_w` and `n_units`.
+
+    Raises
+    ------
+    ValueError
+        If ``p.k_per_W != 0`` (the loss then depends on each stage's own output).
+
+    References
+    ----------
+    .. [1] ExaDigiT/RAPS ``raps/power.py::compute_loss`` with ``k = 0``, summed over the stages.
+    """
+    if p.k_per_W != 0.0:
+        raise ValueError(f"linear_loss_w needs a linear stage (k_per_W == 0), got k_per_W = {p.k_per_W} 1/W")
+    return p_out_w * (1.0 / p.eta - 1.0) + n_units * p.P_fixed_W / p.eta * duration_s
+
+
+def two_stage_affine_w(s: SivocParams, r: RectifierParams) -> tuple[float, float]:
+    """Slope and per-node intercept of a linear SIVOC feeding a linear rectifier.
+
+    Through both stages a node's DC power ``P`` costs ``P / (eta_s eta_r) + P_fixed,s / (eta_s eta_r)`` at the
+    rectifier's AC input (the rectifier's own fixed term, paid once per rectifier, is
+    :func:`rectifier_no_load_share_w`).
+
+    Parameters
+    ----------
+    s : SivocParams
+        SIVOC loss parameters (``k_per_W == 0``).
+    r : RectifierParams
+        Rectifier loss parameters (``k_per_W == 0``).
+
+    Returns
+    -------
+    tuple[float, float]
+        Slope ``1 / (eta_s eta_r)`` (dimensionless) and intercept ``P_fixed,s / (eta_s eta_r)`` (W).
+
+    Raises
+    ------
+    ValueError
+        If either stage has ``k_per_W != 0``.
+
+    References
+    ----------
+    .. [1] Composition of :func:`sivoc_input_w` and :func:`rectifier_input_w` with ``k = 0``.
+    """
+    if s.k_per_W != 0.0 or r.k_per_W != 0.0:
+        raise ValueError(f"two_stage_affine_w needs linear stages (k_per_W == 0), got SIVOC {s.k_per_W} 1/W and "
+                         f"rectifier {r.k_per_W} 1/W")
+    return 1.0 / (s.eta * r.eta), s.P_fixed_W / (s.eta * r.eta)
+
+
+def rectifier_no_load_share_w(extra_dc_w: ArrayLike, n_units: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
+    """Share of each of a rectifier's ``n`` units in its fixed term and an extra DC load: ``(O + P_fixed) / (eta n)``.
+
+    Parameters
+    ----------
+    extra_dc_w : ArrayLike
+        Extra DC load carried by each rectifier (its share of DC rack overhead), shape (n_rect,) or scalar, W.
+    n_units : ArrayLike
+        Number of nodes each rectifier feeds, shape (n_rect,) or scalar (> 0).
+    p : RectifierParams
+        Rectifier loss parameters.
+
+    Returns
+    -------
+    ndarray of float64, shape of the broadcast of the inputs
+        AC input power per unit paid for the fixed term and the extra load, W.
+
+    References
+    ----------
+    .. [1] Fixed term of :func:`rectifier_input_w`, split equally over the rectifier's nodes.
+    """
+    return np.asarray((extra_dc_w + p.P_fixed_W) / (p.eta * n_units), dtype=np.float64)
+
+
+def rectifier_input_share_w(
+    unit_in_w: NDArray[np.float64],
+    group_load_w: NDArray[np.float64],
+    extra_dc_w: NDArray[np.float64],
+    n_units: NDArray[np.float64],
+    group: NDArray[np.intp],
+    p: RectifierParams,
+    unit_ac_extra_w: ArrayLike = 0.0,
+) -> NDArray[np.float64]:
+    """Rectifier AC input attributed to each unit it feeds; the shares of a rectifier sum to its input.
+
+    Unit ``i`` of rectifier ``g`` (``n_g`` units, load ``L_g``, extra DC load ``O_g``) receives
+    ``s_i / eta + (P_fixed + O_g) / (eta n_g) + A_i + k L_g (s_i + O_g / n_g)``, where ``A_i`` is an AC-side
+    addition passed through (the rack's AC overhead share) and added in this order for bit-identical results.
+
+    Parameters
+    ----------
+    unit_in_w : NDArray[np.float64]
+        DC power each unit draws from its rectifier (its SIVOC input), shape (n_units_total,), W.
+    group_load_w : NDArray[np.float64]
+        DC output ``L_g`` of every rectifier, shape (n_rect,), W.
+    extra_dc_w : NDArray[np.float64]
+        Extra DC load ``O_g`` of every rectifier, shape (n_rect,), W.
+    n_units : NDArray[np.float64]
+        Units fed by every rectifier, shape (n_rect,) (> 0).
+    group : NDArray[np.intp]
+        Rectifier of every unit, shape (n_units_total,).
+    p : RectifierParams
+        Rectifier loss parameters.
+    unit_ac_extra_w : ArrayLike
+        AC-side power added to every unit's share, scalar or shape (n_units_total,), W (default 0.0).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_units_total,)
+        AC input power attributed to each unit, W.
+
+    References
+    ----------
+    .. [1] Attribution rule of :meth:`power.chain.PowerChain.node_it_input_w`; loss form of
+       :func:`rectifier_input_w`.
+    """
+    share = unit_in_w / p.eta + rectifier_no_load_share_w(extra_dc_w, n_units, p)[group] + unit_ac_extra_w
+    if p.k_per_W:
+        share += p.k_per_W * group_load_w[group] * (unit_in_w + (extra_dc_w / n_units)[group])
+    return share

@@ -315,7 +315,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
           f"{dropped['jobs_excluded_larger_than_machine']}, above every power budget "
           f"{dropped['jobs_rejected_power_cap']}, never started {dropped['jobs_not_run']}, cut at the horizon "
           f"{dropped['jobs_cut_at_horizon']}")
-    for line in res.headroom:  # feed and plant margins (scheduler_sim.analysis.headroom)
+    for line in res.supply + res.headroom:  # CDU supply vs the plant's limit; feed and plant margins
         print(line)
     for c in res.load_counts:  # data loss is never hidden, not even by --quiet
         if c["rejected"] or c["repaired"]:

@@ -27,7 +27,8 @@ from power import PowerChain, System, load_system, node_power_w
 from power.facility import pue_category
 from power.job_power import draw_job_utilisation
 
-from ..analysis.attribution import attribution_of_run
+from ..analysis.attribution import T_SUPPLY_TOLERANCE_K, attribution_of_run
+from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run
@@ -62,6 +63,7 @@ class RunOutput:
     load_summary: str
     load_counts: list[dict] = field(default_factory=list)
     headroom: list[str] = field(default_factory=list)
+    supply: list[str] = field(default_factory=list)
 
 
 def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
@@ -438,13 +440,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         result.summary.update(dyn_summary)
         for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
             say(line)
+    limit = None
+    if cfg.cooling.plant_model != "off":  # the supply limit is the plant's (analysis/limits.py), not a fixed 27 degC
+        name = cfg.cooling.plant or system.cooling_plant
+        limit = supply_limit_of_plant(load_plant_params(name), str(name))
     path = None
     if out is not None:
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json()),
+                         attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
+                         if limit is not None else attribution_of_run(result, cfg.to_json()),
                          extra_groups=_grid_writers(ga, grid_content))
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
@@ -459,7 +466,35 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
     lines = headroom_lines(cfg, system, result, wpath) if headroom else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts, headroom=lines)
+                     load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
+
+
+def supply_lines(result: object, limit: object) -> list[str]:
+    """The terminal's CDU supply line: peak supply temperature and hours above the plant's limit + margin.
+
+    Parameters
+    ----------
+    result : object
+        The run, a SimulationResult (``cdu["T_sec_sup"]``, shape (n_intervals, n_cdus) [K]; ``time_s`` gives the interval).
+    limit : object
+        The plant's limit (scheduler_sim.analysis.limits.SupplyLimit); None (cooling off): no line.
+
+    Returns
+    -------
+    list of str
+        One line, or none when the run has no plant or no supply temperature.
+    """
+    T = (getattr(result, "cdu", None) or {}).get("T_sec_sup") if limit is not None else None
+    if T is None or np.size(T) == 0:
+        return []
+    T = np.asarray(T, dtype=float)
+    t = np.asarray(result.time_s, dtype=float)
+    dt = float(t[1] - t[0]) if t.size > 1 else float(result.totals["duration_s"])  # as the attribution's dt
+    per_cdu, any_h = hours_above(T, limit.T_limit_K, T_SUPPLY_TOLERANCE_K, dt)
+    hot = int(np.nanargmax(np.nanmax(T.reshape(len(T), -1), axis=0)))
+    return [f"  CDU supply            peak {np.nanmax(T) - 273.15:.2f} degC (CDU {hot}); limit "
+            f"{limit.describe()} + {T_SUPPLY_TOLERANCE_K:g} K: {any_h:.2f} h above (any CDU), the most "
+            f"{per_cdu.max():.2f} h (CDU {int(per_cdu.argmax())})"]
 
 
 def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
@@ -671,7 +706,7 @@ def check_sizes(cfg: RunConfig, system) -> None:
     expanded first), the window must not be longer than :data:`jobs.memory.MAX_SPAN_S` (20 years) and its output
     interval count must not exceed :data:`MAX_OUTPUT_INTERVALS`. The
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
-    :func:`scheduler_sim.faults.sample_failures`, the serving partition and its power profile in
+    :func:`scheduler_sim.kernel.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
 
     Raises
@@ -951,15 +986,23 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
 
     ``info`` (the run's info: ``facility_stages_counted`` / ``_absent``) adds what the PUE counts.
     """
+    from ..analysis.report.catalogue import column_unit, format_value, format_with_unit
+
     def f(x: float, fmt: str) -> str:
         return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+    q = lambda k: format_with_unit(k, s[k])  # noqa: E731 - value and unit from the schema's table
+
+    def trio(keys: list[str]) -> str:  # three values of one kind in one unit (the largest one's)
+        d = column_unit(keys[0], [s[k] for k in keys])
+        return " / ".join(format_value(k, s[k], d) for k in keys) + (f" {d.unit}" if d.unit else "")
     J_MWh = 1 / 3.6e9
     lines = [
         f"  jobs simulated        {int(s['jobs_simulated'])}  (completed {int(s['jobs_completed'])}, "
         f"killed at walltime {int(s['jobs_killed_walltime'])})",
-        f"  simulated span        {f(s['duration_s'] / DAY_S, '.2f')} days (makespan {f(s['makespan_s'] / DAY_S, '.2f')} days)",
+        f"  simulated span        {q('duration_s')} (makespan {q('makespan_s')})",
         f"  utilisation           {f(100 * s['utilisation'], '.1f')} %",
-        f"  mean wait             {f(s['mean_wait_s'] / 3600, '.2f')} h   (median {f(s['median_wait_s'] / 3600, '.2f')} h)",
+        f"  mean wait             {q('mean_wait_s')}   (median {q('median_wait_s')})",
         f"  mean bounded slowdown {f(s['mean_bounded_slowdown'], '.2f')}   (tau = 10 s)",
         f"  IT energy             {f(s['E_it_J'] * J_MWh, ',.1f')} MWh  (node DC {f(s['E_node_dc_J'] * J_MWh, ',.1f')} MWh, "
         f"conversion losses {f(100 * s['loss_fraction'], '.2f')} % of IT)",
@@ -997,12 +1040,12 @@ def format_summary(s: dict[str, float], info: dict | None = None) -> str:
         lines += [
             f"  serving requests      {int(s['serving_requests'])} (completed {int(s['serving_completed'])}, "
             f"rejected {int(s['serving_rejected'])}, preemptions {int(s['serving_preemptions'])})",
-            f"  TTFT p50/p90/p99      {g('ttft_p50_s', '.3f')} / {g('ttft_p90_s', '.3f')} / {g('ttft_p99_s', '.3f')} s",
-            f"  TPOT p50/p90/p99      {1e3 * s['serving_tpot_p50_s']:.1f} / {1e3 * s['serving_tpot_p90_s']:.1f} / "
-            f"{1e3 * s['serving_tpot_p99_s']:.1f} ms",
-            f"  E2E p50/p90/p99       {g('e2e_p50_s', '.2f')} / {g('e2e_p90_s', '.2f')} / {g('e2e_p99_s', '.2f')} s",
-            f"  SLO attainment        {100 * s['serving_slo_attainment']:.1f} %  (goodput {g('goodput_req_s', '.2f')} req/s)",
-            f"  tokens/s per GPU      {g('tokens_per_s_per_gpu', '.1f')}   per user {g('tokens_per_s_per_user', '.1f')}",
+            f"  TTFT p50/p90/p99      {trio([f'serving_ttft_p{p}_s' for p in (50, 90, 99)])}",
+            f"  TPOT p50/p90/p99      {trio([f'serving_tpot_p{p}_s' for p in (50, 90, 99)])}",
+            f"  E2E p50/p90/p99       {trio([f'serving_e2e_p{p}_s' for p in (50, 90, 99)])}",
+            f"  SLO attainment        {q('serving_slo_attainment')}  (goodput {q('serving_goodput_req_s')})",
+            f"  tokens/s per GPU      {q('serving_tokens_per_s_per_gpu')}   per user "
+            f"{q('serving_tokens_per_s_per_user')}",
             f"  energy per token      GPU {g('J_per_token_gpu', '.3f')} J, IT {g('J_per_token_it', '.3f')} J, "
             f"facility {g('J_per_token_facility', '.3f')} J",
             f"  SLO-met per kJ (fac.) {g('slo_met_per_kJ_facility', '.3f')}",

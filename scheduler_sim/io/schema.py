@@ -30,8 +30,9 @@ import numpy as np
 from jobs.table import JOB_COLUMNS
 
 __all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "SWEEP_SUMMARY",
-           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts", "check_file",
-           "SCHEMA_VERSION", "DTYPES", "file_kind"]
+           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts",
+           "check_file", "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
+           "SUMMARY_METRICS", "summary_metric", "duration_unit"]
 
 #: Version of the run file schema (root attribute ``schema_version``); a minor version adds, never changes.
 SCHEMA_VERSION = "1.2"
@@ -144,6 +145,356 @@ def _attr(path, dtype, description, unit=None, shape=(), **kw) -> Entry:
 
 def _group(path, description, **kw) -> Entry:
     return Entry(path, "group", None, None, description, **kw)
+
+
+# ------------------------------------------------------------------------------------------ /summary metrics
+#: Kinds of a headline metric: how a report or the terminal shows it (see :func:`Metric` and docs/output_schema.md).
+METRIC_KINDS = ("duration", "rate", "energy", "power", "temperature", "ratio", "count", "mass", "volume",
+                "money", "intensity", "product")
+
+#: Shown units: name -> (SI unit of the stored value, factor from the SI value to the shown unit).
+SHOWN_UNITS: dict[str, tuple[str, float]] = {
+    "": ("1", 1.0), "%": ("1", 100.0), "% of IT": ("1", 100.0), "relative": ("1", 1.0),
+    "s": ("s", 1.0), "min": ("s", 1 / 60.0), "h": ("s", 1 / 3600.0), "days": ("s", 1 / 86400.0),
+    "ms": ("s", 1e3), "J": ("J", 1.0), "kJ": ("J", 1e-3), "kWh": ("J", 1 / 3.6e6), "MWh": ("J", 1 / 3.6e9),
+    "W": ("W", 1.0), "kW": ("W", 1e-3), "MW": ("W", 1e-6), "MW/min": ("W/s", 60e-6), "kg": ("kg", 1.0),
+    "t": ("kg", 1e-3), "t CO2eq": ("t", 1.0), "m3": ("kg", 1 / 997.0), "degC": ("K", 1.0), "K": ("K", 1.0),
+    "req/s": ("1/s", 1.0), "tokens/s": ("1/s", 1.0), "events/s": ("1/s", 1.0), "jobs/day": ("1/day", 1.0),
+    "L/kWh": ("L/kWh", 1.0), "g/kWh": ("g/kWh", 1.0), "per MWh": ("currency/MWh", 1.0),
+    "currency": ("currency", 1.0), "per kJ": ("1/kJ", 1.0), "MWh h": ("J s", 1 / 3.6e9 / 3600.0),
+    "MWh h^2": ("J s2", 1 / 3.6e9 / 3600.0 ** 2),
+}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One headline metric of ``/summary``: its stored SI unit, kind, shown unit, human name and definition.
+
+    The single declaration of a summary key's unit: the schema doc, the report (scheduler_sim.analysis.report) and
+    the terminal summary (``hpctwin run``) all read it from :data:`SUMMARY_METRICS`.
+
+    Parameters
+    ----------
+    key : str
+        The ``/summary`` attribute name; ``{name}`` stands for one part the run decides (a partition name, a
+        ramp duration).
+    group : str
+        Report group: schedule, energy, cooling, water, grid, serving, partition, other.
+    label : str
+        Human name.
+    unit : str
+        SI unit of the stored value (``"1"`` dimensionless).
+    kind : str
+        One of :data:`METRIC_KINDS`. A ``duration`` is shown in s, min, h or days by its magnitude
+        (:func:`duration_unit`); a ``rate`` (per second) is never converted as a duration.
+    shown : str or None
+        Shown unit (a key of :data:`SHOWN_UNITS`); None for a duration (chosen by magnitude).
+    definition : str
+        One line: what the number is.
+    fmt : str
+        Format spec of the shown value (a duration uses :func:`duration_unit`'s).
+    """
+
+    key: str
+    group: str
+    label: str
+    unit: str
+    kind: str
+    shown: str | None
+    definition: str
+    fmt: str = ",.3f"
+
+    def __post_init__(self) -> None:
+        if self.kind not in METRIC_KINDS:
+            raise ValueError(f"summary metric {self.key}: unknown kind {self.kind!r}")
+        if self.shown is None and self.kind != "duration":
+            raise ValueError(f"summary metric {self.key}: only a duration may leave its shown unit to its magnitude")
+        if self.shown is not None and SHOWN_UNITS[self.shown][0] != self.unit:
+            raise ValueError(f"summary metric {self.key}: shown unit {self.shown!r} is not a unit of {self.unit!r}")
+
+    @cached_property
+    def regex(self) -> re.Pattern:
+        """Compiled regular expression of the key (a ``{name}`` placeholder matches any text)."""
+        parts = re.split(r"(\{[^}]*\})", self.key)
+        return re.compile("".join(".+?" if p.startswith("{") else re.escape(p) for p in parts) + r"\Z")
+
+
+def duration_unit(max_abs_s: float) -> tuple[str, str]:
+    """Shown unit and format of a duration, chosen by its magnitude (the report's and the terminal's one rule).
+
+    Below 120 s: seconds (``.3g``, so 0.0123 s keeps three digits); below 2 h: minutes; below 72 h: hours; else
+    days (``,.2f`` for minutes, hours and days).
+
+    Parameters
+    ----------
+    max_abs_s : float
+        The largest magnitude to show in one unit [s] (one value, or the largest of a table column).
+
+    Returns
+    -------
+    tuple of (str, str)
+        Shown unit (``s``, ``min``, ``h`` or ``days``) and format spec.
+    """
+    v = abs(max_abs_s) if np.isfinite(max_abs_s) else 0.0
+    if v < 120.0:
+        return "s", ".3g"
+    if v < 7200.0:
+        return "min", ",.2f"
+    if v < 72 * 3600.0:
+        return "h", ",.2f"
+    return "days", ",.2f"
+
+
+def _M(key, group, label, unit, kind, shown, definition, fmt=",.3f") -> Metric:
+    return Metric(key, group, label, unit, kind, shown, definition, fmt)
+
+
+_CNT = ",.0f"
+#: Every key a run writes into ``/summary`` and ``/attribution/totals`` (and a cooling-only file's summary), in
+#: report order.
+SUMMARY_METRICS: tuple[Metric, ...] = (
+    # schedule
+    _M("jobs_simulated", "schedule", "jobs simulated", "1", "count", "", "jobs submitted in the window or carried "
+       "into it", _CNT),
+    _M("jobs_completed", "schedule", "jobs completed", "1", "count", "", "jobs that ended within their requested "
+       "time", _CNT),
+    _M("jobs_killed_walltime", "schedule", "jobs killed at walltime", "1", "count", "", "jobs ended by the "
+       "scheduler at their requested time", _CNT),
+    _M("jobs_not_run", "schedule", "jobs never started", "1", "count", "", "jobs still queued when the run stopped",
+       _CNT),
+    _M("jobs_cut_at_horizon", "schedule", "jobs cut at the horizon", "1", "count", "", "jobs still running at "
+       "window end + max_drain_days, ended there", _CNT),
+    _M("jobs_rejected_power_cap", "schedule", "jobs above every power budget", "1", "count", "", "jobs no power "
+       "budget could admit (rejected)", _CNT),
+    _M("utilisation", "schedule", "utilisation", "1", "ratio", "%", "busy node-seconds / (nodes x simulated span)",
+       ".1f"),
+    _M("utilisation_measured", "schedule", "utilisation (measured span)", "1", "ratio", "%", "as utilisation, "
+       "warm-up and drain excluded", ".1f"),
+    _M("mean_wait_s", "schedule", "mean wait", "s", "duration", None, "mean of start - max(submit, window start)"),
+    _M("median_wait_s", "schedule", "median wait", "s", "duration", None, "median of start - max(submit, window "
+       "start)"),
+    _M("mean_wait_before_window_s", "schedule", "mean wait before the window", "s", "duration", None, "mean of "
+       "window start - submit, for jobs queued before the window"),
+    _M("mean_turnaround_s", "schedule", "mean turnaround", "s", "duration", None, "mean of end - submit"),
+    _M("mean_bounded_slowdown", "schedule", "mean bounded slowdown", "1", "ratio", "", "mean of max(1, turnaround "
+       "/ max(run time, 10 s))", ",.2f"),
+    _M("awrt_s", "schedule", "average weighted response time", "s", "duration", None, "sum(nodes x run x "
+       "turnaround) / sum(nodes x run)"),
+    _M("makespan_s", "schedule", "makespan", "s", "duration", None, "last end - first submit"),
+    _M("duration_s", "schedule", "simulated span", "s", "duration", None, "length of the simulated run"),
+    _M("throughput_jobs_per_day", "schedule", "throughput", "1/day", "rate", "jobs/day", "jobs ended per simulated "
+       "day", ",.1f"),
+    # energy
+    _M("E_node_dc_J", "energy", "node DC energy", "J", "energy", "MWh", "energy the node components draw (DC side)"),
+    _M("E_loss_J", "energy", "conversion losses", "J", "energy", "MWh", "SIVOC/VRM + rectifier losses inside IT"),
+    _M("loss_fraction", "energy", "conversion losses share", "1", "ratio", "% of IT", "conversion losses / IT "
+       "energy", ".2f"),
+    _M("E_it_J", "energy", "IT energy", "J", "energy", "MWh", "energy into the racks (node DC + conversion + "
+       "overhead)"),
+    _M("E_facility_J", "energy", "facility energy", "J", "energy", "MWh", "IT energy + every modelled overhead"),
+    _M("E_mechanical_J", "energy", "mechanical energy", "J", "energy", "MWh", "liquid plant + air side"),
+    _M("E_air_side_J", "cooling", "air side", "J", "energy", "MWh", "CRAH fans + chilled water for the heat that "
+       "goes to air"),
+    _M("E_electrical_loss_J", "energy", "electrical chain losses", "J", "energy", "MWh", "transformer + "
+       "switchgear + UPS + PDU losses (the stages counted)"),
+    _M("E_lighting_J", "energy", "lighting and controls", "J", "energy", "MWh", "lighting and building controls"),
+    _M("mean_P_it_W", "energy", "mean IT power", "W", "power", "MW", "IT energy / simulated span", ",.4f"),
+    _M("mean_P_facility_W", "energy", "mean facility power", "W", "power", "MW", "facility energy / simulated "
+       "span", ",.4f"),
+    _M("peak_P_facility_W", "energy", "peak facility power", "W", "power", "MW", "largest output-interval average",
+       ",.4f"),
+    _M("peak_P_facility_measured_W", "energy", "peak facility power (measured span)", "W", "power", "MW", "as peak "
+       "facility power, warm-up and drain excluded", ",.4f"),
+    _M("PUE", "energy", "PUE", "1", "ratio", "", "facility energy / IT energy (The Green Grid, energy-weighted)",
+       ".4f"),
+    _M("pPUE_mechanical", "energy", "partial PUE, mechanical", "1", "ratio", "", "(IT + mechanical energy) / IT "
+       "energy", ".4f"),
+    _M("pPUE_electrical", "energy", "partial PUE, electrical", "1", "ratio", "", "(IT + electrical loss) / IT "
+       "energy", ".4f"),
+    _M("PUE_liquid_plant", "cooling", "PUE of the liquid plant alone", "1", "ratio", "", "(IT + liquid cooling "
+       "energy) / IT energy", ".4f"),
+    _M("ITUE", "energy", "ITUE", "1", "ratio", "", "IT energy / component energy (node DC + rack overhead)", ".4f"),
+    _M("TUE", "energy", "TUE", "1", "ratio", "", "ITUE x PUE = facility energy / component energy", ".4f"),
+    _M("EDP_Js", "energy", "energy-delay product", "J s", "product", "MWh h", "facility energy x makespan", ",.4g"),
+    _M("ED2P_Js2", "energy", "energy-delay-squared product", "J s2", "product", "MWh h^2", "facility energy x "
+       "makespan^2", ",.4g"),
+    # cooling
+    _M("E_cooling_J", "cooling", "cooling energy", "J", "energy", "MWh", "pumps, tower fans and chiller of the "
+       "modelled plant"),
+    _M("E_cdu_pump_J", "cooling", "CDU pumps", "J", "energy", "MWh", "secondary-loop pumps of the CDUs"),
+    _M("E_facility_pump_J", "cooling", "facility pumps", "J", "energy", "MWh", "facility (hot-water) loop pumps"),
+    _M("E_tower_pump_J", "cooling", "tower-water pumps", "J", "energy", "MWh", "condenser-water (tower loop) pumps"),
+    _M("E_tower_fan_J", "cooling", "cooling-tower fans", "J", "energy", "MWh", "fans of the cooling towers"),
+    _M("E_chiller_J", "cooling", "trim chiller", "J", "energy", "MWh", "electric input of the trim chiller"),
+    _M("E_sivoc_loss_J", "energy", "SIVOC / VRM losses", "J", "energy", "MWh", "node DC-DC conversion losses"),
+    _M("E_rectifier_loss_J", "energy", "rectifier losses", "J", "energy", "MWh", "rack AC-DC conversion losses"),
+    _M("E_rack_overhead_J", "energy", "rack overhead", "J", "energy", "MWh", "cabinet controllers and other rack "
+       "loads"),
+    _M("E_transformer_loss_J", "energy", "transformer losses", "J", "energy", "MWh", "medium-voltage transformer "
+       "no-load + load loss"),
+    _M("E_switchgear_loss_J", "energy", "switchgear losses", "J", "energy", "MWh", "switchgear, busway and cabling "
+       "loss"),
+    _M("E_ups_loss_J", "energy", "UPS losses", "J", "energy", "MWh", "UPS loss on the share of IT on UPS"),
+    _M("E_pdu_loss_J", "energy", "PDU losses", "J", "energy", "MWh", "power distribution unit loss"),
+    _M("E_air_fan_J", "cooling", "air-handler fans", "J", "energy", "MWh", "CRAH fans for the heat that goes to air"),
+    _M("E_air_chiller_J", "cooling", "chilled water for air", "J", "energy", "MWh", "chilled-water power for the "
+       "air side"),
+    _M("decomposition_rel_error", "energy", "decomposition closure error", "1", "ratio", "relative", "|sum of the "
+       "facility parts - facility| / facility", ".1e"),
+    _M("closure_rel_error", "energy", "attribution closure error", "1", "ratio", "relative", "|sum of shares - "
+       "total| / total, independent check", ".1e"),
+    _M("E_fan_J", "cooling", "cooling-tower fans", "J", "energy", "MWh", "fans of the cooling towers (cooling-only "
+       "mode)"),
+    _M("fan_share_of_cooling", "cooling", "tower-fan share of cooling", "1", "ratio", "%", "tower-fan energy / "
+       "cooling energy", ".1f"),
+    _M("E_air_heat_J", "cooling", "heat to room air", "J", "energy", "MWh", "heat the air side removes (heat, not "
+       "power; cooling-only mode)"),
+    _M("E_chiller_elec_J", "cooling", "trim chiller", "J", "energy", "MWh", "electric input of the trim chiller "
+       "(cooling-only mode)"),
+    _M("E_pump_fac_J", "cooling", "facility pumps", "J", "energy", "MWh", "facility (hot-water) loop pumps "
+       "(cooling-only mode)"),
+    _M("E_pump_sec_J", "cooling", "CDU pumps", "J", "energy", "MWh", "secondary-loop pumps of the CDUs "
+       "(cooling-only mode)"),
+    _M("E_pump_tower_J", "cooling", "tower-water pumps", "J", "energy", "MWh", "condenser-water pumps (cooling-only "
+       "mode)"),
+    _M("pPUE_mech", "cooling", "partial PUE, mechanical", "1", "ratio", "", "(IT + mechanical energy) / IT energy "
+       "(cooling-only mode)", ".4f"),
+    _M("power_scale", "other", "power scale factor", "1", "ratio", "", "factor applied to the measured power "
+       "series", "g"),
+    _M("leading_zero_rows_skipped", "other", "leading zero rows skipped", "1", "count", "", "rows of 0 kW before "
+       "the series starts, left out", _CNT),
+    # water
+    _M("water_makeup_kg", "water", "tower make-up water", "kg", "volume", "m3", "evaporation + drift + blowdown "
+       "replaced (997 kg/m3)", ",.1f"),
+    _M("WUE_L_per_kWh", "water", "WUE", "L/kWh", "intensity", "L/kWh", "make-up water [L] / IT energy [kWh] (The "
+       "Green Grid)", ".3f"),
+    # grid: cost and CO2 (scheduler_sim.analysis.grid)
+    _M("grid_co2_t", "grid", "CO2 (facility)", "t", "mass", "t CO2eq", "facility energy x carbon intensity, per "
+       "interval", ",.2f"),
+    _M("grid_carbon_mean_g_per_kWh", "grid", "mean carbon intensity", "g/kWh", "intensity", "g/kWh", "CO2 / "
+       "facility energy (energy-weighted)", ".1f"),
+    _M("grid_carbon_fallback_fraction", "grid", "carbon fallback share", "1", "ratio", "%", "share of the energy "
+       "priced at the constant fallback", ".2f"),
+    _M("grid_cost", "grid", "energy cost (facility)", "currency", "money", "currency", "facility energy x price, "
+       "per interval", ",.0f"),
+    _M("grid_price_mean_per_MWh", "grid", "mean price", "currency/MWh", "intensity", "per MWh", "cost / facility "
+       "energy (energy-weighted)", ".2f"),
+    _M("grid_price_fallback_fraction", "grid", "price fallback share", "1", "ratio", "%", "share of the energy "
+       "at the constant fallback price", ".2f"),
+    # grid: events, ramps, battery (scheduler_sim.app.grid_run)
+    _M("grid_events", "grid", "grid events", "1", "count", "", "demand-response events in the run", _CNT),
+    _M("grid_events_met", "grid", "grid events met", "1", "count", "", "events whose target the facility met", _CNT),
+    _M("grid_events_infeasible", "grid", "grid events infeasible", "1", "count", "", "events no schedule could "
+       "meet", _CNT),
+    _M("grid_jobs_delayed_by_events", "grid", "jobs delayed by events", "1", "count", "", "jobs held back by an "
+       "event", _CNT),
+    _M("grid_jobs_delayed_by_ramp", "grid", "jobs delayed by the ramp limit", "1", "count", "", "jobs held back by "
+       "the ramp limit", _CNT),
+    _M("grid_start_ramp_violations", "grid", "start ramp violations", "1", "count", "", "job starts that broke "
+       "the ramp limit", _CNT),
+    _M("grid_ramp_{D}s_with_battery_W", "grid", "largest ramp with the battery", "W", "power", "MW", "largest "
+       "facility power change over D s, grid side of the battery", ",.4f"),
+    _M("grid_ramp_{D}s_W", "grid", "largest ramp", "W", "power", "MW", "largest facility power change over D s",
+       ",.4f"),
+    _M("grid_amplitude_at_period_with_battery_W", "grid", "amplitude at the period, with battery", "W", "power",
+       "MW", "spectral amplitude of the grid-side power at the given period", ",.4f"),
+    _M("grid_amplitude_at_period_max_with_battery_W", "grid", "largest amplitude at the period, with battery", "W",
+       "power", "MW", "largest windowed amplitude, grid side", ",.4f"),
+    _M("grid_amplitude_at_period_W", "grid", "amplitude at the period", "W", "power", "MW", "spectral amplitude of "
+       "the facility power at the given period", ",.4f"),
+    _M("grid_amplitude_at_period_max_W", "grid", "largest amplitude at the period", "W", "power", "MW", "largest "
+       "windowed amplitude of the facility power", ",.4f"),
+    _M("grid_ramp_limit_W_per_s", "grid", "ramp limit", "W/s", "rate", "MW/min", "configured facility ramp "
+       "limit", ",.3f"),
+    _M("grid_ramp_violations_with_battery", "grid", "ramp violations with the battery", "1", "count", "", "minutes "
+       "over the ramp limit, grid side", _CNT),
+    _M("grid_ramp_violations", "grid", "ramp violations", "1", "count", "", "minutes over the ramp limit", _CNT),
+    _M("grid_soft_start_deficit_J", "grid", "soft-start energy deficit", "J", "energy", "MWh", "energy not drawn "
+       "while jobs ramp up softly"),
+    _M("grid_ramp_down_filler_J", "grid", "ramp-down filler energy", "J", "energy", "MWh", "energy of filler load "
+       "while jobs ramp down"),
+    _M("battery_E_loss_J", "grid", "battery losses", "J", "energy", "MWh", "round-trip loss of the battery"),
+    _M("battery_soc_min_J", "grid", "battery lowest charge", "J", "energy", "MWh", "lowest state of charge"),
+    _M("battery_soc_max_J", "grid", "battery highest charge", "J", "energy", "MWh", "highest state of charge"),
+    # serving partition (scheduler_sim.serving.metrics.summarize_serving, finish_serving)
+    _M("serving_requests", "serving", "requests", "1", "count", "", "requests in the trace", _CNT),
+    _M("serving_completed", "serving", "requests completed", "1", "count", "", "requests that finished", _CNT),
+    _M("serving_rejected", "serving", "requests rejected", "1", "count", "", "requests the engine refused", _CNT),
+    _M("serving_preemptions", "serving", "preemptions", "1", "count", "", "KV-cache preemptions", _CNT),
+    _M("serving_output_tokens", "serving", "output tokens", "1", "count", "", "output tokens generated", _CNT),
+    _M("serving_slo_met", "serving", "requests within the SLOs", "1", "count", "", "completed requests within both "
+       "TTFT and TPOT SLOs", _CNT),
+    _M("serving_recompute_cached_tokens", "serving", "recomputed cached tokens", "1", "count", "", "tokens "
+       "recomputed after a preemption", _CNT),
+    _M("serving_ttft_{percentile}_s", "serving", "TTFT", "s", "duration", None, "time to first token, the "
+       "percentile in the key"),
+    _M("serving_tpot_{percentile}_s", "serving", "TPOT", "s", "duration", None, "time per output token after "
+       "the first, the percentile in the key"),
+    _M("serving_e2e_{percentile}_s", "serving", "end-to-end latency", "s", "duration", None, "finish - arrival, "
+       "the percentile in the key"),
+    _M("serving_span_s", "serving", "serving span", "s", "duration", None, "first arrival to last finish"),
+    _M("serving_slo_attainment", "serving", "SLO attainment", "1", "ratio", "%", "completed requests within both "
+       "TTFT and TPOT SLOs / requests", ".1f"),
+    _M("serving_goodput_req_s", "serving", "goodput", "1/s", "rate", "req/s", "SLO-met requests per second of "
+       "span", ",.3f"),
+    _M("serving_tokens_per_s", "serving", "output tokens per second", "1/s", "rate", "tokens/s", "output tokens / "
+       "span", ",.1f"),
+    _M("serving_tokens_per_s_per_gpu", "serving", "tokens per second per GPU", "1/s", "rate", "tokens/s", "output "
+       "tokens / span / GPUs", ",.1f"),
+    _M("serving_tokens_per_s_per_user", "serving", "tokens per second per user", "1/s", "rate", "tokens/s", "mean "
+       "decode rate a request sees", ",.1f"),
+    _M("serving_J_per_token_{scope}", "serving", "energy per output token", "J", "energy", "J", "scope energy "
+       "(gpu, it, facility) / output tokens", ",.3f"),
+    _M("serving_slo_met_per_kJ_facility", "serving", "SLO-met requests per kJ (facility)", "1/kJ", "intensity",
+       "per kJ", "SLO-met requests / facility energy [kJ]", ",.3f"),
+    _M("serving_PUE_run", "serving", "PUE of the run", "1", "ratio", "", "the facility PUE the partition's energy "
+       "is scaled by", ".4f"),
+    _M("serving_E_{scope}_J", "serving", "serving energy", "J", "energy", "kWh", "energy of the scope in the key "
+       "(gpu, it, facility, kv_transfer, server_fan, partition_node_dc)", ",.3f"),
+    _M("serving_kv_transfers", "serving", "KV transfers", "1", "count", "", "prefill-to-decode KV-cache transfers",
+       _CNT),
+    _M("serving_prefix_hit_tokens", "serving", "prefix-cache hit tokens", "1", "count", "", "prompt tokens served "
+       "from the prefix cache", _CNT),
+    _M("serving_engine_wall_time_s", "serving", "engine wall time", "s", "duration", None, "wall time the serving "
+       "engine took (volatile)"),
+    _M("serving_engine_events", "serving", "engine events", "1", "count", "", "events the serving engine handled",
+       _CNT),
+    _M("serving_engine_events_per_s", "serving", "engine events per wall second", "1/s", "rate", "events/s",
+       "engine events / engine wall time", ",.0f"),
+    # partitions (scheduler_sim.kernel.metrics, a partitioned system)
+    _M("partition_{name}_jobs", "partition", "jobs of the partition", "1", "count", "", "jobs the partition ran",
+       _CNT),
+    _M("partition_{name}_utilisation", "partition", "utilisation of the partition", "1", "ratio", "%", "busy "
+       "node-seconds / (partition nodes x span)", ".1f"),
+    _M("partition_{name}_mean_wait_s", "partition", "mean wait in the partition", "s", "duration", None, "mean "
+       "wait of the partition's jobs"),
+    _M("partition_{name}_E_it_J", "partition", "IT energy of the partition", "J", "energy", "MWh", "rack-input "
+       "energy of the partition's nodes"),
+    _M("partition_{name}_peak_it_W", "partition", "peak IT power of the partition", "W", "power", "MW", "largest "
+       "interval IT power", ",.4f"),
+    _M("partition_{name}_peak_rack_W", "partition", "peak rack power of the partition", "W", "power", "kW",
+       "largest interval power of one rack", ",.1f"),
+)
+_METRIC_BY_KEY = {m.key: m for m in SUMMARY_METRICS if "{" not in m.key}
+_METRIC_PATTERNS = [m for m in SUMMARY_METRICS if "{" in m.key]
+
+
+def summary_metric(key: str) -> Metric | None:
+    """The declaration of a ``/summary`` key (exact key first, then the patterns in table order); None: undeclared.
+
+    Parameters
+    ----------
+    key : str
+        A ``/summary`` attribute name.
+
+    Returns
+    -------
+    Metric or None
+        Its :class:`Metric`, None when :data:`SUMMARY_METRICS` does not declare it.
+    """
+    if key in _METRIC_BY_KEY:
+        return _METRIC_BY_KEY[key]
+    return next((m for m in _METRIC_PATTERNS if m.regex.match(key)), None)
 
 
 # ------------------------------------------------------------------------------------------------- run files
@@ -407,7 +758,8 @@ def _run_table() -> tuple[Entry, ...]:
         ]
     E += [
         _group("/summary", "Headline metrics (scheduler_sim.kernel.metrics.summarize) as attributes", required=True),
-        _attr("/summary@{metric}", "float64", "One headline metric (float64; unit from the name suffix): jobs, "
+        _attr("/summary@{metric}", "float64", "One headline metric (float64; its unit, kind and shown unit in "
+              "SUMMARY_METRICS, the table below): jobs, "
               "utilisation, waits, slowdown, makespan, energies, PUE, pPUE, ITUE, TUE, mean and peak power ...; "
               "serving_* with a serving partition", required=True),
         _group("/totals", "Energies integrated exactly over the run, as attributes", required=True),
@@ -433,8 +785,9 @@ def _run_table() -> tuple[Entry, ...]:
         _attr("/attribution@rules", "str", "The allocation rules, in words", since="1.1"),
         _attr("/attribution@conversion_split", "str", "'system' (per-job SIVOC loss from the system description) "
               "or 'facility-proportional'", since="1.1"),
-        _attr("/attribution@T_supply_limit_K", "float", "CDU supply-temperature limit (default 300.15 K = 27 degC, "
-              "ASHRAE W27)", "K", since="1.1"),
+        _attr("/attribution@T_supply_limit_K", "float", "CDU supply-temperature limit: the plant's secondary "
+              "supply set point (Frontier-like 305.15 K, ASHRAE W32; Theta-like 300.15 K, W27); 300.15 K without a "
+              "plant", "K", since="1.1"),
         _attr("/attribution@T_supply_tolerance_K", "float", "An interval is above the limit only beyond this "
               "margin", "K", since="1.1"),
         _attr("/attribution@liquid_fraction", "float", "E_cdu_heat_J / E_it_J", "1", since="1.1"),

@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from .schema import DTYPES, TABLES, Entry
+from .schema import DTYPES, SUMMARY_METRICS, TABLES, Entry
 
 __all__ = ["render", "main", "TEMPLATE", "OUTPUT"]
 
@@ -58,6 +58,16 @@ def _row(e: Entry) -> str:
             f"{e.since} | {desc} |")
 
 
+def _metric_rows() -> list[str]:
+    """Markdown rows of :data:`scheduler_sim.io.schema.SUMMARY_METRICS` (key, SI unit, kind, shown unit, meaning)."""
+    rows = ["| key | SI unit | kind | shown as | name: definition |", "|---|---|---|---|---|"]
+    for m in SUMMARY_METRICS:
+        shown = "s / min / h / days (by magnitude)" if m.shown is None else (f"`{m.shown}`" if m.shown else "-")
+        rows.append(f"| `{_cell(m.key)}` | `{m.unit}` | {m.kind} | {shown} | {_cell(m.label)}: "
+                    f"{_cell(m.definition)} |")
+    return rows
+
+
 def render(template: str | None = None) -> str:
     """The generated document: the template with every placeholder replaced by its table.
 
@@ -80,6 +90,9 @@ def render(template: str | None = None) -> str:
     placed: dict[tuple[str, str], int] = {}
     out = []
     for line in text.splitlines():
+        if line.strip() == "{{summary-metrics}}":  # the one unit table of the headline metrics
+            out += _metric_rows()
+            continue
         m = _PLACEHOLDER.match(line.strip())
         if not m:
             out.append(line)

@@ -226,7 +226,6 @@ def group_metrics(jobs: pd.DataFrame, by: str, size_classes=SIZE_CLASSES) -> pd.
         "energy_it_J": g["energy_it_J"].sum(),
     }).reset_index()
     return out
-    return out
 
 
 def partition_metrics(jobs: pd.DataFrame, names: list[str], pools: np.ndarray, span_s: float) -> dict:

@@ -78,7 +78,7 @@ class SchedulerView:
         Facility power budget minus the predicted facility power now [W] (``inf`` without a cap). A start that
         would exceed it is refused by the platform.
     availability_fn : callable() -> (times, free, headroom), or None
-        The platform's known future availability (:func:`scheduler_sim.availability.known_availability`: running
+        The platform's known future availability (:func:`scheduler_sim.kernel.availability.known_availability`: running
         jobs' expected ends, downtime and drain ends, future downtimes, power-budget steps); read it through
         :meth:`availability`. None (a view built by hand): running jobs' expected ends only.
     availability_grows : bool

@@ -36,8 +36,9 @@ from jobs.cachedirs import atomic_output, atomic_write_bytes
 
 from ...io.hdf5 import DamagedFileError, check_output, check_schema, describe_unreadable
 from ...kernel.progress import Spinner
-from ..attribution import load_result, read_attribution
-from .catalogue import describe, format_value, grouped_rows
+from ..attribution import DEFAULT_T_SUPPLY_LIMIT_K, T_SUPPLY_TOLERANCE_K, load_result, read_attribution
+from ..limits import ashrae_class, supply_limit, supply_limit_of_plant
+from .catalogue import column_unit, describe, format_value, grouped_rows
 
 __all__ = ["make_report", "RUN_FIGURES"]
 
@@ -241,8 +242,9 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
     tax = F.TimeAxis(res.time_s, res.time_origin_unix_s)
     n_nodes = int(json.loads(res.provenance.get("info_json", "{}")).get("n_nodes", 0)) or _n_nodes(res)
     pue_run = res.summary.get("PUE", float("nan"))
-    T_lim = float(att.attrs.get("T_supply_limit_K", 300.15))
+    T_lim = float(att.attrs.get("T_supply_limit_K", DEFAULT_T_SUPPLY_LIMIT_K))  # the plant's (the runner writes it)
     T_tol = float(att.attrs.get("T_supply_tolerance_K", 0.0))
+    w_class = ashrae_class(T_lim)
     t0 = float(res.time_s[0]) + gantt_start_day * 86400.0
     figs = {
         "facility_power": (F.power_stack(ts, tax),
@@ -251,9 +253,10 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         "pue_weather": (F.pue_weather(ts, res.facility.get("T_wb_K"), tax, pue_run),
                         "PUE [-] per time bin (ratio of binned energies) and cumulative since the run start; the "
                         "wet-bulb temperature the cooling towers see [degC] on the right axis."),
-        "cdu_heatmap": (F.cdu_heatmap(res.cdu["Q_flow_W"], res.cdu.get("T_sec_sup"), tax, T_lim),
-                        "Heat delivered to each CDU (kW) and the CDU supply temperature to the racks (degC); the "
-                        "cyan mark on the colour bar is the supply-temperature limit."),
+        "cdu_heatmap": (F.cdu_heatmap(res.cdu["Q_flow_W"], res.cdu.get("T_sec_sup"), tax, T_lim, T_tol, w_class),
+                        f"Heat delivered to each CDU (kW) and the share of each time bin its supply to the racks is "
+                        f"above the plant's limit, {T_lim - 273.15:.1f} degC (its set point, ASHRAE {w_class}), + "
+                        f"{T_tol:g} K [%]."),
         "utilisation_queue": (F.utilisation_queue(res.facility, n_nodes, tax),
                               "Share of nodes running a job [%], and the number of queued and running jobs [jobs]."),
         "occupancy": _occupancy(path, res, n_nodes, t0, t0 + gantt_days * 86400.0, tax, gantt_color),
@@ -275,7 +278,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
 
     a = res.attrs
     cooled = bool(np.isfinite(res.summary.get("PUE", float("nan"))))
-    atot = [(m.label, format_value(k, v), m.unit) for k, v in att.totals.items() for m in (describe(k),)
+    atot = [(m.label, format_value(k, v, m), m.unit) for k, v in att.totals.items() for m in (describe(k, v),)
             if cooled or k not in FACILITY_ONLY]
     jf = att.jobs_frame(res.jobs["job_id"].to_numpy())
     top = jf.sort_values("E_facility_J", ascending=False).head(10)
@@ -295,7 +298,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
-        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC + {T_tol:g} K [h]", headroom=_headroom_text(res),
+        cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC ({w_class}) + {T_tol:g} K [h]", headroom=_headroom_text(res),
         provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
                     ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
                     ("Versions", _pretty(prov.get("versions_json", "{}"))),
@@ -338,13 +341,26 @@ def _cooling_report(path: Path, out: Path) -> Path:
                         "(degC) on the right axis."),
     }
     if "Q_flow_hx" in cdu:
-        figs["cdu_heatmap"] = (F.cdu_heatmap(cdu["Q_flow_hx"], cdu.get("T_sec_sup"), tax, 300.15),
-                               "Heat removed by each CDU's heat exchanger (kW) and CDU supply temperature (degC).")
+        lim = _plant_limit(_text(a.get("plant", "")))
+        figs["cdu_heatmap"] = (F.cdu_heatmap(cdu["Q_flow_hx"], cdu.get("T_sec_sup"), tax, lim.T_limit_K,
+                                             T_SUPPLY_TOLERANCE_K, lim.w_class),
+                               f"Heat removed by each CDU's heat exchanger (kW) and the share of each time bin its "
+                               f"supply is above {lim.describe()} + {T_SUPPLY_TOLERANCE_K:g} K [%].")
     parts = [_img(_save(fig, out, name), name, cap) for name, (fig, cap) in figs.items()]
     page = render("cooling.html.j2", plant=_text(a.get("plant", "")), file=str(path),
                   step=f"{float(a.get('step_s', float('nan'))):g}", metrics=_metric_tables(summary), figures=parts,
                   provenance=[(_text(k), _pretty(v)) for k, v in prov.items()])
     return _write_html(out, page)
+
+
+def _plant_limit(plant: str):
+    """The supply limit of a cooling-only file's plant (its set point); the W27 default when it cannot be loaded."""
+    from cooling_fmu.params import load_plant_params
+
+    try:
+        return supply_limit_of_plant(load_plant_params(plant), plant)
+    except Exception:  # noqa: BLE001 - an unknown or moved plant file degrades to the stated default
+        return supply_limit(DEFAULT_T_SUPPLY_LIMIT_K, None, f"{plant or '?'} not loadable: default")
 
 
 def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_by: str):
@@ -503,7 +519,7 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
                 raise KeyError(f"{path}: no metric {m!r} in the sweep summary (has {', '.join(sorted(metrics))})")
         name = f"pareto_{mx}__{my}"
         fig = F.pareto(names, metrics[mx], metrics[my], mx, my, groups=groups)
-        lx, ly = F._metric_label(mx)[0], F._metric_label(my)[0]
+        lx, ly = F._metric_label(mx, metrics[mx])[0], F._metric_label(my, metrics[my])[0]
         per = (" Each condition (" + ", ".join(sorted(set(groups))) + ") has its own front: conditions are not "
                "decisions." if any(groups) else "")
         parts.append(_img(_save(fig, out, name), name,
@@ -513,9 +529,10 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
     frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
                                          "header": fs.header, "rows": fs.rows})
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
-    head = tuple(f"{describe(m).label} [{describe(m).unit}]" if describe(m).unit else describe(m).label
-                 for m in cols)
-    rows = [(n, s, *(format_value(m, metrics[m][i]) for m in cols)) for i, (n, s) in enumerate(zip(names, status))]
+    shown = {m: column_unit(m, metrics[m]) for m in cols}  # one unit per column (a duration: by its largest value)
+    head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
+    rows = [(n, s, *(format_value(m, metrics[m][i], shown[m]) for m in cols))
+            for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
                   study_file=study_file, frontier=frontier)

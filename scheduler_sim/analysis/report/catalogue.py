@@ -1,9 +1,11 @@
-"""Human names, units and one-line definitions of the headline metrics (``/summary``) for reports.
+"""Human names, units and one-line definitions of the headline metrics (``/summary``), for reports and the terminal.
 
-Every key a run writes into ``/summary`` is in SI (J, s, W, kg). A report shows it under a human name, in a
-planner's unit, with its definition, grouped as schedule / energy / cooling / water / grid. A key missing from
-:data:`METRICS` is still shown, in the group ``other``, with a unit derived from its suffix (``_J`` -> MWh, ``_W``
--> MW, ``_s`` -> h, ``_kg`` -> t), so that no value is ever shown under a raw key whose suffix contradicts its unit.
+Every key a run writes into ``/summary`` is in SI (J, s, W, kg). Its unit, kind, shown unit, human name and
+definition are declared once, in the output schema's table :data:`scheduler_sim.io.schema.SUMMARY_METRICS`; this
+module formats from it. A duration is shown in s, min, h or days by its magnitude
+(:func:`scheduler_sim.io.schema.duration_unit`); a rate (per second) is shown as it is. A key the table does not
+declare is shown in the group ``other``, in its stored SI value with the unit ``(undeclared)``: never converted by
+guesswork from its name (tests/unit/test_report_units.py fails on any such key a run writes).
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Metric", "METRICS", "GROUPS", "describe", "format_value", "grouped_rows"]
+from ...io.schema import SHOWN_UNITS, SUMMARY_METRICS, duration_unit, summary_metric
+
+__all__ = ["Shown", "GROUPS", "describe", "format_value", "format_with_unit", "grouped_rows", "column_unit",
+           "is_declared"]
 
 
 @dataclass(frozen=True)
-class Metric:
-    """How a ``/summary`` key is shown.
+class Shown:
+    """How one ``/summary`` value is shown.
 
     Attributes
     ----------
@@ -25,13 +30,15 @@ class Metric:
     label : str
         Human name.
     unit : str
-        Unit shown ("" for a ratio or a count).
+        Shown unit ("" for a ratio or a count; ``(undeclared)`` for a key the schema table does not declare).
     scale : float
-        Factor from the SI value to the shown unit (e.g. 1/3.6e9 for J -> MWh).
+        Factor from the SI value to the shown unit.
     definition : str
         One line: what the number is.
     fmt : str
         Format spec of the shown value.
+    kind : str
+        The metric's kind (:data:`scheduler_sim.io.schema.METRIC_KINDS`), ``undeclared`` for an unknown key.
     """
 
     group: str
@@ -40,123 +47,125 @@ class Metric:
     scale: float
     definition: str
     fmt: str = ",.3f"
+    kind: str = "undeclared"
 
 
-GROUPS = ("schedule", "energy", "cooling", "water", "grid", "other")
-
-_MWh = 1 / 3.6e9
-_h = 1 / 3600.0
-_MW = 1e-6
-
-METRICS: dict[str, Metric] = {
-    # schedule
-    "jobs_simulated": Metric("schedule", "jobs simulated", "", 1, "jobs submitted in the window or carried into it",
-                             ",.0f"),
-    "jobs_completed": Metric("schedule", "jobs completed", "", 1, "jobs that ended within their requested time",
-                             ",.0f"),
-    "jobs_killed_walltime": Metric("schedule", "jobs killed at walltime", "", 1,
-                                   "jobs ended by the scheduler at their requested time", ",.0f"),
-    "jobs_not_run": Metric("schedule", "jobs never started", "", 1, "jobs still queued when the run stopped", ",.0f"),
-    "jobs_cut_at_horizon": Metric("schedule", "jobs cut at the horizon", "", 1,
-                                  "jobs still running at window end + max_drain_days, ended there", ",.0f"),
-    "jobs_rejected_power_cap": Metric("schedule", "jobs above every power budget", "", 1,
-                                      "jobs no power budget could admit (rejected)", ",.0f"),
-    "utilisation": Metric("schedule", "utilisation", "%", 100, "busy node-seconds / (nodes x simulated span)", ".1f"),
-    "utilisation_measured": Metric("schedule", "utilisation (measured span)", "%", 100,
-                                   "as utilisation, warm-up and drain excluded", ".1f"),
-    "mean_wait_s": Metric("schedule", "mean wait", "h", _h, "mean of start - max(submit, window start)", ",.2f"),
-    "median_wait_s": Metric("schedule", "median wait", "h", _h, "median of start - max(submit, window start)",
-                            ",.2f"),
-    "mean_wait_before_window_s": Metric("schedule", "mean wait before the window", "h", _h,
-                                        "mean of window start - submit, for jobs queued before the window", ",.2f"),
-    "mean_turnaround_s": Metric("schedule", "mean turnaround", "h", _h, "mean of end - submit", ",.2f"),
-    "mean_bounded_slowdown": Metric("schedule", "mean bounded slowdown", "", 1,
-                                    "mean of max(1, turnaround / max(run time, 10 s))", ",.2f"),
-    "awrt_s": Metric("schedule", "average weighted response time", "h", _h,
-                     "sum(nodes x run x turnaround) / sum(nodes x run)", ",.2f"),
-    "makespan_s": Metric("schedule", "makespan", "days", 1 / 86400, "last end - first submit", ",.2f"),
-    "duration_s": Metric("schedule", "simulated span", "days", 1 / 86400, "length of the simulated run", ",.2f"),
-    "throughput_jobs_per_day": Metric("schedule", "throughput", "jobs/day", 1,
-                                      "jobs ended per simulated day", ",.1f"),
-    # energy
-    "E_node_dc_J": Metric("energy", "node DC energy", "MWh", _MWh, "energy the node components draw (DC side)"),
-    "E_loss_J": Metric("energy", "conversion losses", "MWh", _MWh, "SIVOC/VRM + rectifier losses inside IT"),
-    "loss_fraction": Metric("energy", "conversion losses share", "% of IT", 100, "conversion losses / IT energy",
-                            ".2f"),
-    "E_it_J": Metric("energy", "IT energy", "MWh", _MWh, "energy into the racks (node DC + conversion + overhead)"),
-    "E_facility_J": Metric("energy", "facility energy", "MWh", _MWh, "IT energy + every modelled overhead"),
-    "mean_P_it_W": Metric("energy", "mean IT power", "MW", _MW, "IT energy / simulated span", ",.4f"),
-    "mean_P_facility_W": Metric("energy", "mean facility power", "MW", _MW, "facility energy / simulated span",
-                                ",.4f"),
-    "peak_P_facility_W": Metric("energy", "peak facility power", "MW", _MW, "largest output-interval average",
-                                ",.4f"),
-    "peak_P_facility_measured_W": Metric("energy", "peak facility power (measured span)", "MW", _MW,
-                                         "as peak facility power, warm-up and drain excluded", ",.4f"),
-    "PUE": Metric("energy", "PUE", "", 1, "facility energy / IT energy (The Green Grid, energy-weighted)", ".4f"),
-    "ITUE": Metric("energy", "ITUE", "", 1, "IT energy / component energy (node DC + rack overhead)", ".4f"),
-    "TUE": Metric("energy", "TUE", "", 1, "ITUE x PUE = facility energy / component energy", ".4f"),
-    "EDP_Js": Metric("energy", "energy-delay product", "MWh h", _MWh * _h, "facility energy x makespan", ",.4g"),
-    "ED2P_Js2": Metric("energy", "energy-delay-squared product", "MWh h^2", _MWh * _h * _h,
-                       "facility energy x makespan^2", ",.4g"),
-    # cooling
-    "E_cooling_J": Metric("cooling", "cooling energy", "MWh", _MWh,
-                          "pumps, tower fans and chiller of the modelled plant"),
-    "E_cdu_pump_J": Metric("cooling", "CDU pumps", "MWh", _MWh, "secondary-loop pumps of the CDUs"),
-    "E_facility_pump_J": Metric("cooling", "facility pumps", "MWh", _MWh, "facility (hot-water) loop pumps"),
-    "E_tower_pump_J": Metric("cooling", "tower-water pumps", "MWh", _MWh, "condenser-water (tower loop) pumps"),
-    "E_tower_fan_J": Metric("cooling", "cooling-tower fans", "MWh", _MWh, "fans of the cooling towers"),
-    "E_chiller_J": Metric("cooling", "trim chiller", "MWh", _MWh, "electric input of the trim chiller"),
-    "E_sivoc_loss_J": Metric("energy", "SIVOC / VRM losses", "MWh", _MWh, "node DC-DC conversion losses"),
-    "E_rectifier_loss_J": Metric("energy", "rectifier losses", "MWh", _MWh, "rack AC-DC conversion losses"),
-    "E_rack_overhead_J": Metric("energy", "rack overhead", "MWh", _MWh, "cabinet controllers and other rack loads"),
-    "closure_rel_error": Metric("energy", "attribution closure error", "relative", 1,
-                                "|sum of shares - total| / total, independent check", ".1e"),
-    "E_fan_J": Metric("cooling", "cooling-tower fans", "MWh", _MWh, "fans of the cooling towers (cooling-only mode)"),
-    "fan_share_of_cooling": Metric("cooling", "tower-fan share of cooling", "%", 100,
-                                   "tower-fan energy / cooling energy", ".1f"),
-    "power_scale": Metric("other", "power scale factor", "", 1, "factor applied to the measured power series", "g"),
-    "leading_zero_rows_skipped": Metric("other", "leading zero rows skipped", "", 1,
-                                        "rows of 0 kW before the series starts, left out", ",.0f"),
-    # water
-    "water_makeup_kg": Metric("water", "tower make-up water", "m3", 1 / 997.0,
-                              "evaporation + drift + blowdown replaced (997 kg/m3)", ",.1f"),
-    "WUE_L_per_kWh": Metric("water", "WUE", "L/kWh", 1, "make-up water [L] / IT energy [kWh] (The Green Grid)",
-                            ".3f"),
-}
-
-_SUFFIX = (("_J", "MWh", _MWh), ("_W", "MW", _MW), ("_s", "h", _h), ("_kg", "t", 1e-3))
+GROUPS = ("schedule", "energy", "cooling", "water", "grid", "serving", "partition", "other")
 
 
-def describe(key: str) -> Metric:
-    """The :class:`Metric` of a ``/summary`` key; an unknown key gets group ``other`` and a unit from its suffix."""
-    if key in METRICS:
-        return METRICS[key]
-    for suf, unit, sc in _SUFFIX:
-        if key.endswith(suf):
-            return Metric("other", key[: -len(suf)].replace("_", " "), unit, sc, f"({key}, converted from SI)")
-    return Metric("other", key.replace("_", " "), "", 1.0, f"({key})", ",.5g")
+def is_declared(key: str) -> bool:
+    """True when the schema's :data:`~scheduler_sim.io.schema.SUMMARY_METRICS` declares ``key``."""
+    return summary_metric(key) is not None
 
 
-def format_value(key: str, value: float) -> str:
-    """The value of ``key`` in its shown unit (``n/a`` for NaN / infinite values: e.g. PUE without a plant)."""
-    m = describe(key)
+def _finite(value) -> float | None:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        return str(value)
-    if not math.isfinite(v):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def describe(key: str, value: float | None = None) -> Shown:
+    """How ``key`` is shown; a duration's unit depends on ``value`` (its magnitude), seconds when None.
+
+    Parameters
+    ----------
+    key : str
+        A ``/summary`` (or ``/attribution/totals``) key.
+    value : float | None
+        The SI value (a duration's unit is chosen by its magnitude).
+
+    Returns
+    -------
+    Shown
+        Group, label, shown unit, scale, definition, format and kind; an undeclared key gets the group ``other``,
+        the unit ``(undeclared)`` and scale 1.
+    """
+    m = summary_metric(key)
+    if m is None:
+        return Shown("other", key.replace("_", " "), "(undeclared)", 1.0, f"({key}: not in the schema's table)",
+                     ",.5g")
+    label = m.label
+    if "{" in m.key:  # name the part the key decides: "TTFT percentile (p50)", a partition's name
+        i = m.key.index("{")
+        tail = m.key[m.key.index("}") + 1:]
+        part = key[i:len(key) - len(tail)] if tail else key[i:]
+        label = f"{label} ({part})"
+    if m.kind == "duration":
+        v = _finite(value)
+        unit, fmt = duration_unit(v if v is not None else 0.0)
+        return Shown(m.group, label, unit, SHOWN_UNITS[unit][1], m.definition, fmt, m.kind)
+    return Shown(m.group, label, m.shown, SHOWN_UNITS[m.shown][1], m.definition, m.fmt, m.kind)
+
+
+def column_unit(key: str, values: object) -> Shown:
+    """How a column of values of one key is shown in one unit (a duration: by the column's largest magnitude).
+
+    Parameters
+    ----------
+    key : str
+        The ``/summary`` key of the column.
+    values : object
+        A sequence of float: the SI values.
+
+    Returns
+    -------
+    Shown
+        As :func:`describe`, the unit chosen for the whole column.
+    """
+    finite = [abs(v) for v in (_finite(x) for x in values) if v is not None]
+    return describe(key, max(finite) if finite else None)
+
+
+def format_value(key: str, value: float, shown: Shown | None = None) -> str:
+    """The value of ``key`` in its shown unit (``n/a`` for NaN / infinite values: e.g. PUE without a plant).
+
+    Parameters
+    ----------
+    key : str
+        The ``/summary`` key.
+    value : float
+        The SI value.
+    shown : Shown | None
+        The unit to use (a table column's, :func:`column_unit`); None: :func:`describe` of this value.
+
+    Returns
+    -------
+    str
+        The formatted number (no unit).
+    """
+    v = _finite(value)
+    if v is None:
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return str(value)
         return "n/a"
+    m = shown or describe(key, v)
     return format(v * m.scale, m.fmt)
+
+
+def format_with_unit(key: str, value: float) -> str:
+    """``"<value> <unit>"`` of a ``/summary`` key, for the terminal (``n/a`` alone for a NaN)."""
+    m = describe(key, value)
+    text = format_value(key, value, m)
+    return text if text == "n/a" or not m.unit else f"{text} {m.unit}"
 
 
 def grouped_rows(summary: dict[str, float]) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
     """Rows of the report's metric table: [(group, [(label, value, unit, definition), ...]), ...] in GROUPS order.
 
-    Keys follow the order of :data:`METRICS` inside a group, then unknown keys alphabetically.
+    Keys follow the order of the schema table inside a group, then undeclared keys alphabetically.
     """
-    order = {k: i for i, k in enumerate(METRICS)}
+    order = {m.key: i for i, m in enumerate(SUMMARY_METRICS)}
+
+    def rank(k: str) -> tuple[int, str]:
+        m = summary_metric(k)
+        return (order[m.key] if m is not None else len(order), k)
+
     by: dict[str, list] = {g: [] for g in GROUPS}
-    for k in sorted(summary, key=lambda k: (order.get(k, len(order)), k)):
-        m = describe(k)
-        by.setdefault(m.group, []).append((m.label, format_value(k, summary[k]), m.unit, m.definition))
+    for k in sorted(summary, key=rank):
+        m = describe(k, summary[k])
+        by.setdefault(m.group, []).append((m.label, format_value(k, summary[k], m), m.unit, m.definition))
     return [(g, rows) for g, rows in by.items() if rows]

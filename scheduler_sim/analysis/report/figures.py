@@ -20,7 +20,7 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from .catalogue import describe  # noqa: E402
+from .catalogue import column_unit  # noqa: E402
 
 __all__ = ["MAX_BINS", "TimeAxis", "power_stack", "pue_weather", "cdu_heatmap", "utilisation_queue",
            "occupancy_allocations", "occupancy_packed", "job_colours", "wait_vs_size", "energy_breakdown", "pareto"]
@@ -204,8 +204,33 @@ def pue_weather(ts: dict[str, np.ndarray], T_wb_K: np.ndarray | None, tax: TimeA
     return fig
 
 
-def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_limit_K: float):
-    """Heat delivered to each CDU (kW) and CDU supply temperature (degC) as time x CDU maps."""
+def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_limit_K: float,
+                margin_K: float = 0.5, w_class: str = ""):
+    """Heat delivered to each CDU (kW) and, as time x CDU maps, the share of each time bin the CDU supply spends
+    above the plant's limit + margin (%), so a run a few intervals over its set point does not look all over it.
+
+    Parameters
+    ----------
+    Q_W : np.ndarray
+        Heat to each CDU [W], shape (n_intervals, n_cdus).
+    T_sup_K : np.ndarray | None
+        Shape (n_intervals, n_cdus): CDU supply temperature, interval averages [K]; None: the heat map alone.
+    tax : TimeAxis
+        The time axis.
+    T_limit_K : float
+        Supply limit: the plant's set point [K] (scheduler_sim.analysis.limits).
+    margin_K : float
+        An interval counts as above only beyond ``T_limit_K + margin_K``.
+    w_class : str
+        ASHRAE class of the limit, for the title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    from ..limits import hours_above
+
     n_p = 2 if T_sup_K is not None else 1
     fig, axes = plt.subplots(n_p, 1, figsize=(11, 2.2 + 1.9 * n_p), sharex=True, squeeze=False)
     xe = tax.bin_x()
@@ -215,12 +240,15 @@ def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_li
     fig.colorbar(im, ax=axes[0, 0], label="heat to CDU [kW]", pad=0.01)
     axes[0, 0].set_title(f"Heat delivered by the racks to each CDU ({tax.bin_width_text()} averages)")
     if T_sup_K is not None:
-        Tb = tax.binned(T_sup_K, how="max").T - K0
-        im2 = axes[1, 0].imshow(Tb, aspect="auto", extent=ext, cmap="inferno", interpolation="nearest")
-        cb = fig.colorbar(im2, ax=axes[1, 0], label="supply temperature [degC]", pad=0.01)
-        if Tb.min() <= T_limit_K - K0 <= Tb.max():
-            cb.ax.axhline(T_limit_K - K0, color="cyan", lw=2)
-        axes[1, 0].set_title(f"CDU supply temperature to the racks (bin maximum; limit {T_limit_K - K0:.1f} degC)")
+        T = np.asarray(T_sup_K, dtype=float)
+        above = (T > T_limit_K + margin_K).astype(float)
+        _, any_h = hours_above(T, T_limit_K, margin_K, tax.dt)
+        im2 = axes[1, 0].imshow(100 * tax.binned(above).T, aspect="auto", extent=ext, cmap="Reds", vmin=0, vmax=100,
+                                interpolation="nearest")
+        fig.colorbar(im2, ax=axes[1, 0], label="time above limit [%]", pad=0.01)
+        cls = f" ({w_class})" if w_class else ""
+        axes[1, 0].set_title(f"CDU supply above {T_limit_K - K0:.1f} degC{cls} + {margin_K:g} K: {any_h:.2f} h "
+                             f"(any CDU); peak {np.nanmax(T) - K0:.2f} degC")
     for ax in axes[:, 0]:
         ax.set_ylabel("CDU")
         ax.set_yticks(range(n_cdu))
@@ -611,9 +639,11 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     return fig
 
 
-def _metric_label(m: str) -> tuple[str, float]:
-    """Axis label ("name [unit]") and scale from SI of a summary metric (report/catalogue.py)."""
-    d = describe(m)
+def _metric_label(m: str, values=()) -> tuple[str, float]:
+    """Axis label ("name [unit]") and scale from SI of a summary metric (the schema's table, via report/catalogue.py);
+    a duration's unit is chosen by the largest of ``values`` [s].
+    """
+    d = column_unit(m, values)
     return f"{d.label} [{d.unit or '-'}]", d.scale  # [-]: a dimensionless ratio
 
 
@@ -640,8 +670,8 @@ def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str, gro
         The condition of each scenario (e.g. its weather). Conditions are not decisions: a scenario is compared
         only with scenarios under the same condition, so each condition gets its own front. None: one front.
     """
-    lx, sx = _metric_label(mx)
-    ly, sy = _metric_label(my)
+    lx, sx = _metric_label(mx, x)
+    ly, sy = _metric_label(my, y)
     X, Y = np.asarray(x, float) * sx, np.asarray(y, float) * sy
     ok = np.isfinite(X) & np.isfinite(Y)
     groups = list(groups) if groups is not None else [""] * len(X)
