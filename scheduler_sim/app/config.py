@@ -206,6 +206,10 @@ class SchedulerConfig(_Strict):
         "lowest", description="Node choice: lowest index; spread heat over CDUs (most margin first); pack it")
     cooling_estimate: float = Field(0.05, ge=0, description="Cooling W per IT W assumed by the power cap before "
                                                             "the plant reports")
+    power_cap_forecast_margin: float = Field(
+        5e-3, ge=0, lt=1, description="Share of the power budget held back at admission when the cap forecasts the "
+        "overhead (plant and weather) [1]: the FMU's fans and the running jobs' IT rise beyond the steady-state "
+        "forecast (up to 5.2e-3 of the budget on the 7-day cap80 study, docs/policies.md)")
     priority: PriorityConfig = PriorityConfig()
     twin: TwinConfig = TwinConfig()
     carbon: CarbonPolicyConfig = CarbonPolicyConfig()

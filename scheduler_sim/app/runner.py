@@ -779,7 +779,8 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
         use_measured_power=cfg.power.use_measured_power,
         power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6 if c.cap_MW is not None
                     else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
-        cooling_estimate=sc.cooling_estimate, placement=sc.placement,
+        cooling_estimate=sc.cooling_estimate, power_cap_forecast_margin=sc.power_cap_forecast_margin,
+        placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
         max_drain_s=cfg.output.max_drain_days * DAY_S,
         share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,

@@ -68,6 +68,9 @@ class SimulationConfig:
     cooling_estimate : float
         Cooling power per watt of IT power used for the cap prediction, before the plant reports (then the
         plant's last step ratio is used).
+    power_cap_forecast_margin : float
+        Share of the power budget held back at admission when the cap forecasts the overhead (plant and weather)
+        [1], for the forecast's error against the FMU (:data:`scheduler_sim.kernel.powercap.FORECAST_MARGIN`).
     placement : {"lowest", "spread", "pack"}
         Node choice: lowest free indices; ``spread`` takes nodes from the CDU with the largest margin first
         (plant's CDU supply temperature below its highest, else the least heat) to even out heat; ``pack`` from
@@ -121,6 +124,7 @@ class SimulationConfig:
     use_measured_power: bool = False
     power_cap: tuple = ()
     cooling_estimate: float = 0.05
+    power_cap_forecast_margin: float = 5e-3
     placement: str = "lowest"
     failures: np.ndarray | None = field(default=None)
     on_failure: str = "requeue"
@@ -149,6 +153,7 @@ class SimulationConfig:
         if self.pool_nodes is not None and not int(self.pool_nodes) >= 1:
             raise ValueError(f"pool_nodes must be >= 1, got {self.pool_nodes}")
         for name in ("window_start_s", "window_s", "step_s", "interval_s", "default_walltime_s", "cooling_estimate",
+                     "power_cap_forecast_margin",
                      "warmup_s", "max_drain_s"):
             s(self, name, float(getattr(self, name)))
 
