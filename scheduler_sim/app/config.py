@@ -518,7 +518,8 @@ class RunConfig(_Strict):
 #: Keys added after the golden digests were recorded: (section or None, key, default); ``to_json`` leaves them out
 #: at their defaults so that runs which do not use them keep the same ``config_json`` (and digests).
 _LATER_KEYS = (("trace", "timezone", ""), ("trace", "arrival_rate_factor", 1.0), ("trace", "job_size_factor", 1.0),
-               ("scheduler", "pool_nodes", None), ("cooling", "step_timeout_s", 60.0), (None, "overrides", []))
+               ("scheduler", "pool_nodes", None), ("cooling", "step_timeout_s", 60.0), (None, "overrides", []),
+               ("scheduler", "power_cap_forecast_margin", 5e-3))
 
 
 def check_name(v: str, what: str = "name") -> str:

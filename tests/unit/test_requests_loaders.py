@@ -44,7 +44,7 @@ def test_azure_strict_names_line_and_field():
 def test_empty_trace_is_an_error(tmp_path):
     p = tmp_path / "empty.csv"
     p.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-    with pytest.raises(TraceError, match="no request"):
+    with pytest.raises(TraceError, match="yields zero requests"):
         load_trace(p, format="azure_llm")
     p.write_text("a,b,c\n1,2,3\n")
     with pytest.raises(TraceError, match="line 1"):
