@@ -113,7 +113,9 @@ def test_fmu_step_that_never_returns_stops_the_run_with_a_partial_file(tmp_path)
         t = f["timeseries/time_s"][()]
     assert t.size and float(t[-1]) <= 3600.0  # kept up to the last whole output interval before the hang
     v = _hpctwin(["validate", "hang.h5"], env, tmp_path, 120)
-    assert v.returncode == 0, v.stdout + v.stderr
+    # the file conforms and its checksum holds; validate exits 1 and says PARTIAL RUN first (issue #21 kind 7)
+    assert v.returncode == 1, v.stdout + v.stderr
+    assert v.stdout.startswith("PARTIAL RUN: hang.h5") and "content checksum verified" in v.stdout, v.stdout
     # the same FMU opened as a site FMU (no C loop: the Python loop of raw fmi2DoStep calls) stops the same way
     script = ("import sys, numpy as np\n"
               "from cooling_fmu.plant import CoolingPlant\n"
