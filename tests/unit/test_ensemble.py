@@ -120,8 +120,8 @@ def test_does_not_matter_rule():
     lines = does_not_matter(["fcfs", "easy"], ["", ""], bands)
     assert lines[0].startswith("policy choice does not change PUE here: means differ by at most 0.001, within the "
                                "ensemble 5-95 % half-width (0.009)")
-    assert lines[1] == ("policy choice changes mean wait: fcfs vs easy differ by 0.02778 h, more than the ensemble "
-                        "5-95 % half-width 0.00125 h")
+    assert lines[1] == ("policy choice changes mean wait: fcfs vs easy differ by 100 s, more than the ensemble "
+                        "5-95 % half-width 4.5 s")  # durations in the unit their size picks (schema table)
 
 
 def test_rbd_fast_and_delta_find_the_parameter_that_matters():
