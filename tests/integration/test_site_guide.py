@@ -49,8 +49,8 @@ def test_follow_the_guide(tmp_path, capsys):
     finally:
         os.chdir(cwd)
     # what the guide says it shows
-    assert "note: the full load exceeds the firm feed by 183 kW (N+1 not held)" in out
-    assert "note: the full load exceeds the firm feed by 453 kW (N+1 not held)" in out
+    assert "note: the full load exceeds the firm feed by 223 kW (N+1 not held)" in out
+    assert "note: the full load exceeds the firm feed by 503 kW (N+1 not held)" in out
     assert out.count("headroom:") == 2 and "partition cpu: 145 job(s) by default" in out
     with h5py.File(tmp_path / "out" / "mysite-gpu20.h5") as f:
         assert [x.decode() for x in f["/partitions/name"][:]] == ["cpu", "gpu"]
