@@ -400,6 +400,7 @@ def test_fuzz_output_readers_validate_and_compare_documented_errors_only(how, ru
 
 
 @pytest.mark.slow
+@_DEEP
 @pytest.mark.parametrize("how", ["bytes", "shapes"])
 def test_fuzz_output_readers_deep(how, run_file, tmp_path, capsys):
     _deep_output(how, run_file=run_file, tmp_path=tmp_path, capsys=capsys)
