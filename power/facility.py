@@ -331,7 +331,8 @@ class FacilitySpec(_Strict):
         Returns
         -------
         capacity_W : float
-            The ``[facility.feed]`` capacity, else the transformers' ``count x rated_VA x power_factor``, else NaN.
+            The ``[facility.feed]`` capacity, else the transformers' ``count x rated_VA x power_factor``, else NaN
+            (also for transformers whose count is not yet sized: :meth:`sized`).
         firm_W : float
             The capacity with the redundant unit out of service (:class:`FeedSpec`; for transformers, one unit
             less), W (NaN without either).
@@ -341,7 +342,7 @@ class FacilitySpec(_Strict):
         if self.feed is not None:
             return self.feed.capacity_W, self.feed.firm_W, "[facility.feed]"
         t = self.transformer
-        if t is not None:
+        if t is not None and t.count is not None:  # an unsized spec (count from the design load): see sized()
             unit = t.rated_VA * t.power_factor
             return t.count * unit, (t.count - 1) * unit, "transformers"
         return float("nan"), float("nan"), ""
