@@ -57,7 +57,7 @@ Units: the product of the axes' shown units.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import h5py
@@ -713,26 +713,52 @@ class ReportFrontier:
     rows: list[tuple]
 
 
-def sweep_frontier(summary: str | Path, out_dir: str | Path) -> ReportFrontier | None:
-    """The sweep report's frontier: default axes (batch: wait vs facility energy; serving: tokens/s per user vs
-    tokens/s per GPU, energy per token as colour), ``frontier.csv`` in ``out_dir``, the figure and a table.
+def _subset(pts: SweepPoints, keep: np.ndarray) -> SweepPoints:
+    """The scenarios of ``pts`` where ``keep`` (bool, shape (n,)) holds."""
+    return replace(pts, names=[n for n, k in zip(pts.names, keep) if k],
+                    cols={k: v[keep] for k, v in pts.cols.items()}, span_s=pts.span_s[keep])
 
-    Scenarios of different spans are shown per day, and the caption warns (the ``frontier`` command refuses them
-    unless ``--per-day``).
+
+def sweep_frontier(summary: str | Path, out_dir: str | Path,
+                   conditions: dict[str, str] | None = None) -> list[ReportFrontier]:
+    """The sweep report's frontiers: default axes (batch: wait vs facility energy; serving: tokens/s per user vs
+    tokens/s per GPU, energy per token as colour), a CSV in ``out_dir``, the figure and a table, one per condition.
+
+    A condition (weather, trace, growth: an axis that is not a decision) gets its own front: a scenario is only
+    compared with scenarios under the same condition, as in the report's Pareto plots. Scenarios of different spans
+    are shown per day, and the caption warns (the ``frontier`` command refuses them unless ``--per-day``).
 
     Parameters
     ----------
     summary : str | Path
         The sweep's ``summary.h5``.
     out_dir : str | Path
-        The report folder.
+        The report folder. One condition: ``frontier.csv``; several: ``frontier_<k>.csv`` for the k-th condition
+        in sorted order.
+    conditions : dict[str, str] | None
+        Condition label per scenario name (``scheduler_sim.analysis.report.sweep_conditions``); None or all labels
+        equal: one front.
 
     Returns
     -------
-    ReportFrontier or None
-        None when no finished scenario has both default metrics.
+    list of ReportFrontier
+        One per condition with at least one finished scenario that has both default metrics; empty if none has.
     """
     pts = load_sweep_points(summary)
+    labels = [(conditions or {}).get(n, "") for n in pts.names]
+    distinct = sorted(set(labels))
+    out = []
+    for k, label in enumerate(distinct):
+        sub = pts if len(distinct) == 1 else _subset(pts, np.array([lb == label for lb in labels], dtype=bool))
+        csv_name = "frontier.csv" if len(distinct) == 1 else f"frontier_{k}.csv"
+        rf = _one_frontier(sub, Path(out_dir) / csv_name, label if len(distinct) > 1 else "")
+        if rf is not None:
+            out.append(rf)
+    return out
+
+
+def _one_frontier(pts: SweepPoints, csv_path: Path, condition: str) -> ReportFrontier | None:
+    """One report frontier of ``pts`` (see :func:`sweep_frontier`); None when no scenario has both metrics."""
     x, y, c = serving_default_axes() if pts.serving else ("wait", "energy", None)
     warn = ""
     try:
@@ -743,14 +769,18 @@ def sweep_frontier(summary: str | Path, out_dir: str | Path) -> ReportFrontier |
             warn = f" Warning: {str(exc).split(': ', 1)[-1].split(';')[0]}: shown per day."
     except ValueError:
         return None
-    csv = frontier_csv(fr, Path(out_dir) / "frontier.csv")
+    csv = frontier_csv(fr, csv_path)
     fig = frontier_plot(fr)
+    if condition:
+        fig.axes[0].set_title(condition, fontsize=10)
     knee = fr.names[fr.knee] if fr.knee >= 0 else "-"
+    cond = (f" Condition {condition}: this condition has its own front (a condition is not a decision)."
+            if condition else "")
     caption = (f"{fr.metrics[1].axis_label(fr.per_day)} against {fr.metrics[0].axis_label(fr.per_day)}: "
                f"{int(fr.front.sum())} of {len(fr.names)} scenario(s) non-dominated (filled; dominated in grey); knee "
                f"{knee} (ringed: smallest sum of objectives normalised over the front); hypervolume {fr.hv:.4g} "
                f"against the reference ({', '.join(f'{v:.4g}' for v in fr.ref)}), the nadir + 10 % of each range. "
-               f"The front is in {csv.name}.{warn}")
+               f"The front is in {csv.name}.{cond}{warn}")
     header = ("scenario", *(m.axis_label(fr.per_day).split(" (")[0] for m in fr.metrics), "knee")
     idx = np.flatnonzero(fr.front)
     rows = [(fr.names[i], *(f"{v:.6g}" for v in fr.F[i]), "knee" if i == fr.knee else "")

@@ -158,3 +158,21 @@ def test_sweep_report_shows_the_frontier_and_writes_its_csv(tmp_path):
     assert 'data-figure="frontier"><img' in page
     assert "knee c" in page and "3 of 4 scenario(s) non-dominated" in page
     assert (tmp_path / "rep" / "frontier.csv").read_text().splitlines()[2] == "c,2.0,3.0,1"
+
+
+def test_sweep_frontier_gives_each_condition_its_own_front(tmp_path):
+    """A condition (weather, trace) is not a decision: b is dominated by c across conditions, but c ran under
+    another weather, so within its own condition b is on the front. One front per condition, one CSV each."""
+    from scheduler_sim.analysis.frontier import sweep_frontier
+
+    d = _summary(tmp_path, [("a", 1, 5, "done"), ("b", 3, 4, "done"), ("c", 2, 3, "done"), ("d", 4, 1, "done")])
+    one = sweep_frontier(d / "summary.h5", tmp_path / "one")
+    assert [rf.frontier.front.tolist() for rf in one] == [[True, False, True, True]]
+    fronts = sweep_frontier(d / "summary.h5", tmp_path / "two",
+                            {"a": "weather=hot", "b": "weather=hot", "c": "weather=cold", "d": "weather=cold"})
+    assert [rf.frontier.names for rf in fronts] == [["c", "d"], ["a", "b"]]  # sorted by condition label
+    assert [rf.frontier.front.tolist() for rf in fronts] == [[True, True], [True, True]]
+    assert all("own front" in rf.caption for rf in fronts)
+    assert "weather=cold" in fronts[0].caption and "weather=hot" in fronts[1].caption
+    # two points normalised to (0, 1) and (1, 0) tie for the knee: the first is taken
+    assert (tmp_path / "two" / "frontier_1.csv").read_text().splitlines()[1:] == ["a,1.0,5.0,1", "b,3.0,4.0,0"]

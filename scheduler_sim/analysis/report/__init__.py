@@ -525,9 +525,11 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
         parts.append(_img(_save(fig, out, name), name,
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
-    fs = sweep_frontier(path, out)  # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV
-    frontier = (None if fs is None else {"figure": _img(_save(fs.figure, out, "frontier"), "frontier", fs.caption),
-                                         "header": fs.header, "rows": fs.rows})
+    # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV; one per condition
+    fronts = sweep_frontier(path, out, dict(zip(names, groups)))
+    fnames = ["frontier"] if len(fronts) == 1 else [f"frontier_{k}" for k in range(len(fronts))]
+    frontiers = [{"figure": _img(_save(fs.figure, out, fn), fn, fs.caption), "header": fs.header, "rows": fs.rows}
+                 for fn, fs in zip(fnames, fronts)]
     cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
     shown = {m: column_unit(m, metrics[m]) for m in cols}  # one unit per column (a duration: by its largest value)
     head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
@@ -535,7 +537,7 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
             for i, (n, s) in enumerate(zip(names, status))]
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
-                  study_file=study_file, frontier=frontier)
+                  study_file=study_file, frontiers=frontiers)
     return _write_html(out, page)
 
 
