@@ -67,15 +67,18 @@ import io
 import itertools
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dataloaders._common import finish_load
+from dataloaders.fields import FieldRule, RejectRule, apply_rejections, apply_repairs
 from dataloaders.registry import BaseLoader
-from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
-from jobs.table import JobStatus, validate_job_table
+from dataloaders.report import Issue, LoadReport, LoadResult
+from jobs.table import JobStatus
 
 __all__ = ["EPOCH_THRESHOLD_S", "SWF_FIELDS", "SWFLoader", "TEXT_FIELDS", "parse_swf_header", "read_swf",
            "read_swf_header", "swf_cores_per_node"]
@@ -595,6 +598,226 @@ def _fold_orphan_parts(v: np.ndarray, lines: np.ndarray, issues: _Issues) -> tup
     return np.array(rows).reshape(-1, _N), np.array(row_lines, dtype=np.int64), used
 
 
+def _procs_text(v: np.ndarray) -> Callable[[int], str]:
+    return lambda k: f"allocated={_fmt(v[k, _ALLOC])}, requested={_fmt(v[k, _REQP])}"
+
+
+#: Checks that make an SWF record unusable, in the order they are made (a record is rejected by the first it breaks).
+_SWF_REJECTS: tuple[RejectRule, ...] = (
+    RejectRule("job_number", lambda v: (v[:, _JOB] < 0) | (v[:, _JOB] != np.floor(v[:, _JOB])), lambda v: v[:, _JOB],
+               "an integer >= 0", "bad_job_id", hide_id=True),
+    RejectRule("submit_time", lambda v: v[:, _SUBMIT] < 0, lambda v: v[:, _SUBMIT], "a time >= 0 s",
+               "submit_time_missing"),
+    RejectRule("allocated_processors", lambda v: ~(v[:, _ALLOC] > 0) & ~(v[:, _REQP] > 0), _procs_text,
+               "allocated or requested processors > 0", "processors_missing"),
+    # values no trace can hold (overflow the canonical dtypes, or years of run time)
+    RejectRule("job_number", lambda v: v[:, _JOB] > _MAX_EXACT_INT, lambda v: v[:, _JOB],
+               f"an integer <= {_MAX_EXACT_INT:.0f} (exact in float64)", "job_id_out_of_range", hide_id=True),
+    RejectRule("allocated_processors", lambda v: (v[:, _ALLOC] > _MAX_PROCS) | (v[:, _REQP] > _MAX_PROCS),
+               _procs_text, f"at most {_MAX_PROCS:.0f} processors", "processors_out_of_range"),
+    *(RejectRule(SWF_FIELDS[c], lambda v, c=c: v[:, c] > _MAX_TIME_S, lambda v, c=c: v[:, c],
+                 f"a time below {_MAX_TIME_S:.0e} s (317 years)", "time_out_of_range")
+      for c in (_SUBMIT, _WAIT, _RUN, _REQT)),
+)
+
+#: Value fields checked and repaired on the accepted records, in report order (-1 is SWF's "missing" marker).
+_SWF_REPAIRS: tuple[FieldRule, ...] = (
+    FieldRule(_WAIT, "wait_time", "s", lambda x: x < 0, "a time >= 0 s or -1", "negative_wait", missing=-1.0),
+    FieldRule(_RUN, "run_time", "s", lambda x: x < 0, "a time >= 0 s or -1", "negative_runtime", missing=-1.0,
+              missing_reason="runtime_missing", missing_expected="a time >= 0 s (kept as NaN)"),
+    FieldRule(_REQT, "requested_time", "s", lambda x: x <= 0, "a time > 0 s or -1 (set to NaN)",
+              "requested_time_not_positive", missing=-1.0),
+    FieldRule(_STATUS, "status", "-", lambda x: ~np.isin(x, [s.value for s in JobStatus]),
+              "one of -1, 0, 1, 5 (set to -1 unknown)", "unknown_status", fill=float(JobStatus.UNKNOWN.value)),
+    FieldRule(_CPU, "average_cpu_time", "s", lambda x: x < 0, "a time >= 0 s or -1", "negative_cpu_time",
+              missing=-1.0),
+)
+
+
+def _reject_unusable(v: np.ndarray, lines: np.ndarray, issues: _Issues) -> np.ndarray:
+    """Mask of the records that pass :data:`_SWF_REJECTS` and share one kind of submit time (epochs or offsets)."""
+    ok = apply_rejections(v, _SWF_REJECTS, np.ones(len(v), dtype=bool), lines, v[:, _JOB], issues)
+    # submit times must all be epochs or all offsets: a file mixing both has no single time origin
+    epoch = ok & (v[:, _SUBMIT] > EPOCH_THRESHOLD_S)
+    n_epoch, n_ok = int(epoch.sum()), int(ok.sum())
+    if 0 < n_epoch < n_ok:
+        minority = epoch if n_epoch <= n_ok - n_epoch else (ok & ~epoch)
+        issues.add_mask(minority, lines, v[:, _JOB], "submit_time", v[:, _SUBMIT],
+                        "Unix epochs like the other records" if n_epoch > n_ok - n_epoch
+                        else f"offsets below {EPOCH_THRESHOLD_S:.0e} s like the other records",
+                        "rejected", "submit_time_mixed_origin")
+        ok &= ~minority
+    return ok
+
+
+def _fold_partials(v: np.ndarray, lines: np.ndarray, issues: _Issues, report: LoadReport
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Partial executions (status 2/3/4): fold part lines into their summary line (or a synthetic one)."""
+    status = v[:, _STATUS]
+    partial = np.isin(status, _PARTIAL_STATUS)
+    n_folded_parts = 0
+    if partial.any():
+        summary_ids = set(v[~partial, _JOB].tolist())
+        has_summary = partial & np.isin(v[:, _JOB], list(summary_ids))
+        issues.add_mask(has_summary, lines, v[:, _JOB], "status", status,
+                        "summary line (status 0/1/5) kept, part lines folded into it", "folded",
+                        "partial_execution_line")
+        orphan = partial & ~has_summary
+        n_folded_parts = int(has_summary.sum())
+        keep = ~partial
+        if orphan.any():
+            o_idx = np.flatnonzero(orphan)
+            rows, row_lines, used = _fold_orphan_parts(v[o_idx], lines[o_idx], issues)
+            n_folded_parts += len(used) - len(rows)
+            v = np.vstack([v[keep], rows])
+            lines = np.r_[lines[keep], row_lines]
+        else:
+            v, lines = v[keep], lines[keep]
+        report.notes.append(
+            f"{int(partial.sum())} partial-execution line(s) (status 2/3/4): summary lines kept, part lines folded"
+        )
+        # back to file order for the duplicate check
+        o = np.argsort(lines, kind="stable")
+        v, lines = v[o], lines[o]
+    report.folded = n_folded_parts
+    return v, lines
+
+
+def _drop_duplicates(v: np.ndarray, lines: np.ndarray, issues: _Issues) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the first valid occurrence of every job number in file order; reject the others."""
+    jid = v[:, _JOB]
+    dup = pd.Series(jid).duplicated(keep="first").to_numpy()
+    if dup.any():
+        first_line = pd.Series(lines, index=jid)[~dup]
+        first_line = first_line[~first_line.index.duplicated()]
+        for k in np.flatnonzero(dup):
+            issues.add(lines[k], jid[k], "job_number", _fmt(jid[k]),
+                       f"a unique job number (first seen on line {int(first_line[jid[k]])}, kept)", "rejected",
+                       "duplicate_job_id")
+        v, lines = v[~dup], lines[~dup]
+    return v, lines
+
+
+def _nodes(v: np.ndarray, lines: np.ndarray, issues: _Issues, report: LoadReport, header: dict, cores_per_node: int,
+           max_nodes: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Processors -> nodes; rejects jobs larger than ``max_nodes``. Returns (v, lines, procs, nodes)."""
+    jid = v[:, _JOB]
+    alloc, reqp = v[:, _ALLOC], v[:, _REQP]
+    from_alloc = alloc > 0
+    procs = np.where(from_alloc, alloc, reqp)
+    frac_procs = procs != np.floor(procs)
+    issues.add_mask(frac_procs, lines, jid, "allocated_processors", procs, "an integer (rounded up)", "repaired",
+                    "fractional_processors")
+    procs = np.ceil(procs)
+    nodes = np.ceil(procs / cores_per_node).astype(np.int64)
+    if max_nodes is not None:
+        too_big = nodes > max_nodes
+        issues.add_mask(too_big, lines, jid, "allocated_processors",
+                        lambda k: f"{int(procs[k])} processors = {nodes[k]} nodes",
+                        f"<= {max_nodes} nodes (max_nodes)", "rejected", "larger_than_machine")
+        keep = ~too_big
+        v, lines, procs, nodes, from_alloc = v[keep], lines[keep], procs[keep], nodes[keep], from_alloc[keep]
+    else:
+        hdr_size = {k: header[k] for k in ("MaxNodes", "MaxProcs") if k in header}
+        if hdr_size:
+            sizes = ", ".join(f"{k} {x}" for k, x in hdr_size.items())
+            report.notes.append(
+                f"max_nodes not given: job sizes not checked (header {sizes}"
+                f"; largest job {int(procs.max()) if len(procs) else 0} processors)"
+            )
+    report.notes.append(
+        f"nodes = ceil(processors / {cores_per_node}); processors from allocated_processors (field 5) for "
+        f"{int(from_alloc.sum())} job(s), from requested_processors (field 8) for {int((~from_alloc).sum())}"
+    )
+    return v, lines, procs, nodes
+
+
+def _cpu_util(cpu: np.ndarray, run: np.ndarray, lines: np.ndarray, jid: np.ndarray, issues: _Issues) -> np.ndarray:
+    """CPU time per processor / run time, clipped to [0, 1] (clipping reported); NaN when either is unknown."""
+    util = np.full(len(cpu), np.nan)
+    ok = np.isfinite(cpu) & (run > 0)
+    util[ok] = cpu[ok] / run[ok]
+    over = ok & (util > 1)
+    issues.add_mask(over, lines, jid, "average_cpu_time",
+                    lambda k: f"{_fmt(cpu[k])} s CPU per processor over {_fmt(run[k])} s run",
+                    "<= run time (cpu_util clipped to 1)", "repaired", "cpu_util_clipped")
+    return np.clip(util, 0.0, 1.0)
+
+
+def _time_origin(submit: np.ndarray, header: dict, report: LoadReport) -> tuple[np.ndarray, float]:
+    """(submit times relative to the origin, origin [Unix s] or NaN); the report says where the origin came from."""
+    hdr_origin = header.get("UnixStartTime")
+    hdr_origin = float(hdr_origin) if isinstance(hdr_origin, (int, float)) else float("nan")
+    looks_epoch = len(submit) > 0 and float(submit.min()) > EPOCH_THRESHOLD_S
+    if np.isfinite(hdr_origin) and hdr_origin > 0:
+        origin = hdr_origin
+        if looks_epoch:
+            submit = submit - origin
+            report.notes.append(f"submit times are Unix epochs; made relative to header UnixStartTime {origin:.0f}")
+        elif not len(submit):
+            report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (no accepted record)")
+        else:
+            report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (submit times are offsets)")
+        if looks_epoch and (submit < 0).any():
+            report.notes.append(f"{int((submit < 0).sum())} submit time(s) before the header UnixStartTime")
+    elif looks_epoch:
+        origin = float(submit.min())
+        submit = submit - origin
+        report.notes.append(
+            f"submit times are Unix epochs (> {EPOCH_THRESHOLD_S:.0e} s); origin = first submit {origin:.0f}"
+            + (" (header UnixStartTime is 0)" if hdr_origin == 0 else "")
+        )
+    else:
+        origin = float("nan")
+        if len(submit):
+            report.notes.append("no absolute time origin (submit times are offsets, no header UnixStartTime > 0)")
+    return submit, origin
+
+
+def _file_notes(v: np.ndarray, submit: np.ndarray, run: np.ndarray, req: np.ndarray, st: np.ndarray, header: dict,
+                report: LoadReport) -> None:
+    """Notes on the file as a whole: order, missing values, run times, status codes, header counts."""
+    running_max = np.maximum.accumulate(submit) if len(submit) else submit
+    n_unsorted = int((submit[1:] < running_max[:-1]).sum()) if len(submit) > 1 else 0
+    if n_unsorted:
+        report.notes.append(f"{n_unsorted} record(s) out of submit-time order in the file; sorted by submit, job id")
+    missing = {SWF_FIELDS[c]: int((v[:, c] == -1).sum()) for c in (_WAIT, _RUN, _ALLOC, _CPU, _REQP, _REQT,
+                                                                     _STATUS, _USER, _GROUP, _QUEUE)}
+    missing = {k: n for k, n in missing.items() if n}
+    if missing:
+        listed = ", ".join(f"{k} {n}" for k, n in missing.items())
+        report.notes.append(f"missing (-1) values in accepted jobs: {listed}")
+    n_zero = int((run == 0).sum())
+    if n_zero:
+        report.notes.append(f"{n_zero} job(s) with run time 0 (legal, kept)")
+    longer = np.isfinite(run) & np.isfinite(req) & (run > req)
+    if longer.any():
+        report.notes.append(f"{int(longer.sum())} job(s) ran longer than requested ({100 * longer.mean():.1f}%)")
+    if len(st) and (st == JobStatus.FAILED.value).all():
+        report.notes.append("every job has status 0 (failed); the converter may have used 0 for 'unknown'")
+    for key, actual, what in (("MaxJobs", len(v), "jobs were loaded"),
+                              ("MaxRecords", report.records_read, "records were read")):
+        if key in header and isinstance(header[key], (int, float)) and header[key] != actual:
+            report.notes.append(f"header {key} = {header[key]} but {actual} {what}")
+
+
+def _identifiers(v: np.ndarray, lines: np.ndarray, texts: dict[int, dict[int, str]], report: LoadReport
+                 ) -> dict[int, np.ndarray]:
+    """Identifier fields 12-16 as text; text held in the file is kept (user, group, queue, partition)."""
+    ident = {c: _id_text(v[:, c]) for c in (_USER, _GROUP, _QUEUE, _PART)}
+    for c, by_line in texts.items():
+        n_txt = int(np.isin(lines, list(by_line)).sum()) if by_line else 0
+        if not n_txt:
+            continue
+        used = f"kept as the {_TEXT_USE[c]}" if c in ident else "ignored (not used)"
+        report.notes.append(f"{n_txt} accepted record(s) hold text in {SWF_FIELDS[c]} (field {c + 1}): {used}")
+        if c in ident:
+            col = ident[c]
+            for k in np.flatnonzero(np.isin(lines, list(by_line))):
+                col[k] = by_line[int(lines[k])]
+    return ident
+
+
 def read_swf(
     path: str | os.PathLike[str],
     *,
@@ -603,6 +826,10 @@ def read_swf(
     strict: bool = False,
 ) -> LoadResult:
     """Read a Standard Workload Format v2.2 trace (plain or gzip) into the canonical job table.
+
+    The checks are the tables :data:`_SWF_REJECTS` and :data:`_SWF_REPAIRS` (applied by :mod:`dataloaders.fields`)
+    and the steps below, in the order of the module docstring; counts and strict mode are
+    :func:`dataloaders._common.finish_load`'s.
 
     Parameters
     ----------
@@ -644,7 +871,7 @@ def read_swf(
     report = LoadReport(source=src, loader="swf")
     issues = _Issues()
 
-    # ---- split header / data and parse, keeping 1-based line numbers ------------------------------------------
+    # split header / data and parse, keeping 1-based line numbers
     comments, v, lines, report.records_read, texts, n_extra = _parse_text(raw, issues)
     del raw
     header = parse_swf_header(comments)
@@ -653,236 +880,20 @@ def read_swf(
         report.notes.append(f"{n_extra} record(s) with site columns after the {_N} standard fields (e.g. node "
                             "list, queue name, resource string): the 18 standard fields are read, the extra "
                             "columns are ignored")
-
-    # ---- required fields -----------------------------------------------------------------------------------
-    jid = v[:, _JOB]
-    bad_id = (jid < 0) | (jid != np.floor(jid))
-    issues.add_mask(bad_id, lines, np.where(bad_id, np.nan, jid), "job_number", jid, "an integer >= 0",
-                    "rejected", "bad_job_id")
-    bad_submit = ~bad_id & (v[:, _SUBMIT] < 0)
-    issues.add_mask(bad_submit, lines, jid, "submit_time", v[:, _SUBMIT], "a time >= 0 s", "rejected",
-                    "submit_time_missing")
-    alloc, reqp = v[:, _ALLOC], v[:, _REQP]
-    no_procs = ~bad_id & ~bad_submit & ~(alloc > 0) & ~(reqp > 0)
-    issues.add_mask(no_procs, lines, jid, "allocated_processors",
-                    lambda k: f"allocated={_fmt(alloc[k])}, requested={_fmt(reqp[k])}",
-                    "allocated or requested processors > 0", "rejected", "processors_missing")
-    # ---- values no trace can hold (overflow the canonical dtypes, or years of run time) -----------------
-    ok = ~(bad_id | bad_submit | no_procs)
-    huge_id = ok & (jid > _MAX_EXACT_INT)
-    issues.add_mask(huge_id, lines, np.full(len(jid), np.nan), "job_number", jid,
-                    f"an integer <= {_MAX_EXACT_INT:.0f} (exact in float64)", "rejected", "job_id_out_of_range")
-    ok &= ~huge_id
-    huge_procs = ok & ((alloc > _MAX_PROCS) | (reqp > _MAX_PROCS))
-    issues.add_mask(huge_procs, lines, jid, "allocated_processors",
-                    lambda k: f"allocated={_fmt(alloc[k])}, requested={_fmt(reqp[k])}",
-                    f"at most {_MAX_PROCS:.0f} processors", "rejected", "processors_out_of_range")
-    ok &= ~huge_procs
-    for col, name in ((_SUBMIT, "submit_time"), (_WAIT, "wait_time"), (_RUN, "run_time"), (_REQT, "requested_time")):
-        huge_t = ok & (v[:, col] > _MAX_TIME_S)
-        issues.add_mask(huge_t, lines, jid, name, v[:, col], f"a time below {_MAX_TIME_S:.0e} s (317 years)",
-                        "rejected", "time_out_of_range")
-        ok &= ~huge_t
-    # submit times must all be epochs or all offsets: a file mixing both has no single time origin
-    epoch = ok & (v[:, _SUBMIT] > EPOCH_THRESHOLD_S)
-    n_epoch, n_ok = int(epoch.sum()), int(ok.sum())
-    if 0 < n_epoch < n_ok:
-        minority = epoch if n_epoch <= n_ok - n_epoch else (ok & ~epoch)
-        issues.add_mask(minority, lines, jid, "submit_time", v[:, _SUBMIT],
-                        "Unix epochs like the other records" if n_epoch > n_ok - n_epoch
-                        else f"offsets below {EPOCH_THRESHOLD_S:.0e} s like the other records",
-                        "rejected", "submit_time_mixed_origin")
-        ok &= ~minority
-    valid = ok
+    valid = _reject_unusable(v, lines, issues)
     if not valid.all():  # (a copy of the value matrix only when something was rejected)
         v, lines = v[valid], lines[valid]
-
-    # ---- partial executions (status 2/3/4) ------------------------------------------------------------
-    status = v[:, _STATUS]
-    partial = np.isin(status, _PARTIAL_STATUS)
-    n_folded_parts = 0
-    if partial.any():
-        summary_ids = set(v[~partial, _JOB].tolist())
-        has_summary = partial & np.isin(v[:, _JOB], list(summary_ids))
-        issues.add_mask(has_summary, lines, v[:, _JOB], "status", status,
-                        "summary line (status 0/1/5) kept, part lines folded into it", "folded",
-                        "partial_execution_line")
-        orphan = partial & ~has_summary
-        n_folded_parts = int(has_summary.sum())
-        keep = ~partial
-        if orphan.any():
-            o_idx = np.flatnonzero(orphan)
-            rows, row_lines, used = _fold_orphan_parts(v[o_idx], lines[o_idx], issues)
-            n_folded_parts += len(used) - len(rows)
-            v = np.vstack([v[keep], rows])
-            lines = np.r_[lines[keep], row_lines]
-        else:
-            v, lines = v[keep], lines[keep]
-        report.notes.append(
-            f"{int(partial.sum())} partial-execution line(s) (status 2/3/4): summary lines kept, part lines folded"
-        )
-        # back to file order for the duplicate check
-        o = np.argsort(lines, kind="stable")
-        v, lines = v[o], lines[o]
-    report.folded = n_folded_parts
-
-    # ---- duplicates: keep the first valid occurrence in file order ------------------------------------
+    v, lines = _fold_partials(v, lines, issues, report)
+    v, lines = _drop_duplicates(v, lines, issues)
+    v, lines, procs, nodes = _nodes(v, lines, issues, report, header, cores_per_node, max_nodes)
     jid = v[:, _JOB]
-    dup = pd.Series(jid).duplicated(keep="first").to_numpy()
-    if dup.any():
-        first_line = pd.Series(lines, index=jid)[~dup]
-        first_line = first_line[~first_line.index.duplicated()]
-        for k in np.flatnonzero(dup):
-            issues.add(lines[k], jid[k], "job_number", _fmt(jid[k]),
-                       f"a unique job number (first seen on line {int(first_line[jid[k]])}, kept)", "rejected",
-                       "duplicate_job_id")
-        v, lines = v[~dup], lines[~dup]
-        jid = v[:, _JOB]
-
-    # ---- processors -> nodes -----------------------------------------------------------------------------
-    alloc, reqp = v[:, _ALLOC], v[:, _REQP]
-    from_alloc = alloc > 0
-    procs = np.where(from_alloc, alloc, reqp)
-    frac_procs = procs != np.floor(procs)
-    issues.add_mask(frac_procs, lines, jid, "allocated_processors", procs, "an integer (rounded up)", "repaired",
-                    "fractional_processors")
-    procs = np.ceil(procs)
-    nodes = np.ceil(procs / cores_per_node).astype(np.int64)
-    if max_nodes is not None:
-        too_big = nodes > max_nodes
-        issues.add_mask(too_big, lines, jid, "allocated_processors",
-                        lambda k: f"{int(procs[k])} processors = {nodes[k]} nodes",
-                        f"<= {max_nodes} nodes (max_nodes)", "rejected", "larger_than_machine")
-        keep = ~too_big
-        v, lines, procs, nodes, jid, from_alloc = (v[keep], lines[keep], procs[keep], nodes[keep], jid[keep],
-                                                   from_alloc[keep])
-    else:
-        hdr_size = {k: header[k] for k in ("MaxNodes", "MaxProcs") if k in header}
-        if hdr_size:
-            sizes = ", ".join(f"{k} {x}" for k, x in hdr_size.items())
-            report.notes.append(
-                f"max_nodes not given: job sizes not checked (header {sizes}"
-                f"; largest job {int(procs.max()) if len(procs) else 0} processors)"
-            )
-
-    report.notes.append(
-        f"nodes = ceil(processors / {cores_per_node}); processors from allocated_processors (field 5) for "
-        f"{int(from_alloc.sum())} job(s), from requested_processors (field 8) for {int((~from_alloc).sum())}"
-    )
-
-    # ---- value repairs / flags on accepted rows -----------------------------------------------------
-    submit = v[:, _SUBMIT].copy()
-    wait = v[:, _WAIT].copy()
-    neg_wait = (wait < 0) & (wait != -1)
-    issues.add_mask(neg_wait, lines, jid, "wait_time", wait, "a time >= 0 s or -1", "repaired", "negative_wait")
-    wait[wait < 0] = np.nan
-
-    run = v[:, _RUN].copy()
-    miss_run = run == -1
-    issues.add_mask(miss_run, lines, jid, "run_time", run, "a time >= 0 s (kept as NaN)", "flagged",
-                    "runtime_missing")
-    neg_run = (run < 0) & ~miss_run
-    issues.add_mask(neg_run, lines, jid, "run_time", run, "a time >= 0 s or -1", "repaired", "negative_runtime")
-    run[run < 0] = np.nan
-
-    req = v[:, _REQT].copy()
-    bad_req = (req <= 0) & (req != -1)
-    issues.add_mask(bad_req, lines, jid, "requested_time", req, "a time > 0 s or -1 (set to NaN)", "repaired",
-                    "requested_time_not_positive")
-    req[req <= 0] = np.nan
-
-    st = v[:, _STATUS].copy()
-    known_status = np.isin(st, [s.value for s in JobStatus])
-    issues.add_mask(~known_status, lines, jid, "status", st, "one of -1, 0, 1, 5 (set to -1 unknown)", "repaired",
-                    "unknown_status")
-    st[~known_status] = JobStatus.UNKNOWN.value
-
-    cpu = v[:, _CPU].copy()
-    neg_cpu = (cpu < 0) & (cpu != -1)
-    issues.add_mask(neg_cpu, lines, jid, "average_cpu_time", cpu, "a time >= 0 s or -1", "repaired",
-                    "negative_cpu_time")
-    cpu[cpu < 0] = np.nan
-    util = np.full(len(v), np.nan)
-    ok = np.isfinite(cpu) & (run > 0)
-    util[ok] = cpu[ok] / run[ok]
-    over = ok & (util > 1)
-    issues.add_mask(over, lines, jid, "average_cpu_time",
-                    lambda k: f"{_fmt(cpu[k])} s CPU per processor over {_fmt(run[k])} s run",
-                    "<= run time (cpu_util clipped to 1)", "repaired", "cpu_util_clipped")
-    util = np.clip(util, 0.0, 1.0)
-
-    # ---- time origin -------------------------------------------------------------------------------------
-    hdr_origin = header.get("UnixStartTime")
-    hdr_origin = float(hdr_origin) if isinstance(hdr_origin, (int, float)) else float("nan")
-    looks_epoch = len(submit) > 0 and float(submit.min()) > EPOCH_THRESHOLD_S
-    if np.isfinite(hdr_origin) and hdr_origin > 0:
-        origin = hdr_origin
-        if looks_epoch:
-            submit = submit - origin
-            report.notes.append(f"submit times are Unix epochs; made relative to header UnixStartTime {origin:.0f}")
-        elif not len(submit):
-            report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (no accepted record)")
-        else:
-            report.notes.append(f"time origin = header UnixStartTime {origin:.0f} (submit times are offsets)")
-        if looks_epoch and (submit < 0).any():
-            report.notes.append(f"{int((submit < 0).sum())} submit time(s) before the header UnixStartTime")
-    elif looks_epoch:
-        origin = float(submit.min())
-        submit = submit - origin
-        report.notes.append(
-            f"submit times are Unix epochs (> {EPOCH_THRESHOLD_S:.0e} s); origin = first submit {origin:.0f}"
-            + (" (header UnixStartTime is 0)" if hdr_origin == 0 else "")
-        )
-    else:
-        origin = float("nan")
-        if len(submit):
-            report.notes.append("no absolute time origin (submit times are offsets, no header UnixStartTime > 0)")
-
+    fixed = apply_repairs(v, _SWF_REPAIRS, lines, jid, issues)
+    wait, run, req, st, cpu = (fixed[c] for c in (_WAIT, _RUN, _REQT, _STATUS, _CPU))
+    util = _cpu_util(cpu, run, lines, jid, issues)
+    submit, origin = _time_origin(v[:, _SUBMIT].copy(), header, report)
     start = submit + wait
-    end = start + run
-
-    # ---- notes on the file as a whole -------------------------------------------------------------------
-    running_max = np.maximum.accumulate(submit) if len(submit) else submit
-    n_unsorted = int((submit[1:] < running_max[:-1]).sum()) if len(submit) > 1 else 0
-    if n_unsorted:
-        report.notes.append(f"{n_unsorted} record(s) out of submit-time order in the file; sorted by submit, job id")
-    missing = {SWF_FIELDS[c]: int((v[:, c] == -1).sum()) for c in (_WAIT, _RUN, _ALLOC, _CPU, _REQP, _REQT,
-                                                                     _STATUS, _USER, _GROUP, _QUEUE)}
-    missing = {k: n for k, n in missing.items() if n}
-    if missing:
-        listed = ", ".join(f"{k} {n}" for k, n in missing.items())
-        report.notes.append(f"missing (-1) values in accepted jobs: {listed}")
-    n_zero = int((run == 0).sum())
-    if n_zero:
-        report.notes.append(f"{n_zero} job(s) with run time 0 (legal, kept)")
-    longer = np.isfinite(run) & np.isfinite(req) & (run > req)
-    if longer.any():
-        report.notes.append(f"{int(longer.sum())} job(s) ran longer than requested ({100 * longer.mean():.1f}%)")
-    if len(st) and (st == JobStatus.FAILED.value).all():
-        report.notes.append("every job has status 0 (failed); the converter may have used 0 for 'unknown'")
-    n_records = report.records_read
-    for key, actual, what in (("MaxJobs", None, "jobs were loaded"), ("MaxRecords", n_records, "records were read")):
-        if key not in header or not isinstance(header[key], (int, float)):
-            continue
-        if actual is None:
-            actual = len(v)
-        if header[key] != actual:
-            report.notes.append(f"header {key} = {header[key]} but {actual} {what}")
-
-    # ---- identifiers given as text (fields 12-16): kept as text -------------------------------------------
-    ident = {c: _id_text(v[:, c]) for c in (_USER, _GROUP, _QUEUE, _PART)}
-    for c, by_line in texts.items():
-        n_txt = int(np.isin(lines, list(by_line)).sum()) if by_line else 0
-        if not n_txt:
-            continue
-        used = f"kept as the {_TEXT_USE[c]}" if c in ident else "ignored (not used)"
-        report.notes.append(f"{n_txt} accepted record(s) hold text in {SWF_FIELDS[c]} (field {c + 1}): {used}")
-        if c in ident:
-            col = ident[c]
-            for k in np.flatnonzero(np.isin(lines, list(by_line))):
-                col[k] = by_line[int(lines[k])]
-
-    # ---- table ---------------------------------------------------------------------------------------------
+    _file_notes(v, submit, run, req, st, header, report)
+    ident = _identifiers(v, lines, texts, report)
     df = pd.DataFrame(
         {
             "job_id": jid.astype(np.int64),
@@ -891,7 +902,7 @@ def read_swf(
             "nodes": nodes,
             "runtime_s": run,
             "start_time_s": start,
-            "end_time_s": end,
+            "end_time_s": start + run,
             "user": ident[_USER],
             "account": ident[_GROUP],
             "queue": ident[_QUEUE],
@@ -906,20 +917,8 @@ def read_swf(
     if (part != "").any():  # field 16 given: an extra column, cluster names from an Alea .machines file beside it
         df["partition"] = _machine_names(p, part, report)
     # the table holds copies: free the value matrix and the per-column arrays before sorting / validating
-    del v, submit, wait, run, req, st, cpu, util, start, end, procs, nodes, jid, lines
-    df = df.sort_values(["submit_time_s", "job_id"], kind="stable").reset_index(drop=True)
-    df.attrs = {"time_origin_unix_s": origin, "source": src, "loader": "swf", "swf_header": dict(header)}
-
-    report.issues = sorted(issues.items, key=lambda i: (i.line if i.line is not None else -1))
-    report.accepted = len(df)
-    report.rejected = sum(1 for i in report.issues if i.action == "rejected")
-    repaired_lines = {i.line for i in report.issues if i.action == "repaired"}
-    report.repaired = (int(np.isin(df["source_line"].to_numpy(), [x for x in repaired_lines if x is not None]).sum())
-                       if repaired_lines else 0)
-    problem = report.unusable(strict)
-    if problem is not None:
-        raise TraceError(report.source, **problem)
-    return LoadResult(validate_job_table(df), report)
+    del v, submit, wait, run, req, st, cpu, util, start, procs, nodes, jid, lines, fixed
+    return finish_load(df, report, issues, strict=strict, origin=origin, attrs={"swf_header": dict(header)})
 
 
 class SWFLoader(BaseLoader):

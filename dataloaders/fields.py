@@ -1,0 +1,169 @@
+"""Trace fields as data: what a format's column holds, what is bad in it, what the loader does, what it says.
+
+Every loader checks its fields the same way: find the values that break a rule, report one issue per record
+(``rejected``, ``repaired``, ``flagged``), then either drop the records or replace the values. The rules of a
+format are rows of a table (:class:`FieldRule`, :class:`RejectRule`) and one engine applies them
+(:func:`apply_repairs`, :func:`apply_rejections`), so that the checks a format makes are read in one place, next
+to the text its load report prints, and a new format writes a table, not a loop.
+
+The issue collectors (:class:`dataloaders._common.Issues` and the SWF loader's own) take the masks; the report's
+counts and strict mode stay in :func:`dataloaders._common.finish_load`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["FieldRule", "IssueSink", "RejectRule", "apply_rejections", "apply_repairs"]
+
+
+class IssueSink(Protocol):
+    """What the engine reports to: an ``add_mask`` as :meth:`dataloaders._common.Issues.add_mask`."""
+
+    def add_mask(self, mask: np.ndarray, lines: np.ndarray, ids: np.ndarray | None, field: str, found: Any,
+                 expected: str, action: str, reason: str) -> Any:
+        """Add one issue per True entry of ``mask`` (see :meth:`dataloaders._common.Issues.add_mask`)."""
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """One value field of a trace: its column, its missing marker, what is bad in it and how it is repaired.
+
+    Attributes
+    ----------
+    column : int
+        Column of the value matrix (e.g. the SWF field index, 0-based).
+    field : str
+        Name in the load report (the format's own field name).
+    unit : str
+        Unit of the values as the file holds them (``"s"``, ``"-"``); documentation of the table.
+    bad : Callable[[np.ndarray], np.ndarray]
+        Values -> bool mask of the bad ones (the missing marker is excluded by the engine).
+    expected : str
+        What a valid value looks like (the report's ``expected`` text).
+    reason : str
+        Machine-readable reason of the repair.
+    fill : float
+        Value a bad or missing entry is set to (the repair rule), e.g. NaN.
+    missing : float or None
+        The format's "missing" marker (SWF: -1); None when the field has none.
+    missing_reason : str or None
+        When set, every missing value is also reported (``flagged``) under this reason ...
+    missing_expected : str
+        ... with this ``expected`` text.
+    action : str
+        What the loader does to a bad value, ``"repaired"`` by default.
+    """
+
+    column: int
+    field: str
+    unit: str
+    bad: Callable[[np.ndarray], np.ndarray]
+    expected: str
+    reason: str
+    fill: float = float("nan")
+    missing: float | None = None
+    missing_reason: str | None = None
+    missing_expected: str = ""
+    action: str = "repaired"
+
+
+@dataclass(frozen=True)
+class RejectRule:
+    """A check that makes a record unusable: the bad mask, the field and value shown, the report's text.
+
+    Attributes
+    ----------
+    field : str
+        Name in the load report.
+    bad : Callable[[Any], np.ndarray]
+        The loader's values -> bool mask of the records to reject.
+    found : Callable[[Any], Any]
+        The loader's values -> the value shown per record (an array, a scalar or a function of the row).
+    expected : str
+        What a valid value looks like.
+    reason : str
+        Machine-readable reason.
+    hide_id : bool
+        Report no job id (the id itself is what is wrong).
+    """
+
+    field: str
+    bad: Callable[[Any], np.ndarray]
+    found: Callable[[Any], Any]
+    expected: str
+    reason: str
+    hide_id: bool = False
+
+
+def apply_repairs(v: np.ndarray, rules: Sequence[FieldRule], lines: np.ndarray, ids: np.ndarray | None,
+                  issues: IssueSink) -> dict[int, np.ndarray]:
+    """Check and repair value fields, one :class:`FieldRule` after another, in table order.
+
+    Parameters
+    ----------
+    v : ndarray, shape (n_records, n_fields)
+        The values as the file holds them (not modified).
+    rules : sequence of FieldRule
+        The fields to check, in the order their issues are reported.
+    lines : ndarray of int, shape (n_records,)
+        Line / record numbers.
+    ids : ndarray, shape (n_records,), or None
+        Job ids.
+    issues : IssueSink
+        Where the issues go: first the missing values of a rule (``flagged``, when it has ``missing_reason``),
+        then its bad values (``action``).
+
+    Returns
+    -------
+    dict of int -> ndarray, shape (n_records,)
+        Per rule's column, a repaired copy: bad and missing values set to the rule's ``fill``.
+    """
+    out: dict[int, np.ndarray] = {}
+    for r in rules:
+        x = v[:, r.column].copy()
+        miss = x == r.missing if r.missing is not None else np.zeros(len(x), dtype=bool)
+        if r.missing_reason is not None:
+            issues.add_mask(miss, lines, ids, r.field, x, r.missing_expected, "flagged", r.missing_reason)
+        bad = r.bad(x) & ~miss
+        issues.add_mask(bad, lines, ids, r.field, x, r.expected, r.action, r.reason)
+        x[bad | miss] = r.fill
+        out[r.column] = x
+    return out
+
+
+def apply_rejections(values: Any, rules: Sequence[RejectRule], ok: np.ndarray, lines: np.ndarray,
+                     ids: np.ndarray | None, issues: IssueSink) -> np.ndarray:
+    """Reject the records that break a :class:`RejectRule`, one rule after another (a record is rejected once).
+
+    Parameters
+    ----------
+    values : object
+        What the rules' ``bad`` and ``found`` read (the loader's value matrix).
+    rules : sequence of RejectRule
+        In the order they are checked.
+    ok : ndarray of bool, shape (n_records,)
+        Records still usable before these rules (not modified).
+    lines : ndarray of int, shape (n_records,)
+        Line / record numbers.
+    ids : ndarray, shape (n_records,), or None
+        Job ids.
+    issues : IssueSink
+        Where each rejection goes (``rejected``).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_records,)
+        ``ok`` minus the records rejected here.
+    """
+    ok = ok.copy()
+    for r in rules:
+        bad = ok & r.bad(values)
+        rid = np.full(len(ok), np.nan) if r.hide_id or ids is None else ids
+        issues.add_mask(bad, lines, rid, r.field, r.found(values), r.expected, "rejected", r.reason)
+        ok &= ~bad
+    return ok
