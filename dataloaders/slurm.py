@@ -709,263 +709,29 @@ def read_sacct(
     src = str(p)
     issues = Issues()
     report = LoadReport(source=src, loader="sacct")
-    data, enc = read_bytes(p)
-    fast = None
-    if len(delimiter) == 1 and delimiter.isascii() and not delimiter.isspace():
-        fast = _read_rows_fast(data, enc, src, columns, delimiter, issues)
-    if fast is not None:
-        raw, n_read = fast
-    elif len(delimiter) == 1 and delimiter.isascii() and not delimiter.isspace():
-        raw, n_read = _read_rows_bytes(data, enc, src, columns, delimiter, issues)
-    else:
-        raw, n_read = _read_rows(data.decode(enc), src, columns, delimiter, issues)
-    del data
-    report.records_read = n_read
-    cols = {c.lower(): c for c in raw.columns if c != "__line"}
-
-    rows: np.ndarray | None = None  # positions in raw of the job records kept, when not all of them are
-
-    def pick(c: pd.Series) -> pd.Series:
-        """The kept records of a raw column (one column copied at a time)."""
-        return c if rows is None else c.take(rows).reset_index(drop=True)
-
-    def col(*names: str) -> pd.Series | None:
-        for n in names:
-            if n.lower() in cols:
-                return pick(raw[cols[n.lower()]]).str.strip()
-        return None
-
-    idcol = col("JobIDRaw") if "jobidraw" in cols else col("JobID")
-    if idcol is None:
-        raise TraceError(src, "no JobID / JobIDRaw column", field="JobID", expected="a JobID column (sacct -o JobID)",
-                         found=",".join(raw.columns[:-1]))
-    if col("Submit") is None:
-        raise TraceError(src, "no Submit column", field="Submit", expected="a Submit column (sacct -o Submit)",
-                         found=",".join(raw.columns[:-1]))
-    shown_id = col("JobID") if "jobid" in cols else idcol
-    lines = raw["__line"].to_numpy()
-    base = idcol.str.replace(r"(?s)\..*", "", n=1, regex=True)  # the id before any '.step' (vectorised split)
-    is_step = idcol.str.contains(".", regex=False).to_numpy()
-    # integer keys when every id is a canonical decimal (no leading zero: equal keys <=> equal texts), else codes
-    canonical = bool(base.str.fullmatch(r"(?:0|[1-9][0-9]{0,14})").all())
-    key = base.astype(np.int64).to_numpy() if canonical else pd.factorize(base, sort=False)[0]
-
-    # ---- steps: fold into their job ----------------------------------------------------------------------
-    energy_raw = col("ConsumedEnergyRaw")
-    energy = (_energy_joule(energy_raw, True) if energy_raw is not None else
-              (_energy_joule(col("ConsumedEnergy"), False) if col("ConsumedEnergy") is not None
-               else np.full(len(raw), np.nan)))
-    step_has_job = np.zeros(len(raw), dtype=bool)
-    step_has_job[is_step] = np.isin(key[is_step], key[~is_step])
-    orphan = is_step & ~step_has_job
-    issues.add_mask(orphan, lines, None, "JobID", idcol, "a step (.batch/.extern/.N) of a job listed "
-                    "in the file", "rejected", "step_without_job")
-    # the largest step energy per job id (NaN when none is finite): a group-by on the integer keys
-    step_energy = (pd.Series(energy[step_has_job]).groupby(key[step_has_job]).max()
-                   if step_has_job.any() else pd.Series(dtype=float))
-    n_steps = int(step_has_job.sum())
-    report.folded = n_steps
-    if n_steps:
-        report.notes.append(f"{n_steps} job-step line(s) (.batch/.extern/.N) folded into their job")
-    keep = ~is_step
-    del energy_raw
-    job_rows = np.flatnonzero(keep)
-    # the job records, column by column, each full column freed as soon as it is copied (lower peak memory)
-    raw = pd.DataFrame({c: raw.pop(c).iloc[job_rows].reset_index(drop=True) for c in list(raw.columns)})
-    lines = lines[keep]
-    base = base[keep].reset_index(drop=True)
-    key = key[keep]
-    energy = energy[keep]
-    shown = shown_id[keep].reset_index(drop=True)
-    if len(step_energy):
-        se = step_energy.reindex(key).to_numpy(dtype=float)
-        energy = np.where(np.isfinite(energy) & (energy > 0), energy, se)
-
-    # ---- job ids ---------------------------------------------------------------------------------------------
-    # at most 15 digits: exact in float64 and int64; longer ids are text (new id assigned, text kept)
-    if canonical:
-        numeric = np.ones(len(raw), dtype=bool)
-        jid = key.astype(np.int64)
-    else:
-        numeric = base.str.fullmatch(r"\d{1,15}").to_numpy(dtype=bool)
-        jid = np.full(len(raw), -1, dtype=np.int64)
-        jid[numeric] = base[numeric].astype(np.int64).to_numpy()
-    if (~numeric).any():
-        start_id = int(jid[numeric].max()) + 1 if numeric.any() else 1
-        codes, _ = pd.factorize(base[~numeric])
-        jid[~numeric] = start_id + codes
-        issues.add_mask(~numeric, lines, None, "JobID", base,
-                        f"a numeric id (add JobIDRaw to the sacct columns); new ids from {start_id} assigned, text "
-                        "kept in trace_job_id", "repaired", "non_numeric_job_id")
-    kept = reject_duplicates(jid, lines, issues, keep="last")
+    raw, report.records_read = _read_sacct_rows(p, src, columns, delimiter, issues)
+    c = _Columns(raw)
+    del raw
+    lines, base, energy, shown, jid, kept = _fold_steps_and_ids(c, src, issues, report)
     if not kept.all():
-        report.notes.append(f"{int((~kept).sum())} repeated job id record(s) (requeued jobs?): last record kept")
-
-    def sel(x: Any) -> Any:
-        return x[kept] if isinstance(x, np.ndarray) else x[kept].reset_index(drop=True)
-
-    if not kept.all():
-        lines, base, energy, shown, jid = (sel(lines), sel(base), sel(energy), sel(shown), sel(jid))
-        rows = np.flatnonzero(kept)
-    del idcol, shown_id, is_step, step_has_job, orphan, key
+        lines, base, energy, shown, jid = (_sel(x, kept) for x in (lines, base, energy, shown, jid))
+        c.rows = np.flatnonzero(kept)
     n_jobs = len(jid)
-
-    # ---- times -------------------------------------------------------------------------------------------------
-    submit = local_times_to_epoch(pick(raw[cols["submit"]]), timezone, "Submit", lines, jid, issues)
-    no_submit = np.isnan(submit)
-    # a bad time was already reported as 'repaired'; a missing submit makes the record unusable
-    issues.items = [i for i in issues.items if not (i.field == "Submit" and i.reason == "bad_time")]
-    issues.add_mask(no_submit, lines, jid, "Submit", pick(raw[cols["submit"]]),
-                    f"a local ISO time YYYY-MM-DDTHH:MM:SS ({timezone}) or Unix seconds", "rejected",
-                    "submit_time_missing")
-    ok = ~no_submit
-    start = (local_times_to_epoch(pick(raw[cols["start"]]), timezone, "Start", lines, jid, issues)
-             if "start" in cols else np.full(n_jobs, np.nan))
-    end = (local_times_to_epoch(pick(raw[cols["end"]]), timezone, "End", lines, jid, issues)
-           if "end" in cols else np.full(n_jobs, np.nan))
-
-    # ---- nodes ---------------------------------------------------------------------------------------------
-    nn = col("NNodes")
-    nodes = np.zeros(n_jobs, dtype=np.int64)
-    if nn is not None:
-        nn_num = pd.to_numeric(nn, errors="coerce").to_numpy()
-        good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num)) & (nn_num <= MAX_COUNT)
-        nodes[good_nn] = nn_num[good_nn].astype(np.int64)
-    nl_col = col("NodeList")
-    node_list = np.full(n_jobs, "", dtype=object)
-    if nl_col is not None:
-        nl = nl_col
-        node_list = _shared_objects(nl)
-        need = ok & (nodes < 1)
-        if need.any():
-            for k in np.flatnonzero(need):
-                try:
-                    cnt = count_hostlist(node_list[k])
-                    if cnt > MAX_COUNT:
-                        raise ValueError(f"{cnt} hosts, more than {MAX_COUNT:.0f}")
-                    nodes[k] = cnt
-                except ValueError as exc:
-                    issues.add(lines[k], jid[k], "NodeList", node_list[k], f"a Slurm host list ({exc})", "rejected",
-                               "bad_node_list")
-                    nodes[k] = -1
-            got = need & (nodes >= 1)
-            if got.any():
-                report.notes.append(f"nodes counted from NodeList for {int(got.sum())} job(s) (NNodes absent or 0)")
-    bad_nodes = ok & (nodes == 0)
-    issues.add_mask(bad_nodes, lines, jid, "NNodes", nn if nn is not None else "(no column)",
-                    f"NNodes in [1, {MAX_COUNT:.0f}] or a non-empty NodeList", "rejected", "nodes_missing")
-    ok &= nodes >= 1
-    if max_nodes is not None:
-        big = ok & (nodes > max_nodes)
-        issues.add_mask(big, lines, jid, "NNodes", nodes, f"<= {max_nodes} nodes (max_nodes)", "rejected",
-                        "larger_than_machine")
-        ok &= ~big
-
-    # ---- durations ----------------------------------------------------------------------------------------------
-    def sub(c: pd.Series | None) -> pd.Series | None:
-        return c  # col() already reads the kept job records
-
-    er = sub(col("ElapsedRaw"))
-    if er is not None:
-        elapsed = pd.to_numeric(er, errors="coerce").to_numpy(dtype=float)
-        bad_el = np.isnan(elapsed) & er.ne("").to_numpy()
-        el_text = er
-    else:
-        el_text = sub(col("Elapsed"))
-        if el_text is not None:
-            elapsed, bad_el = _durations(el_text, bare_unit_s=1.0)
-        else:
-            elapsed, bad_el = np.full(n_jobs, np.nan), np.zeros(n_jobs, dtype=bool)
-    if el_text is not None:
-        issues.add_mask(ok & bad_el, lines, jid, "Elapsed", el_text, "[D-]HH:MM:SS (set to NaN)",
-                        "repaired", "bad_elapsed")
-    finished = np.isfinite(start) & np.isfinite(end)
-    runtime = np.where(finished, elapsed, np.nan)
-    if not np.isfinite(elapsed).any() or el_text is None:
-        runtime = np.where(finished, end - start, np.nan)
-    fill = finished & np.isnan(runtime)
-    runtime[fill] = (end - start)[fill]
-    neg = ok & (runtime < 0)
-    issues.add_mask(neg, lines, jid, "End", end - start, "End >= Start (run time set to NaN)", "repaired",
-                    "end_before_start")
-    runtime[runtime < 0] = np.nan
-    not_run = ok & ~finished
-    if not_run.any():
-        report.notes.append(f"{int(not_run.sum())} job(s) without both Start and End (pending / running): "
-                            "run time NaN")
-
-    tr = sub(col("TimelimitRaw"))
-    if tr is not None:
-        limit, bad_lim = _durations(tr, bare_unit_s=60.0)
-        lim_text = tr
-    else:
-        lim_text = sub(col("Timelimit"))
-        if lim_text is not None:
-            limit, bad_lim = _durations(lim_text, bare_unit_s=60.0)
-        else:
-            limit, bad_lim = np.full(n_jobs, np.nan), np.zeros(n_jobs, dtype=bool)
-    if lim_text is not None:
-        issues.add_mask(ok & bad_lim, lines, jid, "Timelimit", lim_text,
-                        "Slurm time (M, H:M:S, D-H:M:S) or UNLIMITED (set to NaN)", "repaired", "bad_timelimit")
-        unlimited = ok & np.isnan(limit) & ~bad_lim
-        if unlimited.any():
-            report.notes.append(f"{int(unlimited.sum())} job(s) with no time limit (UNLIMITED / Partition_Limit): "
-                                "requested walltime NaN")
-    zero_lim = limit <= 0
-    issues.add_mask(ok & zero_lim, lines, jid, "Timelimit", limit, "a limit > 0 (set to NaN)", "repaired",
-                    "timelimit_not_positive")
-    limit[zero_lim] = np.nan
-
-    # ---- state ---------------------------------------------------------------------------------------------------
-    st_col = sub(col("State"))
-    if st_col is not None:
-        word = st_col.str.replace(r"(?s) .*", "", n=1, regex=True).str.upper().str.rstrip("+")  # first word
-        status = word.map(_STATE_STATUS)
-        unknown = status.isna().to_numpy()
-        issues.add_mask(ok & unknown, lines, jid, "State", st_col,
-                        "a Slurm job state (COMPLETED, CANCELLED, FAILED, TIMEOUT, ...; set to unknown)",
-                        "repaired", "unknown_state")
-        status = status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8)
-        state_word = _shared_objects(word)
-    else:
-        status = np.full(n_jobs, JobStatus.UNKNOWN, dtype=np.int8)
-        state_word = np.full(n_jobs, "", dtype=object)
-
-    # ---- utilisation and power ------------------------------------------------------------------------------------
-    cpu_util = np.full(n_jobs, np.nan)
-    tc, nc = sub(col("TotalCPU")), sub(col("NCPUS"))
-    if tc is not None and nc is not None:
-        tcpu, _ = _durations(tc, bare_unit_s=1.0)
-        ncpu = pd.to_numeric(nc, errors="coerce").to_numpy(dtype=float)
-        okc = np.isfinite(tcpu) & (ncpu > 0) & (runtime > 0)
-        cpu_util[okc] = tcpu[okc] / (ncpu[okc] * runtime[okc])
-        over = ok & okc & (cpu_util > 1.0 + 1e-9)
-        issues.add_mask(over, lines, jid, "TotalCPU", tc, "<= NCPUS x Elapsed (cpu_util clipped to 1)",
-                        "repaired", "cpu_util_clipped")
-        cpu_util = np.clip(cpu_util, 0.0, 1.0)
+    submit, start, end, ok = _times(c, timezone, lines, jid, issues)
+    nodes, node_list, ok = _node_counts(c, ok, lines, jid, issues, report, max_nodes)
+    runtime = _runtime(c, start, end, ok, lines, jid, issues, report)
+    limit = _time_limit(c, ok, lines, jid, issues, report)
+    status, state_word = _state(c, ok, lines, jid, issues, n_jobs)
+    cpu_util = _cpu_util(c, ok, runtime, lines, jid, issues)
     power = np.full(n_jobs, np.nan)
     okp = np.isfinite(energy) & (energy > 0) & (runtime > 0)
     power[okp] = energy[okp] / nodes[okp].clip(1) / runtime[okp]
     if okp.any():
         report.notes.append(f"measured_node_power_W from ConsumedEnergy for {int(okp.sum())} job(s)")
-
-    # ---- origin, table -------------------------------------------------------------------------------------------
-    sel_ok = ok
-    origin = float(np.nanmin(submit[sel_ok])) if sel_ok.any() else float("nan")
-    report.notes.append(f"local times read in time zone {timezone}; origin = first submit {origin:.0f} (Unix s)")
-    s_rel = submit - origin
-    running_max = np.maximum.accumulate(s_rel[sel_ok]) if sel_ok.any() else s_rel[sel_ok]
-    n_uns = int((s_rel[sel_ok][1:] < running_max[:-1]).sum()) if sel_ok.sum() > 1 else 0
-    if n_uns:
-        report.notes.append(f"{n_uns} record(s) out of submit-time order; sorted by submit, job id")
-
-    def text_col(name: str) -> np.ndarray:
-        c = sub(col(name))
-        return np.full(n_jobs, "", dtype=object) if c is None else _shared_objects(c)
-
-    user, account, queue = text_col("User"), text_col("Account"), text_col("Partition")
+    origin, s_rel = _origin(submit, ok, timezone, report)
+    user, account, queue = (c.text(name, n_jobs) for name in ("User", "Account", "Partition"))
     trace_job_id = shown.to_numpy(dtype=object)
-    raw = raw.iloc[:0]  # the text table is no longer needed: free it before the job table is built
+    c.raw = c.raw.iloc[:0]  # the text table is no longer needed: free it before the job table is built
     del shown, base
     try:
         import pyarrow as pa
@@ -993,9 +759,302 @@ def read_sacct(
         "node_list": node_list,
         "source_line": lines.astype(np.int64),
     })
-    if not sel_ok.all():
-        out = out[sel_ok]
+    if not ok.all():
+        out = out[ok]
     return finish_load(out, report, issues, strict=strict, origin=origin, attrs={"timezone": timezone})
+
+
+def _read_sacct_rows(p: Path, src: str, columns: list[str] | None, delimiter: str, issues: Issues
+                     ) -> tuple[pd.DataFrame, int]:
+    """The file's records as a string table (``__line`` = line number) and the count of non-blank records read.
+
+    The one-pass pyarrow reader when the case is common, else the block reader (one-byte delimiter), else the
+    per-line reference reader.
+    """
+    data, enc = read_bytes(p)
+    simple = len(delimiter) == 1 and delimiter.isascii() and not delimiter.isspace()
+    fast = _read_rows_fast(data, enc, src, columns, delimiter, issues) if simple else None
+    if fast is not None:
+        return fast
+    if simple:
+        return _read_rows_bytes(data, enc, src, columns, delimiter, issues)
+    return _read_rows(data.decode(enc), src, columns, delimiter, issues)
+
+
+class _Columns:
+    """The raw sacct columns by case-insensitive name, restricted to the kept job records (``rows``)."""
+
+    def __init__(self, raw: pd.DataFrame) -> None:
+        self.raw = raw
+        self.cols = {c.lower(): c for c in raw.columns if c != "__line"}
+        self.rows: np.ndarray | None = None  # positions in raw of the job records kept, when not all of them are
+
+    def has(self, name: str) -> bool:
+        """Whether the file has the column ``name`` (any case)."""
+        return name.lower() in self.cols
+
+    def raw_text(self, name: str) -> pd.Series:
+        """The kept records of column ``name``, as the file holds them (one column copied at a time)."""
+        col = self.raw[self.cols[name.lower()]]
+        return col if self.rows is None else col.take(self.rows).reset_index(drop=True)
+
+    def get(self, name: str) -> pd.Series | None:
+        """Column ``name`` of the kept records, stripped; None when the file has no such column."""
+        return self.raw_text(name).str.strip() if self.has(name) else None
+
+    def text(self, name: str, n: int) -> np.ndarray:
+        """Column ``name`` as shared string objects; ``""`` for every record when absent."""
+        col = self.get(name)
+        return np.full(n, "", dtype=object) if col is None else _shared_objects(col)
+
+
+def _sel(x: Any, kept: np.ndarray) -> Any:
+    return x[kept] if isinstance(x, np.ndarray) else x[kept].reset_index(drop=True)
+
+
+def _fold_steps_and_ids(c: _Columns, src: str, issues: Issues, report: LoadReport
+                        ) -> tuple[np.ndarray, pd.Series, np.ndarray, pd.Series, np.ndarray, np.ndarray]:
+    """Fold step lines into their job; job ids (text ids renumbered, repeats rejected).
+
+    Returns (lines, base id text, energy [J], shown JobID, job id, kept mask of the repeated ids) over the job
+    records; ``c.raw`` is cut to the job records.
+    """
+    idcol = c.get("JobIDRaw") if c.has("jobidraw") else c.get("JobID")
+    if idcol is None:
+        raise TraceError(src, "no JobID / JobIDRaw column", field="JobID", expected="a JobID column (sacct -o JobID)",
+                         found=",".join(c.raw.columns[:-1]))
+    if not c.has("Submit"):
+        raise TraceError(src, "no Submit column", field="Submit", expected="a Submit column (sacct -o Submit)",
+                         found=",".join(c.raw.columns[:-1]))
+    shown_id = c.get("JobID") if c.has("jobid") else idcol
+    lines = c.raw["__line"].to_numpy()
+    base = idcol.str.replace(r"(?s)\..*", "", n=1, regex=True)  # the id before any '.step' (vectorised split)
+    is_step = idcol.str.contains(".", regex=False).to_numpy()
+    # integer keys when every id is a canonical decimal (no leading zero: equal keys <=> equal texts), else codes
+    canonical = bool(base.str.fullmatch(r"(?:0|[1-9][0-9]{0,14})").all())
+    key = base.astype(np.int64).to_numpy() if canonical else pd.factorize(base, sort=False)[0]
+    energy = _energy(c)
+    step_has_job = np.zeros(len(c.raw), dtype=bool)
+    step_has_job[is_step] = np.isin(key[is_step], key[~is_step])
+    orphan = is_step & ~step_has_job
+    issues.add_mask(orphan, lines, None, "JobID", idcol, "a step (.batch/.extern/.N) of a job listed "
+                    "in the file", "rejected", "step_without_job")
+    del idcol
+    # the largest step energy per job id (NaN when none is finite): a group-by on the integer keys
+    step_energy = (pd.Series(energy[step_has_job]).groupby(key[step_has_job]).max()
+                   if step_has_job.any() else pd.Series(dtype=float))
+    n_steps = int(step_has_job.sum())
+    report.folded = n_steps
+    if n_steps:
+        report.notes.append(f"{n_steps} job-step line(s) (.batch/.extern/.N) folded into their job")
+    keep = ~is_step
+    job_rows = np.flatnonzero(keep)
+    # the job records, column by column, each full column freed as soon as it is copied (lower peak memory)
+    c.raw = pd.DataFrame({k: c.raw.pop(k).iloc[job_rows].reset_index(drop=True) for k in list(c.raw.columns)})
+    lines, key, energy = lines[keep], key[keep], energy[keep]
+    base = base[keep].reset_index(drop=True)
+    shown = shown_id[keep].reset_index(drop=True)
+    if len(step_energy):
+        se = step_energy.reindex(key).to_numpy(dtype=float)
+        energy = np.where(np.isfinite(energy) & (energy > 0), energy, se)
+    jid = _job_ids(base, key, canonical, lines, issues)
+    kept = reject_duplicates(jid, lines, issues, keep="last")
+    if not kept.all():
+        report.notes.append(f"{int((~kept).sum())} repeated job id record(s) (requeued jobs?): last record kept")
+    return lines, base, energy, shown, jid, kept
+
+
+def _energy(c: _Columns) -> np.ndarray:
+    """Energy of every record [J]: ConsumedEnergyRaw, else ConsumedEnergy (K/M/G suffixes); NaN when absent."""
+    if c.has("ConsumedEnergyRaw"):
+        return _energy_joule(c.get("ConsumedEnergyRaw"), True)
+    if c.has("ConsumedEnergy"):
+        return _energy_joule(c.get("ConsumedEnergy"), False)
+    return np.full(len(c.raw), np.nan)
+
+
+def _job_ids(base: pd.Series, key: np.ndarray, canonical: bool, lines: np.ndarray, issues: Issues) -> np.ndarray:
+    """Numeric job ids (at most 15 digits: exact in float64 and int64); text ids get new ids above the largest."""
+    if canonical:
+        numeric = np.ones(len(base), dtype=bool)
+        jid = key.astype(np.int64)
+    else:
+        numeric = base.str.fullmatch(r"\d{1,15}").to_numpy(dtype=bool)
+        jid = np.full(len(base), -1, dtype=np.int64)
+        jid[numeric] = base[numeric].astype(np.int64).to_numpy()
+    if (~numeric).any():
+        start_id = int(jid[numeric].max()) + 1 if numeric.any() else 1
+        codes, _ = pd.factorize(base[~numeric])
+        jid[~numeric] = start_id + codes
+        issues.add_mask(~numeric, lines, None, "JobID", base,
+                        f"a numeric id (add JobIDRaw to the sacct columns); new ids from {start_id} assigned, text "
+                        "kept in trace_job_id", "repaired", "non_numeric_job_id")
+    return jid
+
+
+def _times(c: _Columns, timezone: str, lines: np.ndarray, jid: np.ndarray, issues: Issues
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(submit, start, end) [Unix s] and the mask of records with a submit time (a missing one is rejected)."""
+    n_jobs = len(jid)
+    submit = local_times_to_epoch(c.raw_text("Submit"), timezone, "Submit", lines, jid, issues)
+    no_submit = np.isnan(submit)
+    # a bad time was already reported as 'repaired'; a missing submit makes the record unusable
+    issues.items = [i for i in issues.items if not (i.field == "Submit" and i.reason == "bad_time")]
+    issues.add_mask(no_submit, lines, jid, "Submit", c.raw_text("Submit"),
+                    f"a local ISO time YYYY-MM-DDTHH:MM:SS ({timezone}) or Unix seconds", "rejected",
+                    "submit_time_missing")
+    start, end = (local_times_to_epoch(c.raw_text(name), timezone, name, lines, jid, issues) if c.has(name)
+                  else np.full(n_jobs, np.nan) for name in ("Start", "End"))
+    return submit, start, end, ~no_submit
+
+
+def _node_counts(c: _Columns, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray, issues: Issues,
+                 report: LoadReport, max_nodes: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes from NNodes, else counted from NodeList; (nodes, node list text, ok minus the rejected records)."""
+    n_jobs = len(jid)
+    nn = c.get("NNodes")
+    nodes = np.zeros(n_jobs, dtype=np.int64)
+    if nn is not None:
+        nn_num = pd.to_numeric(nn, errors="coerce").to_numpy()
+        good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num)) & (nn_num <= MAX_COUNT)
+        nodes[good_nn] = nn_num[good_nn].astype(np.int64)
+    nl_col = c.get("NodeList")
+    node_list = np.full(n_jobs, "", dtype=object)
+    if nl_col is not None:
+        node_list = _shared_objects(nl_col)
+        _count_node_lists(node_list, nodes, ok & (nodes < 1), lines, jid, issues, report)
+    bad_nodes = ok & (nodes == 0)
+    issues.add_mask(bad_nodes, lines, jid, "NNodes", nn if nn is not None else "(no column)",
+                    f"NNodes in [1, {MAX_COUNT:.0f}] or a non-empty NodeList", "rejected", "nodes_missing")
+    ok = ok & (nodes >= 1)
+    if max_nodes is not None:
+        big = ok & (nodes > max_nodes)
+        issues.add_mask(big, lines, jid, "NNodes", nodes, f"<= {max_nodes} nodes (max_nodes)", "rejected",
+                        "larger_than_machine")
+        ok &= ~big
+    return nodes, node_list, ok
+
+
+def _count_node_lists(node_list: np.ndarray, nodes: np.ndarray, need: np.ndarray, lines: np.ndarray,
+                      jid: np.ndarray, issues: Issues, report: LoadReport) -> None:
+    """Fill ``nodes`` (in place) from the host lists of the records in ``need``; -1 for a bad host list."""
+    if not need.any():
+        return
+    for k in np.flatnonzero(need):
+        try:
+            cnt = count_hostlist(node_list[k])
+            if cnt > MAX_COUNT:
+                raise ValueError(f"{cnt} hosts, more than {MAX_COUNT:.0f}")
+            nodes[k] = cnt
+        except ValueError as exc:
+            issues.add(lines[k], jid[k], "NodeList", node_list[k], f"a Slurm host list ({exc})", "rejected",
+                       "bad_node_list")
+            nodes[k] = -1
+    got = need & (nodes >= 1)
+    if got.any():
+        report.notes.append(f"nodes counted from NodeList for {int(got.sum())} job(s) (NNodes absent or 0)")
+
+
+def _duration_column(c: _Columns, raw_name: str, text_name: str, n_jobs: int, *, raw_numeric: bool,
+                     bare_unit_s: float) -> tuple[np.ndarray, np.ndarray, pd.Series | None]:
+    """A duration read from ``raw_name`` (else ``text_name``): (seconds, bad mask, the text read or None)."""
+    raw = c.get(raw_name)
+    if raw is not None and raw_numeric:
+        vals = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        return vals, np.isnan(vals) & raw.ne("").to_numpy(), raw
+    text = raw if raw is not None else c.get(text_name)
+    if text is None:
+        return np.full(n_jobs, np.nan), np.zeros(n_jobs, dtype=bool), None
+    vals, bad = _durations(text, bare_unit_s=bare_unit_s)
+    return vals, bad, text
+
+
+def _runtime(c: _Columns, start: np.ndarray, end: np.ndarray, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray,
+             issues: Issues, report: LoadReport) -> np.ndarray:
+    """Run time [s]: Elapsed(Raw) for jobs with a start and an end, else End - Start; NaN for the others."""
+    elapsed, bad_el, el_text = _duration_column(c, "ElapsedRaw", "Elapsed", len(jid), raw_numeric=True,
+                                                bare_unit_s=1.0)
+    if el_text is not None:
+        issues.add_mask(ok & bad_el, lines, jid, "Elapsed", el_text, "[D-]HH:MM:SS (set to NaN)",
+                        "repaired", "bad_elapsed")
+    finished = np.isfinite(start) & np.isfinite(end)
+    runtime = np.where(finished, elapsed, np.nan)
+    if not np.isfinite(elapsed).any() or el_text is None:
+        runtime = np.where(finished, end - start, np.nan)
+    fill = finished & np.isnan(runtime)
+    runtime[fill] = (end - start)[fill]
+    neg = ok & (runtime < 0)
+    issues.add_mask(neg, lines, jid, "End", end - start, "End >= Start (run time set to NaN)", "repaired",
+                    "end_before_start")
+    runtime[runtime < 0] = np.nan
+    not_run = ok & ~finished
+    if not_run.any():
+        report.notes.append(f"{int(not_run.sum())} job(s) without both Start and End (pending / running): "
+                            "run time NaN")
+    return runtime
+
+
+def _time_limit(c: _Columns, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray, issues: Issues,
+                report: LoadReport) -> np.ndarray:
+    """Requested walltime [s] from TimelimitRaw / Timelimit (bare numbers are minutes); NaN when unlimited or bad."""
+    limit, bad_lim, lim_text = _duration_column(c, "TimelimitRaw", "Timelimit", len(jid), raw_numeric=False,
+                                                bare_unit_s=60.0)
+    if lim_text is not None:
+        issues.add_mask(ok & bad_lim, lines, jid, "Timelimit", lim_text,
+                        "Slurm time (M, H:M:S, D-H:M:S) or UNLIMITED (set to NaN)", "repaired", "bad_timelimit")
+        unlimited = ok & np.isnan(limit) & ~bad_lim
+        if unlimited.any():
+            report.notes.append(f"{int(unlimited.sum())} job(s) with no time limit (UNLIMITED / Partition_Limit): "
+                                "requested walltime NaN")
+    zero_lim = limit <= 0
+    issues.add_mask(ok & zero_lim, lines, jid, "Timelimit", limit, "a limit > 0 (set to NaN)", "repaired",
+                    "timelimit_not_positive")
+    limit[zero_lim] = np.nan
+    return limit
+
+
+def _state(c: _Columns, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray, issues: Issues, n_jobs: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """(status code per :data:`_STATE_STATUS`, the state's first word); unknown words -> unknown (repaired)."""
+    st_col = c.get("State")
+    if st_col is None:
+        return np.full(n_jobs, JobStatus.UNKNOWN, dtype=np.int8), np.full(n_jobs, "", dtype=object)
+    word = st_col.str.replace(r"(?s) .*", "", n=1, regex=True).str.upper().str.rstrip("+")  # first word
+    status = word.map(_STATE_STATUS)
+    unknown = status.isna().to_numpy()
+    issues.add_mask(ok & unknown, lines, jid, "State", st_col,
+                    "a Slurm job state (COMPLETED, CANCELLED, FAILED, TIMEOUT, ...; set to unknown)",
+                    "repaired", "unknown_state")
+    return status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8), _shared_objects(word)
+
+
+def _cpu_util(c: _Columns, ok: np.ndarray, runtime: np.ndarray, lines: np.ndarray, jid: np.ndarray,
+              issues: Issues) -> np.ndarray:
+    """TotalCPU / (NCPUS x run time), clipped to 1 (repaired); NaN without both columns or a run time."""
+    cpu_util = np.full(len(jid), np.nan)
+    tc, nc = c.get("TotalCPU"), c.get("NCPUS")
+    if tc is None or nc is None:
+        return cpu_util
+    tcpu, _ = _durations(tc, bare_unit_s=1.0)
+    ncpu = pd.to_numeric(nc, errors="coerce").to_numpy(dtype=float)
+    okc = np.isfinite(tcpu) & (ncpu > 0) & (runtime > 0)
+    cpu_util[okc] = tcpu[okc] / (ncpu[okc] * runtime[okc])
+    over = ok & okc & (cpu_util > 1.0 + 1e-9)
+    issues.add_mask(over, lines, jid, "TotalCPU", tc, "<= NCPUS x Elapsed (cpu_util clipped to 1)",
+                    "repaired", "cpu_util_clipped")
+    return np.clip(cpu_util, 0.0, 1.0)
+
+
+def _origin(submit: np.ndarray, ok: np.ndarray, timezone: str, report: LoadReport) -> tuple[float, np.ndarray]:
+    """(origin = first accepted submit [Unix s], submit times relative to it); notes on zone and order."""
+    origin = float(np.nanmin(submit[ok])) if ok.any() else float("nan")
+    report.notes.append(f"local times read in time zone {timezone}; origin = first submit {origin:.0f} (Unix s)")
+    s_rel = submit - origin
+    running_max = np.maximum.accumulate(s_rel[ok]) if ok.any() else s_rel[ok]
+    n_uns = int((s_rel[ok][1:] < running_max[:-1]).sum()) if ok.sum() > 1 else 0
+    if n_uns:
+        report.notes.append(f"{n_uns} record(s) out of submit-time order; sorted by submit, job id")
+    return origin, s_rel
 
 
 class SacctLoader(BaseLoader):

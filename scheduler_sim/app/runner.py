@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -236,6 +237,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             comm=None, headroom: bool = False) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
+    A pipeline of small steps over one :class:`_Run` (configuration -> inputs -> simulation -> outputs): the
+    system, the batch trace, the serving partition, the checksums, the cooling plant and its weather, the grid
+    signals, the policy and workloads, the simulation, what the result records, the file, the summary.
+
     Parameters
     ----------
     cfg : RunConfig
@@ -268,15 +273,66 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
     (messages naming the file / field at fault).
     """
-    say = echo or (lambda s: None)
-    if out is not None:
-        inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
-        inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c and Path(c).exists()]
-        if any(Path(out).resolve() == Path(i).resolve() for i in inputs):
-            raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
-        if Path(out).is_dir():
-            raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
-    system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member's inputs
+    run = _Run(cfg=cfg, say=echo or (lambda s: None), show=cfg.output.progress if progress is None else progress)
+    _check_output(cfg, out)
+    _prepare_system(run)
+    _prepare_batch(run)
+    _prepare_serving(run)
+    _record_input_checksums(run)
+    _prepare_cooling(run)
+    _prepare_grid(run)
+    _prepare_policy(run, comm)
+    sim, result = _simulate(run)
+    _annotate_result(run, result)
+    ga, grid_content = _grid_results(run, result, sim)
+    limit = _supply_limit(run)
+    path = _write(run, out, result, ga, grid_content, limit) if out is not None else None
+    return _run_output(run, path, result, limit, headroom)
+
+
+@dataclass
+class _Run:
+    """What the steps of :func:`run_one` hand on to each other (each step fills its part)."""
+
+    cfg: RunConfig
+    say: Callable[[str], None]
+    show: bool
+    system: System | None = None
+    loaded: LoadResult | None = None
+    jobs: pd.DataFrame | None = None
+    spread_info: dict = field(default_factory=dict)
+    origin: float = float("nan")
+    checksums: dict = field(default_factory=dict)
+    serving: object = None
+    plant: object = None
+    wet_bulb: object = None
+    wpath: Path | None = None
+    wdesc: str = "cooling off"
+    data_warnings: list[str] = field(default_factory=list)  # printed by every run, also under --quiet; info_json
+    weather_gaps: dict | None = None
+    grid: object = None
+    policy: object = None
+    sim_cfg: SimulationConfig | None = None
+    events: list = field(default_factory=list)
+    training: object = None
+
+
+def _check_output(cfg: RunConfig, out: str | Path | None) -> None:
+    """Refuse an output that is an input of the run or a folder."""
+    if out is None:
+        return
+    inputs = [cfg.trace.resolved_path()] if cfg.trace.enabled else []
+    inputs += [Path(c) for c in (cfg.cooling.weather_path,) if c and Path(c).exists()]
+    if any(Path(out).resolve() == Path(i).resolve() for i in inputs):
+        raise ValueError(f"output {out} is an input file of this run; refusing to overwrite it")
+    if Path(out).is_dir():
+        raise ValueError(f"output {out} is a folder; give a file name such as {Path(out) / (cfg.name + '.h5')}")
+
+
+def _prepare_system(run: _Run) -> None:
+    """The system description (perturbed for an ensemble member), checked; notes on what PUE leaves out."""
+    cfg, say = run.cfg, run.say
+    run.system = system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member
     check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         if system.facility.air_side is None:
@@ -288,143 +344,183 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     absent = system.facility.absent()
     if absent:
         say(f"note    facility stages left out by the system description (not counted in PUE): {', '.join(absent)}")
-    loaded = None
-    if cfg.trace.enabled:
-        trace_path = cfg.trace.resolved_path()
-        say(f"trace   {trace_path}")
-        cpn, cpn_why = trace_cores_per_node(cfg, system)
-        show = cfg.output.progress if progress is None else progress
-        pool = pool_size(cfg, system)
-        opts = {"timezone": cfg.trace.timezone} if cfg.trace.timezone else {}
-        with Spinner(f"loading trace {trace_path.name}", enabled=show):  # a large trace takes seconds to parse
-            loaded = _load_batch_trace(cfg, trace_path, pool, cpn, opts)
-        if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
-            loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
-        say(trace_vs_system(cfg, system, loaded, cpn, pool))
-        jobs = loaded.jobs
-        if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
-            jobs, share_notes = apply_node_shares(
-                jobs, gpus_per_node=system.node.gpus_per_node,
-                cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
-                default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
-            loaded.report.notes.extend(share_notes)
-        origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
-        start = default_start_day(cfg, jobs)
-        jobs, growth = grow_workload(jobs, cfg, start * DAY_S, pool)
-        if growth:
-            say(f"growth  {growth}")
-        jobs, spread_info = _draw_job_power(cfg, jobs, system)
-        checksums = {"trace": sha256_file(trace_path)}
-        if start != cfg.trace.window_start_days:
-            say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
-                f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
-                f"first submission day {start:g} instead (give --start-day to choose)")
-            cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
-        jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
-                            (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
-    else:
+
+
+def _prepare_batch(run: _Run) -> None:
+    """The batch trace: loaded, shares -> nodes, window start, growth, job power, perturbation (or none)."""
+    cfg, system, say = run.cfg, run.system, run.say
+    if not cfg.trace.enabled:
         say("trace   (batch trace disabled)")
-        jobs = empty_job_table()
-        spread_info = {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
-        origin = float("nan")
-        checksums = {}
-    serving = None
-    if cfg.serving is not None:
-        t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
-        checksums["request_trace"] = sha256_file(serving.trace_path)
-        checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
-        if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
-            origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
-        info = serving.result.info
-        say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
+        run.jobs = empty_job_table()
+        run.spread_info = {"distribution": cfg.power.job_power_spread, "jobs_drawn": 0, "jobs_clipped": 0}
+        return
+    trace_path = cfg.trace.resolved_path()
+    say(f"trace   {trace_path}")
+    cpn, cpn_why = trace_cores_per_node(cfg, system)
+    pool = pool_size(cfg, system)
+    opts = {"timezone": cfg.trace.timezone} if cfg.trace.timezone else {}
+    with Spinner(f"loading trace {trace_path.name}", enabled=run.show):  # a large trace takes seconds to parse
+        run.loaded = loaded = _load_batch_trace(cfg, trace_path, pool, cpn, opts)
+    if loaded.report.loader == "swf" and cfg.trace.cores_per_node is None:  # derived: say from where
+        loaded.report.notes.append(f"cores_per_node = {cpn} from {cpn_why}")
+    say(trace_vs_system(cfg, system, loaded, cpn, pool))
+    jobs = loaded.jobs
+    if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
+        jobs, share_notes = apply_node_shares(
+            jobs, gpus_per_node=system.node.gpus_per_node,
+            cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+            default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+        loaded.report.notes.extend(share_notes)
+    run.origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
+    start = default_start_day(cfg, jobs)
+    jobs, growth = grow_workload(jobs, cfg, start * DAY_S, pool)
+    if growth:
+        say(f"growth  {growth}")
+    jobs, run.spread_info = _draw_job_power(cfg, jobs, system)
+    run.checksums = {"trace": sha256_file(trace_path)}
+    if start != cfg.trace.window_start_days:
+        say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
+            f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
+            f"first submission day {start:g} instead (give --start-day to choose)")
+        run.cfg = cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
+    run.jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
+                            (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
+
+
+def _prepare_serving(run: _Run) -> None:
+    """The serving partition's request trace and engine run (``[serving]``), when configured."""
+    cfg = run.cfg
+    if cfg.serving is None:
+        return
+    t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
+    run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv)
+    run.checksums["request_trace"] = sha256_file(serving.trace_path)
+    run.checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
+    if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
+        run.origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
+    info = serving.result.info
+    run.say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
+
+
+def _record_input_checksums(run: _Run) -> None:
+    """Checksums of the system description and the plant description."""
+    cfg, system = run.cfg, run.system
     if system.source and Path(system.source).is_file():
-        checksums["system"] = sha256_file(system.source)
+        run.checksums["system"] = sha256_file(system.source)
     if cfg.cooling.plant_model != "off":
         ppath = plant_params_path(cfg.cooling.plant or system.cooling_plant)
         if ppath.is_file():
-            checksums["plant"] = sha256_file(ppath)
-    plant = None
-    wet_bulb = None
-    wpath = None
-    wdesc = "cooling off"
-    data_warnings: list[str] = []  # printed by every run, also under --quiet, and written to info_json
-    weather_gaps = None
-    if cfg.cooling.plant_model != "off":
-        wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
-        wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
-        if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
-            wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
-        say(f"weather {wdesc}")
-        if wpath is not None:
-            checksums["weather"] = sha256_file(wpath)
-            wrep = getattr(getattr(wet_bulb, "__self__", None), "report", None)  # the Weather's load report
-            if wrep is not None and wrep.n_missing:  # from the cache as from a first parse: every run says it
-                data_warnings += wrep.data_warnings()
-                weather_gaps = {"file": str(wpath), "missing": wrep.missing, "gaps": wrep.gaps,
+            run.checksums["plant"] = sha256_file(ppath)
+
+
+def _prepare_cooling(run: _Run) -> None:
+    """The site's wet-bulb series (and its gaps) and the cooling plant, unless cooling is off."""
+    cfg, system, say = run.cfg, run.system, run.say
+    if cfg.cooling.plant_model == "off":
+        return
+    wet_bulb, run.wpath, wdesc = build_weather(cfg, run.origin, system)
+    run.wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
+    if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
+        wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
+    run.wdesc = wdesc
+    say(f"weather {wdesc}")
+    if run.wpath is not None:
+        run.checksums["weather"] = sha256_file(run.wpath)
+        wrep = getattr(getattr(run.wet_bulb, "__self__", None), "report", None)  # the Weather's load report
+        if wrep is not None and wrep.n_missing:  # from the cache as from a first parse: every run says it
+            run.data_warnings += wrep.data_warnings()
+            run.weather_gaps = {"file": str(run.wpath), "missing": wrep.missing, "gaps": wrep.gaps,
                                 "accepted_long_gaps": bool(cfg.cooling.accept_weather_gaps)}
-        plant = build_plant(cfg, system, progress=cfg.output.progress if progress is None else progress)
-        if cfg.cooling.plant_model == "fast":
-            checksums["fast_plant_table"] = plant.fmu_sha256  # the table's key (plant hash, grid, module source)
-            say(f"cooling fast quasi-steady plant {plant.fmu_path.name} ({system.n_cdus} CDUs, step "
-                f"{cfg.cooling.step_s:g} s; docs/cooling.md gives its error against the FMU)")
-        else:
-            checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
-            say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
-    grid = None
-    if (cfg.grid is not None and cfg.grid.signals_enabled()) or cfg.scheduler.policy in SIGNAL_POLICIES:
-        grid = build_grid_signals(cfg, origin, _site_utc_offset(cfg, system) if not math.isfinite(origin) else None)
-        for line in grid.notes:
-            say(f"grid    {line}")
-        data_warnings += grid.warnings
-        checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
+    run.plant = plant = build_plant(cfg, system, progress=run.show)
+    if cfg.cooling.plant_model == "fast":
+        run.checksums["fast_plant_table"] = plant.fmu_sha256  # the table's key (plant hash, grid, module source)
+        say(f"cooling fast quasi-steady plant {plant.fmu_path.name} ({system.n_cdus} CDUs, step "
+            f"{cfg.cooling.step_s:g} s; docs/cooling.md gives its error against the FMU)")
+    else:
+        run.checksums["fmu"] = plant.fmu_sha256  # the digest verified against the cache record, not a re-read
+        say(f"cooling {plant.fmu_path.name} ({system.n_cdus} CDUs, step {cfg.cooling.step_s:g} s)")
+
+
+def _prepare_grid(run: _Run) -> None:
+    """The grid signals (price, carbon) when the run or its policy uses them."""
+    cfg = run.cfg
+    if not ((cfg.grid is not None and cfg.grid.signals_enabled()) or cfg.scheduler.policy in SIGNAL_POLICIES):
+        return
+    run.grid = grid = build_grid_signals(cfg, run.origin,
+                                         _site_utc_offset(cfg, run.system) if not math.isfinite(run.origin) else None)
+    for line in grid.notes:
+        run.say(f"grid    {line}")
+    run.data_warnings += grid.warnings
+    run.checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
+
+
+def _prepare_policy(run: _Run, comm) -> None:
+    """The policy (the twin, a signal policy, grid events around it), the simulation config, the training jobs."""
+    cfg, system = run.cfg, run.system
     policy = cfg.scheduler.policy
     if policy == "twin":
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
-    sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
+    sim_cfg = simulation_config(cfg, system, progress=run.show)
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
-        sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, grid))
-    events = []
+        sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, run.grid))
     if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
-        events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
-        policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, events)
-        jobs = grid_run.apply_power_profiles(cfg, jobs)
-    training = None
-    if cfg.workload:  # [[workload]] tables of #24: generated training jobs join the trace as gang jobs
-        training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
-        jobs = workloads.merge_jobs(jobs, training)
-        for r in training.reports:
-            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+        run.events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
+        policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, run.events)
+        run.jobs = grid_run.apply_power_profiles(cfg, run.jobs)
+    run.policy, run.sim_cfg = policy, sim_cfg
+    if not cfg.workload:
+        return
+    # [[workload]] tables of #24: generated training jobs join the trace as gang jobs
+    run.training = training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=run.jobs)
+    run.jobs = workloads.merge_jobs(run.jobs, training)
+    for r in training.reports:
+        run.say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
                 f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
                 f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
                 f"{r['checkpoint_write_s']:.1f} s); {r['n_failures']} failures, ETTR {r['ettr']:.4f}, wall "
                 f"{r['wall_s'] / 3600:.2f} h for {r['useful_s'] / 3600:.2f} h of training")
-    sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
+
+
+def _simulate(run: _Run):
+    """Build the :class:`Simulation` and run it; the plant is closed whatever happens. Returns (sim, result)."""
+    cfg, serving, training = run.cfg, run.serving, run.training
+    sim = Simulation(run.jobs, run.system, run.policy, run.sim_cfg, plant=run.plant, wet_bulb_K=run.wet_bulb,
                      partition=serving.profile() if serving is not None else None,
-                     job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None,
+                     job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
+                     else None,
                      workload_power_profiles=training.power_series if training is not None else None)
     try:
         result = sim.run()
     finally:
-        if plant is not None:
-            plant.close()
-    if data_warnings:
-        result.info["warnings"] = data_warnings + list(result.info.get("warnings", []))
-    if weather_gaps is not None:
-        result.info["weather_gaps"] = weather_gaps
+        if run.plant is not None:
+            run.plant.close()
+    return sim, result
+
+
+def _annotate_result(run: _Run, result) -> None:
+    """What the result records beside the simulation: data warnings, weather gaps, site, weather, serving."""
+    if run.data_warnings:
+        result.info["warnings"] = run.data_warnings + list(result.info.get("warnings", []))
+    if run.weather_gaps is not None:
+        result.info["weather_gaps"] = run.weather_gaps
     for line in partition_mapping_lines(result.info):  # which trace names went to which partition (load report)
-        if loaded is not None:
-            loaded.report.notes.append(line.strip())
-    result.info["job_power_spread"] = spread_info
-    result.info["site"] = system.site_name
-    result.info["weather"] = wdesc
-    if cfg.cooling.plant_model == "fast":  # recorded as the root attribute cooling_model (absent: the FMU ran)
+        if run.loaded is not None:
+            run.loaded.report.notes.append(line.strip())
+    result.info["job_power_spread"] = run.spread_info
+    result.info["site"] = run.system.site_name
+    result.info["weather"] = run.wdesc
+    if run.cfg.cooling.plant_model == "fast":  # recorded as the root attribute cooling_model (absent: the FMU ran)
         result.info["cooling_model"] = "fast"
-    if serving is not None:
-        result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
+    if run.serving is not None:
+        result.summary.update({f"serving_{k}": v for k, v in finish_serving(run.serving, result).items()})
+
+
+def _grid_results(run: _Run, result, sim):
+    """The grid cost / CO2 attribution and the dynamic grid reports: ``(attribution or None, content or None)``."""
+    cfg, grid = run.cfg, run.grid
     ga = None
     if grid is not None and cfg.grid is not None and cfg.grid.signals_enabled() \
             and getattr(result, "job_cdu_it_W", None) is not None and len(result.time_s):
@@ -435,24 +531,39 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     grid_content = None
     if grid_run.enabled(cfg):
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s if cfg.serving is not None else 0.0
-        dyn_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, events, serving=serving,
-                                                                         serving_offset_s=t_serv, training=training)
+        dyn_summary, grid_content, grid_reports = grid_run.grid_outputs(cfg, result, sim, run.events,
+                                                                         serving=run.serving,
+                                                                         serving_offset_s=t_serv,
+                                                                         training=run.training)
         result.summary.update(dyn_summary)
         for line in grid_run.format_grid_summary(dyn_summary, grid_reports).splitlines():
-            say(line)
-    limit = None
-    if cfg.cooling.plant_model != "off":  # the supply limit is the plant's (analysis/limits.py), not a fixed 27 degC
-        name = cfg.cooling.plant or system.cooling_plant
-        limit = supply_limit_of_plant(load_plant_params(name), str(name))
-    path = None
-    if out is not None:
-        path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
-                         policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
-                         load_report=loaded.report.to_dict() if loaded is not None else {},
-                         time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
-                         if limit is not None else attribution_of_run(result, cfg.to_json()),
-                         extra_groups=_grid_writers(ga, grid_content))
+            run.say(line)
+    return ga, grid_content
+
+
+def _supply_limit(run: _Run):
+    """The plant's supply limit (analysis/limits.py), not a fixed 27 degC; None with cooling off."""
+    if run.cfg.cooling.plant_model == "off":
+        return None
+    name = run.cfg.cooling.plant or run.system.cooling_plant
+    return supply_limit_of_plant(load_plant_params(name), str(name))
+
+
+def _write(run: _Run, out: str | Path, result, ga, grid_content, limit) -> Path:
+    """Write the run file (:func:`scheduler_sim.io.hdf5.write_run`) with its attribution; its path."""
+    cfg, loaded = run.cfg, run.loaded
+    return write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=run.system.name,
+                     policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=run.checksums,
+                     load_report=loaded.report.to_dict() if loaded is not None else {},
+                     time_origin_unix_s=run.origin, serving=run.serving,
+                     attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
+                     if limit is not None else attribution_of_run(result, cfg.to_json()),
+                     extra_groups=_grid_writers(ga, grid_content))
+
+
+def _run_output(run: _Run, path: Path | None, result, limit, headroom: bool) -> RunOutput:
+    """The :class:`RunOutput`: headline metrics, the load summaries and counts, headroom and supply lines."""
+    loaded, serving = run.loaded, run.serving
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:
@@ -464,7 +575,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
-    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
+    lines = headroom_lines(run.cfg, run.system, result, run.wpath) if headroom else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
 
