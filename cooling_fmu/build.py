@@ -124,6 +124,36 @@ def cache_key(source: str, model_name: str) -> str:
     return h.hexdigest()
 
 
+_ELEMENT = re.compile(r"\[(\d+)\]$")
+
+
+def _fix_real_variable(sv: ET.Element, real: ET.Element, svs: list[ET.Element], index_of: dict) -> bool:
+    """Fixes 1, 2 and 4 of :func:`fix_model_description` on one Real variable; True if it is a ``der(x)``.
+
+    Raises :class:`FMUBuildError` for an array start value that names no element, or a ``der(x)`` of an unknown x.
+    """
+    name = sv.get("name", "")
+    if sv.get("initial") == "calculated" and "start" in real.attrib:
+        del real.attrib["start"]
+    start = real.get("start")
+    if start is not None and start.strip().startswith("["):
+        m = _ELEMENT.search(name)
+        values = [v.strip() for v in start.strip()[1:-1].split(",")]
+        if m is None or int(m.group(1)) > len(values) or "[" in start.strip()[1:]:
+            raise FMUBuildError(f"cannot fix array start value {start!r} of variable {name!r}")
+        real.set("start", values[int(m.group(1)) - 1])
+    if not (name.startswith("der(") and name.endswith(")")):
+        return False
+    state = name[4:-1]
+    if state not in index_of:
+        raise FMUBuildError(f"derivative {name!r} refers to unknown state {state!r}")
+    real.set("derivative", str(index_of[state]))
+    state_unit = svs[index_of[state] - 1].find("Real")
+    if state_unit is not None and state_unit.get("unit") and "unit" not in real.attrib:
+        real.set("unit", f"{state_unit.get('unit')}/s")
+    return True
+
+
 def fix_model_description(xml_text: str) -> str:
     """Make a rumoca 0.9.13 modelDescription.xml pass ``fmpy.validation.validate_fmu``.
 
@@ -163,29 +193,11 @@ def fix_model_description(xml_text: str) -> str:
     units: list[str] = []
     outputs: list[int] = []
     derivatives: list[int] = []
-    elem_re = re.compile(r"\[(\d+)\]$")
     for i, sv in enumerate(svs, start=1):
         real = sv.find("Real")
-        name = sv.get("name", "")
         if real is None:
             continue
-        if sv.get("initial") == "calculated" and "start" in real.attrib:
-            del real.attrib["start"]
-        start = real.get("start")
-        if start is not None and start.strip().startswith("["):
-            m = elem_re.search(name)
-            values = [v.strip() for v in start.strip()[1:-1].split(",")]
-            if m is None or int(m.group(1)) > len(values) or "[" in start.strip()[1:]:
-                raise FMUBuildError(f"cannot fix array start value {start!r} of variable {name!r}")
-            real.set("start", values[int(m.group(1)) - 1])
-        if name.startswith("der(") and name.endswith(")"):
-            state = name[4:-1]
-            if state not in index_of:
-                raise FMUBuildError(f"derivative {name!r} refers to unknown state {state!r}")
-            real.set("derivative", str(index_of[state]))
-            state_unit = svs[index_of[state] - 1].find("Real")
-            if state_unit is not None and state_unit.get("unit") and "unit" not in real.attrib:
-                real.set("unit", f"{state_unit.get('unit')}/s")
+        if _fix_real_variable(sv, real, svs, index_of):
             derivatives.append(i)
         if real.get("unit") and real.get("unit") not in units:
             units.append(real.get("unit"))

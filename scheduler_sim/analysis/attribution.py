@@ -252,6 +252,52 @@ def _conversion(system):
                            overhead_per_node_W=chain.overhead_per_node_W, rack_cdu=np.asarray(system.rack_cdu))
 
 
+def _split_conversion(J: dict, cv, conv_tot: dict, node_s: np.ndarray, P_node: np.ndarray) -> str:
+    """Each job's conversion energy into ``J`` (SIVOC, rack overhead, rectifier) [J]; the rule's name.
+
+    With the system (``cv``): the exact SIVOC loss and overhead per node, the rectifier the rest; without it: the
+    job's IT minus DC energy split in the run's facility proportions ``conv_tot``. ``node_s``: node-seconds per job.
+    """
+    if cv is not None:
+        J["E_sivoc_loss_J"] = node_s * cv.sivoc_loss(P_node)
+        J["E_rack_overhead_J"] = node_s * cv.overhead_per_node_W
+        J["E_rectifier_loss_J"] = J["E_it_J"] - J["E_node_dc_J"] - J["E_sivoc_loss_J"] - J["E_rack_overhead_J"]
+        return "system"
+    rest = J["E_it_J"] - J["E_node_dc_J"]
+    s = sum(conv_tot.values())
+    for k, v in conv_tot.items():
+        J[k] = rest * (v / s if s > 0 else 0.0)
+    return "facility-proportional"
+
+
+def _pseudo_consumers(J: dict, T: dict, tot: dict, cooled: bool) -> tuple[dict[str, np.ndarray], float]:
+    """The remainder of every run total after the jobs, split idle / partition; and the closure error.
+
+    The closure is an independent cross-check: the remainder of IT / DC energy after the jobs' interval integration
+    must equal the idle + partition energies the simulation integrated event by event (relative error, 1).
+    """
+    def frac(kind: str) -> float:
+        i, p = tot.get(f"E_idle_node_{kind}_J", 0.0), tot.get(f"E_partition_node_{kind}_J", 0.0)
+        return p / (i + p) if (i + p) > 0 else 0.0
+
+    E_it_tot = tot["E_it_J"]
+    has_partition = (tot.get("E_partition_node_it_J", 0.0) > 0 or tot.get("E_partition_node_dc_J", 0.0) > 0)
+    pseudo: dict[str, np.ndarray] = {}
+    for k in JOB_QUANTITIES:
+        rest = T[k] - float(np.sum(J[k]))
+        f = frac("dc" if k == "E_node_dc_J" else "it")
+        pseudo[k] = np.array([rest * (1.0 - f), rest * f]) if has_partition else np.array([rest])
+    pseudo["PUE_effective"] = _safe_div(pseudo["E_facility_J"], pseudo["E_it_J"])
+    if not cooled:
+        pseudo["PUE_effective"][:] = np.nan
+    other_it = tot.get("E_idle_node_it_J", np.nan) + tot.get("E_partition_node_it_J", 0.0)
+    other_dc = tot.get("E_idle_node_dc_J", np.nan) + tot.get("E_partition_node_dc_J", 0.0)
+    closure = max(abs(float(np.sum(pseudo["E_it_J"])) - other_it) / E_it_tot if E_it_tot > 0 else 0.0,
+                  abs(float(np.sum(pseudo["E_node_dc_J"])) - other_dc) / T["E_node_dc_J"] if T["E_node_dc_J"] > 0
+                  else 0.0)
+    return pseudo, closure
+
+
 def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
     """Attribute every facility joule of a run to jobs and pseudo-consumers (rules: module docstring).
 
@@ -309,17 +355,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     J["E_node_dc_J"] = np.where(run_s > 0, P_node * nodes * run_s, 0.0)
     conv_tot = {k: tot[k] for k in ("E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J")}
     cv = _conversion(system)
-    if cv is not None:
-        J["E_sivoc_loss_J"] = nodes * run_s * cv.sivoc_loss(P_node)
-        J["E_rack_overhead_J"] = nodes * run_s * cv.overhead_per_node_W
-        J["E_rectifier_loss_J"] = J["E_it_J"] - J["E_node_dc_J"] - J["E_sivoc_loss_J"] - J["E_rack_overhead_J"]
-        split = "system"
-    else:
-        rest = J["E_it_J"] - J["E_node_dc_J"]
-        s = sum(conv_tot.values())
-        for k, v in conv_tot.items():
-            J[k] = rest * (v / s if s > 0 else 0.0)
-        split = "facility-proportional"
+    split = _split_conversion(J, cv, conv_tot, nodes * run_s, P_node)
     H = Q * dt  # CDU heat per interval [J]
     H_fac = H.sum(axis=1)
     J["E_cdu_pump_J"] = lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt)
@@ -358,27 +394,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     T["E_air_side_J"] = T["E_air_fan_J"] + T["E_air_chiller_J"]
     T["E_facility_J"] = tot.get("E_facility_J", E_it_tot + T["E_cooling_J"])
 
-    # ---- pseudo-consumers: the remainder, split idle / partition
-    def frac(kind: str) -> float:
-        i, p = tot.get(f"E_idle_node_{kind}_J", 0.0), tot.get(f"E_partition_node_{kind}_J", 0.0)
-        return p / (i + p) if (i + p) > 0 else 0.0
-
-    has_partition = (tot.get("E_partition_node_it_J", 0.0) > 0 or tot.get("E_partition_node_dc_J", 0.0) > 0)
-    pseudo: dict[str, np.ndarray] = {}
-    for k in JOB_QUANTITIES:
-        rest = T[k] - float(np.sum(J[k]))
-        f = frac("dc" if k == "E_node_dc_J" else "it")
-        pseudo[k] = np.array([rest * (1.0 - f), rest * f]) if has_partition else np.array([rest])
-    pseudo["PUE_effective"] = _safe_div(pseudo["E_facility_J"], pseudo["E_it_J"])
-    if not cooled:
-        pseudo["PUE_effective"][:] = np.nan
-    # independent cross-check: the remainder of IT / DC energy after the jobs' interval integration must equal
-    # the idle + partition energies the simulation integrated event by event
-    other_it = tot.get("E_idle_node_it_J", np.nan) + tot.get("E_partition_node_it_J", 0.0)
-    other_dc = tot.get("E_idle_node_dc_J", np.nan) + tot.get("E_partition_node_dc_J", 0.0)
-    closure = max(abs(float(np.sum(pseudo["E_it_J"])) - other_it) / E_it_tot if E_it_tot > 0 else 0.0,
-                  abs(float(np.sum(pseudo["E_node_dc_J"])) - other_dc) / T["E_node_dc_J"] if T["E_node_dc_J"] > 0
-                  else 0.0)
+    pseudo, closure = _pseudo_consumers(J, T, tot, cooled)
 
     # ---- per interval
     ts: dict[str, np.ndarray] = {}
@@ -439,7 +455,7 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
         R["time_above_limit_s"] = C["time_above_limit_s"][rack_cdu]
         R["cdu"] = rack_cdu.astype(np.int64)
     return Attribution(
-        jobs=J, pseudo={"name": np.array(["idle", "partition"] if has_partition else ["idle"]), **pseudo},
+        jobs=J, pseudo={"name": np.array(["idle", "partition"] if len(pseudo["E_it_J"]) == 2 else ["idle"]), **pseudo},
         timeseries=ts, cdu=C, rack=R,
         totals={**T, "closure_rel_error": float(closure), "decomposition_rel_error": decomp_err},
         attrs={"conversion_split": split, "T_supply_limit_K": float(T_supply_limit_K),

@@ -155,6 +155,37 @@ def cmd_run(a: argparse.Namespace) -> int:
     if _is_study(a.config):
         return _run_study(a)
     cfg = load_config(a.config)
+    ov = _flag_overrides(a, cfg)
+    if ov:
+        try:
+            cfg = cfg.with_overrides(ov)
+        except ValueError as exc:
+            raise ValueError(_flag_names(str(exc), ov)) from None
+        if any(k in ov for k in _NAMING_KEYS):  # a name that says what changed, so runs do not overwrite each other
+            cfg = cfg.with_overrides({"name": _run_name(cfg, ov).replace("/", "_")})
+    cfg = _tag_name(a, cfg)
+    if cfg.scheduler.policy not in ("twin", "carbon-aware", "price-aware"):  # a misspelt policy or backfill is
+        make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)  # refused before anything is printed
+    comm = _comm() if cfg.scheduler.policy == "twin" else None  # under mpirun, other ranks roll out the candidates
+    if comm is None or comm.Get_size() <= 1:
+        return _run_and_report(a, cfg, None)
+    if comm.Get_rank() != 0:
+        serve_rollouts(comm)
+        return 0
+    try:
+        return _run_and_report(a, cfg, comm)
+    finally:
+        stop_rollout_workers(comm)
+
+
+#: Overrides that change what a run is: with any of them the run gets a name that says so.
+_NAMING_KEYS = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
+                "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
+                "cooling.model", "cooling.weather_path")
+
+
+def _flag_overrides(a: argparse.Namespace, cfg) -> dict:
+    """The configuration overrides the ``hpctwin run`` flags ask for, in the order they are applied."""
     ov: dict = {}
     if a.backfill is not None and a.policy is None and cfg.scheduler.policy in SHORTHANDS:
         # `--backfill B` alone: the default policy is a shorthand (easy = fcfs + easy); apply B to its order
@@ -171,6 +202,26 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.requests is not None or a.deployment is not None:
         ov.update(_serving_overrides(a, cfg))
     ov.update(grid_from_flags(getattr(a, "carbon", None), getattr(a, "price", None)))
+    ov.update(_weather_overrides(a))
+    ov.update(_cooling_overrides(a))
+    if a.strict:
+        ov["trace.strict"] = True
+    if a.quiet:
+        ov["output.progress"] = False
+    if getattr(a, "accept_weather_gaps", False):
+        ov["cooling.accept_weather_gaps"] = True
+    if a.step is not None and a.interval is None and a.step > 0 and math.isfinite(a.step):
+        ratio = max(1, round(cfg.output.interval_s / a.step))
+        if abs(ratio * a.step - cfg.output.interval_s) > 1e-9:
+            print(f"note: output interval set to {ratio * a.step:g} s, the multiple of --step {a.step:g} s "
+                  f"nearest to {cfg.output.interval_s:g} s")
+        ov["output.interval_s"] = ratio * a.step
+    return ov
+
+
+def _weather_overrides(a: argparse.Namespace) -> dict:
+    """``--weather`` (constant, tmy3 / file, site, or a file) and ``--wet-bulb`` as overrides."""
+    ov: dict = {}
     if a.weather is not None:
         w = a.weather.strip()
         if w == "constant":
@@ -185,54 +236,42 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.wet_bulb is not None:
         ov["cooling.weather"] = "constant"
         ov["cooling.T_wb_C"] = a.wet_bulb
-    if a.no_cooling and getattr(a, "cooling", None) not in (None, "off"):
+    return ov
+
+
+def _cooling_overrides(a: argparse.Namespace) -> dict:
+    """``--no-cooling`` / ``--cooling MODEL`` as overrides; both at once (but ``off``) contradict each other."""
+    cooling = getattr(a, "cooling", None)
+    if a.no_cooling and cooling not in (None, "off"):
         raise ValueError(f"--no-cooling and --cooling {a.cooling} contradict each other")
-    if a.no_cooling:
-        ov["cooling.enabled"] = False
-    elif getattr(a, "cooling", None) == "off":
-        ov["cooling.enabled"] = False
-    elif getattr(a, "cooling", None) is not None:
-        ov["cooling.model"] = a.cooling
-    if a.strict:
-        ov["trace.strict"] = True
-    if a.quiet:
-        ov["output.progress"] = False
-    if getattr(a, "accept_weather_gaps", False):
-        ov["cooling.accept_weather_gaps"] = True
-    if a.step is not None and a.interval is None and a.step > 0 and math.isfinite(a.step):
-        ratio = max(1, round(cfg.output.interval_s / a.step))
-        if abs(ratio * a.step - cfg.output.interval_s) > 1e-9:
-            print(f"note: output interval set to {ratio * a.step:g} s, the multiple of --step {a.step:g} s "
-                  f"nearest to {cfg.output.interval_s:g} s")
-        ov["output.interval_s"] = ratio * a.step
-    if ov:
-        try:
-            cfg = cfg.with_overrides(ov)
-        except ValueError as exc:
-            raise ValueError(_flag_names(str(exc), ov)) from None
-        naming = ("scheduler.policy", "scheduler.backfill", "scheduler.placement", "system", "trace.path",
-                  "trace.window_start_days", "trace.window_days", "cooling.T_wb_C", "cooling.enabled", "serving",
-                  "cooling.model",
-                  "cooling.weather_path")
-        if any(k in ov for k in naming):  # a name that says what changed, so runs do not overwrite each other
-            c = cfg
-            pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
-            name = (f"{Path(c.system).stem}-{Path(c.trace.path).stem.split('.')[0] if c.trace.path else 'theta2022'}"
-                    f"-{pol}-day{c.trace.window_start_days:g}-{c.trace.window_days:g}d")
-            if not c.trace.enabled and c.serving is not None:
-                name = (f"{Path(c.system).stem}-serving-{Path(c.serving.deployment).stem}-"
-                        f"{Path(c.serving.trace).stem.split('.')[0] if c.serving.trace else 'azure-conv'}")
-            if c.scheduler.placement != "lowest":
-                name += f"-{c.scheduler.placement}"
-            if c.cooling.plant_model == "off":
-                name += "-nocooling"
-            elif c.cooling.plant_model == "fast":
-                name += "-fastcooling"
-            elif c.cooling.weather == "constant":
-                name += f"-wb{c.cooling.T_wb_C:g}C"
-            elif ov.get("cooling.weather_path"):
-                name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
-            cfg = cfg.with_overrides({"name": name.replace("/", "_")})
+    if a.no_cooling or cooling == "off":
+        return {"cooling.enabled": False}
+    return {"cooling.model": cooling} if cooling is not None else {}
+
+
+def _run_name(c, ov: dict) -> str:
+    """A run name that says what the flags changed (system, trace, policy, window, placement, cooling)."""
+    pol = c.scheduler.policy + (f"+{c.scheduler.backfill}" if c.scheduler.backfill else "")
+    name = (f"{Path(c.system).stem}-{Path(c.trace.path).stem.split('.')[0] if c.trace.path else 'theta2022'}"
+            f"-{pol}-day{c.trace.window_start_days:g}-{c.trace.window_days:g}d")
+    if not c.trace.enabled and c.serving is not None:
+        name = (f"{Path(c.system).stem}-serving-{Path(c.serving.deployment).stem}-"
+                f"{Path(c.serving.trace).stem.split('.')[0] if c.serving.trace else 'azure-conv'}")
+    if c.scheduler.placement != "lowest":
+        name += f"-{c.scheduler.placement}"
+    if c.cooling.plant_model == "off":
+        name += "-nocooling"
+    elif c.cooling.plant_model == "fast":
+        name += "-fastcooling"
+    elif c.cooling.weather == "constant":
+        name += f"-wb{c.cooling.T_wb_C:g}C"
+    elif ov.get("cooling.weather_path"):
+        name += f"-wx{Path(ov['cooling.weather_path']).name.split('.')[0]}"
+    return name
+
+
+def _tag_name(a: argparse.Namespace, cfg):
+    """``--nodes`` and ``--set`` (applied here) tag the run name, unless ``--out`` names the file."""
     if getattr(a, "nodes", None) is not None and a.out is None:
         cfg = cfg.with_overrides({"name": f"{cfg.name}-pool{a.nodes}"})
     if getattr(a, "set", None):
@@ -242,21 +281,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         if a.out is None:  # its own file name: a what-if never overwrites the run it changes
             tag = hashlib.sha256("\0".join(a.set).encode()).hexdigest()[:8]
             cfg = cfg.with_overrides({"name": f"{cfg.name}-set{tag}"})
-    if cfg.scheduler.policy not in ("twin", "carbon-aware", "price-aware"):  # a misspelt policy or backfill is
-        make_policy(cfg.scheduler.policy, cfg.scheduler.backfill or None)  # refused before anything is printed
-    comm = None
-    if cfg.scheduler.policy == "twin":  # under mpirun, the other ranks roll out the twin's candidates
-        comm = _comm()
-        if comm is not None and comm.Get_size() > 1:
-            if comm.Get_rank() != 0:
-                serve_rollouts(comm)
-                return 0
-            try:
-                return _run_and_report(a, cfg, comm)
-            finally:
-                stop_rollout_workers(comm)
-        comm = None
-    return _run_and_report(a, cfg, comm)
+    return cfg
 
 
 def _weather_label(cfg) -> str:

@@ -605,10 +605,7 @@ def _sweep_lock(out_dir: Path):
 
 def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario], comm, size: int, say,
                 wall0: float, spec: dict | None = None) -> Path:
-    """Rank 0's part of :func:`run_sweep`, with the folder locked."""
-    import threading
-    import time
-
+    """Rank 0's part of :func:`run_sweep`, with the folder locked: resume, run, write the summary, report."""
     from ..io.hdf5 import clean_stale_temporaries
 
     for s in scenarios:  # temporaries of a killed earlier sweep (dead processes only; a live writer's are kept)
@@ -628,39 +625,9 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
     for name, why in rerun.items():  # an earlier file that is not reused, and why
         say(f"[sweep] {name}: re-run: {why}")
     board = _Board(todo, len(scenarios), len(earlier), size, say, [s.name for s in scenarios])
-    refined: list[tuple[int, Scenario]] = []  # (fast scenario index, its FMU re-run)
-    refine_earlier: dict[int, dict] = {}
-
-    def plan(results: dict) -> list[Scenario]:
-        """The FMU re-runs of the selected fast scenarios (called once, when the first phase is done)."""
-        cand = {}
-        for s in scenarios:
-            if s.config.cooling.plant_model != "fast":
-                continue
-            if s.index in earlier:
-                cand[s.index] = earlier[s.index]
-            elif results.get(s.index, ("failed",))[0] == "done":
-                cand[s.index] = results[s.index][2]
-        chosen = select_refine(spec, cand)
-        todo2 = []
-        for j, i in enumerate(chosen):
-            name = f"{scenarios[i].name}_fmu"
-            sc = Scenario(len(scenarios) + j, name, scenarios[i].config.with_overrides({"cooling.model": "fmu",
-                                                                                          "name": name}))
-            refined.append((i, sc))
-            done = scenario_done(sc, out_dir, hashes)
-            if done is not None:
-                refine_earlier[sc.index] = done
-            else:
-                todo2.append(sc)
-        what = (f"the {spec['top_k']} best in {spec['objective']}" if spec.get("top_k")
-                else f"the Pareto front of {spec['pareto'][0]} and {spec['pareto'][1]}")
-        say(f"[sweep] refine: {what}: {len(chosen)} fast-plant scenario(s) re-run with the FMU "
-            f"({len(chosen) - len(todo2)} done earlier)")
-        return todo2
-
+    refine = _Refine(scenarios, earlier, spec, out_dir, hashes, say)
     if spec is not None:
-        board.plan_refine = plan
+        board.plan_refine = refine.plan
     if serve:
         server = threading.Thread(target=_serve, args=(comm, board, size - 1), name="sweep-server", daemon=True)
         server.start()
@@ -670,20 +637,91 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
     else:
         _work(board, scenarios, out_dir, 0)
     rows = [(i, "done", "", earlier[i]) if i in earlier else (i, *board.results[i]) for i in range(len(scenarios))]
-    metric_names = sorted({k for r in rows for k in r[3]})
     summary_path = out_dir / "summary.h5"
     wall = time.perf_counter() - wall0
     timing = {"ranks": size, "rank0_works": from_main, "wall_time_s": wall, "skipped_done_earlier": len(earlier),
               "busy_s_per_rank": board.busy, "scenarios_per_rank": board.count,
               "scenario_wall_s": {board.names[i]: w for i, w in sorted(board.wall.items())}}
+    resume = {"done_earlier": [scenarios[i].name for i in sorted(earlier)], "rerun": rerun}
+    refine_rows = refine.rows(board)
+    ens = _write_summary(summary_path, study_path, study, scenarios, rows, out_dir, timing, resume,
+                         refine_rows if spec is not None else None)
+    _say_refine(scenarios, rows, refine_rows if spec is not None else [], say)
+    if ens is not None:
+        from .ensemble_run import format_ensemble
+
+        for line in format_ensemble(ens):
+            say(line)
+    n_fail = sum(1 for r in rows if r[1] == "failed")
+    busy = ", ".join(f"{b:.1f}" for b in board.busy)
+    say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "
+        f"[{busy}])")
+    plot = study_plot_function(study_path)
+    if plot is not None:
+        for fig in plot(summary_path, out_dir) or []:
+            say(f"figure  -> {fig}")
+    return summary_path
+
+
+class _Refine:
+    """The FMU re-runs of a study's ``[refine]``: planned once the fast phase is done, then their outcomes."""
+
+    def __init__(self, scenarios: list[Scenario], earlier: dict, spec: dict | None, out_dir: Path, hashes: dict,
+                 say) -> None:
+        self.scenarios, self.earlier, self.spec, self.out_dir, self.hashes, self.say = (
+            scenarios, earlier, spec, out_dir, hashes, say)
+        self.refined: list[tuple[int, Scenario]] = []  # (fast scenario index, its FMU re-run)
+        self.done_earlier: dict[int, dict] = {}
+
+    def plan(self, results: dict) -> list[Scenario]:
+        """The FMU re-runs of the selected fast scenarios (called once, when the first phase is done)."""
+        scenarios, spec = self.scenarios, self.spec
+        cand = {}
+        for s in scenarios:
+            if s.config.cooling.plant_model != "fast":
+                continue
+            if s.index in self.earlier:
+                cand[s.index] = self.earlier[s.index]
+            elif results.get(s.index, ("failed",))[0] == "done":
+                cand[s.index] = results[s.index][2]
+        chosen = select_refine(spec, cand)
+        todo2 = []
+        for j, i in enumerate(chosen):
+            name = f"{scenarios[i].name}_fmu"
+            sc = Scenario(len(scenarios) + j, name, scenarios[i].config.with_overrides({"cooling.model": "fmu",
+                                                                                          "name": name}))
+            self.refined.append((i, sc))
+            done = scenario_done(sc, self.out_dir, self.hashes)
+            if done is not None:
+                self.done_earlier[sc.index] = done
+            else:
+                todo2.append(sc)
+        what = (f"the {spec['top_k']} best in {spec['objective']}" if spec.get("top_k")
+                else f"the Pareto front of {spec['pareto'][0]} and {spec['pareto'][1]}")
+        self.say(f"[sweep] refine: {what}: {len(chosen)} fast-plant scenario(s) re-run with the FMU "
+                 f"({len(chosen) - len(todo2)} done earlier)")
+        return todo2
+
+    def rows(self, board: _Board) -> list[tuple[int, Scenario, str, dict]]:
+        """``(fast scenario index, FMU scenario, status, metrics)`` per re-run."""
+        out = []
+        for i, sc in self.refined:
+            st, _, met = ((("done", "", self.done_earlier[sc.index]) if sc.index in self.done_earlier
+                           else board.results.get(sc.index, ("failed", "not run", {}))))
+            out.append((i, sc, st, met))
+        return out
+
+
+def _write_summary(summary_path: Path, study_path, study: str, scenarios: list[Scenario], rows: list[tuple],
+                   out_dir: Path, timing: dict, resume: dict, refine_rows: list[tuple] | None):
+    """Write ``summary.h5`` (scenarios, links to their runs, refine errors, ensemble); the ensemble or None."""
+    metric_names = sorted({k for r in rows for k in r[3]})
     with atomic_h5(summary_path) as f:
         w = SchemaWriter(f, "sweep-summary")
         w.attrs("/", {"schema_version": SCHEMA_VERSION, "kind": "sweep-summary", "study": study,
                       "study_file": Path(study_path).read_text(),
                       "sweep_timing_json": json.dumps(timing, sort_keys=True),
-                      "sweep_resume_json": json.dumps(
-                          {"done_earlier": [scenarios[i].name for i in sorted(earlier)], "rerun": rerun},
-                          sort_keys=True)})
+                      "sweep_resume_json": json.dumps(resume, sort_keys=True)})
         w.group("/scenarios")
         str_dt = h5py.string_dtype("utf-8")
         files = [f"{scenarios[i].name}.h5" if (out_dir / f"{scenarios[i].name}.h5").is_file() else ""
@@ -699,56 +737,49 @@ def _run_locked(study_path, out_dir: Path, study: str, scenarios: list[Scenario]
         for i, st, _, _ in rows:
             if st == "done":
                 w.link(f"/runs/{scenarios[i].name}", f"{scenarios[i].name}.h5", "/")
-        refine_rows = []
-        for i, sc in refined:
-            st, _, met = ((("done", "", refine_earlier[sc.index]) if sc.index in refine_earlier
-                           else board.results.get(sc.index, ("failed", "not run", {}))))
-            refine_rows.append((i, sc, st, met))
+        for _, sc, st, _ in refine_rows or []:
             if st == "done":
                 w.link(f"/runs/{sc.name}", f"{sc.name}.h5", "/")
-        if spec is not None:
-            w.group("/refine")
-            w.dataset("/refine/scenario", np.array([scenarios[i].name for i, *_ in refine_rows], dtype=str_dt),
-                      dtype=str_dt)
-            w.dataset("/refine/fmu_scenario", np.array([sc.name for _, sc, *_ in refine_rows], dtype=str_dt),
-                      dtype=str_dt)
-            w.dataset("/refine/status", np.array([st for *_, st, _ in refine_rows], dtype=str_dt), dtype=str_dt)
-            fast_m = {i: m for i, _, _, m in rows}
-            for m in REFINE_METRICS:
-                fa = np.array([fast_m[i].get(m, np.nan) for i, *_ in refine_rows], dtype=float)
-                fm = np.array([met.get(m, np.nan) if st == "done" else np.nan for *_, st, met in refine_rows],
-                              dtype=float)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    rel = fa / fm - 1.0
-                for suffix, v, unit in (("fast", fa, unit_of(m)), ("fmu", fm, unit_of(m)), ("rel_error", rel, "1")):
-                    w.dataset(f"/refine/{m}_{suffix}", v, units=unit, chunks=None)
+        if refine_rows is not None:
+            _write_refine(w, scenarios, rows, refine_rows, str_dt)
         ens = _ensemble_summary(study_path, scenarios, rows)  # [uncertainty]: bands, ranking, sensitivity
         if ens is not None:
             from .ensemble_run import write_ensemble
 
             write_ensemble(w, ens)
-    n_fail = sum(1 for r in rows if r[1] == "failed")
+    return ens
+
+
+def _write_refine(w: SchemaWriter, scenarios: list[Scenario], rows: list[tuple], refine_rows: list[tuple],
+                  str_dt) -> None:
+    """``/refine``: each re-run's names, status and the fast plant's metrics against the FMU's."""
+    w.group("/refine")
+    w.dataset("/refine/scenario", np.array([scenarios[i].name for i, *_ in refine_rows], dtype=str_dt),
+              dtype=str_dt)
+    w.dataset("/refine/fmu_scenario", np.array([sc.name for _, sc, *_ in refine_rows], dtype=str_dt),
+              dtype=str_dt)
+    w.dataset("/refine/status", np.array([st for *_, st, _ in refine_rows], dtype=str_dt), dtype=str_dt)
     fast_m = {i: m for i, _, _, m in rows}
-    for i, sc, st, met in (refine_rows if spec is not None else []):
+    for m in REFINE_METRICS:
+        fa = np.array([fast_m[i].get(m, np.nan) for i, *_ in refine_rows], dtype=float)
+        fm = np.array([met.get(m, np.nan) if st == "done" else np.nan for *_, st, met in refine_rows],
+                      dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = fa / fm - 1.0
+        for suffix, v, unit in (("fast", fa, unit_of(m)), ("fmu", fm, unit_of(m)), ("rel_error", rel, "1")):
+            w.dataset(f"/refine/{m}_{suffix}", v, units=unit, chunks=None)
+
+
+def _say_refine(scenarios: list[Scenario], rows: list[tuple], refine_rows: list[tuple], say) -> None:
+    """One line per FMU re-run: its status, or the fast plant's relative error against it."""
+    fast_m = {i: m for i, _, _, m in rows}
+    for i, sc, st, met in refine_rows:
         if st != "done":
             say(f"refine  {scenarios[i].name}: FMU re-run {sc.name} {st}")
             continue
         errs = ", ".join(f"{m} {fast_m[i][m] / met[m] - 1.0:+.2e}" for m in ("E_cooling_J", "PUE", "E_facility_J")
                          if m in met and m in fast_m[i] and met[m])
         say(f"refine  {scenarios[i].name}: fast vs FMU ({sc.name}) relative error: {errs}")
-    if ens is not None:
-        from .ensemble_run import format_ensemble
-
-        for line in format_ensemble(ens):
-            say(line)
-    busy = ", ".join(f"{b:.1f}" for b in board.busy)
-    say(f"summary -> {summary_path} ({len(rows) - n_fail} done, {n_fail} failed; {wall:.1f} s wall, busy s per rank "
-        f"[{busy}])")
-    plot = study_plot_function(study_path)
-    if plot is not None:
-        for fig in plot(summary_path, out_dir) or []:
-            say(f"figure  -> {fig}")
-    return summary_path
 
 
 def _ensemble_summary(study_path, scenarios: list[Scenario], rows: list[tuple]):

@@ -1318,95 +1318,110 @@ def validate_file(path: str | Path) -> list[str]:
         One message per problem, each naming the file and the HDF5 path.
     """
     path = Path(path)
-    problems: list[str] = []
-    dims: dict[str, tuple[int, str]] = {}
-    used: set[str] = set()
-
-    def say(obj: str, msg: str) -> None:
-        problems.append(f"{path}: {obj}: {msg}")
-
     with h5py.File(path, "r") as f:
         kind = file_kind(f)
         if kind not in TABLES:
             return [f"{path}: /: unknown kind {kind!r} (known: {', '.join(TABLES)})"]
+        check = _FileCheck(path, kind)
         v = f.attrs.get("schema_version")
         v = v.decode() if isinstance(v, bytes) else (None if v is None else str(v))
         if v is not None and v.split(".")[0] != KIND_VERSIONS[kind].split(".")[0]:
-            say("/@schema_version", f"{v} is not a {KIND_VERSIONS[kind].split('.')[0]}.x version of the {kind} schema")
-
-        def check_attrs(obj_path: str, obj, skip=()) -> None:
-            for name in obj.attrs:
-                if name in skip:
-                    continue
-                ap = f"{obj_path}@{name}"
-                val = obj.attrs[name]
-                e = lookup(kind, ap, _dtype_of(val))
-                if e is None:
-                    say(ap, "attribute not in the schema table")
-                    continue
-                used.add(e.path)
-                test = DTYPES[e.dtype][0]
-                if not test(_dtype_of(val)):
-                    say(ap, f"dtype {_dtype_of(val)}, expected {e.dtype} ({DTYPES[e.dtype][1]})")
-                check_shape(ap, e, np.shape(val) if not isinstance(val, (str, bytes)) else ())
-
-        def check_shape(p: str, e: Entry, shape: tuple) -> None:
-            if e.shape is None:
-                return
-            if len(shape) != len(e.shape):
-                say(p, f"shape {shape}, expected {len(e.shape)} dimension(s) {tuple(e.shape)}")
-                return
-            for n, d in zip(shape, e.shape):
-                if isinstance(d, int):
-                    if n != d:
-                        say(p, f"shape {shape}, expected {tuple(e.shape)}")
-                elif d in dims and dims[d][0] != n:
-                    say(p, f"shape {shape}: {d} = {n} here but {dims[d][0]} in {dims[d][1]}")
-                else:
-                    dims.setdefault(d, (n, p))
-
-        def visit(obj_path: str, obj) -> None:
-            if isinstance(obj, h5py.Dataset):
-                e = lookup(kind, obj_path, obj.dtype if obj.size else None)
-                if e is None or e.kind != "dataset":
-                    say(obj_path, "dataset not in the schema table")
-                    return
-                used.add(e.path)
-                if obj.size and not DTYPES[e.dtype][0](obj.dtype):
-                    say(obj_path, f"dtype {obj.dtype}, expected {e.dtype} ({DTYPES[e.dtype][1]})")
-                check_shape(obj_path, e, obj.shape)
-                u = obj.attrs.get("units")
-                u = u.decode() if isinstance(u, bytes) else u
-                if e.has_units and u is None:
-                    say(obj_path, "no units attribute")
-                elif e.has_units and e.unit is not None and u != e.unit:
-                    say(obj_path, f"units {u!r}, expected {e.unit!r}")
-                check_attrs(obj_path, obj, skip=("units", "long_name"))
-                return
-            if obj_path != "/":
-                e = lookup(kind, obj_path)
-                if e is None or e.kind != "group":
-                    say(obj_path, "group not in the schema table")
-                    return
-                used.add(e.path)
-            check_attrs(obj_path, obj)
-            for name in obj:
-                sub = f"{obj_path.rstrip('/')}/{name}"
-                link = obj.get(name, getlink=True)
-                if isinstance(link, h5py.ExternalLink):
-                    e = lookup(kind, sub)
-                    if e is None or e.kind != "link":
-                        say(sub, "external link not in the schema table")
-                    else:
-                        used.add(e.path)
-                    continue
-                visit(sub, obj[name])
-
-        visit("/", f)
+            check.say("/@schema_version",
+                      f"{v} is not a {KIND_VERSIONS[kind].split('.')[0]}.x version of the {kind} schema")
+        check.visit("/", f)
     for e in TABLES[kind]:
-        if e.required and e.path not in used:
-            say(e.path, f"required by the {kind} schema table, missing")
-    return problems
+        if e.required and e.path not in check.used:
+            check.say(e.path, f"required by the {kind} schema table, missing")
+    return check.problems
+
+
+class _FileCheck:
+    """The walk of :func:`validate_file` over one file: the problems found, the entries used, the dimensions seen."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path, self.kind = path, kind
+        self.problems: list[str] = []
+        self.dims: dict[str, tuple[int, str]] = {}
+        self.used: set[str] = set()
+
+    def say(self, obj: str, msg: str) -> None:
+        """Record one problem at HDF5 path ``obj``."""
+        self.problems.append(f"{self.path}: {obj}: {msg}")
+
+    def attrs(self, obj_path: str, obj, skip=()) -> None:
+        """Check every attribute of ``obj`` (but ``skip``) against the table."""
+        for name in obj.attrs:
+            if name in skip:
+                continue
+            ap = f"{obj_path}@{name}"
+            val = obj.attrs[name]
+            e = lookup(self.kind, ap, _dtype_of(val))
+            if e is None:
+                self.say(ap, "attribute not in the schema table")
+                continue
+            self.used.add(e.path)
+            test = DTYPES[e.dtype][0]
+            if not test(_dtype_of(val)):
+                self.say(ap, f"dtype {_dtype_of(val)}, expected {e.dtype} ({DTYPES[e.dtype][1]})")
+            self.shape(ap, e, np.shape(val) if not isinstance(val, (str, bytes)) else ())
+
+    def shape(self, p: str, e: Entry, shape: tuple) -> None:
+        """Check a shape against the entry's: fixed sizes, and one size per named dimension across the file."""
+        if e.shape is None:
+            return
+        if len(shape) != len(e.shape):
+            self.say(p, f"shape {shape}, expected {len(e.shape)} dimension(s) {tuple(e.shape)}")
+            return
+        for n, d in zip(shape, e.shape):
+            if isinstance(d, int):
+                if n != d:
+                    self.say(p, f"shape {shape}, expected {tuple(e.shape)}")
+            elif d in self.dims and self.dims[d][0] != n:
+                self.say(p, f"shape {shape}: {d} = {n} here but {self.dims[d][0]} in {self.dims[d][1]}")
+            else:
+                self.dims.setdefault(d, (n, p))
+
+    def dataset(self, obj_path: str, obj) -> None:
+        """Check one dataset: declared, dtype, shape, units, attributes."""
+        e = lookup(self.kind, obj_path, obj.dtype if obj.size else None)
+        if e is None or e.kind != "dataset":
+            self.say(obj_path, "dataset not in the schema table")
+            return
+        self.used.add(e.path)
+        if obj.size and not DTYPES[e.dtype][0](obj.dtype):
+            self.say(obj_path, f"dtype {obj.dtype}, expected {e.dtype} ({DTYPES[e.dtype][1]})")
+        self.shape(obj_path, e, obj.shape)
+        u = obj.attrs.get("units")
+        u = u.decode() if isinstance(u, bytes) else u
+        if e.has_units and u is None:
+            self.say(obj_path, "no units attribute")
+        elif e.has_units and e.unit is not None and u != e.unit:
+            self.say(obj_path, f"units {u!r}, expected {e.unit!r}")
+        self.attrs(obj_path, obj, skip=("units", "long_name"))
+
+    def visit(self, obj_path: str, obj) -> None:
+        """Check ``obj`` and, for a group, its attributes, external links and members (recursively)."""
+        if isinstance(obj, h5py.Dataset):
+            self.dataset(obj_path, obj)
+            return
+        if obj_path != "/":
+            e = lookup(self.kind, obj_path)
+            if e is None or e.kind != "group":
+                self.say(obj_path, "group not in the schema table")
+                return
+            self.used.add(e.path)
+        self.attrs(obj_path, obj)
+        for name in obj:
+            sub = f"{obj_path.rstrip('/')}/{name}"
+            link = obj.get(name, getlink=True)
+            if isinstance(link, h5py.ExternalLink):
+                e = lookup(self.kind, sub)
+                if e is None or e.kind != "link":
+                    self.say(sub, "external link not in the schema table")
+                else:
+                    self.used.add(e.path)
+                continue
+            self.visit(sub, obj[name])
 
 
 def check_file(path: str | Path) -> None:

@@ -347,6 +347,42 @@ def _blocks(labels: np.ndarray) -> list[tuple[int, int, int]]:
     return [(int(labels[a]), int(a), int(b)) for a, b in zip(cut[:-1], cut[1:])]
 
 
+def _allocation_facts(jobs: pd.DataFrame | None, jid: np.ndarray, en: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per allocation run: the job's wait before it first started [h] (NaN: unknown or prefilled), and whether the
+    run is an attempt ended by a failure (an earlier attempt of a requeued job, or killed by a node going down).
+    """
+    wait_h = np.full(jid.size, np.nan)
+    failed = np.zeros(jid.size, dtype=bool)
+    if jobs is None or not len(jobs):
+        return wait_h, failed
+    jj = jobs.set_index("job_id")
+    idx = jj.index.get_indexer(jid)
+    ok = idx >= 0
+    if "wait_s" in jj:
+        w = jj["wait_s"].to_numpy(float)
+        if "prefilled" in jj:
+            w = np.where(jj["prefilled"].to_numpy(bool), np.nan, w)
+        wait_h[ok] = w[idx[ok]] / 3600.0
+    if "sim_end_s" in jj:
+        final_end = jj["sim_end_s"].to_numpy(float)[idx[ok]]
+        outcome = jj["outcome"].to_numpy(int)[idx[ok]] if "outcome" in jj else np.zeros(ok.sum(), int)
+        failed[ok] = (en[ok] < final_end - 1e-6) | (outcome == 3)
+    return wait_h, failed
+
+
+def _allocation_faces(color_by: str, jid: np.ndarray, wait_h: np.ndarray):
+    """Face colours (n, 4) of the allocation rectangles and the colour scale (None when coloured by job)."""
+    if color_by == "job":
+        return job_colours(jid), None
+    cmap = plt.get_cmap("viridis")
+    fin = wait_h[np.isfinite(wait_h)]
+    vmax = max(1.0, float(np.nanmax(fin)) if fin.size else 1.0)
+    norm = matplotlib.colors.LogNorm(vmin=1 / 60, vmax=vmax)
+    face = cmap(norm(np.clip(np.nan_to_num(wait_h, nan=1 / 60), 1 / 60, None)))
+    face[~np.isfinite(wait_h)] = matplotlib.colors.to_rgba("#C8C8C8")
+    return face, matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+
+
 def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: float, t1_s: float, tax: TimeAxis, *,
                           jobs: pd.DataFrame | None = None, node_rack: np.ndarray | None = None,
                           node_cdu: np.ndarray | None = None, color_by: str = "job",
@@ -401,35 +437,8 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
 
     has_cdu = node_cdu is not None and len(node_cdu) == n_nodes
     fig, ax = plt.subplots(figsize=(12, 6.4 if has_cdu else 5.6))
-    # job facts (wait, failure-ended attempts)
-    wait_h = np.full(jid.size, np.nan)
-    failed = np.zeros(jid.size, dtype=bool)
-    if jobs is not None and len(jobs):
-        jj = jobs.set_index("job_id")
-        idx = jj.index.get_indexer(jid)
-        ok = idx >= 0
-        if "wait_s" in jj:
-            w = jj["wait_s"].to_numpy(float)
-            if "prefilled" in jj:
-                w = np.where(jj["prefilled"].to_numpy(bool), np.nan, w)
-            wait_h[ok] = w[idx[ok]] / 3600.0
-        if "sim_end_s" in jj:
-            final_end = jj["sim_end_s"].to_numpy(float)[idx[ok]]
-            outcome = jj["outcome"].to_numpy(int)[idx[ok]] if "outcome" in jj else np.zeros(ok.sum(), int)
-            # an earlier attempt of a requeued job, or the last attempt of a job killed by a node going down
-            failed[ok] = (en[ok] < final_end - 1e-6) | (outcome == 3)
-
-    if color_by == "job":
-        face = job_colours(jid)
-        sm = None
-    else:
-        cmap = plt.get_cmap("viridis")
-        fin = wait_h[np.isfinite(wait_h)]
-        vmax = max(1.0, float(np.nanmax(fin)) if fin.size else 1.0)
-        norm = matplotlib.colors.LogNorm(vmin=1 / 60, vmax=vmax)
-        face = cmap(norm(np.clip(np.nan_to_num(wait_h, nan=1 / 60), 1 / 60, None)))
-        face[~np.isfinite(wait_h)] = matplotlib.colors.to_rgba("#C8C8C8")
-        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+    wait_h, failed = _allocation_facts(jobs, jid, en)
+    face, sm = _allocation_faces(color_by, jid, wait_h)
     lw = 0.4 if jid.size <= 1500 else 0.0
     coll = PolyCollection(verts, facecolors=face, edgecolors=(0.1, 0.1, 0.1, 0.45), linewidths=lw,
                           gid="allocations")
