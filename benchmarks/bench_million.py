@@ -54,10 +54,10 @@ def child_cmd(root: Path, swf: Path, out: Path, profile: Path | None = None) -> 
     """The hpctwin run of one repeat from checkout ``root``."""
     args = ["run", "--trace", str(swf), "--start-day", "0", "--days", "366", "--no-cooling", "--quiet",
             "--out", str(out)]
-    body = (f"import sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.cli import main; "
+    body = (f"import sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.app.cli import main; "
             f"sys.exit(main({args!r}))")
     if profile is not None:
-        body = (f"import cProfile, sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.cli import main; "
+        body = (f"import cProfile, sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.app.cli import main; "
                 f"cProfile.run({'main(' + repr(args) + ')'!r}, {str(profile)!r})")
     return [sys.executable, "-c", body]
 

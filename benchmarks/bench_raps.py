@@ -83,7 +83,7 @@ def run_child(cmd: list[str], cwd: Path, env: dict | None = None, mem_gb: float 
 
 def hpctwin_cmd(root: Path, config: Path, out: Path) -> list[str]:
     """The hpctwin command of one run from checkout ``root``."""
-    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.cli import main;"
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.app.cli import main;"
             f" sys.exit(main(['run', {str(config)!r}, '--quiet', '--out', {str(out)!r}]))"]
 
 

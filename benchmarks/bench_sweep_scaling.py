@@ -155,7 +155,7 @@ def phase_twin() -> dict:
     from dataloaders.registry import load_trace
     from power import load_system
     from scheduler_sim.app.config import embedded_trace_path
-    from scheduler_sim.kernel.simulation import Simulation
+    from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
     from scheduler_sim.app.twin import DEFAULT_POOL, Objective, TwinPolicy, make_candidate
 
     system = load_system("theta")
@@ -164,7 +164,7 @@ def phase_twin() -> dict:
     kw2 = dict(window_start_s=181 * 86400.0, window_s=2 * 86400.0)
     for h_h in (1, 3, 6, 12, 24):
         tw = TwinPolicy(DEFAULT_POOL, horizon_s=h_h * 3600.0, period_s=3600.0)
-        Simulation(jobs, system, tw, **kw2).run()
+        Simulation(jobs, system, tw, SimulationConfig(**kw2)).run()
         lat = np.array(tw.latency_s)
         out["horizon"][h_h] = {"decisions": int(lat.size), "latency_mean_ms": 1e3 * float(lat.mean()),
                                "latency_max_ms": 1e3 * float(lat.max())}
@@ -184,12 +184,12 @@ def phase_twin() -> dict:
 
     for spec in DEFAULT_POOL:
         t = time.perf_counter()
-        res = Simulation(jobs, system, make_candidate(spec), **kw7).run()
+        res = Simulation(jobs, system, make_candidate(spec), SimulationConfig(**kw7)).run()
         out["gain"][spec] = {"mean_wait_h": res.summary["mean_wait_s"] / 3600, "J": total_J(res),
                              "E_facility_MWh": res.totals["E_it_J"] * 1.05 / 3.6e9, "wall_s": time.perf_counter() - t}
     tw = TwinPolicy(DEFAULT_POOL, horizon_s=6 * 3600.0, period_s=3600.0)
     t = time.perf_counter()
-    res = Simulation(jobs, system, tw, **kw7).run()
+    res = Simulation(jobs, system, tw, SimulationConfig(**kw7)).run()
     chosen = [d[2] for d in tw.decisions]
     out["gain"]["twin"] = {"mean_wait_h": res.summary["mean_wait_s"] / 3600, "J": total_J(res),
                            "E_facility_MWh": res.totals["E_it_J"] * 1.05 / 3.6e9, "wall_s": time.perf_counter() - t,

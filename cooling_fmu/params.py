@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from jobs.registry import Registry
 from jobs.textfiles import read_utf8, toml_loads
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "TowerParams",
     "load_plant_params",
     "plant_names",
+    "plant_registry",
 ]
 
 PLANTS_DIR = Path(__file__).resolve().parent / "plants"
@@ -360,6 +362,26 @@ def plant_names() -> list[str]:
         Sorted plant names (file stems), e.g. ``["frontier", "theta"]``.
     """
     return sorted(p.stem for p in PLANTS_DIR.glob("*.toml"))
+
+
+def plant_registry() -> Registry[Path]:
+    """The shipped plant descriptions as a :class:`jobs.registry.Registry` (name -> file), for ``hpctwin list``.
+
+    Returns
+    -------
+    Registry
+        One entry per ``cooling_fmu/plants/<name>.toml``, sorted by name, described by the file's ``description``
+        (empty when the file has none or cannot be read; :func:`load_plant_params` reports a broken file).
+    """
+    reg: Registry[Path] = Registry("plant")
+    for name in plant_names():
+        path = PLANTS_DIR / f"{name}.toml"
+        try:
+            desc = str(tomllib.loads(path.read_text(encoding="utf-8")).get("description", ""))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            desc = ""
+        reg.register(name, path, desc)
+    return reg
 
 
 def plant_params_path(name_or_path: str | Path) -> Path:

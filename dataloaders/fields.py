@@ -106,14 +106,14 @@ def apply_repairs(v: np.ndarray, rules: Sequence[FieldRule], lines: np.ndarray, 
 
     Parameters
     ----------
-    v : ndarray, shape (n_records, n_fields)
-        The values as the file holds them (not modified).
-    rules : sequence of FieldRule
+    v : np.ndarray
+        Shape (n_records, n_fields): the values as the file holds them (not modified).
+    rules : Sequence[FieldRule]
         The fields to check, in the order their issues are reported.
-    lines : ndarray of int, shape (n_records,)
-        Line / record numbers.
-    ids : ndarray, shape (n_records,), or None
-        Job ids.
+    lines : np.ndarray
+        Shape (n_records,), int: line / record numbers.
+    ids : np.ndarray | None
+        Shape (n_records,): job ids.
     issues : IssueSink
         Where the issues go: first the missing values of a rule (``flagged``, when it has ``missing_reason``),
         then its bad values (``action``).
@@ -142,16 +142,16 @@ def apply_rejections(values: Any, rules: Sequence[RejectRule], ok: np.ndarray, l
 
     Parameters
     ----------
-    values : object
+    values : Any
         What the rules' ``bad`` and ``found`` read (the loader's value matrix).
-    rules : sequence of RejectRule
+    rules : Sequence[RejectRule]
         In the order they are checked.
-    ok : ndarray of bool, shape (n_records,)
-        Records still usable before these rules (not modified).
-    lines : ndarray of int, shape (n_records,)
-        Line / record numbers.
-    ids : ndarray, shape (n_records,), or None
-        Job ids.
+    ok : np.ndarray
+        Shape (n_records,), bool: records still usable before these rules (not modified).
+    lines : np.ndarray
+        Shape (n_records,), int: line / record numbers.
+    ids : np.ndarray | None
+        Shape (n_records,): job ids.
     issues : IssueSink
         Where each rejection goes (``rejected``).
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from dataloaders.cache import cache_key, load_cached, store_cached
 from dataloaders.report import LoadResult
+from jobs.registry import Registry
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -60,8 +61,9 @@ _BUILTIN_SUFFIXES: dict[str, tuple[str, ...]] = {
     "fugaku": (), "adastra": (), "lassen": (), "azure_llm": (), "mooncake": (".jsonl",), "request_csv": (),
 }
 
-#: Loaders registered at run time with :func:`register_loader`.
-_RUNTIME: dict[str, type[BaseLoader]] = {}
+#: Loaders registered at run time with :func:`register_loader` (a :class:`jobs.registry.Registry`, as the policies,
+#: plants and workload families); built-in and entry-point loaders are resolved lazily beside it.
+_RUNTIME: Registry[type[BaseLoader]] = Registry("trace loader")
 
 
 class BaseLoader(abc.ABC):
@@ -142,7 +144,7 @@ def _targets() -> dict[str, Any]:
             continue
         out[name] = ep
     out.update(_BUILTIN)
-    out.update(_RUNTIME)
+    out.update({name: _RUNTIME[name] for name in _RUNTIME})
     return out
 
 
@@ -186,7 +188,7 @@ def register_loader(cls: type[BaseLoader], *, replace: bool = False) -> type[Bas
         raise ValueError(f"{cls.__name__}.name is empty")
     if not replace and cls.name in _targets():
         raise ValueError(f"a loader named {cls.name!r} is already registered; pass replace=True to replace it")
-    _RUNTIME[cls.name] = cls
+    _RUNTIME.register(cls.name, cls, cls.description, replace=True)
     return cls
 
 

@@ -688,13 +688,14 @@ def read_sacct(
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     ValueError
         Bad ``cores_per_node`` / ``max_nodes`` / unknown ``timezone``.
-    TraceError
-        No header, no JobID/Submit column, zero jobs, or a strict-mode violation (message names file, line,
-        field and what was expected).
+
+    Notes
+    -----
+    The steps raise ``FileNotFoundError`` if ``path`` does not exist, and :class:`TraceError` for no header, no
+    JobID/Submit column, zero jobs, or a strict-mode violation (message names file, line, field and what was
+    expected).
 
     References
     ----------

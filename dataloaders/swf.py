@@ -853,13 +853,14 @@ def read_swf(
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     ValueError
         If ``cores_per_node`` < 1 or ``max_nodes`` < 1.
-    TraceError
-        If the file yields zero jobs, the gzip data is corrupt, or (``strict=True``) a record is repaired or
-        rejected; the message names the file, line, field and what was expected.
+
+    Notes
+    -----
+    The steps below raise ``FileNotFoundError`` if ``path`` does not exist, and :class:`TraceError` if the file
+    yields zero jobs, the gzip data is corrupt, or (``strict=True``) a record is repaired or rejected; the message
+    names the file, line, field and what was expected.
     """
     if int(cores_per_node) != cores_per_node or cores_per_node < 1:
         raise ValueError(f"cores_per_node must be an integer >= 1, got {cores_per_node!r}")

@@ -5,6 +5,8 @@ Written once here instead of in each study (grid_demand_response, grid_ramps_bat
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +15,7 @@ import pandas as pd
 if TYPE_CHECKING:  # only for the annotation
     import matplotlib.figure
 
-__all__ = ["world", "save_figure"]
+__all__ = ["world", "save_figure", "start_study", "my_share", "gather_rows", "gather_dicts"]
 
 
 def world() -> tuple[object | None, int, int]:
@@ -30,6 +32,90 @@ def world() -> tuple[object | None, int, int]:
         return None, 0, 1
     comm = MPI.COMM_WORLD
     return comm, comm.Get_rank(), comm.Get_size()
+
+
+def start_study(description: str, default_out: str, argv: list[str] | None) -> tuple[Path, object | None, int, int]:
+    """Parse a study's command line (``--out``), make its output folder and join the MPI world.
+
+    Parameters
+    ----------
+    description : str
+        The ``--help`` text.
+    default_out : str
+        Output folder when ``--out`` is not given.
+    argv : list[str] | None
+        Command-line arguments (None: ``sys.argv``).
+
+    Returns
+    -------
+    tuple
+        ``(out folder, comm, rank, size)`` as :func:`world`.
+    """
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", default=default_out, help="output folder")
+    a = ap.parse_args(argv)
+    comm, rank, size = world()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    return out, comm, rank, size
+
+
+def my_share(items: Sequence, rank: int, size: int) -> list[tuple[int, object]]:
+    """The ``(index, item)`` pairs this rank runs: every ``size``-th item from ``rank`` (round robin).
+
+    Parameters
+    ----------
+    items : Sequence
+        The scenarios, in order.
+    rank : int
+        This process's rank.
+    size : int
+        Number of ranks.
+
+    Returns
+    -------
+    list of (int, object)
+        Index in ``items`` and item.
+    """
+    return [(i, x) for i, x in enumerate(items) if i % size == rank]
+
+
+def gather_rows(comm: object | None, rows: list) -> list | None:
+    """Every rank's ``rows`` joined on rank 0 (rank order, then each rank's order); None on the other ranks.
+
+    Parameters
+    ----------
+    comm : object | None
+        The mpi4py communicator :func:`world` gives; None: one process.
+    rows : list
+        This rank's rows.
+
+    Returns
+    -------
+    list or None
+        All rows on rank 0, None elsewhere.
+    """
+    parts = comm.gather(rows, root=0) if comm is not None else [rows]
+    return None if parts is None else [x for part in parts for x in part]
+
+
+def gather_dicts(comm: object | None, d: dict) -> dict | None:
+    """Every rank's dict merged on rank 0 (later ranks win a repeated key); None on the other ranks.
+
+    Parameters
+    ----------
+    comm : object | None
+        The mpi4py communicator :func:`world` gives; None: one process.
+    d : dict
+        This rank's entries.
+
+    Returns
+    -------
+    dict or None
+        All entries on rank 0, None elsewhere.
+    """
+    parts = comm.gather(d, root=0) if comm is not None else [d]
+    return None if parts is None else {k: v for part in parts for k, v in part.items()}
 
 
 def save_figure(fig: "matplotlib.figure.Figure", out_dir: str | Path, stem: str) -> list[Path]:

@@ -20,7 +20,6 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from experiments.frontier_workload import frontier_jobs, write_swf
 from scheduler_sim.analysis.grid_dynamics import series_mean
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
-from experiments.common import save_figure, world, write_csv
+from experiments.common import gather_rows, my_share, save_figure, start_study, write_csv
 
 __all__ = ["EVENT_START_S", "EVENT_H", "REDUCTIONS", "config", "main"]
 
@@ -99,12 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status.
     """
-    ap = argparse.ArgumentParser(description="Demand response on the serving + batch co-located Frontier day.")
-    ap.add_argument("--out", default="out/grid_dr", help="output folder")
-    a = ap.parse_args(argv)
-    comm, rank, size = world()
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out, comm, rank, size = start_study("Demand response on the serving + batch co-located Frontier day.", "out/grid_dr", argv)
     trace = out / "frontier_day.swf"
     a0, a1 = EVENT_START_S, EVENT_START_S + EVENT_H * 3600
     if rank == 0:
@@ -120,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         base = comm.bcast(base, root=0)
     base_summary, ref = base
     mine = []
-    for i, f in enumerate(REDUCTIONS):
-        if i % size != rank:
-            continue
+    for i, f in my_share(REDUCTIONS, rank, size):
         ev = {"start_day": a0 / 86400.0, "duration_h": EVENT_H, "reduction_fraction": f, "reference_MW": ref / 1e6,
               "label": f"cut{round(100 * f)}"}
         r = run_one(config(f"cut{round(100 * f)}", trace, ev), out / f"cut{round(100 * f)}.h5")
@@ -132,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             e["verdict"] = h["grid/events/verdict"][0].decode()
         mine.append((i, f, r.summary, e))
         print(f"[rank {rank}] cut {100 * f:.0f} %: {e['verdict']}", flush=True)
-    rows = comm.gather(mine, root=0) if comm is not None else [mine]
-    if rank != 0:
+    rows = gather_rows(comm, mine)
+    if rows is None:
         return 0
-    rows = sorted((x for part in rows for x in part), key=lambda x: x[0])
+    rows = sorted(rows, key=lambda x: x[0])
     tb, Pb = _facility(out / "baseline.h5")
     dt = float(tb[1] - tb[0])
     p0 = a0 - PRE_H * 3600  # the hours before the event, where the look-ahead already holds jobs back

@@ -31,7 +31,6 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -44,7 +43,7 @@ from power.battery import Battery
 from scheduler_sim.analysis.grid_dynamics import ramp_report
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
-from experiments.common import save_figure, world, write_csv
+from experiments.common import gather_rows, my_share, save_figure, start_study, write_csv
 
 __all__ = ["SCENARIOS", "BATTERY_MW", "config", "main"]
 
@@ -135,12 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status.
     """
-    ap = argparse.ArgumentParser(description="Ramps, ramp limit, GPU floor and battery on a training-heavy workload.")
-    ap.add_argument("--out", default="out/grid_ramps", help="output folder")
-    a = ap.parse_args(argv)
-    comm, rank, size = world()
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out, comm, rank, size = start_study("Ramps, ramp limit, GPU floor and battery on a training-heavy workload.",
+                                        "out/grid_ramps", argv)
     trace = out / "frontier_2days.swf"
     if rank == 0:
         jobs = frontier_jobs(2.0, seed=2, load=0.9)
@@ -152,9 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if comm is not None:
         comm.Barrier()
     mine = []
-    for i, (name, (ramp, floor)) in enumerate(SCENARIOS.items()):
-        if i % size != rank:
-            continue
+    for _, (name, (ramp, floor)) in my_share(list(SCENARIOS.items()), rank, size):
         r = run_one(config(name, trace, ramp, floor), out / f"{name}.h5")
         with h5py.File(r.path) as f:
             g = f["grid/ramps"]
@@ -167,11 +160,11 @@ def main(argv: list[str] | None = None) -> int:
                          "soft_start_deficit_MWh": r.summary.get("grid_soft_start_deficit_J", 0.0) / 3.6e9,
                          "ramp_down_filler_MWh": r.summary.get("grid_ramp_down_filler_J", 0.0) / 3.6e9, **row})
         print(f"[rank {rank}] {name}: mean wait {r.summary['mean_wait_s'] / 3600:.2f} h", flush=True)
-    rows = comm.gather(mine, root=0) if comm is not None else [mine]
-    if rank != 0:
+    rows = gather_rows(comm, mine)
+    if rows is None:
         return 0
     order = list(SCENARIOS)
-    table = pd.DataFrame([x for part in rows for x in part])
+    table = pd.DataFrame(rows)
     table["k"] = table["scenario"].map(order.index)
     table = table.sort_values(["k", "battery_MW"]).drop(columns="k").reset_index(drop=True)
     write_csv(table, out / "summary.csv")

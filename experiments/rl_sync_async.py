@@ -20,15 +20,13 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from experiments.common import save_figure, world
+from experiments.common import gather_dicts, gather_rows, my_share, save_figure, start_study
 from jobs.training import SHIPPED_MODELS, ParallelLayout, TrainingGPU
 from scheduler_sim.serving.hardware import Deployment, load_gpu, load_model
 from scheduler_sim.serving.rl import RLConfig, run_rl
@@ -79,16 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status.
     """
-    ap = argparse.ArgumentParser(description="Sync vs async RL post-training on 512 GPUs.")
-    ap.add_argument("--out", default="out/rl_sync_async", help="output folder")
-    a = ap.parse_args(argv)
-    comm, rank, size = world()
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out, comm, rank, size = start_study("Sync vs async RL post-training on 512 GPUs.", "out/rl_sync_async", argv)
     mine, series = [], {}
-    for i, (name, (mode, k, part)) in enumerate(SCENARIOS.items()):
-        if i % size != rank:
-            continue
+    for _, (name, (mode, k, part)) in my_share(list(SCENARIOS.items()), rank, size):
         t0 = time.perf_counter()
         r = run_rl(config(mode, k, part))
         wall = time.perf_counter() - t0
@@ -103,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         series[name] = {k2: (t.tolist(), P.tolist()) for k2, (t, P) in r.power.items()}
         print(f"[rank {rank}] {name}: step {r.mean_step_s:.1f} s, {r.samples_per_s:.2f} samples/s, {wall:.1f} s",
               flush=True)
-    rows = comm.gather(mine, root=0) if comm is not None else [mine]
-    ser = comm.gather(series, root=0) if comm is not None else [series]
-    if rank != 0:
+    rows = gather_rows(comm, mine)
+    allser = gather_dicts(comm, series)
+    if rows is None:
         return 0
     order = list(SCENARIOS)
-    table = pd.DataFrame([x for part in rows for x in part])
+    table = pd.DataFrame(rows)
     table["k"] = table["scenario"].map(order.index)
     table = table.sort_values("k").drop(columns="k").reset_index(drop=True)
     base = float(table.loc[table["scenario"] == "sync", "samples_per_s"].iloc[0])
@@ -116,7 +107,6 @@ def main(argv: list[str] | None = None) -> int:
     table.to_csv(out / "summary.csv", index=False)
     with pd.option_context("display.width", 250, "display.max_colwidth", 60):
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    allser = {k: v for part in ser for k, v in part.items()}
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -23,16 +23,14 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import h5py
 import numpy as np
 import pandas as pd
 
-from experiments.common import save_figure, world
+from experiments.common import gather_rows, my_share, save_figure, start_study
 from jobs.training import TrainingConstants
 from power import PowerChain, load_system, node_power_w
 from power.ramps import PhaseProfile
@@ -125,18 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status.
     """
-    ap = argparse.ArgumentParser(description="4,096-GPU training job: goodput vs checkpoint interval, spectrum.")
-    ap.add_argument("--out", default="out/training_4k", help="output folder")
-    a = ap.parse_args(argv)
-    comm, rank, size = world()
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out, comm, rank, size = start_study("4,096-GPU training job: goodput vs checkpoint interval, spectrum.",
+                                        "out/training_4k", argv)
     scen = [(f"ckpt{int(x)}", x) for x in INTERVALS_S] + [("young-daly", "young-daly")]
     mine = []
     system = load_system("h100_4k")
-    for i, (name, iv) in enumerate(scen):
-        if i % size != rank:
-            continue
+    for _, (name, iv) in my_share(scen, rank, size):
         cfg = config(name, iv)
         t0 = time.perf_counter()
         r = run_one(cfg, out / f"{name}.h5")
@@ -159,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                      "T_fac_ret_range_K": float(np.nanmax(t_ret) - np.nanmin(t_ret)), "run_wall_s": wall})
         print(f"[rank {rank}] {name}: ETTR {rep['ettr']:.4f}, {rep['n_failures']} failures, PUE "
               f"{r.summary.get('PUE', float('nan')):.4f}, {wall:.1f} s", flush=True)
-    rows = comm.gather(mine, root=0) if comm is not None else [mine]
-    if rank != 0:
+    rows = gather_rows(comm, mine)
+    if rows is None:
         return 0
-    table = pd.DataFrame([x for part in rows for x in part]).sort_values("interval_s").reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values("interval_s").reset_index(drop=True)
     table.to_csv(out / "goodput.csv", index=False)
     spec, summ = spectrum_rows(config("spectrum", 1800.0))
     sp = pd.DataFrame(spec)

@@ -89,8 +89,8 @@ class RectifierParams(SivocParams):
     nodes_per_rectifier: int = Field(ge=1, description="Consecutive nodes of one rack fed by one rectifier")
 
 
-def _loss_form(p_out_w: ArrayLike, P_fixed_W: float, eta: float, k_per_W: float, what: str) -> NDArray[np.float64]:
-    p = np.asarray(p_out_w, dtype=np.float64)
+def _loss_form(p_out_W: ArrayLike, P_fixed_W: float, eta: float, k_per_W: float, what: str) -> NDArray[np.float64]:
+    p = np.asarray(p_out_W, dtype=np.float64)
     if not np.all(p >= 0.0):  # also rejects NaN
         raise ValueError(f"{what} output power must be >= 0 W and not NaN")
     p_in = (p + P_fixed_W) / eta
@@ -99,36 +99,35 @@ def _loss_form(p_out_w: ArrayLike, P_fixed_W: float, eta: float, k_per_W: float,
     return np.asarray(p_in, dtype=np.float64)
 
 
-def sivoc_input_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
+def sivoc_input_w(p_out_W: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
     """Input power of a node VRM / SIVOC for a given DC output.
 
     ``P_in = (P_out + P_fixed) / eta + k P_out^2``.
 
     Parameters
     ----------
-    p_out_w : array_like, any shape, W (>= 0)
-        DC output power (the node's component power).
+    p_out_W : ArrayLike
+        Any shape, W (>= 0). DC output power (the node's component power).
     p : SivocParams
         Loss parameters.
 
     Returns
     -------
-    ndarray of float64, same shape as `p_out_w`
+    ndarray of float64, same shape as `p_out_W`
         Input power, W.
 
-    Raises
-    ------
-    ValueError
-        If any output power is negative or NaN.
+    Notes
+    -----
+    Raises ValueError (from the loss form) if any output power is negative or NaN.
 
     References
     ----------
     .. [1] ExaDigiT/RAPS ``raps/power.py::compute_loss``; Frontier fit (P + 13 W) / 0.98.
     """
-    return _loss_form(p_out_w, p.P_fixed_W, p.eta, p.k_per_W, "SIVOC")
+    return _loss_form(p_out_W, p.P_fixed_W, p.eta, p.k_per_W, "SIVOC")
 
 
-def sivoc_loss_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
+def sivoc_loss_w(p_out_W: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
     """Loss of a node VRM / SIVOC at a given DC output: ``sivoc_input_w(P_out) - P_out``.
 
     ``P_loss = (P_out + P_fixed) / eta + k P_out^2 - P_out``. NaN outputs (a job that never ran has no power) give
@@ -136,7 +135,7 @@ def sivoc_loss_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
 
     Parameters
     ----------
-    p_out_w : ArrayLike
+    p_out_W : ArrayLike
         DC output power (the node's component power), any shape, W (>= 0 or NaN; a negative value raises the
         ``ValueError`` of :func:`sivoc_input_w`).
     p : SivocParams
@@ -144,14 +143,14 @@ def sivoc_loss_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
 
     Returns
     -------
-    ndarray of float64, same shape as `p_out_w`
-        Loss, W (NaN where `p_out_w` is NaN).
+    ndarray of float64, same shape as `p_out_W`
+        Loss, W (NaN where `p_out_W` is NaN).
 
     References
     ----------
     .. [1] ExaDigiT/RAPS ``raps/power.py::compute_loss``; Frontier fit (P + 13 W) / 0.98.
     """
-    q = np.asarray(p_out_w, dtype=np.float64)
+    q = np.asarray(p_out_W, dtype=np.float64)
     ok = ~np.isnan(q)
     if ok.all():
         return sivoc_input_w(q, p) - q
@@ -160,7 +159,7 @@ def sivoc_loss_w(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
     return out
 
 
-def rectifier_input_w(p_out_w: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
+def rectifier_input_w(p_out_W: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
     """AC input power of one rectifier for a given DC output.
 
     ``P_in = (P_out + P_fixed) / eta + k P_out^2``, applied per rectifier (not per node: the fixed term is paid
@@ -168,98 +167,95 @@ def rectifier_input_w(p_out_w: ArrayLike, p: RectifierParams) -> NDArray[np.floa
 
     Parameters
     ----------
-    p_out_w : array_like, any shape, W (>= 0)
-        DC output power of one rectifier (sum of its nodes' SIVOC inputs plus its share of DC rack overhead).
+    p_out_W : ArrayLike
+        Any shape, W (>= 0). DC output power of one rectifier (sum of its nodes' SIVOC inputs plus its share of DC rack overhead).
     p : RectifierParams
         Loss parameters.
 
     Returns
     -------
-    ndarray of float64, same shape as `p_out_w`
+    ndarray of float64, same shape as `p_out_W`
         AC input power, W.
 
-    Raises
-    ------
-    ValueError
-        If any output power is negative or NaN.
+    Notes
+    -----
+    Raises ValueError (from the loss form) if any output power is negative or NaN.
 
     References
     ----------
     .. [1] ExaDigiT/RAPS ``raps/power.py::compute_rack_power``; Frontier fit (P + 17 W) / 0.96.
     """
-    return _loss_form(p_out_w, p.P_fixed_W, p.eta, p.k_per_W, "rectifier")
+    return _loss_form(p_out_W, p.P_fixed_W, p.eta, p.k_per_W, "rectifier")
 
 
-def sivoc_efficiency(p_out_w: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
+def sivoc_efficiency(p_out_W: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
     """Efficiency ``P_out / P_in`` of a VRM / SIVOC (0 at zero load).
 
     Parameters
     ----------
-    p_out_w : array_like, any shape, W (>= 0)
-        DC output power.
+    p_out_W : ArrayLike
+        Any shape, W (>= 0). DC output power.
     p : SivocParams
         Loss parameters.
 
     Returns
     -------
-    ndarray of float64, same shape as `p_out_w`
+    ndarray of float64, same shape as `p_out_W`
         Efficiency, dimensionless in [0, 1).
 
-    Raises
-    ------
-    ValueError
-        If any output power is negative or NaN.
+    Notes
+    -----
+    Raises ValueError (from the loss form) if any output power is negative or NaN.
 
     References
     ----------
     .. [1] Definition of conversion efficiency; loss form as in :func:`sivoc_input_w`.
     """
-    p_out = np.asarray(p_out_w, dtype=np.float64)
+    p_out = np.asarray(p_out_W, dtype=np.float64)
     return p_out / sivoc_input_w(p_out, p)
 
 
-def rectifier_efficiency(p_out_w: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
+def rectifier_efficiency(p_out_W: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
     """Efficiency ``P_out / P_in`` of one rectifier (0 at zero load).
 
     Parameters
     ----------
-    p_out_w : array_like, any shape, W (>= 0)
-        DC output power of one rectifier.
+    p_out_W : ArrayLike
+        Any shape, W (>= 0). DC output power of one rectifier.
     p : RectifierParams
         Loss parameters.
 
     Returns
     -------
-    ndarray of float64, same shape as `p_out_w`
+    ndarray of float64, same shape as `p_out_W`
         Efficiency, dimensionless in [0, 1).
 
-    Raises
-    ------
-    ValueError
-        If any output power is negative or NaN.
+    Notes
+    -----
+    Raises ValueError (from the loss form) if any output power is negative or NaN.
 
     References
     ----------
     .. [1] Definition of conversion efficiency; loss form as in :func:`rectifier_input_w`.
     """
-    p_out = np.asarray(p_out_w, dtype=np.float64)
+    p_out = np.asarray(p_out_W, dtype=np.float64)
     return p_out / rectifier_input_w(p_out, p)
 
 
-def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, duration_s: float = 1.0) -> ArrayLike:
-    """Total loss of ``n_units`` linear stages (``k = 0``) that together deliver ``p_out_w``.
+def linear_loss_w(p_out_W: ArrayLike, n_units: ArrayLike, p: SivocParams, duration_s: float = 1.0) -> ArrayLike:
+    """Total loss of ``n_units`` linear stages (``k = 0``) that together deliver ``p_out_W``.
 
     ``P_loss = P_out (1 / eta - 1) + (n P_fixed / eta) T``: with ``k = 0`` the loss form of :func:`sivoc_input_w`
     is affine, so the loss of many stages depends only on their summed output, whatever its split. With the default
-    ``T = 1`` the result is a power (W); with ``p_out_w`` an energy (J) over a duration ``T`` (s) it is an energy (J).
+    ``T = 1`` the result is a power (W); with ``p_out_W`` an energy (J) over a duration ``T`` (s) it is an energy (J).
     The operation order is the one :class:`power.chain.PowerChain` relies on for bit-identical results.
 
     Parameters
     ----------
-    p_out_w : ArrayLike
+    p_out_W : ArrayLike
         Summed output of the stages, scalar or any shape, W (or J with `duration_s`).
     n_units : ArrayLike
-        Number of stages, scalar or broadcastable to `p_out_w` (>= 0).
+        Number of stages, scalar or broadcastable to `p_out_W` (>= 0).
     p : SivocParams
         Loss parameters (a :class:`RectifierParams` too).
     duration_s : float
@@ -268,7 +264,7 @@ def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, durati
     Returns
     -------
     float or ndarray of float64
-        Loss, W (or J), broadcast shape of `p_out_w` and `n_units`.
+        Loss, W (or J), broadcast shape of `p_out_W` and `n_units`.
 
     Raises
     ------
@@ -281,7 +277,7 @@ def linear_loss_w(p_out_w: ArrayLike, n_units: ArrayLike, p: SivocParams, durati
     """
     if p.k_per_W != 0.0:
         raise ValueError(f"linear_loss_w needs a linear stage (k_per_W == 0), got k_per_W = {p.k_per_W} 1/W")
-    return p_out_w * (1.0 / p.eta - 1.0) + n_units * p.P_fixed_W / p.eta * duration_s
+    return p_out_W * (1.0 / p.eta - 1.0) + n_units * p.P_fixed_W / p.eta * duration_s
 
 
 def two_stage_affine_w(s: SivocParams, r: RectifierParams) -> tuple[float, float]:
@@ -318,12 +314,12 @@ def two_stage_affine_w(s: SivocParams, r: RectifierParams) -> tuple[float, float
     return 1.0 / (s.eta * r.eta), s.P_fixed_W / (s.eta * r.eta)
 
 
-def rectifier_no_load_share_w(extra_dc_w: ArrayLike, n_units: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
+def rectifier_no_load_share_w(extra_dc_W: ArrayLike, n_units: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
     """Share of each of a rectifier's ``n`` units in its fixed term and an extra DC load: ``(O + P_fixed) / (eta n)``.
 
     Parameters
     ----------
-    extra_dc_w : ArrayLike
+    extra_dc_W : ArrayLike
         Extra DC load carried by each rectifier (its share of DC rack overhead), shape (n_rect,) or scalar, W.
     n_units : ArrayLike
         Number of nodes each rectifier feeds, shape (n_rect,) or scalar (> 0).
@@ -339,17 +335,17 @@ def rectifier_no_load_share_w(extra_dc_w: ArrayLike, n_units: ArrayLike, p: Rect
     ----------
     .. [1] Fixed term of :func:`rectifier_input_w`, split equally over the rectifier's nodes.
     """
-    return np.asarray((extra_dc_w + p.P_fixed_W) / (p.eta * n_units), dtype=np.float64)
+    return np.asarray((extra_dc_W + p.P_fixed_W) / (p.eta * n_units), dtype=np.float64)
 
 
 def rectifier_input_share_w(
-    unit_in_w: NDArray[np.float64],
-    group_load_w: NDArray[np.float64],
-    extra_dc_w: NDArray[np.float64],
+    unit_in_W: NDArray[np.float64],
+    group_load_W: NDArray[np.float64],
+    extra_dc_W: NDArray[np.float64],
     n_units: NDArray[np.float64],
     group: NDArray[np.intp],
     p: RectifierParams,
-    unit_ac_extra_w: ArrayLike = 0.0,
+    unit_ac_extra_W: ArrayLike = 0.0,
 ) -> NDArray[np.float64]:
     """Rectifier AC input attributed to each unit it feeds; the shares of a rectifier sum to its input.
 
@@ -359,11 +355,11 @@ def rectifier_input_share_w(
 
     Parameters
     ----------
-    unit_in_w : NDArray[np.float64]
+    unit_in_W : NDArray[np.float64]
         DC power each unit draws from its rectifier (its SIVOC input), shape (n_units_total,), W.
-    group_load_w : NDArray[np.float64]
+    group_load_W : NDArray[np.float64]
         DC output ``L_g`` of every rectifier, shape (n_rect,), W.
-    extra_dc_w : NDArray[np.float64]
+    extra_dc_W : NDArray[np.float64]
         Extra DC load ``O_g`` of every rectifier, shape (n_rect,), W.
     n_units : NDArray[np.float64]
         Units fed by every rectifier, shape (n_rect,) (> 0).
@@ -371,7 +367,7 @@ def rectifier_input_share_w(
         Rectifier of every unit, shape (n_units_total,).
     p : RectifierParams
         Rectifier loss parameters.
-    unit_ac_extra_w : ArrayLike
+    unit_ac_extra_W : ArrayLike
         AC-side power added to every unit's share, scalar or shape (n_units_total,), W (default 0.0).
 
     Returns
@@ -384,7 +380,7 @@ def rectifier_input_share_w(
     .. [1] Attribution rule of :meth:`power.chain.PowerChain.node_it_input_w`; loss form of
        :func:`rectifier_input_w`.
     """
-    share = unit_in_w / p.eta + rectifier_no_load_share_w(extra_dc_w, n_units, p)[group] + unit_ac_extra_w
+    share = unit_in_W / p.eta + rectifier_no_load_share_w(extra_dc_W, n_units, p)[group] + unit_ac_extra_W
     if p.k_per_W:
-        share += p.k_per_W * group_load_w[group] * (unit_in_w + (extra_dc_w / n_units)[group])
+        share += p.k_per_W * group_load_W[group] * (unit_in_W + (extra_dc_W / n_units)[group])
     return share

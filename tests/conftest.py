@@ -30,6 +30,48 @@ def tiny_system_spec(n_nodes: int = 4, n_cdus: int = 1, racks_per_cdu: int = 1) 
     }
 
 
+#: A system description file (power/systems layout) of 4 lossless nodes in 1 rack on 1 CDU, Seth's plant: the
+#: tiny machine of the command-line tests (write it beside a trace and pass ``--system <dir>/tiny4.toml``).
+TINY4_TOML = """name = "tiny4"
+description = "4 lossless nodes, 1 rack, 1 CDU"
+cores_per_node = 1
+cooling_plant = "seth"
+liquid_fraction = 1.0
+default_cpu_util = 0.5
+default_gpu_util = 0.0
+[topology]
+n_cdus = 1
+rack_positions_per_cdu = 1
+nodes_per_rack = 4
+missing_rack_positions = []
+n_nodes = 4
+[node]
+cpu_idle_W = 100.0
+cpu_max_W = 306.0
+cpus_per_node = 1
+gpus_per_node = 0
+[sivoc]
+P_fixed_W = 0.0
+eta = 1.0
+k_per_W = 0.0
+[rectifier]
+P_fixed_W = 0.0
+eta = 1.0
+k_per_W = 0.0
+nodes_per_rectifier = 4
+[rack_overhead]
+P_W = 0.0
+side = "ac"
+"""
+
+
+def write_tiny4(folder: Path) -> Path:
+    """Write :data:`TINY4_TOML` as ``folder/tiny4.toml``; its path."""
+    path = Path(folder) / "tiny4.toml"
+    path.write_text(TINY4_TOML)
+    return path
+
+
 @pytest.fixture
 def tiny_system():
     from power.system import System

@@ -16,5 +16,17 @@ from .inference import InferenceFamily, inference_family, lognormal_from_median_
 from .mixed import mixed_family
 from .training import auto_layout, training_family
 
-__all__ = ["training_family", "auto_layout", "inference_family", "InferenceFamily", "lognormal_from_median_p99",
-           "mixed_family", "extreme_family"]
+from jobs.registry import Registry
+
+__all__ = ["FAMILIES", "training_family", "auto_layout", "inference_family", "InferenceFamily",
+           "lognormal_from_median_p99", "mixed_family", "extreme_family"]
+
+#: The workload families by name (``hpctwin list families``): each a generator ``f(rng, ...)`` of its module.
+FAMILIES: Registry = Registry("workload family")
+FAMILIES.register("training", training_family,
+                  "dense, MoE and long-context pre-training gang jobs (run config: [[workload]] family = "
+                  "\"training_family\")")
+FAMILIES.register("inference", inference_family,
+                  "LLM requests: Poisson, Gamma-renewal or MMPP arrivals, log-normal prompt and output lengths")
+FAMILIES.register("mixed", mixed_family, "a share of training jobs and an inference request stream")
+FAMILIES.register("extreme", extreme_family, "very long contexts and burst multipliers (stress cases)")

@@ -181,8 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--csv", metavar="FILE", help="write the front as CSV")
     fr.add_argument("--plot", metavar="FILE", help="write the figure (PNG or SVG)")
 
-    ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants or node types")
-    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types"], help="what to list")
+    ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants, node types or workload "
+                                     "families")
+    ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types", "families"],
+                    help="what to list")
 
     st = sub.add_parser("site", help="build (site new) or check (site check) a planner's own site",
                         description="site new NAME writes a system and a plant description sized for the site's "

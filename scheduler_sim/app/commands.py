@@ -19,7 +19,7 @@ from pathlib import Path
 
 import h5py
 
-from cooling_fmu.params import load_plant_params, plant_names
+from cooling_fmu.params import load_plant_params, plant_registry
 from cooling_fmu.redundancy import chiller_free_hours_by_month, n_plus_one
 from cooling_fmu.standalone import load_power_series, site_weather_file
 from cooling_fmu.weather import Weather, design_conditions
@@ -433,7 +433,7 @@ def cmd_frontier(a: argparse.Namespace) -> int:
 
 
 def cmd_list(a: argparse.Namespace) -> int:
-    """``hpctwin list``: policies, trace loaders, systems or cooling plants, one per line."""
+    """``hpctwin list``: policies, trace loaders, systems, cooling plants, node types or workload families."""
     if a.what == "policies":
         for name, desc in policy_catalogue():
             print(f"{name:26s} {desc}")
@@ -452,9 +452,14 @@ def cmd_list(a: argparse.Namespace) -> int:
             t = load_node_type(name)
             print(f"{name:16s} idle {t.idle_W:7.0f} W  max {t.max_W:7.0f} W  {t.cpus_per_node} CPU {t.gpus_per_node} GPU"
                   f"  {t.description}")
+    elif a.what == "families":
+        from jobs.families import FAMILIES
+
+        for name, desc in FAMILIES.catalogue():
+            print(f"{name:10s} {desc}")
     else:
-        for name in plant_names():
-            print(name)
+        for name, desc in plant_registry().catalogue():
+            print(f"{name:12s} {desc}")
     return 0
 
 

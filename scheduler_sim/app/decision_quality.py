@@ -285,7 +285,7 @@ def heuristic_gaps(submit: np.ndarray, nodes: np.ndarray, run_s: np.ndarray, n_n
     dict[str, dict[str, float]]
         ``{"optimum": {"wait_s": W*}, policy: {"wait_s": W, "gap": W / W* - 1 (0 when both are 0)}}``.
     """
-    from ..kernel.simulation import Simulation
+    from ..kernel.simulation import Simulation, SimulationConfig
 
     opt, _ = hindsight_optimum(submit, nodes, run_s, n_nodes)
     n = len(submit)
@@ -299,8 +299,9 @@ def heuristic_gaps(submit: np.ndarray, nodes: np.ndarray, run_s: np.ndarray, n_n
     span = float(np.max(submit) - min(0.0, float(np.min(submit)))) + 1.0
     for p in policies:
         order, _, backfill = p.partition("+")
-        res = Simulation(copy.deepcopy(jobs), system, order, backfill=backfill or None, window_start_s=0.0,
-                         window_s=span, step_s=1.0, interval_s=1.0).run()
+        res = Simulation(copy.deepcopy(jobs), system, order,
+                         SimulationConfig(backfill=backfill or None, window_start_s=0.0, window_s=span, step_s=1.0,
+                                          interval_s=1.0)).run()
         W = float(np.sum(res.jobs["wait_s"]))
         out[p] = {"wait_s": W, "gap": (W / opt - 1.0) if opt > 0 else (0.0 if W == 0 else math.inf)}
     return out

@@ -233,8 +233,9 @@ def _grid_writers(ga, grid_content):
     return lambda f: [w(f) for w in parts]
 
 
-def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
-            comm=None, headroom: bool = False) -> RunOutput:
+def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None,
+            echo: Callable[[str], None] | None = None, comm: object | None = None,
+            headroom: bool = False) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     A pipeline of small steps over one :class:`_Run` (configuration -> inputs -> simulation -> outputs): the
@@ -245,15 +246,15 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     ----------
     cfg : RunConfig
         The run.
-    out : str or Path or None
+    out : str | Path | None
         Output HDF5 path; None runs without writing (tests, benchmarks).
-    progress : bool or None
+    progress : bool | None
         Override ``cfg.output.progress``.
-    echo : callable(str) or None
+    echo : Callable[[str], None] | None
         Where to print stage messages (None: silent).
-    comm : mpi4py communicator or None
-        With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
-        ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
+    comm : object | None
+        An mpi4py communicator: with ``scheduler.policy = "twin"``, the twin's rollouts are spread over its ranks
+        (the other ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
     headroom : bool
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
@@ -262,14 +263,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     -------
     RunOutput
 
-    Raises
-    ------
-    ValueError
-        If the output is an input file of the run or a folder; also (from the configuration, the loaders and the
-        plant) for a bad input, with a message naming the file / field at fault.
-
     Notes
     -----
+    The steps raise ValueError if the output is an input file of the run or a folder; also (from the
+    configuration, the loaders and the plant) for a bad input, with a message naming the file / field at fault.
     The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
     (messages naming the file / field at fault).
     """

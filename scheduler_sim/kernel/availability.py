@@ -150,7 +150,7 @@ def _steps(now: float, nt: np.ndarray, nd_: np.ndarray, rel_t: np.ndarray, run: 
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Turn node deltas ``nd_`` at times ``nt`` and job power releases at ``rel_t`` into the step function."""
     cap_t = np.array([t for t, _ in cap_schedule], dtype=float)
-    cap_w = np.array([w for _, w in cap_schedule], dtype=float)
+    cap_W = np.array([w for _, w in cap_schedule], dtype=float)
     times = np.unique(np.concatenate(([now], nt, rel_t, cap_t[cap_t > now])))
     times = times[times >= now]
     order = np.argsort(nt, kind="stable")
@@ -163,6 +163,6 @@ def _steps(now: float, nt: np.ndarray, nd_: np.ndarray, rel_t: np.ndarray, run: 
         pcum = np.concatenate(([0.0], np.cumsum(power_W[run][ro])))
         released = pcum[np.searchsorted(rel_t[ro], times, side="right")]
         ci = np.searchsorted(cap_t, times, side="right") - 1
-        cap = np.where(ci >= 0, cap_w[np.maximum(ci, 0)], math.inf)
+        cap = np.where(ci >= 0, cap_W[np.maximum(ci, 0)], math.inf)
         headroom = (cap - facility_W) + released
     return times, free, headroom

@@ -88,8 +88,7 @@ class Simulation:
         ``conservative``; see :func:`scheduler_sim.policies.make_policy`, with ``config.backfill`` and
         ``config.policy_params``) or a policy instance.
     config : SimulationConfig | None
-        The run's validated options (window, steps, outages, power budget, placement ...). None builds one from
-        ``options``.
+        The run's validated options (window, steps, outages, power budget, placement ...). None: the defaults.
     plant : Plant | None
         The cooling plant (the :class:`~cooling_fmu.coupling.Plant` protocol); None disables cooling (cooling power
         is then not modelled). A :class:`~cooling_fmu.coupling.PlantError` from a step stops the run with the
@@ -103,15 +102,6 @@ class Simulation:
         with ``config.use_measured_power``: each sample holds until the next; the job's energy is their integral.
     workload_power_profiles : pd.DataFrame | None
         Same columns, for generated jobs (training, #24); used whatever ``config.use_measured_power`` says.
-    **options
-        Compatibility path (the tests and scripts written before :class:`SimulationConfig`): the fields of
-        :class:`SimulationConfig` as keywords, e.g. ``Simulation(jobs, system, "easy", window_s=86400.0)``. Not
-        allowed together with ``config``.
-
-    Raises
-    ------
-    TypeError
-        When both ``config`` and keyword options are given, or an option is unknown.
 
     Notes
     -----
@@ -124,10 +114,8 @@ class Simulation:
                  config: SimulationConfig | None = None, *, plant: Plant | None = None,
                  wet_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
                  partition: NodePowerProfile | None = None, job_power_profiles: pd.DataFrame | None = None,
-                 workload_power_profiles: pd.DataFrame | None = None, **options) -> None:
-        if config is not None and options:
-            raise TypeError(f"give either a SimulationConfig or keyword options, not both (got {sorted(options)})")
-        cfg = config if config is not None else SimulationConfig(**options)
+                 workload_power_profiles: pd.DataFrame | None = None) -> None:
+        cfg = config if config is not None else SimulationConfig()
         self.system = system
         self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, cfg.backfill,
                                                                                  **(cfg.policy_params or {}))

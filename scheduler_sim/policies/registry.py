@@ -11,12 +11,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
+from jobs.registry import Registry
+
 from .backfill import BACKFILLS
 from .base import BasePolicy, SchedulerView
 from .order import ORDERS, QueueOrder
 from .replay import Replay
 
-__all__ = ["OrderedPolicy", "make_policy", "policy_catalogue", "register_policy", "PolicyFactory"]
+__all__ = ["OrderedPolicy", "POLICIES", "make_policy", "policy_catalogue", "register_policy", "PolicyFactory"]
 
 #: policy shorthands -> (order, backfill)
 SHORTHANDS = {"easy": ("fcfs", "easy"), "conservative": ("fcfs", "conservative")}
@@ -24,8 +26,8 @@ SHORTHANDS = {"easy": ("fcfs", "easy"), "conservative": ("fcfs", "conservative")
 #: A factory of a registered policy: ``factory(backfill, **params) -> BasePolicy``.
 PolicyFactory = Callable[..., BasePolicy]
 
-#: Policies registered by :func:`register_policy` (name -> (factory, one-line description)), in registration order.
-_REGISTERED: dict[str, tuple[PolicyFactory, str]] = {}
+#: Policies registered by :func:`register_policy` (name -> factory, one-line description), in registration order.
+POLICIES: Registry[PolicyFactory] = Registry("policy")
 
 
 def register_policy(name: str, description: str) -> Callable[[PolicyFactory], PolicyFactory]:
@@ -55,10 +57,9 @@ def register_policy(name: str, description: str) -> Callable[[PolicyFactory], Po
     key = name.lower()
 
     def deco(factory: PolicyFactory) -> PolicyFactory:
-        if key in ORDERS or key in SHORTHANDS or key in _REGISTERED:
+        if key in ORDERS or key in SHORTHANDS or key in POLICIES:
             raise ValueError(f"policy name {name!r} is already registered")
-        _REGISTERED[key] = (factory, description)
-        return factory
+        return POLICIES.register(key, factory, description)
 
     return deco
 
@@ -135,8 +136,8 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
         If a name is unknown (the message lists the known names) or replay is combined with a backfill.
     """
     key = name.lower()
-    if key in _REGISTERED:
-        return _REGISTERED[key][0](backfill, **params)
+    if key in POLICIES:
+        return POLICIES[key](backfill, **params)
     if key in SHORTHANDS:
         order_name, bf = SHORTHANDS[key]
         if backfill not in (None, bf):
@@ -146,7 +147,7 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     elif key in ORDERS:
         order_name = key
     else:
-        known = [*_REGISTERED, *ORDERS, *SHORTHANDS]
+        known = [*POLICIES, *ORDERS, *SHORTHANDS]
         close = [k for k in difflib.get_close_matches(key, known, n=2, cutoff=0.6) if k != key]
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise ValueError(f"unknown policy {name!r}{hint}; known policies: {', '.join(known)}")
@@ -155,7 +156,7 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
 
 def policy_catalogue() -> list[tuple[str, str]]:
     """(name, one-line description) of every order, backfill strategy and shorthand, for ``hpctwin list``."""
-    rows = [(n, d) for n, (_, d) in _REGISTERED.items()]
+    rows = POLICIES.catalogue()
     rows += [(n, c.description) for n, c in ORDERS.items()]
     rows += [(f"--backfill {n}", d) for n, (_, d) in BACKFILLS.items()]
     rows += [(n, f"shorthand for --policy {o} --backfill {b}") for n, (o, b) in SHORTHANDS.items()]

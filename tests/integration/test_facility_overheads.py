@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from power import load_system
-from scheduler_sim.attribution import load_result, read_attribution
-from scheduler_sim.config import load_config
-from scheduler_sim.runner import run_one
+from scheduler_sim.analysis.attribution import load_result, read_attribution
+from scheduler_sim.app.config import load_config
+from scheduler_sim.app.runner import run_one
 
 pytestmark = pytest.mark.fmu
 

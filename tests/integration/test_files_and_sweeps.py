@@ -13,9 +13,9 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim import hdf5io
-from scheduler_sim.cli import main
-from scheduler_sim.hdf5io import DamagedFileError, atomic_h5, atomic_write_bytes, verify_file
+from scheduler_sim.io import hdf5 as hdf5io
+from scheduler_sim.app.cli import main
+from scheduler_sim.io.hdf5 import DamagedFileError, atomic_h5, atomic_write_bytes, verify_file
 
 FIELD = Path(__file__).resolve().parents[2].parent / "shared" / "cases" / "field-2"
 SWF = "1 0 0 100 1 -1 -1 1 200 -1 1 1 1 -1 1 -1 -1 -1\n2 10 0 50 2 -1 -1 2 100 -1 1 1 1 -1 1 -1 -1 -1\n"
@@ -137,7 +137,7 @@ def test_stale_temporaries_of_dead_processes_are_cleaned(tmp_path):
 
 def test_report_html_is_written_atomically(tmp_path, monkeypatch):
     """report.html goes through the atomic writer (whole or not at all); a failing write leaves the old report."""
-    from scheduler_sim.report import _write_html
+    from scheduler_sim.analysis.report import _write_html
 
     p = _write_html(tmp_path, "<p>one</p>")
     assert p == tmp_path / "report.html" and "<p>one</p>" in p.read_text()
@@ -226,7 +226,7 @@ def test_study_name_cannot_escape_out(tmp_path, capsys, monkeypatch, name):
 
 def test_every_relative_path_in_a_study_resolves_against_the_study_file(tmp_path, monkeypatch):
     """sweep-relative-paths (issue #12): [axes] and [[scenarios]] paths were read from the working directory."""
-    from scheduler_sim.sweep import load_study
+    from scheduler_sim.app.sweep import load_study
 
     s = _study(tmp_path, 'name = "rel"\n[base]\ntrace = { path = "a.swf", window_days = 0.01, window_start_days = 0.0 }'
                          '\ncooling = { enabled = false }\n[axes]\n"trace.path" = ["a.swf", "b.swf"]\n'
@@ -265,7 +265,7 @@ def test_resume_reruns_a_damaged_scenario_file(tmp_path):
     data[m:m + 65536] = np.random.default_rng(1).integers(0, 256, min(65536, len(data) - m), dtype=np.uint8).tobytes()
     f0.write_bytes(bytes(data))
     t1 = f1.stat().st_mtime_ns
-    from scheduler_sim.sweep import load_study, scenario_done
+    from scheduler_sim.app.sweep import load_study, scenario_done
 
     _, sc = load_study(s)
     assert scenario_done(sc[0], out) is None and scenario_done(sc[1], out) is not None

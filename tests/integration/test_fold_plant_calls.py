@@ -8,7 +8,7 @@ import pytest
 
 from cooling_fmu.coupling import PlantError
 from scheduler_sim.kernel import recorder, simulation
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs
 
 STEP = 15.0
@@ -57,8 +57,8 @@ def _run(tiny_system, monkeypatch, fold: bool, fail_at: int | None = None):
 
     monkeypatch.setattr(simulation, "StepIntegrator", Integrator)
     plant = _LagPlant(fail_at)
-    res = Simulation(make_jobs(JOBS), tiny_system, "easy", window_start_s=0.0, window_s=1e5, step_s=STEP,
-                     interval_s=60.0, plant=plant,
+    res = Simulation(make_jobs(JOBS), tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e5, step_s=STEP, interval_s=60.0), plant=plant,
                      wet_bulb_K=lambda t: 285.0 + 5.0 * np.sin(np.asarray(t) / 3600.0)).run()
     monkeypatch.undo()
     return res, plant

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from scheduler_sim.analysis.grid_dynamics import event_reports, fast_facility_series
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from scheduler_sim.policies.grid_events import GridDynamicsPolicy, GridEvent, merge_event_caps
 from scheduler_sim.policies.registry import make_policy
 from tests.conftest import make_jobs
@@ -25,8 +25,9 @@ STEP1 = NODE_IT * 1.05
 def _run(rows, system, events=(), ramp=None, wrap=True):
     inner = make_policy("fcfs", "easy")
     pol = GridDynamicsPolicy(inner, list(events), ramp_W_per_s=ramp) if wrap else inner
-    sim = Simulation(make_jobs(rows), system, pol, window_start_s=0.0, window_s=1e6, interval_s=60.0, step_s=15.0,
-                     power_cap=merge_event_caps([], list(events), 0.0, need_power=ramp is not None))
+    sim = Simulation(make_jobs(rows), system, pol,
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, interval_s=60.0, step_s=15.0,
+                                      power_cap=merge_event_caps([], list(events), 0.0, need_power=ramp is not None)))
     res = sim.run()
     idle_node = float(sim.chain.node_it_input_w(np.full(4, sim.jobdata.idle_node_power_W)).mean())
     fast = fast_facility_series(res, idle_node_it_W=idle_node, it_per_dc=1 / (0.9 * 0.95), dt_s=1.0)

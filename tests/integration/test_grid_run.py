@@ -9,8 +9,8 @@ import h5py
 import numpy as np
 import pytest
 
-from scheduler_sim.config import load_config
-from scheduler_sim.runner import run_one
+from scheduler_sim.app.config import load_config
+from scheduler_sim.app.runner import run_one
 
 GRID = {"ramp_limit_MW_per_min": 0.2,
         "event": [{"start_day": 181.5, "duration_h": 3.0, "reduction_fraction": 0.3, "label": "peak"},

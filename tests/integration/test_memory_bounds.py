@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from power.system import System
-from scheduler_sim.allocator import NodeAllocator
-from scheduler_sim.simulation import Simulation
+from scheduler_sim.kernel.allocator import NodeAllocator
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs, tiny_system_spec
 
 
@@ -30,7 +30,7 @@ def _held_bytes(system: System, n_jobs: int) -> int:
     gc.collect()
     tracemalloc.start()
     try:
-        sim = Simulation(jobs, system, "fcfs", backfill="easy", window_start_s=0.0, window_s=1e9)
+        sim = Simulation(jobs, system, "fcfs", SimulationConfig(backfill="easy", window_start_s=0.0, window_s=1e9))
         res = sim.run()
         gc.collect()
         held = tracemalloc.get_traced_memory()[0]
@@ -65,7 +65,7 @@ def _write_config(tmp_path, body: str):
 def test_downtime_range_is_checked_against_the_machine_before_expansion(tmp_path, capsys, nodes, part):
     """downtime-range (issue #12): a range past the machine (Theta: nodes 0..4391) is one line naming the field
     and the part, exit 2, and nothing is expanded (the range ends are checked; a 1e11-node set took 9 GB)."""
-    from scheduler_sim.cli import main
+    from scheduler_sim.app.cli import main
 
     cfg = _write_config(tmp_path, f'[[scheduler.downtime]]\nstart_day = 0\nhours = 1\nnodes = "{nodes}"\n')
     tracemalloc.start()
@@ -80,7 +80,7 @@ def test_downtime_range_is_checked_against_the_machine_before_expansion(tmp_path
 
 
 def test_downtime_nodes_expand_overlapping_ranges_once():
-    from scheduler_sim.config import DowntimeConfig
+    from scheduler_sim.app.config import DowntimeConfig
 
     d = DowntimeConfig(start_day=0, hours=1, nodes="0-3, 2-5,9,9,0-0")
     got = d.node_indices(10)
@@ -107,7 +107,7 @@ def test_system_size_is_bounded_before_allocation():
 
 
 def test_output_interval_count_is_bounded(tmp_path, capsys):
-    from scheduler_sim.cli import main
+    from scheduler_sim.app.cli import main
 
     cfg = _write_config(tmp_path, "")
     # 7000 days is inside the longest run (20 years, jobs.memory.MAX_SPAN_S, checked first): the interval count
@@ -120,7 +120,7 @@ def test_output_interval_count_is_bounded(tmp_path, capsys):
 
 def test_config_that_is_not_utf8_names_the_file(tmp_path, capsys):
     """config-not-utf8 (issue #12): the error names the file and says it is not UTF-8 text."""
-    from scheduler_sim.cli import main
+    from scheduler_sim.app.cli import main
 
     cfg = tmp_path / "binary.toml"
     cfg.write_bytes(b'name = "ok"\n# caf\xe9 in Latin-1\n')

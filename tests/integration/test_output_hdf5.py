@@ -8,13 +8,13 @@ import pytest
 
 from cooling_fmu.coupling import PlantError
 from scheduler_sim.io import hdf5 as hdf5io
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs
 from tests.integration.test_schedules import EIGHT
 
 
 def _result(tiny_system):
-    return Simulation(make_jobs(EIGHT), tiny_system, "easy", window_start_s=0.0, window_s=1e6).run()
+    return Simulation(make_jobs(EIGHT), tiny_system, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
 
 
 def _write(path, res):
@@ -111,7 +111,7 @@ class _FailingPlant:
 
 
 def test_plant_failure_keeps_and_marks_partial_results(tmp_path, tiny_system):
-    res = Simulation(make_jobs(EIGHT), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
+    res = Simulation(make_jobs(EIGHT), tiny_system, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6),
                      plant=_FailingPlant(), wet_bulb_K=lambda t: np.full(np.shape(t), 290.0)).run()
     assert res.info["complete"] is False and "fmi2DoStep" in res.info["failure"]
     # 9 steps of 15 s completed -> 2 whole 60 s output intervals kept

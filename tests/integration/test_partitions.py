@@ -10,7 +10,7 @@ import pytest
 from power.node import node_power_w
 from power.nodetypes import available_node_types, load_node_type
 from power.system import System, SystemFileError, load_system
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs, tiny_system_spec
 
 CPU_NODE = {"name": "cpu-test", "cpu_idle_W": 100.0, "cpu_max_W": 300.0, "cpus_per_node": 1}
@@ -58,8 +58,9 @@ def test_per_partition_easy_hand_schedule():
     #   t=60 E (1 node) cannot start: gpu has no free node, although cpu has one (a single pool of 6 nodes
     #   would start it at 60). t=200 D ends; G and E start.
     sysm = System.from_spec(two_partition_spec(), source="two")
-    sim = Simulation(_jobs(ROWS), sysm, "easy", window_start_s=0.0, window_s=1e6, plant=None, step_s=10.0,
-                     interval_s=10.0, record_reservations=True)
+    sim = Simulation(_jobs(ROWS), sysm, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=10.0, interval_s=10.0, record_reservations=True),
+                     plant=None)
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert j["sim_start_s"].to_dict() == {1: 0, 2: 100, 3: 2, 4: 0, 5: 200, 6: 61, 7: 200}
@@ -85,8 +86,8 @@ def test_single_pool_schedule_differs():
     # t=100 A ends, 3 free: B (2) and E (1, queued at 60) start; F waits. t=110 E ends, F starts.
     spec = tiny_system_spec(n_nodes=6)
     sysm = System.from_spec(spec, source="one")
-    res = Simulation(_jobs(ROWS), sysm, "easy", window_start_s=0.0, window_s=1e6, plant=None, step_s=10.0,
-                     interval_s=10.0).run()
+    res = Simulation(_jobs(ROWS), sysm, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=10.0, interval_s=10.0), plant=None).run()
     j = res.jobs.set_index("job_id")
     assert j["sim_start_s"].to_dict() == {1: 0, 2: 100, 3: 2, 4: 0, 5: 100, 6: 110, 7: 52}
     assert "partition" not in res.jobs.columns  # a one-partition system's outputs are unchanged
@@ -94,8 +95,8 @@ def test_single_pool_schedule_differs():
 
 def test_node_power_by_node_type():
     sysm = System.from_spec(two_partition_spec(), source="two")
-    sim = Simulation(_jobs(ROWS), sysm, "easy", window_start_s=0.0, window_s=1e6, plant=None, step_s=10.0,
-                     interval_s=10.0)
+    sim = Simulation(_jobs(ROWS), sysm, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=10.0, interval_s=10.0), plant=None)
     jd = sim.jobdata
     by_id = dict(zip(jd.frame["job_id"], jd.node_power_W))
     # cpu jobs: default_cpu_util 1.0 (system) -> 300 W; gpu jobs: cpu 1.0 -> 100 W, 2 GPUs at util 1.0 -> 2 x 500 W
@@ -278,8 +279,8 @@ def test_alea_machines_file_maps_swf_partitions(tmp_path):
     assert r.jobs.sort_values("job_id")["partition"].tolist() == ["cpu", "gpu", "cpu", "gpu"]
     assert any("two.swf.machines" in n and "1 -> cpu, 2 -> gpu" in n for n in r.report.notes)
     sysm = System.from_spec(two_partition_spec(), source="two")
-    res = Simulation(r.jobs, sysm, "easy", window_start_s=0.0, window_s=1e6, plant=None, step_s=10.0,
-                     interval_s=10.0).run()
+    res = Simulation(r.jobs, sysm, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=10.0, interval_s=10.0),
+                     plant=None).run()
     j = res.jobs.set_index("job_id")
     assert j["partition"].to_dict() == {1: "cpu", 2: "gpu", 3: "cpu", 4: "gpu"}
     # cpu: jobs 1 and 3 (2 nodes each) fit together at once; gpu: jobs 2 (1 node) and 4 (2 nodes) -> 4 waits

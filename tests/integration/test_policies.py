@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduler_sim.kernel.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation, SimulationConfig
 from tests.conftest import make_jobs
 from tests.integration.test_schedules import EIGHT
 
@@ -20,7 +20,7 @@ def run(rows, system, policy, backfill=None, **kw):
     if jobs is None:
         jobs = make_jobs(rows)
     kw = {"window_start_s": 0.0, "window_s": 1e6, **kw}
-    sim = Simulation(jobs, system, policy, backfill=backfill, **kw)
+    sim = Simulation(jobs, system, policy, SimulationConfig(backfill=backfill, **kw))
     res = sim.run()
     return res, res.jobs.set_index("job_id")
 
@@ -45,8 +45,8 @@ def test_conservative_protects_every_reservation(tiny_system):
 
 
 def test_conservative_reservations_logged(tiny_system):
-    sim = Simulation(make_jobs(PROTECT), tiny_system, "fcfs", backfill="conservative", window_start_s=0.0,
-                     window_s=1e6, record_reservations=True)
+    sim = Simulation(make_jobs(PROTECT), tiny_system, "fcfs",
+                     SimulationConfig(backfill="conservative", window_start_s=0.0, window_s=1e6, record_reservations=True))
     sim.run()
     first: dict[int, float] = {}
     for _, r in sim.reservation_log:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_sim.kernel.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation, SimulationConfig
 from power.system import System
 from tests.conftest import make_jobs, tiny_system_spec
 
@@ -95,8 +95,8 @@ FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 @given(rows=workloads(allow_missing_limit=True))
 def test_invariants_every_policy(order, backfill, rows):
     tiny_system = TINY
-    sim = Simulation(make_jobs(rows), tiny_system, order, backfill=backfill, window_start_s=0.0, window_s=1e6,
-                     default_walltime_s=100.0)
+    sim = Simulation(make_jobs(rows), tiny_system, order,
+                     SimulationConfig(backfill=backfill, window_start_s=0.0, window_s=1e6, default_walltime_s=100.0))
     check_invariants(sim, sim.run(), tiny_system)
 
 
@@ -104,7 +104,7 @@ def test_invariants_every_policy(order, backfill, rows):
 @given(rows=workloads(with_recorded_starts=True))
 def test_invariants_replay(rows):
     tiny_system = TINY
-    sim = Simulation(make_jobs(rows), tiny_system, "replay", window_start_s=0.0, window_s=1e6)
+    sim = Simulation(make_jobs(rows), tiny_system, "replay", SimulationConfig(window_start_s=0.0, window_s=1e6))
     res = sim.run()
     check_invariants(sim, res, tiny_system)
     # replay runs recorded run times, never kills
@@ -115,8 +115,8 @@ def test_invariants_replay(rows):
 @given(rows=workloads())
 def test_easy_never_delays_the_head_reservation(rows):
     tiny_system = TINY
-    sim = Simulation(make_jobs(rows), tiny_system, "fcfs", backfill="easy", window_start_s=0.0, window_s=1e6,
-                     record_reservations=True)
+    sim = Simulation(make_jobs(rows), tiny_system, "fcfs",
+                     SimulationConfig(backfill="easy", window_start_s=0.0, window_s=1e6, record_reservations=True))
     res = sim.run()
     reservations_never_delayed(sim, res)
 
@@ -126,8 +126,8 @@ def test_easy_never_delays_the_head_reservation(rows):
 @given(rows=workloads())
 def test_conservative_never_delays_any_reservation(order, rows):
     tiny_system = TINY
-    sim = Simulation(make_jobs(rows), tiny_system, order, backfill="conservative", window_start_s=0.0,
-                     window_s=1e6, record_reservations=True)
+    sim = Simulation(make_jobs(rows), tiny_system, order,
+                     SimulationConfig(backfill="conservative", window_start_s=0.0, window_s=1e6, record_reservations=True))
     res = sim.run()
     reservations_never_delayed(sim, res)
 
@@ -136,7 +136,9 @@ def test_conservative_never_delays_any_reservation(order, rows):
 @given(rows=workloads(allow_missing_limit=True), seed=st.integers(0, 2**31 - 1))
 def test_same_inputs_same_schedule(rows, seed):
     tiny_system = TINY
-    a = Simulation(make_jobs(rows), tiny_system, "priority", backfill="easy", window_start_s=0.0, window_s=1e6).run()
-    b = Simulation(make_jobs(rows), tiny_system, "priority", backfill="easy", window_start_s=0.0, window_s=1e6).run()
+    a = Simulation(make_jobs(rows), tiny_system, "priority",
+                   SimulationConfig(backfill="easy", window_start_s=0.0, window_s=1e6)).run()
+    b = Simulation(make_jobs(rows), tiny_system, "priority",
+                   SimulationConfig(backfill="easy", window_start_s=0.0, window_s=1e6)).run()
     assert np.array_equal(a.jobs["sim_start_s"].to_numpy(), b.jobs["sim_start_s"].to_numpy())
     assert a.totals == b.totals

@@ -12,7 +12,7 @@ from scheduler_sim.io import hdf5 as hdf5io
 from scheduler_sim.analysis.attribution import attribution_of_run, load_result
 from scheduler_sim.analysis.report import _occupancy
 from scheduler_sim.analysis.report import figures as F
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs, tiny_system_spec
 
 # 8 nodes = 2 CDUs x 2 racks x 2 nodes, lowest-index placement. Job 4 (3 nodes) starts at 500 s on the free nodes
@@ -40,8 +40,9 @@ def run_file(tmp_path_factory):
     spec = tiny_system_spec(n_nodes=8, n_cdus=2, racks_per_cdu=2)
     (d / "tiny8.toml").write_text(_toml(spec))
     system = System.from_spec(spec, source="tiny8")
-    res = Simulation(make_jobs(JOBS), system, "easy", window_start_s=0.0, window_s=1e5,
-                     failures=np.array([[1000.0, 1100.0, 4.0]]), on_failure="requeue").run()
+    res = Simulation(make_jobs(JOBS), system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e5, failures=np.array([[1000.0, 1100.0, 4.0]]),
+                                      on_failure="requeue")).run()
     cfg_json = json.dumps({"system": str(d / "tiny8.toml")})
     path = hdf5io.write_run(d / "occ.h5", res, cfg_json, run_name="occ", system_name=str(d / "tiny8.toml"),
                             policy="easy", seed=0, input_checksums={}, attribution=attribution_of_run(res, cfg_json))
@@ -148,13 +149,13 @@ def test_report_compares_measured_and_modelled_power(tmp_path):
     from power.system import System
     from scheduler_sim.io import hdf5 as hdf5io
     from scheduler_sim.analysis.report import make_report
-    from scheduler_sim.kernel.simulation import Simulation
+    from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
     from tests.conftest import make_jobs, tiny_system_spec
 
     sysm = System.from_spec(tiny_system_spec(), source="tiny")
     jobs = make_jobs([(1, 0, 2, 100, 100), (2, 0, 2, 100, 100)])
     jobs["measured_node_power_W"] = [250.0, float("nan")]
-    res = Simulation(jobs, sysm, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True).run()
+    res = Simulation(jobs, sysm, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6, use_measured_power=True)).run()
     p = hdf5io.write_run(tmp_path / "m.h5", res, "{}", run_name="m", system_name="tiny", policy="easy", seed=0,
                          input_checksums={})
     html_path = make_report(p, tmp_path / "rep")

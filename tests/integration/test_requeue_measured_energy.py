@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scheduler_sim.kernel.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation, SimulationConfig
 from tests.conftest import make_jobs
 
 # tiny system (tests/conftest.py): SIVOC (P + 10) / 0.9, rectifier (L + 20) / 0.95, 2 nodes per rectifier, no
@@ -24,9 +24,10 @@ def test_requeued_job_second_run_with_measured_power_counts_each_attempt_hand_co
     jobs["measured_node_power_W"] = [208.0]
     prof = pd.DataFrame({"job_id": [1, 1, 1], "t_offset_s": [0.0, 30.0, 70.0],
                          "node_power_W": [200.0, 280.0, 120.0]})
-    res = Simulation(jobs, tiny_system, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True,
-                     job_power_profiles=prof, downtimes=[(50.0, 1000.0, np.array([0, 1]))],
-                     on_failure="requeue").run()
+    res = Simulation(jobs, tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, use_measured_power=True,
+                                      downtimes=[(50.0, 1000.0, np.array([0, 1]))], on_failure="requeue"),
+                     job_power_profiles=prof).run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "requeues"] == 1 and j.loc[1, "outcome"] == JobOutcome.COMPLETED
     assert j.loc[1, "sim_start_s"] == 50 and j.loc[1, "sim_end_s"] == 150
@@ -53,9 +54,10 @@ def test_job_failing_twice_with_measured_power_loses_each_attempt_once_hand_comp
     jobs["measured_node_power_W"] = [208.0]
     prof = pd.DataFrame({"job_id": [1, 1, 1], "t_offset_s": [0.0, 30.0, 70.0],
                          "node_power_W": [200.0, 280.0, 120.0]})
-    res = Simulation(jobs, tiny_system, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True,
-                     job_power_profiles=prof, on_failure="requeue",
-                     failures=np.array([[50.0, 1000.0, 0], [50.0, 1000.0, 1], [70.0, 120.0, 2]])).run()
+    res = Simulation(jobs, tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, use_measured_power=True, on_failure="requeue",
+                                      failures=np.array([[50.0, 1000.0, 0], [50.0, 1000.0, 1], [70.0, 120.0, 2]])),
+                     job_power_profiles=prof).run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "requeues"] == 2 and j.loc[1, "outcome"] == JobOutcome.COMPLETED
     assert j.loc[1, "sim_start_s"] == 120 and j.loc[1, "sim_end_s"] == 220

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from power.system import System
-from scheduler_sim.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs, tiny_system_spec
 
 N_NODES = 4
@@ -199,17 +199,19 @@ def scenarios(draw):
 
 def simulated_starts(jobs, downtimes, caps, backfill):
     rows = [(k + 1, s, n, r, w) for k, (s, n, r, w) in enumerate(jobs)]
-    sim = Simulation(make_jobs(rows), SYSTEM, "fcfs", backfill=backfill, window_start_s=0.0, window_s=1e6,
-                     downtimes=[(float(a), float(b), np.array(nd), dr) for a, b, nd, dr in downtimes],
-                     power_cap=[(float(t), float(w)) for t, w in caps], cooling_estimate=0.0, step_s=1.0,
-                     interval_s=1.0)
+    sim = Simulation(make_jobs(rows), SYSTEM, "fcfs",
+                     SimulationConfig(backfill=backfill, window_start_s=0.0, window_s=1e6,
+                                      downtimes=[(float(a), float(b), np.array(nd), dr) for a, b, nd, dr in downtimes],
+                                      power_cap=[(float(t), float(w)) for t, w in caps], cooling_estimate=0.0, step_s=1.0,
+                                      interval_s=1.0))
     return sim.run().jobs["sim_start_s"].tolist()
 
 
 def test_lossless_power_is_exact():
     # the reference adds integer watts: the simulator's job power must be exactly nodes x 200 W
-    sim = Simulation(make_jobs([(1, 0, 3, 10, 10)]), SYSTEM, "fcfs", backfill="easy", window_start_s=0.0,
-                     window_s=1e6, power_cap=[(0.0, 5000.0)], cooling_estimate=0.0)
+    sim = Simulation(make_jobs([(1, 0, 3, 10, 10)]), SYSTEM, "fcfs",
+                     SimulationConfig(backfill="easy", window_start_s=0.0, window_s=1e6, power_cap=[(0.0, 5000.0)],
+                                      cooling_estimate=0.0))
     assert sim.jobdata.marginal_it_W[0] == 3 * (P_BUSY - P_IDLE)
 
 

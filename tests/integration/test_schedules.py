@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduler_sim.kernel.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation, SimulationConfig
 from tests.conftest import make_jobs
 
 NAN = float("nan")
@@ -31,8 +31,8 @@ EIGHT = [
 
 
 def _run(rows, system, policy, **kw):
-    sim = Simulation(make_jobs(rows), system, policy, window_start_s=0.0, window_s=1e6, plant=None,
-                     step_s=15.0, interval_s=60.0, **kw)
+    sim = Simulation(make_jobs(rows), system, policy,
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=15.0, interval_s=60.0, **kw), plant=None)
     res = sim.run()
     j = res.jobs.set_index("job_id")
     return res, j
@@ -140,8 +140,9 @@ def test_down_nodes_kill_running_job_and_are_never_allocated(tiny_system):
     # Nodes 0-1 down during [50, 150). J1 (2 nodes, on nodes 0-1 from 0) is killed at 50.
     # J2 (3 nodes) submitted at 60: only nodes 2-3 are up -> waits until 150, runs 150-160.
     rows = [(1, 0, 2, 100, 100), (2, 60, 3, 10, 10)]
-    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
-                     downtimes=[(50.0, 150.0, np.array([0, 1]))], on_failure="end")
+    sim = Simulation(make_jobs(rows), tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, downtimes=[(50.0, 150.0, np.array([0, 1]))],
+                                      on_failure="end"))
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "sim_end_s"] == 50 and j.loc[1, "outcome"] == JobOutcome.KILLED_NODE_DOWN
@@ -155,7 +156,7 @@ def test_prefill_places_running_jobs_first(tiny_system):
     # Window opens at t0 = 1000. J1 was running (recorded 900-1100): prefilled at 1000 for its remaining 100 s.
     # J2 (4 nodes) submitted at 1000 must wait for J1's end at 1100 under FCFS.
     rows = [(1, 800, 2, 200, 300, 900), (2, 1000, 4, 10, 10, 1000)]
-    sim = Simulation(make_jobs(rows), tiny_system, "fcfs", window_start_s=1000.0, window_s=1000.0)
+    sim = Simulation(make_jobs(rows), tiny_system, "fcfs", SimulationConfig(window_start_s=1000.0, window_s=1000.0))
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert bool(j.loc[1, "prefilled"]) and j.loc[1, "sim_end_s"] == 1100
@@ -168,11 +169,11 @@ def test_prefill_places_running_jobs_first(tiny_system):
 def test_partition_power_profile_and_energy_split(tiny_system):
     # Nodes 2-3 belong to a partition (e.g. serving) with its own power: 200 W each from t=0, 250 W from t=100.
     # Batch J1 (2 nodes, 0-60 s) runs on nodes 0-1; J2 (3 nodes) can never fit the 2-node batch pool: excluded.
-    from scheduler_sim.kernel.simulation import NodePowerProfile
+    from scheduler_sim.kernel.simulation import NodePowerProfile, SimulationConfig
     prof = NodePowerProfile(nodes=np.array([2, 3]), t_s=np.array([0.0, 100.0]),
                             P_W=np.array([[200.0, 200.0], [250.0, 250.0]]), label="serving")
     rows = [(1, 0, 2, 60, 60), (2, 0, 3, 10, 10)]
-    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6, partition=prof)
+    sim = Simulation(make_jobs(rows), tiny_system, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6), partition=prof)
     res = sim.run()
     t = res.totals
     assert res.info["jobs_excluded_larger_than_machine"] == 1
@@ -193,7 +194,7 @@ def test_partition_power_profile_and_energy_split(tiny_system):
 def test_measured_power_replaces_the_model(tiny_system):
     jobs = make_jobs([(1, 0, 2, 100, 100), (2, 0, 2, 100, 100)])
     jobs["measured_node_power_W"] = [250.0, float("nan")]
-    res = Simulation(jobs, tiny_system, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True).run()
+    res = Simulation(jobs, tiny_system, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6, use_measured_power=True)).run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "energy_dc_J"] == pytest.approx(2 * 250.0 * 100)   # telemetry
     assert j.loc[2, "energy_dc_J"] == pytest.approx(2 * 300.0 * 100)   # model (no telemetry)
@@ -205,8 +206,9 @@ def test_node_down_requeues_job_and_counts_the_loss(tiny_system):
     # the pass at 50 restarts it at once on the free nodes 2-3, from scratch: 50-150.
     # J2 (3 nodes, submit 60) waits until 150 (nodes 0-1 back up, J1 ended): 150-160.
     rows = [(1, 0, 2, 100, 100), (2, 60, 3, 10, 10)]
-    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
-                     downtimes=[(50.0, 150.0, np.array([0, 1]))], on_failure="requeue")
+    sim = Simulation(make_jobs(rows), tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, downtimes=[(50.0, 150.0, np.array([0, 1]))],
+                                      on_failure="requeue"))
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "sim_start_s"] == 50 and j.loc[1, "sim_end_s"] == 150
@@ -223,8 +225,8 @@ def test_drain_lets_running_jobs_finish(tiny_system):
     # Drain nodes 0-1 over [50, 150): J1 on them keeps running to 100; J2 (2 nodes, submit 60) gets nodes 2-3.
     # J3 (4 nodes, submit 70) must wait for the drain to end at 150.
     rows = [(1, 0, 2, 100, 100), (2, 60, 2, 10, 10), (3, 70, 4, 10, 10)]
-    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
-                     downtimes=[(50.0, 150.0, np.array([0, 1]), True)])
+    sim = Simulation(make_jobs(rows), tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, downtimes=[(50.0, 150.0, np.array([0, 1]), True)]))
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "sim_end_s"] == 100 and j.loc[1, "outcome"] == JobOutcome.COMPLETED
@@ -237,7 +239,7 @@ def test_running_job_that_does_not_fit_at_window_start_is_queued_once(tiny_syste
     # the site's bigger machine (3 + 3 nodes); J1 is prefilled, J2 does not fit and must be queued ONCE, not
     # twice. It starts when J1 ends at 1100 and runs its full recorded run time (it is restarted, not resumed).
     rows = [(1, 0, 3, 1100, 2000, 0), (2, 0, 3, 1500, 2000, 0), (3, 1000, 1, 10, 10, 1000)]
-    sim = Simulation(make_jobs(rows), tiny_system, "replay", window_start_s=1000.0, window_s=1000.0)
+    sim = Simulation(make_jobs(rows), tiny_system, "replay", SimulationConfig(window_start_s=1000.0, window_s=1000.0))
     res = sim.run()
     j = res.jobs.set_index("job_id")
     assert res.info["prefill_queued_for_lack_of_nodes"] == 1
@@ -256,7 +258,7 @@ def test_measured_power_time_series_is_integrated_exactly(tiny_system):
     jobs["measured_node_power_W"] = [208.0, float("nan")]
     prof = pd.DataFrame({"job_id": [1, 1, 1, 1], "t_offset_s": [0.0, 30.0, 70.0, 150.0],
                          "node_power_W": [200.0, 280.0, 120.0, 999.0]})
-    res = Simulation(jobs, tiny_system, "easy", window_start_s=0.0, window_s=1e6, use_measured_power=True,
+    res = Simulation(jobs, tiny_system, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6, use_measured_power=True),
                      job_power_profiles=prof).run()
     j = res.jobs.set_index("job_id")
     assert j.loc[1, "energy_dc_J"] == pytest.approx(41_600.0)
@@ -277,8 +279,9 @@ def test_attribution_counts_every_attempt_of_a_requeued_job(tiny_system):
     # by a failure went to "idle". With the per-run allocation table every attempt is attributed exactly.
     from scheduler_sim.analysis.attribution import attribute
     rows = [(1, 0, 2, 100, 100), (2, 60, 3, 10, 10)]
-    sim = Simulation(make_jobs(rows), tiny_system, "easy", window_start_s=0.0, window_s=1e6,
-                     downtimes=[(50.0, 150.0, np.array([0, 1]))], on_failure="requeue")
+    sim = Simulation(make_jobs(rows), tiny_system, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, downtimes=[(50.0, 150.0, np.array([0, 1]))],
+                                      on_failure="requeue"))
     res = sim.run()
     att = attribute(res, tiny_system)
     assert att.jobs["E_it_J"] == pytest.approx(res.jobs["energy_it_J"].to_numpy(), rel=1e-12)

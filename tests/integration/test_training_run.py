@@ -15,7 +15,7 @@ from power import load_system
 from scheduler_sim.app.config import ConfigError, load_config
 from scheduler_sim.app.workload_config import WorkloadConfig
 from scheduler_sim.app.workloads import merge_jobs, training_jobs
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_training_job_energy_is_its_power_step_function_by_hand(h100):
     r = tj.reports[0]
     assert r["nodes"] == 8 and r["n_failures"] >= 1 and r["n_checkpoints"] >= 40
     jobs = merge_jobs(empty_job_table(), tj)
-    res = Simulation(jobs, h100, "fcfs", window_start_s=0.0, window_s=5 * 86400.0,
+    res = Simulation(jobs, h100, "fcfs", SimulationConfig(window_start_s=0.0, window_s=5 * 86400.0),
                      workload_power_profiles=tj.power_series).run()
     j = res.jobs.iloc[0]
     assert j.sim_end_s - j.sim_start_s == pytest.approx(r["wall_s"], rel=1e-12)
@@ -58,8 +58,8 @@ def test_thirty_days_of_a_4096_gpu_job_take_seconds(h100):
            layout=dict(tp=8, pp=4, dp=128, micro_batches=32, schedule="interleaved", virtual_stages=5))
     t0 = time.perf_counter()
     tj = training_jobs([w], h100, seed=0)
-    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", window_start_s=0.0, window_s=30 * 86400.0,
-                     workload_power_profiles=tj.power_series).run()
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs",
+                     SimulationConfig(window_start_s=0.0, window_s=30 * 86400.0), workload_power_profiles=tj.power_series).run()
     wall = time.perf_counter() - t0
     r = tj.reports[0]
     assert r["gpus"] == 4096 and r["iterations"] > 2e5        # ~300,000 iterations, none of them an event
@@ -95,8 +95,8 @@ def test_training_family_table_draws_jobs_into_the_run(h100):
     tj = training_jobs([w], h100, seed=11)
     assert len(tj.jobs) == 3 and set(tj.jobs["nodes"]) <= {32, 64}
     assert all(r["model"] == "mixtral-8x7b" for r in tj.reports)
-    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "easy", window_start_s=0.0, window_s=10 * 86400.0,
-                     workload_power_profiles=tj.power_series).run()
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "easy",
+                     SimulationConfig(window_start_s=0.0, window_s=10 * 86400.0), workload_power_profiles=tj.power_series).run()
     t = res.totals
     assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)
     assert training_jobs([w], h100, seed=11).jobs.equals(tj.jobs)
@@ -108,7 +108,7 @@ def test_fast_facility_series_shows_checkpoints_and_the_iteration_swing(h100):
     w = _w(train_hours=3.0, failure_rate_per_gpu_h=0.0, checkpoint_interval_s=1800.0, storage_bandwidth_GB_s=5.0,
            layout=dict(tp=8, pp=4, dp=2, micro_batches=8, zero_stage=1))
     tj = training_jobs([w], h100, seed=0)
-    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", window_start_s=0.0, window_s=86400.0,
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", SimulationConfig(window_start_s=0.0, window_s=86400.0),
                      workload_power_profiles=tj.power_series).run()
     chain = PowerChain(h100)
     p0 = np.full(h100.n_nodes, float(node_power_w(0.0, 0.0, h100.node)))
@@ -150,7 +150,7 @@ def test_trace_jobs_of_a_queue_are_mapped_to_training_jobs(h100):
     merged = merge_jobs(trace, tj)
     assert sorted(merged["job_id"]) == [1, 2, 3] and merged.set_index("job_id").loc[3, "queue"] == "debug"
     assert np.isnan(merged.set_index("job_id").loc[3, "node_power_set_W"])
-    res = Simulation(merged, h100, "easy", window_start_s=0.0, window_s=2 * 86400.0,
+    res = Simulation(merged, h100, "easy", SimulationConfig(window_start_s=0.0, window_s=2 * 86400.0),
                      workload_power_profiles=tj.power_series).run()
     t = res.totals
     assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)

@@ -14,7 +14,7 @@ import pytest
 
 from power.system import System
 from scheduler_sim.policies import BasePolicy, make_policy
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from scheduler_sim.app.twin import Objective, TwinPolicy, make_candidate
 from tests.conftest import make_jobs, tiny_system_spec
 
@@ -72,7 +72,7 @@ class _ForkAt(BasePolicy):
 def test_rollout_of_the_active_policy_reproduces_the_main_run(system16, spec):
     jobs = make_jobs(_workload())
     probe = _ForkAt(make_candidate(spec), t_fork=4000.0, horizon=5000.0)
-    res = Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(jobs, system16, probe, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     end = probe.t + probe.horizon
     main = res.jobs["sim_start_s"].to_numpy()
     fork = probe.fork.start
@@ -85,7 +85,7 @@ def test_rollout_of_the_active_policy_reproduces_the_main_run(system16, spec):
     assert probe.score["wait_s"] == pytest.approx(expect, rel=1e-12)
     assert probe.score["E_facility_J"] == pytest.approx(probe.score["E_it_J"] * 1.05)
     # the main run was not disturbed by the fork
-    plain = Simulation(jobs, system16, make_candidate(spec), window_start_s=0.0, window_s=1e6).run()
+    plain = Simulation(jobs, system16, make_candidate(spec), SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     assert np.array_equal(plain.jobs["sim_start_s"].to_numpy(), main)
 
 
@@ -96,7 +96,7 @@ def test_rollout_energy_is_exact(system16):
 
     jobs = make_jobs(_workload(n=20))
     probe = _ForkAt(make_policy("easy"), t_fork=0.0, horizon=3e5)
-    res = Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(jobs, system16, probe, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     idle_it = float(PowerChain(system16).evaluate(np.full(16, 100.0)).it_input_W)
     t, t_final, h = probe.t, res.info["t_final_s"], probe.horizon
     expect = res.totals["E_it_J"] - idle_it * t + idle_it * (t + h - t_final)
@@ -107,9 +107,9 @@ def test_rollout_energy_is_exact(system16):
 @pytest.mark.parametrize("spec", ["fcfs+easy", "sjf+easy", "fcfs+conservative", "priority+easy"])
 def test_single_policy_pool_reproduces_that_policy_exactly(system16, spec):
     jobs = make_jobs(_workload())
-    plain = Simulation(jobs, system16, make_candidate(spec), window_start_s=0.0, window_s=1e6).run()
+    plain = Simulation(jobs, system16, make_candidate(spec), SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     twin = TwinPolicy([spec], horizon_s=3600.0, period_s=600.0)
-    res = Simulation(jobs, system16, twin, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(jobs, system16, twin, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     assert len(twin.decisions) > 5
     for col in ("sim_start_s", "sim_end_s", "outcome", "energy_it_J"):
         assert np.array_equal(plain.jobs[col].to_numpy(), res.jobs[col].to_numpy()), col
@@ -121,13 +121,13 @@ def test_single_policy_pool_reproduces_that_policy_exactly(system16, spec):
 def test_twin_picks_the_best_candidate_and_switches(system16):
     jobs = make_jobs(_workload(n=80))
     twin = TwinPolicy(["fcfs+easy", "sjf+easy", "fcfs"], horizon_s=7200.0, period_s=900.0)
-    res = Simulation(jobs, system16, twin, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(jobs, system16, twin, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     chosen = {d[2] for d in twin.decisions}
     assert len(twin.decisions) == len(twin.latency_s) > 5
     for t, q, best, J in twin.decisions:
         assert J[best] == min(J) and best == J.index(min(J))
     assert len(chosen) >= 2, twin.decisions  # this workload makes it switch
-    fixed = {s: Simulation(jobs, system16, make_candidate(s), window_start_s=0.0, window_s=1e6).run()
+    fixed = {s: Simulation(jobs, system16, make_candidate(s), SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
              for s in ("fcfs+easy", "sjf+easy", "fcfs")}
     assert res.summary["mean_wait_s"] <= max(r.summary["mean_wait_s"] for r in fixed.values())
     json.dumps(res.info["twin_decisions"])  # deterministic decisions are written to info_json
@@ -147,7 +147,7 @@ def test_objective_units_and_validation():
 def test_fork_pickles(system16):
     jobs = make_jobs(_workload(n=20))
     probe = _ForkAt(make_policy("easy"), t_fork=1000.0, horizon=100.0)
-    Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    Simulation(jobs, system16, probe, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     f2 = pickle.loads(pickle.dumps(probe.fork))
     assert np.array_equal(f2.start, probe.fork.start, equal_nan=True)
 
@@ -157,7 +157,7 @@ import json, sys
 import numpy as np
 from mpi4py import MPI
 from power.system import System
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from scheduler_sim.app.twin import TwinPolicy, serve_rollouts, stop_rollout_workers
 from tests.conftest import make_jobs, tiny_system_spec
 from tests.integration.test_twin import _workload
@@ -169,7 +169,7 @@ if comm.Get_rank() != 0:
 try:
     twin = TwinPolicy(["fcfs+easy", "sjf+easy", "fcfs", "fcfs+conservative"], horizon_s=7200.0, period_s=900.0,
                       comm=comm)
-    res = Simulation(make_jobs(_workload(n=80)), system, twin, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(make_jobs(_workload(n=80)), system, twin, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
 finally:
     stop_rollout_workers(comm)
 print(json.dumps({"starts": res.jobs["sim_start_s"].tolist(), "decisions": twin.decisions}))
@@ -188,7 +188,7 @@ def test_mpi_rollouts_equal_serial_rollouts(tmp_path, system16):
     assert r.returncode == 0, r.stdout + r.stderr
     got = json.loads(r.stdout.strip().splitlines()[-1])
     twin = TwinPolicy(["fcfs+easy", "sjf+easy", "fcfs", "fcfs+conservative"], horizon_s=7200.0, period_s=900.0)
-    res = Simulation(make_jobs(_workload(n=80)), system16, twin, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(make_jobs(_workload(n=80)), system16, twin, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     assert got["starts"] == res.jobs["sim_start_s"].tolist()
     assert got["decisions"] == json.loads(json.dumps(twin.decisions))
 
@@ -209,7 +209,7 @@ def test_twin_of_the_plain_policy_writes_the_plain_run_with_requeues_and_measure
     0 W). Expected values: the plain run (no fork at all)."""
     import pandas as pd
 
-    from scheduler_sim.hdf5io import write_run
+    from scheduler_sim.io.hdf5 import write_run
 
     jobs = make_jobs(_workload())
     jobs["measured_node_power_W"] = np.where(np.arange(len(jobs)) % 2 == 0, 250.0, np.nan)
@@ -218,11 +218,10 @@ def test_twin_of_the_plain_policy_writes_the_plain_run_with_requeues_and_measure
                         columns=["job_id", "t_offset_s", "node_power_W"])
     # failures while jobs run, inside the twin's rollout horizons (decisions every 600 s, horizon 3600 s)
     fail = np.array([[3000.0, 9000.0, 1.0], [5000.0, 7000.0, 9.0], [20000.0, 30000.0, 3.0]])
-    kw = dict(window_start_s=0.0, window_s=1e6, failures=fail, use_measured_power=True,
-              job_power_profiles=prof)
-    plain = Simulation(jobs, system16, make_candidate("fcfs+easy"), **kw).run()
+    cfg = SimulationConfig(window_start_s=0.0, window_s=1e6, failures=fail, use_measured_power=True)
+    plain = Simulation(jobs, system16, make_candidate("fcfs+easy"), cfg, job_power_profiles=prof).run()
     twin = TwinPolicy(["fcfs+easy"], horizon_s=3600.0, period_s=600.0)
-    res = Simulation(jobs, system16, twin, **kw).run()
+    res = Simulation(jobs, system16, twin, cfg, job_power_profiles=prof).run()
     assert plain.info["requeues"] == 3 and len(twin.decisions) > 20
     files = []
     for name, r in (("plain", plain), ("twin", res)):

@@ -13,8 +13,8 @@ import pytest
 from power.system import System
 from scheduler_sim.policies import SchedulerView
 from scheduler_sim.policies.backfill import shadow_time
-from scheduler_sim.recorder import StepIntegrator
-from scheduler_sim.simulation import JobOutcome, Simulation
+from scheduler_sim.kernel.recorder import StepIntegrator
+from scheduler_sim.kernel.simulation import JobOutcome, Simulation, SimulationConfig
 from tests.conftest import make_jobs, tiny_system_spec
 
 DAY = 86400.0
@@ -31,7 +31,7 @@ def system(n_nodes: int = 4, lossless: bool = False) -> System:
 
 def run(rows, sysm, backfill="easy", **kw):
     kw = {"window_start_s": 0.0, "window_s": 1e6, **kw}
-    res = Simulation(make_jobs(rows), sysm, "fcfs", backfill=backfill, **kw).run()
+    res = Simulation(make_jobs(rows), sysm, "fcfs", SimulationConfig(backfill=backfill, **kw)).run()
     return res, res.jobs.set_index("job_id")
 
 
@@ -134,7 +134,7 @@ def test_carried_in_job_obeys_walltime(backfill):
 def test_replay_keeps_the_recorded_end_of_carried_in_jobs():
     # replay never kills at the requested time: the carried-in job ends at its recorded 200,000
     rows = [(1, 0, 2, 200000, 86400, 0.0)]
-    res = Simulation(make_jobs(rows), system(), "replay", window_start_s=DAY / 2, window_s=DAY).run()
+    res = Simulation(make_jobs(rows), system(), "replay", SimulationConfig(window_start_s=DAY / 2, window_s=DAY)).run()
     assert res.jobs["sim_end_s"].iloc[0] == 200000 and res.jobs["outcome"].iloc[0] == JobOutcome.COMPLETED
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from power.grid import StepSignal
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from scheduler_sim.policies import SchedulerView, make_policy
 from scheduler_sim.policies.backfill import Profile, backfill_easy
 from scheduler_sim.policies.carbon import CarbonAwarePolicy
@@ -23,8 +23,8 @@ def _sig(values, fallback=50.0):
 
 
 def _run(rows, system, policy):
-    sim = Simulation(make_jobs(rows), system, policy, window_start_s=0.0, window_s=1e6, plant=None, step_s=15.0,
-                     interval_s=60.0)
+    sim = Simulation(make_jobs(rows), system, policy,
+                     SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=15.0, interval_s=60.0), plant=None)
     return sim.run().jobs.set_index("job_id")
 
 

@@ -227,8 +227,8 @@ def test_run_file_records_the_verified_fmu_digest(theta_fmu, tmp_path, monkeypat
 
     import h5py
 
-    from scheduler_sim.config import RunConfig
-    from scheduler_sim.runner import run_one
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import run_one
 
     p, cache, fmu = theta_fmu
     monkeypatch.setenv("HPCTWIN_FMU_CACHE_DIR", str(cache))

@@ -81,7 +81,7 @@ def test_setpoints_must_be_liquid_with_a_positive_design_approach(tmp_path, old,
 
 
 def test_cli_refuses_the_impossible_plant_in_one_line(tmp_path, capsys):
-    from scheduler_sim.cli import main
+    from scheduler_sim.app.cli import main
 
     plant = _variant(tmp_path, "m_flow_fac_nominal_kg_s = 10.6", "m_flow_fac_nominal_kg_s = 0.1")
     swf = tmp_path / "one.swf"
@@ -146,15 +146,15 @@ class _HeatingPlant:
 @pytest.mark.parametrize("mode", ["warn", "stop"])
 def test_run_leaving_the_bounds_is_recorded_or_stopped(tmp_path, mode):
     from power.system import System
-    from scheduler_sim.hdf5io import write_run
-    from scheduler_sim.simulation import Simulation
+    from scheduler_sim.io.hdf5 import write_run
+    from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
     from tests.conftest import make_jobs, tiny_system_spec
 
     system = System.from_spec(tiny_system_spec(), source="tiny")
     jobs = make_jobs([(1, 0.0, 2, 6000.0, 7200.0)])
-    sim = Simulation(jobs, system, "fcfs", window_start_s=0.0, window_s=3600.0, plant=_HeatingPlant(),
-                     wet_bulb_K=lambda t: np.full(np.shape(t), 290.0), step_s=60.0, interval_s=300.0,
-                     on_implausible=mode)
+    sim = Simulation(jobs, system, "fcfs",
+                     SimulationConfig(window_start_s=0.0, window_s=3600.0, step_s=60.0, interval_s=300.0, on_implausible=mode),
+                     plant=_HeatingPlant(), wet_bulb_K=lambda t: np.full(np.shape(t), 290.0))
     res = sim.run()
     # step k (1-based) ends at 60 k s with T = 340 + k: first >= 373.124 K at k = 34, t = 2,040 s
     if mode == "warn":

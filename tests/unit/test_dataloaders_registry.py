@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.registry import Registry
 from dataloaders import registry
 from dataloaders.registry import (
     BaseLoader,
@@ -34,7 +35,7 @@ class _DummyLoader(BaseLoader):
 
 @pytest.fixture
 def clean_runtime(monkeypatch):
-    monkeypatch.setattr(registry, "_RUNTIME", {})
+    monkeypatch.setattr(registry, "_RUNTIME", Registry("trace loader"))
 
 
 def test_builtin_swf():

@@ -17,38 +17,8 @@ from pathlib import Path
 
 import h5py
 import pytest
+from tests.conftest import write_tiny4  # the tiny 4-node machine (tests/conftest.py)
 
-TINY4 = """name = "tiny4"
-description = "4 lossless nodes, 1 rack, 1 CDU"
-cores_per_node = 1
-cooling_plant = "seth"
-liquid_fraction = 1.0
-default_cpu_util = 0.5
-default_gpu_util = 0.0
-[topology]
-n_cdus = 1
-rack_positions_per_cdu = 1
-nodes_per_rack = 4
-missing_rack_positions = []
-n_nodes = 4
-[node]
-cpu_idle_W = 100.0
-cpu_max_W = 306.0
-cpus_per_node = 1
-gpus_per_node = 0
-[sivoc]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-[rectifier]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-nodes_per_rectifier = 4
-[rack_overhead]
-P_W = 0.0
-side = "ac"
-"""
 
 TWO_SWF = ("1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
            "2 100 0 1800 2 -1 -1 2 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
@@ -93,7 +63,7 @@ def test_fmu_step_that_never_returns_stops_the_run_with_a_partial_file(tmp_path)
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o700)
     env = dict(os.environ, HPCTWIN_CACHE_DIR=str(cache), PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "two.swf").write_text(TWO_SWF)
     base = ["run", "--system", "tiny4.toml", "--trace", "two.swf", "--start-day", "0", "--weather", "constant",
             "--quiet"]

@@ -23,6 +23,7 @@ import pytest
 from dataloaders.grid import GridSignalError, load_grid_series
 from power.grid import StepSignal
 from scheduler_sim.analysis.grid import signal_in_sim_time
+from tests.conftest import TINY4_TOML as TINY4, write_tiny4  # the tiny 4-node machine (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 EM_HEAD = ("Datetime (UTC),Country,Zone Name,Zone Id,Carbon Intensity gCO₂eq/kWh (direct),"
@@ -31,37 +32,6 @@ EM_HEAD = ("Datetime (UTC),Country,Zone Name,Zone Id,Carbon Intensity gCO₂eq/k
 G_PER_KWH = 1e-3 / 3.6e6  # g/kWh -> kg/J
 PER_MWH = 1.0 / 3.6e9  # USD/MWh -> USD/J
 
-TINY4 = """name = "tiny4"
-description = "4 lossless nodes"
-cores_per_node = 1
-cooling_plant = "seth"
-liquid_fraction = 1.0
-default_cpu_util = 0.5
-default_gpu_util = 0.0
-[topology]
-n_cdus = 1
-rack_positions_per_cdu = 1
-nodes_per_rack = 4
-missing_rack_positions = []
-n_nodes = 4
-[node]
-cpu_idle_W = 100.0
-cpu_max_W = 306.0
-cpus_per_node = 1
-gpus_per_node = 0
-[sivoc]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-[rectifier]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-nodes_per_rectifier = 4
-[rack_overhead]
-P_W = 0.0
-side = "ac"
-"""
 
 
 def _hours(year: int, month: int, day: int, n: int):
@@ -159,7 +129,7 @@ def test_price_rule_near_zero_uses_the_absolute_threshold():
 
 
 def test_price_rule_negative_prices_in_a_run_start_at_once(tmp_path):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "one.swf").write_text("1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
     stamps = _hours(2022, 1, 1, 48)
     for name, p_flat, p_dip in (("neg", -20.0, -20.5), ("pos", 20.0, 19.5)):
@@ -198,7 +168,7 @@ def test_fallback_after_the_series_end_is_not_a_forecast():
 
 
 def test_fallback_is_not_a_forecast_in_a_run(tmp_path):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "late.swf").write_text("1 144000 0 14400 4 -1 -1 4 14400 -1 1 1 1 -1 1 -1 -1 -1\n")
     _em_file(tmp_path / "flat.csv", _hours(2022, 1, 1, 48), [500] * 48)
     (tmp_path / "end.toml").write_text(
@@ -266,7 +236,7 @@ def test_typical_year_calendar_uses_the_weather_mapping_function():
 
 
 def test_typical_year_calendar_in_a_run_2025_reads_2022_same_date(tmp_path):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "y.swf").write_text("1 1736467200 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n")  # 2025-01-10
     _em_file(tmp_path / "em.csv", _hours(2022, 1, 1, 744), [1000 + h for h in range(744)])
     (tmp_path / "y.toml").write_text(
@@ -283,7 +253,7 @@ def test_typical_year_calendar_in_a_run_2025_reads_2022_same_date(tmp_path):
 # ---------------------------------------------------------------- kind 15: --quiet hides data warnings
 
 def test_quiet_still_prints_data_warnings(tmp_path):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "two.swf").write_text("1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
     stamps = _hours(2022, 1, 1, 48)
     rows = list(zip(stamps, [400] * 48))

@@ -24,40 +24,11 @@ from dataloaders.swf import read_swf
 from jobs.memory import MAX_SPAN_S, InputTooLargeError, check_allocation, check_span, memory_budget_bytes
 from jobs.textfiles import MAX_LINE_BYTES, InputFileError, read_input, read_utf8, toml_loads
 from scheduler_sim.app.cli import main
+from tests.conftest import write_tiny4  # the tiny 4-node machine (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT.parent / "shared" / "cases" / "field-3"
 SWF = b"1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n2 100 0 1800 2 -1 -1 2 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
-TINY4 = """name = "tiny4"
-cores_per_node = 1
-cooling_plant = "seth"
-liquid_fraction = 1.0
-default_cpu_util = 0.5
-default_gpu_util = 0.0
-[topology]
-n_cdus = 1
-rack_positions_per_cdu = 1
-nodes_per_rack = 4
-missing_rack_positions = []
-n_nodes = 4
-[node]
-cpu_idle_W = 100.0
-cpu_max_W = 306.0
-cpus_per_node = 1
-gpus_per_node = 0
-[sivoc]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-[rectifier]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-nodes_per_rectifier = 4
-[rack_overhead]
-P_W = 0.0
-side = "ac"
-"""
 
 
 def _zip(data: bytes, names=("t.swf",)) -> bytes:
@@ -90,7 +61,7 @@ def test_inputs_expanded_before_size_check_gzip_bomb_refused_at_the_limit(tmp_pa
 
 
 def test_inputs_expanded_before_size_check_bomb_at_the_cli_exits_2_in_one_line(tmp_path, capsys, monkeypatch):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     p = tmp_path / "bomb.swf.gz"
     p.write_bytes(gzip.compress(b"\n" * (8 << 20)) * 8)
     monkeypatch.setenv("HPCTWIN_MAX_INPUT_BYTES", str(16 << 20))
@@ -180,7 +151,7 @@ def test_inputs_expanded_before_size_check_cooling_csv_of_317_years_exits_2(tmp_
 
 
 def test_inputs_expanded_before_size_check_run_window_bounded(tmp_path, capsys):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "two.swf").write_bytes(SWF)
     rc = main(["run", "--system", str(tmp_path / "tiny4.toml"), "--trace", str(tmp_path / "two.swf"),
                "--start-day", "0", "--days", "10000", "--no-cooling", "--quiet", "--out", str(tmp_path / "o.h5")])

@@ -13,38 +13,8 @@ import pytest
 from scheduler_sim.app.cli import main
 from scheduler_sim.app.config import load_config
 from scheduler_sim.app.runner import run_one
+from tests.conftest import write_tiny4  # the tiny 4-node machine (tests/conftest.py)
 
-TINY4 = """name = "tiny4"
-description = "4 lossless nodes, 1 rack, 1 CDU"
-cores_per_node = 1
-cooling_plant = "seth"
-liquid_fraction = 1.0
-default_cpu_util = 0.5
-default_gpu_util = 0.0
-[topology]
-n_cdus = 1
-rack_positions_per_cdu = 1
-nodes_per_rack = 4
-missing_rack_positions = []
-n_nodes = 4
-[node]
-cpu_idle_W = 100.0
-cpu_max_W = 306.0
-cpus_per_node = 1
-gpus_per_node = 0
-[sivoc]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-[rectifier]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-nodes_per_rectifier = 4
-[rack_overhead]
-P_W = 0.0
-side = "ac"
-"""
 
 # the field case: two jobs submitted 01:30 / 01:40 CST, started 03:10 / 03:20 CDT on 2022-03-13 (spring forward)
 DST_SACCT = """JobID|JobIDRaw|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|NNodes|NCPUS|State
@@ -54,7 +24,7 @@ DST_SACCT = """JobID|JobIDRaw|User|Account|Partition|Submit|Start|End|Elapsed|Ti
 
 
 def _case(tmp_path, timezone: str | None = None):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "dst.sacct").write_text(DST_SACCT)
     tz = f'timezone = "{timezone}"\n' if timezone else ""
     (tmp_path / "dst.toml").write_text(

@@ -1,4 +1,4 @@
-"""The split of scheduler_sim into layers: old module paths still import, as the same module objects."""
+"""The split of scheduler_sim into layers: only the layered module paths import (no shim)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,19 @@ import scheduler_sim
 from scheduler_sim.kernel.simulation import Simulation
 
 
-@pytest.mark.parametrize("old,new", sorted(scheduler_sim.MOVED_MODULES.items()))
-def test_old_module_path_is_the_new_module(old, new):
-    assert importlib.import_module(old) is importlib.import_module(new)
+@pytest.mark.parametrize("old", ["scheduler_sim.simulation", "scheduler_sim.hdf5io", "scheduler_sim.cli",
+                                 "scheduler_sim.runner", "scheduler_sim.report.figures", "scheduler_sim.cachedirs"])
+def test_module_paths_before_the_layers_are_gone(old):
+    # no compatibility shim (issue #27 item 6): the paths before the split into layers (issue #14) do not import
+    sys.modules.pop(old, None)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+    assert not hasattr(scheduler_sim, "MOVED_MODULES")
 
 
-def test_old_from_imports_give_the_same_objects():
-    hdf5io = importlib.import_module("scheduler_sim.hdf5io")
-    OldSimulation = importlib.import_module("scheduler_sim.simulation").Simulation
-    assert OldSimulation is Simulation
-    assert hdf5io.write_run is importlib.import_module("scheduler_sim.io.hdf5").write_run
+def test_the_layered_paths_import():
+    assert importlib.import_module("scheduler_sim.kernel.simulation").Simulation is Simulation
+    assert callable(importlib.import_module("scheduler_sim.io.hdf5").write_run)
 
 
 def test_lower_packages_do_not_import_scheduler_sim():

@@ -44,7 +44,7 @@ def _mutable(v) -> bool:
 
 def test_fork_copies_every_mutable_field_of_the_state(tiny_system):
     probe = _ForkOnce()
-    res = Simulation(make_jobs(ROWS), tiny_system, probe, window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(make_jobs(ROWS), tiny_system, probe, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     f, m = probe.fork.state, probe.main_state
     # every mutable field (and every field of its nested records) is the fork's own object
     for fld in fields(PlatformState):
@@ -69,14 +69,13 @@ def test_fork_copies_every_mutable_field_of_the_state(tiny_system):
     assert list(res.jobs["sim_start_s"]) == [0.0, 0.0, 200.0]
 
 
-def test_config_object_and_keywords_are_the_same_run(tiny_system):
+def test_options_go_through_the_config_object_only(tiny_system):
+    # the keyword-options path is gone (issue #27 item 6): a SimulationConfig field as a keyword is refused
     kw = dict(window_start_s=0.0, window_s=1e6, step_s=15.0, interval_s=60.0)
-    a = Simulation(make_jobs(ROWS), tiny_system, "fcfs", **kw).run()
-    b = Simulation(make_jobs(ROWS), tiny_system, "fcfs", SimulationConfig(**kw)).run()
-    assert a.totals == b.totals
-    np.testing.assert_array_equal(a.jobs["sim_start_s"], b.jobs["sim_start_s"])
-    with pytest.raises(TypeError, match="not both"):
-        Simulation(make_jobs(ROWS), tiny_system, "fcfs", SimulationConfig(**kw), window_s=5.0)
+    res = Simulation(make_jobs(ROWS), tiny_system, "fcfs", SimulationConfig(**kw)).run()
+    assert list(res.jobs["sim_start_s"]) == [0.0, 0.0, 200.0]  # as the probe run above: job 3 at 200 s
+    with pytest.raises(TypeError, match="window_s"):
+        Simulation(make_jobs(ROWS), tiny_system, "fcfs", window_s=5.0)
 
 
 @pytest.mark.parametrize("kw, msg", [

@@ -49,7 +49,7 @@ def test_a_policy_that_writes_into_the_view_fails_loudly():
 
 
 def test_registered_policy_is_made_by_name_and_listed(monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))  # the test's policy does not leak
+    monkeypatch.setattr(registry.POLICIES, "_entries", dict(registry.POLICIES._entries))  # the test's policy does not leak
     @register_policy("test-noop", "starts nothing (test)")
     def _noop(backfill=None, **params):
         class Noop(BasePolicy):

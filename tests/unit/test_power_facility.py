@@ -193,7 +193,7 @@ def test_frontier_liquid_fraction_is_the_raps_figure():
 
 
 def test_summary_says_what_the_pue_counts():
-    from scheduler_sim.runner import format_summary, pue_category
+    from scheduler_sim.app.runner import format_summary, pue_category
 
     full = {"facility_stages_counted": ["transformer", "switchgear", "ups", "air_side", "lighting"],
             "facility_stages_absent": ["pdu"]}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.registry import Registry
 from dataloaders import registry
 from dataloaders.registry import BaseLoader, guess_format, register_loader
 
@@ -31,7 +32,7 @@ def _modules_after(code: str) -> set[str]:
 def test_help_imports_nothing_heavy():
     """Building the parser and printing every sub-command's help imports none of HEAVY."""
     mods = _modules_after(
-        "from scheduler_sim.cli import build_parser\n"
+        "from scheduler_sim.app.cli import build_parser\n"
         "p = build_parser()\n"
         "p.format_help()\n"
         "for c in ('run', 'sweep', 'compare', 'report', 'list', 'validate', 'cooling'):\n"
@@ -46,7 +47,9 @@ def test_guess_format_imports_no_loader_module(name, expected):
     package's __init__)."""
     mods = _modules_after(f"from dataloaders.registry import guess_format\nprint(guess_format({name!r}))")
     loaders = {m for m in mods if m.startswith("dataloaders.")} - {"dataloaders.registry", "dataloaders.report",
-                                                                   "dataloaders.swf", "dataloaders.cache"}
+                                                                   "dataloaders.swf", "dataloaders.cache",
+                                                                   # the SWF loader's helpers (field tables)
+                                                                   "dataloaders._common", "dataloaders.fields"}
     assert loaders == set()
     assert guess_format(name) == expected
 
@@ -70,7 +73,7 @@ class _EarlySwf(BaseLoader):
 
 def test_fast_path_keeps_the_sorted_order_of_claims(monkeypatch):
     """A registered loader that sorts before a built-in and claims the same suffix still wins, as before."""
-    monkeypatch.setattr(registry, "_RUNTIME", {})
+    monkeypatch.setattr(registry, "_RUNTIME", Registry("trace loader"))
     register_loader(_EarlySwf)
     assert guess_format("t.swf") == "aaa_swf"
     assert guess_format("t.sacct") == "sacct"

@@ -6,7 +6,7 @@ import numpy as np
 from power import load_system
 from scheduler_sim.kernel.allocator import FREE
 from scheduler_sim.kernel.stepfunction import StepFunction
-from scheduler_sim.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs
 
 
@@ -20,7 +20,7 @@ def test_tables_equal_direct_sums_at_every_power_change():
     """At every step-function evaluation of an EASY run (300 jobs, 1-899 nodes, Theta: two distinct idle-share
     values), the tabled idle DC and rack-input powers are those of ``node_dc[idle].sum()`` and
     ``node_it_input_w(node_dc)[idle].sum()``, and every idle node draws the idle power (the tables' premise)."""
-    sim = Simulation(_jobs(), load_system("theta"), "fcfs", backfill="easy", window_start_s=0.0, window_s=1e9)
+    sim = Simulation(_jobs(), load_system("theta"), "fcfs", SimulationConfig(backfill="easy", window_start_s=0.0, window_s=1e9))
     fast = sim.stepfn
     assert fast._idle_share_W is not None and np.unique(fast._idle_share_W).size == 2
     slow = StepFunction(sim.chain, sim.layout, None)

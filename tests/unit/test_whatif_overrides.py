@@ -10,38 +10,8 @@ import pytest
 from scheduler_sim.app.cli import main
 from scheduler_sim.app.config import ConfigError, RunConfig
 from scheduler_sim.app.overrides import apply_sets, parse_value, resolve_key, toml_dumps
+from tests.conftest import write_tiny4  # the tiny 4-node machine (tests/conftest.py)
 
-TINY4 = """name = "tiny4"
-description = "4 lossless nodes, 1 rack, 1 CDU"
-cores_per_node = 1
-cooling_plant = "seth"
-liquid_fraction = 1.0
-default_cpu_util = 0.5
-default_gpu_util = 0.0
-[topology]
-n_cdus = 1
-rack_positions_per_cdu = 1
-nodes_per_rack = 4
-missing_rack_positions = []
-n_nodes = 4
-[node]
-cpu_idle_W = 100.0
-cpu_max_W = 306.0
-cpus_per_node = 1
-gpus_per_node = 0
-[sivoc]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-[rectifier]
-P_fixed_W = 0.0
-eta = 1.0
-k_per_W = 0.0
-nodes_per_rectifier = 4
-[rack_overhead]
-P_W = 0.0
-side = "ac"
-"""
 
 # job, submit, nodes, run time = requested time [s]
 JOBS = [(1, 0, 2, 100), (2, 10, 1, 50), (3, 20, 3, 50), (4, 30, 1, 10)]
@@ -53,7 +23,7 @@ def _swf(path, jobs=JOBS, header=""):
 
 
 def _run(tmp_path, *extra, name="r", quiet=True):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     if not (tmp_path / "p.swf").exists():
         _swf(tmp_path / "p.swf")
     out = tmp_path / f"{name}.h5"
@@ -107,7 +77,7 @@ def test_trace_machine_against_the_system_in_the_run_header(tmp_path, capsys):
 
 
 def test_trace_machine_from_sacct_node_names(tmp_path, capsys):
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     p = tmp_path / "n.sacct"
     p.write_text("JobID|Submit|Start|End|NNodes|NodeList|State|Timelimit\n"
                  "1|2022-01-01T00:00:00|2022-01-01T00:00:00|2022-01-01T00:10:00|2|nid[001-002]|COMPLETED|01:00:00\n"
@@ -137,7 +107,7 @@ def test_set_overrides_config_system_and_plant_keys_with_relative_forms(tmp_path
     with pytest.raises(ConfigError, match=r"relative value needs a number"):
         apply_sets(cfg, ["scheduler.policy=+20%"])
     # system key: tiny4's idle power -10 % = 90 W, through a derived, content-addressed system file
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     _swf(tmp_path / "p.swf")
     rc, out = _run(tmp_path, "--set", "system.node.cpu_idle_W=-10%", "--set", "system.node.cpu_max_W=x1", name="s")
     assert rc == 0
@@ -168,7 +138,7 @@ def test_set_overrides_config_system_and_plant_keys_with_relative_forms(tmp_path
 def test_sweep_axes_take_the_same_keys(tmp_path):
     from scheduler_sim.app.sweep import load_study
 
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     (tmp_path / "study.toml").write_text('name = "s"\n[base]\nsystem = "tiny4.toml"\n[axes]\n'
                                          '"system.node.cpu_idle_W" = [100.0, "-20%"]\n"seed" = [1]\n')
     _, sc = load_study(tmp_path / "study.toml", sets=["trace.window_days=2"])
@@ -181,7 +151,7 @@ def test_sweep_axes_take_the_same_keys(tmp_path):
 
 def test_workload_growth_arrival_rate_and_job_size(tmp_path):
     # arrival rate x 2: submits 0, 10, 20, 30 -> 0, 5, 10, 15 (compressed towards the window start, day 0)
-    (tmp_path / "tiny4.toml").write_text(TINY4)
+    write_tiny4(tmp_path)
     _swf(tmp_path / "p.swf", jobs=[(1, 0, 1, 100), (2, 10, 1, 100), (3, 20, 1, 100), (4, 30, 1, 100)])
     rc, out = _run(tmp_path, "--set", "trace.arrival_rate_factor=2", name="a")
     assert rc == 0

@@ -9,7 +9,7 @@ import pytest
 from power import PowerChain, sivoc_loss_w
 from power.system import System
 from scheduler_sim.analysis.attribution import attribute
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 from tests.conftest import make_jobs, tiny_system_spec
 
 # (job_id, submit_s, nodes, runtime_s, requested_s): four jobs on the 4-node tiny system, one of them waits
@@ -25,7 +25,7 @@ def _system(**over) -> System:
 
 
 def _closes(system: System):
-    res = Simulation(make_jobs(ROWS), system, "easy", window_start_s=0.0, window_s=1e6).run()
+    res = Simulation(make_jobs(ROWS), system, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
     att = attribute(res, system)
     tot = res.totals
     for q in ("E_node_dc_J", "E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J", "E_it_J"):

@@ -11,7 +11,7 @@ from cooling_fmu.weather import Weather
 from dataloaders.registry import load_trace
 from power import load_system
 from scheduler_sim.app.config import embedded_trace_path
-from scheduler_sim.kernel.simulation import Simulation
+from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
 
 DAY = 86400.0
 
@@ -23,8 +23,9 @@ def run():
     plant = CoolingPlant("theta", step_s=15.0)
     # simulation time 0 = the trace origin, 2022-01-01 00:14 local standard time: offset ~ 0 into the TMY year
     weather = Weather.from_tmy3(Weather_path(), offset_s=0.0)
-    sim = Simulation(jobs, system, "easy", window_start_s=181 * DAY, window_s=2 * DAY, plant=plant,
-                     wet_bulb_K=weather.wet_bulb_K, step_s=15.0, interval_s=60.0)
+    sim = Simulation(jobs, system, "easy",
+                     SimulationConfig(window_start_s=181 * DAY, window_s=2 * DAY, step_s=15.0, interval_s=60.0), plant=plant,
+                     wet_bulb_K=weather.wet_bulb_K)
     res = sim.run()
     final = dict(zip(plant.output_names, sim.plant_state))
     plant.close()

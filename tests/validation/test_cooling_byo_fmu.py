@@ -88,14 +88,15 @@ def test_site_fmu_runs_in_si_through_the_map(site_fmu, params):
 
 def test_site_fmu_in_the_simulation(site_fmu, params):
     from power.system import System
-    from scheduler_sim.kernel.simulation import Simulation
+    from scheduler_sim.kernel.simulation import Simulation, SimulationConfig
     from tests.conftest import make_jobs, tiny_system_spec
 
     system = System.from_spec(tiny_system_spec(n_nodes=6, n_cdus=N), source="tiny")
     jobs = make_jobs([(1, 0, 2, 3600, 7200), (2, 600, 4, 1800, 3600)], origin=0.0)
     with CoolingPlant(params, step_s=15.0, fmu_path=site_fmu, map_path=MAP) as plant:
-        sim = Simulation(jobs, system, "fcfs", window_start_s=0.0, window_s=86400.0, plant=plant,
-                         wet_bulb_K=lambda t: np.full(np.shape(t), 285.0), step_s=15.0, interval_s=60.0)
+        sim = Simulation(jobs, system, "fcfs",
+                         SimulationConfig(window_start_s=0.0, window_s=86400.0, step_s=15.0, interval_s=60.0), plant=plant,
+                         wet_bulb_K=lambda t: np.full(np.shape(t), 285.0))
         res = sim.run()
         final = dict(zip(plant.output_names, sim.plant_state))
     # the site FMU received exactly the rack heat, in kW, and its kWh total converts back to the same joules
