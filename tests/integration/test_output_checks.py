@@ -16,7 +16,8 @@ import pytest
 from scheduler_sim.app.cli import main
 from scheduler_sim.io import hdf5 as hdf5io
 from scheduler_sim.io.hdf5 import DamagedFileError, check_output, content_digest, read_jobs, read_series, read_summary
-from tests.unit.test_inputs_bounded import SWF, TINY4
+from tests.conftest import TINY4_TOML as TINY4
+from tests.unit.test_inputs_bounded import SWF
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from pathlib import Path
 import h5py
 
 from scheduler_sim.app.sweep import run_sweep
+from tests.conftest import TINY4_TOML as TINY4  # the tiny 4-node machine
 
-TINY4 = (Path(__file__).resolve().parents[1] / "unit" / "test_grid_bounds_and_rules.py").read_text() \
-    .split('TINY4 = """')[1].split('"""')[0]
 TRACE = ("1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
          "2 100 0 1800 2 -1 -1 2 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
          "3 200 0 1800 2 -1 -1 2 3600 -1 1 1 1 -1 1 -1 -1 -1\n")

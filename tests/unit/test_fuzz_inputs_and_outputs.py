@@ -47,7 +47,8 @@ from scheduler_sim.app.config import ConfigError, load_config
 from scheduler_sim.io.hdf5 import (DamagedFileError, SchemaError, check_output, content_digest, read_jobs,
                                    read_series, read_summary)
 from tests.data import power_fixtures as pf
-from tests.unit.test_inputs_bounded import SWF, TINY4
+from tests.conftest import TINY4_TOML as TINY4
+from tests.unit.test_inputs_bounded import SWF
 
 DATA = Path(__file__).parents[1] / "data"
 ROOT = Path(__file__).resolve().parents[2]

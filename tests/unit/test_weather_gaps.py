@@ -115,7 +115,7 @@ def test_weather_gaps_shipped_files_stay_within_the_limit(path):
     assert all(g[2] <= MAX_INTERPOLATED_GAP_H for g in rep.gaps)
 
 
-TINY4 = (Path(__file__).parent / "test_grid_bounds_and_rules.py").read_text().split('TINY4 = """')[1].split('"""')[0]
+from tests.conftest import TINY4_TOML as TINY4  # noqa: E402 - the tiny 4-node machine
 
 
 def test_weather_gaps_reported_on_every_run_under_quiet_and_in_the_file(tmp_path):
