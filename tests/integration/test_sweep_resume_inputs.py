@@ -80,8 +80,9 @@ def test_resume_reruns_every_scenario_when_the_system_or_a_grid_series_changed(t
     st = _study(tmp_path, traces=1)
     out = tmp_path / "o"
     _sweep(st, out)
-    (tmp_path / "tiny4.toml").write_text(TINY4.replace('description = "4 lossless nodes"',
-                                                       'description = "4 lossless nodes, edited"'))
+    edited = TINY4.replace('description = "', 'description = "edited: ', 1)
+    assert edited != TINY4
+    (tmp_path / "tiny4.toml").write_text(edited)
     _, resume = _sweep(st, out)
     assert resume["done_earlier"] == [] and len(resume["rerun"]) == 2
     assert all("system tiny4.toml" in r for r in resume["rerun"].values())
