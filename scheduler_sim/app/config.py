@@ -450,6 +450,11 @@ class RunConfig(_Strict):
             if names.count(self.serving.workload) > 1:
                 raise ValueError(f"serving.workload = {self.serving.workload!r}: {names.count(self.serving.workload)} "
                                  f"inference tables have that name; give them distinct names")
+        served = self.serving.workload if self.serving is not None else ""
+        for w in self.workload:
+            if w.family == "inference" and w.name != served:
+                raise ValueError(f"[[workload]] {w.name!r} of family 'inference' is served by no [serving] section: "
+                                 f"set [serving] workload = {w.name!r}")
         return self
 
     @model_validator(mode="after")

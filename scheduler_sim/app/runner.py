@@ -332,8 +332,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     serving = None
     if cfg.serving is not None:
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
-        checksums["request_trace"] = sha256_file(serving.trace_path)
+        gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
+            else None
+        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv, generated=gen)
+        if gen is None:
+            checksums["request_trace"] = sha256_file(serving.trace_path)
         checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from jobs.families.inference import InferenceFamily, inference_family
 from jobs.families.training import auto_layout, training_family
 from jobs.table import validate_job_table
 from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
@@ -37,7 +38,8 @@ from ..serving.hardware import load_gpu
 from .rl_workload import rl_pipeline_jobs
 from .workload_config import WorkloadConfig
 
-__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "finish_training", "TRAINING_JOB_ID0",
+__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "finish_training", "inference_requests",
+           "TRAINING_JOB_ID0",
            "DEFAULT_NETWORK_B_S"]
 
 #: Job ids of generated training jobs start here (far above trace ids).
@@ -336,3 +338,49 @@ def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution) -> Non
         n = rep["iterations"] if rep["iterations"] > 0 else math.nan
         rep.update({"E_it_J": e_it, "E_facility_J": e_f, "PUE_effective": e_f / e_it if e_it > 0 else math.nan,
                     "J_per_iteration_it": e_it / n, "J_per_iteration_facility": e_f / n})
+
+
+def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) -> tuple[str, InferenceFamily]:
+    """The requests of the ``[[workload]] family = "inference"`` table ``name`` (``[serving] workload``).
+
+    Drawn by :func:`jobs.families.inference.inference_family` from ``default_rng([seed, 24, i, 2 * 10**6])``
+    (``i`` the table's index), so a run's requests depend on its seed and the table only.
+
+    Parameters
+    ----------
+    workloads : list[WorkloadConfig]
+        The run's tables.
+    name : str
+        The table's name.
+    seed : int
+        The run's seed.
+
+    Returns
+    -------
+    tuple of (str, InferenceFamily)
+        The table's name and its requests, SLOs and parameters.
+
+    Raises
+    ------
+    ValueError
+        If no inference table has that name, or the family refuses its parameters (the message names the table).
+    """
+    from .workload_config import InferenceTableConfig
+    for i, w in enumerate(workloads):
+        if w.family == "inference" and w.name == name:
+            p = w.inference if w.inference is not None else InferenceTableConfig()
+            try:
+                fam = inference_family(np.random.default_rng([seed, 24, i, 2 * 10**6]), duration_s=p.duration_s,
+                                       arrival=p.arrival, rate_per_s=p.rate_per_s, cv=p.cv,
+                                       mmpp_rates_per_s=tuple(p.mmpp_rates_per_s),
+                                       mmpp_dwell_s=tuple(p.mmpp_dwell_s), prompt_median=p.prompt_median,
+                                       prompt_p99=p.prompt_p99, output_median=p.output_median,
+                                       output_p99=p.output_p99, max_tokens=p.max_tokens, ttft_s=p.ttft_s,
+                                       tpot_s=p.tpot_s)
+            except ValueError as exc:
+                raise ValueError(f"[[workload]] {i} ({name!r}): {exc}") from None
+            if len(fam.requests) == 0:
+                raise ValueError(f"[[workload]] {i} ({name!r}): no request arrives in {p.duration_s:g} s at "
+                                 f"{p.rate_per_s:g} per s")
+            return name, fam
+    raise ValueError(f"no [[workload]] table of family 'inference' is named {name!r}")
