@@ -74,7 +74,8 @@ import numpy as np
 
 __all__ = ["TrainingModel", "ParallelLayout", "TrainingGPU", "TrainingConstants", "IterationTime", "MemoryUse",
            "InfeasibleLayout", "Resilience", "Timeline", "bubble_fraction", "bubble_ratio", "iteration_time",
-           "memory_use", "activation_bytes_per_layer", "resilience_timeline", "expected_ettr", "young_daly_interval_s", "LLAMA3_FAILURE_RATE",
+           "memory_use", "activation_bytes_per_layer", "resilience_timeline", "expected_ettr", "young_daly_interval_s",
+           "LLAMA3_FAILURE_RATE",
            "SCHEDULES", "RECOMPUTE", "SHIPPED_MODELS"]
 
 SCHEDULES = ("1f1b", "interleaved", "zb-h1")

@@ -470,7 +470,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
             rl_power = [dict(res.power, step_end_s=res.step_end_s) for res in training.rl_results]
             parts = [extra] if extra is not None else []
             parts.append(lambda f: write_workload_group(f, training.reports, training.rl, rl_power))
-            extra = (lambda f: [p(f) for p in parts])
+
+            def extra(f) -> None:
+                for part in parts:
+                    part(f)
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
