@@ -460,8 +460,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         for r in training.rl:
             say(f"rl {r['name']}: {r['mode']}{' k = ' + str(r['staleness_bound']) if r['mode'] == 'async' else ''}, "
                 f"{r['steps']} steps of {r['mean_step_s']:.1f} s, {r['samples_per_s']:.2f} samples/s on "
-                f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.1f} kWh, "
-                f"facility {r['E_facility_J'] / 3.6e6:,.1f} kWh, PUE {r['PUE_effective']:.4f}, "
+                f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
+                f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
                 f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
                 f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if r['start_gap_s'] != 0 else ""))
     if out is not None:
