@@ -9,8 +9,8 @@ p99 5,000, capped at 16,384. ``STEPS`` RL steps per scenario; the same draws in 
 
 Facility: the one-type H100 cluster ``power/systems/h100_4k.toml`` (512 nodes, the Frontier-like plant, Knoxville
 weather, the cooling FMU). The RL pools take 64 nodes; the other 448 nodes run a Llama 3 70B pre-training job
-(3,584 GPUs, TP 8, PP 4, DP 112) from t = 0, so the plant is warm and loaded when the RL pipeline is submitted at
-``RL_START_H``. Each scenario is one facility run; the RL pools' rollout and trainer jobs get their IT and facility
+(3,584 GPUs, TP 8, PP 4, DP 112; no failures, so the facility load is the same in every scenario; a checkpoint
+every 30 min) from t = 0, so the plant is warm and loaded when the RL pipeline is submitted at ``RL_START_H``. Each scenario is one facility run; the RL pools' rollout and trainer jobs get their IT and facility
 energy from the run's attribution (``/attribution/jobs``), hence the pipeline's effective PUE and energy per
 sample at facility scope (``/workload/rl`` of each run's HDF5 file).
 
@@ -70,8 +70,9 @@ def config(name: str, mode: str, k: int, partial: int) -> RunConfig:
                  "group": 8, "reward_workers": 512, "mode": mode, "staleness": max(k, 1) if mode == "async" else 1,
                  "partial_segment": partial}}
     bg = {"family": "training", "name": "pretrain-70b", "model": "llama-3-70b", "gpu": "h100-sxm",
-          "train_hours": 4.0, "layout": {"tp": 8, "pp": 4, "dp": 112, "micro_batches": 32,
-                                         "schedule": "interleaved", "virtual_stages": 5}}
+          "train_hours": 2.0, "failure_rate_per_gpu_h": 0.0, "checkpoint_interval_s": 1800.0,
+          "layout": {"tp": 8, "pp": 4, "dp": 112, "micro_batches": 32, "schedule": "interleaved",
+                     "virtual_stages": 5}}
     return RunConfig.model_validate({
         "name": "rl-" + name.replace(" ", "-").replace("=", ""), "system": "h100_4k", "seed": 0,
         "trace": {"enabled": False, "window_start_days": 0.0, "window_days": WINDOW_H / 24},

@@ -30,11 +30,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from jobs.training import ParallelLayout, TrainingModel
+from jobs.training import ParallelLayout, TrainingGPU, TrainingModel
 from power import System, node_power_w
 
+from ..analysis.attribution import Attribution
 from ..serving.hardware import Deployment, load_gpu, load_model
 from ..serving.rl import RLConfig, RLResult, run_rl
+from .workload_config import RLTableConfig, WorkloadConfig
 
 __all__ = ["bin_step_function", "rl_pipeline_jobs", "finish_rl"]
 
@@ -44,10 +46,10 @@ def bin_step_function(t_s: np.ndarray, P_W: np.ndarray, T_s: float, dt_s: float)
 
     Parameters
     ----------
-    t_s : ndarray, shape (k,)
-        Start of each step [s], non-decreasing, ``t_s[0] = 0``.
-    P_W : ndarray, shape (k,)
-        Value from ``t_s[i]`` to ``t_s[i+1]`` (the last to ``T_s``) [W].
+    t_s : np.ndarray
+        Start of each step [s], shape (k,), non-decreasing, ``t_s[0] = 0``.
+    P_W : np.ndarray
+        Shape (k,): the value from ``t_s[i]`` to ``t_s[i+1]`` (the last to ``T_s``) [W].
     T_s : float
         End [s] (> 0).
     dt_s : float
@@ -71,13 +73,14 @@ def bin_step_function(t_s: np.ndarray, P_W: np.ndarray, T_s: float, dt_s: float)
     return edges[:-1][keep], mean[keep]
 
 
-def rl_pipeline_jobs(w, where: str, index: int, seed: int, system: System, trainer_model: TrainingModel,
-                     gpu, first_id: int) -> tuple[list[dict], list[pd.DataFrame], dict, RLResult]:
+def rl_pipeline_jobs(w: WorkloadConfig, where: str, index: int, seed: int, system: System,
+                     trainer_model: TrainingModel, gpu: TrainingGPU, first_id: int
+                     ) -> tuple[list[dict], list[pd.DataFrame], dict, RLResult]:
     """Simulate one ``family = "rl"`` table's pipeline and make its rollout and trainer jobs (module docstring).
 
     Parameters
     ----------
-    w : scheduler_sim.app.workload_config.WorkloadConfig
+    w : WorkloadConfig
         The table (``rl`` sub-table, ``model``, ``gpu``, ``layout``, ``submit_day``, ``name``).
     where : str
         The table's name in messages.
@@ -89,7 +92,7 @@ def rl_pipeline_jobs(w, where: str, index: int, seed: int, system: System, train
         The platform.
     trainer_model : TrainingModel
         The trainer's model (``w.model`` resolved).
-    gpu : jobs.training.TrainingGPU
+    gpu : TrainingGPU
         The GPU type on the system's nodes.
     first_id : int
         Job id of the rollout job (the trainer job gets the next).
@@ -107,7 +110,6 @@ def rl_pipeline_jobs(w, where: str, index: int, seed: int, system: System, train
         A serving model unknown to the catalogue, a trainer layout that does not fill whole nodes or does not fit,
         pools larger than the system, or a rollout request that never fits a replica (the message names the table).
     """
-    from .workload_config import RLTableConfig
     r = w.rl if w.rl is not None else RLTableConfig()
     gpn = gpu.gpus_per_node
     node = system.node
@@ -178,7 +180,7 @@ def rl_pipeline_jobs(w, where: str, index: int, seed: int, system: System, train
     return rows, series, report, res
 
 
-def finish_rl(reports: list[dict], jobs: pd.DataFrame, attribution) -> None:
+def finish_rl(reports: list[dict], jobs: pd.DataFrame, attribution: Attribution | None) -> None:
     """Add the attributed energies of each pipeline's two jobs to its report, in place.
 
     Adds ``E_it_J``, ``E_facility_J`` (the two jobs' ``/attribution/jobs`` energies), ``PUE_effective`` (their
@@ -187,11 +189,11 @@ def finish_rl(reports: list[dict], jobs: pd.DataFrame, attribution) -> None:
 
     Parameters
     ----------
-    reports : list of dict
+    reports : list[dict]
         From :func:`rl_pipeline_jobs`.
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         The run's job table after the simulation (``job_id``, ``sim_start_s``).
-    attribution : scheduler_sim.analysis.attribution.Attribution or None
+    attribution : Attribution | None
         The run's attribution (None: the energies are NaN).
     """
     ids = jobs["job_id"].to_numpy()

@@ -34,9 +34,10 @@ from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resili
 from power import System, node_power_w
 from power.ramps import PhaseProfile
 
+from ..analysis.attribution import Attribution
 from ..serving.hardware import load_gpu
 from .rl_workload import rl_pipeline_jobs
-from .workload_config import WorkloadConfig
+from .workload_config import InferenceTableConfig, WorkloadConfig
 
 __all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "finish_training", "inference_requests",
            "TRAINING_JOB_ID0",
@@ -312,7 +313,7 @@ def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
     return out
 
 
-def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution) -> None:
+def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution: Attribution | None) -> None:
     """Add each training job's attributed energies to its report, in place (``/workload/training``).
 
     Adds ``E_it_J`` and ``E_facility_J`` (the job's ``/attribution/jobs`` energies), ``PUE_effective`` (their
@@ -320,11 +321,11 @@ def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution) -> Non
 
     Parameters
     ----------
-    reports : list of dict
+    reports : list[dict]
         :attr:`TrainingJobs.reports`.
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         The run's job table (``job_id``), aligned with the attribution.
-    attribution : scheduler_sim.analysis.attribution.Attribution or None
+    attribution : Attribution | None
         The run's attribution (None: the energies are NaN).
     """
     row = {int(x): i for i, x in enumerate(jobs["job_id"].to_numpy())}
@@ -365,7 +366,6 @@ def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) ->
     ValueError
         If no inference table has that name, or the family refuses its parameters (the message names the table).
     """
-    from .workload_config import InferenceTableConfig
     for i, w in enumerate(workloads):
         if w.family == "inference" and w.name == name:
             p = w.inference if w.inference is not None else InferenceTableConfig()

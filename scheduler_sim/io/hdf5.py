@@ -744,19 +744,20 @@ def write_attribution_group(f: h5py.File, att) -> None:
     w.attrs("/attribution/totals", {k: float(v) for k, v in att.totals.items()})
 
 
-def write_workload_group(f, training: list[dict], rl: list[dict], rl_power: list[dict] | None = None) -> None:
+def write_workload_group(f: h5py.File, training: list[dict], rl: list[dict], rl_power: list[dict] | None = None
+                         ) -> None:
     """Write ``/workload`` (training-job and RL-pipeline reports, issue #24) into an open HDF5 file.
 
     Parameters
     ----------
     f : h5py.File
         The run file being written.
-    training : list of dict
+    training : list[dict]
         One report per training job (keys of :data:`scheduler_sim.io.schema.TRAINING_REPORT_COLUMNS`; missing
         float columns are written as NaN).
-    rl : list of dict
+    rl : list[dict]
         One report per RL pipeline (keys of :data:`scheduler_sim.io.schema.RL_REPORT_COLUMNS`).
-    rl_power : list of dict or None
+    rl_power : list[dict] | None
         Per pipeline (order of ``rl``): ``{"rollout": (t_s, P_W), "trainer": ..., "reward": ..., "step_end_s":
         ndarray}``, written to ``/workload/rl_power/<name>``.
 

@@ -54,21 +54,21 @@ class ServingOutput:
         return NodePowerProfile(self.nodes, self.power.t_s, self.power.P_node_W, label="serving")
 
 
-def prepare_serving(sc, system, *, sim_offset_s: float, generated=None) -> ServingOutput:
+def prepare_serving(sc: object, system: System, *, sim_offset_s: float, generated: tuple | None = None) -> ServingOutput:
     """Load the trace and the deployment of a ``[serving]`` section, run the engine, bin its power.
 
     Parameters
     ----------
-    sc : scheduler_sim.app.config.ServingConfig
-        The section.
-    system : power.System
+    sc : object
+        The ``[serving]`` section (a scheduler_sim.app.config.ServingConfig).
+    system : System
         The facility's platform (node baseline, GPUs per node, number of nodes).
     sim_offset_s : float
         Simulation time of trace time 0 [s].
-    generated : tuple of (str, jobs.families.inference.InferenceFamily) or None
-        Requests of a ``[[workload]] family = "inference"`` table (``[serving] workload``): ``(table name,
-        family)``; served instead of a request trace, with the family's SLOs. The window keys (``start_s``,
-        ``duration_s``) apply to it as to a trace.
+    generated : tuple | None
+        ``(table name, jobs.families.inference.InferenceFamily)``: the requests of a ``[[workload]] family =
+        "inference"`` table (``[serving] workload``), served instead of a request trace, with the family's SLOs.
+        The window keys (``start_s``, ``duration_s``) apply to it as to a trace.
 
     Returns
     -------
