@@ -11,6 +11,11 @@ for any job. The iteration-scale swing (compute, bubble, exposed communication) 
 :class:`power.ramps.PhaseProfile` per job (:attr:`TrainingJobs.profiles`), zero-mean around that iteration mean,
 for the fast facility series and its spectrum (closed form, never one event per iteration).
 
+A ``family = "rl"`` table becomes two gang jobs, its RL pipeline's rollout and trainer pools
+(:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
+swing). A ``family = "inference"`` table makes no job: it gives ``[serving]`` its requests
+(:func:`inference_requests`).
+
 Phase node power: the system's node model (:func:`power.node_power_w`) at the system's default CPU load and the
 phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in the compute phase,
 ``util_bubble`` in the bubble, ``util_comm`` in exposed communication, ``util_checkpoint`` while writing,
