@@ -51,7 +51,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jobs.training import LLAMA3_FAILURE_RATE
 
-__all__ = ["WorkloadConfig", "LayoutConfig", "ModelConfig", "RLTableConfig", "InferenceTableConfig"]
+__all__ = ["WorkloadConfig", "LayoutConfig", "ModelConfig", "RLTableConfig", "InferenceTableConfig",
+           "ExtremeTableConfig", "SERVED_FAMILIES"]
+
+#: Families whose requests a ``[serving]`` section serves (``[serving] workload``).
+SERVED_FAMILIES = ("inference", "extreme")
 
 
 class _Strict(BaseModel):
@@ -142,13 +146,32 @@ class InferenceTableConfig(_Strict):
     tpot_s: float = Field(0.05, gt=0, description="TPOT SLO [s] (replaces [serving] tpot_slo_s)")
 
 
+class ExtremeTableConfig(_Strict):
+    """The ``extreme`` table of a ``family = "extreme"`` workload: long-context requests with a step burst
+    (:func:`jobs.families.extreme.extreme_family`; its docstring gives the distributions and their sources), served
+    by the ``[serving]`` section that names it.
+    """
+
+    duration_s: float = Field(3600.0, gt=0, description="Horizon of the arrivals [s]")
+    rate_per_s: float = Field(1.0, gt=0, description="Base Poisson rate [1/s]")
+    burst_multiplier: float = Field(10.0, ge=1, description="Rate factor inside the burst")
+    burst_start_s: float = Field(1200.0, ge=0, description="Burst start [s]")
+    burst_s: float = Field(300.0, gt=0, description="Burst length [s]")
+    prompt_median: float = Field(32768.0, gt=0, description="Prompt length median [tokens]")
+    prompt_p99: float = Field(131072.0, gt=0, description="Prompt length p99 [tokens]")
+    output_median: float = Field(250.0, gt=0, description="Output length median [tokens]")
+    output_p99: float = Field(2000.0, gt=0, description="Output length p99 [tokens]")
+    ttft_s: float = Field(10.0, gt=0, description="TTFT SLO [s] (replaces [serving] ttft_slo_s)")
+    tpot_s: float = Field(0.1, gt=0, description="TPOT SLO [s] (replaces [serving] tpot_slo_s)")
+
+
 class WorkloadConfig(_Strict):
     """One ``[[workload]]`` table."""
 
-    family: Literal["training", "training_family", "training_trace", "rl", "inference"] = Field(
+    family: Literal["training", "training_family", "training_trace", "rl", "inference", "extreme"] = Field(
         description="Workload family: 'training' (the jobs given), 'training_family' (drawn), 'training_trace' "
-                    "(trace jobs mapped), 'rl' (an RL post-training pipeline: rollout and trainer pools) or "
-                    "'inference' (requests for the [serving] section that names it)")
+                    "(trace jobs mapped), 'rl' (an RL post-training pipeline: rollout and trainer pools), "
+                    "'inference' or 'extreme' (requests for the [serving] section that names it)")
     name: str = Field("training", description="Prefix of the generated jobs' names")
     model: str | ModelConfig = Field("llama-3-70b", description="Shipped training model or an inline table")
     gpu: str = Field("h100-sxm", description="GPU type of the node-type catalogue")
@@ -174,6 +197,7 @@ class WorkloadConfig(_Strict):
     min_nodes: int = Field(1, ge=1, description="training_trace: smallest trace job mapped [nodes]")
     rl: RLTableConfig | None = Field(None, description="rl: the pipeline (rollout, reward, trainer, mode)")
     inference: InferenceTableConfig | None = Field(None, description="inference: arrivals, lengths and SLOs")
+    extreme: ExtremeTableConfig | None = Field(None, description="extreme: long contexts and a burst")
 
     @model_validator(mode="after")
     def _layout_given(self) -> "WorkloadConfig":
@@ -183,4 +207,6 @@ class WorkloadConfig(_Strict):
             raise ValueError(f"an rl table belongs to family 'rl', not {self.family!r}")
         if self.inference is not None and self.family != "inference":
             raise ValueError(f"an inference table belongs to family 'inference', not {self.family!r}")
+        if self.extreme is not None and self.family != "extreme":
+            raise ValueError(f"an extreme table belongs to family 'extreme', not {self.family!r}")
         return self

@@ -13,7 +13,7 @@ for the fast facility series and its spectrum (closed form, never one event per 
 
 A ``family = "rl"`` table becomes two gang jobs, its RL pipeline's rollout and trainer pools
 (:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
-swing). A ``family = "inference"`` table makes no job: it gives ``[serving]`` its requests
+swing). A ``family = "inference"`` or ``"extreme"`` table makes no job: it gives ``[serving]`` its requests
 (:func:`inference_requests`).
 
 Phase node power: the system's node model (:func:`power.node_power_w`) at the system's default CPU load and the
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from jobs.families.extreme import extreme_family
 from jobs.families.inference import InferenceFamily, inference_family
 from jobs.families.training import auto_layout, training_family
 from jobs.table import validate_job_table
@@ -42,7 +43,7 @@ from power.ramps import PhaseProfile
 from ..analysis.attribution import Attribution
 from ..serving.hardware import load_gpu
 from .rl_workload import rl_pipeline_jobs
-from .workload_config import InferenceTableConfig, WorkloadConfig
+from .workload_config import ExtremeTableConfig, InferenceTableConfig, WorkloadConfig
 
 __all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "finish_training", "inference_requests",
            "TRAINING_JOB_ID0",
@@ -347,10 +348,12 @@ def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution: Attrib
 
 
 def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) -> tuple[str, InferenceFamily]:
-    """The requests of the ``[[workload]] family = "inference"`` table ``name`` (``[serving] workload``).
+    """The requests of the ``[[workload]]`` table ``name`` of family ``inference`` or ``extreme`` (``[serving]
+    workload``).
 
-    Drawn by :func:`jobs.families.inference.inference_family` from ``default_rng([seed, 24, i, 2 * 10**6])``
-    (``i`` the table's index), so a run's requests depend on its seed and the table only.
+    Drawn by :func:`jobs.families.inference.inference_family` or :func:`jobs.families.extreme.extreme_family` from
+    ``default_rng([seed, 24, i, 2 * 10**6])`` (``i`` the table's index), so a run's requests depend on its seed and
+    the table only.
 
     Parameters
     ----------
@@ -363,29 +366,35 @@ def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) ->
 
     Returns
     -------
-    tuple of (str, InferenceFamily)
+    tuple[str, InferenceFamily]
         The table's name and its requests, SLOs and parameters.
 
     Raises
     ------
     ValueError
-        If no inference table has that name, or the family refuses its parameters (the message names the table).
+        If no such table has that name, or the family refuses its parameters or draws no request (the message
+        names the table).
     """
     for i, w in enumerate(workloads):
-        if w.family == "inference" and w.name == name:
-            p = w.inference if w.inference is not None else InferenceTableConfig()
-            try:
-                fam = inference_family(np.random.default_rng([seed, 24, i, 2 * 10**6]), duration_s=p.duration_s,
-                                       arrival=p.arrival, rate_per_s=p.rate_per_s, cv=p.cv,
-                                       mmpp_rates_per_s=tuple(p.mmpp_rates_per_s),
+        if w.family not in ("inference", "extreme") or w.name != name:
+            continue
+        rng = np.random.default_rng([seed, 24, i, 2 * 10**6])
+        try:
+            if w.family == "inference":
+                p = w.inference if w.inference is not None else InferenceTableConfig()
+                fam = inference_family(rng, duration_s=p.duration_s, arrival=p.arrival, rate_per_s=p.rate_per_s,
+                                       cv=p.cv, mmpp_rates_per_s=tuple(p.mmpp_rates_per_s),
                                        mmpp_dwell_s=tuple(p.mmpp_dwell_s), prompt_median=p.prompt_median,
                                        prompt_p99=p.prompt_p99, output_median=p.output_median,
                                        output_p99=p.output_p99, max_tokens=p.max_tokens, ttft_s=p.ttft_s,
                                        tpot_s=p.tpot_s)
-            except ValueError as exc:
-                raise ValueError(f"[[workload]] {i} ({name!r}): {exc}") from None
-            if len(fam.requests) == 0:
-                raise ValueError(f"[[workload]] {i} ({name!r}): no request arrives in {p.duration_s:g} s at "
-                                 f"{p.rate_per_s:g} per s")
-            return name, fam
-    raise ValueError(f"no [[workload]] table of family 'inference' is named {name!r}")
+            else:
+                p = w.extreme if w.extreme is not None else ExtremeTableConfig()
+                fam = extreme_family(rng, **p.model_dump())
+        except ValueError as exc:
+            raise ValueError(f"[[workload]] {i} ({name!r}): {exc}") from None
+        if len(fam.requests) == 0:
+            raise ValueError(f"[[workload]] {i} ({name!r}): no request arrives in {p.duration_s:g} s at "
+                             f"{p.rate_per_s:g} per s")
+        return name, fam
+    raise ValueError(f"no [[workload]] table of family 'inference' or 'extreme' is named {name!r}")

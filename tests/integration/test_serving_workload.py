@@ -53,3 +53,22 @@ def test_inference_table_must_be_served_by_name():
     d = _cfg()
     d.pop("workload")
     assert '"workload"' not in RunConfig.model_validate(d).to_json()
+
+
+def test_extreme_family_is_served_with_its_burst_and_long_prompts():
+    from jobs.families.extreme import extreme_family
+    ext = dict(family="extreme", name="burst",
+               extreme=dict(duration_s=300.0, rate_per_s=0.2, burst_multiplier=6.0, burst_start_s=100.0,
+                            burst_s=60.0, prompt_median=8192.0, prompt_p99=65536.0, ttft_s=8.0, tpot_s=0.1))
+    d = _cfg(workload="burst")
+    d["workload"] = [ext]
+    r = run_one(RunConfig.model_validate(d), None)
+    expect = extreme_family(np.random.default_rng([7, 24, 0, 2 * 10**6]), duration_s=300.0, rate_per_s=0.2,
+                            burst_multiplier=6.0, burst_start_s=100.0, burst_s=60.0, prompt_median=8192.0,
+                            prompt_p99=65536.0, ttft_s=8.0, tpot_s=0.1).requests
+    t = expect["arrival_time_s"].to_numpy(float)
+    inside = ((t >= 100) & (t < 160)).sum() / 60.0
+    outside = ((t < 100) | (t >= 160)).sum() / 240.0
+    assert inside > 2.5 * outside                                   # the burst: 6x the base rate on [100, 160) s
+    assert r.summary["serving_requests"] == len(expect)
+    assert np.median(expect["prompt_tokens"]) > 4000                # long contexts (median 8,192 drawn)
