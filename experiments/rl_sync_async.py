@@ -10,8 +10,9 @@ p99 5,000, capped at 16,384. ``STEPS`` RL steps per scenario; the same draws in 
 Facility: the one-type H100 cluster ``power/systems/h100_4k.toml`` (512 nodes, the Frontier-like plant, Knoxville
 weather, the cooling FMU). The RL pools take 64 nodes; the other 448 nodes run a Llama 3 70B pre-training job
 (3,584 GPUs, TP 8, PP 4, DP 112; no failures, so the facility load is the same in every scenario; a checkpoint
-every 30 min) from t = 0, so the plant is warm and loaded when the RL pipeline is submitted at ``RL_START_H``. Each scenario is one facility run; the RL pools' rollout and trainer jobs get their IT and facility
-energy from the run's attribution (``/attribution/jobs``), hence the pipeline's effective PUE and energy per
+every 30 min) from t = 0, so the plant is warm and loaded when the RL pipeline is submitted at ``RL_START_H``.
+Each scenario is one facility run; the RL pools' rollout and trainer jobs get their IT and facility energy from
+the run's attribution (``/attribution/jobs``), hence the pipeline's effective PUE and energy per
 sample at facility scope (``/workload/rl`` of each run's HDF5 file).
 
 Scenarios (spread over the MPI ranks): ``sync``; ``async`` with staleness bound k = 1, 2, 4; ``sync`` with partial
