@@ -101,3 +101,13 @@ def test_rl_table_needs_a_layout_and_the_rl_family():
         WorkloadConfig(family="training", layout=dict(tp=8, dp=1), rl={})
     with pytest.raises((ConfigError, ValueError), match="rollout_replicas"):
         WorkloadConfig(family="rl", layout=dict(tp=8, dp=1), rl={"rollout_replicas": 0})
+
+
+def test_rl_rollout_model_must_be_a_serving_model(h100):
+    w = WorkloadConfig(**{**RL, "model": "mixtral-8x7b", "layout": dict(tp=8, pp=1, dp=2, ep=2)})
+    with pytest.raises(ValueError, match=r"\[\[workload\]\] 0 \('grpo'\): rollout model 'mixtral-8x7b' is not a "
+                                         r"serving model"):
+        training_jobs([w], h100, seed=0)
+    too_big = WorkloadConfig(**{**RL, "rl": {**RL["rl"], "rollout_replicas": 4096}})
+    with pytest.raises(ValueError, match=r"rollout \(512 nodes\) \+ trainer \(2 nodes\) exceed the 512 nodes"):
+        training_jobs([too_big], h100, seed=0)
