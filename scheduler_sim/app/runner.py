@@ -32,7 +32,7 @@ from ..analysis.attribution import T_SUPPLY_TOLERANCE_K, attribution_of_run
 from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
-from ..io.hdf5 import sha256_file, write_run
+from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.progress import Spinner
@@ -40,6 +40,7 @@ from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
+from .rl_workload import finish_rl
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
@@ -283,7 +284,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     _annotate_result(run, result)
     ga, grid_content = _grid_results(run, result, sim)
     limit = _supply_limit(run)
-    path = _write(run, out, result, ga, grid_content, limit) if out is not None else None
+    attr = _attribution(run, result, limit) if out is not None or _has_workload(run) else None
+    _finish_workloads(run, result, attr)
+    path = _write(run, out, result, ga, grid_content, attr) if out is not None else None
     return _run_output(run, path, result, limit, headroom)
 
 
@@ -390,8 +393,11 @@ def _prepare_serving(run: _Run) -> None:
     if cfg.serving is None:
         return
     t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-    run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv)
-    run.checksums["request_trace"] = sha256_file(serving.trace_path)
+    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
+        else None
+    run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv, generated=gen)
+    if gen is None:
+        run.checksums["request_trace"] = sha256_file(serving.trace_path)
     run.checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
     if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
         run.origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
@@ -546,16 +552,60 @@ def _supply_limit(run: _Run):
     return supply_limit_of_plant(load_plant_params(name), str(name))
 
 
-def _write(run: _Run, out: str | Path, result, ga, grid_content, limit) -> Path:
+def _has_workload(run: _Run) -> bool:
+    """Whether the run has training jobs or RL pools with reports (``/workload``)."""
+    return bool(run.training is not None and (run.training.reports or run.training.rl))
+
+
+def _attribution(run: _Run, result, limit):
+    """The run's attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), at the plant's limit."""
+    cfg = run.cfg
+    return (attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K) if limit is not None
+            else attribution_of_run(result, cfg.to_json()))
+
+
+def _finish_workloads(run: _Run, result, attr) -> None:
+    """Attributed energies of the training jobs and RL pools (``/workload``), and one line per RL pipeline."""
+    if not _has_workload(run):
+        return
+    training = run.training
+    workloads.finish_training(training.reports, result.jobs, attr)
+    finish_rl(training.rl, result.jobs, attr)
+    for r in training.rl:
+        run.say(f"rl {r['name']}: {r['mode']}{' k = ' + str(r['staleness_bound']) if r['mode'] == 'async' else ''}, "
+                f"{r['steps']} steps of {r['mean_step_s']:.1f} s, {r['samples_per_s']:.2f} samples/s on "
+                f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
+                f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
+                f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
+                f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0
+                                 else ""))
+
+
+def _extra_groups(run: _Run, ga, grid_content):
+    """The ``extra_groups`` writer of the run file: ``/grid`` (:func:`_grid_writers`) and ``/workload``."""
+    extra = _grid_writers(ga, grid_content)
+    if not _has_workload(run):
+        return extra
+    training = run.training
+    rl_power = [dict(res.power, step_end_s=res.step_end_s) for res in training.rl_results]
+    parts = [extra] if extra is not None else []
+    parts.append(lambda f: write_workload_group(f, training.reports, training.rl, rl_power))
+
+    def write(f) -> None:
+        for part in parts:
+            part(f)
+
+    return write
+
+
+def _write(run: _Run, out: str | Path, result, ga, grid_content, attr) -> Path:
     """Write the run file (:func:`scheduler_sim.io.hdf5.write_run`) with its attribution; its path."""
     cfg, loaded = run.cfg, run.loaded
     return write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=run.system.name,
                      policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=run.checksums,
                      load_report=loaded.report.to_dict() if loaded is not None else {},
-                     time_origin_unix_s=run.origin, serving=run.serving,
-                     attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
-                     if limit is not None else attribution_of_run(result, cfg.to_json()),
-                     extra_groups=_grid_writers(ga, grid_content))
+                     time_origin_unix_s=run.origin, serving=run.serving, attribution=attr,
+                     extra_groups=_extra_groups(run, ga, grid_content))
 
 
 def _run_output(run: _Run, path: Path | None, result, limit, headroom: bool) -> RunOutput:
