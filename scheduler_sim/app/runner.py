@@ -817,14 +817,41 @@ def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opt
         Any other TypeError of the loader, as raised.
     """
     try:
-        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
-                          strict=cfg.trace.strict, **opts)
+        st = Path(trace_path).stat()
+    except OSError:
+        st = None
+    key = (str(Path(trace_path).resolve()), st.st_mtime_ns if st else None, st.st_size if st else None,
+           cfg.trace.format or None, int(pool), int(cpn), bool(cfg.trace.strict), tuple(sorted(opts.items())))
+    if st is not None and key in _TRACE_MEMO:  # a sweep rank's later scenario, an ensemble's later member
+        return _copy_loaded(_TRACE_MEMO[key])
+    try:
+        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                            strict=cfg.trace.strict, **opts)
     except TypeError as exc:
         if "timezone" not in str(exc) or "timezone" not in opts:
             raise
         fmt = cfg.trace.format or guess_format(trace_path)
         raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
                          f"reads no local clock times (its times carry no zone to set); leave it unset") from None
+    if st is not None:
+        _TRACE_MEMO.clear()  # one trace kept: a sweep or an ensemble replays the same file
+        _TRACE_MEMO[key] = _copy_loaded(loaded)
+    return loaded
+
+
+#: The last trace loaded in this process (:func:`_load_batch_trace`), keyed by its path, modification time, size
+#: and the loader's options; the runs get copies (they add notes to the report and derive new job tables).
+_TRACE_MEMO: dict[tuple, LoadResult] = {}
+
+
+def _copy_loaded(loaded: LoadResult) -> LoadResult:
+    """An independent copy of a loaded trace (job table, report, profiles), so no run writes into the memo."""
+    import copy
+
+    jobs = loaded.jobs.copy(deep=True)
+    jobs.attrs = copy.deepcopy(loaded.jobs.attrs)
+    prof = loaded.profiles.copy(deep=True) if loaded.profiles is not None else None
+    return LoadResult(jobs, copy.deepcopy(loaded.report), prof)
 
 
 def pool_size(cfg: RunConfig, system) -> int:
