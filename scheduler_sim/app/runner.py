@@ -34,6 +34,7 @@ from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
+from ..kernel.lookahead import RolloutCooling
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
@@ -382,7 +383,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
-        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
+        cooling = rollout_cooling(cfg, system, wet_bulb, origin) if cfg.scheduler.twin.cooling == "fast" else None
+        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
     sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, grid))
@@ -786,6 +788,44 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
         share_entity=pr.fairshare_by, on_implausible=cfg.cooling.on_implausible,
         pool_nodes=sc.pool_nodes,
     )
+
+
+def rollout_cooling(cfg: RunConfig, system, wet_bulb, origin: float) -> RolloutCooling:
+    """The twin's rollout cooling for ``[scheduler.twin] cooling = "fast"``: the quasi-steady plant of the run's
+    plant (perturbed as the run's) and the run's wet-bulb.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The platform.
+    wet_bulb : callable or None
+        The run's wet-bulb [K] at simulation times [s]; None (cooling off): built from the run's weather settings.
+    origin : float
+        Unix time of simulation time 0 (NaN when unknown).
+
+    Returns
+    -------
+    RolloutCooling
+        Plant, wet-bulb and ``[scheduler.twin] plant_step_s``.
+
+    Raises
+    ------
+    ValueError
+        If the plant's CDU count differs from the system's (and the errors of the plant and weather loaders).
+    """
+    from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    if params.n_cdu != system.n_cdus:
+        raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
+                         f"{system.name!r} has {system.n_cdus}")
+    step = cfg.scheduler.twin.plant_step_s
+    if wet_bulb is None:
+        wet_bulb = perturb_wet_bulb(cfg.perturb, build_weather(cfg.with_overrides({"cooling.model": "fast"}), origin,
+                                                              system)[0])
+    return RolloutCooling(QuasiSteadyPlant(params, step_s=step), wet_bulb, step)
 
 
 def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:

@@ -1,0 +1,264 @@
+"""The fork/rollout service: what a look-ahead policy (the twin) gets on its view instead of the platform.
+
+A policy decides on the immutable :class:`~scheduler_sim.policies.SchedulerView`; a policy that looks ahead finds
+``view.lookahead``, a :class:`Lookahead`, whose only operation is :meth:`Lookahead.snapshot`: a frozen copy of the
+platform now (:class:`Snapshot`). A snapshot rolls a candidate policy out over a horizon and returns its score, each
+rollout from the same state; its job knowledge can be revised first (what the rollouts believe about runtimes and
+arrivals), and it pickles (to roll out on another MPI rank). The policy never holds the
+:class:`~scheduler_sim.kernel.simulation.Simulation`: the live platform stays private to the service, and nothing a
+snapshot does writes into it (every mutable part is copied, :meth:`Simulation.fork`).
+
+Cooling in the horizon
+----------------------
+By default a rollout's facility energy is IT x (1 + r), with ``r`` the cooling ratio at the snapshot (the plant's
+last step, or the configured estimate): the cooling FMU cannot be forked (rumoca's FMUs do not declare
+``canGetAndSetFMUstate``). With a :class:`RolloutCooling` (a quasi-steady plant, :class:`cooling_fmu.quasisteady.
+QuasiSteadyPlant`, and the run's wet-bulb), the rollout averages the power step function over steps of
+``RolloutCooling.step_s`` (the horizon cut into whole steps), evaluates the plant's steady state and the facility
+overheads (:class:`power.facility.FacilityOverheads`) on every step, and scores the facility energy as
+
+    E_facility = sum_k (P_it_k + P_cooling_k + P_overhead_k) dt
+
+with ``P_overhead`` the facility overheads beyond the liquid plant (the coupler's definition,
+:class:`scheduler_sim.kernel.coupler.CoolingCoupler`). The weather of the horizon and the plant's part-load
+behaviour then enter the decision. The plant's lag (``cooling.fast_tau_s``) is not applied in rollouts.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import heapq
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from .core import EventKind
+
+if TYPE_CHECKING:
+    from ..policies import BasePolicy
+    from .simulation import Simulation
+
+__all__ = ["Lookahead", "Snapshot", "RolloutCooling", "JobKnowledge"]
+
+
+@dataclass(frozen=True)
+class RolloutCooling:
+    """The cooling a rollout sees (module docstring).
+
+    Attributes
+    ----------
+    plant : object
+        A plant with ``steady_outputs(heat_W (m, n_cdu), T_wb_K (m,)) -> (m, n_outputs)`` and
+        ``P_cooling_index`` (:class:`cooling_fmu.quasisteady.QuasiSteadyPlant`); its state is not touched.
+    wet_bulb_K : callable
+        Wet-bulb temperature [K] at simulation times [s], ``ndarray -> ndarray``.
+    step_s : float
+        Rollout cooling step [s] (> 0): the horizon is cut into ``ceil(horizon / step_s)`` equal steps.
+    """
+
+    plant: object
+    wet_bulb_K: Callable[[np.ndarray], np.ndarray]
+    step_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.step_s) and self.step_s > 0):
+            raise ValueError(f"rollout cooling step_s must be finite and > 0, got {self.step_s}")
+
+
+@dataclass(frozen=True)
+class JobKnowledge:
+    """What a snapshot's rollouts know about the jobs (read-only arrays, shape (n_jobs,)).
+
+    Attributes
+    ----------
+    now_s : float
+        Time of the snapshot [s].
+    runtime_s : ndarray
+        Runtime each job will have [s] (the trace: the future is known exactly unless revised).
+    submit_s : ndarray
+        Submission time of each job [s].
+    pending : ndarray of bool
+        Jobs not started at the snapshot (queued or still to be submitted).
+    """
+
+    now_s: float
+    runtime_s: np.ndarray
+    submit_s: np.ndarray
+    pending: np.ndarray
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+class Snapshot:
+    """A frozen copy of the platform at one decision time; roll candidate policies out of it.
+
+    Made by :meth:`Lookahead.snapshot`. Every :meth:`rollout` starts from the same state (the snapshot itself is
+    never advanced). Pickles (the copy of the platform state and the policy-free fork), for MPI rollouts.
+
+    Parameters
+    ----------
+    fork : Simulation
+        A fork of the platform without a policy (:meth:`Simulation.fork`); owned by the snapshot.
+    """
+
+    def __init__(self, fork: "Simulation") -> None:
+        self._fork = fork
+
+    @property
+    def now_s(self) -> float:
+        """float: time of the snapshot [s]."""
+        return float(self._fork.state.env.now)
+
+    def knowledge(self) -> JobKnowledge:
+        """What the rollouts know now (read-only arrays; see :class:`JobKnowledge`).
+
+        Returns
+        -------
+        JobKnowledge
+            Runtimes, submissions and the pending mask.
+        """
+        jd, st = self._fork.jobdata, self._fork.state
+        return JobKnowledge(self.now_s, _ro(jd.runtime), _ro(jd.submit), _ro(np.isnan(st.start)))
+
+    def revise(self, runtime_s: np.ndarray | None = None, submit_s: np.ndarray | None = None) -> None:
+        """Give the rollouts other knowledge of the future (the main run is untouched).
+
+        Parameters
+        ----------
+        runtime_s : ndarray | None
+            New runtime of every job [s], shape (n_jobs,); only pending jobs' values are used (a running job keeps
+            its scheduled end). None keeps the runtimes.
+        submit_s : ndarray | None
+            New submission time of every job [s], shape (n_jobs,); only jobs still to be submitted (submission after
+            now) move, never before now; their pending submission events move with them. None keeps them.
+
+        Raises
+        ------
+        ValueError
+            If an array has the wrong shape or a value that is not finite / runtime not positive.
+        """
+        f = self._fork
+        st, jd = f.state, f.jobdata
+        now, n = float(st.env.now), len(jd.runtime)
+        pending = np.isnan(st.start)
+        runtime, submit = jd.runtime, jd.submit
+        if runtime_s is not None:
+            r = np.asarray(runtime_s, dtype=float)
+            if r.shape != (n,) or not np.all(np.isfinite(r[pending]) & (r[pending] > 0)):
+                raise ValueError(f"revise: runtime_s must be shape ({n},), finite and > 0 for pending jobs")
+            runtime = np.where(pending, r, jd.runtime)
+        if submit_s is not None:
+            s = np.asarray(submit_s, dtype=float)
+            if s.shape != (n,) or not np.all(np.isfinite(s[pending])):
+                raise ValueError(f"revise: submit_s must be shape ({n},) and finite for pending jobs")
+            future = pending & (jd.submit > now)
+            submit = np.where(future, np.maximum(now, s), jd.submit)
+            heap = []
+            for t, kind, seq, payload in st.env._heap:
+                if kind == int(EventKind.JOB_SUBMIT) and t > now:
+                    t = float(submit[payload.job])
+                heap.append((t, kind, seq, payload))
+            heapq.heapify(heap)
+            st.env._heap = heap
+        if runtime_s is not None or submit_s is not None:
+            f.jobdata = dataclasses.replace(jd, runtime=np.asarray(runtime, float), submit=np.asarray(submit, float))
+            f._wire(f.governor.cooling_estimate)
+
+    def rollout(self, policy: "BasePolicy", until_s: float, cooling: RolloutCooling | None = None) -> dict[str, float]:
+        """Roll a copy of ``policy`` out from the snapshot to ``until_s`` and score it.
+
+        Parameters
+        ----------
+        policy : BasePolicy
+            The candidate (deep-copied: its state is not changed).
+        until_s : float
+            End of the horizon [s], after :attr:`now_s`.
+        cooling : RolloutCooling | None
+            Cooling in the horizon (module docstring); None: the ratio at the snapshot.
+
+        Returns
+        -------
+        dict
+            ``wait_s`` [s], ``E_it_J`` [J], ``E_facility_J`` [J], ``started`` [1]
+            (:meth:`Simulation.rollout`); with ``cooling`` also ``E_cooling_J`` [J] (plant and overheads).
+        """
+        return self._fork.fork(copy.deepcopy(policy)).rollout(until_s, cooling)
+
+    def __getstate__(self) -> dict:
+        """Pickle support: the fork pickles itself (:meth:`Simulation.__getstate__`)."""
+        return {"_fork": self._fork}
+
+    def __setstate__(self, state: dict) -> None:
+        self._fork = state["_fork"]
+
+
+class Lookahead:
+    """The service on the view of a look-ahead policy (``view.lookahead``): snapshots of the platform now.
+
+    Parameters
+    ----------
+    platform : Simulation
+        The platform (kept private: a policy reaches it only through :meth:`snapshot`).
+    """
+
+    __slots__ = ("_platform",)
+
+    def __init__(self, platform: "Simulation") -> None:
+        self._platform = platform
+
+    def snapshot(self) -> Snapshot:
+        """A frozen copy of the platform now (call it from a policy's ``schedule``).
+
+        Returns
+        -------
+        Snapshot
+            Independent of the platform (one deep copy of its state, :meth:`Simulation.fork`).
+        """
+        return Snapshot(self._platform.fork(None))
+
+
+def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCooling, layout, overheads
+                  ) -> tuple[float, float]:
+    """IT and cooling energy of a rollout's step averages (module docstring).
+
+    Parameters
+    ----------
+    blocks : ndarray
+        Shape (n, layout.size): averages of the power step function over ``n`` steps of ``dt`` from ``t0``.
+    t0 : float
+        Start of the first step [s].
+    dt : float
+        Step [s].
+    cooling : RolloutCooling
+        Plant and wet-bulb.
+    layout : StateLayout
+        Columns of the step function (``n_cdus`` heat columns first, ``it`` the IT input).
+    overheads : FacilityOverheads
+        The facility's overheads (:func:`power.sizing.facility_overheads`), or None when none is modelled.
+
+    Returns
+    -------
+    tuple[float, float]
+        ``(E_it_J, E_cooling_J)`` [J]: IT input energy, and plant plus facility overheads beyond it.
+    """
+    n = blocks.shape[0]
+    t_mid = t0 + (np.arange(n) + 0.5) * dt
+    twb = np.asarray(cooling.wet_bulb_K(t_mid), dtype=float)
+    heat = np.ascontiguousarray(blocks[:, :layout.n_cdus])
+    out = cooling.plant.steady_outputs(heat, twb)
+    p_liq = out[:, cooling.plant.P_cooling_index]
+    p_it = blocks[:, layout.it]
+    extra = np.zeros(n)
+    if overheads is not None:
+        from power.facility import SERIES as OVERHEAD_SERIES
+
+        cols = overheads.evaluate_columns(p_it, p_liq, twb)
+        extra = cols.sum(axis=1) - cols[:, OVERHEAD_SERIES.index("Q_air_W")]
+    return float(p_it.sum() * dt), float((p_liq + extra).sum() * dt)
