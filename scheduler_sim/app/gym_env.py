@@ -387,7 +387,8 @@ class FacilityEnv:
 
     def _wet_bulb_obs(self, t: float) -> float:
         """Wet-bulb observation at ``t`` (module docstring); memoised on the last time (the environment asks
-        several times in one scheduling pass)."""
+        several times in one scheduling pass).
+        """
         if self._wet_bulb is None:
             return 0.0
         if t != self._wb_t:

@@ -107,14 +107,16 @@ def _package_versions() -> tuple[tuple[str, str], ...]:
 
 def package_versions() -> dict[str, str]:
     """Versions of hpctwin and the packages that shape its results (read once per process: every run of a sweep
-    rank or ensemble writes them, and the installed versions do not change under a running process)."""
+    rank or ensemble writes them, and the installed versions do not change under a running process).
+    """
     return dict(_package_versions())
 
 
 @functools.lru_cache(maxsize=1)
 def git_sha() -> str:
     """Commit of the hpctwin source tree, or 'unknown' outside a git checkout (asked once per process: one
-    ``git`` subprocess per written file cost a fork of the whole interpreter for every sweep scenario)."""
+    ``git`` subprocess per written file cost a fork of the whole interpreter for every sweep scenario).
+    """
     try:
         here = Path(__file__).resolve().parent
         r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
