@@ -406,6 +406,57 @@ def load_sweep_points(path: str | Path) -> SweepPoints:
                        any(k.startswith("serving_") for k in cols), int((~keep).sum()))
 
 
+def sweep_condition_labels(path: str | Path) -> dict[str, str]:
+    """The condition label of every scenario of a sweep summary (its weather, trace ... axes; "" without any).
+
+    Parameters
+    ----------
+    path : str | Path
+        A sweep folder or its ``summary.h5``.
+
+    Returns
+    -------
+    dict[str, str]
+        Scenario name -> label (:func:`scheduler_sim.analysis.report.sweep_conditions`, from the study file and
+        the configurations stored in the summary).
+    """
+    from .report import sweep_conditions
+
+    p = Path(path)
+    p = p / "summary.h5" if p.is_dir() else p
+    with h5py.File(p, "r") as f:
+        g = f["scenarios"]
+        dec = lambda a: [x.decode() if isinstance(x, bytes) else str(x) for x in a]  # noqa: E731
+        names = dec(g["name"][()])
+        cfgs = dec(g["config_json"][()]) if "config_json" in g else ["{}"] * len(names)
+        study = f.attrs.get("study_file", "")
+    study = study.decode() if isinstance(study, bytes) else str(study)
+    return dict(zip(names, sweep_conditions(study, cfgs)))
+
+
+def condition_groups(points: SweepPoints, labels: dict[str, str]) -> list[tuple[str, SweepPoints]]:
+    """The scenarios of ``points`` split by condition, sorted by label (one group ``("", points)`` when all share
+    one).
+
+    Parameters
+    ----------
+    points : SweepPoints
+        The finished scenarios.
+    labels : dict[str, str]
+        Scenario name -> condition label (:func:`sweep_condition_labels`).
+
+    Returns
+    -------
+    list of (str, SweepPoints)
+        (label, its scenarios); a condition decides nothing, so each gets its own front.
+    """
+    lab = [labels.get(n, "") for n in points.names]
+    distinct = sorted(set(lab))
+    if len(distinct) <= 1:
+        return [("", points)]
+    return [(d, _subset(points, np.array([x == d for x in lab], dtype=bool))) for d in distinct]
+
+
 def serving_default_axes() -> tuple[str, str, str]:
     """The field's standard serving view: (x, y, colour) = tokens/s per user, tokens/s per GPU, energy per token."""
     return "tokens_per_s_per_user", "tokens_per_s_per_gpu", "energy_per_token"
