@@ -406,34 +406,6 @@ def load_sweep_points(path: str | Path) -> SweepPoints:
                        any(k.startswith("serving_") for k in cols), int((~keep).sum()))
 
 
-def sweep_condition_labels(path: str | Path) -> dict[str, str]:
-    """The condition label of every scenario of a sweep summary (its weather, trace ... axes; "" without any).
-
-    Parameters
-    ----------
-    path : str | Path
-        A sweep folder or its ``summary.h5``.
-
-    Returns
-    -------
-    dict[str, str]
-        Scenario name -> label (:func:`scheduler_sim.analysis.report.sweep_conditions`, from the study file and
-        the configurations stored in the summary).
-    """
-    from .report import sweep_conditions
-
-    p = Path(path)
-    p = p / "summary.h5" if p.is_dir() else p
-    with h5py.File(p, "r") as f:
-        g = f["scenarios"]
-        dec = lambda a: [x.decode() if isinstance(x, bytes) else str(x) for x in a]  # noqa: E731
-        names = dec(g["name"][()])
-        cfgs = dec(g["config_json"][()]) if "config_json" in g else ["{}"] * len(names)
-        study = f.attrs.get("study_file", "")
-    study = study.decode() if isinstance(study, bytes) else str(study)
-    return dict(zip(names, sweep_conditions(study, cfgs)))
-
-
 def condition_groups(points: SweepPoints, labels: dict[str, str]) -> list[tuple[str, SweepPoints]]:
     """The scenarios of ``points`` split by condition, sorted by label (one group ``("", points)`` when all share
     one).
@@ -443,7 +415,8 @@ def condition_groups(points: SweepPoints, labels: dict[str, str]) -> list[tuple[
     points : SweepPoints
         The finished scenarios.
     labels : dict[str, str]
-        Scenario name -> condition label (:func:`sweep_condition_labels`).
+        Scenario name -> condition label (``scheduler_sim.analysis.report.sweep_conditions`` of the summary's
+        study file and configurations).
 
     Returns
     -------

@@ -386,6 +386,22 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _condition_labels(summary: Path) -> dict[str, str]:
+    """Scenario name -> condition label of a sweep summary (its weather, trace ... axes; "" without any), from the
+    study file and configurations stored in it (:func:`scheduler_sim.analysis.report.sweep_conditions`).
+    """
+    from ..analysis.report import sweep_conditions
+
+    with h5py.File(summary, "r") as f:
+        g = f["scenarios"]
+        dec = lambda a: [x.decode() if isinstance(x, bytes) else str(x) for x in a]  # noqa: E731
+        names = dec(g["name"][()])
+        cfgs = dec(g["config_json"][()]) if "config_json" in g else ["{}"] * len(names)
+        study = f.attrs.get("study_file", "")
+    study = study.decode() if isinstance(study, bytes) else str(study)
+    return dict(zip(names, sweep_conditions(study, cfgs)))
+
+
 def cmd_frontier(a: argparse.Namespace) -> int:
     """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot.
 
@@ -394,13 +410,13 @@ def cmd_frontier(a: argparse.Namespace) -> int:
     ``--across-conditions`` compares every scenario with every other (one front).
     """
     from ..analysis.frontier import (condition_groups, frontier_csv, frontier_plot, frontier_table,
-                                     load_sweep_points, serving_default_axes, sweep_condition_labels)
+                                     load_sweep_points, serving_default_axes)
 
     pts = load_sweep_points(a.sweep)
     dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
     metrics = [a.x or dx, a.y or dy] + ([a.z] if a.z else [])
     colour = a.colour or (dc if not a.z else None)
-    groups = [("", pts)] if a.across_conditions else condition_groups(pts, sweep_condition_labels(pts.path))
+    groups = [("", pts)] if a.across_conditions else condition_groups(pts, _condition_labels(pts.path))
     frs = [(label, frontier_table(sub, metrics, per_day=a.per_day, ref=a.ref, colour=colour))
            for label, sub in groups]
     for k, (label, fr) in enumerate(frs):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..policies.base import SchedulerView
 from .twin import TwinPolicy
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class NoisyTwinPolicy(TwinPolicy):
         super().__init__(**kw)
         self.runtime_sigma, self.jitter_s, self.seed = float(runtime_sigma), float(jitter_s), int(seed)
 
-    def snapshot(self, view):
+    def snapshot(self, view: SchedulerView) -> Snapshot:
         """The decision's snapshot with the rollouts' knowledge perturbed (module docstring).
 
         Parameters

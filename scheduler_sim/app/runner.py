@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -790,7 +791,7 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
     )
 
 
-def rollout_cooling(cfg: RunConfig, system, wet_bulb, origin: float) -> RolloutCooling:
+def rollout_cooling(cfg: RunConfig, system: System, wet_bulb: Callable | None, origin: float) -> RolloutCooling:
     """The twin's rollout cooling for ``[scheduler.twin] cooling = "fast"``: the quasi-steady plant of the run's
     plant (perturbed as the run's) and the run's wet-bulb.
 
@@ -800,7 +801,7 @@ def rollout_cooling(cfg: RunConfig, system, wet_bulb, origin: float) -> RolloutC
         The run.
     system : System
         The platform.
-    wet_bulb : callable or None
+    wet_bulb : Callable | None
         The run's wet-bulb [K] at simulation times [s]; None (cooling off): built from the run's weather settings.
     origin : float
         Unix time of simulation time 0 (NaN when unknown).

@@ -56,8 +56,10 @@ from __future__ import annotations
 import math
 import pickle
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..kernel.lookahead import RolloutCooling
 from ..policies import make_policy, register_policy
 from ..policies.base import BasePolicy, SchedulerView
 
@@ -197,7 +199,7 @@ class TwinPolicy(BasePolicy):
 
     Parameters
     ----------
-    pool : sequence of str or BasePolicy
+    pool : Sequence[str | BasePolicy]
         Candidates (``"order+backfill"`` names or instances). All must kill jobs at their requested wall time.
     horizon_s : float
         Rollout horizon [s] (> 0).
@@ -205,11 +207,12 @@ class TwinPolicy(BasePolicy):
         Simulated time between decisions [s] (> 0); a decision happens at the first pass at or after it.
     objective : Objective
         Weights of the score (see module docstring).
-    comm : mpi4py communicator or None
-        Spread rollouts over its ranks (the other ranks run :func:`serve_rollouts`); None rolls out serially.
-    priority_params : dict or None
+    comm : object | None
+        An mpi4py communicator: spread rollouts over its ranks (the other ranks run :func:`serve_rollouts`); None
+        rolls out serially.
+    priority_params : dict | None
         Multi-factor priority weights for a ``priority`` candidate.
-    cooling : RolloutCooling or None
+    cooling : RolloutCooling | None
         Cooling in the rollouts' horizon (:class:`~scheduler_sim.kernel.lookahead.RolloutCooling`: the
         quasi-steady plant and the run's wet-bulb); None: the cooling ratio frozen at the decision.
     """
@@ -217,9 +220,9 @@ class TwinPolicy(BasePolicy):
     name = "twin"
     description = "twin in the loop: roll out a pool of policies over a horizon every period, apply the best"
 
-    def __init__(self, pool=DEFAULT_POOL, horizon_s: float = 6 * 3600.0, period_s: float = 3600.0,
-                 objective: Objective = Objective(), comm=None, priority_params: dict | None = None,
-                 cooling=None) -> None:
+    def __init__(self, pool: Sequence[str | BasePolicy] = DEFAULT_POOL, horizon_s: float = 6 * 3600.0,
+                 period_s: float = 3600.0, objective: Objective = Objective(), comm: object | None = None,
+                 priority_params: dict | None = None, cooling: RolloutCooling | None = None) -> None:
         if not (math.isfinite(horizon_s) and horizon_s > 0 and math.isfinite(period_s) and period_s > 0):
             raise ValueError(f"twin horizon_s ({horizon_s}) and period_s ({period_s}) must be finite and > 0")
         if len(pool) == 0:

@@ -38,8 +38,11 @@ import numpy as np
 from .core import EventKind
 
 if TYPE_CHECKING:
+    from power.facility import FacilityOverheads
+
     from ..policies import BasePolicy
     from .simulation import Simulation
+    from .state import StateLayout
 
 __all__ = ["Lookahead", "Snapshot", "RolloutCooling", "JobKnowledge"]
 
@@ -132,10 +135,10 @@ class Snapshot:
 
         Parameters
         ----------
-        runtime_s : ndarray | None
+        runtime_s : np.ndarray | None
             New runtime of every job [s], shape (n_jobs,); only pending jobs' values are used (a running job keeps
             its scheduled end). None keeps the runtimes.
-        submit_s : ndarray | None
+        submit_s : np.ndarray | None
             New submission time of every job [s], shape (n_jobs,); only jobs still to be submitted (submission after
             now) move, never before now; their pending submission events move with them. None keeps them.
 
@@ -224,13 +227,13 @@ class Lookahead:
         return Snapshot(self._platform.fork(None))
 
 
-def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCooling, layout, overheads
-                  ) -> tuple[float, float]:
+def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCooling, layout: StateLayout,
+                  overheads: FacilityOverheads | None) -> tuple[float, float]:
     """IT and cooling energy of a rollout's step averages (module docstring).
 
     Parameters
     ----------
-    blocks : ndarray
+    blocks : np.ndarray
         Shape (n, layout.size): averages of the power step function over ``n`` steps of ``dt`` from ``t0``.
     t0 : float
         Start of the first step [s].
@@ -240,7 +243,7 @@ def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCool
         Plant and wet-bulb.
     layout : StateLayout
         Columns of the step function (``n_cdus`` heat columns first, ``it`` the IT input).
-    overheads : FacilityOverheads
+    overheads : FacilityOverheads | None
         The facility's overheads (:func:`power.sizing.facility_overheads`), or None when none is modelled.
 
     Returns
