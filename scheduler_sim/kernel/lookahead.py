@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .simulation import Simulation
     from .state import StateLayout
 
-__all__ = ["Lookahead", "Snapshot", "RolloutCooling", "JobKnowledge"]
+__all__ = ["Lookahead", "Snapshot", "RolloutCooling", "JobKnowledge", "rollout_score", "cooled_energy"]
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,55 @@ class Lookahead:
             Independent of the platform (one deep copy of its state, :meth:`Simulation.fork`).
         """
         return Snapshot(self._platform.fork(None))
+
+
+def rollout_score(fork: "Simulation", waiting: np.ndarray, t: float, end: float, blocks: list[np.ndarray],
+                  cooling: RolloutCooling | None) -> dict[str, float]:
+    """The score of a finished rollout (:meth:`Simulation.rollout`) over ``[t, end]``.
+
+    Parameters
+    ----------
+    fork : Simulation
+        The fork after its rollout.
+    waiting : np.ndarray
+        Indices of the jobs submitted before ``end`` and not started at ``t``.
+    t : float
+        Start of the rollout [s].
+    end : float
+        End of the rollout [s].
+    blocks : list[np.ndarray]
+        The step averages the rollout emitted, in order (one step without ``cooling``; else
+        ``ceil((end - t) / cooling.step_s)`` equal steps).
+    cooling : RolloutCooling | None
+        Cooling in the horizon (module docstring); None: the cooling ratio at the fork.
+
+    Returns
+    -------
+    dict
+        ``wait_s``: job-seconds of waiting accrued in the interval by every job of ``waiting`` (a job still queued
+        at ``end`` counts until then) [s]; ``E_it_J``: IT energy (rack input) over the interval [J];
+        ``E_facility_J``: ``E_it_J`` x (1 + cooling ratio at the fork) [J], or with ``cooling`` IT +
+        ``E_cooling_J`` (the plant's steady cooling power and the facility overheads beyond it, on each step) [J];
+        ``started``: jobs started in the interval [1].
+    """
+    st, jobs = fork.state, fork.jobdata
+    started = st.start[waiting]
+    stop = np.where(np.isnan(started), end, np.minimum(started, end))
+    wait = float(np.clip(stop - np.maximum(jobs.submit[waiting], t), 0.0, None).sum())
+    n_started = float(np.count_nonzero(~np.isnan(started)))
+    if cooling is None:
+        e_it = float(blocks[0][0, fork.layout.it]) * (end - t)
+        return {"wait_s": wait, "E_it_J": e_it, "E_facility_J": e_it * (1.0 + fork.governor.cooling_estimate),
+                "started": n_started}
+    from power.sizing import facility_overheads
+
+    n_steps = max(1, math.ceil((end - t) / cooling.step_s - 1e-9))
+    over = facility_overheads(fork.system)
+    modelled = over.active or fork.system.liquid_fraction != 1.0  # as the coupler counts them
+    e_it, e_cool = cooled_energy(np.concatenate(blocks)[:n_steps], t, (end - t) / n_steps, cooling, fork.layout,
+                                 over if modelled else None)
+    return {"wait_s": wait, "E_it_J": e_it, "E_facility_J": e_it + e_cool, "E_cooling_J": e_cool,
+            "started": n_started}
 
 
 def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCooling, layout: StateLayout,

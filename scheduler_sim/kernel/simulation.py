@@ -41,7 +41,6 @@ import pandas as pd
 
 from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
-from power.sizing import facility_overheads
 
 from ..policies import BasePolicy, SchedulerView, make_policy
 from .config import DAY_S, SimulationConfig
@@ -51,7 +50,7 @@ from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
 from .partitions import each_policy, partition_policies, partition_pools
 from .lifecycle import JobLifecycle
-from .lookahead import Lookahead, RolloutCooling, cooled_energy
+from .lookahead import Lookahead, RolloutCooling, rollout_score
 from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
 from .powercap import OverheadForecast, PowerCapGovernor
@@ -344,18 +343,14 @@ class Simulation:
         until_s : float
             End of the rollout [s], after now.
         cooling : RolloutCooling | None
-            Cooling in the horizon (:mod:`scheduler_sim.kernel.lookahead`): the step function is averaged over
-            ``ceil((until_s - now) / cooling.step_s)`` equal steps and the facility energy is IT + plant +
-            overheads on each; None (default): IT x (1 + the cooling ratio at the fork) over one step.
+            Cooling in the horizon: the step function on ``ceil((until_s - now) / cooling.step_s)`` equal steps,
+            facility energy IT + plant + overheads on each; None: IT x (1 + the cooling ratio at the fork).
 
         Returns
         -------
         dict
-            ``wait_s``: job-seconds of waiting accrued in the interval by every job submitted before ``until_s``
-            and not started before now (a job still queued at ``until_s`` counts until then) [s];
-            ``E_it_J``: IT energy (rack input) over the interval [J]; ``E_facility_J``: ``E_it_J`` x (1 + cooling
-            ratio at the fork) [J], or with ``cooling`` IT + ``E_cooling_J`` (the plant's steady cooling power
-            and the facility overheads beyond it, on each step) [J]; ``started``: jobs started in the interval [1].
+            The score (:func:`~scheduler_sim.kernel.lookahead.rollout_score`): ``wait_s`` [s], ``E_it_J`` [J],
+            ``E_facility_J`` [J], ``started`` [1], with ``cooling`` also ``E_cooling_J`` [J].
 
         Raises
         ------
@@ -379,17 +374,4 @@ class Simulation:
         self._loop(integ, end)
         integ.set(self._step_value())
         integ.advance(end)
-        started = st.start[waiting]
-        stop = np.where(np.isnan(started), end, np.minimum(started, end))
-        wait = float(np.clip(stop - np.maximum(jobs.submit[waiting], t), 0.0, None).sum())
-        n_started = float(np.count_nonzero(~np.isnan(started)))
-        if cooling is None:
-            e_it = float(blocks[0][0, self.layout.it]) * (end - t)
-            return {"wait_s": wait, "E_it_J": e_it, "E_facility_J": e_it * (1.0 + self.governor.cooling_estimate),
-                    "started": n_started}
-        over = facility_overheads(self.system)
-        modelled = over.active or self.system.liquid_fraction != 1.0  # as the coupler counts them
-        e_it, e_cool = cooled_energy(np.concatenate(blocks)[:n_steps], t, dt, cooling, self.layout,
-                                     over if modelled else None)
-        return {"wait_s": wait, "E_it_J": e_it, "E_facility_J": e_it + e_cool, "E_cooling_J": e_cool,
-                "started": n_started}
+        return rollout_score(self, waiting, t, end, blocks, cooling)
