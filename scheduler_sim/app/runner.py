@@ -35,6 +35,7 @@ from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
+from ..kernel.lookahead import RolloutCooling
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
@@ -464,7 +465,9 @@ def _prepare_policy(run: _Run, comm) -> None:
     cfg, system = run.cfg, run.system
     policy = cfg.scheduler.policy
     if policy == "twin":
-        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
+        cooling = (rollout_cooling(cfg, system, run.wet_bulb, run.origin) if cfg.scheduler.twin.cooling == "fast"
+                   else None)
+        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
     sim_cfg = simulation_config(cfg, system, progress=run.show)
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, run.grid))
@@ -946,6 +949,44 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
     )
 
 
+def rollout_cooling(cfg: RunConfig, system: System, wet_bulb: Callable | None, origin: float) -> RolloutCooling:
+    """The twin's rollout cooling for ``[scheduler.twin] cooling = "fast"``: the quasi-steady plant of the run's
+    plant (perturbed as the run's) and the run's wet-bulb.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The platform.
+    wet_bulb : Callable | None
+        The run's wet-bulb [K] at simulation times [s]; None (cooling off): built from the run's weather settings.
+    origin : float
+        Unix time of simulation time 0 (NaN when unknown).
+
+    Returns
+    -------
+    RolloutCooling
+        Plant, wet-bulb and ``[scheduler.twin] plant_step_s``.
+
+    Raises
+    ------
+    ValueError
+        If the plant's CDU count differs from the system's (and the errors of the plant and weather loaders).
+    """
+    from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    if params.n_cdu != system.n_cdus:
+        raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
+                         f"{system.name!r} has {system.n_cdus}")
+    step = cfg.scheduler.twin.plant_step_s
+    if wet_bulb is None:
+        wet_bulb = perturb_wet_bulb(cfg.perturb, build_weather(cfg.with_overrides({"cooling.model": "fast"}), origin,
+                                                              system)[0])
+    return RolloutCooling(QuasiSteadyPlant(params, step_s=step), wet_bulb, step)
+
+
 def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
     """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
 
@@ -975,14 +1016,41 @@ def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opt
         Any other TypeError of the loader, as raised.
     """
     try:
-        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
-                          strict=cfg.trace.strict, **opts)
+        st = Path(trace_path).stat()
+    except OSError:
+        st = None
+    key = (str(Path(trace_path).resolve()), st.st_mtime_ns if st else None, st.st_size if st else None,
+           cfg.trace.format or None, int(pool), int(cpn), bool(cfg.trace.strict), tuple(sorted(opts.items())))
+    if st is not None and key in _TRACE_MEMO:  # a sweep rank's later scenario, an ensemble's later member
+        return _copy_loaded(_TRACE_MEMO[key])
+    try:
+        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                            strict=cfg.trace.strict, **opts)
     except TypeError as exc:
         if "timezone" not in str(exc) or "timezone" not in opts:
             raise
         fmt = cfg.trace.format or guess_format(trace_path)
         raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
                          f"reads no local clock times (its times carry no zone to set); leave it unset") from None
+    if st is not None:
+        _TRACE_MEMO.clear()  # one trace kept: a sweep or an ensemble replays the same file
+        _TRACE_MEMO[key] = _copy_loaded(loaded)
+    return loaded
+
+
+#: The last trace loaded in this process (:func:`_load_batch_trace`), keyed by its path, modification time, size
+#: and the loader's options; the runs get copies (they add notes to the report and derive new job tables).
+_TRACE_MEMO: dict[tuple, LoadResult] = {}
+
+
+def _copy_loaded(loaded: LoadResult) -> LoadResult:
+    """An independent copy of a loaded trace (job table, report, profiles), so no run writes into the memo."""
+    import copy
+
+    jobs = loaded.jobs.copy(deep=True)
+    jobs.attrs = copy.deepcopy(loaded.jobs.attrs)
+    prof = loaded.profiles.copy(deep=True) if loaded.profiles is not None else None
+    return LoadResult(jobs, copy.deepcopy(loaded.report), prof)
 
 
 def pool_size(cfg: RunConfig, system) -> int:
