@@ -396,7 +396,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
         jobs = workloads.merge_jobs(jobs, training)
         for r in training.reports:
-            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+            where = f" of partition {r['partition']}" if system.partitioned else ""
+            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes{where}), iteration "
                 f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
                 f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "

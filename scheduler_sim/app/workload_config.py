@@ -20,6 +20,12 @@ restart_s = 600.0
 
 Every key but ``family`` and ``layout`` has a default; unknown keys are errors.
 
+On a system of several partitions (docs/partitions.md) ``partition = "gpu"`` puts the table's jobs in that batch
+partition: their nodes, GPUs per node, node power model and default CPU load are the partition's node type, and
+the jobs carry the partition in the job table's ``partition`` column, which the partition mapping reads first
+(:mod:`scheduler_sim.kernel.partitions`). Without it the jobs go where the mapping puts their queue
+(``"training"``; for ``training_trace`` the trace job's own partition), by default the default partition.
+
 A parametric family draws the jobs instead (:func:`jobs.families.training.training_family`, seeded from the run):
 
 ```toml
@@ -117,6 +123,8 @@ class WorkloadConfig(_Strict):
     sigma: float = Field(1.0, ge=0, description="training_family: log-normal sigma of the training time")
     trace_queue: str = Field("", description="training_trace: trace queue whose jobs are training jobs")
     min_nodes: int = Field(1, ge=1, description="training_trace: smallest trace job mapped [nodes]")
+    partition: str = Field("", description="Batch partition the jobs run in (a partitioned system); '' = the "
+                                           "partition the trace mapping gives (scheduler_sim.kernel.partitions)")
 
     @model_validator(mode="after")
     def _layout_given(self) -> "WorkloadConfig":
