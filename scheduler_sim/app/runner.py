@@ -446,14 +446,18 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         name = cfg.cooling.plant or system.cooling_plant
         limit = supply_limit_of_plant(load_plant_params(name), str(name))
     path = None
+    room = run_headroom_of(cfg, system, result, wpath, origin) if headroom else None
     if out is not None:
+        extra = _grid_writers(ga, grid_content)
+        if room is not None:  # /headroom (N+1, chiller-free hours, margins) beside the grid groups
+            extra = _and_headroom(extra, room)
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
                          time_origin_unix_s=origin, serving=serving,
                          attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
                          if limit is not None else attribution_of_run(result, cfg.to_json()),
-                         extra_groups=_grid_writers(ga, grid_content))
+                         extra_groups=extra)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:
@@ -465,7 +469,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
-    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
+    lines = room.lines() if room is not None else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
 
@@ -528,11 +532,65 @@ def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
     return design_conditions(wpath)
 
 
+def _and_headroom(extra, room):
+    """An ``extra_groups`` writer that writes ``/headroom`` (:meth:`Headroom.write`) after ``extra`` (or alone)."""
+    from ..io.schema import SchemaWriter
+
+    def write(f):
+        if extra is not None:
+            extra(f)
+        room.write(SchemaWriter(f, "run"))
+    return write
+
+
 def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
     """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
 
     The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
     cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    list of str
+        Printable lines.
+    """
+    return run_headroom_of(cfg, system, result, wpath).lines()
+
+
+def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
+                    origin_unix_s: float = math.nan) -> object:
+    """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+    origin_unix_s : float
+        Unix time of the run's time origin [s] (NaN: unknown), for the calendar months of the chiller-free hours.
+
+    Returns
+    -------
+    scheduler_sim.analysis.headroom.Headroom
     """
     from cooling_fmu.params import load_plant_params
 
@@ -545,7 +603,7 @@ def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path |
         except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
             params = None
         design = design_of(cfg, system, wpath) if params is not None else None
-    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design, origin_unix_s)
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
