@@ -158,7 +158,7 @@ class Headroom:
                        f"{SUPPLY_TOLERANCE_K:g} K; least margin CDU {self.least_margin_cdu} "
                        f"({self.least_margin_K:+.2f} K)")
         if self.n_plus_one:
-            cases = [c for c in self.n_plus_one if c.name != "all units"]
+            cases = [c for c in self.n_plus_one if c.name != "all units" or not c.ok]  # all units: said if short
             out.append("  N+1, design day       " + ", ".join(
                 f"{c.name} {'holds' if c.ok else 'FAILS'}" + ("" if c.ok else f" ({_why(c)})") for c in cases)
                 + " (set points within 0.5 K at design heat)")

@@ -392,6 +392,9 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
         w = _get(d, "site.weather")
         if isinstance(w, str) and ("/" in w or "." in w) and not Path(w).is_absolute():
             _set(d, "site.weather", str((src.parent / w).resolve()))  # the derived file lives elsewhere
+        cp = d.get("cooling_plant")
+        if isinstance(cp, str) and cp.endswith(".toml") and not Path(cp).is_absolute():
+            d["cooling_plant"] = str((src.parent / cp).resolve())  # a site's plant beside its system file
         path = _derived_file(src, d, [f"{'' if k.startswith('partition.') else 'system.'}{k}={v[0]}"
                                       for k, v in sys_sets])
         from power import load_system

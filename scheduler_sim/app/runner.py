@@ -599,7 +599,7 @@ def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path 
     params = design = None
     if cfg.cooling.plant_model != "off":
         try:
-            params = load_plant_params(system.cooling_plant)
+            params = load_plant_params(cfg.cooling.plant or system.cooling_plant)  # a --set plant: the derived one
         except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
             params = None
         design = design_of(cfg, system, wpath) if params is not None else None

@@ -244,3 +244,20 @@ def test_partition_keys_resize_a_partition_and_relay_its_racks_and_cdus(tmp_path
         apply_sets(RunConfig(), ["partition.compute.nodes=10"])
     with pytest.raises(ConfigError, match=r"integers >= 1"):
         apply_sets(cfg, ["partition.gpu.nodes=0.5"])
+
+
+def test_partition_set_on_a_site_keeps_its_plant_beside_the_system_file(tmp_path):
+    # a site's system file names its plant by a path relative to itself (hpctwin site new); the derived system file
+    # lives in the cache, so the path is made absolute, and the derived plant (7 CDUs) is built from that plant
+    from cooling_fmu.params import PLANTS_DIR, load_plant_params
+    from power import load_system
+    from power.system import SYSTEMS_DIR
+
+    text = (SYSTEMS_DIR / "perlmutter.toml").read_text().replace('cooling_plant = "perlmutter"',
+                                                                 'cooling_plant = "pm_plant.toml"')
+    (tmp_path / "pm.toml").write_text(text)
+    (tmp_path / "pm_plant.toml").write_text((PLANTS_DIR / "perlmutter.toml").read_text())
+    c = apply_sets(RunConfig(system=str(tmp_path / "pm.toml")), ["partition.gpu.nodes=+20%"])
+    s = load_system(c.system)
+    assert s.cooling_plant == str((tmp_path / "pm_plant.toml").resolve()) and s.n_cdus == 7
+    assert load_plant_params(c.cooling.plant).n_cdu == 7 and "pm_plant+set-" in c.cooling.plant
