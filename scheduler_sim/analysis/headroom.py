@@ -15,8 +15,9 @@ From a run's series and its system and plant descriptions (:func:`run_headroom`)
 * **advice** when a margin is negative: how many tower cells of the same size would restore it
   (:func:`cooling_fmu.sizing.tower_cells_needed`; or that the CDUs limit), and how many kW of feed are missing;
 * **N+1** at the design day (issue 22 item 8b, :func:`cooling_fmu.redundancy.n_plus_one`): whether the plant still
-  holds its set points at design heat and the design wet-bulb with one tower cell, one facility pump or one tower
-  pump out;
+  holds its set points (facility and every CDU supply within 0.5 K) with the machine at full load (the heat of
+  :func:`full_load_heat_W`, as the design-day capacity) at the design wet-bulb with one tower cell, one facility
+  pump or one tower pump out;
 * **chiller-free hours** of the run per calendar month (UTC; :func:`cooling_fmu.redundancy.
   chiller_free_hours_by_month`: intervals whose mean chiller heat is below 1 W; every hour of a plant without a
   chiller).
@@ -70,7 +71,7 @@ class Headroom:
     advice : list of str
         What the plant or the feed would need when a margin is negative.
     n_plus_one : list of cooling_fmu.redundancy.RedundancyCase
-        The N+1 cases at design heat and the design wet-bulb ([] without a plant or a design day).
+        The N+1 cases at full-load heat and the design wet-bulb ([] without a plant or a design day).
     chiller_free : dict of str to (float, float)
         ``"YYYY-MM"`` -> (chiller-free hours, simulated hours) [h] ({} without a plant).
     has_chiller : bool
@@ -161,7 +162,7 @@ class Headroom:
             cases = [c for c in self.n_plus_one if c.name != "all units" or not c.ok]  # all units: said if short
             out.append("  N+1, design day       " + ", ".join(
                 f"{c.name} {'holds' if c.ok else 'FAILS'}" + ("" if c.ok else f" ({_why(c)})") for c in cases)
-                + " (set points within 0.5 K at design heat)")
+                + " (set points within 0.5 K at full load)")
         if self.chiller_free:
             free = sum(v[0] for v in self.chiller_free.values())
             tot = sum(v[1] for v in self.chiller_free.values())
@@ -284,7 +285,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         h.design_source = "0.4 % wet-bulb of " + str(getattr(design, "source", "")).split(":")[0]
         cap = plant_capacity(params, full, h.design_T_wb_K)
         h.capacity_design_W = cap.heat_W
-        h.n_plus_one = n_plus_one(params, h.design_T_wb_K)
+        h.n_plus_one = n_plus_one(params, h.design_T_wb_K, full)
         if h.full_load_heat_W > cap.heat_W:
             h.advice.append(_plant_advice(params, full, h.design_T_wb_K, h.full_load_heat_W, cap.heat_W,
                                           "full load at the design wet-bulb"))

@@ -748,8 +748,8 @@ def _run_table() -> tuple[Entry, ...]:
               "peak_P_facility_W, feed_W, feed_firm_W, peak_heat_W, worst_hour_T_wb_K, capacity_worst_hour_W, "
               "design_T_wb_K, capacity_design_W, full_load_heat_W, hours_supply_above_h, least_margin_cdu (-1: "
               "unknown), least_margin_K, has_chiller (1/0)", since="1.2"),
-        _ds("/headroom/n_plus_one_case", "str", ("n_redundancy_cases",), "", "N+1 case at design heat and the "
-            "design wet-bulb (cooling_fmu.redundancy.n_plus_one): all units, one tower cell out, one facility pump "
+        _ds("/headroom/n_plus_one_case", "str", ("n_redundancy_cases",), "", "N+1 case at the machine's full-load "
+            "heat and the design wet-bulb (cooling_fmu.redundancy.n_plus_one): all units, one tower cell out, one facility pump "
             "out, one tower pump out; empty without a plant or a design day", since="1.2"),
         _ds("/headroom/n_plus_one_ok", "bool", ("n_redundancy_cases",), "1", "The case holds the facility and every "
             "CDU supply within 0.5 K of its set point", since="1.2"),

@@ -146,8 +146,8 @@ def test_n_plus_one_and_chiller_free_hours_in_the_headroom_and_its_file(theta_pl
     design = types.SimpleNamespace(wet_bulb_K=297.15, source="test")
     h = run_headroom(s, facility, cdu, time_s, theta_plant, design, origin)
     assert h.has_chiller and h.chiller_free == {"2022-01": (9.5, 12.0), "2022-02": (43.0, 48.0)}
-    # N+1 at the design wet-bulb: the cases of cooling_fmu.redundancy, in its order
-    want = n_plus_one(theta_plant, 297.15)
+    # N+1 at the design wet-bulb and the machine's full-load heat: the cases of cooling_fmu.redundancy, in its order
+    want = n_plus_one(theta_plant, 297.15, full_load_heat_W(s))
     assert [(c.name, c.ok) for c in h.n_plus_one] == [(c.name, c.ok) for c in want]
     assert [c.name for c in h.n_plus_one] == ["all units", "one tower cell out", "one facility pump out",
                                               "one tower pump out"]
