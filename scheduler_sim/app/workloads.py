@@ -19,6 +19,7 @@ phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 
@@ -146,8 +147,10 @@ def workload_partition(w: WorkloadConfig, system: System, where: str, row: pd.Se
     if w.partition:
         hit = next((p for p in batch if p.name == w.partition), None)
         if hit is None:
+            close = difflib.get_close_matches(w.partition, [p.name for p in batch], n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"{where}: partition {w.partition!r} is not a batch partition of system "
-                             f"{system.name!r} (batch partitions: {', '.join(p.name for p in batch)})")
+                             f"{system.name!r}{hint} (batch partitions: {', '.join(p.name for p in batch)})")
         return hit
     df = pd.DataFrame([row]) if row is not None else pd.DataFrame({"queue": ["training"]})
     return system.partitions[int(map_partitions(df, system, {})[0])]

@@ -336,5 +336,5 @@ def test_workload_table_runs_in_its_partition_on_that_node_type():
     # no GPU; a partition that is not a batch partition of the system is refused, naming the batch partitions
     with pytest.raises(ValueError, match=r"partition 'cpu'.*no GPU"):
         training_jobs([WorkloadConfig(**w)], sysm, seed=1)
-    with pytest.raises(ValueError, match=r"partition 'gpus' is not a batch partition.*cpu, gpu"):
+    with pytest.raises(ValueError, match=r"partition 'gpus' is not a batch partition.*did you mean 'gpu'\?.*cpu, gpu"):
         training_jobs([WorkloadConfig(**w, partition="gpus")], sysm, seed=1)
