@@ -403,7 +403,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
         jobs = workloads.merge_jobs(jobs, training)
         for r in training.reports:
-            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+            where = f" of partition {r['partition']}" if system.partitioned else ""
+            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes{where}), iteration "
                 f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
                 f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
@@ -467,8 +468,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
                 f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
                 f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0 else ""))
+    room = run_headroom_of(cfg, system, result, wpath, origin) if headroom else None
     if out is not None:
         extra = _grid_writers(ga, grid_content)
+        if room is not None:  # /headroom (N+1, chiller-free hours, margins) beside the grid groups
+            extra = _and_headroom(extra, room)
         if has_workload:
             rl_power = [dict(res.power, step_end_s=res.step_end_s) for res in training.rl_results]
             parts = [extra] if extra is not None else []
@@ -493,7 +497,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
-    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
+    lines = room.lines() if room is not None else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
 
@@ -556,11 +560,65 @@ def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
     return design_conditions(wpath)
 
 
+def _and_headroom(extra, room):
+    """An ``extra_groups`` writer that writes ``/headroom`` (:meth:`Headroom.write`) after ``extra`` (or alone)."""
+    from ..io.schema import SchemaWriter
+
+    def write(f):
+        if extra is not None:
+            extra(f)
+        room.write(SchemaWriter(f, "run"))
+    return write
+
+
 def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
     """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
 
     The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
     cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    list of str
+        Printable lines.
+    """
+    return run_headroom_of(cfg, system, result, wpath).lines()
+
+
+def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
+                    origin_unix_s: float = math.nan) -> object:
+    """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+    origin_unix_s : float
+        Unix time of the run's time origin [s] (NaN: unknown), for the calendar months of the chiller-free hours.
+
+    Returns
+    -------
+    scheduler_sim.analysis.headroom.Headroom
     """
     from cooling_fmu.params import load_plant_params
 
@@ -569,11 +627,11 @@ def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path |
     params = design = None
     if cfg.cooling.plant_model != "off":
         try:
-            params = load_plant_params(system.cooling_plant)
+            params = load_plant_params(cfg.cooling.plant or system.cooling_plant)  # a --set plant: the derived one
         except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
             params = None
         design = design_of(cfg, system, wpath) if params is not None else None
-    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design, origin_unix_s)
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
