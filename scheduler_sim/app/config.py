@@ -494,6 +494,9 @@ class RunConfig(_Strict):
             d.pop("perturb", None)
         if not d.get("workload"):
             d.pop("workload", None)
+        for w in d.get("workload", []):  # [[workload]] partition (added later): left out at its default ""
+            if w.get("partition") == "":
+                w.pop("partition")
         if self.scheduler.carbon == CarbonPolicyConfig():
             d["scheduler"].pop("carbon", None)
         if not self.cooling.accept_weather_gaps:  # the default: JSON as before the key existed

@@ -287,8 +287,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     limit = _supply_limit(run)
     attr = _attribution(run, result, limit) if out is not None or _has_workload(run) else None
     _finish_workloads(run, result, attr)
-    path = _write(run, out, result, ga, grid_content, attr) if out is not None else None
-    return _run_output(run, path, result, limit, headroom)
+    room = run_headroom_of(run.cfg, run.system, result, run.wpath, run.origin) if headroom else None
+    path = _write(run, out, result, ga, grid_content, attr, room) if out is not None else None
+    return _run_output(run, path, result, limit, room)
 
 
 @dataclass
@@ -482,7 +483,8 @@ def _prepare_policy(run: _Run, comm) -> None:
     run.training = training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=run.jobs)
     run.jobs = workloads.merge_jobs(run.jobs, training)
     for r in training.reports:
-        run.say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+        where = f" of partition {r['partition']}" if system.partitioned else ""
+        run.say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes{where}), iteration "
                 f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
                 f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
@@ -584,9 +586,11 @@ def _finish_workloads(run: _Run, result, attr) -> None:
                                  else ""))
 
 
-def _extra_groups(run: _Run, ga, grid_content):
-    """The ``extra_groups`` writer of the run file: ``/grid`` (:func:`_grid_writers`) and ``/workload``."""
+def _extra_groups(run: _Run, ga, grid_content, room):
+    """The ``extra_groups`` writer of the run file: ``/grid`` (:func:`_grid_writers`), ``/headroom``, ``/workload``."""
     extra = _grid_writers(ga, grid_content)
+    if room is not None:  # /headroom (N+1, chiller-free hours, margins) beside the grid groups
+        extra = _and_headroom(extra, room)
     if not _has_workload(run):
         return extra
     training = run.training
@@ -601,17 +605,17 @@ def _extra_groups(run: _Run, ga, grid_content):
     return write
 
 
-def _write(run: _Run, out: str | Path, result, ga, grid_content, attr) -> Path:
+def _write(run: _Run, out: str | Path, result, ga, grid_content, attr, room) -> Path:
     """Write the run file (:func:`scheduler_sim.io.hdf5.write_run`) with its attribution; its path."""
     cfg, loaded = run.cfg, run.loaded
     return write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=run.system.name,
                      policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=run.checksums,
                      load_report=loaded.report.to_dict() if loaded is not None else {},
                      time_origin_unix_s=run.origin, serving=run.serving, attribution=attr,
-                     extra_groups=_extra_groups(run, ga, grid_content))
+                     extra_groups=_extra_groups(run, ga, grid_content, room))
 
 
-def _run_output(run: _Run, path: Path | None, result, limit, headroom: bool) -> RunOutput:
+def _run_output(run: _Run, path: Path | None, result, limit, room) -> RunOutput:
     """The :class:`RunOutput`: headline metrics, the load summaries and counts, headroom and supply lines."""
     loaded, serving = run.loaded, run.serving
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
@@ -625,7 +629,7 @@ def _run_output(run: _Run, path: Path | None, result, limit, headroom: bool) -> 
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
-    lines = headroom_lines(run.cfg, run.system, result, run.wpath) if headroom else []
+    lines = room.lines() if room is not None else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
 
@@ -688,11 +692,65 @@ def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
     return design_conditions(wpath)
 
 
+def _and_headroom(extra, room):
+    """An ``extra_groups`` writer that writes ``/headroom`` (:meth:`Headroom.write`) after ``extra`` (or alone)."""
+    from ..io.schema import SchemaWriter
+
+    def write(f):
+        if extra is not None:
+            extra(f)
+        room.write(SchemaWriter(f, "run"))
+    return write
+
+
 def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
     """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
 
     The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
     cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    list of str
+        Printable lines.
+    """
+    return run_headroom_of(cfg, system, result, wpath).lines()
+
+
+def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
+                    origin_unix_s: float = math.nan) -> object:
+    """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+    origin_unix_s : float
+        Unix time of the run's time origin [s] (NaN: unknown), for the calendar months of the chiller-free hours.
+
+    Returns
+    -------
+    scheduler_sim.analysis.headroom.Headroom
     """
     from cooling_fmu.params import load_plant_params
 
@@ -701,11 +759,11 @@ def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path |
     params = design = None
     if cfg.cooling.plant_model != "off":
         try:
-            params = load_plant_params(system.cooling_plant)
+            params = load_plant_params(cfg.cooling.plant or system.cooling_plant)  # a --set plant: the derived one
         except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
             params = None
         design = design_of(cfg, system, wpath) if params is not None else None
-    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design, origin_unix_s)
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
