@@ -355,6 +355,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
               "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
     summary = run_sweep(a.study, out, refine=refine, sets=sets)
     if summary is not None:
+        print_sweep_answer(summary)
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
         if failed:
@@ -363,10 +364,45 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
+def print_sweep_answer(summary: Path, echo=print) -> None:
+    """The answer of a sweep at the terminal: each scenario's headline metrics, then its frontier.
+
+    Parameters
+    ----------
+    summary : Path
+        The sweep's ``summary.h5``.
+    echo : callable
+        Printer of one line.
+    """
+    from ..analysis.frontier import SpanMismatchError, frontier_table, load_sweep_points, serving_default_axes
+    from ..analysis.sweep_table import headline_table
+
+    echo("")
+    echo("scenarios (headline metrics):")
+    echo(headline_table(summary).format())
+    try:
+        pts = load_sweep_points(summary)
+        if len(pts.names) >= 2:
+            dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
+            fr = frontier_table(pts, [dx, dy], colour=dc)
+            echo("")
+            echo(f"frontier ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
+                 f"{summary.parent}` for other metrics, CSV and plot):")
+            echo(fr.format())
+    except SpanMismatchError as exc:
+        echo(f"frontier not computed: {exc}")
+    except ValueError as exc:  # e.g. no scenario with finite values on both axes
+        echo(f"frontier not computed: {exc}")
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0, allow_unverified=a.no_verify)
     print(cmp.format())
+    if getattr(a, "plot", None):
+        from ..analysis.report import make_compare_report
+
+        print(f"wrote {make_compare_report(a.a, a.b, a.plot, cmp)}")
     if a.json:
         from ..io.hdf5 import atomic_write_bytes
 
@@ -378,6 +414,10 @@ def cmd_compare(a: argparse.Namespace) -> int:
 def cmd_report(a: argparse.Namespace) -> int:
     """``hpctwin report``: figures and one HTML report of a run, a sweep summary or a cooling-only file."""
     t0 = time.perf_counter()
+    if Path(a.file).is_dir():  # a sweep folder: its summary.h5
+        if not (Path(a.file) / "summary.h5").is_file():
+            raise ValueError(f"{a.file}: a folder without summary.h5 (give a run file, or a sweep folder)")
+        a.file = str(Path(a.file) / "summary.h5")
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
