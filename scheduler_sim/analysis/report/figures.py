@@ -109,7 +109,7 @@ class TimeAxis:
             fmt = "%H:%M"
         ax.xaxis.set_major_locator(loc)
         ax.xaxis.set_major_formatter(mdates.DateFormatter(fmt))
-        start = mdates.num2date(lo)
+        start = mdates.num2date(max(lo, float(self.x(self.time_s[:1])[0]) if self.time_s.size else lo))
         ax.set_xlabel(f"time (UTC), from {start:%Y-%m-%d %H:%M}" if fmt == "%H:%M" else f"date (UTC), {start.year}")
 
     def binned(self, y: np.ndarray, how: str = "mean") -> np.ndarray:
