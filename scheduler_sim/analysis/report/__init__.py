@@ -321,7 +321,8 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         software_version=_text(a.get("software_version")), git_sha=_text(a.get("git_sha")),
         created=_text(prov.get("created")), pue_definition=_text(a.get("pue_definition", "")),
         metrics=_metric_tables(res.summary, batch=bool(batch)), figures=parts, training=_training_rows(res),
-        monthly=_monthly(path, res, ts),
+        monthly=_monthly(path, res, ts), headline=_headline(res.summary, att, T_lim, T_tol, w_class, bool(batch),
+                                                            serving is not None),
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
@@ -398,6 +399,32 @@ def _serving_figures(sv: dict, tax) -> dict:
                           "or both), and the DC power of the partition's nodes [kW] (GPUs, host baseline, fans, "
                           "KV links)."),
     }
+
+
+def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batch: bool, serving: bool) -> list:
+    """The figures a planner reads first: energy, PUE, peak power, wait or serving latency, and the CDU supply
+    against the plant's limit (peak and hours above). Rows of (what, value with its unit)."""
+    from .catalogue import format_with_unit
+
+    keys = ["E_facility_J", "PUE", "peak_P_facility_W"]
+    keys += ["mean_wait_s", "utilisation"] if batch else []
+    keys += ["serving_goodput_req_s", "serving_ttft_p99_s", "serving_tpot_p99_s", "serving_slo_attainment",
+             "serving_tokens_per_s_per_gpu"] if serving else []
+    keys += ["grid_cost", "grid_co2_t", "WUE_L_per_kWh"]
+    rows = []
+    for k in keys:
+        v = summary.get(k)
+        if v is None or not np.isfinite(float(v)):
+            continue
+        rows.append((describe(k, v).label, format_with_unit(k, v)))
+    T_max = np.asarray(att.cdu.get("T_supply_max_K", []), dtype=float)
+    if T_max.size and np.any(np.isfinite(T_max)):
+        c = int(np.nanargmax(T_max))
+        above = np.asarray(att.cdu.get("time_above_limit_s", np.zeros(T_max.size)), dtype=float)
+        rows.append(("peak CDU supply", f"{T_max[c] - 273.15:.2f} degC (CDU {c}); limit {T_lim - 273.15:.1f} degC "
+                                        f"({w_class}, the plant's set point) + {T_tol:g} K: {np.nanmax(above) / 3600:.2f}"
+                                        f" h above (most of any CDU)"))
+    return rows
 
 
 def _monthly(path: Path, res, ts) -> dict | None:
