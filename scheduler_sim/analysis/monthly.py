@@ -56,15 +56,17 @@ def monthly_table(time_s: np.ndarray, origin_unix_s: float, P_facility_W: np.nda
 
     Parameters
     ----------
-    time_s : ndarray, shape (n,)
-        Interval starts [s, simulation time], equally spaced.
+    time_s : np.ndarray
+        Shape (n,): interval starts [s, simulation time], equally spaced.
     origin_unix_s : float
         Unix time of simulation time 0 (NaN: 30-day blocks).
-    P_facility_W, P_it_W : ndarray, shape (n,)
-        Interval-average facility and IT power [W].
-    m_flow_makeup_kg_s : ndarray or None
+    P_facility_W : np.ndarray
+        Shape (n,): interval-average facility power [W].
+    P_it_W : np.ndarray
+        Shape (n,): interval-average IT power [W].
+    m_flow_makeup_kg_s : np.ndarray | None
         Shape (n,): tower make-up water [kg/s] (1 kg = 1 L).
-    grid_ts : dict of str -> ndarray or None
+    grid_ts : dict[str, np.ndarray] | None
         ``/grid/timeseries`` columns, each (n,): ``cost*`` [currency], ``co2_kg*`` [kg] per interval.
     currency : str
         Currency of the cost column.
@@ -73,7 +75,7 @@ def monthly_table(time_s: np.ndarray, origin_unix_s: float, P_facility_W: np.nda
 
     Returns
     -------
-    MonthlyTable or None
+    MonthlyTable | None
         None when the run is not longer than a month (and not ``force``) or has fewer than 2 intervals.
     """
     t = np.asarray(time_s, dtype=float)

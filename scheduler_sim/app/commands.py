@@ -364,18 +364,18 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
-def print_sweep_answer(summary: Path, echo=print) -> None:
+def print_sweep_answer(summary: Path, echo: object = print) -> None:
     """The answer of a sweep at the terminal: each scenario's headline metrics, then its frontier.
 
     Parameters
     ----------
     summary : Path
         The sweep's ``summary.h5``.
-    echo : callable
-        Printer of one line.
+    echo : object
+        Printer of one line (a callable, default ``print``).
     """
     from ..analysis.frontier import SpanMismatchError, frontier_table, load_sweep_points, serving_default_axes
-    from ..analysis.sweep_table import headline_table
+    from ..analysis.report.sweep_table import headline_table
 
     echo("")
     echo("scenarios (headline metrics):")

@@ -35,8 +35,16 @@ FORMATS = ("csv", "parquet")
 
 
 def _name(ds: h5py.Dataset, name: str) -> str:
+    """``"<name> [<units>]"``: the dataset's ``units``, else the schema's unit of a summary key (sweep
+    ``/scenarios`` columns); the bare name when dimensionless.
+    """
+    from .schema import summary_metric
+
     u = ds.attrs.get("units", "")
     u = u.decode() if isinstance(u, bytes) else str(u)
+    if not u:
+        m = summary_metric(name)
+        u = m.unit if m is not None else ""
     return f"{name} [{u}]" if u and u != "1" else name
 
 
@@ -52,7 +60,7 @@ def read_table(path: str | Path, table: str):
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The output file (already checked by :func:`scheduler_sim.io.hdf5.check_output`).
     table : str
         One of :data:`TABLES`.
@@ -107,13 +115,15 @@ def export_table(path: str | Path, table: str, out: str | Path, fmt: str | None 
 
     Parameters
     ----------
-    path : str or Path
-        The output file (run, cooling-only or sweep summary).
+    path : str | Path
+        The output file (run, cooling-only or sweep summary); checked first by
+        :func:`scheduler_sim.io.hdf5.check_output`, which raises SchemaError / DamagedFileError for a file that is
+        not a compatible output file or does not match its content record.
     table : str
         One of :data:`TABLES`.
-    out : str or Path
+    out : str | Path
         The file to write.
-    fmt : {"csv", "parquet"} or None
+    fmt : str | None
         The format; None: from the suffix of ``out`` (``.parquet`` / ``.pq``, else CSV).
     allow_unverified : bool
         Accept a file without ``content_sha256`` (``--no-verify``), with a warning.
@@ -125,8 +135,6 @@ def export_table(path: str | Path, table: str, out: str | Path, fmt: str | None 
 
     Raises
     ------
-    scheduler_sim.io.hdf5.SchemaError, scheduler_sim.io.hdf5.DamagedFileError
-        If the file is not a compatible output file, or does not match its content record.
     ValueError
         If the table or the format is unknown, or the table is not in the file.
     """

@@ -14,7 +14,7 @@ import pytest
 from scheduler_sim.analysis.report import figures as F
 from scheduler_sim.analysis.compare import LINKS
 from scheduler_sim.analysis.monthly import monthly_table
-from scheduler_sim.analysis.sweep_table import headline_table, span_warning
+from scheduler_sim.analysis.report.sweep_table import headline_table, span_warning
 
 import matplotlib.pyplot as plt
 

@@ -403,7 +403,8 @@ def _serving_figures(sv: dict, tax) -> dict:
 
 def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batch: bool, serving: bool) -> list:
     """The figures a planner reads first: energy, PUE, peak power, wait or serving latency, and the CDU supply
-    against the plant's limit (peak and hours above). Rows of (what, value with its unit)."""
+    against the plant's limit (peak and hours above). Rows of (what, value with its unit).
+    """
     from .catalogue import format_with_unit
 
     keys = ["E_facility_J", "PUE", "peak_P_facility_W"]
@@ -662,7 +663,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
     from ..frontier import sweep_frontier
-    from ..sweep_table import headline_table
+    from .sweep_table import headline_table
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -708,7 +709,7 @@ def _write_html(out: Path, page: str) -> Path:
     return atomic_write_bytes(out / "report.html", page.encode("utf-8"), what="report")
 
 
-def make_compare_report(a: str | Path, b: str | Path, out_dir: str | Path, cmp=None, *,
+def make_compare_report(a: str | Path, b: str | Path, out_dir: str | Path, cmp: object = None, *,
                         allow_unverified: bool = False) -> Path:
     """``compare --plot``: the waterfall of the links from A's total to B's, A and B overlaid, and a page.
 
@@ -717,12 +718,16 @@ def make_compare_report(a: str | Path, b: str | Path, out_dir: str | Path, cmp=N
 
     Parameters
     ----------
-    a, b : str or Path
-        The two run files (A the reference).
-    out_dir : str or Path
-        Output folder (created).
-    cmp : scheduler_sim.analysis.compare.Comparison or None
-        The comparison when already computed (else it is computed, checking both files first).
+    a : str | Path
+        The reference run file (A).
+    b : str | Path
+        The run file explained against A (B).
+    out_dir : str | Path
+        Output folder (created; removed again on failure when this call created it).
+    cmp : object
+        The :class:`~scheduler_sim.analysis.compare.Comparison` when already computed; None computes it, checking
+        both files first (a bad file raises SchemaError / DamagedFileError from
+        :func:`scheduler_sim.analysis.compare.compare`).
     allow_unverified : bool
         Accept files without ``content_sha256`` (``--no-verify``), with a warning on the page.
 
@@ -733,8 +738,8 @@ def make_compare_report(a: str | Path, b: str | Path, out_dir: str | Path, cmp=N
 
     Raises
     ------
-    scheduler_sim.io.hdf5.SchemaError, scheduler_sim.io.hdf5.DamagedFileError
-        As :func:`scheduler_sim.analysis.compare.compare`.
+    BaseException
+        Whatever stopped the drawing or the writing (re-raised after the folder this call created is removed).
     """
     from ..compare import GRID_LINKS, LINKS, compare
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn

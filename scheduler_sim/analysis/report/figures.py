@@ -271,8 +271,8 @@ def utilisation_queue(fac: dict[str, np.ndarray], n_nodes: int, tax: TimeAxis, s
 
     Parameters
     ----------
-    fac : dict of str -> ndarray, shape (n,)
-        ``/timeseries/facility``: ``busy_nodes``, ``queued_jobs``, ``running_jobs``.
+    fac : dict[str, np.ndarray]
+        Each shape (n,): ``/timeseries/facility``: ``busy_nodes``, ``queued_jobs``, ``running_jobs``.
     n_nodes : int
         Nodes of the system.
     tax : TimeAxis
@@ -831,10 +831,13 @@ def serving_latency(req: dict[str, np.ndarray], ttft_slo_s: float, tpot_slo_s: f
 
     Parameters
     ----------
-    req : dict of str -> ndarray, each shape (n_requests,)
-        ``/serving/requests`` columns: ``ttft_s``, ``tpot_s``, ``e2e_s`` [s] and ``status`` (1 completed).
-    ttft_slo_s, tpot_slo_s : float
-        The run's SLOs [s] (``/serving@ttft_slo_s``, ``@tpot_slo_s``).
+    req : dict[str, np.ndarray]
+        ``/serving/requests`` columns, each shape (n_requests,): ``ttft_s``, ``tpot_s``, ``e2e_s`` [s] and
+        ``status`` (1 completed).
+    ttft_slo_s : float
+        The run's TTFT SLO [s] (``/serving@ttft_slo_s``).
+    tpot_slo_s : float
+        The run's TPOT SLO [s] (``/serving@tpot_slo_s``).
 
     Returns
     -------
@@ -873,9 +876,9 @@ def serving_throughput(req: dict[str, np.ndarray], n_gpus: int, origin_unix_s: f
 
     Parameters
     ----------
-    req : dict of str -> ndarray, each shape (n_requests,)
-        ``/serving/requests``: ``finish_s``, ``first_token_s`` [s, trace time], ``output_tokens``, ``status``,
-        ``slo_met``.
+    req : dict[str, np.ndarray]
+        ``/serving/requests``, each shape (n_requests,): ``finish_s``, ``first_token_s`` [s, trace time],
+        ``output_tokens``, ``status``, ``slo_met``.
     n_gpus : int
         GPUs of the deployment (replicas x tensor-parallel degree).
     origin_unix_s : float
@@ -933,19 +936,20 @@ def serving_power(t_s: np.ndarray, P_gpu_W: np.ndarray, roles: list[str], tp: in
 
     Parameters
     ----------
-    t_s : ndarray, shape (n_rows,)
-        Profile row starts [s, simulation time] (``/serving/power/time_s``).
-    P_gpu_W : ndarray, shape (n_rows, n_replicas)
-        Power of each GPU of each replica [W].
-    roles : list of str, length n_replicas
+    t_s : np.ndarray
+        Shape (n_rows,): profile row starts [s, simulation time] (``/serving/power/time_s``).
+    P_gpu_W : np.ndarray
+        Shape (n_rows, n_replicas): power of each GPU of each replica [W].
+    roles : list[str]
+        Length n_replicas:
         Phase each replica serves: ``prefill``, ``decode`` or ``prefill + decode`` (colocated).
     tp : int
         GPUs per replica (tensor-parallel degree).
-    P_node_W : ndarray, shape (n_rows, n_nodes)
-        DC power of each partition node [W].
+    P_node_W : np.ndarray
+        Shape (n_rows, n_nodes): DC power of each partition node [W].
     tax : TimeAxis
         The run's time axis (sim time -> dates).
-    gpu_max_W : float or None
+    gpu_max_W : float | None
         The GPU's power limit [W], drawn as a line.
 
     Returns
@@ -997,7 +1001,7 @@ def serving_power(t_s: np.ndarray, P_gpu_W: np.ndarray, roles: list[str], tp: in
     return fig
 
 
-def layout_problems(fig) -> dict[str, list[str]]:
+def layout_problems(fig: "matplotlib.figure.Figure") -> dict[str, list[str]]:
     """Texts that run off a figure and panels that draw nothing: what the report's browser test asserts is empty.
 
     A text (title, label, tick label, legend entry, annotation) overflows when its rendered extent leaves the
@@ -1011,7 +1015,7 @@ def layout_problems(fig) -> dict[str, list[str]]:
 
     Returns
     -------
-    dict
+    dict[str, list[str]]
         ``overflow``: the overflowing texts (first 60 characters each) and tick labels written over one another;
         ``empty``: titles (or positions) of the empty panels.
     """
@@ -1080,9 +1084,11 @@ def _waterfall(ax, start: float, links: list[tuple[str, float]], end: float, uni
     ax.plot([x[-2] + 0.3, x[-1] - 0.3], [level, level], color="k", lw=0.6)
     ax.bar(x[-1], end, color="#4C72B0", width=0.6)
     vals.append(end)
-    tops = [start] + [start + sum(d for _, d in links[:i + 1]) for i in range(len(links))] + [end]
-    lo_all = min([start, end] + tops)
-    hi_all = max([start, end] + tops)
+    levels = [start] + [start + sum(d for _, d in links[:i + 1]) for i in range(len(links))]
+    # a value label sits above its bar's upper edge (a falling link's upper edge is the level before it)
+    tops = [start] + [max(levels[i], levels[i + 1]) for i in range(len(links))] + [end]
+    lo_all = min(levels + [end])
+    hi_all = max(levels + [end])
     span = max(hi_all - lo_all, abs(hi_all) * 1e-6, 1e-12)
     # zoom on the changes (the totals are large, the links small), and say so in the label
     lo = lo_all - 0.6 * span
@@ -1096,16 +1102,18 @@ def _waterfall(ax, start: float, links: list[tuple[str, float]], end: float, uni
     ax.grid(alpha=0.3, axis="y")
 
 
-def compare_waterfall(cmp, a_lab: str = "A", b_lab: str = "B"):
+def compare_waterfall(cmp: object, a_lab: str = "A", b_lab: str = "B"):
     """Waterfall of :func:`scheduler_sim.analysis.compare.compare`: from A's total to B's, link by link.
 
     Parameters
     ----------
-    cmp : scheduler_sim.analysis.compare.Comparison
-        The comparison: ``totals`` (``E_facility_J``, ``PUE``), ``energy`` and ``pue`` per link
-        (:data:`~scheduler_sim.analysis.compare.LINKS`), ``grid`` per signal (``GRID_LINKS``).
-    a_lab, b_lab : str
-        Names of the two runs (bar labels).
+    cmp : object
+        The :class:`~scheduler_sim.analysis.compare.Comparison`: ``totals`` (``E_facility_J``, ``PUE``), ``energy``
+        and ``pue`` per link (:data:`~scheduler_sim.analysis.compare.LINKS`), ``grid`` per signal (``GRID_LINKS``).
+    a_lab : str
+        Name of run A (first bar).
+    b_lab : str
+        Name of run B (last bar).
 
     Returns
     -------
@@ -1135,11 +1143,15 @@ def compare_series(sa: dict, sb: dict, a_lab: str = "A", b_lab: str = "B"):
 
     Parameters
     ----------
-    sa, sb : dict
-        Per run: ``time_s`` (n,) [s], ``origin`` (Unix time of 0, NaN: none), ``P_facility_W`` (n,) [W],
+    sa : dict
+        Run A: ``time_s`` (n,) [s], ``origin`` (Unix time of 0, NaN: none), ``P_facility_W`` (n,) [W],
         ``P_it_W`` (n,) [W].
-    a_lab, b_lab : str
-        Names of the runs (legend).
+    sb : dict
+        Run B, the same keys.
+    a_lab : str
+        Name of run A (legend).
+    b_lab : str
+        Name of run B (legend).
 
     Returns
     -------

@@ -15,7 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .report.catalogue import column_unit, format_value
+from .catalogue import column_unit, format_value
 
 __all__ = ["HEADLINE", "HeadlineTable", "headline_table", "span_warning"]
 
@@ -65,20 +65,20 @@ def span_warning(names: list[str], configs: list[str], serving_span_s: np.ndarra
 
     Parameters
     ----------
-    names : list of str
+    names : list[str]
         Scenario names.
-    configs : list of str
+    configs : list[str]
         Each scenario's resolved configuration (JSON): ``trace.window_days`` is its span, a serving-only scenario
         (``trace.enabled = false``) uses ``serving_span_s``.
-    serving_span_s : ndarray or None
+    serving_span_s : np.ndarray | None
         Shape (n,): ``serving_span_s`` of each scenario [s].
 
     Returns
     -------
-    str or None
+    str | None
         One line, e.g. ``"scenarios span different times (1 day: a, b; 2 days: c): ..."``.
     """
-    from .frontier import _span_of
+    from ..frontier import _span_of
 
     serv = serving_span_s if serving_span_s is not None else np.full(len(names), np.nan)
     spans = [_span_of(c, s) for c, s in zip(configs, serv)]
@@ -99,7 +99,7 @@ def headline_table(summary: str | Path) -> HeadlineTable:
 
     Parameters
     ----------
-    summary : str or Path
+    summary : str | Path
         The sweep summary file, or the sweep folder holding it.
 
     Returns
