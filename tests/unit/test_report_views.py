@@ -136,3 +136,17 @@ def test_sweep_table_warns_when_spans_differ(tmp_path):
     tab = headline_table(_summary(tmp_path / "summary.h5", spans_days=(1, 1, 2)))
     assert len(tab.warnings) == 1 and "1 day: a, b; 2 days: c" in tab.warnings[0]
     assert span_warning(["x"], [json.dumps({"trace": {"window_days": 7}})]) is None
+
+
+def test_training_table_lists_the_workload_jobs_only():
+    from scheduler_sim.analysis.report import _training_rows
+
+    jobs = pd.DataFrame({"job_id": [1, 2, 3], "queue": ["default", "training", "default"],
+                         "account": ["a", "llama-70b", "llama-8b"], "nodes": [4, 512, 64],
+                         "run_s": [3600.0, 36000.0, 7200.0], "wait_s": [0.0, 1800.0, 60.0],
+                         "energy_dc_J": [1e9, 3.6e12, 7.2e11]})
+    res = SimpleNamespace(jobs=jobs, config_json=json.dumps({"workload": [{"name": "llama-8b"}]}))
+    rows = _training_rows(res)
+    # job 2 by its queue, job 3 by its account (a workload name), not job 1
+    assert rows == [(2, "llama-70b", 512, "10.00", "0.50", "1,000.000"), (3, "llama-8b", 64, "2.00", "0.02", "200.000")]
+    assert _training_rows(SimpleNamespace(jobs=jobs.iloc[:1], config_json="{}")) == []
