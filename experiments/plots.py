@@ -109,7 +109,8 @@ def power_cap_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
     h2, l2 = ax2.get_legend_handles_labels()
     ax1.legend(h1 + h2, l1 + l2, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
     policy = str(cfg0["scheduler"].get("policy", "")).upper()
-    ax1.set_title(f"Power cap trade-off ({cfg0.get('system', '')}, {policy}, {days:g} day{'s' if days != 1 else ''}); jobs running when the "
+    span = f"{days:g} day{'s' if days != 1 else ''}"
+    ax1.set_title(f"Power cap trade-off ({cfg0.get('system', '')}, {policy}, {span}); jobs running when the "
                   f"window opens are\nplaced regardless of the cap, so peaks are measured after a {warm:g}-day "
                   "warm-up", fontsize=10)
     fig.tight_layout()
