@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(docs/configuration.md)")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary (data warnings, such "
                                                         "as rejected records or interpolated weather, still show)")
+    r.add_argument("--live", action="store_true",
+                   help="draw a terminal dashboard while the run goes (facility power and PUE, queue and running "
+                        "jobs, hottest CDU supply, progress), erased at the end; needs a terminal (without one the "
+                        "run goes on without it); not with --quiet")
     r.add_argument("--accept-weather-gaps", action="store_true",
                    help="interpolate missing-value gaps of the weather file longer than 6 h instead of refusing it "
                         "(cooling.accept_weather_gaps); every gap is still reported")
@@ -285,6 +289,8 @@ def _early_check(a: argparse.Namespace) -> str | None:
     """
     from pathlib import Path
 
+    if getattr(a, "quiet", False) and getattr(a, "live", False):
+        return "--quiet and --live exclude each other (--quiet draws nothing, --live draws a dashboard)"
     files = {"run": ["config", "trace", "requests"], "sweep": ["study"], "compare": ["a", "b"], "report": ["file"],
              "export": ["file"], "cooling": ["power"], "validate": ["trace"]}.get(a.command, [])
     for attr in files:

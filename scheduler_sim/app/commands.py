@@ -288,8 +288,24 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     model = cfg.cooling.plant_model
     cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
-    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
+    live = None
+    if getattr(a, "live", False):
+        if sys.stderr.isatty():
+            from .live import LiveView
+
+            live = LiveView(title=cfg.name)
+        else:  # never break a run without a terminal: run as usual, say why there is no dashboard
+            print("hpctwin run: note: --live needs a terminal (stderr is not one): running without the dashboard",
+                  file=sys.stderr)
+    if live is not None:
+        from .live import live_dashboard
+
+        with live_dashboard(live):
+            res = run_one(cfg, out, progress=True, echo=lambda m: print("  " + m), comm=comm, headroom=True,
+                          live=live)
+    else:
+        res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
+                      echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)

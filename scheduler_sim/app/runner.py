@@ -232,26 +232,30 @@ def _grid_writers(ga, grid_content):
     return lambda f: [w(f) for w in parts]
 
 
-def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
-            comm=None, headroom: bool = False) -> RunOutput:
+def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo: object = None,
+            comm: object = None, headroom: bool = False, live: object = None) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     Parameters
     ----------
     cfg : RunConfig
         The run.
-    out : str or Path or None
+    out : str | Path | None
         Output HDF5 path; None runs without writing (tests, benchmarks).
-    progress : bool or None
+    progress : bool | None
         Override ``cfg.output.progress``.
-    echo : callable(str) or None
-        Where to print stage messages (None: silent).
-    comm : mpi4py communicator or None
-        With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
-        ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
+    echo : object
+        Where to print stage messages: a callable taking one str (None: silent).
+    comm : object
+        An mpi4py communicator or None. With ``scheduler.policy = "twin"``: spread the twin's rollouts over this
+        communicator's ranks (the other ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls
+        out serially.
     headroom : bool
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
+    live : object
+        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), attached to the
+        simulation before it runs (the caller installs it with :func:`scheduler_sim.app.live.live_dashboard`).
 
     Returns
     -------
@@ -406,6 +410,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None,
                      workload_power_profiles=training.power_series if training is not None else None)
+    if live is not None:  # hpctwin run --live: the dashboard reads this platform's state
+        live.attach(sim)
+        if cfg.cooling.plant_model != "off":
+            try:
+                live.T_limit_K = float(load_plant_params(cfg.cooling.plant or system.cooling_plant).cdu.T_sec_sup_set_K)
+            except Exception:  # noqa: BLE001 - the limit is a label of the dashboard only
+                live.T_limit_K = None
     try:
         result = sim.run()
     finally:

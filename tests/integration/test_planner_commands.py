@@ -101,3 +101,56 @@ def test_argument_errors_come_before_heavy_imports(argv, message, tmp_path):
 def test_report_on_a_folder_without_summary_says_so(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "without summary.h5" in capsys.readouterr().err
+
+
+def _pty_run(argv, cwd, timeout_s=300):
+    """Run ``argv`` on a pseudo-terminal; return (exit status, everything it wrote)."""
+    import os
+    import pty
+    import select
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command, its stdout and stderr on the terminal
+        os.chdir(cwd)
+        os.execv(argv[0], argv)
+    out = b""
+    while True:
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout_s)
+            chunk = os.read(fd, 65536) if ready else b""
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
+
+
+def test_live_dashboard_is_drawn_on_a_terminal_and_erased(two_runs, tmp_path):
+    d = two_runs[0].parent
+    argv = [sys.executable, "-m", "scheduler_sim", "run", "--system", str(d / "tiny4.toml"), "--trace",
+            str(d / "two.swf"), "--start-day", "0", "--days", "1", "--cooling", "fast", "--live", "--out",
+            str(tmp_path / "live.h5")]
+    code, out = _pty_run(argv, tmp_path)
+    assert code == 0, out[-2000:]
+    assert "hpctwin live: tiny4-two" in out and "queued" in out and "PUE now" in out  # the dashboard was drawn
+    assert "\x1b[2K" in out  # ... and erased (rich's transient live clears its lines)
+    last = out.rsplit("hpctwin live", 1)[1]
+    assert "summary (" in last and "wrote " in last  # the summary comes after the dashboard, not under it
+    assert (tmp_path / "live.h5").is_file()
+
+
+def test_live_without_a_terminal_runs_and_says_so(two_runs, tmp_path):
+    d = two_runs[0].parent
+    r = subprocess.run([sys.executable, "-m", "scheduler_sim", "run", "--system", str(d / "tiny4.toml"), "--trace",
+                        str(d / "two.swf"), "--start-day", "0", "--days", "1", "--no-cooling", "--live", "--out",
+                        str(tmp_path / "nolive.h5")], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "--live needs a terminal" in r.stderr and "hpctwin live" not in r.stdout + r.stderr
+    assert (tmp_path / "nolive.h5").is_file()
+
+
+def test_quiet_and_live_exclude_each_other(capsys):
+    assert main(["run", "--quiet", "--live"]) == 2
+    assert "--quiet and --live exclude each other" in capsys.readouterr().err
