@@ -361,6 +361,13 @@ def _serving(path: Path) -> dict | None:
                "tpot_slo_s": float(g.attrs.get("tpot_slo_s", float("nan"))),
                "origin": float(g.attrs.get("time_origin_unix_s", float("nan"))),
                "deployment": _json(g.attrs.get("deployment_json", "{}")), "router": _text(g.attrs.get("router", ""))}
+        cfg = _json(f.attrs.get("config_json", "{}"))
+    # simulation time of request-trace time 0, as the runner places the partition (app/runner.py: t_serv)
+    try:
+        out["offset_s"] = (float((cfg.get("trace") or {}).get("window_start_days", 0.0)) * 86400.0
+                           + float((cfg.get("serving") or {}).get("offset_s", 0.0)))
+    except (TypeError, ValueError):
+        out["offset_s"] = 0.0
     dep = out["deployment"]
     replicas = int(dep.get("replicas", out["P_gpu_W"].shape[1] if out["P_gpu_W"].ndim == 2 else 1))
     n_pre = int((dep.get("disaggregation") or {}).get("prefill_replicas", 0) or 0)
@@ -390,7 +397,7 @@ def _serving_figures(sv: dict, tax) -> dict:
                             f"Distributions (CDF [-]) of time to first token [s], time per output token [ms] and "
                             f"end-to-end latency [s] of the completed requests ({what}), with p50 / p90 / p99 and "
                             f"the SLOs (TTFT {sv['ttft_slo_s']:g} s, TPOT {sv['tpot_slo_s'] * 1e3:g} ms) in red."),
-        "serving_throughput": (F.serving_throughput(sv["requests"], sv["n_gpus"], sv["origin"]),
+        "serving_throughput": (F.serving_throughput(sv["requests"], sv["n_gpus"], tax.origin, sv["offset_s"]),
                                "Goodput (requests completed within both SLOs per second [req/s]) beside all "
                                "completions, and output tokens per second per GPU [tokens/s] over time (UTC)."),
         "serving_power": (F.serving_power(sv["t_s"], sv["P_gpu_W"], sv["roles"], sv["tp"], sv["P_node_W"], tax,

@@ -868,7 +868,7 @@ def _width_text(w: float) -> str:
     return f"{w / 3600:g} h" if w >= 3600 else (f"{w / 60:g} min" if w >= 60 else f"{w:g} s")
 
 
-def serving_throughput(req: dict[str, np.ndarray], n_gpus: int, origin_unix_s: float):
+def serving_throughput(req: dict[str, np.ndarray], n_gpus: int, origin_unix_s: float, offset_s: float = 0.0):
     """Goodput (SLO-met requests finished per second) and output tokens per second per GPU over time.
 
     Tokens are spread evenly over each request's decode, from its first token to its last, so a bin counts the
@@ -882,7 +882,11 @@ def serving_throughput(req: dict[str, np.ndarray], n_gpus: int, origin_unix_s: f
     n_gpus : int
         GPUs of the deployment (replicas x tensor-parallel degree).
     origin_unix_s : float
-        Unix time of trace time 0 (``/serving@time_origin_unix_s``; NaN: minutes since the first request).
+        Unix time of time 0 of the axis (the run's ``time_origin_unix_s``, so the dates agree with the run's other
+        figures; NaN: days).
+    offset_s : float
+        Simulation time of request-trace time 0 [s] (``trace.window_start_days`` x 86400 + ``serving.offset_s``):
+        request times + ``offset_s`` = simulation time.
 
     Returns
     -------
@@ -890,8 +894,8 @@ def serving_throughput(req: dict[str, np.ndarray], n_gpus: int, origin_unix_s: f
         Two panels sharing a time axis.
     """
     done = np.asarray(req["status"]) == 1
-    fin = np.asarray(req["finish_s"], dtype=float)[done]
-    first = np.asarray(req["first_token_s"], dtype=float)[done]
+    fin = np.asarray(req["finish_s"], dtype=float)[done] + offset_s
+    first = np.asarray(req["first_token_s"], dtype=float)[done] + offset_s
     out = np.asarray(req["output_tokens"], dtype=float)[done]
     met = np.asarray(req["slo_met"]).astype(bool)[done]
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 5.4), sharex=True)
