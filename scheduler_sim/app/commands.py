@@ -396,19 +396,34 @@ def print_sweep_answer(summary: Path, echo: object = print) -> None:
     echo("")
     echo("scenarios (headline metrics):")
     echo(headline_table(summary).format())
-    try:
-        pts = load_sweep_points(summary)
-        if len(pts.names) >= 2:
-            dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
-            fr = frontier_table(pts, [dx, dy], colour=dc)
+    import numpy as np
+
+    from ..analysis.frontier import _subset
+    from ..analysis.report import sweep_conditions
+
+    pts = load_sweep_points(summary)
+    with h5py.File(summary, "r") as f:  # conditions (weather, trace ...) are not decisions: one front per condition
+        g = f["scenarios"]
+        dec = [x.decode() if isinstance(x, bytes) else str(x) for x in g["name"][()]]
+        cfgs = ([x.decode() if isinstance(x, bytes) else str(x) for x in g["config_json"][()]]
+                if "config_json" in g else ["{}"] * len(dec))
+        study_file = str(f.attrs.get("study_file", ""))
+    cond = dict(zip(dec, sweep_conditions(study_file, cfgs)))
+    labels = [cond.get(n, "") for n in pts.names]
+    for label in sorted(set(labels)):
+        sub = _subset(pts, np.array([lb == label for lb in labels], dtype=bool)) if len(set(labels)) > 1 else pts
+        where = f" under {label}" if label else ""
+        try:
+            if len(sub.names) < 2:
+                continue
+            dx, dy, dc = serving_default_axes() if sub.serving else ("wait", "energy", None)
+            fr = frontier_table(sub, [dx, dy], colour=dc)
             echo("")
-            echo(f"frontier ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
+            echo(f"frontier{where} ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
                  f"{summary.parent}` for other metrics, CSV and plot):")
             echo(fr.format())
-    except SpanMismatchError as exc:
-        echo(f"frontier not computed: {exc}")
-    except ValueError as exc:  # e.g. no scenario with finite values on both axes
-        echo(f"frontier not computed: {exc}")
+        except (SpanMismatchError, ValueError) as exc:  # spans differ, or no scenario has both metrics
+            echo(f"frontier{where} not computed: {exc}")
 
 
 def cmd_compare(a: argparse.Namespace) -> int:

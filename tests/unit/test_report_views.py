@@ -150,3 +150,33 @@ def test_training_table_lists_the_workload_jobs_only():
     # job 2 by its queue, job 3 by its account (a workload name), not job 1
     assert rows == [(2, "llama-70b", 512, "10.00", "0.50", "1,000.000"), (3, "llama-8b", 64, "2.00", "0.02", "200.000")]
     assert _training_rows(SimpleNamespace(jobs=jobs.iloc[:1], config_json="{}")) == []
+
+
+def test_sweep_answer_gives_one_frontier_per_condition(tmp_path):
+    """Scenarios under different weather are not compared with each other at the terminal either."""
+    from pathlib import Path
+
+    from scheduler_sim.app.commands import print_sweep_answer
+
+    p = Path(tmp_path / "summary.h5")
+    names = ["fcfs_tmy3", "easy_tmy3", "fcfs_const", "easy_const"]
+    weather = ["tmy3", "tmy3", "constant", "constant"]
+    with h5py.File(p, "w") as f:
+        f.attrs["kind"] = "sweep-summary"
+        f.attrs["study_file"] = '[axes]\n"scheduler.policy" = ["fcfs", "easy"]\n"cooling.weather" = ["tmy3", "constant"]\n'
+        g = f.create_group("scenarios")
+        g["name"] = np.array(names, dtype=h5py.string_dtype())
+        g["status"] = np.array(["done"] * 4, dtype=h5py.string_dtype())
+        g["config_json"] = np.array([json.dumps({"trace": {"enabled": True, "window_days": 1},
+                                                 "cooling": {"weather": w}}) for w in weather],
+                                    dtype=h5py.string_dtype())
+        g["mean_wait_s"] = np.array([7200.0, 3600.0, 7200.0, 3600.0])
+        g["E_facility_J"] = np.array([3.6e9, 7.2e9, 1.8e9, 1.8e9])
+        g["PUE"] = np.array([1.05, 1.05, 1.04, 1.04])
+    lines: list[str] = []
+    print_sweep_answer(p, echo=lines.append)
+    heads = [ln for ln in lines if ln.startswith("frontier")]
+    assert len(heads) == 2 and "under weather=constant" in heads[0] and "under weather=tmy3" in heads[1]
+    # under constant weather easy dominates fcfs (same energy, less wait); under tmy3 both are on the front
+    text = "\n".join(lines)
+    assert "front 1 of 2 scenario(s); knee easy_const" in text and "front 2 of 2 scenario(s)" in text
