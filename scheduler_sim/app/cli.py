@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("file", metavar="FILE.h5", help="run file, cooling-only file or sweep summary.h5")
     ex.add_argument("--table", default="jobs",
                     choices=["jobs", "allocations", "timeseries", "cdu", "rack", "attribution", "requests", "grid",
-                             "scenarios"],
+                             "training", "rl", "scenarios"],
                     help="table to write (default jobs; timeseries = /timeseries/facility with time_s)")
     ex.add_argument("--format", choices=["csv", "parquet"], help="output format (default: from --out's suffix, "
                                                                  "else csv)")

@@ -10,6 +10,7 @@ length, or of 2-D datasets of shape (n, m) written as m columns ``name[k]``:
 * ``attribution``: the per-job attribution (``/attribution/jobs``);
 * ``requests``: the serving request table (``/serving/requests``);
 * ``grid``: the cost / CO2 per interval (``/grid/timeseries``);
+* ``training``, ``rl``: the ``[[workload]]`` reports (``/workload/training``, ``/workload/rl``);
 * ``scenarios``: a sweep summary's scenario table.
 
 A column is named ``"<dataset> [<units>]"`` from the dataset's ``units`` attribute (the schema's), e.g.
@@ -30,7 +31,7 @@ __all__ = ["TABLES", "FORMATS", "export_table", "read_table"]
 TABLES = {"jobs": ("jobs", False), "allocations": ("allocations", False), "timeseries": ("timeseries/facility", True),
           "cdu": ("timeseries/cdu", True), "rack": ("timeseries/rack", True), "attribution": ("attribution/jobs", False),
           "requests": ("serving/requests", False), "grid": ("grid/timeseries", True),
-          "scenarios": ("scenarios", False)}
+          "training": ("workload/training", False), "rl": ("workload/rl", False), "scenarios": ("scenarios", False)}
 FORMATS = ("csv", "parquet")
 
 

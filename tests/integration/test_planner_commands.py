@@ -154,3 +154,32 @@ def test_live_without_a_terminal_runs_and_says_so(two_runs, tmp_path):
 def test_quiet_and_live_exclude_each_other(capsys):
     assert main(["run", "--quiet", "--live"]) == 2
     assert "--quiet and --live exclude each other" in capsys.readouterr().err
+
+
+def test_training_run_report_shows_the_workload_table(tmp_path):
+    """A run with a [[workload]] training job (h100_4k, fast plant): the report's training table is read from
+    /workload/training (iteration time, MFU, iteration power, checkpoints, ETTR), and export writes it."""
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import run_one
+
+    w = dict(family="training", name="t", model="llama-3-8b", train_hours=2.0, failure_rate_per_gpu_h=2e-3,
+             checkpoint_interval_s=900.0, layout=dict(tp=8, pp=1, dp=8, micro_batches=16, zero_stage=1))
+    cfg = RunConfig.model_validate({
+        "name": "train", "system": "h100_4k", "seed": 0, "output": {"progress": False}, "cooling": {"model": "fast"},
+        "trace": {"enabled": False, "window_start_days": 0.0, "window_days": 0.25}, "scheduler": {"policy": "fcfs"},
+        "workload": [w]})
+    out = tmp_path / "train.h5"
+    run_one(cfg, out)
+    with h5py.File(out) as f:
+        t_iter = float(f["workload/training/t_iter_s"][0])
+        mfu = float(f["workload/training/mfu"][0])
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 0
+    html = (tmp_path / "rep" / "report.html").read_text()
+    sec = html[html.index("<h2>Training jobs</h2>"):]
+    sec = sec[:sec.index("</table>")]
+    assert "From /workload/training" in sec and "llama-3-8b" in sec
+    assert f">{t_iter:.3f}<" in sec and f">{100 * mfu:.1f}<" in sec
+    assert "RL post-training" not in html  # /workload/rl is empty: left out
+    assert main(["export", str(out), "--table", "training", "--out", str(tmp_path / "t.csv")]) == 0
+    head = next(csv.reader((tmp_path / "t.csv").open()))
+    assert "t_iter_s [s]" in head and "mfu" in head

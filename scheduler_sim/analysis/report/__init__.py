@@ -321,8 +321,8 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         software_version=_text(a.get("software_version")), git_sha=_text(a.get("git_sha")),
         created=_text(prov.get("created")), pue_definition=_text(a.get("pue_definition", "")),
         metrics=_metric_tables(res.summary, batch=bool(batch)), figures=parts, training=_training_rows(res),
-        monthly=_monthly(path, res, ts), headline=_headline(res.summary, att, T_lim, T_tol, w_class, bool(batch),
-                                                            serving is not None),
+        monthly=_monthly(path, res, ts), workload=_workload_tables(path),
+        headline=_headline(res.summary, att, T_lim, T_tol, w_class, bool(batch), serving is not None),
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
@@ -452,6 +452,57 @@ def _monthly(path: Path, res, ts) -> dict | None:
     mt = monthly_table(res.time_s, res.time_origin_unix_s, ts["P_facility_W"], ts["P_it_W"],
                        res.facility.get("m_flow_makeup"), grid_ts, cur)
     return None if mt is None else {"header": mt.header, "rows": mt.rows}
+
+
+def _workload_tables(path: Path) -> dict:
+    """The ``/workload`` reports of a run (issue #24): training jobs (iteration time, MFU, iteration power,
+    checkpoints, failures, ETTR, goodput) and RL pipelines, as rows for the templates; empty when absent.
+    """
+    def col(g, k):
+        a = g[k][()]
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in a]
+
+    out = {}
+    with h5py.File(path, "r") as f:
+        if "workload/training" in f and "job_id" in f["workload/training"]:
+            g = f["workload/training"]
+            c = {k: col(g, k) for k in g if isinstance(g[k], h5py.Dataset)}
+            n = len(c["job_id"])
+
+            def v(k, i, fmt, scale=1.0):
+                x = c.get(k, [float("nan")] * n)[i]
+                try:
+                    return format(float(x) * scale, fmt) if np.isfinite(float(x)) else "n/a"
+                except (TypeError, ValueError):
+                    return _text(x)
+
+            out["training_header"] = ("job id", "model", "GPUs", "iteration [s]", "MFU [%]", "node power mean / "
+                                      "compute / low [W]", "checkpoints", "failures", "ETTR [%]",
+                                      "goodput [iter/s]", "facility energy [MWh]")
+            out["training"] = [(int(c["job_id"][i]), _text(c.get("model", [""] * n)[i]), v("gpus", i, ",.0f"),
+                                v("t_iter_s", i, ".3f"), v("mfu", i, ".1f", 100.0),
+                                f"{v('P_node_mean_W', i, ',.0f')} / {v('P_node_compute_W', i, ',.0f')} / "
+                                f"{v('P_node_low_W', i, ',.0f')}", v("n_checkpoints", i, ",.0f"),
+                                v("n_failures", i, ",.0f"), v("ettr", i, ".2f", 100.0),
+                                v("goodput_iter_per_s", i, ".4f"), v("E_facility_J", i, ",.3f", 1 / 3.6e9))
+                               for i in range(min(n, 50))]
+        if "workload/rl" in f and "name" in f["workload/rl"]:
+            g = f["workload/rl"]
+            c = {k: col(g, k) for k in g if isinstance(g[k], h5py.Dataset)}
+            n = len(c["name"])
+
+            def r(k, i, fmt, scale=1.0):
+                x = c.get(k, [float("nan")] * n)[i]
+                return format(float(x) * scale, fmt) if np.isfinite(float(x)) else "n/a"
+
+            out["rl_header"] = ("pipeline", "model", "mode", "steps", "mean step [s]", "samples/s [1/s]",
+                                "idle rollout / reward / trainer [%]", "GPU energy per sample [J]")
+            out["rl"] = [(_text(c["name"][i]), _text(c.get("model", [""] * n)[i]), _text(c.get("mode", [""] * n)[i]),
+                          r("steps", i, ",.0f"), r("mean_step_s", i, ".2f"), r("samples_per_s", i, ".3f"),
+                          f"{r('idle_rollout', i, '.1f', 100)} / {r('idle_reward', i, '.1f', 100)} / "
+                          f"{r('idle_trainer', i, '.1f', 100)}", r("J_per_sample_gpu", i, ",.1f"))
+                         for i in range(min(n, 50))]
+    return out
 
 
 def _training_rows(res) -> list[tuple]:
