@@ -462,7 +462,7 @@ def _workload_tables(path: Path) -> dict:
         a = g[k][()]
         return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in a]
 
-    out = {}
+    out = {"training_header": (), "training": [], "rl_header": (), "rl": []}  # every key, for the strict templates
     with h5py.File(path, "r") as f:
         if "workload/training" in f and "job_id" in f["workload/training"]:
             g = f["workload/training"]
