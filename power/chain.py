@@ -132,9 +132,6 @@ class PowerChain:
         self._rect_rack = np.asarray(system.rectifier_rack, dtype=np.intp)
         self._rack_cdu = np.asarray(system.rack_cdu, dtype=np.intp)
         self._sum_node_rack = _segment_sum(self._node_rack, n_racks)
-        per_rack = np.bincount(self._node_rack, minlength=n_racks)
-        contiguous = bool(np.all(np.diff(self._node_rack) >= 0) and np.all(per_rack > 0))
-        self._rack_bounds = (np.concatenate(([0], np.cumsum(per_rack))).astype(np.intp) if contiguous else None)
         self._sum_node_rect = _segment_sum(self._node_rect, n_rect)
         self._sum_rect_rack = _segment_sum(self._rect_rack, n_racks)
         self._sum_rack_cdu = _segment_sum(self._rack_cdu, system.n_cdus)
@@ -261,63 +258,9 @@ class PowerChain:
             raise ValueError("node_dc_w must be finite and >= 0 W")
         return self._a * p + self._b_node[nodes]
 
-    @property
-    def rack_node_ranges(self) -> NDArray[np.intp] | None:
-        """Node index bounds of each rack, shape (n_racks + 1,): rack ``r`` holds nodes ``b[r] .. b[r+1] - 1``.
-
-        None when the nodes of a rack are not contiguous (the rack sums then use weighted ``np.bincount``).
-        """
-        return self._rack_bounds
-
-    def rack_dc_sums_w(self, node_dc_w: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Node DC power summed per rack [W], shape (n_racks,): the sums the affine path adds, bit for bit.
-
-        Parameters
-        ----------
-        node_dc_w : NDArray[np.float64]
-            Component (DC) power of every node, shape (n_nodes,), W (checked by the caller).
-
-        Returns
-        -------
-        NDArray[np.float64]
-            Per-rack sum, shape (n_racks,) [W].
-        """
-        return self._sum_node_rack(node_dc_w)
-
-    def affine_state_of_racks(self, rack_dc_w: NDArray[np.float64], dc_total_w: float) -> ChainState:
-        """The :meth:`evaluate` state from per-rack DC sums and the machine's DC total (affine path only).
-
-        With ``rack_dc_w = rack_dc_sums_w(p)`` and ``dc_total_w = float(p.sum())`` the result is bit for bit that of
-        ``evaluate(p)``: the event loop keeps the rack sums up to date by recomputing only the racks whose nodes
-        changed (:class:`scheduler_sim.kernel.stepfunction.StepFunction`).
-
-        Parameters
-        ----------
-        rack_dc_w : NDArray[np.float64]
-            Node DC power summed per rack, shape (n_racks,) [W].
-        dc_total_w : float
-            Node DC power of the whole machine [W].
-
-        Returns
-        -------
-        ChainState
-            Totals, per-rack input (n_racks,) and per-CDU heat (n_cdus,).
-
-        Raises
-        ------
-        ValueError
-            If the chain is not on the affine path.
-        """
-        if not self.uses_affine_path:
-            raise ValueError("affine_state_of_racks needs the affine path (linear conversion stages)")
-        return self._affine_from_racks(rack_dc_w, dc_total_w)
-
     def _affine_state(self, p: NDArray[np.float64], dc_total: float) -> ChainState:
         """The :class:`ChainState` of checked node powers ``p`` on the affine path."""
-        return self._affine_from_racks(self._sum_node_rack(p), dc_total)
-
-    def _affine_from_racks(self, rack_dc: NDArray[np.float64], dc_total: float) -> ChainState:
-        rack_in = self._a * rack_dc + self._B_rack
+        rack_in = self._a * self._sum_node_rack(p) + self._B_rack
         sivoc_loss = conversion.linear_loss_w(dc_total, self._n_nodes, self._s)
         rect_out = dc_total + sivoc_loss + self._O_dc_total
         rect_loss = conversion.linear_loss_w(rect_out, self._n_rect, self._r)

@@ -108,13 +108,6 @@ class NodeAllocator:
             return (self.owner == FREE) | (self.owner == OUT_OF_POOL)
         return self.owner == FREE
 
-    def idle_at(self, nodes: np.ndarray) -> np.ndarray:
-        """``idle_mask()[nodes]`` from those nodes only, shape (len(nodes),), O(len(nodes))."""
-        o = self.owner[nodes]
-        if self._n_out:
-            return (o == FREE) | (o == OUT_OF_POOL)
-        return o == FREE
-
     @property
     def down_count(self) -> np.ndarray:
         """Number of down windows holding each node down now, shape (n_nodes,) (read-only view)."""

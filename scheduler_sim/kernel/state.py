@@ -84,58 +84,24 @@ class StateLayout:
 class StepValue:
     """The power step function's value after the current timestamp, recomputed only when power changed.
 
-    Two ways to say that power changed: :meth:`touch` names the nodes whose DC power or idle state changed (the job
-    life-cycle does), so only their racks and idle counts are updated; setting ``dirty = True`` (anything else that
-    writes node power) asks for a full evaluation. Either way the next
-    :meth:`~scheduler_sim.kernel.stepfunction.StepFunction.value` brings ``vec`` up to date.
-
     Attributes
     ----------
     vec : ndarray, shape (layout.size,)
         The value (see :class:`StateLayout`): W for powers, counts for the scheduler series.
-    stale : bool
-        A full evaluation is needed (``dirty = True`` was set, or nothing was evaluated yet).
-    changed : list of ndarray
-        Nodes :meth:`touch`-ed since the last evaluation.
+    dirty : bool
+        Node power changed since ``vec`` was computed.
     idle_dc_W, idle_it_W : float
         DC and rack-input power of the idle (unallocated) nodes [W].
     part_dc_W, part_it_W : float
         DC and rack-input power of a co-located partition [W].
-    rack_dc_W : ndarray or None
-        Node DC power summed per rack at the last evaluation [W] (the incremental path's cache; None: none).
-    idle_now : ndarray of bool or None
-        Which nodes were idle at the last evaluation (the incremental path's cache).
-    idle_class_n : ndarray of int64 or None
-        Idle nodes per idle-share class at the last evaluation (the incremental path's cache).
     """
 
     vec: np.ndarray
-    stale: bool = True
-    changed: list = field(default_factory=list)
+    dirty: bool = True
     idle_dc_W: float = 0.0
     idle_it_W: float = 0.0
     part_dc_W: float = 0.0
     part_it_W: float = 0.0
-    rack_dc_W: np.ndarray | None = None
-    idle_now: np.ndarray | None = None
-    idle_class_n: np.ndarray | None = None
-
-    @property
-    def dirty(self) -> bool:
-        """Node power changed since ``vec`` was computed (setting True asks for a full evaluation)."""
-        return self.stale or bool(self.changed)
-
-    @dirty.setter
-    def dirty(self, value: bool) -> None:
-        if value:
-            self.stale = True
-        else:
-            self.stale = False
-            self.changed.clear()
-
-    def touch(self, nodes: np.ndarray) -> None:
-        """Note that the DC power or the idle state of ``nodes`` (int array) changed since the last evaluation."""
-        self.changed.append(nodes)
 
 
 @dataclass
