@@ -42,6 +42,7 @@ from . import grid_run, workloads
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
+from .fast_check import fast_check_lines, fast_plant_check
 from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
@@ -233,7 +234,7 @@ def _grid_writers(ga, grid_content):
 
 
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
-            comm=None, headroom: bool = False) -> RunOutput:
+            comm=None, headroom: bool = False, fast_check_h: float = 0.0) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     Parameters
@@ -252,6 +253,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     headroom : bool
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
+    fast_check_h : float
+        With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
+        supply-temperature and peak errors on this run (:mod:`scheduler_sim.app.fast_check`; ``hpctwin run`` asks
+        for 6 h), written to ``info["fast_plant_check"]`` and printed; 0 measures nothing.
 
     Returns
     -------
@@ -423,6 +428,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     result.info["weather"] = wdesc
     if cfg.cooling.plant_model == "fast":  # recorded as the root attribute cooling_model (absent: the FMU ran)
         result.info["cooling_model"] = "fast"
+        if fast_check_h > 0 and result.info.get("complete", True):
+            check = _fast_check(cfg, system, result, fast_check_h, progress)
+            if check is not None:
+                result.info["fast_plant_check"] = check
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     ga = None
@@ -466,7 +475,21 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
     lines = headroom_lines(cfg, system, result, wpath) if headroom else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
+                     load_counts=counts, headroom=lines,
+                     supply=supply_lines(result, limit) + fast_check_lines(result.info.get("fast_plant_check")))
+
+
+def _fast_check(cfg: RunConfig, system, result, window_h: float, progress: bool | None) -> dict | None:
+    """The fast plant's error against the FMU on a window of this run (:func:`~.fast_check.fast_plant_check`)."""
+    fmu_cfg = cfg.with_overrides({"cooling.model": "fmu", "cooling.stepping": "fixed"})
+    fmu = build_plant(fmu_cfg, system, progress=cfg.output.progress if progress is None else progress)
+    fast = build_plant(cfg, system)
+    try:
+        return fast_plant_check(result, fmu, fast, cfg.cooling.step_s, window_h)
+    finally:
+        for p in (fmu, fast):
+            if hasattr(p, "close"):
+                p.close()
 
 
 def supply_lines(result: object, limit: object) -> list[str]:
