@@ -33,7 +33,7 @@ from ..policies.registry import SHORTHANDS, make_policy
 from .config import load_config
 from .cooling import run_cooling_standalone
 from .grid import grid_from_flags
-from .fast_check import WINDOW_H as FAST_CHECK_WINDOW_H
+from ..analysis.fast_check import WINDOW_H as FAST_CHECK_WINDOW_H
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable

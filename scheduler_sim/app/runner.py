@@ -42,7 +42,7 @@ from . import grid_run, workloads
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
-from .fast_check import fast_check_lines, fast_plant_check
+from ..analysis.fast_check import fast_check_lines, fast_plant_check
 from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
@@ -255,7 +255,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
     fast_check_h : float
         With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
-        supply-temperature and peak errors on this run (:mod:`scheduler_sim.app.fast_check`; ``hpctwin run`` asks
+        supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
         for 6 h), written to ``info["fast_plant_check"]`` and printed; 0 measures nothing.
 
     Returns

@@ -1,5 +1,5 @@
 """The fast plant's error against a reference plant on a window of the run (issue #22 item 9,
-:mod:`scheduler_sim.app.fast_check`): the window, the warm-up and the figures, with known errors."""
+:mod:`scheduler_sim.analysis.fast_check`): the window, the warm-up and the figures, with known errors."""
 
 from types import SimpleNamespace
 
@@ -8,7 +8,7 @@ import pytest
 
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.quasisteady import QuasiSteadyPlant
-from scheduler_sim.app.fast_check import fast_check_lines, fast_plant_check
+from scheduler_sim.analysis.fast_check import fast_check_lines, fast_plant_check
 
 
 class _Offset:
