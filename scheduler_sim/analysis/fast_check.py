@@ -127,11 +127,14 @@ def fast_check_lines(check: dict | None) -> list[str]:
     Returns
     -------
     list of str
-        Two lines: the peak supply temperatures and errors, and the cooling power and energy.
+        Two lines: the peak supply temperatures and errors, and the cooling power and energy; one line with the
+        reason when the check was not measured (``check`` holds only ``method``).
     """
     if not check:
         return []
     c = check
+    if "window_h" not in c:  # not measured (the note says why)
+        return [f"  fast plant vs FMU     {c.get('method', 'not measured')}"]
     return [f"  fast plant vs FMU     {c['window_h']:g} h window at t = {c['window_start_s'] / 86400:.2f} d (its "
             f"peak supply): peak supply {c['peak_supply_fast_K'] - 273.15:.2f} degC fast vs "
             f"{c['peak_supply_fmu_K'] - 273.15:.2f} degC FMU ({c['peak_supply_error_K']:+.2f} K); supply error max "

@@ -479,8 +479,25 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                      supply=supply_lines(result, limit) + fast_check_lines(result.info.get("fast_plant_check")))
 
 
+def _fmu_cached(cfg: RunConfig, system) -> Path | None:
+    """The cache entry of this run's plant FMU when it is built (None: not built yet; a fast run never builds it)."""
+    from cooling_fmu.build import cache_key, default_cache_dir
+    from cooling_fmu.modelica import generate_plant_modelica, model_name_for
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    name = model_name_for(params)
+    entry = default_cache_dir() / f"{name}-{cache_key(generate_plant_modelica(params), name)[:16]}.fmu"
+    return entry if entry.is_file() else None
+
+
 def _fast_check(cfg: RunConfig, system, result, window_h: float, progress: bool | None) -> dict | None:
-    """The fast plant's error against the FMU on a window of this run (:func:`~.fast_check.fast_plant_check`)."""
+    """The fast plant's error against the FMU on a window of this run (:func:`~.fast_check.fast_plant_check`);
+    when the plant's FMU is not in the cache, a note saying so (the check never builds an FMU: a fast run is
+    chosen to avoid that).
+    """
+    if _fmu_cached(cfg, system) is None:
+        return {"method": "not measured: this plant's FMU is not built (run it once with --cooling fmu, then fast "
+                          "runs measure their error against it)"}
     fmu_cfg = cfg.with_overrides({"cooling.model": "fmu", "cooling.stepping": "fixed"})
     fmu = build_plant(fmu_cfg, system, progress=cfg.output.progress if progress is None else progress)
     fast = build_plant(cfg, system)

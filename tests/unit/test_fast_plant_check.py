@@ -69,5 +69,6 @@ def test_window_is_clipped_to_the_run_and_a_run_without_supply_has_no_check():
     assert c["window_start_s"] == 0.0 and c["window_h"] == 5.0  # the whole 5 h run
     assert fast_plant_check(SimpleNamespace(time_s=np.arange(3.0), cdu={}, facility={}), None, None, 15.0) is None
     assert fast_check_lines(None) == []
+    assert fast_check_lines({"method": "not measured: no FMU"}) == ["  fast plant vs FMU     not measured: no FMU"]
     with pytest.raises(ValueError, match="whole multiple"):
         fast_plant_check(res, fast(), fast(), 25.0)

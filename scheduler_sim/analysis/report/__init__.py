@@ -407,7 +407,8 @@ def _fast_check_text(prov: dict) -> str:
     check = json.loads(prov.get("info_json", "{}") or "{}").get("fast_plant_check")
     if not check:
         return ""
-    return "\n".join([line.strip() for line in fast_check_lines(check)] + [f"Method: {check.get('method', '')}"])
+    method = [f"Method: {check.get('method', '')}"] if "window_h" in check else []
+    return "\n".join([line.strip() for line in fast_check_lines(check)] + method)
 
 
 def _headroom_text(res) -> str:
