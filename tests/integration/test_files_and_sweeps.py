@@ -339,39 +339,6 @@ def test_atomic_h5_writes_through_the_temporary_and_nothing_on_error(tmp_path):
     assert not (tmp_path / "never.h5").exists() and _tmps(tmp_path) == []
 
 
-def test_atomic_h5_data_reaches_the_temporary_while_the_file_is_open(tmp_path):
-    """Streamed output (issue #26 item 3): once h5py flushes, the datasets written so far are on the disk in the
-    private temporary (none at the target name yet), not in an in-memory image; a disk that fills during a chunk
-    write gives one OSError naming the file and the disk's cause, and no temporary is left."""
-    rng = np.random.default_rng(3)
-    data = rng.random(1_000_000)  # 8 MB, incompressible
-    out = tmp_path / "s.h5"
-    with atomic_h5(out) as f:
-        f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
-        f.flush()
-        tmps = _tmps(tmp_path)
-        assert len(tmps) == 1 and not out.exists()
-        assert (tmp_path / tmps[0]).stat().st_size > 6e6  # the compressed chunks are on the disk already
-    assert verify_file(out) is True and _tmps(tmp_path) == []
-    real_write = os.write
-    n = []
-
-    def full(fd, b):
-        n.append(1)
-        if len(n) > 3:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_write(fd, b)
-
-    os.write = full
-    try:
-        with pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
-            f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
-    finally:
-        os.write = real_write
-    assert str(ei.value) == f"{tmp_path / 'full.h5'}: could not write the HDF5 file: No space left on device"
-    assert not (tmp_path / "full.h5").exists() and _tmps(tmp_path) == []
-
-
 def test_content_digest_in_blocks_equals_the_whole_read_digest(tmp_path):
     """content_digest hashes numeric datasets in blocks of rows (memory); the digest must stay the one of the whole
     read (files written before keep verifying). Reference: the byte stream of the former whole-read code, rebuilt
