@@ -319,10 +319,10 @@ def test_weather_cache_lives_under_the_cache_root_and_a_shared_folder_is_not_use
     assert "weather cache folder is writable by other users" in caplog.text
 
 
-def test_atomic_h5_writes_through_the_temporary_and_nothing_on_error(tmp_path):
-    """atomic_h5 writes straight through atomic_output's temporary (no image of the file in memory, issue #26 item
-    3): the bytes on disk are a whole HDF5 file with the values written and a matching content_sha256; an exception
-    inside the block leaves no file and no temporary."""
+def test_atomic_h5_writes_its_buffer_without_a_copy_and_nothing_on_error(tmp_path):
+    """atomic_h5 hands its in-memory image to atomic_write_bytes as a memoryview (no second copy of the file,
+    issue #16): the bytes on disk are a whole HDF5 file with the values written and a matching content_sha256; an
+    exception inside the block leaves no file and no temporary."""
     data = np.arange(200_000, dtype=np.float64) * 0.5
     out = tmp_path / "img.h5"
     with atomic_h5(out) as f:
