@@ -168,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     fr = sub.add_parser("frontier", help="the Pareto frontier of a sweep in 2 or 3 metrics: knee, hypervolume, CSV, plot",
                         description="Non-dominated scenarios of a sweep (scheduler_sim.analysis.frontier: metric "
                                     "table with each metric's sense), the knee and the hypervolume against a "
-                                    "stated reference. Refuses scenarios of different spans unless --per-day.")
+                                    "stated reference. Refuses scenarios of different spans unless --per-day. A "
+                                    "sweep with condition axes gets one front per condition.")
     fr.add_argument("sweep", metavar="SWEEP_DIR", help="sweep output folder (or its summary.h5)")
     fr.add_argument("--x", metavar="METRIC", help="x metric (default wait; serving sweeps tokens_per_s_per_user)")
     fr.add_argument("--y", metavar="METRIC", help="y metric (default energy; serving sweeps tokens_per_s_per_gpu)")
@@ -178,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--per-day", action="store_true", help="divide energy, cost, CO2 and water by each span in days")
     fr.add_argument("--ref", type=float, nargs="+", metavar="V", help="hypervolume reference point, shown units "
                                                                        "(default: nadir + 10 %% of each range)")
+    fr.add_argument("--across-conditions", action="store_true",
+                    help="one front over every scenario, also across conditions (weather, trace axes); default: "
+                         "one front per condition, as the sweep report")
     fr.add_argument("--csv", metavar="FILE", help="write the front as CSV")
     fr.add_argument("--plot", metavar="FILE", help="write the figure (PNG or SVG)")
 

@@ -388,24 +388,61 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _condition_labels(summary: Path) -> dict[str, str]:
+    """Scenario name -> condition label of a sweep summary (its weather, trace ... axes; "" without any), from the
+    study file and configurations stored in it (:func:`scheduler_sim.analysis.report.sweep_conditions`).
+    """
+    from ..analysis.report import sweep_conditions
+
+    with h5py.File(summary, "r") as f:
+        g = f["scenarios"]
+        dec = lambda a: [x.decode() if isinstance(x, bytes) else str(x) for x in a]  # noqa: E731
+        names = dec(g["name"][()])
+        cfgs = dec(g["config_json"][()]) if "config_json" in g else ["{}"] * len(names)
+        study = f.attrs.get("study_file", "")
+    study = study.decode() if isinstance(study, bytes) else str(study)
+    return dict(zip(names, sweep_conditions(study, cfgs)))
+
+
 def cmd_frontier(a: argparse.Namespace) -> int:
-    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot."""
-    from ..analysis.frontier import (frontier_csv, frontier_plot, frontier_table, load_sweep_points,
-                                     serving_default_axes)
+    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot.
+
+    A sweep with condition axes (weather, trace: not decisions) gets one front per condition, as its report; the
+    CSV and plot files then carry ``_<k>`` before their suffix for the k-th condition in sorted order.
+    ``--across-conditions`` compares every scenario with every other (one front).
+    """
+    from ..analysis.frontier import (condition_groups, frontier_csv, frontier_plot, frontier_table,
+                                     load_sweep_points, serving_default_axes)
 
     pts = load_sweep_points(a.sweep)
     dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
     metrics = [a.x or dx, a.y or dy] + ([a.z] if a.z else [])
     colour = a.colour or (dc if not a.z else None)
-    fr = frontier_table(pts, metrics, per_day=a.per_day, ref=a.ref, colour=colour)
-    print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
-          + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else ""))
-    print(fr.format())
-    if a.csv:
-        print(f"wrote {frontier_csv(fr, a.csv)}")
-    if a.plot:
-        frontier_plot(fr, a.plot)
-        print(f"wrote {a.plot}")
+    groups = [("", pts)] if a.across_conditions else condition_groups(pts, _condition_labels(pts.path))
+    frs = [(label, frontier_table(sub, metrics, per_day=a.per_day, ref=a.ref, colour=colour))
+           for label, sub in groups]
+    for k, (label, fr) in enumerate(frs):
+        if k:
+            print()
+        print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
+              + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else "")
+              + (f"; condition {label} (its own front: a condition is not a decision)" if label else ""))
+        print(fr.format())
+        suffix = (lambda p: p) if len(frs) == 1 else (lambda p, k=k: Path(p).with_name(
+            f"{Path(p).stem}_{k}{Path(p).suffix}"))
+        if a.csv:
+            print(f"wrote {frontier_csv(fr, suffix(a.csv))}")
+        if a.plot:
+            if label:  # the condition as the title, as in the sweep report
+                import matplotlib.pyplot as plt
+
+                fig = frontier_plot(fr)
+                fig.axes[0].set_title(label, fontsize=10)
+                fig.savefig(suffix(a.plot), dpi=120)
+                plt.close(fig)
+            else:
+                frontier_plot(fr, suffix(a.plot))
+            print(f"wrote {suffix(a.plot)}")
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,14 +32,16 @@ from ..analysis.attribution import T_SUPPLY_TOLERANCE_K, attribution_of_run
 from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
-from ..io.hdf5 import sha256_file, write_run
+from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
+from ..kernel.lookahead import RolloutCooling
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
+from .rl_workload import finish_rl
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
@@ -336,8 +339,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     serving = None
     if cfg.serving is not None:
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
-        checksums["request_trace"] = sha256_file(serving.trace_path)
+        gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
+            else None
+        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv, generated=gen)
+        if gen is None:
+            checksums["request_trace"] = sha256_file(serving.trace_path)
         checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
@@ -387,7 +393,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
-        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
+        cooling = rollout_cooling(cfg, system, wet_bulb, origin) if cfg.scheduler.twin.cooling == "fast" else None
+        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
     sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, grid))
@@ -401,7 +408,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
         jobs = workloads.merge_jobs(jobs, training)
         for r in training.reports:
-            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+            where = f" of partition {r['partition']}" if system.partitioned else ""
+            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes{where}), iteration "
                 f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
                 f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
@@ -454,14 +462,39 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         name = cfg.cooling.plant or system.cooling_plant
         limit = supply_limit_of_plant(load_plant_params(name), str(name))
     path = None
+    attr = None
+    has_workload = training is not None and (training.reports or training.rl)
+    if out is not None or has_workload:
+        attr = (attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K) if limit is not None
+                else attribution_of_run(result, cfg.to_json()))
+    if has_workload:  # attributed energies of the training jobs and RL pools (/workload)
+        workloads.finish_training(training.reports, result.jobs, attr)
+        finish_rl(training.rl, result.jobs, attr)
+        for r in training.rl:
+            say(f"rl {r['name']}: {r['mode']}{' k = ' + str(r['staleness_bound']) if r['mode'] == 'async' else ''}, "
+                f"{r['steps']} steps of {r['mean_step_s']:.1f} s, {r['samples_per_s']:.2f} samples/s on "
+                f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
+                f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
+                f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
+                f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0 else ""))
+    room = run_headroom_of(cfg, system, result, wpath, origin) if headroom else None
     if out is not None:
+        extra = _grid_writers(ga, grid_content)
+        if room is not None:  # /headroom (N+1, chiller-free hours, margins) beside the grid groups
+            extra = _and_headroom(extra, room)
+        if has_workload:
+            rl_power = [dict(res.power, step_end_s=res.step_end_s) for res in training.rl_results]
+            parts = [extra] if extra is not None else []
+            parts.append(lambda f: write_workload_group(f, training.reports, training.rl, rl_power))
+
+            def extra(f) -> None:
+                for part in parts:
+                    part(f)
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
-                         time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
-                         if limit is not None else attribution_of_run(result, cfg.to_json()),
-                         extra_groups=_grid_writers(ga, grid_content))
+                         time_origin_unix_s=origin, serving=serving, attribution=attr,
+                         extra_groups=extra)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:
@@ -473,7 +506,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
-    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
+    lines = room.lines() if room is not None else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
                      load_counts=counts, headroom=lines,
                      supply=supply_lines(result, limit) + fast_check_lines(result.info.get("fast_plant_check")))
@@ -567,11 +600,65 @@ def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
     return design_conditions(wpath)
 
 
+def _and_headroom(extra, room):
+    """An ``extra_groups`` writer that writes ``/headroom`` (:meth:`Headroom.write`) after ``extra`` (or alone)."""
+    from ..io.schema import SchemaWriter
+
+    def write(f):
+        if extra is not None:
+            extra(f)
+        room.write(SchemaWriter(f, "run"))
+    return write
+
+
 def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
     """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
 
     The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
     cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    list of str
+        Printable lines.
+    """
+    return run_headroom_of(cfg, system, result, wpath).lines()
+
+
+def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
+                    origin_unix_s: float = math.nan) -> object:
+    """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+    origin_unix_s : float
+        Unix time of the run's time origin [s] (NaN: unknown), for the calendar months of the chiller-free hours.
+
+    Returns
+    -------
+    scheduler_sim.analysis.headroom.Headroom
     """
     from cooling_fmu.params import load_plant_params
 
@@ -580,11 +667,11 @@ def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path |
     params = design = None
     if cfg.cooling.plant_model != "off":
         try:
-            params = load_plant_params(system.cooling_plant)
+            params = load_plant_params(cfg.cooling.plant or system.cooling_plant)  # a --set plant: the derived one
         except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
             params = None
         design = design_of(cfg, system, wpath) if params is not None else None
-    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design, origin_unix_s)
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
@@ -828,6 +915,44 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
     )
 
 
+def rollout_cooling(cfg: RunConfig, system: System, wet_bulb: Callable | None, origin: float) -> RolloutCooling:
+    """The twin's rollout cooling for ``[scheduler.twin] cooling = "fast"``: the quasi-steady plant of the run's
+    plant (perturbed as the run's) and the run's wet-bulb.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The platform.
+    wet_bulb : Callable | None
+        The run's wet-bulb [K] at simulation times [s]; None (cooling off): built from the run's weather settings.
+    origin : float
+        Unix time of simulation time 0 (NaN when unknown).
+
+    Returns
+    -------
+    RolloutCooling
+        Plant, wet-bulb and ``[scheduler.twin] plant_step_s``.
+
+    Raises
+    ------
+    ValueError
+        If the plant's CDU count differs from the system's (and the errors of the plant and weather loaders).
+    """
+    from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    if params.n_cdu != system.n_cdus:
+        raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
+                         f"{system.name!r} has {system.n_cdus}")
+    step = cfg.scheduler.twin.plant_step_s
+    if wet_bulb is None:
+        wet_bulb = perturb_wet_bulb(cfg.perturb, build_weather(cfg.with_overrides({"cooling.model": "fast"}), origin,
+                                                              system)[0])
+    return RolloutCooling(QuasiSteadyPlant(params, step_s=step), wet_bulb, step)
+
+
 def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
     """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
 
@@ -857,14 +982,41 @@ def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opt
         Any other TypeError of the loader, as raised.
     """
     try:
-        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
-                          strict=cfg.trace.strict, **opts)
+        st = Path(trace_path).stat()
+    except OSError:
+        st = None
+    key = (str(Path(trace_path).resolve()), st.st_mtime_ns if st else None, st.st_size if st else None,
+           cfg.trace.format or None, int(pool), int(cpn), bool(cfg.trace.strict), tuple(sorted(opts.items())))
+    if st is not None and key in _TRACE_MEMO:  # a sweep rank's later scenario, an ensemble's later member
+        return _copy_loaded(_TRACE_MEMO[key])
+    try:
+        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                            strict=cfg.trace.strict, **opts)
     except TypeError as exc:
         if "timezone" not in str(exc) or "timezone" not in opts:
             raise
         fmt = cfg.trace.format or guess_format(trace_path)
         raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
                          f"reads no local clock times (its times carry no zone to set); leave it unset") from None
+    if st is not None:
+        _TRACE_MEMO.clear()  # one trace kept: a sweep or an ensemble replays the same file
+        _TRACE_MEMO[key] = _copy_loaded(loaded)
+    return loaded
+
+
+#: The last trace loaded in this process (:func:`_load_batch_trace`), keyed by its path, modification time, size
+#: and the loader's options; the runs get copies (they add notes to the report and derive new job tables).
+_TRACE_MEMO: dict[tuple, LoadResult] = {}
+
+
+def _copy_loaded(loaded: LoadResult) -> LoadResult:
+    """An independent copy of a loaded trace (job table, report, profiles), so no run writes into the memo."""
+    import copy
+
+    jobs = loaded.jobs.copy(deep=True)
+    jobs.attrs = copy.deepcopy(loaded.jobs.attrs)
+    prof = loaded.profiles.copy(deep=True) if loaded.profiles is not None else None
+    return LoadResult(jobs, copy.deepcopy(loaded.report), prof)
 
 
 def pool_size(cfg: RunConfig, system) -> int:
