@@ -33,6 +33,7 @@ from ..policies.registry import SHORTHANDS, make_policy
 from .config import load_config
 from .cooling import run_cooling_standalone
 from .grid import grid_from_flags
+from ..analysis.fast_check import WINDOW_H as FAST_CHECK_WINDOW_H
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable
@@ -288,6 +289,7 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     model = cfg.cooling.plant_model
     cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
+<<<<<<< HEAD
     live = None
     if getattr(a, "live", False):
         if sys.stderr.isatty():
@@ -306,6 +308,11 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     else:
         res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
                       echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
+=======
+    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
+                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True,
+                  fast_check_h=FAST_CHECK_WINDOW_H)
+>>>>>>> perf
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)

@@ -327,6 +327,7 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
         cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC ({w_class}) + {T_tol:g} K [h]", headroom=_headroom_text(res),
+        fast_check=_fast_check_text(prov),
         provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
                     ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
                     ("Versions", _pretty(prov.get("versions_json", "{}"))),
@@ -619,6 +620,17 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
                  f"x = time [UTC]; "
                  f"one rectangle per run of consecutive nodes of a job attempt, coloured by {colour}; white = idle; "
                  "red hatching: an attempt ended by a node failure.")
+
+
+def _fast_check_text(prov: dict) -> str:
+    """The fast plant's measured error against the FMU (:mod:`scheduler_sim.analysis.fast_check`), '' if none."""
+    from ..fast_check import fast_check_lines
+
+    check = json.loads(prov.get("info_json", "{}") or "{}").get("fast_plant_check")
+    if not check:
+        return ""
+    method = [f"Method: {check.get('method', '')}"] if "window_h" in check else []
+    return "\n".join([line.strip() for line in fast_check_lines(check)] + method)
 
 
 def _headroom_text(res) -> str:
