@@ -289,7 +289,6 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     model = cfg.cooling.plant_model
     cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
-<<<<<<< HEAD
     live = None
     if getattr(a, "live", False):
         if sys.stderr.isatty():
@@ -304,15 +303,11 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
 
         with live_dashboard(live):
             res = run_one(cfg, out, progress=True, echo=lambda m: print("  " + m), comm=comm, headroom=True,
-                          live=live)
+                          live=live, fast_check_h=FAST_CHECK_WINDOW_H)
     else:
         res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                      echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
-=======
-    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True,
-                  fast_check_h=FAST_CHECK_WINDOW_H)
->>>>>>> perf
+                      echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True,
+                      fast_check_h=FAST_CHECK_WINDOW_H)
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)
