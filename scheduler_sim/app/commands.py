@@ -33,6 +33,7 @@ from ..policies.registry import SHORTHANDS, make_policy
 from .config import load_config
 from .cooling import run_cooling_standalone
 from .grid import grid_from_flags
+from ..analysis.fast_check import WINDOW_H as FAST_CHECK_WINDOW_H
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable
@@ -313,8 +314,25 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     model = cfg.cooling.plant_model
     cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
-    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
+    live = None
+    if getattr(a, "live", False):
+        if sys.stderr.isatty():
+            from .live import LiveView
+
+            live = LiveView(title=cfg.name)
+        else:  # never break a run without a terminal: run as usual, say why there is no dashboard
+            print("hpctwin run: note: --live needs a terminal (stderr is not one): running without the dashboard",
+                  file=sys.stderr)
+    if live is not None:
+        from .live import live_dashboard
+
+        with live_dashboard(live):
+            res = run_one(cfg, out, progress=True, echo=lambda m: print("  " + m), comm=comm, headroom=True,
+                          live=live, fast_check_h=FAST_CHECK_WINDOW_H)
+    else:
+        res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
+                      echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True,
+                      fast_check_h=FAST_CHECK_WINDOW_H)
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)
@@ -380,6 +398,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
               "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
     summary = run_sweep(a.study, out, refine=refine, sets=sets)
     if summary is not None:
+        print_sweep_answer(summary)
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
         if failed:
@@ -388,10 +407,60 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
+def print_sweep_answer(summary: Path, echo: object = print) -> None:
+    """The answer of a sweep at the terminal: each scenario's headline metrics, then its frontier.
+
+    Parameters
+    ----------
+    summary : Path
+        The sweep's ``summary.h5``.
+    echo : object
+        Printer of one line (a callable, default ``print``).
+    """
+    from ..analysis.frontier import SpanMismatchError, frontier_table, load_sweep_points, serving_default_axes
+    from ..analysis.report.sweep_table import headline_table
+
+    echo("")
+    echo("scenarios (headline metrics):")
+    echo(headline_table(summary).format())
+    import numpy as np
+
+    from ..analysis.frontier import _subset
+    from ..analysis.report import sweep_conditions
+
+    pts = load_sweep_points(summary)
+    with h5py.File(summary, "r") as f:  # conditions (weather, trace ...) are not decisions: one front per condition
+        g = f["scenarios"]
+        dec = [x.decode() if isinstance(x, bytes) else str(x) for x in g["name"][()]]
+        cfgs = ([x.decode() if isinstance(x, bytes) else str(x) for x in g["config_json"][()]]
+                if "config_json" in g else ["{}"] * len(dec))
+        study_file = str(f.attrs.get("study_file", ""))
+    cond = dict(zip(dec, sweep_conditions(study_file, cfgs)))
+    labels = [cond.get(n, "") for n in pts.names]
+    for label in sorted(set(labels)):
+        sub = _subset(pts, np.array([lb == label for lb in labels], dtype=bool)) if len(set(labels)) > 1 else pts
+        where = f" under {label}" if label else ""
+        try:
+            if len(sub.names) < 2:
+                continue
+            dx, dy, dc = serving_default_axes() if sub.serving else ("wait", "energy", None)
+            fr = frontier_table(sub, [dx, dy], colour=dc)
+            echo("")
+            echo(f"frontier{where} ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
+                 f"{summary.parent}` for other metrics, CSV and plot):")
+            echo(fr.format())
+        except (SpanMismatchError, ValueError) as exc:  # spans differ, or no scenario has both metrics
+            echo(f"frontier{where} not computed: {exc}")
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0, allow_unverified=a.no_verify)
     print(cmp.format())
+    if getattr(a, "plot", None):
+        from ..analysis.report import make_compare_report
+
+        print(f"wrote {make_compare_report(a.a, a.b, a.plot, cmp)}")
     if a.json:
         from ..io.hdf5 import atomic_write_bytes
 
@@ -403,6 +472,10 @@ def cmd_compare(a: argparse.Namespace) -> int:
 def cmd_report(a: argparse.Namespace) -> int:
     """``hpctwin report``: figures and one HTML report of a run, a sweep summary or a cooling-only file."""
     t0 = time.perf_counter()
+    if Path(a.file).is_dir():  # a sweep folder: its summary.h5
+        if not (Path(a.file) / "summary.h5").is_file():
+            raise ValueError(f"{a.file}: a folder without summary.h5 (give a run file, or a sweep folder)")
+        a.file = str(Path(a.file) / "summary.h5")
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,

@@ -45,6 +45,7 @@ from .rl_workload import finish_rl
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
+from ..analysis.fast_check import fast_check_lines, fast_plant_check
 from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
@@ -237,7 +238,7 @@ def _grid_writers(ga, grid_content):
 
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None,
             echo: Callable[[str], None] | None = None, comm: object | None = None,
-            headroom: bool = False) -> RunOutput:
+            headroom: bool = False, live: object = None, fast_check_h: float = 0.0) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     A pipeline of small steps over one :class:`_Run` (configuration -> inputs -> simulation -> outputs): the
@@ -260,6 +261,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     headroom : bool
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
+    live : object
+        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), attached to the
+        simulation before it runs (the caller installs it with :func:`scheduler_sim.app.live.live_dashboard`).
+    fast_check_h : float
+        With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
+        supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
+        for 6 h), written to ``info["fast_plant_check"]`` and printed; 0 measures nothing.
 
     Returns
     -------
@@ -272,7 +280,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
     (messages naming the file / field at fault).
     """
-    run = _Run(cfg=cfg, say=echo or (lambda s: None), show=cfg.output.progress if progress is None else progress)
+    run = _Run(cfg=cfg, say=echo or (lambda s: None), show=cfg.output.progress if progress is None else progress,
+               progress=progress, live=live, fast_check_h=fast_check_h)
     _check_output(cfg, out)
     _prepare_system(run)
     _prepare_batch(run)
@@ -299,6 +308,9 @@ class _Run:
     cfg: RunConfig
     say: Callable[[str], None]
     show: bool
+    progress: bool | None = None  # run_one's override of cfg.output.progress
+    live: object = None  # hpctwin run --live: the dashboard (scheduler_sim.app.live.LiveView)
+    fast_check_h: float = 0.0  # the fast plant's FMU reference window [h]; 0: none
     system: System | None = None
     loaded: LoadResult | None = None
     jobs: pd.DataFrame | None = None
@@ -500,6 +512,14 @@ def _simulate(run: _Run):
                      job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
                      else None,
                      workload_power_profiles=training.power_series if training is not None else None)
+    if run.live is not None:  # hpctwin run --live: the dashboard reads this platform's state
+        run.live.attach(sim)
+        if cfg.cooling.plant_model != "off":
+            try:
+                run.live.T_limit_K = float(load_plant_params(cfg.cooling.plant or run.system.cooling_plant)
+                                           .cdu.T_sec_sup_set_K)
+            except Exception:  # noqa: BLE001 - the limit is a label of the dashboard only
+                run.live.T_limit_K = None
     try:
         result = sim.run()
     finally:
@@ -522,6 +542,10 @@ def _annotate_result(run: _Run, result) -> None:
     result.info["weather"] = run.wdesc
     if run.cfg.cooling.plant_model == "fast":  # recorded as the root attribute cooling_model (absent: the FMU ran)
         result.info["cooling_model"] = "fast"
+        if run.fast_check_h > 0 and result.info.get("complete", True):
+            check = _fast_check(run.cfg, run.system, result, run.fast_check_h, run.progress)
+            if check is not None:
+                result.info["fast_plant_check"] = check
     if run.serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(run.serving, result).items()})
 
@@ -631,7 +655,38 @@ def _run_output(run: _Run, path: Path | None, result, limit, room) -> RunOutput:
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
     lines = room.lines() if room is not None else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
+                     load_counts=counts, headroom=lines,
+                     supply=supply_lines(result, limit) + fast_check_lines(result.info.get("fast_plant_check")))
+
+
+def _fmu_cached(cfg: RunConfig, system) -> Path | None:
+    """The cache entry of this run's plant FMU when it is built (None: not built yet; a fast run never builds it)."""
+    from cooling_fmu.build import cache_key, default_cache_dir
+    from cooling_fmu.modelica import generate_plant_modelica, model_name_for
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    name = model_name_for(params)
+    entry = default_cache_dir() / f"{name}-{cache_key(generate_plant_modelica(params), name)[:16]}.fmu"
+    return entry if entry.is_file() else None
+
+
+def _fast_check(cfg: RunConfig, system, result, window_h: float, progress: bool | None) -> dict | None:
+    """The fast plant's error against the FMU on a window of this run (:func:`~.fast_check.fast_plant_check`);
+    when the plant's FMU is not in the cache, a note saying so (the check never builds an FMU: a fast run is
+    chosen to avoid that).
+    """
+    if _fmu_cached(cfg, system) is None:
+        return {"method": "not measured: this plant's FMU is not built (run it once with --cooling fmu, then fast "
+                          "runs measure their error against it)"}
+    fmu_cfg = cfg.with_overrides({"cooling.model": "fmu", "cooling.stepping": "fixed"})
+    fmu = build_plant(fmu_cfg, system, progress=cfg.output.progress if progress is None else progress)
+    fast = build_plant(cfg, system)
+    try:
+        return fast_plant_check(result, fmu, fast, cfg.cooling.step_s, window_h)
+    finally:
+        for p in (fmu, fast):
+            if hasattr(p, "close"):
+                p.close()
 
 
 def supply_lines(result: object, limit: object) -> list[str]:
