@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from scheduler_sim.app.cli import main
-from tests.unit.test_inputs_bounded import SWF, TINY4
+from tests.conftest import TINY4_TOML as TINY4
+from tests.unit.test_inputs_bounded import SWF
 
 
 @pytest.fixture(scope="module")
