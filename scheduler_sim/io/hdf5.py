@@ -740,7 +740,7 @@ def write_attribution_group(f: h5py.File, att) -> None:
     w.attr("/attribution", "rules",
            "Shares of CDU pumps by the consumer's share of that CDU's heat per output interval; "
            "plant (facility pumps, tower pumps, tower fans, chiller) by share of the facility heat per interval; "
-           "idle and partition pseudo-consumers take the remainder. See scheduler_sim.attribution.")
+           "idle and partition pseudo-consumers take the remainder. See scheduler_sim.analysis.attribution.")
     w.attrs("/attribution", att.attrs)
     for sub, data in (("jobs", att.jobs), ("pseudo", att.pseudo), ("timeseries", att.timeseries),
                       ("cdu", att.cdu), ("rack", att.rack)):
