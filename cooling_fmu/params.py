@@ -14,7 +14,7 @@ from pathlib import Path
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jobs.textfiles import read_utf8, toml_loads
 
@@ -260,20 +260,16 @@ class ChillerParams(BaseModel):
     enabled : bool
         Whether the plant has a chiller at all.
     Q_flow_max_W : float
-        Largest heat the chiller can remove from the facility water [W] (>= 0).
+        Capacity of the chiller at its reference chiller's rating conditions [W] (>= 0); the available capacity
+        follows that chiller's CAPFT curve.
     T_wb_switch_K : float
         Wet-bulb above which the chiller is allowed to run (economiser below it) [K].
     dT_deadband_K : float
         The chiller holds the water it leaves at ``T_fac_sup_set_K + dT_deadband_K`` [K] (>= 0.1), so it only
         trims what the towers at full fan speed cannot do and never fights the fan controller.
-    eta_carnot : float
-        Fraction of the Carnot COP reached, in (0, 1].
-    COP_max : float
-        Upper bound of the COP (> 0).
-    dT_lift_min_K : float
-        Smallest lift used in the Carnot COP [K] (> 0).
-    dT_cond_K : float
-        Condensing temperature above the wet-bulb (evaporatively cooled condenser) [K] (>= 0).
+    reference : str
+        Reference chiller whose EnergyPlus ``Chiller:Electric:EIR`` curves the chiller follows, scaled to
+        ``Q_flow_max_W`` (a key of :data:`cooling_fmu.components.chiller.REFERENCE_CHILLERS`).
     """
 
     model_config = _STRICT
@@ -281,10 +277,15 @@ class ChillerParams(BaseModel):
     Q_flow_max_W: float = Field(default=0.0, ge=0, json_schema_extra={"unit": "W"})
     T_wb_switch_K: float = Field(default=400.0, gt=200, json_schema_extra={"unit": "K"})
     dT_deadband_K: float = Field(default=0.5, ge=0.1, json_schema_extra={"unit": "K"})
-    eta_carnot: float = Field(default=0.5, gt=0, le=1)
-    COP_max: float = Field(default=10.0, gt=0)
-    dT_lift_min_K: float = Field(default=5.0, gt=0, json_schema_extra={"unit": "K"})
-    dT_cond_K: float = Field(default=8.0, ge=0, json_schema_extra={"unit": "K"})
+    reference: str = Field(default="McQuay_WSC_471kW_5_89COP_Vanes", min_length=1)
+
+    @field_validator("reference")
+    @classmethod
+    def _known_reference(cls, v: str) -> str:
+        from .components.chiller import reference_chiller
+
+        reference_chiller(v)  # ValueError naming the known records
+        return v
 
 
 class PlantParams(BaseModel):

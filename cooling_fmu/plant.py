@@ -272,9 +272,13 @@ class PlantIO:
         self.output_units = [e.unit for e in m.outputs]
         self.index = {n: i for i, n in enumerate(self.output_names)}
         expected = [f"Q_flow_CDU[{i}]" for i in range(1, n_cdu + 1)] + ["T_wb"]
-        if self.input_names != expected:
-            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb for {n_cdu} CDUs, got "
-                             f"{self.input_names[:3]}...")
+        #: The map has the optional input ``T_db`` (outdoor dry-bulb) after ``T_wb``.
+        self.has_dry_bulb = self.input_names == expected + ["T_db"]
+        if self.input_names != expected and not self.has_dry_bulb:
+            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb (then optionally T_db) for "
+                             f"{n_cdu} CDUs, got {self.input_names[:3]}...")
+        if own_model and not self.has_dry_bulb:
+            raise ValueError(f"{m.path}: the generated plant needs the input T_db (outdoor dry-bulb) after T_wb")
         if "P_cooling" not in self.index:
             raise ValueError(f"{m.path}: the map must have an output P_cooling")
         if own_model and len(m.states) != 2 * n_cdu + 4:
@@ -311,6 +315,40 @@ class PlantIO:
             raise ValueError("heat_w must be finite and >= 0 W")
         if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
             raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+
+    def si_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K=None) -> np.ndarray:
+        """The SI input rows in map order: heat per CDU, wet-bulb and, when the map has it, the dry-bulb.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (m,).
+        T_db_K : np.ndarray | float | None
+            Dry-bulb [K], shape (m,); None: the wet-bulb (saturated air). Ignored when the map has no ``T_db``.
+
+        Returns
+        -------
+        ndarray, shape (m, n_inputs)
+            SI inputs.
+
+        Raises
+        ------
+        ValueError
+            If the dry-bulb is not finite or outside (150, 400) K.
+        """
+        m = heat_w.shape[0]
+        u = np.empty((m, len(self.input_names)))
+        n = heat_w.shape[1]
+        u[:, :n] = heat_w
+        u[:, n] = T_wb_K
+        if self.has_dry_bulb:
+            td = T_wb_K if T_db_K is None else np.broadcast_to(np.asarray(T_db_K, dtype=float), (m,))
+            if td.size and not (np.all(np.isfinite(td)) and td.min() > 150.0 and td.max() < 400.0):
+                raise ValueError("T_db_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+            u[:, n + 1] = td
+        return u
 
     def to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
         """SI inputs to FMU units.
@@ -505,6 +543,10 @@ class CoolingPlant(_ClosedOnExit):
         #: the FMI calls (experiment, initial state, the step loops): cooling_fmu.stepping.FMUStepper
         io = self._io
         self.input_names, self.output_names, self.output_units = io.input_names, io.output_names, io.output_units
+        #: The FMU takes the outdoor dry-bulb (input ``T_db``; keyword ``T_db_K`` of :meth:`run`). A site FMU whose
+        #: map has no ``T_db`` input is never given one (its own model decides); the generated plant, given none,
+        #: takes ``T_db = T_wb`` (saturated air).
+        self.uses_dry_bulb = io.has_dry_bulb
         self._n_out = len(io.vr_out)
         self._stepper = FMUStepper(self._fmu, io.vr_in, io.vr_state, io.vr_out, limit if self.own_model else None)
 
@@ -553,7 +595,8 @@ class CoolingPlant(_ClosedOnExit):
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
     def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,
-                   initial_state: np.ndarray | None = None, warmup_s: float = 0.0) -> np.ndarray:
+                   initial_state: np.ndarray | None = None, warmup_s: float = 0.0,
+                   T_db_K: float | None = None) -> np.ndarray:
         """Set up the experiment and initial state, and leave initialization mode.
 
         Parameters
@@ -575,6 +618,8 @@ class CoolingPlant(_ClosedOnExit):
             Run the FMU for this long [s] before ``start_time_s`` with ``heat_w`` and ``T_wb_K`` held (a whole
             number of steps; the FMU's clock starts at ``start_time_s - warmup_s``). The way to start a site FMU
             near its steady state.
+        T_db_K : float | None
+            Dry-bulb for the first step [K] (input ``T_db`` when the map has it); None: the wet-bulb.
 
         Returns
         -------
@@ -607,7 +652,7 @@ class CoolingPlant(_ClosedOnExit):
                 raise ValueError(f"initial_state must have shape ({len(self.map.states)},), got {states.shape}")
         elif self.own_model:
             states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K))["x"]
-        u = self._io.to_fmu_inputs(np.concatenate([q, [float(T_wb_K)]]))
+        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([float(T_wb_K)]), T_db_K)[0])
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
         y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))
         if n_warm:
@@ -644,7 +689,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
         return self.run(np.asarray(heat_w, dtype=float)[None, :], np.array([T_wb_K], dtype=float))[0]
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps (fmpy: three C calls per step, no allocation).
 
         Parameters
@@ -653,6 +698,8 @@ class CoolingPlant(_ClosedOnExit):
             Average heat into each CDU over each step [W], >= 0.
         T_wb_K : ndarray, shape (n_steps,)
             Wet-bulb temperature over each step [K].
+        T_db_K : ndarray, shape (n_steps,), optional
+            Dry-bulb over each step [K] (input ``T_db`` when the map has it); None: the wet-bulb (saturated air).
 
         Returns
         -------
@@ -680,10 +727,7 @@ class CoolingPlant(_ClosedOnExit):
             )
         self._io.check_inputs(q, tw)
         n_steps = q.shape[0]
-        u = np.empty((n_steps, self.n_cdu + 1))
-        u[:, : self.n_cdu] = q
-        u[:, self.n_cdu] = tw
-        u = np.ascontiguousarray(self._io.to_fmu_inputs(u))
+        u = np.ascontiguousarray(self._io.to_fmu_inputs(self._io.si_inputs(q, tw, T_db_K)))
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
         j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
@@ -697,7 +741,8 @@ class CoolingPlant(_ClosedOnExit):
         self._k = k0 + n_steps
         return self._io.to_si_outputs(out)
 
-    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, T_db_K: float | None = None
+                     ) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
 
         Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the generated FMU splits
@@ -711,6 +756,8 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb over the long step [K].
         n_steps : int
             Communication steps covered, 1 .. :attr:`max_held_steps`.
+        T_db_K : float | None
+            Dry-bulb over the long step [K]; None: the wet-bulb.
 
         Returns
         -------
@@ -736,7 +783,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         tw = float(T_wb_K)
         self._io.check_inputs(q, np.array([tw]))
-        u = self._io.to_fmu_inputs(np.concatenate([q, [tw]]))
+        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([tw]), T_db_K)[0])
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .moist_air import sat_air, sat_air_equations
+from .moist_air import inlet_air, inlet_air_equations, sat_air, sat_air_equations
 
 __all__ = ["NEWTON_STEPS", "bypass", "bypass_equations", "cells_running", "cells_running_expr", "exit_air",
            "exit_air_fragment", "fan_fraction_for_effectiveness", "fan_power_W", "fan_power_expr",
@@ -259,53 +259,62 @@ def bypass_equations(Q: str, T_out: str, Q_cells: str, T_cells: str, T_in: str, 
             f"{Q} = {Q_cells} - {m} * {cp} * ({T_out} - {T_cells});"]
 
 
-def exit_air(p_atm_Pa: float, T_wb_K: float, T_w_in_K: float, m_air_fan_kg_s: float, Q_air_W: float
-             ) -> tuple[float, float, float, float]:
-    """Saturated-exit-air balance of the tower air (same steps as :func:`exit_air_fragment`).
+def exit_air(p_atm_Pa: float, T_wb_K, T_w_in_K, m_air_fan_kg_s, Q_air_W, T_db_K=None) -> tuple:
+    """Saturated-exit-air balance of the tower air (same steps as :func:`exit_air_fragment`; vectorised).
 
-    Entering air is saturated at the wet-bulb; it takes up ``Q_air`` and leaves saturated at ``T_air_out`` (five
-    Newton steps from the chord between ``T_wb`` and ``T_hi = max(T_w_in, T_wb + 1 K)``). The air flow used is
-    ``max(m_air_fan, Q_air / (h_s(T_hi) - h_in))``.
+    Entering air has the humidity ratio and enthalpy of the outdoor dry-bulb and wet-bulb
+    (:func:`~cooling_fmu.components.moist_air.inlet_air`; saturated at the wet-bulb when no dry-bulb is given); it
+    takes up ``Q_air`` and leaves saturated at ``T_air_out`` (five Newton steps from the chord between ``T_wb`` and
+    ``T_hi = max(T_w_in, T_wb + 1 K)``). The air flow used is ``max(m_air_fan, Q_air / dh_max)``, ``dh_max =
+    max(h_s(T_hi) - h_in, (h_s(T_hi) - h_s(T_wb)) / 2)`` (the second term only for impossibly dry input pairs).
+    Evaporation ``m_air (W_out - W_in)``: dry air takes up more water than saturated air for the same heat (it is
+    cooled sensibly as it evaporates water), so WUE moves with the dry-bulb.
 
     Parameters
     ----------
     p_atm_Pa : float
         Site pressure [Pa].
-    T_wb_K : float
+    T_wb_K : float | np.ndarray
         Wet-bulb [K].
-    T_w_in_K : float
+    T_w_in_K : float | np.ndarray
         Water entering the tower [K].
-    m_air_fan_kg_s : float
+    m_air_fan_kg_s : float | np.ndarray
         Air the fans move [kg/s].
-    Q_air_W : float
+    Q_air_W : float | np.ndarray
         Heat given to the air [W] (clipped at 0).
+    T_db_K : float | np.ndarray | None
+        Outdoor dry-bulb [K]; None: saturated outdoor air (``T_db = T_wb``).
 
     Returns
     -------
-    tuple of float
-        ``(m_air [kg/s], T_air_out [K], W_in, W_out)``.
+    tuple
+        ``(m_air [kg/s], T_air_out [K], W_in, W_out)`` (floats for scalar inputs).
     """
-    W_in, h_in, _ = sat_air(T_wb_K, p_atm_Pa)
-    T_hi = max(T_w_in_K, T_wb_K + 1.0)
+    W_in, h_in = inlet_air(T_wb_K if T_db_K is None else T_db_K, T_wb_K, p_atm_Pa)
+    T_hi = np.maximum(T_w_in_K, np.asarray(T_wb_K, dtype=float) + 1.0)
     h_hi = sat_air(T_hi, p_atm_Pa)[1]
-    dh_max = h_hi - h_in
-    Q = max(0.0, Q_air_W)
-    m_air = max(m_air_fan_kg_s, Q / dh_max)
+    # real outdoor air has h_in <~ h_s(T_wb); a dry-bulb / wet-bulb pair drier than possible (psychrolib's 1e-7
+    # humidity floor) could make it exceed h_s(T_hi): the rise is held at half the saturated one at least
+    dh_max = np.maximum(h_hi - h_in, 0.5 * (h_hi - sat_air(T_wb_K, p_atm_Pa)[1]))
+    Q = np.maximum(0.0, Q_air_W)
+    m_air = np.maximum(m_air_fan_kg_s, Q / dh_max)
     dh = Q / m_air
     T = T_wb_K + (T_hi - T_wb_K) * dh / dh_max
     for _ in range(NEWTON_STEPS):
         _, h, d = sat_air(T, p_atm_Pa)
         T = T - (h - h_in - dh) / d
     W_out = sat_air(T, p_atm_Pa)[0]
+    if np.ndim(m_air) == 0 and np.ndim(T) == 0:
+        return float(m_air), float(T), float(W_in), float(W_out)
     return m_air, T, W_in, W_out
 
 
 def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
     """Declarations and equations of :func:`exit_air` in the flat model.
 
-    Uses the model's ``T_wb``, ``T_cw_ret``, ``Q_air``, ``p_atm``; defines ``T_air_hi``, ``dh_air_max``,
-    ``m_flow_air``, ``dh_air``, ``T_air_out`` and ``m_flow_evap`` (the last three are declared by the caller as
-    outputs / algebraics; this function declares the psychrometric intermediates).
+    Uses the model's ``T_wb``, ``T_db`` (outdoor dry-bulb), ``T_cw_ret``, ``Q_air``, ``p_atm``; defines
+    ``T_air_hi``, ``dh_air_max``, ``m_flow_air``, ``dh_air``, ``T_air_out`` and ``m_flow_evap`` (the last three are
+    declared by the caller as outputs / algebraics; this function declares the psychrometric intermediates).
 
     Parameters
     ----------
@@ -318,6 +327,9 @@ def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
         Declarations and equations (indented two spaces).
     """
     decl, eq = sat_air_equations("T_wb", "wb")
+    d_in, e_in = inlet_air_equations("T_db", "T_wb", "W_wb", "in")
+    decl += d_in
+    eq += e_in
     d_hi, e_hi = sat_air_equations("T_air_hi", "hi")
     decl += d_hi
     eq += e_hi
@@ -327,13 +339,13 @@ def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
         decl += [f'  Real T_ao{k}(unit="K") "Newton iterate {k} of the exit-air temperature";'] + d
         eq += e
         if k < NEWTON_STEPS:
-            newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_wb - dh_air) / dh_ao{k};")
+            newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_in - dh_air) / dh_ao{k};")
     K = NEWTON_STEPS
     eq = (["  T_air_hi = max(T_cw_ret, T_wb + 1.0);",
-           "  dh_air_max = h_hi - h_wb;",
+           "  dh_air_max = max(h_hi - h_in, 0.5 * (h_hi - h_wb));",
            f"  m_flow_air = max({m_air_fan}, Q_air / dh_air_max);",
            "  dh_air = Q_air / m_flow_air;"] + eq + newton
-          + [f"  T_air_out = T_ao{K};", f"  m_flow_evap = m_flow_air * (W_ao{K} - W_wb);"])
+          + [f"  T_air_out = T_ao{K};", f"  m_flow_evap = m_flow_air * (W_ao{K} - W_in);"])
     return decl, eq
 
 

@@ -347,13 +347,15 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         if ppath.is_file():
             checksums["plant"] = sha256_file(ppath)
     plant = None
-    wet_bulb = None
+    wet_bulb = dry_bulb = None
     wpath = None
     wdesc = "cooling off"
     data_warnings: list[str] = []  # printed by every run, also under --quiet, and written to info_json
     weather_gaps = None
     if cfg.cooling.plant_model != "off":
         wet_bulb, wpath, wdesc = build_weather(cfg, origin, system)
+        wx = getattr(wet_bulb, "__self__", None)  # the Weather: its dry-bulb feeds the tower evaporation
+        dry_bulb = wx.dry_bulb_K if getattr(wx, "has_dry_bulb", False) else None
         wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
         if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
             wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
@@ -402,7 +404,7 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
                 f"{r['checkpoint_write_s']:.1f} s); {r['n_failures']} failures, ETTR {r['ettr']:.4f}, wall "
                 f"{r['wall_s'] / 3600:.2f} h for {r['useful_s'] / 3600:.2f} h of training")
-    sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb,
+    sim = Simulation(jobs, system, policy, sim_cfg, plant=plant, wet_bulb_K=wet_bulb, dry_bulb_K=dry_bulb,
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None,
                      workload_power_profiles=training.power_series if training is not None else None)

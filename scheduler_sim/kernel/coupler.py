@@ -76,6 +76,9 @@ class CoolingCoupler:
         :class:`scheduler_sim.kernel.config.SimulationConfig`).
     progress : RunProgress | None
         Progress display, updated per call.
+    dry_bulb_K : Callable | None
+        Dry-bulb temperature [K] at simulation times; passed to a plant with ``uses_dry_bulb`` as ``T_db_K``
+        (None, or a plant without it: the plant's own default, saturated air for the generated plant).
 
     Attributes
     ----------
@@ -94,9 +97,11 @@ class CoolingCoupler:
     """
 
     def __init__(self, plant: Plant | None, wet_bulb_K: Callable | None, system: System, layout: StateLayout, t0: float,
-                 step_s: float, ratio: int, on_implausible: str, progress: RunProgress | None = None) -> None:
+                 step_s: float, ratio: int, on_implausible: str, progress: RunProgress | None = None,
+                 dry_bulb_K: Callable | None = None) -> None:
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K
+        self.dry_bulb_K = dry_bulb_K if getattr(plant, "uses_dry_bulb", False) else None
         self.layout = layout
         self.t0 = float(t0)
         self.step_s = float(step_s)
@@ -137,14 +142,15 @@ class CoolingCoupler:
         t_mid = self.t0 + (np.arange(k0, k0 + m) + 0.5) * self.step_s
         twb = np.asarray(self.wet_bulb_K(t_mid), dtype=float)
         heat = np.ascontiguousarray(block[:, :self.layout.n_cdus])
+        db = {} if self.dry_bulb_K is None else {"T_db_K": np.asarray(self.dry_bulb_K(t_mid), dtype=float)}
         if not self._ready:
-            init = plant.initialize(heat[0], float(twb[0]))
+            init = plant.initialize(heat[0], float(twb[0]), **{k: float(v[0]) for k, v in db.items()})
             self._ready = True
             self._averager = StepAverager(plant.output_names, self.step_s)
             self._averager.start(init)
         failure = None
         try:
-            out = plant.run(heat, twb)
+            out = plant.run(heat, twb, **db)
         except PlantError as exc:  # keep the steps the plant completed, then stop the run (marked partial)
             done = exc.completed_outputs
             if done.shape[0] == 0:
