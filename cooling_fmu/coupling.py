@@ -91,7 +91,8 @@ class Plant(Protocol):
     Notes
     -----
     A plant with a true attribute ``uses_dry_bulb`` also takes the outdoor dry-bulb as the keyword ``T_db_K`` of
-    :meth:`initialize` (float) and :meth:`run` (shape (m,)) [K]; the simulator passes it only to such a plant.
+    :meth:`initialize` (float) and :meth:`run` (shape (m,)) [K]; one with ``uses_air_side_heat`` the heat of the air
+    side into its tower water as ``Q_air_side_W`` [W]. The simulator passes them only to such a plant.
     """
 
     output_names: list[str]
@@ -218,7 +219,7 @@ class AdaptiveStepper:
         self._last_heat = None
         return y
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, **rows) -> np.ndarray:
         """Advance one communication step per row, as :meth:`Plant.run`, with long steps inside constant runs.
 
         Parameters
@@ -227,8 +228,9 @@ class AdaptiveStepper:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
-        T_db_K : np.ndarray | None
-            Dry-bulb of each step [K], shape (m,), for a plant with ``uses_dry_bulb``; None: not passed on.
+        **rows : np.ndarray
+            Further per-step inputs of the plant (``T_db_K`` [K], ``Q_air_side_W`` [W]), shape (m,), passed on
+            (their mean over a held long step).
 
         Returns
         -------
@@ -247,10 +249,10 @@ class AdaptiveStepper:
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
         m = q.shape[0]
-        td = None if T_db_K is None else np.asarray(T_db_K, dtype=float)
+        extra = {k: np.asarray(v, dtype=float) for k, v in rows.items() if v is not None}
 
-        def db(a, b):  # the dry-bulb keyword of rows a..b (nothing without one)
-            return {} if td is None else {"T_db_K": td[a:b]}
+        def db(a, b):  # the further per-step inputs of rows a..b
+            return {k: v[a:b] for k, v in extra.items()}
 
         if self.max_held <= 1:
             out = self.plant.run(q, tw, **db(0, m))
@@ -281,7 +283,7 @@ class AdaptiveStepper:
                         if n == 1:
                             out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1], **db(i, i + 1))[0]
                         else:
-                            kw = {} if td is None else {"T_db_K": float(td[i:i + n].mean())}
+                            kw = {k: float(v[i:i + n].mean()) for k, v in extra.items()}
                             y1 = np.asarray(self.plant.advance_held(h, float(tw[i:i + n].mean()), n, **kw),
                                             dtype=float)
                             frac = (np.arange(1, n + 1) / n)[:, None]

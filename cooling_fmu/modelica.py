@@ -284,6 +284,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   input Real Q_flow_CDU[{n}](each unit="W", each start=0.0) "Heat from racks into each CDU secondary loop (>= 0)";
   input Real T_wb(unit="K", start={T0}) "Outdoor wet-bulb temperature";
   input Real T_db(unit="K", start={T0}) "Outdoor dry-bulb temperature (set it to T_wb for saturated air)";
+  input Real Q_flow_air_side(unit="W", start=0.0) "Heat of the air side (CRAH coils, their chiller and pumps) into the tower water (>= 0)";
   // ---- states (start values = initial state, set before exitInitializationMode) ----
   Real T_sec[{n}](each unit="K", each start={T0}) "Secondary loop mixed temperature = CDU return temperature";
   Real I_valve[{n}](each unit="1", each start=1.0) "Valve controller integrator";
@@ -301,6 +302,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real E_pcw(unit="J", start=0.0) "Tower pump electrical energy since initialization";
   Real E_chel(unit="J", start=0.0) "Chiller electrical energy since initialization";
   Real E_pheat(unit="J", start=0.0) "Pump shaft heat into the water since initialization";
+  Real E_airin(unit="J", start=0.0) "Air-side heat into the tower water since initialization";
   Real M_makeup(unit="kg", start=0.0) "Make-up water since initialization";
   // ---- algebraic variables ----
   Real y_sec[{n}](each unit="1") "Secondary pump flow fraction";
@@ -383,6 +385,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real E_chiller_elec_out(unit="J") "Chiller electrical energy since initialization";
   output Real M_makeup_out(unit="kg") "Make-up water since initialization";
   output Real E_pump_heat_out(unit="J") "Pump shaft heat into the water since initialization";
+  output Real E_air_side_in(unit="J") "Air-side heat into the tower water since initialization";
 equation
   for i in 1:{n} loop
     y_sec[i] = {pump.secondary_flow_expr("Q_flow_CDU[i]", "Q_flow_CDU_nominal", "y_sec_floor")};
@@ -429,7 +432,7 @@ equation
   eps_tower = {eps_expr};
   Q_flow_cells = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
   {byp_eq}
-  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw + Q_flow_chiller_cond;
+  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw + Q_flow_chiller_cond + Q_flow_air_side;
 {ch_eq}
   m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) + Q_pump_fac - m_flow_fac * cp * (T_pipe_ret - T_pipe_sup);
   m_water_sup * cp * der(T_pipe_sup) = m_flow_fac * cp * (T_chiller_out - T_pipe_sup);
@@ -452,6 +455,8 @@ equation
   der(M_makeup) = m_flow_makeup;
   der(E_pheat) = Q_flow_pump_heat;
   E_pump_heat_out = E_pheat;
+  der(E_airin) = Q_flow_air_side;
+  E_air_side_in = E_airin;
   E_heat_in = E_heat;
   E_tower_out = E_tower;
   E_chiller_out = E_chiller;
@@ -527,7 +532,7 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
 
 
 def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float,
-                    T_db_K: float | None = None) -> dict[str, object]:
+                    T_db_K: float | None = None, Q_air_side_W: float = 0.0) -> dict[str, object]:
     """Evaluate the model's equations (numpy mirror of the generated Modelica) at one state and input.
 
     Every relation is the component library's numpy function (:mod:`cooling_fmu.components`) whose Modelica
@@ -545,6 +550,8 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         Wet-bulb temperature [K].
     T_db_K : float | None
         Dry-bulb temperature [K] (the FMU input ``T_db``); None: saturated air, ``T_db = T_wb``.
+    Q_air_side_W : float
+        Heat of the air side into the tower water [W] (the FMU input ``Q_flow_air_side``).
 
     Returns
     -------
@@ -601,7 +608,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         [m_fac * cp * (T_ch_out - T_fs) / (f.m_water_sup_kg * cp),
          (float(np.sum(Q_hx)) + Q_p_fac - m_fac * cp * (T_fr - T_fs)) / (f.m_water_ret_kg * cp),
          valve.integrator_rate(e_fan, y_fan, u_fan, t.fan_Ti_s),
-         (m_cw * cp * (T_tw - T_cw) + Q_p_cw + Q_cond) / (tl.m_water_basin_kg * cp)],
+         (m_cw * cp * (T_tw - T_cw) + Q_p_cw + Q_cond + Q_air_side_W) / (tl.m_water_basin_kg * cp)],
     ])
     return {
         "T_sec_sup": T_sup, "T_sec_ret": T_sec.copy(), "m_flow_sec": m_sec, "m_flow_fac_cdu": m_fac_cdu,
@@ -720,22 +727,22 @@ def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:
             pump.pump_shaft_heat_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
 
 
-def setpoint_tower_side(params: PlantParams, Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, Q_pump_cw_W) -> tuple:
+def setpoint_tower_side(params: PlantParams, Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, Q_extra_W) -> tuple:
     """Tower side at rest with the facility supply at its set point (regime A of :func:`steady_states`).
 
     The IHX carries the facility heat ``Q_fac`` (CDU heat exchangers + facility pump heat); the towers reject it
-    plus the tower pumps' heat: ``T_fac_ret = T_set + Q_fac / (m_fac cp)``, ``T_cw_sup = T_fac_ret - Q_fac / (eps_i
-    C_i)``, ``T_cw_ret = T_cw_sup + Q_fac / C_cw``, and the air flow solves ``eps_tower(y_fan) = (Q_fac + Q_pump_cw)
-    / (C_cw (T_cw_ret - T_wb))`` (:func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`). Used by
+    plus the heat put into the tower water directly (``Q_extra``: tower pumps, air side): ``T_fac_ret = T_set + Q_fac
+    / (m_fac cp)``, ``T_cw_sup = T_fac_ret - Q_fac / (eps_i C_i)``, ``T_cw_ret = T_cw_sup + Q_fac / C_cw``, and the
+    air flow solves ``eps_tower(y_fan) = (Q_fac + Q_extra) / (C_cw (T_cw_ret - T_wb))`` (:func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`). Used by
     the steady state and the fast plant (one derivation).
 
     Parameters
     ----------
     params : PlantParams
         Plant description.
-    Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, Q_pump_cw_W : np.ndarray
-        Facility heat [W], facility flow [kg/s], tower-water flow fraction, wet-bulb [K], tower pump heat [W]
-        (broadcast together).
+    Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, Q_extra_W : np.ndarray
+        Facility heat [W], facility flow [kg/s], tower-water flow fraction, wet-bulb [K], heat into the tower water
+        besides the IHX [W] (broadcast together).
 
     Returns
     -------
@@ -749,7 +756,7 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, 
     eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac_kg_s, m_cw)
     T_cw = T_ret - Q_fac_W / (eps_i * C_i)
     T_cw_ret = T_cw + Q_fac_W / (m_cw * cp)
-    Q_rej = Q_fac_W + Q_pump_cw_W
+    Q_rej = Q_fac_W + Q_extra_W
     with np.errstate(divide="ignore", invalid="ignore"):
         eps_req = Q_rej / (m_cw * cp * (T_cw_ret - T_wb_K))
     y_req = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps_req, w_cw), dtype=float)
@@ -758,7 +765,8 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, 
     return T_ret, T_cw, T_cw_ret, y_req
 
 
-def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
+                  Q_air_side_W: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Steady states of the generated plant model at ``k`` points of constant load and wet-bulb (vectorised).
 
     Derivation (every ``der(.) = 0``), written once with arrays:
@@ -770,9 +778,9 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
        the error, ``valve_Ti`` being both times).
     2. Facility loop: ``Q_ihx + Q_chiller = sum(Q_hx,i) + Q_pump,fac``, ``T_fac_ret = T_fac_sup + (sum(Q_hx,i) +
        Q_pump,fac) / (m_fac cp)`` (:func:`facility_flows`).
-    3. Tower loop: the basin at rest means ``m_cw cp (T_tower_out - T_cw_sup) + Q_pump,cw + Q_cond = 0``: the towers
-       reject the IHX heat, the tower pumps' heat and the trim chiller's condenser heat ``Q_cond = Q_chiller +
-       P_chiller`` (issue 22 item 4). The chiller's load and COP depend on the basin (its condenser water), so
+    3. Tower loop: the basin at rest means ``m_cw cp (T_tower_out - T_cw_sup) + Q_pump,cw + Q_cond + Q_air_side =
+       0``: the towers reject the IHX heat, the tower pumps' heat, the trim chiller's condenser heat ``Q_cond =
+       Q_chiller + P_chiller`` and the air side's heat (issue 22 item 4). The chiller's load and COP depend on the basin (its condenser water), so
        ``T_cw_sup`` is found by bisection of that balance (with the tower bypass of step 5 inside it).
     4. Fan controller at rest either with ``T_fac_sup = T_fac_sup_set`` (regime A: the chiller is off there, the
        tower side in closed form, :func:`setpoint_tower_side`) or saturated at the floor (regime B, cold / idle)
@@ -790,6 +798,8 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
         Constant heat into each CDU [W], >= 0, shape (k, n_cdu).
     T_wb_K : np.ndarray
         Constant wet-bulb temperature [K], shape (k,).
+    Q_air_side_W : np.ndarray | float
+        Constant heat of the air side into the tower water [W], shape (k,) or scalar.
 
     Returns
     -------
@@ -802,6 +812,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
     c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
     Q_hx = cdu_loop_heat_W(params, q)
     Q_cdu = Q_hx.sum(axis=-1)
+    Q_air = np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), Q_cdu.shape)
     y_floor = params.y_fan_floor
     T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
 
@@ -809,6 +820,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
         Tw = T_wb[rows]
         y_v, T_sec = _valves_at(params, q[rows], T_fs[:, None])
         m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
+        Qp_cw = Qp_cw + Q_air[rows]  # everything put into the tower water besides the IHX and the chiller
         T_ret = T_fs + (Q_cdu[rows] + Qp_fac) / (m * cp)
         eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
         eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
@@ -823,7 +835,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
             return T_ihx, Q_ch, C_cw[r] * (T_to - T_cw) + Qp_cw[r] + Q_cond
 
         # chiller off: the basin balance in closed form, A = eps_i C_i (T_ret - T_wb - E / (eps_t C_cw)) / (1 + eps_i
-        # C_i (1 - eps_t) / (eps_t C_cw)) with E = Q_pump_cw; the bypass holds the leaving water at T_min
+        # C_i (1 - eps_t) / (eps_t C_cw)) with E = Q_pump_cw + Q_air_side; the bypass holds the leaving water at T_min
         a = eps_i * C_i * (T_ret - Tw - Qp_cw / (eps_t * C_cw)) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
         T_cw = Tw + (a + Qp_cw) / (eps_t * C_cw) - a / C_cw
         T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
@@ -839,13 +851,13 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
     # regime A (facility supply at its setpoint), in closed form
     y_v, T_sec = _valves_at(params, q, np.full(q.shape[:-1] + (1,), T_set))
     m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
-    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw)
+    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw + Q_air)
     setpoint = (y_floor <= y_req) & (y_req <= 1.0)
     regime = np.where(setpoint, "setpoint", np.where(y_req < y_floor, "fan_floor", "fan_full"))
     y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))
     T_fs = np.full(Q_cdu.shape, T_set)
     I_fan = np.where(setpoint, y_req, 0.0)
-    T_cw = np.where(setpoint & (Q_cdu + Qp_fac + Qp_cw == 0.0), np.maximum(T_wb, T_min), T_cw)
+    T_cw = np.where(setpoint & (Q_cdu + Qp_fac + Qp_cw + Q_air == 0.0), np.maximum(T_wb, T_min), T_cw)
     rows = np.flatnonzero(~setpoint)
     if rows.size:  # regimes B / C: T_fs = T_chiller_out(T_fs)
         yf = y_fan[rows]
@@ -863,7 +875,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
 
 
 def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float,
-                          T_db_K: float | None = None) -> dict[str, object]:
+                          T_db_K: float | None = None, Q_air_side_W: float = 0.0) -> dict[str, object]:
     """Steady state of the generated plant model for a constant load and wet-bulb (:func:`steady_states` at one
     point, its outputs from :func:`plant_equations`).
 
@@ -877,6 +889,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         Constant wet-bulb temperature [K].
     T_db_K : float | None
         Constant dry-bulb temperature [K] (only the evaporation depends on it); None: saturated air.
+    Q_air_side_W : float
+        Constant heat of the air side into the tower water [W].
 
     Returns
     -------
@@ -895,8 +909,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         raise ValueError(f"heat_w must have shape ({params.n_cdu},), got {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise ValueError("heat_w must be finite and >= 0")
-    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]))
-    out = plant_equations(params, x[0], q, float(T_wb_K), T_db_K)
+    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]), np.array([float(Q_air_side_W)]))
+    out = plant_equations(params, x[0], q, float(T_wb_K), T_db_K, float(Q_air_side_W))
     out["x"] = x[0]
     out["regime"] = str(regime[0])
     return out

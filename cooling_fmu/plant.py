@@ -43,6 +43,10 @@ SUBSTEP_ACCURACY = 0.5
 #: Most Heun sub-steps one held long step (:meth:`CoolingPlant.advance_held`) may span: the span rumoca's
 #: 10 forward-Euler sub-steps allowed before, so :class:`cooling_fmu.coupling.AdaptiveStepper`'s caps keep meaning.
 HELD_SUBSTEPS = 10
+#: Optional plant inputs after ``T_wb``, in this order (plant v5): outdoor dry-bulb, air-side heat into the towers.
+OPTIONAL_INPUTS = ("T_db", "Q_flow_air_side")
+#: The optional-input lists a map may have (an ordered subset of :data:`OPTIONAL_INPUTS`).
+OPTIONAL_INPUT_SETS = (["T_db"], ["Q_flow_air_side"], ["T_db", "Q_flow_air_side"])
 #: Version of the per-plant figures cached next to the FMU (bump when what is stored changes meaning).
 #: 2: ``max_stable_step_s`` is the longest Heun sub-step (it was 10 forward-Euler sub-steps).
 PLANT_CACHE_VERSION = "2"
@@ -272,13 +276,16 @@ class PlantIO:
         self.output_units = [e.unit for e in m.outputs]
         self.index = {n: i for i, n in enumerate(self.output_names)}
         expected = [f"Q_flow_CDU[{i}]" for i in range(1, n_cdu + 1)] + ["T_wb"]
-        #: The map has the optional input ``T_db`` (outdoor dry-bulb) after ``T_wb``.
-        self.has_dry_bulb = self.input_names == expected + ["T_db"]
-        if self.input_names != expected and not self.has_dry_bulb:
-            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb (then optionally T_db) for "
-                             f"{n_cdu} CDUs, got {self.input_names[:3]}...")
-        if own_model and not self.has_dry_bulb:
-            raise ValueError(f"{m.path}: the generated plant needs the input T_db (outdoor dry-bulb) after T_wb")
+        extra = self.input_names[len(expected):]
+        if self.input_names[:len(expected)] != expected or extra not in ([], *OPTIONAL_INPUT_SETS):
+            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb (then optionally, in this "
+                             f"order, {' and '.join(OPTIONAL_INPUTS)}) for {n_cdu} CDUs, got "
+                             f"{self.input_names[:3]}...{self.input_names[len(expected) - 1:]}")
+        #: The map has the optional inputs ``T_db`` (outdoor dry-bulb) / ``Q_flow_air_side`` after ``T_wb``.
+        self.has_dry_bulb = "T_db" in extra
+        self.has_air_side = "Q_flow_air_side" in extra
+        if own_model and extra != list(OPTIONAL_INPUTS):
+            raise ValueError(f"{m.path}: the generated plant needs the inputs {', '.join(OPTIONAL_INPUTS)} after T_wb")
         if "P_cooling" not in self.index:
             raise ValueError(f"{m.path}: the map must have an output P_cooling")
         if own_model and len(m.states) != 2 * n_cdu + 4:
@@ -316,8 +323,8 @@ class PlantIO:
         if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
             raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
 
-    def si_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K=None) -> np.ndarray:
-        """The SI input rows in map order: heat per CDU, wet-bulb and, when the map has it, the dry-bulb.
+    def si_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K=None, Q_air_side_W=None) -> np.ndarray:
+        """The SI input rows in map order: heat per CDU, wet-bulb and, when the map has them, dry-bulb and air side.
 
         Parameters
         ----------
@@ -327,6 +334,9 @@ class PlantIO:
             Wet-bulb [K], shape (m,).
         T_db_K : np.ndarray | float | None
             Dry-bulb [K], shape (m,); None: the wet-bulb (saturated air). Ignored when the map has no ``T_db``.
+        Q_air_side_W : np.ndarray | float | None
+            Heat of the air side into the tower water [W], shape (m,), >= 0; None: 0. Ignored when the map has no
+            ``Q_flow_air_side``.
 
         Returns
         -------
@@ -336,7 +346,7 @@ class PlantIO:
         Raises
         ------
         ValueError
-            If the dry-bulb is not finite or outside (150, 400) K.
+            If the dry-bulb is not finite or outside (150, 400) K, or the air-side heat negative or not finite.
         """
         m = heat_w.shape[0]
         u = np.empty((m, len(self.input_names)))
@@ -348,6 +358,11 @@ class PlantIO:
             if td.size and not (np.all(np.isfinite(td)) and td.min() > 150.0 and td.max() < 400.0):
                 raise ValueError("T_db_K must be finite and in (150, 400) K (kelvin, not Celsius)")
             u[:, n + 1] = td
+        if self.has_air_side:
+            qa = np.zeros(m) if Q_air_side_W is None else np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), (m,))
+            if qa.size and not (np.all(np.isfinite(qa)) and qa.min() >= 0.0):
+                raise ValueError("Q_air_side_W must be finite and >= 0 W")
+            u[:, n + 1 + self.has_dry_bulb] = qa
         return u
 
     def to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
@@ -547,6 +562,9 @@ class CoolingPlant(_ClosedOnExit):
         #: map has no ``T_db`` input is never given one (its own model decides); the generated plant, given none,
         #: takes ``T_db = T_wb`` (saturated air).
         self.uses_dry_bulb = io.has_dry_bulb
+        #: The FMU takes the air side's heat into its tower water (input ``Q_flow_air_side``; keyword
+        #: ``Q_air_side_W``); given none it is 0.
+        self.uses_air_side_heat = io.has_air_side
         self._n_out = len(io.vr_out)
         self._stepper = FMUStepper(self._fmu, io.vr_in, io.vr_state, io.vr_out, limit if self.own_model else None)
 
@@ -596,7 +614,7 @@ class CoolingPlant(_ClosedOnExit):
     # ---- lifecycle -------------------------------------------------------------------------------------------------
     def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,
                    initial_state: np.ndarray | None = None, warmup_s: float = 0.0,
-                   T_db_K: float | None = None) -> np.ndarray:
+                   T_db_K: float | None = None, Q_air_side_W: float | None = None) -> np.ndarray:
         """Set up the experiment and initial state, and leave initialization mode.
 
         Parameters
@@ -620,6 +638,9 @@ class CoolingPlant(_ClosedOnExit):
             near its steady state.
         T_db_K : float | None
             Dry-bulb for the first step [K] (input ``T_db`` when the map has it); None: the wet-bulb.
+        Q_air_side_W : float | None
+            Air-side heat into the tower water for the first step [W] (input ``Q_flow_air_side``); None: 0. The
+            generated plant's steady start includes it.
 
         Returns
         -------
@@ -651,8 +672,11 @@ class CoolingPlant(_ClosedOnExit):
             if states.shape != (len(self.map.states),):
                 raise ValueError(f"initial_state must have shape ({len(self.map.states)},), got {states.shape}")
         elif self.own_model:
-            states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K))["x"]
-        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([float(T_wb_K)]), T_db_K)[0])
+            qa = float(Q_air_side_W or 0.0) if self._io.has_air_side and steady else 0.0
+            states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K),
+                                           Q_air_side_W=qa)["x"]
+        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([float(T_wb_K)]), T_db_K,
+                                                      Q_air_side_W)[0])
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
         y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))
         if n_warm:
@@ -689,7 +713,8 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
         return self.run(np.asarray(heat_w, dtype=float)[None, :], np.array([T_wb_K], dtype=float))[0]
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
+            Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps (fmpy: three C calls per step, no allocation).
 
         Parameters
@@ -700,6 +725,8 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb temperature over each step [K].
         T_db_K : ndarray, shape (n_steps,), optional
             Dry-bulb over each step [K] (input ``T_db`` when the map has it); None: the wet-bulb (saturated air).
+        Q_air_side_W : ndarray, shape (n_steps,), optional
+            Air-side heat into the tower water over each step [W] (input ``Q_flow_air_side``); None: 0.
 
         Returns
         -------
@@ -727,7 +754,7 @@ class CoolingPlant(_ClosedOnExit):
             )
         self._io.check_inputs(q, tw)
         n_steps = q.shape[0]
-        u = np.ascontiguousarray(self._io.to_fmu_inputs(self._io.si_inputs(q, tw, T_db_K)))
+        u = np.ascontiguousarray(self._io.to_fmu_inputs(self._io.si_inputs(q, tw, T_db_K, Q_air_side_W)))
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
         j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
@@ -741,8 +768,8 @@ class CoolingPlant(_ClosedOnExit):
         self._k = k0 + n_steps
         return self._io.to_si_outputs(out)
 
-    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, T_db_K: float | None = None
-                     ) -> np.ndarray:
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, T_db_K: float | None = None,
+                     Q_air_side_W: float | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
 
         Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the generated FMU splits
@@ -758,6 +785,8 @@ class CoolingPlant(_ClosedOnExit):
             Communication steps covered, 1 .. :attr:`max_held_steps`.
         T_db_K : float | None
             Dry-bulb over the long step [K]; None: the wet-bulb.
+        Q_air_side_W : float | None
+            Air-side heat into the tower water over the long step [W]; None: 0.
 
         Returns
         -------
@@ -783,7 +812,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         tw = float(T_wb_K)
         self._io.check_inputs(q, np.array([tw]))
-        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([tw]), T_db_K)[0])
+        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([tw]), T_db_K, Q_air_side_W)[0])
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)

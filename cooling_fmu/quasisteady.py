@@ -287,6 +287,8 @@ class QuasiSteadyPlant:
     model = "fast"
     #: The plant takes the outdoor dry-bulb (``T_db_K`` of :meth:`run`) for its evaporation.
     uses_dry_bulb = True
+    #: The plant takes the air side's heat into its towers (``Q_air_side_W`` of :meth:`run`).
+    uses_air_side_heat = True
 
     def __init__(self, params: PlantParams | str | Path, step_s: float = 15.0, tau_s: float = 0.0,
                  cache_dir: str | Path | None = None, table: SteadyTable | None = None) -> None:
@@ -319,9 +321,10 @@ class QuasiSteadyPlant:
         self._totals = [(idx[e], idx[p]) for e, p in _TOTALS.items()] + [
             (int(e), int(p)) for e, p in zip(self._c["E_pump_sec_out"], self._c["P_pump_sec"])]
         self._i_heat = idx["E_heat_in"]
+        self._i_air_in = idx["E_air_side_in"]
         self._e_cols = np.array([e for e, _ in self._totals])
         self._p_cols = np.array([pc for _, pc in self._totals])
-        self._total_cols = np.array([e for e, _ in self._totals] + [self._i_heat])
+        self._total_cols = np.array([e for e, _ in self._totals] + [self._i_heat, self._i_air_in])
         self._lag_mask = np.ones(len(self.output_names), dtype=bool)
         self._lag_mask[self._total_cols] = False
         self._y: np.ndarray | None = None
@@ -336,7 +339,8 @@ class QuasiSteadyPlant:
         """Column of output ``name`` (KeyError if absent)."""
         return self._idx[name]
 
-    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None) -> np.ndarray:
+    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
+                       Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Quasi-steady outputs (totals left at 0) of each row, vectorised.
 
         Parameters
@@ -348,6 +352,11 @@ class QuasiSteadyPlant:
         T_db_K : np.ndarray | None
             Dry-bulb [K], shape (m,); None: saturated air (``T_db = T_wb``). The evaporation is recomputed from the
             interpolated tower state with it (:func:`~cooling_fmu.components.tower.exit_air`).
+        Q_air_side_W : np.ndarray | None
+            Heat of the air side into the tower water [W], shape (m,); None: 0. At the facility set point the tower
+            side is exact with it (:func:`cooling_fmu.modelica.setpoint_tower_side`); elsewhere the plant-level
+            table is read at the mean CDU heat plus this heat shared over the CDUs (an approximation: the heat enters
+            the tower water, not the facility loop).
 
         Returns
         -------
@@ -374,8 +383,9 @@ class QuasiSteadyPlant:
             raise PlantError(f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
                              f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
         m = q.shape[0]
+        qa = np.zeros(m) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         out = np.zeros((m, len(self.output_names)))
-        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm, tw)
+        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / self.n_cdu, tw)
         out[:, self._col_table] = vals
         T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
         p, c = self.params, self.params.cdu
@@ -409,7 +419,7 @@ class QuasiSteadyPlant:
         out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
-        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw)
+        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw + qa)
         # evaporation from the tower state of each row and its dry-bulb (the one exit-air relation)
         m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, out[:, idx["T_cw_ret"]],
                                                   out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
@@ -450,7 +460,8 @@ class QuasiSteadyPlant:
                         ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v
 
-    def initialize(self, heat_w: np.ndarray, T_wb_K: float, T_db_K: float | None = None) -> np.ndarray:
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float, T_db_K: float | None = None,
+                   Q_air_side_W: float | None = None) -> np.ndarray:
         """Start at the quasi-steady state of the first step's inputs, every running total 0.
 
         Parameters
@@ -461,6 +472,8 @@ class QuasiSteadyPlant:
             Wet-bulb [K].
         T_db_K : float | None
             Dry-bulb [K]; None: saturated air.
+        Q_air_side_W : float | None
+            Air-side heat into the towers [W]; None: 0.
 
         Returns
         -------
@@ -468,12 +481,14 @@ class QuasiSteadyPlant:
             Outputs at time 0.
         """
         y = self.steady_outputs(np.asarray(heat_w, dtype=float)[None, :], np.array([float(T_wb_K)]),
-                                None if T_db_K is None else np.array([float(T_db_K)]))[0]
+                                None if T_db_K is None else np.array([float(T_db_K)]),
+                                None if Q_air_side_W is None else np.array([float(Q_air_side_W)]))[0]
         self._y = y
         self._heat_prev = float(np.sum(heat_w))
         return y.copy()
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
+            Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Advance one step per row (the :class:`cooling_fmu.coupling.Plant` protocol).
 
         Parameters
@@ -484,6 +499,8 @@ class QuasiSteadyPlant:
             Wet-bulb of each step [K], shape (m,).
         T_db_K : np.ndarray | None
             Dry-bulb of each step [K], shape (m,); None: saturated air.
+        Q_air_side_W : np.ndarray | None
+            Air-side heat into the towers of each step [W], shape (m,); None: 0.
 
         Returns
         -------
@@ -505,15 +522,19 @@ class QuasiSteadyPlant:
             return np.zeros((0, len(self.output_names)))
         tw = np.asarray(T_wb_K, dtype=float)
         td = None if T_db_K is None else np.asarray(T_db_K, dtype=float)
+        qa = None if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         # the kernel hands over runs of identical rows: evaluate each run once, then repeat it
         new = np.ones(m, dtype=bool)
         if m > 1:
             new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
             if td is not None:
                 new[1:] |= td[1:] != td[:-1]
+            if qa is not None:
+                new[1:] |= qa[1:] != qa[:-1]
         starts = np.flatnonzero(new)
         try:
-            s = self.steady_outputs(q[starts], tw[starts], None if td is None else td[starts])
+            s = self.steady_outputs(q[starts], tw[starts], None if td is None else td[starts],
+                                    None if qa is None else qa[starts])
             if starts.size < m:
                 s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)
         except PlantError as exc:
@@ -532,6 +553,7 @@ class QuasiSteadyPlant:
         s[:, self._e_cols] = prev[self._e_cols] + np.cumsum(0.5 * (pw[1:] + pw[:-1]), axis=0) * dt
         heat = q.sum(axis=1)  # the heat input is held over each step: its integral is exact
         s[:, self._i_heat] = prev[self._i_heat] + np.cumsum(heat) * dt
+        s[:, self._i_air_in] = prev[self._i_air_in] + (np.cumsum(qa) * dt if qa is not None else 0.0)
         self._y = s[-1].copy()
         return s
 
