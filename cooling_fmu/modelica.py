@@ -94,18 +94,27 @@ Facility loop, IHX, tower-water loop and towers
   ``n_cells_on = max(1, #{k in 1..n_cells : y_fan n_cells >= k y_fan_min})``, speed ``s = y_fan n_cells /
   n_cells_on``, ``P_fan = n_cells_on P_fan_cell s^3`` (fan affinity law). Hotter wet-bulb -> larger ``y_fan``.
 * Trim chiller (optional) on the facility water after the IHX, allowed when ``T_wb > T_wb_switch`` (economiser
-  below): ``Q_chiller = min(Q_max, max(0, m_fac cp (T_ihx_out - T_chiller_set)))``, ``T_chiller_set =
-  T_fac_sup_set + dT_deadband``; ``COP = min(COP_max, eta_carnot T_chiller_set / max(dT_lift_min, T_wb + dT_cond -
-  T_chiller_set))``, ``P_chiller = Q_chiller / COP``; its condenser heat goes to the tower air (water balance).
+  below): load ``max(0, m_fac cp (T_ihx_out - T_chiller_set))``, ``T_chiller_set = T_fac_sup_set + dT_deadband``,
+  removed up to its available capacity by the EnergyPlus ``Chiller:Electric:EIR`` curves of a reference chiller
+  (CAPFT, EIRFT biquadratic in leaving chilled water and entering condenser water = the tower basin, EIRFPLR,
+  cycling below the minimum part-load ratio; :mod:`cooling_fmu.components.chiller`), its condenser-water pump
+  counted in ``P_chiller``; its condenser heat ``Q_chiller + P_chiller`` goes into the tower water (the basin), so
+  the towers, their pumps and fans carry it.
+* Heat paths (plant v5, issue 22 item 4): every pump's shaft work ``P_shaft,nom x`` enters the water it moves (CDU
+  pumps the secondary loop, facility pumps the return volume, tower pumps the basin); the motor and drive losses
+  ``P - P_shaft`` go to the room air (:func:`~cooling_fmu.components.pump.pump_shaft_heat_W`). The air side's heat
+  (CRAH coils, their chilled water through the chiller or the economiser, the chiller's and pumps' power; input
+  ``Q_flow_air_side``, computed by :mod:`power.facility`) enters the basin too.
 
 Water from the air-side energy balance (saturated exit air)
 ----------------------------------------------------------
-The bank moves ``m_air = y_fan m_cw_nominal / LG_nominal`` of air. Entering air has the enthalpy of saturated air
-at the wet-bulb, ``h_in = h_s(T_wb)`` (the adiabatic-saturation property of the wet-bulb, ASHRAE Handbook
-Fundamentals 2017 ch. 1), and, for want of a dry-bulb input, the humidity ratio ``W_in = W_s(T_wb)``. The air
-takes up the rejected heat and leaves saturated (the saturated-exit-air method of EnergyPlus' cooling-tower
+The bank moves ``m_air = y_fan m_cw_nominal / LG_nominal`` of air. Entering air has the humidity ratio and
+enthalpy of the outdoor dry-bulb ``T_db`` (input) and wet-bulb (ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 33 /
+35 and 30, psychrolib's ``GetHumRatioFromTWetBulb`` / ``GetMoistAirEnthalpy``;
+:func:`~cooling_fmu.components.moist_air.inlet_air`; ``T_db = T_wb`` is saturated air). The air takes up the
+rejected heat and leaves saturated (the saturated-exit-air method of EnergyPlus' cooling-tower
 evaporation, Engineering Reference "Cooling tower evaporation: saturated exit"): ``h_out = h_in + Q_air / m_air``
-with ``Q_air = Q_tower + Q_chiller + P_chiller``, ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
+with ``Q_air = Q_tower`` (everything the towers reject, the chiller's condenser heat included), ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
 the chord between ``T_wb`` and ``T_hi``, unrolled), and ``m_evap = m_air (W_s(T_air_out) - W_in)`` (zero when no
 heat is rejected). Air cannot leave warmer than the water entering the tower, ``T_hi = max(T_cw_ret, T_wb + 1 K)``;
 the water-side Merkel effectiveness above ignores the air's heat capacity, so at low fan speed it can reject more
@@ -114,8 +123,8 @@ max(y_fan m_cw_nominal / LG_nominal, Q_air / (h_s(T_hi) - h_in))`` (natural draf
 tower; documented as a limit of the model). Saturation
 pressure, humidity ratio and enthalpy are those of psychrolib / ASHRAE Fundamentals 2017 ch. 1 eqs. 5, 6, 20, 30
 (over ice at or below the triple point). Hotter, more humid weather puts more of the heat into evaporation, so WUE
-moves with the weather. In dry air the true ``W_in`` is lower and the evaporation larger by ``m_air cp_air
-(T_db - T_wb) / h_fg`` at most: the model is low in the driest hours (documented in docs/cooling.md).
+moves with the weather; dry air (a large wet-bulb depression) takes up about ``m_air cp_air (T_db - T_wb) / h_fg``
+more water for the same heat, as it is cooled sensibly while it evaporates water.
 Drift ``m_drift = drift_fraction m_cw``; blowdown from the cycles of concentration (mass balance of dissolved
 solids, SPX "Cooling Tower Fundamentals", 2nd ed., ch. 5) ``m_blowdown = max(0, m_evap / (COC - 1) - m_drift)``;
 ``m_makeup = m_evap + m_drift + m_blowdown``.
@@ -125,10 +134,11 @@ Totals
 ``P_cooling = sum(P_pump_sec) + P_pump_fac + P_pump_tower + P_fan + P_chiller``. Running integrals (J, kg):
 ``E_heat_in``, ``E_tower_out``, ``E_chiller_out`` (heat removed by the chiller), ``E_cooling_out``, ``E_fan_out``,
 ``E_pump_sec_out[i]``, ``E_pump_fac_out``, ``E_pump_tower_out``, ``E_chiller_elec_out`` (electrical energy of
-each component, so step averages of every component are exact), ``M_makeup_out``. ``E_stored = cp (m_water_sec
+each component, so step averages of every component are exact), ``M_makeup_out``. ``E_pump_heat_out`` (pump shaft heat into the water), ``E_air_side_in``. ``E_stored = cp (m_water_sec
 sum(T_sec - T_ref) + m_water_ret (T_fac_ret - T_ref) + m_water_sup (T_fac_sup - T_ref) + m_water_basin (T_cw_sup -
-T_ref))``. The FMU integrates states and totals with the same update, so ``E_heat_in - E_tower_out -
-E_chiller_out - (E_stored - E_stored(0))`` closes to round-off whatever the integration error.
+T_ref))``. The FMU integrates states and totals with the same update, so ``E_heat_in + E_pump_heat_out +
+E_chiller_elec_out + E_air_side_in - E_tower_out - (E_stored - E_stored(0))`` closes to round-off whatever the
+integration error.
 """
 
 
