@@ -213,13 +213,14 @@ class AdaptiveStepper:
 
     def initialize(self, heat_w: np.ndarray, T_wb_K: float, **kw) -> np.ndarray:
         """Initialise the wrapped plant (:meth:`Plant.initialize`, ``T_db_K`` passed on); return its outputs at time 0,
-        shape (n_outputs,)."""
+        shape (n_outputs,).
+        """
         y = np.asarray(self.plant.initialize(heat_w, T_wb_K, **kw), dtype=float)
         self._y = y.copy()
         self._last_heat = None
         return y
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, **rows) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, **rows: np.ndarray | None) -> np.ndarray:
         """Advance one communication step per row, as :meth:`Plant.run`, with long steps inside constant runs.
 
         Parameters
@@ -228,7 +229,7 @@ class AdaptiveStepper:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
-        **rows : np.ndarray
+        **rows : np.ndarray | None
             Further per-step inputs of the plant (``T_db_K`` [K], ``Q_air_side_W`` [W]), shape (m,), passed on
             (their mean over a held long step).
 

@@ -659,14 +659,14 @@ def _bisect(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 200) -> np.ndarra
     return 0.5 * (lo + hi)
 
 
-def cdu_loop_heat_W(params: PlantParams, q) -> np.ndarray:
+def cdu_loop_heat_W(params: PlantParams, q: np.ndarray) -> np.ndarray:
     """Heat each CDU's plate heat exchanger passes at steady state: rack heat plus the secondary pump's shaft work.
 
     Parameters
     ----------
     params : PlantParams
         Plant description.
-    q : array_like
+    q : np.ndarray
         Rack heat into each CDU [W], any shape.
 
     Returns
@@ -737,7 +737,8 @@ def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:
             pump.pump_shaft_heat_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
 
 
-def setpoint_tower_side(params: PlantParams, Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, Q_extra_W) -> tuple:
+def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, w_cw: np.ndarray,
+                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray) -> tuple:
     """Tower side at rest with the facility supply at its set point (regime A of :func:`steady_states`).
 
     The IHX carries the facility heat ``Q_fac`` (CDU heat exchangers + facility pump heat); the towers reject it
@@ -750,9 +751,16 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, 
     ----------
     params : PlantParams
         Plant description.
-    Q_fac_W, m_fac_kg_s, w_cw, T_wb_K, Q_extra_W : np.ndarray
-        Facility heat [W], facility flow [kg/s], tower-water flow fraction, wet-bulb [K], heat into the tower water
-        besides the IHX [W] (broadcast together).
+    Q_fac_W : np.ndarray
+        Facility heat [W] (all arguments broadcast together).
+    m_fac_kg_s : np.ndarray
+        Facility flow [kg/s].
+    w_cw : np.ndarray
+        Tower-water flow fraction.
+    T_wb_K : np.ndarray
+        Wet-bulb [K].
+    Q_extra_W : np.ndarray
+        Heat into the tower water besides the IHX [W].
 
     Returns
     -------

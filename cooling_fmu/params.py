@@ -282,7 +282,7 @@ class ChillerParams(BaseModel):
     @field_validator("reference")
     @classmethod
     def _known_reference(cls, v: str) -> str:
-        from .components.chiller import reference_chiller
+        from .chiller_records import reference_chiller
 
         reference_chiller(v)  # ValueError naming the known records
         return v

@@ -323,7 +323,8 @@ class PlantIO:
         if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
             raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
 
-    def si_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K=None, Q_air_side_W=None) -> np.ndarray:
+    def si_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | float | None = None,
+                  Q_air_side_W: np.ndarray | float | None = None) -> np.ndarray:
         """The SI input rows in map order: heat per CDU, wet-bulb and, when the map has them, dry-bulb and air side.
 
         Parameters
@@ -719,13 +720,14 @@ class CoolingPlant(_ClosedOnExit):
 
         Parameters
         ----------
-        heat_w : ndarray, shape (n_steps, n_cdu)
-            Average heat into each CDU over each step [W], >= 0.
-        T_wb_K : ndarray, shape (n_steps,)
-            Wet-bulb temperature over each step [K].
-        T_db_K : ndarray, shape (n_steps,), optional
-            Dry-bulb over each step [K] (input ``T_db`` when the map has it); None: the wet-bulb (saturated air).
-        Q_air_side_W : ndarray, shape (n_steps,), optional
+        heat_w : np.ndarray
+            Average heat into each CDU over each step [W], >= 0, shape (n_steps, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb temperature over each step [K], shape (n_steps,).
+        T_db_K : np.ndarray | None
+            Dry-bulb over each step [K] (input ``T_db`` when the map has it), shape (n_steps,); None: the wet-bulb
+            (saturated air).
+        Q_air_side_W : np.ndarray | None
             Air-side heat into the tower water over each step [W] (input ``Q_flow_air_side``); None: 0.
 
         Returns

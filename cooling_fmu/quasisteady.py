@@ -40,7 +40,7 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .components import hx, pipe, pump, tower, valve
+from .components import pump, tower, valve
 from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
 from .params import PlantParams, load_plant_params
 

@@ -868,22 +868,23 @@ class Weather:
 
     Parameters
     ----------
-    time_s : ndarray, shape (n,)
-        Increasing sample times within one period [s] (typical year: hour-ending stamps 3,600 ... 31,536,000 s).
-    T_wb_K : ndarray, shape (n,)
-        Wet-bulb temperature at ``time_s`` [K].
-    offset_s : float, optional
+    time_s : np.ndarray
+        Increasing sample times within one period [s], shape (n,) (typical year: hour-ending stamps 3,600 ...
+        31,536,000 s).
+    T_wb_K : np.ndarray
+        Wet-bulb temperature at ``time_s`` [K], shape (n,).
+    offset_s : float
         Added to the simulation time before lookup, so that simulation time 0 falls on a chosen moment of the
         typical year (see :meth:`offset_for`, :meth:`at_calendar`).
-    period_s : float, optional
+    period_s : float
         Period of the series [s]; default one 8,760-h year.
-    report : WeatherReport, optional
+    report : WeatherReport | None
         Loading report, kept for provenance (site, UTC offset, file hash).
-    leap_year0 : int, optional
+    leap_year0 : int | None
         Calendar year whose Jan 1 00:00 (local standard time) is ``offset_s = 0``; set by :meth:`at_calendar`.
         With it, 29 February of every leap year repeats 28 February (module docstring). None: no calendar.
-    T_db_K : ndarray, shape (n,), optional
-        Dry-bulb temperature at ``time_s`` [K] (the tower evaporation uses it, issue 22 item 6); None: not known
+    T_db_K : np.ndarray | None
+        Dry-bulb temperature at ``time_s`` [K], shape (n,) (the tower evaporation uses it, issue 22 item 6); None: not known
         (:meth:`dry_bulb_K` then returns None).
 
     Raises
@@ -1121,7 +1122,7 @@ class Weather:
 
         Parameters
         ----------
-        t_s : ndarray or float
+        t_s : np.ndarray | float
             Simulation time [s], any shape.
 
         Returns

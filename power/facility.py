@@ -258,7 +258,7 @@ class AirSideSpec(_Strict):
     @field_validator("chiller_reference")
     @classmethod
     def _known_chiller(cls, v: str) -> str:
-        from cooling_fmu.components.chiller import reference_chiller
+        from cooling_fmu.chiller_records import reference_chiller
 
         reference_chiller(v)  # ValueError naming the known records
         return v
@@ -269,7 +269,7 @@ class AirSideSpec(_Strict):
 
         Parameters
         ----------
-        load_W : ndarray
+        load_W : NDArray[np.float64]
             Coil load (air heat + CRAH fans) [W], >= 0.
         T_wb_K : ArrayLike | None
             Outdoor wet-bulb [K] (condenser water = wet-bulb + ``condenser_approach_K``; economiser decision);
@@ -559,7 +559,7 @@ class FacilityOverheads:
 
         Parameters
         ----------
-        P_it : ndarray
+        P_it : NDArray[np.float64]
             IT power (rack input) [W].
 
         Returns

@@ -36,10 +36,9 @@ its power; all of that pump's power is taken as heat into the condenser water (A
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..chiller_records import REFERENCE_CHILLERS, EIRChiller, reference_chiller
 from ..params import PlantParams
 from ._mo import lit
 
@@ -56,104 +55,17 @@ CHW_PUMP_W_PER_W = 22.0 / (_GPM_M3_S * _RHO * _CP * 12.0 / 1.8)
 COND_PUMP_W_PER_W = 19.0 / (_GPM_M3_S * _RHO * _CP * 10.0 / 1.8)
 
 
-@dataclass(frozen=True)
-class EIRChiller:
-    """A reference chiller of the EnergyPlus ``Chiller:Electric:EIR`` model (temperatures in K, curves in degC).
-
-    Attributes
-    ----------
-    name : str
-        Record name.
-    Q_ref_W : float
-        Reference capacity [W].
-    COP_ref : float
-        Reference COP [1].
-    T_lchw_ref_K, T_ecw_ref_K : float
-        Reference leaving chilled-water and entering condenser-water temperatures [K].
-    T_lchw_min_K, T_lchw_max_K, T_ecw_min_K, T_ecw_max_K : float
-        Curve input ranges [K] (inputs are clamped to them).
-    capft, eirft : tuple of 6 float
-        Biquadratic coefficients (a, b, c, d, e, f) in degC.
-    eirfplr : tuple of 3 float
-        Quadratic coefficients of EIRFPLR.
-    PLR_min, PLR_max : float
-        Minimum and maximum part-load ratio.
-    source : str
-        Where the record comes from.
-    """
-
-    name: str
-    Q_ref_W: float
-    COP_ref: float
-    T_lchw_ref_K: float
-    T_ecw_ref_K: float
-    T_lchw_min_K: float
-    T_lchw_max_K: float
-    T_ecw_min_K: float
-    T_ecw_max_K: float
-    capft: tuple
-    eirft: tuple
-    eirfplr: tuple
-    PLR_min: float
-    PLR_max: float
-    source: str
-
-
-_SRC = ("EnergyPlus DataSets/Chillers.idf via Modelica Buildings Buildings.Fluid.Chillers.Data.ElectricEIR "
-        "(copy opened: longlevan/ThermoCodeLib Modelica/Buildings/Fluid/Chillers/Data/ElectricEIR/{}.mo)")
-#: Reference chillers by name (the plant description's ``chiller.reference``).
-REFERENCE_CHILLERS = {
-    "McQuay_WSC_471kW_5_89COP_Vanes": EIRChiller(
-        "McQuay_WSC_471kW_5_89COP_Vanes", 471200.0, 5.89, 273.15 + 8.89, 273.15 + 26.67,
-        273.15 + 7.22, 273.15 + 12.78, 273.15 + 12.78, 273.15 + 26.67,
-        (2.521130E-01, 1.324053E-02, -8.637329E-03, 8.581056E-02, -4.261176E-03, 8.661899E-03),
-        (4.475238E-01, -2.588210E-02, -1.459053E-03, 4.342595E-02, -1.000651E-03, 1.920106E-03),
-        (2.778889E-01, 2.338363E-01, 4.883748E-01), 0.10, 1.15,
-        _SRC.format("ElectricEIRChiller_McQuay_WSC_471kW_5_89COP_Vanes")),
-    "Carrier_19XR_742kW_5_42COP_VSD": EIRChiller(
-        "Carrier_19XR_742kW_5_42COP_VSD", 742000.0, 5.42, 273.15 + 5.56, 273.15 + 21.11,
-        273.15 + 5.56, 273.15 + 10.00, 273.15 + 11.25, 273.15 + 23.89,
-        (9.797101E-01, -2.895701E-03, -8.970718E-04, 1.031440E-02, -7.431651E-04, 1.453508E-03),
-        (9.946139E-01, -4.829399E-02, 4.674277E-04, -1.158726E-03, 5.762583E-04, 2.148192E-04),
-        (1.202277E-01, 1.396384E-01, 7.394038E-01), 0.19, 1.02,
-        _SRC.format("ElectricEIRChiller_Carrier_19XR_742kW_5_42COP_VSD")),
-}
-
-
-def reference_chiller(name: str) -> EIRChiller:
-    """The reference chiller of that name.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`REFERENCE_CHILLERS`.
-
-    Returns
-    -------
-    EIRChiller
-        The record.
-
-    Raises
-    ------
-    ValueError
-        If there is no such record (the message lists the known names).
-    """
-    try:
-        return REFERENCE_CHILLERS[name]
-    except KeyError:
-        raise ValueError(f"chiller.reference {name!r}: unknown reference chiller; known: "
-                         f"{', '.join(sorted(REFERENCE_CHILLERS))}") from None
-
-
-def biquadratic(c, x, y):
+def biquadratic(c: tuple, x: float | np.ndarray, y: float | np.ndarray):
     """EnergyPlus ``Curve:Biquadratic`` ``c0 + c1 x + c2 x^2 + c3 y + c4 y^2 + c5 x y``.
 
     Parameters
     ----------
-    c : sequence of 6 float
-        Coefficients.
-    x, y : float or ndarray
-        Inputs (degC for the chiller curves), already clamped.
+    c : tuple
+        The 6 coefficients.
+    x : float | np.ndarray
+        First input (leaving chilled water, degC, for the chiller curves), already clamped.
+    y : float | np.ndarray
+        Second input (entering condenser water, degC), already clamped.
 
     Returns
     -------
@@ -163,20 +75,21 @@ def biquadratic(c, x, y):
     return c[0] + c[1] * x + c[2] * x * x + c[3] * y + c[4] * y * y + c[5] * x * y
 
 
-def eir_chiller(ref: EIRChiller, Q_ref_W: float, Q_load_W, T_lchw_K, T_ecw_K):
+def eir_chiller(ref: EIRChiller, Q_ref_W: float | np.ndarray, Q_load_W: float | np.ndarray,
+                T_lchw_K: float | np.ndarray, T_ecw_K: float | np.ndarray):
     """Heat removed, compressor power and available capacity of an EIR chiller (module docstring).
 
     Parameters
     ----------
     ref : EIRChiller
         Reference chiller (its curves).
-    Q_ref_W : float
+    Q_ref_W : float | np.ndarray
         This chiller's reference capacity [W] (> 0).
-    Q_load_W : float or ndarray
+    Q_load_W : float | np.ndarray
         Heat asked of it [W] (>= 0).
-    T_lchw_K : float or ndarray
+    T_lchw_K : float | np.ndarray
         Leaving chilled-water temperature [K].
-    T_ecw_K : float or ndarray
+    T_ecw_K : float | np.ndarray
         Entering condenser-water temperature [K].
 
     Returns
@@ -262,7 +175,8 @@ def chiller_setpoint_K(params: PlantParams) -> float:
     return params.tower.T_fac_sup_set_K + params.chiller.dT_deadband_K
 
 
-def trim_chiller(params: PlantParams, m_fac_kg_s, T_in_K, T_wb_K, T_cond_in_K):
+def trim_chiller(params: PlantParams, m_fac_kg_s: float | np.ndarray, T_in_K: float | np.ndarray,
+                 T_wb_K: float | np.ndarray, T_cond_in_K: float | np.ndarray):
     """Heat removed, electrical power, COP and condenser heat of the trim chiller for water entering at ``T_in``.
 
     ``Q_load = on m cp (T_in - T_set)`` with ``on = enabled and T_wb > T_wb_switch`` (economiser below), the EIR

@@ -107,7 +107,7 @@ def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> tuple[list[str]
     return decl, eq
 
 
-def inlet_air(T_db_K, T_wb_K, p_Pa: float):
+def inlet_air(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_Pa: float):
     """Humidity ratio and enthalpy of outdoor air from its dry-bulb and wet-bulb (psychrolib formulae).
 
     Parameters

@@ -259,7 +259,9 @@ def bypass_equations(Q: str, T_out: str, Q_cells: str, T_cells: str, T_in: str, 
             f"{Q} = {Q_cells} - {m} * {cp} * ({T_out} - {T_cells});"]
 
 
-def exit_air(p_atm_Pa: float, T_wb_K, T_w_in_K, m_air_fan_kg_s, Q_air_W, T_db_K=None) -> tuple:
+def exit_air(p_atm_Pa: float, T_wb_K: float | np.ndarray, T_w_in_K: float | np.ndarray,
+             m_air_fan_kg_s: float | np.ndarray, Q_air_W: float | np.ndarray,
+             T_db_K: float | np.ndarray | None = None) -> tuple:
     """Saturated-exit-air balance of the tower air (same steps as :func:`exit_air_fragment`; vectorised).
 
     Entering air has the humidity ratio and enthalpy of the outdoor dry-bulb and wet-bulb
