@@ -104,7 +104,9 @@ Facility loop, IHX, tower-water loop and towers
   pumps the secondary loop, facility pumps the return volume, tower pumps the basin); the motor and drive losses
   ``P - P_shaft`` go to the room air (:func:`~cooling_fmu.components.pump.pump_shaft_heat_W`). The air side's heat
   (CRAH coils, their chilled water through the chiller or the economiser, the chiller's and pumps' power; input
-  ``Q_flow_air_side``, computed by :mod:`power.facility`) enters the basin too.
+  ``Q_flow_air_side``, computed by :mod:`power.facility`) and the trim chiller's condenser heat join the tower
+  entering water (condensers and the economiser IHX in parallel on the tower water, returns mixed before the cells:
+  ``T_tower_in = T_cw_ret + (Q_cond + Q_air_side) / (m_cw cp)``); the tower pumps' heat enters the basin.
 
 Water from the air-side energy balance (saturated exit air)
 ----------------------------------------------------------
@@ -231,7 +233,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
     name = model_name_for(params)
     N = t.n_cells
     T_ch_set = chiller.chiller_setpoint_K(params)
-    air_decl, air_eq = tower.exit_air_fragment("y_fan * m_air_nominal")
+    air_decl, air_eq = tower.exit_air_fragment("y_fan * m_air_nominal", "T_tower_in")
     decl_psy = "\n".join(air_decl)
     eq_psy = "\n".join(air_eq)
     hx_eq = "\n    ".join(hx.counterflow_equations("eps_hx[i]", "C_min[i]", "C_r[i]", "Z_hx[i]", "UA_hx", "cp",
@@ -240,7 +242,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
                                                   "m_flow_fac", "m_flow_cw"))
     ntu_expr, eps_expr = tower.merkel_effectiveness_expr("NTU_tower_nominal", "n_merkel", "y_fan", "w_cw")
     byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_tower", "T_tower_out", "Q_flow_cells", "T_cells_out",
-                                                "T_cw_ret", "m_flow_cw", "cp", "T_tower_min"))
+                                                "T_tower_in", "m_flow_cw", "cp", "T_tower_min"))
     ch_decl, ch_eq = chiller.trim_chiller_equations(params, "T_cw_basin")
     decl_ch = "\n".join(ch_decl)
     ch_eq = "\n".join(ch_eq)
@@ -321,6 +323,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real Q_pump_fac(unit="W") "Facility pump shaft heat into the facility water";
   Real Q_pump_cw(unit="W") "Tower pump shaft heat into the tower water";
   Real Q_flow_chiller_cond(unit="W") "Chiller condenser heat into the tower water";
+  Real T_tower_in(unit="K") "Tower entering water: IHX leaving water plus the condenser and air-side heat";
   Real C_min[{n}](each unit="W/K") "Smaller heat-capacity rate of each HX";
   Real C_r[{n}](each unit="1") "Heat-capacity rate ratio of each HX";
   Real Z_hx[{n}](each unit="1") "exp(-NTU (1 - C_r)) of each HX";
@@ -440,9 +443,10 @@ equation
   P_fan_tower = {tower.fan_power_expr("n_cells_on", "P_fan_cell_nominal", "s_fan")};
   NTU_tower = {ntu_expr};
   eps_tower = {eps_expr};
-  Q_flow_cells = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
+  T_tower_in = T_cw_ret + (Q_flow_chiller_cond + Q_flow_air_side) / (m_flow_cw * cp);
+  Q_flow_cells = eps_tower * m_flow_cw * cp * (T_tower_in - T_wb);
   {byp_eq}
-  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw + Q_flow_chiller_cond + Q_flow_air_side;
+  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw;
 {ch_eq}
   m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) + Q_pump_fac - m_flow_fac * cp * (T_pipe_ret - T_pipe_sup);
   m_water_sup * cp * der(T_pipe_sup) = m_flow_fac * cp * (T_chiller_out - T_pipe_sup);
@@ -598,9 +602,9 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     n_on = tower.cells_running(y_fan, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
     eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
-    Q_tower, T_tw = tower.bypass(float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K)), T_cw_ret, m_cw, cp,
-                                 t.T_leaving_min_K)
     Q_ch, P_ch, _, Q_cond = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K, T_cw)
+    T_tin = pipe.leaving_temperature(T_cw_ret, -(Q_cond + Q_air_side_W), m_cw, cp)
+    Q_tower, T_tw = tower.bypass(float(eps_t * m_cw * cp * (T_tin - T_wb_K)), T_tin, m_cw, cp, t.T_leaving_min_K)
     T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
     r_dp = float(valve.reset_factor(y_valve, f.dp_reset_min if f.dp_reset else 1.0))
@@ -608,7 +612,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     P_cw = float(pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
     Q_p_fac = float(pump.pump_shaft_heat_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
     Q_p_cw = float(pump.pump_shaft_heat_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
-    m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
+    m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_tin, y_fan * params.m_air_nominal_kg_s,
                                               Q_tower, T_db_K)
     evap = m_air * (W_out - W_in)
     drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
@@ -618,7 +622,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         [m_fac * cp * (T_ch_out - T_fs) / (f.m_water_sup_kg * cp),
          (float(np.sum(Q_hx)) + Q_p_fac - m_fac * cp * (T_fr - T_fs)) / (f.m_water_ret_kg * cp),
          valve.integrator_rate(e_fan, y_fan, u_fan, t.fan_Ti_s),
-         (m_cw * cp * (T_tw - T_cw) + Q_p_cw + Q_cond + Q_air_side_W) / (tl.m_water_basin_kg * cp)],
+         (m_cw * cp * (T_tw - T_cw) + Q_p_cw) / (tl.m_water_basin_kg * cp)],
     ])
     return {
         "T_sec_sup": T_sup, "T_sec_ret": T_sec.copy(), "m_flow_sec": m_sec, "m_flow_fac_cdu": m_fac_cdu,
@@ -738,13 +742,14 @@ def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:
 
 
 def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, w_cw: np.ndarray,
-                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray) -> tuple:
+                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray, Q_inlet_W: np.ndarray) -> tuple:
     """Tower side at rest with the facility supply at its set point (regime A of :func:`steady_states`).
 
     The IHX carries the facility heat ``Q_fac`` (CDU heat exchangers + facility pump heat); the towers reject it
-    plus the heat put into the tower water directly (``Q_extra``: tower pumps, air side): ``T_fac_ret = T_set + Q_fac
-    / (m_fac cp)``, ``T_cw_sup = T_fac_ret - Q_fac / (eps_i C_i)``, ``T_cw_ret = T_cw_sup + Q_fac / C_cw``, and the
-    air flow solves ``eps_tower(y_fan) = (Q_fac + Q_extra) / (C_cw (T_cw_ret - T_wb))`` (:func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`). Used by
+    plus the tower pumps' heat (``Q_extra``, into the basin) and the heat joining the tower entering water
+    (``Q_inlet``: the air side's): ``T_fac_ret = T_set + Q_fac / (m_fac cp)``, ``T_cw_sup = T_fac_ret - Q_fac /
+    (eps_i C_i)``, ``T_cw_ret = T_cw_sup + Q_fac / C_cw``, ``T_tower_in = T_cw_ret + Q_inlet / C_cw``, and the air flow
+    solves ``eps_tower(y_fan) = (Q_fac + Q_extra + Q_inlet) / (C_cw (T_tower_in - T_wb))`` (:func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`). Used by
     the steady state and the fast plant (one derivation).
 
     Parameters
@@ -760,7 +765,9 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     T_wb_K : np.ndarray
         Wet-bulb [K].
     Q_extra_W : np.ndarray
-        Heat into the tower water besides the IHX [W].
+        Heat into the basin besides the IHX (tower pumps) [W].
+    Q_inlet_W : np.ndarray
+        Heat joining the tower entering water (air side) [W].
 
     Returns
     -------
@@ -774,11 +781,12 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac_kg_s, m_cw)
     T_cw = T_ret - Q_fac_W / (eps_i * C_i)
     T_cw_ret = T_cw + Q_fac_W / (m_cw * cp)
-    Q_rej = Q_fac_W + Q_extra_W
+    Q_rej = Q_fac_W + Q_extra_W + Q_inlet_W
+    T_tin = T_cw_ret + Q_inlet_W / (m_cw * cp)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eps_req = Q_rej / (m_cw * cp * (T_cw_ret - T_wb_K))
+        eps_req = Q_rej / (m_cw * cp * (T_tin - T_wb_K))
     y_req = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps_req, w_cw), dtype=float)
-    y_req = np.where(T_cw_ret <= T_wb_K, np.inf, y_req)
+    y_req = np.where(T_tin <= T_wb_K, np.inf, y_req)
     y_req = np.where(Q_rej == 0.0, np.where(T_wb_K <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
     return T_ret, T_cw, T_cw_ret, y_req
 
@@ -838,7 +846,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         Tw = T_wb[rows]
         y_v, T_sec = _valves_at(params, q[rows], T_fs[:, None])
         m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
-        Qp_cw = Qp_cw + Q_air[rows]  # everything put into the tower water besides the IHX and the chiller
+        Qa = Q_air[rows]  # joins the tower entering water, as the chiller's condenser heat
         T_ret = T_fs + (Q_cdu[rows] + Qp_fac) / (m * cp)
         eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
         eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
@@ -847,15 +855,18 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         def basin(T_cw, r):
             A = eps_i[r] * C_i[r] * (T_ret[r] - T_cw)
             T_cw_ret = T_cw + A / C_cw[r]
-            T_to = tower.bypass(eps_t[r] * C_cw[r] * (T_cw_ret - Tw[r]), T_cw_ret, m_cw[r], cp, T_min)[1]
             T_ihx = pipe.leaving_temperature(T_ret[r], A, m[r], cp)
             Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m[r], T_ihx, Tw[r], T_cw)
-            return T_ihx, Q_ch, C_cw[r] * (T_to - T_cw) + Qp_cw[r] + Q_cond
+            T_tin = T_cw_ret + (Q_cond + Qa[r]) / C_cw[r]
+            T_to = tower.bypass(eps_t[r] * C_cw[r] * (T_tin - Tw[r]), T_tin, m_cw[r], cp, T_min)[1]
+            return T_ihx, Q_ch, C_cw[r] * (T_to - T_cw) + Qp_cw[r]
 
-        # chiller off: the basin balance in closed form, A = eps_i C_i (T_ret - T_wb - E / (eps_t C_cw)) / (1 + eps_i
-        # C_i (1 - eps_t) / (eps_t C_cw)) with E = Q_pump_cw + Q_air_side; the bypass holds the leaving water at T_min
-        a = eps_i * C_i * (T_ret - Tw - Qp_cw / (eps_t * C_cw)) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
-        T_cw = Tw + (a + Qp_cw) / (eps_t * C_cw) - a / C_cw
+        # chiller off: the basin balance in closed form, A = eps_i C_i (T_ret - T_wb - (E + Q_a) / (eps_t C_cw) + Q_a /
+        # C_cw) / (1 + eps_i C_i (1 - eps_t) / (eps_t C_cw)) with E = Q_pump_cw (into the basin) and Q_a the air side's
+        # heat (into the tower entering water); the bypass holds the leaving water at T_min
+        a = eps_i * C_i * (T_ret - Tw - (Qp_cw + Qa) / (eps_t * C_cw) + Qa / C_cw) / (
+            1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
+        T_cw = Tw + (a + Qa + Qp_cw) / (eps_t * C_cw) - (a + Qa) / C_cw
         T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
         T_ihx = pipe.leaving_temperature(T_ret, eps_i * C_i * (T_ret - T_cw), m, cp)
         Q_ch = np.zeros_like(T_cw)
@@ -869,7 +880,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     # regime A (facility supply at its setpoint), in closed form
     y_v, T_sec = _valves_at(params, q, np.full(q.shape[:-1] + (1,), T_set))
     m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
-    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw + Q_air)
+    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw, Q_air)
     setpoint = (y_floor <= y_req) & (y_req <= 1.0)
     regime = np.where(setpoint, "setpoint", np.where(y_req < y_floor, "fan_floor", "fan_full"))
     y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))

@@ -40,7 +40,7 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .components import pump, tower, valve
+from .components import pipe, pump, tower, valve
 from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
 from .params import PlantParams, load_plant_params
 
@@ -419,9 +419,11 @@ class QuasiSteadyPlant:
         out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
-        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw + qa)
+        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
         # evaporation from the tower state of each row and its dry-bulb (the one exit-air relation)
-        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, out[:, idx["T_cw_ret"]],
+        T_tin = pipe.leaving_temperature(out[:, idx["T_cw_ret"]], -(out[:, idx["Q_flow_chiller"]]
+                                                                  + out[:, idx["P_chiller"]] + qa), m_cw, cp)
+        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
                                                   out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
                                                   out[:, idx["Q_flow_tower"]], T_db_K)
         evap = m_air * (W_out - W_in)
@@ -434,12 +436,13 @@ class QuasiSteadyPlant:
         return out
 
     def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
-                       T_wb: np.ndarray, Qp_cw: np.ndarray) -> None:
+                       T_wb: np.ndarray, Qp_cw: np.ndarray, Q_air: np.ndarray) -> None:
         """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
         in closed form with the actual facility flow (in place): :func:`cooling_fmu.modelica.setpoint_tower_side`
         (the steady state's own derivation) for the return and tower-water temperatures and the fan speed, then
         cells on and fan power. ``Q`` is the facility heat (CDU heat exchangers + facility pump heat), ``Qp_cw`` the
-        tower pumps' heat. Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values.
+        tower pumps' heat, ``Q_air`` the air side's (into the tower entering water). Rows whose required fan speed
+        leaves ``[y_fan_floor, 1]`` keep the table's values.
         """
         p, t = self.params, self.params.tower
         idx = self._idx
@@ -447,15 +450,15 @@ class QuasiSteadyPlant:
         rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (Q > 0.0))
         if rows.size == 0:
             return
-        Q, m, w_cw, T_wb, Qp_cw = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows], Qp_cw[rows]
-        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw)
+        Q, m, w_cw, T_wb, Qp_cw, Q_air = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows], Qp_cw[rows], Q_air[rows]
+        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air)
         ok = np.isfinite(y) & (y >= p.y_fan_floor) & (y <= 1.0)
         rows, y = rows[ok], y[ok]
         n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
         m_cw = w_cw[ok] * p.tower_loop.m_flow_nominal_kg_s
         for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
                         ("T_tower_out", T_cw[ok] - Qp_cw[ok] / (m_cw * p.cp_water_J_kgK)),
-                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok] + Qp_cw[ok]),
+                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok] + Qp_cw[ok] + Q_air[ok]),
                         ("y_fan", y), ("n_cells_on", n_on),
                         ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v

@@ -311,7 +311,7 @@ def exit_air(p_atm_Pa: float, T_wb_K: float | np.ndarray, T_w_in_K: float | np.n
     return m_air, T, W_in, W_out
 
 
-def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
+def exit_air_fragment(m_air_fan: str, T_w_in: str = "T_cw_ret") -> tuple[list[str], list[str]]:
     """Declarations and equations of :func:`exit_air` in the flat model.
 
     Uses the model's ``T_wb``, ``T_db`` (outdoor dry-bulb), ``T_cw_ret``, ``Q_air``, ``p_atm``; defines
@@ -322,6 +322,8 @@ def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
     ----------
     m_air_fan : str
         Modelica expression of the air the fans move [kg/s].
+    T_w_in : str
+        Name of the water entering the tower cells [K].
 
     Returns
     -------
@@ -343,7 +345,7 @@ def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
         if k < NEWTON_STEPS:
             newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_in - dh_air) / dh_ao{k};")
     K = NEWTON_STEPS
-    eq = (["  T_air_hi = max(T_cw_ret, T_wb + 1.0);",
+    eq = ([f"  T_air_hi = max({T_w_in}, T_wb + 1.0);",
            "  dh_air_max = max(h_hi - h_in, 0.5 * (h_hi - h_wb));",
            f"  m_flow_air = max({m_air_fan}, Q_air / dh_air_max);",
            "  dh_air = Q_air / m_flow_air;"] + eq + newton
