@@ -171,7 +171,7 @@ __all__ = [
 ]
 
 #: Bump when the generated source changes meaning (the FMU cache key also hashes the source text itself).
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 
 #: Names of the state groups in FMU order: per-CDU ``T_sec[n]``, ``I_valve[n]``, then scalars.
 STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan", "T_cw_sup")
@@ -228,7 +228,11 @@ def generate_plant_modelica(params: PlantParams) -> str:
                                                     "m_flow_sec[i]", "m_flow_fac_cdu[i]"))
     ihx_eq = "\n  ".join(hx.counterflow_equations("eps_ihx", "C_min_ihx", "C_r_ihx", "Z_ihx", "UA_ihx", "cp",
                                                   "m_flow_fac", "m_flow_cw"))
-    ntu_expr, eps_expr = tower.merkel_effectiveness_expr("NTU_tower_nominal", "n_merkel", "y_fan", "w_cw")
+    c_braun, n_braun = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    braun_decl, braun_eq = tower.braun_equations()
+    decl_psy += "\n" + "\n".join(braun_decl)
+    eq_braun = "\n".join(braun_eq)
+    fan_eq = "\n  ".join(tower.fan_speed_equations("s_fan", "y_fan", "y_fan_demand", "n_cells_on", N, "y_fan_min"))
     byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_tower", "T_tower_out", "Q_flow_cells", "T_cells_out",
                                                 "T_cw_ret", "m_flow_cw", "cp", "T_tower_min"))
     ch_eq = "\n".join(chiller.trim_chiller_equations())
@@ -261,8 +265,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real m_water_basin(unit="kg") = {real(tl.m_water_basin_kg)} "Water mass of the tower basins and tower-water piping";
   parameter Real P_shaft_cw_nominal(unit="W") = {real(pump.shaft_nominal_W(tl.pump, tl.m_flow_nominal_kg_s, rho))} "Tower pump shaft power at nominal flow";
   parameter Real s_cw(unit="1") = {real(tl.pump.static_fraction)} "Static share of the tower pump head";
-  parameter Real NTU_tower_nominal(unit="1") = {real(t.NTU_nominal)} "Tower Merkel number at full air and nominal water flow";
-  parameter Real n_merkel(unit="1") = {real(t.n_merkel)} "Exponent of the tower characteristic";
+  parameter Real c_braun(unit="1") = {real(c_braun)} "Braun NTU coefficient of the tower (NTU_nominal LG_nominal^n_merkel)";
+  parameter Real n_braun(unit="1") = {real(n_braun)} "Braun NTU exponent (-n_merkel)";
   parameter Real m_air_nominal(unit="kg/s") = {real(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
   parameter Real p_atm(unit="Pa") = {real(t.p_atm_Pa)} "Site atmospheric pressure";
   parameter Real P_fan_cell_nominal(unit="W") = {real(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
@@ -286,6 +290,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   // ---- inputs ----
   input Real Q_flow_CDU[{n}](each unit="W", each start=0.0) "Heat from racks into each CDU secondary loop (>= 0)";
   input Real T_wb(unit="K", start={T0}) "Outdoor wet-bulb temperature";
+  input Real n_cells_cmd(unit="1", start=0.0) "Tower cells commanded by the supervisory stager (0 = as many as possible)";
   // ---- states (start values = initial state, set before exitInitializationMode) ----
   Real T_sec[{n}](each unit="K", each start={T0}) "Secondary loop mixed temperature = CDU return temperature";
   Real I_valve[{n}](each unit="1", each start=1.0) "Valve controller integrator";
@@ -324,8 +329,9 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real e_fan(unit="1") "Normalised fan controller error";
   Real u_fan(unit="1") "Unsaturated fan controller output";
   Real s_fan(unit="1") "Speed of each running fan";
-  Real NTU_tower(unit="1") "Tower Merkel number";
-  Real eps_tower(unit="1") "Tower effectiveness";
+  Real m_w_tower(unit="kg/s") "Water through the running tower cells";
+  Real m_a_tower(unit="kg/s") "Air the running tower fans move";
+  Real T_w_in(unit="K") "Water entering the tower cells";
   Real Q_flow_cells(unit="W") "Heat the tower cells would reject with no bypass";
   Real T_cells_out(unit="K") "Tower cell leaving water with no bypass";
   Real T_chiller_out(unit="K") "Water temperature after the chiller";
@@ -354,14 +360,15 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real Q_flow_ihx(unit="W") "Heat through the intermediate heat exchanger";
   output Real P_pump_fac(unit="W") "Facility pump electrical power";
   output Real P_pump_tower(unit="W") "Tower-water pump electrical power";
-  output Real y_fan(unit="1") "Tower bank air-flow fraction";
+  output Real y_fan(unit="1") "Tower bank air-flow fraction the running fans move";
+  output Real y_fan_demand(unit="1") "Tower bank air-flow demand of the fan controller";
   output Real n_cells_on(unit="1") "Tower cells with the fan running";
   output Real P_fan_tower(unit="W") "Tower fan electrical power";
   output Real Q_flow_tower(unit="W") "Heat rejected by the towers (> 0 when cooling)";
   output Real Q_flow_chiller(unit="W") "Heat removed from the facility water by the chiller";
   output Real P_chiller(unit="W") "Chiller electrical power";
   output Real P_cooling(unit="W") "Total cooling electrical power (pumps + fans + chiller)";
-  output Real m_flow_air(unit="kg/s") "Tower air flow of the evaporation balance (fan air flow, at least what carries the heat)";
+  output Real m_flow_air(unit="kg/s") "Tower air flow: the air the running fans move";
   output Real T_air_out(unit="K") "Saturated tower exit-air temperature";
   output Real m_flow_evap(unit="kg/s") "Tower evaporation";
   output Real m_flow_drift(unit="kg/s") "Tower drift";
@@ -411,14 +418,16 @@ equation
   T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
   e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
   u_fan = fan_k_p * e_fan + I_fan;
-  y_fan = min(1.0, max(y_fan_floor, u_fan));
+  y_fan_demand = min(1.0, max(y_fan_floor, u_fan));
+  n_cells_on = {tower.cells_in_service_expr("n_cells_cmd", "y_fan_demand", N, "y_fan_min")};
+  {fan_eq}
   der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
-  n_cells_on = {tower.cells_running_expr("y_fan", N, "y_fan_min")};
-  s_fan = y_fan * {N}.0 / n_cells_on;
   P_fan_tower = {tower.fan_power_expr("n_cells_on", "P_fan_cell_nominal", "s_fan")};
-  NTU_tower = {ntu_expr};
-  eps_tower = {eps_expr};
-  Q_flow_cells = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
+  m_w_tower = m_flow_cw;
+  m_a_tower = y_fan * m_air_nominal;
+  T_w_in = T_cw_ret;
+{eq_braun}
+  Q_flow_cells = Q_braun;
   {byp_eq}
   m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin);
 {ch_eq}
@@ -514,7 +523,8 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
 
 
 
-def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
+def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float,
+                    n_cells_cmd: float = 0.0) -> dict[str, object]:
     """Evaluate the model's equations (numpy mirror of the generated Modelica) at one state and input.
 
     Every relation is the component library's numpy function (:mod:`cooling_fmu.components`) whose Modelica
@@ -530,6 +540,9 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         Heat into each CDU [W].
     T_wb_K : float
         Wet-bulb temperature [K].
+    n_cells_cmd : float
+        Input ``n_cells_cmd``: tower cells commanded by the supervisory stager; 0 (default) = the algebraic
+        "as many cells as possible" rule.
 
     Returns
     -------
@@ -561,12 +574,14 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
     e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
     u_fan = t.fan_k_p * e_fan + I_fan
-    y_fan = min(1.0, max(params.y_fan_floor, u_fan))
-    n_on = tower.cells_running(y_fan, t.n_cells, t.y_fan_min)
+    y_dem = min(1.0, max(params.y_fan_floor, u_fan))
+    n_on = float(tower.cells_in_service(n_cells_cmd, y_dem, t.n_cells, t.y_fan_min))
+    _, y_fan = tower.fan_speed(y_dem, n_on, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
-    eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
-    Q_tower, T_tw = tower.bypass(float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K)), T_cw_ret, m_cw, cp,
-                                 t.T_leaving_min_K)
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    Q_cells = tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * params.m_air_nominal_kg_s, T_cw_ret, T_wb_K,
+                                        t.p_atm_Pa, cp)[0]
+    Q_tower, T_tw = tower.bypass(Q_cells, T_cw_ret, m_cw, cp, t.T_leaving_min_K)
     Q_ch, P_ch, _ = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K)
     T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
@@ -590,7 +605,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         "y_valve": y_valve, "Q_flow_hx": Q_hx, "P_pump_sec": P_sec,
         "T_fac_sup": T_fs, "T_fac_ret": T_fr, "T_cw_sup": T_cw, "T_cw_ret": T_cw_ret, "T_tower_out": T_tw,
         "m_flow_fac": m_fac, "m_flow_cw": m_cw, "Q_flow_ihx": Q_ihx, "P_pump_fac": P_fac, "P_pump_tower": P_cw,
-        "y_fan": y_fan, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
+        "y_fan": y_fan, "y_fan_demand": y_dem, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
         "Q_flow_chiller": Q_ch, "P_chiller": P_ch,
         "P_cooling": float(np.sum(P_sec) + P_fac + P_cw + P_fan + P_ch),
         "m_flow_air": m_air, "T_air_out": T_ao,
@@ -623,6 +638,38 @@ def _bisect(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 200) -> np.ndarra
     return 0.5 * (lo + hi)
 
 
+def _root(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 100) -> np.ndarray:
+    """Roots of a monotone function bracketed by ``[lo, hi]`` elementwise, by the Illinois variant of regula falsi
+    (Dowell & Jarratt 1971: superlinear, keeps the bracket), to a bracket of a few ulps or an exact zero.
+
+    Used where each evaluation is costly (the tower's Braun relation inside the fixed point of regimes B / C);
+    an element without a sign change returns the end with the smaller residual.
+    """
+    a, b = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    fa, fb = fun(a), fun(b)
+    side = np.zeros(a.shape)
+    best = np.where(np.abs(fa) <= np.abs(fb), a, b)
+    done = (fa == 0) | (fb == 0) | (np.sign(fa) == np.sign(fb)) | (a == b)
+    for _ in range(n_iter):
+        if done.all():
+            break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = (a * fb - b * fa) / (fb - fa)
+        mid = 0.5 * (a + b)
+        c = np.where(np.isfinite(c) & (c > np.minimum(a, b)) & (c < np.maximum(a, b)), c, mid)
+        fc = fun(c)
+        like_b = np.sign(fc) == np.sign(fb)
+        upd = ~done
+        fa_new = np.where(like_b & (side == -1), 0.5 * fa, fa)
+        fb_new = np.where(~like_b & (side == 1), 0.5 * fb, fb)
+        a, fa = np.where(upd & ~like_b, c, a), np.where(upd & ~like_b, fc, np.where(upd, fa_new, fa))
+        b, fb = np.where(upd & like_b, c, b), np.where(upd & like_b, fc, np.where(upd, fb_new, fb))
+        side = np.where(upd, np.where(like_b, -1, 1), side)
+        best = np.where(upd, c, best)
+        done |= (fc == 0) | (np.abs(b - a) <= 4e-16 * np.maximum(np.abs(a), np.abs(b)))
+    return best
+
+
 def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np.ndarray]:
     """Steady valve openings and secondary temperatures for a facility supply temperature.
 
@@ -642,8 +689,10 @@ def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np
     f_lo = t_sup(np.full(shape, c.y_valve_min))[0] - c.T_sec_sup_set_K
     f_hi = t_sup(np.ones(shape))[0] - c.T_sec_sup_set_K
     lo, hi = np.full(shape, c.y_valve_min), np.ones(shape)
-    for _ in range(200):  # vectorised bisection on the decreasing function f(y)
+    for _ in range(200):  # vectorised bisection on the decreasing function f(y), to adjacent doubles
         mid = 0.5 * (lo + hi)
+        if np.all((mid == lo) | (mid == hi)):
+            break
         fm = t_sup(mid)[0] - c.T_sec_sup_set_K
         lo, hi = np.where(fm > 0, mid, lo), np.where(fm > 0, hi, mid)
     y = np.where(f_lo <= 0, c.y_valve_min, np.where(f_hi >= 0, 1.0, 0.5 * (lo + hi)))
@@ -701,16 +750,24 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
         w_cw = pipe.tower_water_fraction(m / params.m_flow_fac_design_kg_s, tl.w_flow_min)
         return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
 
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    m_air_full = params.m_air_nominal_kg_s
+
     def loop(rows, T_fs, y_fan):
         qr, Tw, Qr = q[rows], T_wb[rows], Q[rows]
         y_v, T_sec = _valves_at(params, qr, T_fs[:, None])
         m, w_cw, m_cw = flows(y_v)
         T_ret = T_fs + Qr / (m * cp)
-        eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
         eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
         C_cw = m_cw * cp
-        a = eps_i * C_i * (T_ret - Tw) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
-        T_cw = Tw + a * (1.0 - eps_t) / (eps_t * C_cw)
+
+        def basin_balance(T_b):  # tower heat minus IHX heat at basin temperature T_b: increasing in T_b
+            q_ihx = eps_i * C_i * (T_ret - T_b)
+            return tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * m_air_full, T_b + q_ihx / C_cw, Tw,
+                                             t.p_atm_Pa, cp)[0] - q_ihx
+
+        T_cw = _root(basin_balance, np.minimum(Tw, T_ret), np.maximum(Tw, T_ret))
+        a = eps_i * C_i * (T_ret - T_cw)
         byp = T_cw < T_min  # bypass open: basin at the minimum, heat from the IHX at that basin temperature
         T_cw = np.where(byp, T_min, T_cw)
         a = np.where(byp, eps_i * C_i * (T_ret - T_min), a)
@@ -725,9 +782,8 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
     eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
     T_cw = T_ret - Q / (eps_i * C_i)
     T_cw_ret = T_cw + Q / (m_cw * cp)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
-    y_req = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps_req, w_cw), dtype=float)
+    y_req = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, m_air_full, T_cw_ret, T_wb, t.p_atm_Pa, cp, Q,
+                                                y_floor), dtype=float)
     y_req = np.where(T_cw_ret <= T_wb, np.inf, y_req)
     y_req = np.where(Q == 0.0, np.where(T_wb <= T_set, 0.0, np.inf), y_req)
     setpoint = (y_floor <= y_req) & (y_req <= 1.0)

@@ -280,6 +280,10 @@ class PlantIO:
         if own_model and len(m.states) != 2 * n_cdu + 4:
             raise ValueError(f"{m.path}: the generated plant needs the {2 * n_cdu + 4} states of STATE_NAMES")
         self.vr_in = fmu.value_references([e.fmu for e in m.inputs])
+        #: the generated plant's supervisory input (tower cells commanded by the stager; 0 = algebraic staging)
+        self.has_cells_cmd = own_model
+        if own_model:
+            self.vr_in = list(self.vr_in) + fmu.value_references(["n_cells_cmd"])
         self.vr_state = fmu.value_references([e.fmu for e in m.states])
         self.vr_out = fmu.value_references([e.fmu for e in m.outputs])
         self._in_scale = np.array([e.scale for e in m.inputs])
@@ -311,6 +315,32 @@ class PlantIO:
             raise ValueError("heat_w must be finite and >= 0 W")
         if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
             raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+
+    def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd) -> np.ndarray:
+        """The FMU's input rows from SI heat, wet-bulb and (generated plant) the cell command.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (k, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (k,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded (0 = algebraic staging), scalar or shape (k,); ignored for a site FMU.
+
+        Returns
+        -------
+        ndarray, shape (k, n_in)
+            C-contiguous, in FMU units.
+        """
+        k, n = heat_w.shape
+        u = np.empty((k, n + 1))
+        u[:, :n] = heat_w
+        u[:, n] = T_wb_K
+        u = self.to_fmu_inputs(u)
+        if self.has_cells_cmd:
+            u = np.concatenate([u, np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (k,))[:, None]], axis=1)
+        return np.ascontiguousarray(u)
 
     def to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
         """SI inputs to FMU units.
@@ -607,7 +637,7 @@ class CoolingPlant(_ClosedOnExit):
                 raise ValueError(f"initial_state must have shape ({len(self.map.states)},), got {states.shape}")
         elif self.own_model:
             states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K))["x"]
-        u = self._io.to_fmu_inputs(np.concatenate([q, [float(T_wb_K)]]))
+        u = self._io.fmu_inputs(q[None, :], np.array([float(T_wb_K)]), 0.0)[0]
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
         y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))
         if n_warm:
@@ -644,7 +674,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
         return self.run(np.asarray(heat_w, dtype=float)[None, :], np.array([T_wb_K], dtype=float))[0]
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0) -> np.ndarray:
         """Advance ``n_steps`` communication steps (fmpy: three C calls per step, no allocation).
 
         Parameters
@@ -653,6 +683,9 @@ class CoolingPlant(_ClosedOnExit):
             Average heat into each CDU over each step [W], >= 0.
         T_wb_K : ndarray, shape (n_steps,)
             Wet-bulb temperature over each step [K].
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape
+            (n_steps,); 0 (default) = the FMU's algebraic staging. Ignored for a site FMU.
 
         Returns
         -------
@@ -680,10 +713,7 @@ class CoolingPlant(_ClosedOnExit):
             )
         self._io.check_inputs(q, tw)
         n_steps = q.shape[0]
-        u = np.empty((n_steps, self.n_cdu + 1))
-        u[:, : self.n_cdu] = q
-        u[:, self.n_cdu] = tw
-        u = np.ascontiguousarray(self._io.to_fmu_inputs(u))
+        u = self._io.fmu_inputs(q, tw, n_cells_cmd)
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
         j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
@@ -697,7 +727,7 @@ class CoolingPlant(_ClosedOnExit):
         self._k = k0 + n_steps
         return self._io.to_si_outputs(out)
 
-    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, n_cells_cmd: float = 0.0) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
 
         Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the generated FMU splits
@@ -711,6 +741,8 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb over the long step [K].
         n_steps : int
             Communication steps covered, 1 .. :attr:`max_held_steps`.
+        n_cells_cmd : float
+            Tower cells commanded (as :meth:`run`).
 
         Returns
         -------
@@ -736,7 +768,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         tw = float(T_wb_K)
         self._io.check_inputs(q, np.array([tw]))
-        u = self._io.to_fmu_inputs(np.concatenate([q, [tw]]))
+        u = self._io.fmu_inputs(q[None, :], np.array([tw]), n_cells_cmd)[0]
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)

@@ -47,7 +47,7 @@ from .params import PlantParams, load_plant_params
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K"]
 
 #: Version of the cached table layout and grid (bump when the grid or the stored quantities change).
-TABLE_VERSION = "1"
+TABLE_VERSION = "2"
 #: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
 Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
@@ -56,7 +56,7 @@ T_WB_GRID_K = 273.15 + np.linspace(-40.0, 40.0, 81)
 T_FS_OFFSETS_K = np.linspace(-60.0, 30.0, 181)
 #: Plant-level outputs taken from the table (every plant-level output except the running totals and P_cooling).
 TABLE_OUTPUTS = ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out", "m_flow_fac", "m_flow_cw",
-                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "n_cells_on", "P_fan_tower", "Q_flow_tower",
+                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "y_fan_demand", "n_cells_on", "P_fan_tower", "Q_flow_tower",
                  "Q_flow_chiller", "P_chiller", "m_flow_air", "T_air_out", "m_flow_evap", "m_flow_drift",
                  "m_flow_blowdown", "m_flow_makeup", "E_stored")
 #: Running total -> the output it integrates (plant level).
@@ -334,7 +334,7 @@ class QuasiSteadyPlant:
         """Column of output ``name`` (KeyError if absent)."""
         return self._idx[name]
 
-    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float = 0.0) -> np.ndarray:
         """Quasi-steady outputs (totals left at 0) of each row, vectorised.
 
         Parameters
@@ -343,6 +343,8 @@ class QuasiSteadyPlant:
             Heat per CDU [W], >= 0, shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb [K], shape (m,).
+        n_cells_cmd : float
+            Tower cells commanded by the supervisory stager (0 = the algebraic staging of the table).
 
         Returns
         -------
@@ -404,6 +406,8 @@ class QuasiSteadyPlant:
         out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         self._setpoint_fans(out, q.sum(axis=1), m_fac, w_cw, T_wb=tw)
+        if n_cells_cmd >= 0.5:
+            self._staged_fans(out, float(n_cells_cmd))
         out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
                              + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
         return out
@@ -412,7 +416,8 @@ class QuasiSteadyPlant:
                        T_wb: np.ndarray) -> None:
         """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
         in closed form with the actual facility flow (in place): return and tower-water temperatures, the fan
-        speed ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)``, cells on and fan power (the same formulae as
+        air flow that makes Braun's tower reject the heat (:func:`~cooling_fmu.components.tower.braun_fan_fraction`),
+        cells on and fan power (the same functions as
         :func:`cooling_fmu.modelica.analytic_steady_state` and :func:`~cooling_fmu.modelica.plant_equations`).
         Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values.
         """
@@ -428,17 +433,36 @@ class QuasiSteadyPlant:
         eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
         T_cw = T_ret - Q / (eps_i * C_i)
         T_cw_ret = T_cw + Q / (m_cw * cp)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            eps = Q / (m_cw * cp * (T_cw_ret - T_wb))
-        y = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps, w_cw), dtype=float)
-        ok = (T_cw_ret > T_wb) & (eps < 1.0) & (y >= p.y_fan_floor) & (y <= 1.0)
+        c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+        y = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, p.m_air_nominal_kg_s, T_cw_ret, T_wb, t.p_atm_Pa, cp,
+                                                Q, p.y_fan_floor), dtype=float)
+        ok = (T_cw_ret > T_wb) & (y >= p.y_fan_floor) & (y <= 1.0)
         rows, y = rows[ok], y[ok]
         n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
         for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
                         ("T_tower_out", T_cw[ok]),
                         ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok]), ("y_fan", y),
+                        ("y_fan_demand", y), ("m_flow_air", y * p.m_air_nominal_kg_s),
                         ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v
+
+    def _staged_fans(self, out: np.ndarray, n_cmd: float) -> None:
+        """Fans of the commanded cells (in place): the FMU's relations :func:`~cooling_fmu.components.tower.cells_in_service`
+        and :func:`~cooling_fmu.components.tower.fan_speed` at the tabulated demand. Where the commanded cells at
+        full speed cannot move the demand (the FMU's supply would rise until the stager adds a cell), the fast plant
+        runs the fewest cells that can (a limit: the excursion is not simulated). Below the floor of the commanded
+        cells the air is their minimum speed (the bypass holds the water; its heat is the table's).
+        """
+        p, t, idx = self.params, self.params.tower, self._idx
+        N = t.n_cells
+        y = out[:, idx["y_fan_demand"]]
+        n_on = tower.cells_in_service(n_cmd, y, N, t.y_fan_min)
+        n_on = np.maximum(n_on, np.ceil(y * N - 1e-9))
+        _, y_air = tower.fan_speed(y, n_on, N, t.y_fan_min)
+        out[:, idx["n_cells_on"]] = n_on
+        out[:, idx["y_fan"]] = y_air
+        out[:, idx["m_flow_air"]] = y_air * p.m_air_nominal_kg_s
+        out[:, idx["P_fan_tower"]] = tower.fan_power_W(y_air, n_on, N, t.P_fan_cell_nominal_W)
 
     def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
         """Start at the quasi-steady state of the first step's inputs, every running total 0.
@@ -460,7 +484,7 @@ class QuasiSteadyPlant:
         self._heat_prev = float(np.sum(heat_w))
         return y.copy()
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float = 0.0) -> np.ndarray:
         """Advance one step per row (the :class:`cooling_fmu.coupling.Plant` protocol).
 
         Parameters
@@ -469,6 +493,8 @@ class QuasiSteadyPlant:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
+        n_cells_cmd : float
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`); 0 = none.
 
         Returns
         -------
@@ -495,7 +521,7 @@ class QuasiSteadyPlant:
             new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
         starts = np.flatnonzero(new)
         try:
-            s = self.steady_outputs(q[starts], tw[starts])
+            s = self.steady_outputs(q[starts], tw[starts], n_cells_cmd)
             if starts.size < m:
                 s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)
         except PlantError as exc:

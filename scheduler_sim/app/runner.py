@@ -16,6 +16,7 @@ import pandas as pd
 from cooling_fmu.coupling import AdaptiveStepper
 from cooling_fmu.params import load_plant_params, plant_params_path
 from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.supervisory import StagedPlant
 from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
@@ -211,11 +212,12 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if cfg.cooling.plant_model == "fast":  # quasi-steady table (cooling_fmu.quasisteady); no FMU, no stepping
         from cooling_fmu.quasisteady import QuasiSteadyPlant
 
-        return QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s)
+        return StagedPlant(QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s))
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
     guard_plant(plant, cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
+    plant = StagedPlant(plant)  # tower cells staged by the supervisory controller (cooling_fmu/supervisory.py)
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
