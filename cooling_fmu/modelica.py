@@ -71,11 +71,19 @@ Facility loop, IHX, tower-water loop and towers
 * IHX between the facility return ``T_fac_ret`` (hot in) and the tower basin ``T_cw_sup`` (cold in):
   ``Q_ihx = eps_ihx C_min (T_fac_ret - T_cw_sup)``; facility water leaves at ``T_ihx_out = T_fac_ret - Q_ihx /
   (m_fac cp)``, tower water at ``T_cw_ret = T_cw_sup + Q_ihx / (m_cw cp)`` to the tower cells.
-* Tower bank, Merkel characteristic in effectiveness form (ASHRAE Handbook HVAC Systems and Equipment 2020,
-  ch. 40: ``KaV/L = c (L/G)^-n``, n ~ 0.6; EnergyPlus Engineering Reference, "Cooling towers", eps-NTU form):
-  ``NTU_tower = NTU_nominal (y_fan / w_cw)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
-  ``Q_cells = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
-  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``.
+* Tower bank (plant v5), Braun, Klein & Mitchell (1989) counterflow effectiveness-NTU with the air the running
+  fans move (:func:`~cooling_fmu.components.tower.braun_effectiveness`): ``m_a = y_fan m_air_nominal`` with
+  ``y_fan = n_cells_on s_fan / n_cells`` (fan speed x design air per running cell, no natural draft through idle
+  cells; the water is spread over the running cells), ``NTU = c (m_cw / m_a)^(1 + n)`` with ``c = NTU_nominal
+  LG_nominal^n_merkel``, ``n = -n_merkel`` (:func:`~cooling_fmu.components.tower.braun_coefficients`),
+  ``Q_cells = eps_a m_a (h_s(T_cw_ret) - h_s(T_wb))``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
+  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``. ``NTU_nominal`` of the shipped
+  plants is sized at the site's 0.4 % design wet-bulb and a 3 K approach (``tower.T_wb_design_K``,
+  ``tower.approach_design_K``).
+* IHX bypass (winter, plant v5): the same ideal three-way relation as the tower bypass
+  (:func:`~cooling_fmu.components.tower.bypass`) on the facility side of the IHX holds the facility water leaving
+  it at or above ``T_fac_sup_set - tower_loop.ihx_bypass_below_set_K``: ``Q_ihx = Q_ihx,full - m_fac cp (T_ihx_out
+  - T_ihx_plates_out)``; the tower water receives ``Q_ihx``.
 * Tower bypass (cold-weather capacity control, ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40 "Cooling
   towers": fans to minimum, then water bypassed to the basin; SPX "Operating cooling towers in freezing weather":
   cold water at or above 40 F): an ideal three-way valve (algebraic, no state) holds the leaving water at or above
@@ -87,12 +95,13 @@ Facility loop, IHX, tower-water loop and towers
   Advanced PID Control, 2006, sec. 3.5)::
 
       e_fan = (T_fac_sup - T_fac_sup_set) / fan_dT_span,  u = fan_k_p e_fan + I_fan
-      y_fan = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
+      y_fan_demand = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
 
-  ``y_fan`` is the bank's air-flow fraction. Staging: as many cells as possible run, all at the same speed, none
-  below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2, multicell heat rejection):
-  ``n_cells_on = max(1, #{k in 1..n_cells : y_fan n_cells >= k y_fan_min})``, speed ``s = y_fan n_cells /
-  n_cells_on``, ``P_fan = n_cells_on P_fan_cell s^3`` (fan affinity law). Hotter wet-bulb -> larger ``y_fan``.
+  Staging: the input ``n_cells_cmd`` (the supervisory :class:`~cooling_fmu.components.staging.CellStager`, run
+  by :class:`cooling_fmu.supervisory.StagedPlant` at the communication step) or, when it is 0, as many cells as
+  possible, none below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2): ``n_cells_on``; speed ``s_fan =
+  clip(y_fan_demand n_cells / n_cells_on, y_fan_min, 1)``, air moved ``y_fan = n_cells_on s_fan / n_cells`` (the
+  anti-windup tracks it), ``P_fan = n_cells_on P_fan_cell s_fan^3`` (fan affinity law).
 * Trim chiller (optional) on the facility water after the IHX, allowed when ``T_wb > T_wb_switch`` (economiser
   below): ``Q_chiller = min(Q_max, max(0, m_fac cp (T_ihx_out - T_chiller_set)))``, ``T_chiller_set =
   T_fac_sup_set + dT_deadband``; ``COP = min(COP_max, eta_carnot T_chiller_set / max(dT_lift_min, T_wb + dT_cond -
@@ -107,11 +116,9 @@ takes up the rejected heat and leaves saturated (the saturated-exit-air method o
 evaporation, Engineering Reference "Cooling tower evaporation: saturated exit"): ``h_out = h_in + Q_air / m_air``
 with ``Q_air = Q_tower + Q_chiller + P_chiller``, ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
 the chord between ``T_wb`` and ``T_hi``, unrolled), and ``m_evap = m_air (W_s(T_air_out) - W_in)`` (zero when no
-heat is rejected). Air cannot leave warmer than the water entering the tower, ``T_hi = max(T_cw_ret, T_wb + 1 K)``;
-the water-side Merkel effectiveness above ignores the air's heat capacity, so at low fan speed it can reject more
-heat than the fan's air could carry. The balance then uses the least air flow that can carry it, ``m_air =
-max(y_fan m_cw_nominal / LG_nominal, Q_air / (h_s(T_hi) - h_in))`` (natural draft and the spray zone in a real
-tower; documented as a limit of the model). Saturation
+heat is rejected). The air is the air the fans move, ``m_air = y_fan m_cw_nominal / LG_nominal`` (plant v5; v4 used
+``max(fan air, Q_air / (h_s(T_hi) - h_in))``, 1.1-7.4 x the fan air); Braun's ``eps_a < 1`` keeps the tower's
+leaving air below saturation at the entering water (natural draft and the spray zone are not modelled). Saturation
 pressure, humidity ratio and enthalpy are those of psychrolib / ASHRAE Fundamentals 2017 ch. 1 eqs. 5, 6, 20, 30
 (over ice at or below the triple point). Hotter, more humid weather puts more of the heat into evaporation, so WUE
 moves with the weather. In dry air the true ``W_in`` is lower and the evaporation larger by ``m_air cp_air

@@ -285,6 +285,9 @@ class QuasiSteadyPlant:
     """
 
     model = "fast"
+    #: the fan demand does not depend on the cells commanded (:class:`cooling_fmu.supervisory.StagedPlant` stages a
+    #: whole block from one evaluation)
+    demand_independent_of_cells = True
 
     def __init__(self, params: PlantParams | str | Path, step_s: float = 15.0, tau_s: float = 0.0,
                  cache_dir: str | Path | None = None, table: SteadyTable | None = None) -> None:
@@ -334,7 +337,8 @@ class QuasiSteadyPlant:
         """Column of output ``name`` (KeyError if absent)."""
         return self._idx[name]
 
-    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float = 0.0) -> np.ndarray:
+    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0
+                       ) -> np.ndarray:
         """Quasi-steady outputs (totals left at 0) of each row, vectorised.
 
         Parameters
@@ -343,8 +347,9 @@ class QuasiSteadyPlant:
             Heat per CDU [W], >= 0, shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb [K], shape (m,).
-        n_cells_cmd : float
-            Tower cells commanded by the supervisory stager (0 = the algebraic staging of the table).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (0 = the algebraic staging of the table), scalar or
+            shape (m,).
 
         Returns
         -------
@@ -406,8 +411,9 @@ class QuasiSteadyPlant:
         out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         self._setpoint_fans(out, q.sum(axis=1), m_fac, w_cw, T_wb=tw)
-        if n_cells_cmd >= 0.5:
-            self._staged_fans(out, float(n_cells_cmd))
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
+        if np.any(cmd >= 0.5):
+            self._staged_fans(out, cmd)
         out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
                              + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
         return out
@@ -446,7 +452,7 @@ class QuasiSteadyPlant:
                         ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v
 
-    def _staged_fans(self, out: np.ndarray, n_cmd: float) -> None:
+    def _staged_fans(self, out: np.ndarray, n_cmd: np.ndarray) -> None:
         """Fans of the commanded cells (in place): the FMU's relations :func:`~cooling_fmu.components.tower.cells_in_service`
         and :func:`~cooling_fmu.components.tower.fan_speed` at the tabulated demand. Where the commanded cells at
         full speed cannot move the demand (the FMU's supply would rise until the stager adds a cell), the fast plant
@@ -456,7 +462,8 @@ class QuasiSteadyPlant:
         p, t, idx = self.params, self.params.tower, self._idx
         N = t.n_cells
         y = out[:, idx["y_fan_demand"]]
-        n_on = tower.cells_in_service(n_cmd, y, N, t.y_fan_min)
+        n_on = np.where(n_cmd >= 0.5, np.clip(n_cmd, 1.0, N),
+                        tower.cells_running(y, N, t.y_fan_min))
         n_on = np.maximum(n_on, np.ceil(y * N - 1e-9))
         _, y_air = tower.fan_speed(y, n_on, N, t.y_fan_min)
         out[:, idx["n_cells_on"]] = n_on
@@ -484,7 +491,7 @@ class QuasiSteadyPlant:
         self._heat_prev = float(np.sum(heat_w))
         return y.copy()
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float = 0.0) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0) -> np.ndarray:
         """Advance one step per row (the :class:`cooling_fmu.coupling.Plant` protocol).
 
         Parameters
@@ -493,8 +500,9 @@ class QuasiSteadyPlant:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
-        n_cells_cmd : float
-            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`); 0 = none.
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape (m,);
+            0 = none.
 
         Returns
         -------
@@ -516,12 +524,13 @@ class QuasiSteadyPlant:
             return np.zeros((0, len(self.output_names)))
         tw = np.asarray(T_wb_K, dtype=float)
         # the kernel hands over runs of identical rows: evaluate each run once, then repeat it
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
         new = np.ones(m, dtype=bool)
         if m > 1:
-            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
+            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1]) | (cmd[1:] != cmd[:-1])
         starts = np.flatnonzero(new)
         try:
-            s = self.steady_outputs(q[starts], tw[starts], n_cells_cmd)
+            s = self.steady_outputs(q[starts], tw[starts], cmd[starts])
             if starts.size < m:
                 s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)
         except PlantError as exc:

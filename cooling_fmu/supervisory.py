@@ -126,6 +126,8 @@ class StagedPlant:
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
         m = q.shape[0]
+        if getattr(self._plant, "demand_independent_of_cells", False) and m:
+            return self._run_fast(q, tw)
         parts, j = [], 0
         while j < m:
             n = min(m - j, self._every - self._k % self._every)
@@ -140,6 +142,16 @@ class StagedPlant:
             self._after(n, y[-1])
             j += n
         return np.concatenate(parts) if parts else np.zeros((0, len(self.output_names)))
+
+    def _run_fast(self, q: np.ndarray, tw: np.ndarray) -> np.ndarray:
+        """The fast plant: its fan demand is a function of the inputs alone, so the stager runs over the whole
+        block's demand first (the same sample instants as :meth:`run`) and the plant once with the commands."""
+        dem = self._plant.steady_outputs(q, tw)[:, self._i_dem]
+        cmd = np.empty(q.shape[0])
+        for j in range(q.shape[0]):
+            cmd[j] = self.stager.n_on
+            self._after(1, dem[j:j + 1], column=0)
+        return self._plant.run(q, tw, n_cells_cmd=cmd)
 
     def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
         """One long step of the plant with the inputs and the command held (:class:`~cooling_fmu.coupling.AdaptiveStepper`).
@@ -162,11 +174,13 @@ class StagedPlant:
         self._after(int(n_steps), y)
         return y
 
-    def _after(self, n: int, y_last: np.ndarray) -> None:
-        """Count ``n`` steps; at a sample instant, update the stager with the last fan demand."""
+    def _after(self, n: int, y_last: np.ndarray, column: int | None = None) -> None:
+        """Count ``n`` steps; at a sample instant, update the stager with the last fan demand (column
+        ``y_fan_demand`` of ``y_last``, or ``column``)."""
         before = self._k // self._every
         self._k += n
         if self._k // self._every > before:
             n_old, t = self.stager.n_on, self._k * self._plant.step_s
-            if self.stager.update(t, float(y_last[self._i_dem])) != n_old:
+            col = self._i_dem if column is None else column
+            if self.stager.update(t, float(y_last[col])) != n_old:
                 self.switch_times_s.append(t)

@@ -123,3 +123,23 @@ def test_stager_hysteresis_holds_the_stage_inside_its_deadband():
     # speed 0.45 on 4 cells: inside [s_down_after (0.3 with 3 cells -> 0.3375 on 4), s_up 0.5]: no change, ever
     for k in range(200):
         assert st.update(60.0 * k, 0.45 * 4 / 8) == 4
+
+
+@pytest.mark.parametrize("T_wb", [263.15, 293.15])
+def test_cdu_supply_stays_within_2_K_of_set_point_on_a_30_to_90_percent_step(fmu_cache, T_wb):
+    # issue 22 target: Frontier-like plant, IT 30 % -> 90 % at once; winter (-10 C, IHX bypass and fans at their
+    # floor before the step) and a mild 20 C; the stager commands the cells (FMU input n_cells_cmd)
+    from cooling_fmu.plant import CoolingPlant
+
+    p = load_plant_params("frontier")
+    with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as fmu:
+        plant = StagedPlant(fmu)
+        q30 = np.full(p.n_cdu, 0.3 * p.cdu.Q_flow_nominal_W)
+        plant.initialize(q30, T_wb)
+        plant.run(np.tile(q30, (240, 1)), np.full(240, T_wb))  # 1 h at 30 %
+        n = 4 * 3600 // 15
+        out = plant.run(np.tile(3 * q30, (n, 1)), np.full(n, T_wb))
+        sup = out[:, [plant.index(f"T_sec_sup[{i}]") for i in range(1, p.n_cdu + 1)]]
+        T_fs = out[:, plant.index("T_fac_sup")]
+    assert sup.max() <= p.cdu.T_sec_sup_set_K + 2.0
+    assert abs(T_fs[-1] - p.tower.T_fac_sup_set_K) < 0.5  # settled at its set point again
