@@ -364,7 +364,8 @@ class PlantParams(BaseModel):
     @property
     def T_ihx_bypass_K(self) -> float:
         """float: facility supply held by the IHX bypass, ``T_fac_sup_set - ihx_bypass_below_set`` [K]; 0 K (never
-        active) without a bypass."""
+        active) without a bypass.
+        """
         d = self.tower_loop.ihx_bypass_below_set_K
         return 0.0 if d is None else self.tower.T_fac_sup_set_K - d
 

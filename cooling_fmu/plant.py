@@ -316,7 +316,7 @@ class PlantIO:
         if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
             raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
 
-    def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd) -> np.ndarray:
+    def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray) -> np.ndarray:
         """The FMU's input rows from SI heat, wet-bulb and (generated plant) the cell command.
 
         Parameters

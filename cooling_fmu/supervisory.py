@@ -67,7 +67,7 @@ class StagedPlant:
         Simulated times (from the start) at which the command changed.
     """
 
-    def __init__(self, plant, stager: CellStager | None = None, sample_period_s: float = SAMPLE_PERIOD_S) -> None:
+    def __init__(self, plant: object, stager: CellStager | None = None, sample_period_s: float = SAMPLE_PERIOD_S) -> None:
         self._plant = plant
         self.stager = stager if stager is not None else CellStager(plant.params.tower.n_cells)
         self._every = max(1, int(round(float(sample_period_s) / plant.step_s)))
@@ -145,7 +145,8 @@ class StagedPlant:
 
     def _run_fast(self, q: np.ndarray, tw: np.ndarray) -> np.ndarray:
         """The fast plant: its fan demand is a function of the inputs alone, so the stager runs over the whole
-        block's demand first (the same sample instants as :meth:`run`) and the plant once with the commands."""
+        block's demand first (the same sample instants as :meth:`run`) and the plant once with the commands.
+        """
         dem = self._plant.steady_outputs(q, tw)[:, self._i_dem]
         cmd = np.empty(q.shape[0])
         for j in range(q.shape[0]):
@@ -176,7 +177,8 @@ class StagedPlant:
 
     def _after(self, n: int, y_last: np.ndarray, column: int | None = None) -> None:
         """Count ``n`` steps; at a sample instant, update the stager with the last fan demand (column
-        ``y_fan_demand`` of ``y_last``, or ``column``)."""
+        ``y_fan_demand`` of ``y_last``, or ``column``).
+        """
         before = self._k // self._every
         self._k += n
         if self._k // self._every > before:

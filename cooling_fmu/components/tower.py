@@ -30,7 +30,8 @@ from .moist_air import sat_air, sat_air_equations
 
 __all__ = ["BRAUN_ITERATIONS", "NEWTON_STEPS", "braun_coefficients", "braun_effectiveness", "braun_equations",
            "braun_fan_fraction", "bypass", "cells_in_service", "cells_in_service_expr", "fan_speed",
-           "fan_speed_equations", "size_braun_c", "size_ntu_nominal", "bypass_equations", "cells_running", "cells_running_expr", "exit_air",
+           "fan_speed_equations", "size_braun_c", "size_ntu_nominal", "bypass_equations", "cells_running",
+           "cells_running_expr", "exit_air",
            "exit_air_fragment", "fan_fraction_for_effectiveness", "fan_power_W", "fan_power_expr",
            "merkel_effectiveness", "merkel_effectiveness_expr", "water_use", "water_use_equations"]
 
@@ -706,26 +707,31 @@ def fan_speed_equations(s: str, y_air: str, y_demand: str, n_on: str, n_cells: i
             f"{y_air} = {n_on} * {s} / {n_cells}.0;"]
 
 
-def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s, m_a_full_kg_s: float, T_w_in_K, T_wb_K,
-                       p_atm_Pa: float, cp_w_J_kgK: float, Q_W, y_lo: float) -> np.ndarray:
+def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndarray, m_a_full_kg_s: float,
+                       T_w_in_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_atm_Pa: float, cp_w_J_kgK: float,
+                       Q_W: float | np.ndarray, y_lo: float) -> np.ndarray:
     """Inverse of :func:`braun_effectiveness` in the air: the bank air-flow fraction ``y`` in ``[y_lo, 1]`` at which
     the tower rejects ``Q`` (vectorised bisection; ``Q`` rises with the air).
 
     Parameters
     ----------
-    c_braun, n_braun : float
-        Braun's coefficients (:func:`braun_coefficients`).
-    m_w_kg_s : array_like
+    c_braun : float
+        Braun's coefficient ``c`` (:func:`braun_coefficients`).
+    n_braun : float
+        Braun's exponent ``n``.
+    m_w_kg_s : float | np.ndarray
         Water flow [kg/s].
     m_a_full_kg_s : float
         Air of the bank at full fans [kg/s].
-    T_w_in_K, T_wb_K : array_like
-        Entering water and wet-bulb [K].
+    T_w_in_K : float | np.ndarray
+        Entering water [K].
+    T_wb_K : float | np.ndarray
+        Wet-bulb [K].
     p_atm_Pa : float
         Site pressure [Pa].
     cp_w_J_kgK : float
         Specific heat of water.
-    Q_W : array_like
+    Q_W : float | np.ndarray
         Required heat [W].
     y_lo : float
         Smallest air-flow fraction (the fan floor).
