@@ -71,11 +71,19 @@ Facility loop, IHX, tower-water loop and towers
 * IHX between the facility return ``T_fac_ret`` (hot in) and the tower basin ``T_cw_sup`` (cold in):
   ``Q_ihx = eps_ihx C_min (T_fac_ret - T_cw_sup)``; facility water leaves at ``T_ihx_out = T_fac_ret - Q_ihx /
   (m_fac cp)``, tower water at ``T_cw_ret = T_cw_sup + Q_ihx / (m_cw cp)`` to the tower cells.
-* Tower bank, Merkel characteristic in effectiveness form (ASHRAE Handbook HVAC Systems and Equipment 2020,
-  ch. 40: ``KaV/L = c (L/G)^-n``, n ~ 0.6; EnergyPlus Engineering Reference, "Cooling towers", eps-NTU form):
-  ``NTU_tower = NTU_nominal (y_fan / w_cw)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
-  ``Q_cells = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
-  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``.
+* Tower bank (plant v5), Braun, Klein & Mitchell (1989) counterflow effectiveness-NTU with the air the running
+  fans move (:func:`~cooling_fmu.components.tower.braun_effectiveness`): ``m_a = y_fan m_air_nominal`` with
+  ``y_fan = n_cells_on s_fan / n_cells`` (fan speed x design air per running cell, no natural draft through idle
+  cells; the water is spread over the running cells), ``NTU = c (m_cw / m_a)^(1 + n)`` with ``c = NTU_nominal
+  LG_nominal^n_merkel``, ``n = -n_merkel`` (:func:`~cooling_fmu.components.tower.braun_coefficients`),
+  ``Q_cells = eps_a m_a (h_s(T_cw_ret) - h_s(T_wb))``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
+  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``. ``NTU_nominal`` of the shipped
+  plants is sized at the site's 0.4 % design wet-bulb and a 3 K approach (``tower.T_wb_design_K``,
+  ``tower.approach_design_K``).
+* IHX bypass (winter, plant v5): the same ideal three-way relation as the tower bypass
+  (:func:`~cooling_fmu.components.tower.bypass`) on the facility side of the IHX holds the facility water leaving
+  it at or above ``T_fac_sup_set - tower_loop.ihx_bypass_below_set_K``: ``Q_ihx = Q_ihx,full - m_fac cp (T_ihx_out
+  - T_ihx_plates_out)``; the tower water receives ``Q_ihx``.
 * Tower bypass (cold-weather capacity control, ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40 "Cooling
   towers": fans to minimum, then water bypassed to the basin; SPX "Operating cooling towers in freezing weather":
   cold water at or above 40 F): an ideal three-way valve (algebraic, no state) holds the leaving water at or above
@@ -87,12 +95,13 @@ Facility loop, IHX, tower-water loop and towers
   Advanced PID Control, 2006, sec. 3.5)::
 
       e_fan = (T_fac_sup - T_fac_sup_set) / fan_dT_span,  u = fan_k_p e_fan + I_fan
-      y_fan = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
+      y_fan_demand = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
 
-  ``y_fan`` is the bank's air-flow fraction. Staging: as many cells as possible run, all at the same speed, none
-  below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2, multicell heat rejection):
-  ``n_cells_on = max(1, #{k in 1..n_cells : y_fan n_cells >= k y_fan_min})``, speed ``s = y_fan n_cells /
-  n_cells_on``, ``P_fan = n_cells_on P_fan_cell s^3`` (fan affinity law). Hotter wet-bulb -> larger ``y_fan``.
+  Staging: the input ``n_cells_cmd`` (the supervisory :class:`~cooling_fmu.components.staging.CellStager`, run
+  by :class:`cooling_fmu.supervisory.StagedPlant` at the communication step) or, when it is 0, as many cells as
+  possible, none below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2): ``n_cells_on``; speed ``s_fan =
+  clip(y_fan_demand n_cells / n_cells_on, y_fan_min, 1)``, air moved ``y_fan = n_cells_on s_fan / n_cells`` (the
+  anti-windup tracks it), ``P_fan = n_cells_on P_fan_cell s_fan^3`` (fan affinity law).
 * Trim chiller (optional) on the facility water after the IHX, allowed when ``T_wb > T_wb_switch`` (economiser
   below): load ``max(0, m_fac cp (T_ihx_out - T_chiller_set))``, ``T_chiller_set = T_fac_sup_set + dT_deadband``,
   removed up to its available capacity by the EnergyPlus ``Chiller:Electric:EIR`` curves of a reference chiller
@@ -118,11 +127,9 @@ rejected heat and leaves saturated (the saturated-exit-air method of EnergyPlus'
 evaporation, Engineering Reference "Cooling tower evaporation: saturated exit"): ``h_out = h_in + Q_air / m_air``
 with ``Q_air = Q_tower`` (everything the towers reject, the chiller's condenser heat included), ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
 the chord between ``T_wb`` and ``T_hi``, unrolled), and ``m_evap = m_air (W_s(T_air_out) - W_in)`` (zero when no
-heat is rejected). Air cannot leave warmer than the water entering the tower, ``T_hi = max(T_cw_ret, T_wb + 1 K)``;
-the water-side Merkel effectiveness above ignores the air's heat capacity, so at low fan speed it can reject more
-heat than the fan's air could carry. The balance then uses the least air flow that can carry it, ``m_air =
-max(y_fan m_cw_nominal / LG_nominal, Q_air / (h_s(T_hi) - h_in))`` (natural draft and the spray zone in a real
-tower; documented as a limit of the model). Saturation
+heat is rejected). The air is the air the fans move, ``m_air = y_fan m_cw_nominal / LG_nominal`` (plant v5; v4 used
+``max(fan air, Q_air / (h_s(T_hi) - h_in))``, 1.1-7.4 x the fan air); Braun's ``eps_a < 1`` keeps the tower's
+leaving air below saturation at the entering water (natural draft and the spray zone are not modelled). Saturation
 pressure, humidity ratio and enthalpy are those of psychrolib / ASHRAE Fundamentals 2017 ch. 1 eqs. 5, 6, 20, 30
 (over ice at or below the triple point). Hotter, more humid weather puts more of the heat into evaporation, so WUE
 moves with the weather; dry air (a large wet-bulb depression) takes up about ``m_air cp_air (T_db - T_wb) / h_fg``
@@ -240,9 +247,15 @@ def generate_plant_modelica(params: PlantParams) -> str:
                                                     "m_flow_sec[i]", "m_flow_fac_cdu[i]"))
     ihx_eq = "\n  ".join(hx.counterflow_equations("eps_ihx", "C_min_ihx", "C_r_ihx", "Z_ihx", "UA_ihx", "cp",
                                                   "m_flow_fac", "m_flow_cw"))
-    ntu_expr, eps_expr = tower.merkel_effectiveness_expr("NTU_tower_nominal", "n_merkel", "y_fan", "w_cw")
+    c_braun, n_braun = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    braun_decl, braun_eq = tower.braun_equations()
+    decl_psy += "\n" + "\n".join(braun_decl)
+    eq_braun = "\n".join(braun_eq)
+    fan_eq = "\n  ".join(tower.fan_speed_equations("s_fan", "y_fan", "y_fan_demand", "n_cells_on", N, "y_fan_min"))
     byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_tower", "T_tower_out", "Q_flow_cells", "T_cells_out",
                                                 "T_tower_in", "m_flow_cw", "cp", "T_tower_min"))
+    ihx_byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_ihx", "T_ihx_out", "Q_flow_ihx_full", "T_ihx_hx_out",
+                                                    "T_pipe_ret", "m_flow_fac", "cp", "T_ihx_min"))
     ch_decl, ch_eq = chiller.trim_chiller_equations(params, "T_cw_basin")
     decl_ch = "\n".join(ch_decl)
     ch_eq = "\n".join(ch_eq)
@@ -275,8 +288,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real m_water_basin(unit="kg") = {real(tl.m_water_basin_kg)} "Water mass of the tower basins and tower-water piping";
   parameter Real P_shaft_cw_nominal(unit="W") = {real(pump.shaft_nominal_W(tl.pump, tl.m_flow_nominal_kg_s, rho))} "Tower pump shaft power at nominal flow";
   parameter Real s_cw(unit="1") = {real(tl.pump.static_fraction)} "Static share of the tower pump head";
-  parameter Real NTU_tower_nominal(unit="1") = {real(t.NTU_nominal)} "Tower Merkel number at full air and nominal water flow";
-  parameter Real n_merkel(unit="1") = {real(t.n_merkel)} "Exponent of the tower characteristic";
+  parameter Real c_braun(unit="1") = {real(c_braun)} "Braun NTU coefficient of the tower (NTU_nominal LG_nominal^n_merkel)";
+  parameter Real n_braun(unit="1") = {real(n_braun)} "Braun NTU exponent (-n_merkel)";
   parameter Real m_air_nominal(unit="kg/s") = {real(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
   parameter Real p_atm(unit="Pa") = {real(t.p_atm_Pa)} "Site atmospheric pressure";
   parameter Real P_fan_cell_nominal(unit="W") = {real(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
@@ -287,6 +300,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real fan_Ti(unit="s") = {real(t.fan_Ti_s)} "Fan controller integral time (= anti-windup tracking time)";
   parameter Real fan_dT_span(unit="K") = {real(t.fan_dT_span_K)} "Fan controller error span";
   parameter Real T_tower_min(unit="K") = {real(t.T_leaving_min_K)} "Minimum tower leaving water held by the tower bypass";
+  parameter Real T_ihx_min(unit="K") = {real(params.T_ihx_bypass_K)} "Facility supply held by the IHX bypass (0 = none)";
   parameter Real coc(unit="1") = {real(t.cycles_of_concentration)} "Cycles of concentration";
   parameter Real drift_fraction(unit="1") = {real(t.drift_fraction)} "Drift as a fraction of circulating flow";
   parameter Real have_chiller(unit="1") = {real(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
@@ -297,6 +311,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   input Real T_wb(unit="K", start={T0}) "Outdoor wet-bulb temperature";
   input Real T_db(unit="K", start={T0}) "Outdoor dry-bulb temperature (set it to T_wb for saturated air)";
   input Real Q_flow_air_side(unit="W", start=0.0) "Heat of the air side (CRAH coils, their chiller and pumps) into the tower water (>= 0)";
+  input Real n_cells_cmd(unit="1", start=0.0) "Tower cells commanded by the supervisory stager (0 = as many as possible)";
   // ---- states (start values = initial state, set before exitInitializationMode) ----
   Real T_sec[{n}](each unit="K", each start={T0}) "Secondary loop mixed temperature = CDU return temperature";
   Real I_valve[{n}](each unit="1", each start=1.0) "Valve controller integrator";
@@ -338,12 +353,15 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real C_r_ihx(unit="1") "Heat-capacity rate ratio of the IHX";
   Real Z_ihx(unit="1") "exp(-NTU (1 - C_r)) of the IHX";
   Real eps_ihx(unit="1") "Effectiveness of the IHX";
-  Real T_ihx_out(unit="K") "Facility water leaving the IHX";
+  Real T_ihx_out(unit="K") "Facility water after the IHX and its bypass (mixed)";
+  Real Q_flow_ihx_full(unit="W") "Heat the IHX would pass with the whole facility flow";
+  Real T_ihx_hx_out(unit="K") "Facility water leaving the IHX plates with the whole flow";
   Real e_fan(unit="1") "Normalised fan controller error";
   Real u_fan(unit="1") "Unsaturated fan controller output";
   Real s_fan(unit="1") "Speed of each running fan";
-  Real NTU_tower(unit="1") "Tower Merkel number";
-  Real eps_tower(unit="1") "Tower effectiveness";
+  Real m_w_tower(unit="kg/s") "Water through the running tower cells";
+  Real m_a_tower(unit="kg/s") "Air the running tower fans move";
+  Real T_w_in(unit="K") "Water entering the tower cells";
   Real Q_flow_cells(unit="W") "Heat the tower cells would reject with no bypass";
   Real T_cells_out(unit="K") "Tower cell leaving water with no bypass";
   Real T_chiller_out(unit="K") "Water temperature after the chiller";
@@ -373,7 +391,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real Q_flow_ihx(unit="W") "Heat through the intermediate heat exchanger";
   output Real P_pump_fac(unit="W") "Facility pump electrical power";
   output Real P_pump_tower(unit="W") "Tower-water pump electrical power";
-  output Real y_fan(unit="1") "Tower bank air-flow fraction";
+  output Real y_fan(unit="1") "Tower bank air-flow fraction the running fans move";
+  output Real y_fan_demand(unit="1") "Tower bank air-flow demand of the fan controller";
   output Real n_cells_on(unit="1") "Tower cells with the fan running";
   output Real P_fan_tower(unit="W") "Tower fan electrical power";
   output Real Q_flow_tower(unit="W") "Heat rejected by the towers (> 0 when cooling)";
@@ -381,7 +400,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real P_chiller(unit="W") "Chiller electrical power";
   output Real P_cooling(unit="W") "Total cooling electrical power (pumps + fans + chiller)";
   output Real Q_flow_pump_heat(unit="W") "Pump shaft work dissipated in the water (CDU, facility and tower pumps)";
-  output Real m_flow_air(unit="kg/s") "Tower air flow of the evaporation balance (fan air flow, at least what carries the heat)";
+  output Real m_flow_air(unit="kg/s") "Tower air flow: the air the running fans move";
   output Real T_air_out(unit="K") "Saturated tower exit-air temperature";
   output Real m_flow_evap(unit="kg/s") "Tower evaporation";
   output Real m_flow_drift(unit="kg/s") "Tower drift";
@@ -430,21 +449,23 @@ equation
   Q_pump_cw = {pump.shaft_heat_expr("P_shaft_cw_nominal", "x_cw")};
   P_pump_tower = {pump.pump_power_expr(tl.pump, tl.m_flow_nominal_kg_s, rho, "w_cw", "x_cw", "P_shaft_cw_nominal")};
   {ihx_eq}
-  Q_flow_ihx = eps_ihx * C_min_ihx * (T_pipe_ret - T_cw_basin);
-  T_ihx_out = T_pipe_ret - Q_flow_ihx / (m_flow_fac * cp);
+  Q_flow_ihx_full = eps_ihx * C_min_ihx * (T_pipe_ret - T_cw_basin);
+  {ihx_byp_eq}
   T_cw_sup = T_cw_basin;
   T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
   e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
   u_fan = fan_k_p * e_fan + I_fan;
-  y_fan = min(1.0, max(y_fan_floor, u_fan));
+  y_fan_demand = min(1.0, max(y_fan_floor, u_fan));
+  n_cells_on = {tower.cells_in_service_expr("n_cells_cmd", "y_fan_demand", N, "y_fan_min")};
+  {fan_eq}
   der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
-  n_cells_on = {tower.cells_running_expr("y_fan", N, "y_fan_min")};
-  s_fan = y_fan * {N}.0 / n_cells_on;
   P_fan_tower = {tower.fan_power_expr("n_cells_on", "P_fan_cell_nominal", "s_fan")};
-  NTU_tower = {ntu_expr};
-  eps_tower = {eps_expr};
   T_tower_in = T_cw_ret + (Q_flow_chiller_cond + Q_flow_air_side) / (m_flow_cw * cp);
-  Q_flow_cells = eps_tower * m_flow_cw * cp * (T_tower_in - T_wb);
+  m_w_tower = m_flow_cw;
+  m_a_tower = y_fan * m_air_nominal;
+  T_w_in = T_tower_in;
+{eq_braun}
+  Q_flow_cells = Q_braun;
   {byp_eq}
   m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw;
 {ch_eq}
@@ -546,7 +567,8 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
 
 
 def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float,
-                    T_db_K: float | None = None, Q_air_side_W: float = 0.0) -> dict[str, object]:
+                    T_db_K: float | None = None, Q_air_side_W: float = 0.0,
+                    n_cells_cmd: float = 0.0) -> dict[str, object]:
     """Evaluate the model's equations (numpy mirror of the generated Modelica) at one state and input.
 
     Every relation is the component library's numpy function (:mod:`cooling_fmu.components`) whose Modelica
@@ -566,6 +588,9 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         Dry-bulb temperature [K] (the FMU input ``T_db``); None: saturated air, ``T_db = T_wb``.
     Q_air_side_W : float
         Heat of the air side into the tower water [W] (the FMU input ``Q_flow_air_side``).
+    n_cells_cmd : float
+        Input ``n_cells_cmd``: tower cells commanded by the supervisory stager; 0 (default) = the algebraic
+        "as many cells as possible" rule.
 
     Returns
     -------
@@ -593,18 +618,20 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
     m_cw = w_cw * tl.m_flow_nominal_kg_s
     eps_i, Cmin_i = (float(v) for v in hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac, m_cw))
-    Q_ihx = eps_i * Cmin_i * (T_fr - T_cw)
-    T_ihx_out = pipe.leaving_temperature(T_fr, Q_ihx, m_fac, cp)
+    Q_ihx, T_ihx_out = tower.bypass(eps_i * Cmin_i * (T_fr - T_cw), T_fr, m_fac, cp, params.T_ihx_bypass_K)
     T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
     e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
     u_fan = t.fan_k_p * e_fan + I_fan
-    y_fan = min(1.0, max(params.y_fan_floor, u_fan))
-    n_on = tower.cells_running(y_fan, t.n_cells, t.y_fan_min)
+    y_dem = min(1.0, max(params.y_fan_floor, u_fan))
+    n_on = float(tower.cells_in_service(n_cells_cmd, y_dem, t.n_cells, t.y_fan_min))
+    _, y_fan = tower.fan_speed(y_dem, n_on, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
-    eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
     Q_ch, P_ch, _, Q_cond = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K, T_cw)
     T_tin = pipe.leaving_temperature(T_cw_ret, -(Q_cond + Q_air_side_W), m_cw, cp)
-    Q_tower, T_tw = tower.bypass(float(eps_t * m_cw * cp * (T_tin - T_wb_K)), T_tin, m_cw, cp, t.T_leaving_min_K)
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    Q_cells = tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * params.m_air_nominal_kg_s, T_tin, T_wb_K,
+                                        t.p_atm_Pa, cp)[0]
+    Q_tower, T_tw = tower.bypass(Q_cells, T_tin, m_cw, cp, t.T_leaving_min_K)
     T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
     r_dp = float(valve.reset_factor(y_valve, f.dp_reset_min if f.dp_reset else 1.0))
@@ -629,7 +656,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         "y_valve": y_valve, "Q_flow_hx": Q_hx, "P_pump_sec": P_sec,
         "T_fac_sup": T_fs, "T_fac_ret": T_fr, "T_cw_sup": T_cw, "T_cw_ret": T_cw_ret, "T_tower_out": T_tw,
         "m_flow_fac": m_fac, "m_flow_cw": m_cw, "Q_flow_ihx": Q_ihx, "P_pump_fac": P_fac, "P_pump_tower": P_cw,
-        "y_fan": y_fan, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
+        "y_fan": y_fan, "y_fan_demand": y_dem, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
         "Q_flow_chiller": Q_ch, "P_chiller": P_ch,
         "P_cooling": float(np.sum(P_sec) + P_fac + P_cw + P_fan + P_ch),
         "Q_flow_pump_heat": float(np.sum(Q_p_sec)) + Q_p_fac + Q_p_cw,
@@ -683,6 +710,38 @@ def cdu_loop_heat_W(params: PlantParams, q: np.ndarray) -> np.ndarray:
     return q + pump.pump_shaft_heat_W(c.pump, c.m_flow_sec_nominal_kg_s, params.rho_water_kg_m3, y_sec)
 
 
+def _root(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 100) -> np.ndarray:
+    """Roots of a monotone function bracketed by ``[lo, hi]`` elementwise, by the Illinois variant of regula falsi
+    (Dowell & Jarratt 1971: superlinear, keeps the bracket), to a bracket of a few ulps or an exact zero.
+
+    Used where each evaluation is costly (the tower's Braun relation inside the fixed point of regimes B / C);
+    an element without a sign change returns the end with the smaller residual.
+    """
+    a, b = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    fa, fb = fun(a), fun(b)
+    side = np.zeros(a.shape)
+    best = np.where(np.abs(fa) <= np.abs(fb), a, b)
+    done = (fa == 0) | (fb == 0) | (np.sign(fa) == np.sign(fb)) | (a == b)
+    for _ in range(n_iter):
+        if done.all():
+            break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = (a * fb - b * fa) / (fb - fa)
+        mid = 0.5 * (a + b)
+        c = np.where(np.isfinite(c) & (c > np.minimum(a, b)) & (c < np.maximum(a, b)), c, mid)
+        fc = fun(c)
+        like_b = np.sign(fc) == np.sign(fb)
+        upd = ~done
+        fa_new = np.where(like_b & (side == -1), 0.5 * fa, fa)
+        fb_new = np.where(~like_b & (side == 1), 0.5 * fb, fb)
+        a, fa = np.where(upd & ~like_b, c, a), np.where(upd & ~like_b, fc, np.where(upd, fa_new, fa))
+        b, fb = np.where(upd & like_b, c, b), np.where(upd & like_b, fc, np.where(upd, fb_new, fb))
+        side = np.where(upd, np.where(like_b, -1, 1), side)
+        best = np.where(upd, c, best)
+        done |= (fc == 0) | (np.abs(b - a) <= 4e-16 * np.maximum(np.abs(a), np.abs(b)))
+    return best
+
+
 def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np.ndarray]:
     """Steady valve openings and secondary temperatures for a facility supply temperature.
 
@@ -704,7 +763,7 @@ def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np
     f_lo = t_sup(np.full(shape, c.y_valve_min))[0] - c.T_sec_sup_set_K
     f_hi = t_sup(np.ones(shape))[0] - c.T_sec_sup_set_K
     lo, hi = np.full(shape, c.y_valve_min), np.ones(shape)
-    for _ in range(200):  # vectorised bisection on the decreasing function f(y)
+    for _ in range(200):  # vectorised bisection on the decreasing function f(y), to adjacent doubles
         mid = 0.5 * (lo + hi)
         if np.all((mid == lo) | (mid == hi)):  # every interval is two adjacent doubles: no element moves again
             break
@@ -749,7 +808,8 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     plus the tower pumps' heat (``Q_extra``, into the basin) and the heat joining the tower entering water
     (``Q_inlet``: the air side's): ``T_fac_ret = T_set + Q_fac / (m_fac cp)``, ``T_cw_sup = T_fac_ret - Q_fac /
     (eps_i C_i)``, ``T_cw_ret = T_cw_sup + Q_fac / C_cw``, ``T_tower_in = T_cw_ret + Q_inlet / C_cw``, and the air flow
-    solves ``eps_tower(y_fan) = (Q_fac + Q_extra + Q_inlet) / (C_cw (T_tower_in - T_wb))`` (:func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`). Used by
+    solves ``Q_Braun(y_fan, T_tower_in) = Q_fac + Q_extra + Q_inlet`` (:func:`~cooling_fmu.components.tower
+    .braun_fan_fraction`). Used by
     the steady state and the fast plant (one derivation).
 
     Parameters
@@ -783,9 +843,9 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     T_cw_ret = T_cw + Q_fac_W / (m_cw * cp)
     Q_rej = Q_fac_W + Q_extra_W + Q_inlet_W
     T_tin = T_cw_ret + Q_inlet_W / (m_cw * cp)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps_req = Q_rej / (m_cw * cp * (T_tin - T_wb_K))
-    y_req = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps_req, w_cw), dtype=float)
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    y_req = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, params.m_air_nominal_kg_s, T_tin, T_wb_K, t.p_atm_Pa,
+                                                cp, Q_rej, params.y_fan_floor), dtype=float)
     y_req = np.where(T_tin <= T_wb_K, np.inf, y_req)
     y_req = np.where(Q_rej == 0.0, np.where(T_wb_K <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
     return T_ret, T_cw, T_cw_ret, y_req
@@ -840,7 +900,10 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     Q_cdu = Q_hx.sum(axis=-1)
     Q_air = np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), Q_cdu.shape)
     y_floor = params.y_fan_floor
-    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
+    T_set, T_min, T_lo = t.T_fac_sup_set_K, t.T_leaving_min_K, params.T_ihx_bypass_K
+
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    m_air_full = params.m_air_nominal_kg_s
 
     def loop(rows, T_fs, y_fan):
         Tw = T_wb[rows]
@@ -848,33 +911,26 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
         Qa = Q_air[rows]  # joins the tower entering water, as the chiller's condenser heat
         T_ret = T_fs + (Q_cdu[rows] + Qp_fac) / (m * cp)
-        eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
         eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
         C_cw = m_cw * cp
 
-        def basin(T_cw, r):
-            A = eps_i[r] * C_i[r] * (T_ret[r] - T_cw)
-            T_cw_ret = T_cw + A / C_cw[r]
-            T_ihx = pipe.leaving_temperature(T_ret[r], A, m[r], cp)
-            Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m[r], T_ihx, Tw[r], T_cw)
-            T_tin = T_cw_ret + (Q_cond + Qa[r]) / C_cw[r]
-            T_to = tower.bypass(eps_t[r] * C_cw[r] * (T_tin - Tw[r]), T_tin, m_cw[r], cp, T_min)[1]
-            return T_ihx, Q_ch, C_cw[r] * (T_to - T_cw) + Qp_cw[r]
+        def ihx(T_b):  # IHX heat and facility leaving water behind the IHX bypass, basin at T_b
+            return tower.bypass(eps_i * C_i * (T_ret - T_b), T_ret, m, cp, T_lo)
 
-        # chiller off: the basin balance in closed form, A = eps_i C_i (T_ret - T_wb - (E + Q_a) / (eps_t C_cw) + Q_a /
-        # C_cw) / (1 + eps_i C_i (1 - eps_t) / (eps_t C_cw)) with E = Q_pump_cw (into the basin) and Q_a the air side's
-        # heat (into the tower entering water); the bypass holds the leaving water at T_min
-        a = eps_i * C_i * (T_ret - Tw - (Qp_cw + Qa) / (eps_t * C_cw) + Qa / C_cw) / (
-            1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
-        T_cw = Tw + (a + Qa + Qp_cw) / (eps_t * C_cw) - (a + Qa) / C_cw
+        def basin_balance(T_b):  # tower heat minus everything the tower water takes up, basin at T_b
+            q_ihx, T_ihx = ihx(T_b)
+            Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
+            T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
+            return tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * m_air_full, T_tin, Tw, t.p_atm_Pa,
+                                             cp)[0] - q_ihx - Q_cond - Qa - Qp_cw
+
+        # bisection (the chiller's condenser heat makes the balance non-smooth; the wide bracket always changes sign:
+        # far below the wet-bulb the towers heat the water, far above they reject more than anything brings in)
+        T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0)
+        # tower bypass open: the leaving water at the minimum, the basin above it by the tower pumps' heat
         T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
-        T_ihx = pipe.leaving_temperature(T_ret, eps_i * C_i * (T_ret - T_cw), m, cp)
-        Q_ch = np.zeros_like(T_cw)
-        r = np.flatnonzero(Tw > params.chiller.T_wb_switch_K) if params.chiller.enabled else np.empty(0, dtype=np.intp)
-        if r.size:  # the chiller's load and COP depend on its condenser water, the basin: bisection of the balance
-            T_cw[r] = _bisect(lambda T: basin(T, r)[2], np.minimum(Tw[r], T_min) - 30.0,
-                              np.maximum(T_ret[r], Tw[r]) + 100.0)
-            T_ihx[r], Q_ch[r], _ = basin(T_cw[r], r)
+        a, T_ihx = ihx(T_cw)
+        Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw, T_cw)[0]
         return y_v, T_sec, T_ret, T_cw, pipe.leaving_temperature(T_ihx, Q_ch, m, cp)
 
     # regime A (facility supply at its setpoint), in closed form
@@ -891,6 +947,11 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     if rows.size:  # regimes B / C: T_fs = T_chiller_out(T_fs)
         yf = y_fan[rows]
         T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_wb[rows] - 50.0, T_wb[rows] + 150.0)
+        # without heat every facility temperature the IHX bypass holds is at rest: take the water at the basin,
+        # max(T_wb, T_tower_min), where that is a rest point (as plant v4 without the IHX bypass)
+        T0 = np.maximum(T_wb[rows], T_min)
+        idle = (Q_cdu[rows] + Q_air[rows] == 0.0) & (np.abs(T0 - loop(rows, T0, yf)[4]) < 1e-9)
+        T_fs[rows] = np.where(idle, T0, T_fs[rows])
         y_v[rows], T_sec[rows], T_ret[rows], T_cw[rows], _ = loop(rows, T_fs[rows], yf)
         e = (T_fs[rows] - T_set) / t.fan_dT_span_K
         I_fan[rows] = yf - t.fan_k_p * e + e

@@ -177,6 +177,11 @@ class TowerLoopParams(BaseModel):
         Water mass of the tower basins and tower-water piping (one well-mixed volume) [kg] (> 0).
     pump : PumpParams
         Tower pump hydraulics (the open circuit has a real static lift).
+    ihx_bypass_below_set_K : float | None
+        Winter control (plant v5): an ideal three-way valve on the facility side of the IHX sends facility water
+        around it so that the facility supply never falls below ``tower.T_fac_sup_set_K - ihx_bypass_below_set_K``
+        [K] (default 0.25 K: below the fan controller's set point, so the fans slow to their floor first and the
+        valve never fights them; ASSUMPTION); None = no IHX bypass (plant v4).
     """
 
     model_config = _STRICT
@@ -185,6 +190,7 @@ class TowerLoopParams(BaseModel):
     UA_ihx_W_K: float = Field(gt=0, json_schema_extra={"unit": "W/K"})
     m_water_basin_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     pump: PumpParams
+    ihx_bypass_below_set_K: float | None = Field(default=0.25, ge=0, le=10, json_schema_extra={"unit": "K"})
 
 
 class TowerParams(BaseModel):
@@ -195,7 +201,10 @@ class TowerParams(BaseModel):
     n_cells : int
         Number of tower cells (1..64).
     NTU_nominal : float
-        Merkel number (number of transfer units) of the bank at full air flow and design water flow (> 0).
+        Merkel number ``KaV/L`` of the bank at full air flow and design water flow (> 0). Plant v5 turns it into
+        Braun's air-side coefficient ``c = NTU_nominal LG_nominal^n_merkel`` (:func:`cooling_fmu.components.tower.
+        braun_coefficients`); the shipped plants size it at ``T_wb_design_K`` and ``approach_design_K``
+        (:func:`cooling_fmu.components.tower.size_ntu_nominal`).
     n_merkel : float
         Exponent of the tower characteristic ``NTU ~ (air flow / water flow)^n`` (0 < n <= 1.5).
     LG_nominal : float
@@ -219,6 +228,11 @@ class TowerParams(BaseModel):
         Ratio of dissolved solids in the basin to the make-up water (> 1).
     drift_fraction : float
         Drift loss as a fraction of the circulating water flow, in [0, 0.01].
+    T_wb_design_K : float | None
+        Design wet-bulb the bank was sized at [K] (the site's 0.4 % value, :func:`cooling_fmu.weather.
+        design_conditions`); documentation of the sizing, checked by the tests; None = not stated.
+    approach_design_K : float | None
+        Approach (leaving water minus wet-bulb) at design heat, design wet-bulb and full fans [K]; None = not stated.
     T_leaving_min_K : float
         Minimum tower leaving water temperature [K] held by the tower bypass valve (cold-weather capacity
         control: fans at minimum, then water bypassed to the basin), in (273.15, T_fac_sup_set_K). Default
@@ -242,6 +256,8 @@ class TowerParams(BaseModel):
     cycles_of_concentration: float = Field(gt=1)
     drift_fraction: float = Field(ge=0, le=0.01)
     T_leaving_min_K: float = Field(default=278.15, gt=273.15, lt=400, json_schema_extra={"unit": "K"})
+    T_wb_design_K: float | None = Field(default=None, gt=200, lt=340, json_schema_extra={"unit": "K"})
+    approach_design_K: float | None = Field(default=None, gt=0, lt=30, json_schema_extra={"unit": "K"})
 
     @model_validator(mode="after")
     def _bypass_below_setpoint(self) -> TowerParams:
@@ -345,6 +361,14 @@ class PlantParams(BaseModel):
     def m_air_nominal_kg_s(self) -> float:
         """float: air mass flow of the tower bank at full fan speed, ``m_cw_nominal / LG_nominal`` [kg/s]."""
         return self.tower_loop.m_flow_nominal_kg_s / self.tower.LG_nominal
+
+    @property
+    def T_ihx_bypass_K(self) -> float:
+        """float: facility supply held by the IHX bypass, ``T_fac_sup_set - ihx_bypass_below_set`` [K]; 0 K (never
+        active) without a bypass.
+        """
+        d = self.tower_loop.ihx_bypass_below_set_K
+        return 0.0 if d is None else self.tower.T_fac_sup_set_K - d
 
     @property
     def y_fan_floor(self) -> float:

@@ -291,6 +291,10 @@ class PlantIO:
         if own_model and len(m.states) != 2 * n_cdu + 4:
             raise ValueError(f"{m.path}: the generated plant needs the {2 * n_cdu + 4} states of STATE_NAMES")
         self.vr_in = fmu.value_references([e.fmu for e in m.inputs])
+        #: the generated plant's supervisory input (tower cells commanded by the stager; 0 = algebraic staging)
+        self.has_cells_cmd = own_model
+        if own_model:
+            self.vr_in = list(self.vr_in) + fmu.value_references(["n_cells_cmd"])
         self.vr_state = fmu.value_references([e.fmu for e in m.states])
         self.vr_out = fmu.value_references([e.fmu for e in m.outputs])
         self._in_scale = np.array([e.scale for e in m.inputs])
@@ -365,6 +369,36 @@ class PlantIO:
                 raise ValueError("Q_air_side_W must be finite and >= 0 W")
             u[:, n + 1 + self.has_dry_bulb] = qa
         return u
+
+    def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray,
+                   T_db_K: np.ndarray | float | None = None, Q_air_side_W: np.ndarray | float | None = None
+                   ) -> np.ndarray:
+        """The FMU's input rows: the map's inputs (:meth:`si_inputs`) in FMU units, then (generated plant) the cell
+        command.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (k, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (k,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded (0 = algebraic staging), scalar or shape (k,); ignored for a site FMU.
+        T_db_K : np.ndarray | float | None
+            Dry-bulb [K] (:meth:`si_inputs`).
+        Q_air_side_W : np.ndarray | float | None
+            Air-side heat into the tower water [W] (:meth:`si_inputs`).
+
+        Returns
+        -------
+        ndarray, shape (k, n_in)
+            C-contiguous, in FMU units.
+        """
+        k = heat_w.shape[0]
+        u = self.to_fmu_inputs(self.si_inputs(heat_w, T_wb_K, T_db_K, Q_air_side_W))
+        if self.has_cells_cmd:
+            u = np.concatenate([u, np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (k,))[:, None]], axis=1)
+        return np.ascontiguousarray(u)
 
     def to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
         """SI inputs to FMU units.
@@ -676,8 +710,7 @@ class CoolingPlant(_ClosedOnExit):
             qa = float(Q_air_side_W or 0.0) if self._io.has_air_side and steady else 0.0
             states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K),
                                            Q_air_side_W=qa)["x"]
-        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([float(T_wb_K)]), T_db_K,
-                                                      Q_air_side_W)[0])
+        u = self._io.fmu_inputs(q[None, :], np.array([float(T_wb_K)]), 0.0, T_db_K, Q_air_side_W)[0]
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
         y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))
         if n_warm:
@@ -714,8 +747,8 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
         return self.run(np.asarray(heat_w, dtype=float)[None, :], np.array([T_wb_K], dtype=float))[0]
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
-            Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0,
+            T_db_K: np.ndarray | None = None, Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps (fmpy: three C calls per step, no allocation).
 
         Parameters
@@ -724,6 +757,9 @@ class CoolingPlant(_ClosedOnExit):
             Average heat into each CDU over each step [W], >= 0, shape (n_steps, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb temperature over each step [K], shape (n_steps,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape
+            (n_steps,); 0 (default) = the FMU's algebraic staging. Ignored for a site FMU.
         T_db_K : np.ndarray | None
             Dry-bulb over each step [K] (input ``T_db`` when the map has it), shape (n_steps,); None: the wet-bulb
             (saturated air).
@@ -756,7 +792,7 @@ class CoolingPlant(_ClosedOnExit):
             )
         self._io.check_inputs(q, tw)
         n_steps = q.shape[0]
-        u = np.ascontiguousarray(self._io.to_fmu_inputs(self._io.si_inputs(q, tw, T_db_K, Q_air_side_W)))
+        u = self._io.fmu_inputs(q, tw, n_cells_cmd, T_db_K, Q_air_side_W)
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
         j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
@@ -770,8 +806,8 @@ class CoolingPlant(_ClosedOnExit):
         self._k = k0 + n_steps
         return self._io.to_si_outputs(out)
 
-    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, T_db_K: float | None = None,
-                     Q_air_side_W: float | None = None) -> np.ndarray:
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, n_cells_cmd: float = 0.0,
+                     T_db_K: float | None = None, Q_air_side_W: float | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
 
         Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the generated FMU splits
@@ -785,6 +821,8 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb over the long step [K].
         n_steps : int
             Communication steps covered, 1 .. :attr:`max_held_steps`.
+        n_cells_cmd : float
+            Tower cells commanded (as :meth:`run`).
         T_db_K : float | None
             Dry-bulb over the long step [K]; None: the wet-bulb.
         Q_air_side_W : float | None
@@ -814,7 +852,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         tw = float(T_wb_K)
         self._io.check_inputs(q, np.array([tw]))
-        u = self._io.to_fmu_inputs(self._io.si_inputs(q[None, :], np.array([tw]), T_db_K, Q_air_side_W)[0])
+        u = self._io.fmu_inputs(q[None, :], np.array([tw]), n_cells_cmd, T_db_K, Q_air_side_W)[0]
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)

@@ -56,7 +56,7 @@ T_WB_GRID_K = 273.15 + np.linspace(-40.0, 40.0, 81)
 T_FS_OFFSETS_K = np.linspace(-60.0, 30.0, 181)
 #: Plant-level outputs taken from the table (every plant-level output except the running totals and P_cooling).
 TABLE_OUTPUTS = ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out", "m_flow_fac", "m_flow_cw",
-                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "n_cells_on", "P_fan_tower", "Q_flow_tower",
+                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "y_fan_demand", "n_cells_on", "P_fan_tower", "Q_flow_tower",
                  "Q_flow_chiller", "P_chiller", "m_flow_air", "T_air_out", "m_flow_evap", "m_flow_drift",
                  "m_flow_blowdown", "m_flow_makeup", "E_stored", "Q_flow_pump_heat")
 #: Running total -> the output it integrates (plant level).
@@ -289,6 +289,9 @@ class QuasiSteadyPlant:
     uses_dry_bulb = True
     #: The plant takes the air side's heat into its towers (``Q_air_side_W`` of :meth:`run`).
     uses_air_side_heat = True
+    #: the fan demand does not depend on the cells commanded (:class:`cooling_fmu.supervisory.StagedPlant` stages a
+    #: whole block from one evaluation)
+    demand_independent_of_cells = True
 
     def __init__(self, params: PlantParams | str | Path, step_s: float = 15.0, tau_s: float = 0.0,
                  cache_dir: str | Path | None = None, table: SteadyTable | None = None) -> None:
@@ -339,8 +342,8 @@ class QuasiSteadyPlant:
         """Column of output ``name`` (KeyError if absent)."""
         return self._idx[name]
 
-    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
-                       Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
+    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0,
+                       T_db_K: np.ndarray | None = None, Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Quasi-steady outputs (totals left at 0) of each row, vectorised.
 
         Parameters
@@ -349,6 +352,9 @@ class QuasiSteadyPlant:
             Heat per CDU [W], >= 0, shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb [K], shape (m,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (0 = the algebraic staging of the table), scalar or
+            shape (m,).
         T_db_K : np.ndarray | None
             Dry-bulb [K], shape (m,); None: saturated air (``T_db = T_wb``). The evaporation is recomputed from the
             interpolated tower state with it (:func:`~cooling_fmu.components.tower.exit_air`).
@@ -420,7 +426,11 @@ class QuasiSteadyPlant:
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
         self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
-        # evaporation from the tower state of each row and its dry-bulb (the one exit-air relation)
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
+        if np.any(cmd >= 0.5):
+            self._staged_fans(out, cmd)
+        # evaporation from the tower state of each row (the air the fans move) and its dry-bulb (the one exit-air
+        # relation)
         T_tin = pipe.leaving_temperature(out[:, idx["T_cw_ret"]], -(out[:, idx["Q_flow_chiller"]]
                                                                   + out[:, idx["P_chiller"]] + qa), m_cw, cp)
         m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
@@ -439,10 +449,11 @@ class QuasiSteadyPlant:
                        T_wb: np.ndarray, Qp_cw: np.ndarray, Q_air: np.ndarray) -> None:
         """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
         in closed form with the actual facility flow (in place): :func:`cooling_fmu.modelica.setpoint_tower_side`
-        (the steady state's own derivation) for the return and tower-water temperatures and the fan speed, then
-        cells on and fan power. ``Q`` is the facility heat (CDU heat exchangers + facility pump heat), ``Qp_cw`` the
-        tower pumps' heat, ``Q_air`` the air side's (into the tower entering water). Rows whose required fan speed
-        leaves ``[y_fan_floor, 1]`` keep the table's values.
+        (the steady state's own derivation: Braun's tower, :func:`~cooling_fmu.components.tower.braun_fan_fraction`)
+        for the return and tower-water temperatures and the fan air flow, then cells on and fan power. ``Q`` is the
+        facility heat (CDU heat exchangers + facility pump heat), ``Qp_cw`` the tower pumps' heat, ``Q_air`` the air
+        side's (into the tower entering water). Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the
+        table's values.
         """
         p, t = self.params, self.params.tower
         idx = self._idx
@@ -459,9 +470,28 @@ class QuasiSteadyPlant:
         for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
                         ("T_tower_out", T_cw[ok] - Qp_cw[ok] / (m_cw * p.cp_water_J_kgK)),
                         ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok] + Qp_cw[ok] + Q_air[ok]),
-                        ("y_fan", y), ("n_cells_on", n_on),
-                        ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
+                        ("y_fan", y), ("y_fan_demand", y), ("m_flow_air", y * p.m_air_nominal_kg_s),
+                        ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v
+
+    def _staged_fans(self, out: np.ndarray, n_cmd: np.ndarray) -> None:
+        """Fans of the commanded cells (in place): the FMU's relations :func:`~cooling_fmu.components.tower.cells_in_service`
+        and :func:`~cooling_fmu.components.tower.fan_speed` at the tabulated demand. Where the commanded cells at
+        full speed cannot move the demand (the FMU's supply would rise until the stager adds a cell), the fast plant
+        runs the fewest cells that can (a limit: the excursion is not simulated). Below the floor of the commanded
+        cells the air is their minimum speed (the bypass holds the water; its heat is the table's).
+        """
+        p, t, idx = self.params, self.params.tower, self._idx
+        N = t.n_cells
+        y = out[:, idx["y_fan_demand"]]
+        n_on = np.where(n_cmd >= 0.5, np.clip(n_cmd, 1.0, N),
+                        tower.cells_running(y, N, t.y_fan_min))
+        n_on = np.maximum(n_on, np.ceil(y * N - 1e-9))
+        _, y_air = tower.fan_speed(y, n_on, N, t.y_fan_min)
+        out[:, idx["n_cells_on"]] = n_on
+        out[:, idx["y_fan"]] = y_air
+        out[:, idx["m_flow_air"]] = y_air * p.m_air_nominal_kg_s
+        out[:, idx["P_fan_tower"]] = tower.fan_power_W(y_air, n_on, N, t.P_fan_cell_nominal_W)
 
     def initialize(self, heat_w: np.ndarray, T_wb_K: float, T_db_K: float | None = None,
                    Q_air_side_W: float | None = None) -> np.ndarray:
@@ -484,14 +514,14 @@ class QuasiSteadyPlant:
             Outputs at time 0.
         """
         y = self.steady_outputs(np.asarray(heat_w, dtype=float)[None, :], np.array([float(T_wb_K)]),
-                                None if T_db_K is None else np.array([float(T_db_K)]),
-                                None if Q_air_side_W is None else np.array([float(Q_air_side_W)]))[0]
+                                T_db_K=None if T_db_K is None else np.array([float(T_db_K)]),
+                                Q_air_side_W=None if Q_air_side_W is None else np.array([float(Q_air_side_W)]))[0]
         self._y = y
         self._heat_prev = float(np.sum(heat_w))
         return y.copy()
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
-            Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0,
+            T_db_K: np.ndarray | None = None, Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Advance one step per row (the :class:`cooling_fmu.coupling.Plant` protocol).
 
         Parameters
@@ -500,6 +530,9 @@ class QuasiSteadyPlant:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape (m,);
+            0 = none.
         T_db_K : np.ndarray | None
             Dry-bulb of each step [K], shape (m,); None: saturated air.
         Q_air_side_W : np.ndarray | None
@@ -527,16 +560,17 @@ class QuasiSteadyPlant:
         td = None if T_db_K is None else np.asarray(T_db_K, dtype=float)
         qa = None if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         # the kernel hands over runs of identical rows: evaluate each run once, then repeat it
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
         new = np.ones(m, dtype=bool)
         if m > 1:
-            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
+            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1]) | (cmd[1:] != cmd[:-1])
             if td is not None:
                 new[1:] |= td[1:] != td[:-1]
             if qa is not None:
                 new[1:] |= qa[1:] != qa[:-1]
         starts = np.flatnonzero(new)
         try:
-            s = self.steady_outputs(q[starts], tw[starts], None if td is None else td[starts],
+            s = self.steady_outputs(q[starts], tw[starts], cmd[starts], None if td is None else td[starts],
                                     None if qa is None else qa[starts])
             if starts.size < m:
                 s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)

@@ -1,17 +1,22 @@
-"""Study (#24, item 5): synchronous against asynchronous RL post-training on 512 H100 GPUs.
+"""Study (#24, item 5): synchronous against asynchronous RL post-training on 512 H100 GPUs, through the facility.
 
-Pipeline (:mod:`scheduler_sim.serving.rl`): Llama 3 8B policy. Rollout pool: 384 GPUs = 384 replicas of one GPU
-(vLLM-style engine, max_num_seqs 256, the fitted H100 step and power model); trainer: 128 GPUs (TP 8, DP 16, ZeRO
-1, selective recompute, sequences packed to 8,192 tokens); reward: 512 CPU sandbox workers (median 2 s, p99 20 s
-per sample). Each step: 256 prompts x 8 samples (GRPO groups), prompts log-normal median 300 / p99 2,000 tokens,
-outputs median 500 / p99 5,000, capped at 16,384. ``STEPS`` RL steps per scenario; the same draws in every
-scenario.
+Pipeline (:mod:`scheduler_sim.serving.rl`, as a ``[[workload]] family = "rl"`` table: :mod:`scheduler_sim.app.rl_workload`):
+Llama 3 8B policy. Rollout pool: 384 GPUs = 384 replicas of one GPU (vLLM-style engine, max_num_seqs 256, the
+fitted H100 step and power model); trainer: 128 GPUs (TP 8, DP 16, ZeRO 1, selective recompute, sequences packed to
+8,192 tokens); reward: 512 CPU sandbox workers on the rollout nodes' hosts (median 2 s, p99 20 s per sample). Each
+step: 256 prompts x 8 samples (GRPO groups), prompts log-normal median 300 / p99 2,000 tokens, outputs median 500 /
+p99 5,000, capped at 16,384. ``STEPS`` RL steps per scenario; the same draws in every scenario.
+
+Facility: the one-type H100 cluster ``power/systems/h100_4k.toml`` (512 nodes, the Frontier-like plant, Knoxville
+weather, the cooling FMU). The RL pools take 64 nodes; the other 448 nodes run a Llama 3 70B pre-training job
+(3,584 GPUs, TP 8, PP 4, DP 112; no failures, so the facility load is the same in every scenario; a checkpoint
+every 30 min) from t = 0, so the plant is warm and loaded when the RL pipeline is submitted at ``RL_START_H``.
+Each scenario is one facility run; the RL pools' rollout and trainer jobs get their IT and facility energy from
+the run's attribution (``/attribution/jobs``), hence the pipeline's effective PUE and energy per
+sample at facility scope (``/workload/rl`` of each run's HDF5 file).
 
 Scenarios (spread over the MPI ranks): ``sync``; ``async`` with staleness bound k = 1, 2, 4; ``sync`` with partial
-rollouts of 1,024 tokens per step. Outputs: mean step time, samples/s, idle fraction per pool, staleness
-histogram, mean power per pool, GPU + reward-CPU energy per trained sample, and the facility PUE of the
-one-type H100 cluster as a multiplier (the RL pools' mean IT power through the facility chain of
-``power/systems/h100_4k.toml`` is not run here: see the docs page).
+rollouts of 1,024 tokens per step.
 
 Run::
 
@@ -25,26 +30,30 @@ import sys
 import time
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pandas as pd
 
 from experiments.common import save_figure, world
-from jobs.training import SHIPPED_MODELS, ParallelLayout, TrainingGPU
-from scheduler_sim.serving.hardware import Deployment, load_gpu, load_model
-from scheduler_sim.serving.rl import RLConfig, run_rl
+from scheduler_sim.app.config import RunConfig
+from scheduler_sim.app.runner import run_one
 
-__all__ = ["SCENARIOS", "STEPS", "config", "main"]
+__all__ = ["SCENARIOS", "STEPS", "RL_START_H", "config", "main"]
 
 STEPS = 8
+RL_START_H = 1.0
+WINDOW_H = 1.75
 SCENARIOS = {"sync": ("sync", 0, 0), "async k=1": ("async", 1, 0), "async k=2": ("async", 2, 0),
              "async k=4": ("async", 4, 0), "sync partial 1024": ("sync", 0, 1024)}
 
 
-def config(mode: str, k: int, partial: int) -> RLConfig:
-    """One scenario.
+def config(name: str, mode: str, k: int, partial: int) -> RunConfig:
+    """One scenario: the RL pipeline beside the background pre-training job on the H100 cluster.
 
     Parameters
     ----------
+    name : str
+        Scenario name (the run name is derived from it).
     mode : str
         "sync" or "async".
     k : int
@@ -54,16 +63,21 @@ def config(mode: str, k: int, partial: int) -> RLConfig:
 
     Returns
     -------
-    RLConfig
+    RunConfig
     """
-    g = load_gpu("h100-sxm")
-    tg = TrainingGPU(g.name, g.peak_flops, g.hbm_capacity_B, g.link_bandwidth_B_s, g.network_bandwidth_B_s or 50e9,
-                     8, g.idle_power_W, g.max_power_W)
-    dep = Deployment(name="rollout", model=load_model("llama-3-8b"), gpu=g, replicas=384, tensor_parallel=1)
-    return RLConfig(rollout=dep, trainer_model=SHIPPED_MODELS["llama-3-8b"],
-                    trainer_layout=ParallelLayout(tp=8, pp=1, dp=16), trainer_gpu=tg, steps=STEPS, prompts=256,
-                    group=8, reward_workers=512, reward_idle_W=0.0, mode=mode, staleness=k, partial_segment=partial,
-                    seed=0)
+    rl = {"family": "rl", "name": "rl", "model": "llama-3-8b", "gpu": "h100-sxm", "submit_day": RL_START_H / 24,
+          "layout": {"tp": 8, "pp": 1, "dp": 16, "zero_stage": 1, "recompute": "selective"},
+          "rl": {"rollout_replicas": 384, "rollout_tp": 1, "max_num_seqs": 256, "steps": STEPS, "prompts": 256,
+                 "group": 8, "reward_workers": 512, "mode": mode, "staleness": max(k, 1) if mode == "async" else 1,
+                 "partial_segment": partial}}
+    bg = {"family": "training", "name": "pretrain-70b", "model": "llama-3-70b", "gpu": "h100-sxm",
+          "train_hours": 2.0, "failure_rate_per_gpu_h": 0.0, "checkpoint_interval_s": 1800.0,
+          "layout": {"tp": 8, "pp": 4, "dp": 112, "micro_batches": 32, "schedule": "interleaved",
+                     "virtual_stages": 5}}
+    return RunConfig.model_validate({
+        "name": "rl-" + name.replace(" ", "-").replace("=", ""), "system": "h100_4k", "seed": 0,
+        "trace": {"enabled": False, "window_start_days": 0.0, "window_days": WINDOW_H / 24},
+        "scheduler": {"policy": "fcfs"}, "output": {"progress": False}, "workload": [bg, rl]})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,19 +104,32 @@ def main(argv: list[str] | None = None) -> int:
         if i % size != rank:
             continue
         t0 = time.perf_counter()
-        r = run_rl(config(mode, k, part))
+        cfg = config(name, mode, k, part)
+        path = out / f"{cfg.name}.h5"
+        res = run_one(cfg, path)
         wall = time.perf_counter() - t0
-        idle = r.idle_fraction
-        T = r.makespan_s
-        mine.append({"scenario": name, "steps": STEPS, "mean_step_s": r.mean_step_s, "samples_per_s": r.samples_per_s,
-                     "idle_rollout": idle["rollout"], "idle_reward": idle["reward"], "idle_trainer": idle["trainer"],
-                     "P_rollout_kW": r.energy_J["rollout"] / T / 1e3, "P_trainer_kW": r.energy_J["trainer"] / T / 1e3,
-                     "P_reward_kW": r.energy_J["reward"] / T / 1e3, "kJ_per_sample": r.energy_per_sample_J / 1e3,
-                     "staleness": str(r.staleness_histogram()), "samples": int(r.samples_trained.sum()),
-                     "wall_s": wall})
-        series[name] = {k2: (t.tolist(), P.tolist()) for k2, (t, P) in r.power.items()}
-        print(f"[rank {rank}] {name}: step {r.mean_step_s:.1f} s, {r.samples_per_s:.2f} samples/s, {wall:.1f} s",
-              flush=True)
+        with h5py.File(path, "r") as f:
+            r = {c: v[0] for c, v in ((c, f["workload/rl"][c][()]) for c in f["workload/rl"])}
+            grp = f["workload/rl_power/rl"]
+            series[name] = {pool: (grp[f"{pool}_t_s"][()].tolist(), grp[f"{pool}_P_W"][()].tolist())
+                            for pool in ("rollout", "trainer", "reward")}
+            roll = float(f["workload/rl/rollout_job_id"][0])
+        T = float(r["makespan_s"])
+        mine.append({"scenario": name, "steps": STEPS, "mean_step_s": float(r["mean_step_s"]),
+                     "samples_per_s": float(r["samples_per_s"]), "idle_rollout": float(r["idle_rollout"]),
+                     "idle_reward": float(r["idle_reward"]), "idle_trainer": float(r["idle_trainer"]),
+                     "P_rollout_gpu_kW": float(r["E_rollout_gpu_J"]) / T / 1e3,
+                     "P_trainer_gpu_kW": float(r["E_trainer_gpu_J"]) / T / 1e3,
+                     "P_reward_kW": float(r["E_reward_J"]) / T / 1e3, "P_it_kW": float(r["E_it_J"]) / T / 1e3,
+                     "kJ_per_sample_gpu": float(r["J_per_sample_gpu"]) / 1e3,
+                     "kJ_per_sample_it": float(r["J_per_sample_it"]) / 1e3,
+                     "kJ_per_sample_facility": float(r["J_per_sample_facility"]) / 1e3,
+                     "PUE_rl": float(r["PUE_effective"]), "PUE_facility": float(res.summary["PUE"]),
+                     "staleness_mean": float(r["staleness_mean"]), "staleness_max": int(r["staleness_max"]),
+                     "samples": int(r["samples_trained"]), "start_gap_s": float(r["start_gap_s"]),
+                     "rollout_job": int(roll), "wall_s": wall})
+        print(f"[rank {rank}] {name}: step {mine[-1]['mean_step_s']:.1f} s, {mine[-1]['samples_per_s']:.2f} samples/s, "
+              f"PUE {mine[-1]['PUE_rl']:.4f}, {wall:.1f} s", flush=True)
     rows = comm.gather(mine, root=0) if comm is not None else [mine]
     ser = comm.gather(series, root=0) if comm is not None else [series]
     if rank != 0:

@@ -36,13 +36,20 @@ Iteration (one optimizer step; ``N_gpu = tp pp dp`` GPUs, ``ep`` splits the expe
   ``(p-1)/(m+p-1)``, ``(p-1)/(v m+p-1)`` and ``(p-1)/(3 m+p-1)`` (:func:`bubble_fraction`);
 * ``t_iter = W + t_bubble + exposed DP``; ``MFU = F / (t_iter N_gpu F_pk)``.
 
-Memory per GPU (the first pipeline stage, which holds the most activations), refused when above the HBM:
-weights, gradients and Adam state by ZeRO stage, ``Phi`` = parameters of the GPU (``N_dense / (tp pp) + N_exp /
-(tp pp ep)``): stage 0 ``16 Phi``, 1 ``4 Phi + 12 Phi / dp``, 2 ``2 Phi + 14 Phi / dp``, 3 ``16 Phi / dp`` (BF16
-weights and gradients, FP32 master weights, momentum and variance; ZeRO, table 1); activations per layer and
-micro-batch with sequence parallelism ``s b h (34 + 5 a s / h) / tp`` (none), ``34 s b h / tp`` (selective),
-``2 s b h / tp`` (full) (Korthikanti et al., table 2), times ``L / pp`` layers and ``min(m, pp)`` micro-batches in
-flight (1F1B and ZB-H1), ``x (1 + (pp-1)/(pp v))`` for interleaved 1F1B (same paper, section 4.2.3).
+Memory per GPU (the first pipeline stage, which holds the most activations), refused when above the HBM
+(:func:`memory_use`): weights, gradients and Adam state by ZeRO stage of the first stage's parameters per GPU
+``Phi_1`` (its layers and the input embedding): stage 0 ``16 Phi_1``, 1 ``4 Phi_1 + 12 Phi_1 / d``, 2 ``2 Phi_1 +
+14 Phi_1 / d``, 3 ``16 Phi_1 / d`` with ``d = dp cp`` (BF16 weights and gradients, FP32 master weights, momentum
+and variance; ZeRO, table 1); activations per layer and micro-batch from Korthikanti et al.'s terms written for
+this architecture (:func:`activation_bytes_per_layer`: ``(12 + 4 kv/a + 6 f/h) s b h / (tp cp)`` with flash
+attention, the paper's 34 being a GPT-3 layer with dropout), times the layer-micro-batches in flight at the first
+stage (``min(m, pp) L_1`` for 1F1B and ZB-H1; interleaved: Megatron-LM's warm-up, capped by the iteration's
+``m v`` chunks).
+
+Context parallelism (``cp``, Llama 3 at long context; Dubey et al., section 3.3.2): every sequence is split over
+``cp`` GPUs, which all-gather K and V before attention and reduce-scatter their gradients in the backward pass:
+``2 (+1 with full recompute) x (L/pp) x m x (cp-1)/cp x 2 s kv d_head B_act / tp`` bytes per GPU over the NVLink
+when ``tp cp`` fits a node, else the network, exposed for ``1 - overlap_cp``.
 
 Power: a periodic step function per iteration: compute (``t_c`` and the exposed TP/PP/EP time inside the
 pipelined work, at the compute power), bubble, exposed DP communication (:meth:`IterationTime.phases`). The
@@ -67,7 +74,8 @@ import numpy as np
 
 __all__ = ["TrainingModel", "ParallelLayout", "TrainingGPU", "TrainingConstants", "IterationTime", "MemoryUse",
            "InfeasibleLayout", "Resilience", "Timeline", "bubble_fraction", "bubble_ratio", "iteration_time",
-           "memory_use", "resilience_timeline", "expected_ettr", "young_daly_interval_s", "LLAMA3_FAILURE_RATE",
+           "memory_use", "activation_bytes_per_layer", "resilience_timeline", "expected_ettr", "young_daly_interval_s",
+           "LLAMA3_FAILURE_RATE",
            "SCHEDULES", "RECOMPUTE", "SHIPPED_MODELS"]
 
 SCHEDULES = ("1f1b", "interleaved", "zb-h1")
@@ -166,8 +174,16 @@ class ParallelLayout:
     virtual_stages : int
         Model chunks per GPU ``v`` (interleaved 1F1B; 1 otherwise).
     zero_stage : int
-        0-3 (ZeRO / FSDP sharding over dp).
+        0-3 (ZeRO / FSDP sharding over ``dp x cp``; Llama 3's FSDP, which shards optimizer state and gradients but
+        keeps the gathered weights through the backward pass, is stage 2).
     recompute : {"none", "selective", "full"}
+    cp : int
+        Context-parallel degree: each sequence split over ``cp`` GPUs (Llama 3: 16 at 131K tokens, 1 at 8K);
+        GPUs = tp x cp x pp x dp.
+    first_stage_layers : int
+        Transformer layers on the first pipeline stage (0 = the even split ``L / pp``). Llama 3 405B: 7 (126
+        layers on 16 stages, one layer fewer on the first and the last stage, whose slot holds the embedding or
+        the output head; Dubey et al., arXiv 2407.21783, section 3.3.2).
     """
 
     tp: int
@@ -180,10 +196,15 @@ class ParallelLayout:
     virtual_stages: int = 1
     zero_stage: int = 1
     recompute: str = "selective"
+    cp: int = 1
+    first_stage_layers: int = 0
 
     def __post_init__(self) -> None:
         """Check the degrees and names."""
-        for k in ("tp", "pp", "dp", "ep", "micro_batches", "micro_batch_size", "virtual_stages"):
+        if not (isinstance(self.first_stage_layers, int) and self.first_stage_layers >= 0):
+            raise ValueError(f"parallel layout: first_stage_layers must be an integer >= 0, got "
+                             f"{self.first_stage_layers!r}")
+        for k in ("tp", "pp", "dp", "ep", "micro_batches", "micro_batch_size", "virtual_stages", "cp"):
             v = getattr(self, k)
             if not (isinstance(v, int) and v >= 1):
                 raise ValueError(f"parallel layout: {k} must be an integer >= 1, got {v!r}")
@@ -200,8 +221,8 @@ class ParallelLayout:
 
     @property
     def n_gpus(self) -> int:
-        """GPUs of the job, tp x pp x dp."""
-        return self.tp * self.pp * self.dp
+        """GPUs of the job, tp x cp x pp x dp."""
+        return self.tp * self.cp * self.pp * self.dp
 
 
 @dataclass(frozen=True)
@@ -251,6 +272,10 @@ class TrainingConstants:
         and the gradient reduce-scatter with the backward pass bucket by bucket, exposing the last buckets).
     bytes_activation : float
         Bytes per activation element in communication [B] (2: BF16).
+    overlap_cp : float
+        Share of the context-parallel K/V all-gathers hidden under attention compute. Default 0.5: ASSUMPTION
+        (Llama 3 all-gathers K and V before attention, section 3.3.2, and reports its latency as small next to
+        the attention at long context).
     util_compute, util_comm, util_bubble, util_checkpoint, util_restart : float
         GPU load of each phase in [0, 1]: its power is ``idle + u (max - idle)``. Defaults 1.0 / 0.25 / 0.15 /
         0.1 / 0.0: ASSUMPTIONS after "compute phase near TDP, communication phase near idle" (Choukse et al.,
@@ -266,6 +291,7 @@ class TrainingConstants:
     overlap_ep: float = 0.3
     overlap_dp: float = 0.8
     bytes_activation: float = 2.0
+    overlap_cp: float = 0.5
     util_compute: float = 1.0
     util_comm: float = 0.25
     util_bubble: float = 0.15
@@ -277,7 +303,7 @@ class TrainingConstants:
         """Check the ranges."""
         if not 0 < self.eta_compute <= 1:
             raise ValueError(f"training constants: eta_compute must be in (0, 1], got {self.eta_compute!r}")
-        for k in ("overlap_tp", "overlap_pp", "overlap_ep", "overlap_dp", "util_compute", "util_comm",
+        for k in ("overlap_tp", "overlap_pp", "overlap_ep", "overlap_dp", "overlap_cp", "util_compute", "util_comm",
                   "util_bubble", "util_checkpoint", "util_restart"):
             v = getattr(self, k)
             if not 0 <= v <= 1:
@@ -355,12 +381,18 @@ class MemoryUse:
     Attributes
     ----------
     params_per_gpu : float
-        ``Phi``.
+        ``Phi``, parameters per GPU averaged over the stages (the data-parallel gradient size).
     states_B : float
-        Weights, gradients and optimizer state after ZeRO sharding.
+        Weights, gradients and optimizer state of the first stage after ZeRO sharding.
     activations_B : float
         Activations held by the first stage.
     total_B, capacity_B : float
+    params_first_stage : float
+        Parameters per GPU of the first stage (its layers and the input embedding).
+    activation_bytes_per_layer : float
+        Activations of one layer and one micro-batch on one GPU [B].
+    layers_in_flight : float
+        Layer-micro-batches whose activations the first stage holds at its peak.
     """
 
     params_per_gpu: float
@@ -368,6 +400,9 @@ class MemoryUse:
     activations_B: float
     total_B: float
     capacity_B: float
+    params_first_stage: float = 0.0
+    activation_bytes_per_layer: float = 0.0
+    layers_in_flight: float = 0.0
 
     @property
     def feasible(self) -> bool:
@@ -375,8 +410,58 @@ class MemoryUse:
         return self.total_B <= self.capacity_B
 
 
+def activation_bytes_per_layer(model: TrainingModel, lay: ParallelLayout) -> float:
+    """Activation bytes one transformer layer keeps for the backward pass, per micro-batch and GPU.
+
+    The terms of Korthikanti et al. (MLSys 2023, section 4.1), written for the architecture of
+    :class:`TrainingModel` (pre-norm RMSNorm, grouped-query attention, SwiGLU MLP, no dropout) with 2-byte
+    activations, in units of ``s b h`` bytes (``s`` the sequence, ``b`` the micro-batch, ``h`` the hidden size):
+
+    * attention: the QKV projection's input 2, Q 2, K and V ``2 x 2 kv / a``, the attention output (the output
+      projection's input) 2: ``6 + 4 kv / a`` (the paper's 11 with kv = a plus a dropout mask of 1);
+    * MLP: its input 2, the gate and up projections' outputs ``2 x 2 f / h`` and their product (the down
+      projection's input) ``2 f / h``: ``2 + 6 f / h`` (the paper's 19 is ``2 + 16 + 1`` for a 4h GeLU MLP with
+      dropout); MoE: the router's input 2 plus per routed copy ``2 + 6 f / h``, ``top_k`` copies;
+    * the two norms' inputs: 4;
+
+    so ``12 + 4 kv / a + 6 f / h`` for a dense layer (Llama 3 405B: 31.75; the GPT-3 layer of the paper: 34).
+    Recompute ``"none"`` also keeps the softmax output ``2 a s / h`` (no flash attention); ``"full"`` keeps the
+    layer's input only, 2. Sequence parallelism divides everything by ``tp`` (paper, section 4.2.2) and context
+    parallelism by ``cp`` (each GPU holds ``s / cp`` tokens).
+
+    Parameters
+    ----------
+    model : TrainingModel
+    lay : ParallelLayout
+
+    Returns
+    -------
+    float
+        Bytes per layer, micro-batch and GPU.
+    """
+    sbh = float(lay.micro_batch_size) * model.seq_len * model.hidden / (lay.tp * lay.cp)
+    f_h = model.ffn_hidden / model.hidden
+    attn = 6.0 + 4.0 * model.kv_heads / model.heads
+    mlp = 2.0 + 6.0 * f_h if model.experts == 1 else 2.0 + model.top_k * (2.0 + 6.0 * f_h)
+    if lay.recompute == "full":
+        return 2.0 * sbh
+    per = attn + mlp + 4.0
+    if lay.recompute == "none":
+        per += 2.0 * model.heads * model.seq_len / lay.cp / model.hidden
+    return per * sbh
+
+
 def memory_use(model: TrainingModel, lay: ParallelLayout, gpu: TrainingGPU) -> MemoryUse:
-    """Memory per GPU (module docstring).
+    """Memory per GPU of the first pipeline stage (module docstring).
+
+    * States: the first stage's parameters per GPU ``Phi_1`` = its ``L_1`` layers (``first_stage_layers``, or
+      ``L / pp``) / tp (experts also / ep) + the input embedding ``V h / tp`` (+ the output head when ``pp = 1``),
+      times the ZeRO bytes per parameter with the sharding over ``d = dp x cp``.
+    * Activations: :func:`activation_bytes_per_layer` x the layer-micro-batches in flight at the first stage's
+      peak: 1F1B and ZB-H1 (same peak memory as 1F1B, Qi et al. 2024) ``min(m, pp) L_1``; interleaved 1F1B with
+      ``v`` chunks of ``L_1 / v`` layers, ``min(m v, 2 (pp-1) + (v-1) pp + 1)`` chunks (Megatron-LM's warm-up
+      of the first rank plus the one forward before its first backward, capped by the ``m v`` chunks of the
+      iteration), which is Korthikanti et al.'s ``(1 + (pp-1)/(pp v)) pp`` micro-batches when ``m v`` is larger.
 
     Parameters
     ----------
@@ -389,16 +474,22 @@ def memory_use(model: TrainingModel, lay: ParallelLayout, gpu: TrainingGPU) -> M
     MemoryUse
     """
     phi = model.dense_params / (lay.tp * lay.pp) + model.expert_params / (lay.tp * lay.pp * lay.ep)
-    d = lay.dp
-    states = {0: 16.0 * phi, 1: 4.0 * phi + 12.0 * phi / d, 2: 2.0 * phi + 14.0 * phi / d, 3: 16.0 * phi / d}
-    sbh = float(lay.micro_batch_size) * model.seq_len * model.hidden
-    per_layer = {"none": sbh * (34.0 + 5.0 * model.heads * model.seq_len / model.hidden) / lay.tp,
-                 "selective": 34.0 * sbh / lay.tp, "full": 2.0 * sbh / lay.tp}[lay.recompute]
-    act = per_layer * (model.layers / lay.pp) * min(lay.micro_batches, lay.pp)
+    L1 = float(lay.first_stage_layers) if lay.first_stage_layers else model.layers / lay.pp
+    emb = model.vocab * model.hidden * (2.0 if lay.pp == 1 else 1.0)
+    phi1 = ((L1 * model.attention_params_per_layer + emb) / lay.tp
+            + L1 * model.expert_params / model.layers / (lay.tp * lay.ep))
+    d = lay.dp * lay.cp
+    states = {0: 16.0 * phi1, 1: 4.0 * phi1 + 12.0 * phi1 / d, 2: 2.0 * phi1 + 14.0 * phi1 / d,
+              3: 16.0 * phi1 / d}
+    per_layer = activation_bytes_per_layer(model, lay)
+    m, p, v = lay.micro_batches, lay.pp, lay.virtual_stages
     if lay.schedule == "interleaved":
-        act *= 1.0 + (lay.pp - 1) / (lay.pp * lay.virtual_stages)
+        in_flight = min(m * v, 2 * (p - 1) + (v - 1) * p + 1) * L1 / v
+    else:
+        in_flight = min(m, p) * L1
+    act = per_layer * in_flight
     st = states[lay.zero_stage]
-    return MemoryUse(phi, st, act, st + act, gpu.hbm_capacity_B)
+    return MemoryUse(phi, st, act, st + act, gpu.hbm_capacity_B, phi1, per_layer, in_flight)
 
 
 @dataclass(frozen=True)
@@ -427,6 +518,8 @@ class IterationTime:
         ``F / (t_iter N_gpu F_pk)``.
     n_gpus : int
     memory : MemoryUse
+    t_cp_s, exposed_cp_s : float
+        Context-parallel K/V all-gathers and gradient reduce-scatters, and their exposed part (inside ``W``).
     """
 
     t_compute_s: float
@@ -446,6 +539,8 @@ class IterationTime:
     mfu: float
     n_gpus: int
     memory: MemoryUse
+    t_cp_s: float = 0.0
+    exposed_cp_s: float = 0.0
 
     @property
     def bubble_fraction(self) -> float:
@@ -502,7 +597,8 @@ def iteration_time(model: TrainingModel, lay: ParallelLayout, gpu: TrainingGPU,
     mem = memory_use(model, lay, gpu)
     if check_memory and not mem.feasible:
         raise InfeasibleLayout(
-            f"{model.name} on {lay.n_gpus} x {gpu.name} (tp {lay.tp}, pp {lay.pp}, dp {lay.dp}, ep {lay.ep}, "
+            f"{model.name} on {lay.n_gpus} x {gpu.name} (tp {lay.tp}, {f'cp {lay.cp}, ' if lay.cp > 1 else ''}"
+            f"pp {lay.pp}, dp {lay.dp}, ep {lay.ep}, "
             f"ZeRO {lay.zero_stage}, recompute {lay.recompute}, {lay.schedule}): {mem.total_B / 1e9:.1f} GB per GPU "
             f"needed > {mem.capacity_B / 1e9:.1f} GB HBM (weights/gradients/optimizer {mem.states_B / 1e9:.1f} GB, "
             f"activations {mem.activations_B / 1e9:.1f} GB)")
@@ -515,7 +611,7 @@ def iteration_time(model: TrainingModel, lay: ParallelLayout, gpu: TrainingGPU,
     F_hw = F + extra * tokens
     t_c = F_hw / (n * gpu.peak_flops * const.eta_compute)
     m = lay.micro_batches
-    msg = b * s * h * const.bytes_activation  # one activation tensor of a micro-batch [B]
+    msg = b * s * h * const.bytes_activation / lay.cp  # one activation tensor of a micro-batch on a GPU [B]
     # per GPU a layer's TP all-reduce runs for each of the m micro-batches of its L / pp layers
     n_ar = 4 + (2 if lay.recompute == "full" else 0)
     t_tp = (n_ar * (L / lay.pp) * m * 2.0 * (lay.tp - 1) / lay.tp * msg / gpu.intra_bandwidth_B_s
@@ -527,15 +623,24 @@ def iteration_time(model: TrainingModel, lay: ParallelLayout, gpu: TrainingGPU,
     else:
         t_ep = 0.0
     grad_B = 2.0 * mem.params_per_gpu
-    t_dp = (2.0 * (lay.dp - 1) / lay.dp * grad_B / gpu.network_bandwidth_B_s
-            * (1.5 if lay.zero_stage == 3 else 1.0)) if lay.dp > 1 else 0.0
+    dcp = lay.dp * lay.cp  # gradients are reduced over the data- and context-parallel ranks
+    t_dp = (2.0 * (dcp - 1) / dcp * grad_B / gpu.network_bandwidth_B_s
+            * (1.5 if lay.zero_stage == 3 else 1.0)) if dcp > 1 else 0.0
     e_tp, e_pp, e_ep, e_dp = ((1 - const.overlap_tp) * t_tp, (1 - const.overlap_pp) * t_pp,
                               (1 - const.overlap_ep) * t_ep, (1 - const.overlap_dp) * t_dp)
-    W = t_c + e_tp + e_pp + e_ep
+    if lay.cp > 1:
+        kv_B = 2.0 * b * s * model.kv_heads * (h // model.heads) * const.bytes_activation / lay.tp
+        bw = gpu.intra_bandwidth_B_s if lay.tp * lay.cp <= gpu.gpus_per_node else gpu.network_bandwidth_B_s
+        n_cp = 2 + (1 if lay.recompute == "full" else 0)
+        t_cp = n_cp * (L / lay.pp) * m * (lay.cp - 1) / lay.cp * kv_B / bw
+    else:
+        t_cp = 0.0
+    e_cp = (1 - const.overlap_cp) * t_cp
+    W = t_c + e_tp + e_pp + e_ep + e_cp
     t_b = bubble_ratio(lay.schedule, lay.pp, m, lay.virtual_stages) * W
     t_it = W + t_b + e_dp
     return IterationTime(t_c, t_tp, t_pp, t_ep, t_dp, e_tp, e_pp, e_ep, e_dp, W, t_b, t_it, tokens, F,
-                         F / (t_it * n * gpu.peak_flops), n, mem)
+                         F / (t_it * n * gpu.peak_flops), n, mem, t_cp, e_cp)
 
 
 # ---------------------------------------------------------------------------------------------- resilience

@@ -27,7 +27,7 @@ from jobs.textfiles import read_utf8, toml_loads
 
 from .grid_config import GridDynamicsConfig  # the dynamic [grid] keys of #15 (events, ramps, battery)
 from .grid_signals_config import CarbonPolicyConfig, GridSignalsConfig  # the carbon / price keys of #15
-from .workload_config import WorkloadConfig  # the [[workload]] tables of #24
+from .workload_config import SERVED_FAMILIES, WorkloadConfig  # the [[workload]] tables of #24
 
 __all__ = ["RunConfig", "TraceConfig", "ServingConfig", "SchedulerConfig", "CoolingConfig", "OutputConfig", "load_config",
            "embedded_trace_path", "ConfigError", "GridConfig", "CarbonPolicyConfig"]
@@ -348,6 +348,8 @@ class ServingConfig(_Strict):
                                              "relative to the config file, or the name of a shipped deployment "
                                              "(experiments/serving, e.g. 'llama3-70b_h100_tp4x2')")
     trace: str = Field("", description="Request trace file; '' means the embedded Azure LLM conversation trace")
+    workload: str = Field("", description="Name of a [[workload]] table of family 'inference' or 'extreme' whose "
+                          "generated requests are served instead of a request trace ('' = the trace)")
     format: str = Field("azure_llm", description="Request loader name (azure_llm, mooncake, request_csv)")
     loader_options: dict[str, str] = Field(default_factory=dict,
                                            description="Extra loader options, e.g. the request_csv column mapping")
@@ -440,6 +442,19 @@ class RunConfig(_Strict):
         if not self.trace.enabled and self.serving is None and not self.workload:
             raise ValueError("trace.enabled = false needs a [serving] section or a [[workload]] table (nothing to "
                              "simulate otherwise)")
+        if self.serving is not None and self.serving.workload:
+            names = [w.name for w in self.workload if w.family in SERVED_FAMILIES]
+            if self.serving.workload not in names:
+                raise ValueError(f"serving.workload = {self.serving.workload!r} names no [[workload]] table of family "
+                                 f"'inference' or 'extreme' (those given: {', '.join(names) or 'none'})")
+            if names.count(self.serving.workload) > 1:
+                raise ValueError(f"serving.workload = {self.serving.workload!r}: {names.count(self.serving.workload)} "
+                                 f"inference tables have that name; give them distinct names")
+        served = self.serving.workload if self.serving is not None else ""
+        for w in self.workload:
+            if w.family in SERVED_FAMILIES and w.name != served:
+                raise ValueError(f"[[workload]] {w.name!r} of family {w.family!r} is served by no [serving] section: "
+                                 f"set [serving] workload = {w.name!r}")
         return self
 
     @model_validator(mode="after")
@@ -481,6 +496,12 @@ class RunConfig(_Strict):
             d["cooling"].pop("model", None)
             d["cooling"].pop("fast_tau_s", None)
         for section, key, default in _LATER_KEYS:  # keys added later: left out at their defaults, as above
+            if section.startswith("workload[]") if section else False:  # a key of every [[workload]] table
+                for sec in d.get("workload", []):
+                    sub = sec.get(section[len("workload[]."):]) if section != "workload[]" else sec
+                    if isinstance(sub, dict) and sub.get(key, default) == default:
+                        sub.pop(key, None)
+                continue
             sec = d if section is None else d.get(section)
             if sec is not None and sec.get(key, default) == default:
                 sec.pop(key, None)
@@ -519,7 +540,9 @@ class RunConfig(_Strict):
 #: at their defaults so that runs which do not use them keep the same ``config_json`` (and digests).
 _LATER_KEYS = (("trace", "timezone", ""), ("trace", "arrival_rate_factor", 1.0), ("trace", "job_size_factor", 1.0),
                ("scheduler", "pool_nodes", None), ("cooling", "step_timeout_s", 60.0), (None, "overrides", []),
-               ("scheduler", "power_cap_forecast_margin", 5e-3))
+               ("scheduler", "power_cap_forecast_margin", 5e-3), ("workload[]", "rl", None),
+               ("workload[]", "inference", None), ("workload[]", "extreme", None), ("serving", "workload", ""),
+               ("workload[].layout", "cp", 1), ("workload[].layout", "first_stage_layers", 0))
 
 
 def check_name(v: str, what: str = "name") -> str:

@@ -16,6 +16,7 @@ import pandas as pd
 from cooling_fmu.coupling import AdaptiveStepper
 from cooling_fmu.params import load_plant_params, plant_params_path
 from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.supervisory import StagedPlant
 from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
@@ -31,7 +32,7 @@ from ..analysis.attribution import T_SUPPLY_TOLERANCE_K, attribution_of_run
 from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
-from ..io.hdf5 import sha256_file, write_run
+from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.progress import Spinner
@@ -39,6 +40,7 @@ from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
 from . import grid_run, workloads
+from .rl_workload import finish_rl
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
@@ -211,11 +213,12 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if cfg.cooling.plant_model == "fast":  # quasi-steady table (cooling_fmu.quasisteady); no FMU, no stepping
         from cooling_fmu.quasisteady import QuasiSteadyPlant
 
-        return QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s)
+        return StagedPlant(QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s))
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
     guard_plant(plant, cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
+    plant = StagedPlant(plant)  # tower cells staged by the supervisory controller (cooling_fmu/supervisory.py)
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
@@ -331,8 +334,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     serving = None
     if cfg.serving is not None:
         t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv)
-        checksums["request_trace"] = sha256_file(serving.trace_path)
+        gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
+            else None
+        serving = prepare_serving(cfg.serving, system, sim_offset_s=t_serv, generated=gen)
+        if gen is None:
+            checksums["request_trace"] = sha256_file(serving.trace_path)
         checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
         if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
             origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
@@ -447,14 +453,36 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         name = cfg.cooling.plant or system.cooling_plant
         limit = supply_limit_of_plant(load_plant_params(name), str(name))
     path = None
+    attr = None
+    has_workload = training is not None and (training.reports or training.rl)
+    if out is not None or has_workload:
+        attr = (attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K) if limit is not None
+                else attribution_of_run(result, cfg.to_json()))
+    if has_workload:  # attributed energies of the training jobs and RL pools (/workload)
+        workloads.finish_training(training.reports, result.jobs, attr)
+        finish_rl(training.rl, result.jobs, attr)
+        for r in training.rl:
+            say(f"rl {r['name']}: {r['mode']}{' k = ' + str(r['staleness_bound']) if r['mode'] == 'async' else ''}, "
+                f"{r['steps']} steps of {r['mean_step_s']:.1f} s, {r['samples_per_s']:.2f} samples/s on "
+                f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
+                f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
+                f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
+                f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0 else ""))
     if out is not None:
+        extra = _grid_writers(ga, grid_content)
+        if has_workload:
+            rl_power = [dict(res.power, step_end_s=res.step_end_s) for res in training.rl_results]
+            parts = [extra] if extra is not None else []
+            parts.append(lambda f: write_workload_group(f, training.reports, training.rl, rl_power))
+
+            def extra(f) -> None:
+                for part in parts:
+                    part(f)
         path = write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=system.name,
                          policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=checksums,
                          load_report=loaded.report.to_dict() if loaded is not None else {},
-                         time_origin_unix_s=origin, serving=serving,
-                         attribution=attribution_of_run(result, cfg.to_json(), T_supply_limit_K=limit.T_limit_K)
-                         if limit is not None else attribution_of_run(result, cfg.to_json()),
-                         extra_groups=_grid_writers(ga, grid_content))
+                         time_origin_unix_s=origin, serving=serving, attribution=attr,
+                         extra_groups=extra)
     load_summary = loaded.report.summary() if loaded is not None else "batch trace disabled"
     counts = []
     if loaded is not None:

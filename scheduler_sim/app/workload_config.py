@@ -51,7 +51,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jobs.training import LLAMA3_FAILURE_RATE
 
-__all__ = ["WorkloadConfig", "LayoutConfig", "ModelConfig"]
+__all__ = ["WorkloadConfig", "LayoutConfig", "ModelConfig", "RLTableConfig", "InferenceTableConfig",
+           "ExtremeTableConfig", "SERVED_FAMILIES"]
+
+#: Families whose requests a ``[serving]`` section serves (``[serving] workload``).
+SERVED_FAMILIES = ("inference", "extreme")
 
 
 class _Strict(BaseModel):
@@ -86,14 +90,88 @@ class LayoutConfig(_Strict):
     virtual_stages: int = Field(1, ge=1)
     zero_stage: int = Field(1, ge=0, le=3)
     recompute: Literal["none", "selective", "full"] = "selective"
+    cp: int = Field(1, ge=1, description="Context-parallel degree")
+    first_stage_layers: int = Field(0, ge=0, description="Layers on the first pipeline stage (0 = L / pp)")
+
+
+class RLTableConfig(_Strict):
+    """The ``rl`` table of a ``family = "rl"`` workload: an RL post-training pipeline
+    (:class:`scheduler_sim.serving.rl.RLConfig`; its docstring gives the distributions and their sources).
+
+    The rollout pool is ``rollout_replicas`` replicas of ``rollout_tp`` GPUs serving the workload's ``model`` (a
+    serving model of ``scheduler_sim/serving/data/models``); the trainer is the workload's ``layout`` of its
+    ``model`` (a training model); both on the workload's ``gpu``. Reward sandboxes run on the host CPUs of the
+    rollout nodes (ASSUMPTION, module docstring of :mod:`scheduler_sim.app.workloads`).
+    """
+
+    rollout_replicas: int = Field(8, ge=1, description="Rollout replicas")
+    rollout_tp: int = Field(1, ge=1, description="GPUs per rollout replica (tensor parallel)")
+    max_num_seqs: int = Field(256, ge=1, description="Rollout engine batch limit")
+    steps: int = Field(4, ge=1, description="RL steps")
+    prompts: int = Field(64, ge=1, description="Prompts per step")
+    group: int = Field(8, ge=1, description="Samples per prompt (GRPO group)")
+    prompt_median: float = Field(300.0, gt=0, description="Prompt length median [tokens]")
+    prompt_p99: float = Field(2000.0, gt=0, description="Prompt length p99 [tokens]")
+    output_median: float = Field(500.0, gt=0, description="Output length median [tokens]")
+    output_p99: float = Field(5000.0, gt=0, description="Output length p99 [tokens]")
+    max_output: int = Field(16384, ge=1, description="Output cap [tokens]")
+    reward_workers: int = Field(256, ge=1, description="CPU sandbox workers")
+    reward_median_s: float = Field(2.0, gt=0, description="Reward time per sample, median [s]")
+    reward_p99_s: float = Field(20.0, gt=0, description="Reward time per sample, p99 [s]")
+    reward_worker_W: float = Field(10.0, ge=0, description="Power of a busy sandbox worker above idle [W]")
+    mode: Literal["sync", "async"] = Field("sync", description="Barrier per step, or asynchronous")
+    staleness: int = Field(1, ge=0, description="Staleness bound k (async)")
+    partial_segment: int = Field(0, ge=0, description="Partial-rollout tokens per sample per step (sync; 0 = off)")
+    merge_s: float = Field(1.0, gt=0, description="Bin of the pools' node power series [s] (energy-exact means)")
+
+
+class InferenceTableConfig(_Strict):
+    """The ``inference`` table of a ``family = "inference"`` workload: the arrival process, length distributions
+    and SLOs of :func:`jobs.families.inference.inference_family` (its docstring gives them and their sources). A
+    ``[serving]`` section with ``workload = "<name>"`` serves these requests instead of a request trace.
+    """
+
+    arrival: Literal["poisson", "gamma", "mmpp"] = Field("poisson", description="Arrival process")
+    duration_s: float = Field(3600.0, gt=0, description="Horizon of the arrivals [s]")
+    rate_per_s: float = Field(5.0, gt=0, description="Mean arrival rate (poisson, gamma) [1/s]")
+    cv: float = Field(2.0, gt=0, description="Coefficient of variation of the gaps (gamma)")
+    mmpp_rates_per_s: tuple[float, float] = Field((2.0, 20.0), description="MMPP state rates [1/s]")
+    mmpp_dwell_s: tuple[float, float] = Field((300.0, 60.0), description="MMPP mean dwell times [s]")
+    prompt_median: float = Field(1000.0, gt=0, description="Prompt length median [tokens]")
+    prompt_p99: float = Field(8000.0, gt=0, description="Prompt length p99 [tokens]")
+    output_median: float = Field(250.0, gt=0, description="Output length median [tokens]")
+    output_p99: float = Field(2000.0, gt=0, description="Output length p99 [tokens]")
+    max_tokens: int = Field(131072, ge=1, description="Length clip [tokens]")
+    ttft_s: float = Field(1.0, gt=0, description="TTFT SLO [s] (replaces [serving] ttft_slo_s)")
+    tpot_s: float = Field(0.05, gt=0, description="TPOT SLO [s] (replaces [serving] tpot_slo_s)")
+
+
+class ExtremeTableConfig(_Strict):
+    """The ``extreme`` table of a ``family = "extreme"`` workload: long-context requests with a step burst
+    (:func:`jobs.families.extreme.extreme_family`; its docstring gives the distributions and their sources), served
+    by the ``[serving]`` section that names it.
+    """
+
+    duration_s: float = Field(3600.0, gt=0, description="Horizon of the arrivals [s]")
+    rate_per_s: float = Field(1.0, gt=0, description="Base Poisson rate [1/s]")
+    burst_multiplier: float = Field(10.0, ge=1, description="Rate factor inside the burst")
+    burst_start_s: float = Field(1200.0, ge=0, description="Burst start [s]")
+    burst_s: float = Field(300.0, gt=0, description="Burst length [s]")
+    prompt_median: float = Field(32768.0, gt=0, description="Prompt length median [tokens]")
+    prompt_p99: float = Field(131072.0, gt=0, description="Prompt length p99 [tokens]")
+    output_median: float = Field(250.0, gt=0, description="Output length median [tokens]")
+    output_p99: float = Field(2000.0, gt=0, description="Output length p99 [tokens]")
+    ttft_s: float = Field(10.0, gt=0, description="TTFT SLO [s] (replaces [serving] ttft_slo_s)")
+    tpot_s: float = Field(0.1, gt=0, description="TPOT SLO [s] (replaces [serving] tpot_slo_s)")
 
 
 class WorkloadConfig(_Strict):
     """One ``[[workload]]`` table."""
 
-    family: Literal["training", "training_family", "training_trace"] = Field(
-        description="Workload family: 'training' (the jobs given), 'training_family' (drawn) or 'training_trace' "
-                    "(trace jobs mapped)")
+    family: Literal["training", "training_family", "training_trace", "rl", "inference", "extreme"] = Field(
+        description="Workload family: 'training' (the jobs given), 'training_family' (drawn), 'training_trace' "
+                    "(trace jobs mapped), 'rl' (an RL post-training pipeline: rollout and trainer pools), "
+                    "'inference' or 'extreme' (requests for the [serving] section that names it)")
     name: str = Field("training", description="Prefix of the generated jobs' names")
     model: str | ModelConfig = Field("llama-3-70b", description="Shipped training model or an inline table")
     gpu: str = Field("h100-sxm", description="GPU type of the node-type catalogue")
@@ -117,9 +195,18 @@ class WorkloadConfig(_Strict):
     sigma: float = Field(1.0, ge=0, description="training_family: log-normal sigma of the training time")
     trace_queue: str = Field("", description="training_trace: trace queue whose jobs are training jobs")
     min_nodes: int = Field(1, ge=1, description="training_trace: smallest trace job mapped [nodes]")
+    rl: RLTableConfig | None = Field(None, description="rl: the pipeline (rollout, reward, trainer, mode)")
+    inference: InferenceTableConfig | None = Field(None, description="inference: arrivals, lengths and SLOs")
+    extreme: ExtremeTableConfig | None = Field(None, description="extreme: long contexts and a burst")
 
     @model_validator(mode="after")
     def _layout_given(self) -> "WorkloadConfig":
-        if self.family == "training" and self.layout is None:
-            raise ValueError("family 'training' needs a layout table (tp, pp, dp, ...)")
+        if self.family in ("training", "rl") and self.layout is None:
+            raise ValueError(f"family {self.family!r} needs a layout table (tp, pp, dp, ...)")
+        if self.rl is not None and self.family != "rl":
+            raise ValueError(f"an rl table belongs to family 'rl', not {self.family!r}")
+        if self.inference is not None and self.family != "inference":
+            raise ValueError(f"an inference table belongs to family 'inference', not {self.family!r}")
+        if self.extreme is not None and self.family != "extreme":
+            raise ValueError(f"an extreme table belongs to family 'extreme', not {self.family!r}")
         return self

@@ -11,6 +11,11 @@ for any job. The iteration-scale swing (compute, bubble, exposed communication) 
 :class:`power.ramps.PhaseProfile` per job (:attr:`TrainingJobs.profiles`), zero-mean around that iteration mean,
 for the fast facility series and its spectrum (closed form, never one event per iteration).
 
+A ``family = "rl"`` table becomes two gang jobs, its RL pipeline's rollout and trainer pools
+(:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
+swing). A ``family = "inference"`` or ``"extreme"`` table makes no job: it gives ``[serving]`` its requests
+(:func:`inference_requests`).
+
 Phase node power: the system's node model (:func:`power.node_power_w`) at the system's default CPU load and the
 phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in the compute phase,
 ``util_bubble`` in the bubble, ``util_comm`` in exposed communication, ``util_checkpoint`` while writing,
@@ -25,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from jobs.families.extreme import extreme_family
+from jobs.families.inference import InferenceFamily, inference_family
 from jobs.families.training import auto_layout, training_family
 from jobs.table import validate_job_table
 from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
@@ -33,10 +40,14 @@ from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resili
 from power import System, node_power_w
 from power.ramps import PhaseProfile
 
+from ..analysis.attribution import Attribution
 from ..serving.hardware import load_gpu
-from .workload_config import WorkloadConfig
+from .rl_workload import rl_pipeline_jobs
+from .workload_config import ExtremeTableConfig, InferenceTableConfig, WorkloadConfig
 
-__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "TRAINING_JOB_ID0", "DEFAULT_NETWORK_B_S"]
+__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "finish_training", "inference_requests",
+           "TRAINING_JOB_ID0",
+           "DEFAULT_NETWORK_B_S"]
 
 #: Job ids of generated training jobs start here (far above trace ids).
 TRAINING_JOB_ID0 = 9_000_000_000
@@ -89,6 +100,12 @@ class TrainingJobs:
         Per job: iteration breakdown, MFU, timeline counts, ETTR, Young/Daly interval.
     replaced : list of int
         Trace job ids replaced by training jobs (``family = "training_trace"``).
+    rl : list of dict
+        Per RL pipeline (``family = "rl"``, :mod:`scheduler_sim.app.rl_workload`): its report (step time,
+        samples/s, idle per pool, pool energies, job ids; after the run also the attributed IT and facility
+        energy, effective PUE and energy per sample).
+    rl_results : list of scheduler_sim.serving.rl.RLResult
+        The pipelines' results, in the order of ``rl``.
     """
 
     jobs: pd.DataFrame
@@ -96,6 +113,8 @@ class TrainingJobs:
     profiles: dict = field(default_factory=dict)
     reports: list = field(default_factory=list)
     replaced: list = field(default_factory=list)
+    rl: list = field(default_factory=list)
+    rl_results: list = field(default_factory=list)
 
 
 def _model(w: WorkloadConfig, where: str) -> TrainingModel:
@@ -204,6 +223,8 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
         d, _ = it.phases()
         P = (node_W(const.util_compute), node_W(const.util_bubble), node_W(const.util_comm))
         prof = PhaseProfile(tuple(float(x) for x in d), P)
+        u_mean = float(np.dot(d, (const.util_compute, const.util_bubble, const.util_comm))) / float(d.sum())
+        gpu_mean_W = system.node.gpu_idle_W + u_mean * (system.node.gpu_max_W - system.node.gpu_idle_W)
         for k in range(w.count):
             rng = np.random.default_rng([seed, 24, i, k, len(rows)])
             useful = w.train_hours * 3600.0
@@ -234,8 +255,24 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                             "wall_s": tl.wall_s, "useful_s": tl.useful_s, "ettr": tl.ettr,
                             "n_failures": tl.n_failures, "n_checkpoints": tl.n_checkpoints,
                             "lost_work_s": tl.lost_work_s, "down_s": tl.down_s,
-                            "iterations": tl.useful_s / it.t_iter_s})
+                            "iterations": tl.useful_s / it.t_iter_s, "memory_B": it.memory.total_B,
+                            "P_gpu_mean_W": gpu_mean_W, "ettr_expected": expected_ettr(res, lay.n_gpus),
+                            "goodput_iter_per_s": tl.useful_s / it.t_iter_s / tl.wall_s})
             jid += trow is None
+    rl_reports, rl_results = [], []
+    for i, w in enumerate(workloads):  # RL pipelines (rollout and trainer pools as two gang jobs)
+        if w.family != "rl":
+            continue
+        where = f"[[workload]] {i} ({w.name!r})"
+        gpu = training_gpu(w.gpu, system)
+        r_rows, r_series, rep, res = rl_pipeline_jobs(w, where, i, seed, system, _model(w, where), gpu, jid)
+        jid += 2
+        rows += r_rows
+        series += r_series
+        for rr in r_rows:  # a flat iteration profile: the 1 s series carries the pools' power
+            profiles[rr["job_id"]] = PhaseProfile((1.0,), (rr["node_power_set_W"],))
+        rl_reports.append(rep)
+        rl_results.append(res)
     if not rows:
         return TrainingJobs(pd.DataFrame(), pd.DataFrame(columns=["job_id", "t_offset_s", "node_power_W"]),
                             replaced=replaced)
@@ -243,7 +280,8 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
     setp = jobs.pop("node_power_set_W")
     jobs = validate_job_table(jobs)
     jobs["node_power_set_W"] = setp.to_numpy()
-    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports, replaced)
+    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports, replaced, rl_reports,
+                        rl_results)
 
 
 def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
@@ -279,3 +317,84 @@ def merge_jobs(trace_jobs: pd.DataFrame, tj: TrainingJobs) -> pd.DataFrame:
     out = out.sort_values("submit_time_s", kind="stable").reset_index(drop=True)
     out.attrs = dict(trace_jobs.attrs)
     return out
+
+
+def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution: Attribution | None) -> None:
+    """Add each training job's attributed energies to its report, in place (``/workload/training``).
+
+    Adds ``E_it_J`` and ``E_facility_J`` (the job's ``/attribution/jobs`` energies), ``PUE_effective`` (their
+    ratio), ``J_per_iteration_it`` and ``J_per_iteration_facility`` (per useful iteration).
+
+    Parameters
+    ----------
+    reports : list[dict]
+        :attr:`TrainingJobs.reports`.
+    jobs : pd.DataFrame
+        The run's job table (``job_id``), aligned with the attribution.
+    attribution : Attribution | None
+        The run's attribution (None: the energies are NaN).
+    """
+    row = {int(x): i for i, x in enumerate(jobs["job_id"].to_numpy())}
+    for rep in reports:
+        i = row.get(int(rep["job_id"]))
+        if attribution is not None and i is not None:
+            e_it = float(attribution.jobs["E_it_J"][i])
+            e_f = float(attribution.jobs["E_facility_J"][i])
+        else:
+            e_it = e_f = math.nan
+        n = rep["iterations"] if rep["iterations"] > 0 else math.nan
+        rep.update({"E_it_J": e_it, "E_facility_J": e_f, "PUE_effective": e_f / e_it if e_it > 0 else math.nan,
+                    "J_per_iteration_it": e_it / n, "J_per_iteration_facility": e_f / n})
+
+
+def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) -> tuple[str, InferenceFamily]:
+    """The requests of the ``[[workload]]`` table ``name`` of family ``inference`` or ``extreme`` (``[serving]
+    workload``).
+
+    Drawn by :func:`jobs.families.inference.inference_family` or :func:`jobs.families.extreme.extreme_family` from
+    ``default_rng([seed, 24, i, 2 * 10**6])`` (``i`` the table's index), so a run's requests depend on its seed and
+    the table only.
+
+    Parameters
+    ----------
+    workloads : list[WorkloadConfig]
+        The run's tables.
+    name : str
+        The table's name.
+    seed : int
+        The run's seed.
+
+    Returns
+    -------
+    tuple[str, InferenceFamily]
+        The table's name and its requests, SLOs and parameters.
+
+    Raises
+    ------
+    ValueError
+        If no such table has that name, or the family refuses its parameters or draws no request (the message
+        names the table).
+    """
+    for i, w in enumerate(workloads):
+        if w.family not in ("inference", "extreme") or w.name != name:
+            continue
+        rng = np.random.default_rng([seed, 24, i, 2 * 10**6])
+        try:
+            if w.family == "inference":
+                p = w.inference if w.inference is not None else InferenceTableConfig()
+                fam = inference_family(rng, duration_s=p.duration_s, arrival=p.arrival, rate_per_s=p.rate_per_s,
+                                       cv=p.cv, mmpp_rates_per_s=tuple(p.mmpp_rates_per_s),
+                                       mmpp_dwell_s=tuple(p.mmpp_dwell_s), prompt_median=p.prompt_median,
+                                       prompt_p99=p.prompt_p99, output_median=p.output_median,
+                                       output_p99=p.output_p99, max_tokens=p.max_tokens, ttft_s=p.ttft_s,
+                                       tpot_s=p.tpot_s)
+            else:
+                p = w.extreme if w.extreme is not None else ExtremeTableConfig()
+                fam = extreme_family(rng, **p.model_dump())
+        except ValueError as exc:
+            raise ValueError(f"[[workload]] {i} ({name!r}): {exc}") from None
+        if len(fam.requests) == 0:
+            raise ValueError(f"[[workload]] {i} ({name!r}): no request arrives in {p.duration_s:g} s at "
+                             f"{p.rate_per_s:g} per s")
+        return name, fam
+    raise ValueError(f"no [[workload]] table of family 'inference' or 'extreme' is named {name!r}")

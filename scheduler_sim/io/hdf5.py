@@ -51,14 +51,15 @@ from jobs.table import JOB_COLUMNS
 from power.facility import pue_category
 
 from ..kernel.metrics import group_metrics
-from .schema import SCHEMA_VERSION, SchemaError, SchemaWriter, attribution_unit, unit_of
+from .schema import (RL_REPORT_COLUMNS, SCHEMA_VERSION, TRAINING_REPORT_COLUMNS, SchemaError, SchemaWriter,
+                     attribution_unit, unit_of)
 
 if TYPE_CHECKING:  # types only
     from ..serving.run import ServingOutput
 
 __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_series", "read_summary",
            "check_schema", "SchemaError", "sha256_file", "package_versions", "git_sha", "atomic_h5", "unit_of",
-           "write_dataset", "write_attribution_group", "write_serving_group",
+           "write_dataset", "write_attribution_group", "write_serving_group", "write_workload_group",
            "atomic_write_bytes", "clean_stale_temporaries", "content_digest", "verify_file", "DamagedFileError",
            "CONTENT_DIGEST_ATTR", "describe_unreadable", "check_output", "OutputCheck", "reading"]
 
@@ -741,6 +742,54 @@ def write_attribution_group(f: h5py.File, att) -> None:
             w.dataset(f"/attribution/{sub}/{name}", arr, units=attribution_unit(name))
     w.group("/attribution/totals")
     w.attrs("/attribution/totals", {k: float(v) for k, v in att.totals.items()})
+
+
+def write_workload_group(f: h5py.File, training: list[dict], rl: list[dict], rl_power: list[dict] | None = None
+                         ) -> None:
+    """Write ``/workload`` (training-job and RL-pipeline reports, issue #24) into an open HDF5 file.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The run file being written.
+    training : list[dict]
+        One report per training job (keys of :data:`scheduler_sim.io.schema.TRAINING_REPORT_COLUMNS`; missing
+        float columns are written as NaN).
+    rl : list[dict]
+        One report per RL pipeline (keys of :data:`scheduler_sim.io.schema.RL_REPORT_COLUMNS`).
+    rl_power : list[dict] | None
+        Per pipeline (order of ``rl``): ``{"rollout": (t_s, P_W), "trainer": ..., "reward": ..., "step_end_s":
+        ndarray}``, written to ``/workload/rl_power/<name>``.
+
+    Raises
+    ------
+    SchemaError
+        If a report lacks an int or str column.
+    """
+    w = SchemaWriter(f, "run")
+    w.group("/workload")
+    for sub, rows, cols in (("training", training, TRAINING_REPORT_COLUMNS), ("rl", rl, RL_REPORT_COLUMNS)):
+        w.group(f"/workload/{sub}")
+        for col, (dt, _unit, _desc) in cols.items():
+            if dt == "float":
+                data = np.array([float(r.get(col, np.nan)) for r in rows], dtype=np.float64)
+            else:
+                missing = [i for i, r in enumerate(rows) if col not in r]
+                if missing:
+                    raise SchemaError(f"/workload/{sub}/{col}: report {missing[0]} has no {col!r}")
+                data = (np.array([int(r[col]) for r in rows], dtype=np.int64) if dt == "int" else
+                        np.array([str(r[col]) for r in rows], dtype=h5py.string_dtype("utf-8")))
+            w.dataset(f"/workload/{sub}/{col}", data)
+    if rl_power:
+        w.group("/workload/rl_power")
+        for rep, pw in zip(rl, rl_power):
+            g = f"/workload/rl_power/{rep['name']}"
+            w.group(g)
+            for pool in ("rollout", "trainer", "reward"):
+                t, P = pw[pool]
+                w.dataset(f"{g}/{pool}_t_s", np.asarray(t, dtype=np.float64))
+                w.dataset(f"{g}/{pool}_P_W", np.asarray(P, dtype=np.float64))
+            w.dataset(f"{g}/step_end_s", np.asarray(pw["step_end_s"], dtype=np.float64))
 
 
 def write_serving_group(f, so: ServingOutput) -> None:

@@ -622,6 +622,81 @@ _REQUEST_DTYPES = {"prefix_block_ids": "str", "slo_met": "bool", "arrival_time_s
                    "kv_transfer_s": "float"}
 _JOB_DTYPE_CLASS = {"int64": "int", "int8": "int", "float64": "float", "object": "str"}
 
+#: ``/workload/training`` columns (issue #24): one row per training job of ``[[workload]]``; name -> (dtype class,
+#: unit, description). Written by :func:`scheduler_sim.io.hdf5.write_workload_group`.
+TRAINING_REPORT_COLUMNS = {
+    "job_id": ("int", "1", "Job id (row of /jobs)"),
+    "name": ("str", "", "Job name"),
+    "model": ("str", "", "Training model"),
+    "gpus": ("int", "1", "GPUs of the job (tp x pp x dp)"),
+    "nodes": ("int", "1", "Nodes of the job"),
+    "t_iter_s": ("float", "s", "Iteration time (compute + exposed communication + bubble)"),
+    "t_compute_s": ("float", "s", "Compute time of one iteration (recomputation included)"),
+    "exposed_comm_s": ("float", "s", "Exposed TP + PP + EP + DP communication per iteration"),
+    "bubble_fraction": ("float", "1", "Pipeline bubble share of the pipelined work"),
+    "mfu": ("float", "1", "Model FLOPs utilisation"),
+    "memory_B": ("float", "B", "Memory per GPU of the first pipeline stage"),
+    "tokens_per_iter": ("float", "1", "Tokens per iteration"),
+    "P_node_mean_W": ("float", "W", "Node DC power averaged over whole iterations"),
+    "P_node_compute_W": ("float", "W", "Node DC power in the compute phase"),
+    "P_node_low_W": ("float", "W", "Node DC power in the lowest iteration phase (bubble or communication)"),
+    "P_gpu_mean_W": ("float", "W", "GPU board power averaged over whole iterations (node model's GPU part)"),
+    "checkpoint_interval_s": ("float", "s", "Training time between checkpoints"),
+    "young_daly_s": ("float", "s", "Young/Daly optimal checkpoint interval sqrt(2 delta MTBF)"),
+    "checkpoint_write_s": ("float", "s", "Time to write one checkpoint"),
+    "n_checkpoints": ("int", "1", "Checkpoints written"),
+    "n_failures": ("int", "1", "Failures (interruptions) of the job"),
+    "lost_work_s": ("float", "s", "Training time lost to failures"),
+    "down_s": ("float", "s", "Detection and restart time"),
+    "wall_s": ("float", "s", "Wall time of the job"),
+    "useful_s": ("float", "s", "Useful training time"),
+    "ettr": ("float", "1", "Effective training time ratio, useful / wall (goodput of the job's time)"),
+    "ettr_expected": ("float", "1", "Expected ETTR (renewal formula, jobs.training.expected_ettr)"),
+    "iterations": ("float", "1", "Useful iterations"),
+    "goodput_iter_per_s": ("float", "1/s", "Useful iterations per second of wall time"),
+    "E_it_J": ("float", "J", "IT (rack-input) energy of the job (/attribution/jobs)"),
+    "E_facility_J": ("float", "J", "Facility energy attributed to the job (/attribution/jobs)"),
+    "PUE_effective": ("float", "1", "E_facility_J / E_it_J of the job"),
+    "J_per_iteration_it": ("float", "J", "IT energy per useful iteration"),
+    "J_per_iteration_facility": ("float", "J", "Facility energy per useful iteration"),
+}
+#: ``/workload/rl`` columns (issue #24): one row per RL pipeline of ``[[workload]] family = "rl"``.
+RL_REPORT_COLUMNS = {
+    "name": ("str", "", "Pipeline name"),
+    "model": ("str", "", "Trainer model"),
+    "mode": ("str", "", "sync or async"),
+    "staleness_bound": ("int", "1", "Staleness bound k (async)"),
+    "partial_segment": ("int", "1", "Partial-rollout tokens per sample per step (0 = off)"),
+    "steps": ("int", "1", "RL steps"),
+    "samples_trained": ("int", "1", "Samples the trainer trained on"),
+    "makespan_s": ("float", "s", "End of the last step"),
+    "mean_step_s": ("float", "s", "Makespan / steps"),
+    "samples_per_s": ("float", "1/s", "Trained samples per second"),
+    "idle_rollout": ("float", "1", "Idle fraction of the rollout pool"),
+    "idle_reward": ("float", "1", "Idle fraction of the reward pool"),
+    "idle_trainer": ("float", "1", "Idle fraction of the trainer"),
+    "staleness_mean": ("float", "1", "Mean staleness of the trained samples (versions)"),
+    "staleness_max": ("int", "1", "Largest staleness of a trained sample (versions)"),
+    "E_rollout_gpu_J": ("float", "J", "GPU energy of the rollout pool"),
+    "E_trainer_gpu_J": ("float", "J", "GPU energy of the trainer"),
+    "E_reward_J": ("float", "J", "Reward-pool energy above the hosts' idle"),
+    "J_per_sample_gpu": ("float", "J", "GPU + reward energy per trained sample"),
+    "rollout_job_id": ("int", "1", "Job id of the rollout pool (row of /jobs)"),
+    "trainer_job_id": ("int", "1", "Job id of the trainer pool (row of /jobs)"),
+    "rollout_nodes": ("int", "1", "Nodes of the rollout pool"),
+    "trainer_nodes": ("int", "1", "Nodes of the trainer pool"),
+    "rollout_gpus": ("int", "1", "GPUs of the rollout pool"),
+    "trainer_gpus": ("int", "1", "GPUs of the trainer pool"),
+    "start_s": ("float", "s", "Start of the rollout job (simulation time)"),
+    "start_gap_s": ("float", "s", "Trainer start - rollout start (0: started together)"),
+    "E_it_J": ("float", "J", "IT energy of the two pools' jobs (/attribution/jobs)"),
+    "E_facility_J": ("float", "J", "Facility energy attributed to the two jobs"),
+    "PUE_effective": ("float", "1", "E_facility_J / E_it_J of the pipeline"),
+    "J_per_sample_it": ("float", "J", "IT energy per trained sample"),
+    "J_per_sample_facility": ("float", "J", "Facility energy per trained sample"),
+}
+
+
 _CONTENT = _attr("/@content_sha256", "str", "SHA-256 over every group, dataset and attribute except itself and the "
                  "volatile wall-clock attributes (scheduler_sim.io.hdf5.content_digest); set when the file is "
                  "written, checked by scheduler_sim.io.hdf5.verify_file", required=True, since="1.1")
@@ -857,6 +932,27 @@ def _run_table() -> tuple[Entry, ...]:
             "IT equipment are IT), included in P_node_W", long_name=True),
         _group("/serving/summary", "Serving metrics as attributes (also in /summary with the prefix serving_)"),
         _attr("/serving/summary@{metric}", "float64", "One serving metric (unit from the name suffix)"),
+        # /workload (issue #24): training-job and RL-pipeline reports
+        _group("/workload", "Reports of the [[workload]] tables (present with training jobs or RL pipelines)",
+               since="1.2"),
+        _group("/workload/training", "One row per training job, shape (n_training_jobs,)", since="1.2"),
+        _group("/workload/rl", "One row per RL pipeline, shape (n_rl_pipelines,)", since="1.2"),
+    ]
+    for col, (dt, unit, desc) in TRAINING_REPORT_COLUMNS.items():
+        E.append(_ds(f"/workload/training/{col}", dt, ("n_training_jobs",), unit, desc, long_name=True,
+                     since="1.2"))
+    for col, (dt, unit, desc) in RL_REPORT_COLUMNS.items():
+        E.append(_ds(f"/workload/rl/{col}", dt, ("n_rl_pipelines",), unit, desc, long_name=True, since="1.2"))
+    E += [
+        _group("/workload/rl_power", "Pool power of each RL pipeline as step functions (the RL engine's own "
+               "resolution, before the 1 s binning given to the kernel)", since="1.2"),
+        _group("/workload/rl_power/{name}", "One pipeline", since="1.2"),
+        Entry("/workload/rl_power/{name}/{pool}_t_s", "float", None, "s", "Start of each step of the "
+            "pool's power from the pipeline start (pool = rollout, trainer, reward), shape (n_steps,)", since="1.2"),
+        Entry("/workload/rl_power/{name}/{pool}_P_W", "float", None, "W", "GPU power of the pool "
+            "(reward: above the hosts' idle) from that time on, shape (n_steps,)", since="1.2"),
+        Entry("/workload/rl_power/{name}/step_end_s", "float", None, "s", "End of each RL step (weights "
+            "published) from the pipeline start, shape (steps,)", since="1.2"),
         # /grid (issue #15): cost / CO2 (scheduler_sim.io.grid) and the dynamic reports (scheduler_sim.io.grid_group);
         # each writer names its units per dataset (grid_units, the report tables), so units are checked present only
         _group("/grid", "The facility on the grid (present with a [grid] section, --carbon or --price)",

@@ -222,9 +222,7 @@ def _train_time(cfg: RLConfig, tokens: float) -> tuple[float, float, float]:
     m = cfg.trainer_model
     per = lay.dp * lay.micro_batch_size * m.seq_len
     mb = max(1, math.ceil(tokens / per))
-    lay = ParallelLayout(tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, micro_batches=mb,
-                         micro_batch_size=lay.micro_batch_size, schedule=lay.schedule,
-                         virtual_stages=lay.virtual_stages, zero_stage=lay.zero_stage, recompute=lay.recompute)
+    lay = dataclasses.replace(lay, micro_batches=mb)
     it = iteration_time(m, lay, cfg.trainer_gpu, cfg.const)
     g, c = cfg.trainer_gpu, cfg.const
     d, _ = it.phases()

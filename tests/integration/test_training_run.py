@@ -156,3 +156,38 @@ def test_trace_jobs_of_a_queue_are_mapped_to_training_jobs(h100):
     assert (res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"]) == pytest.approx(t["E_it_J"], rel=1e-9)
     with pytest.raises(ValueError, match="needs a batch trace"):
         training_jobs([w], h100, seed=2)
+
+
+def test_training_report_is_written_to_workload_and_passes_the_schema(tmp_path):
+    import h5py
+
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import run_one
+    from scheduler_sim.io.schema import validate_file
+
+    w = dict(family="training", name="t", model="llama-3-8b", train_hours=2.0, failure_rate_per_gpu_h=2e-3,
+             checkpoint_interval_s=900.0, layout=dict(tp=8, pp=1, dp=8, micro_batches=16, zero_stage=1))
+    cfg = RunConfig.model_validate({
+        "name": "train", "system": "h100_4k", "seed": 0, "output": {"progress": False}, "cooling": {"model": "fast"},
+        "trace": {"enabled": False, "window_start_days": 0.0, "window_days": 0.25}, "scheduler": {"policy": "fcfs"},
+        "workload": [w]})
+    out = tmp_path / "train.h5"
+    run_one(cfg, out)
+    assert validate_file(out) == []
+    tj = training_jobs([WorkloadConfig(**w)], load_system("h100_4k"), seed=0)
+    rep = tj.reports[0]
+    with h5py.File(out, "r") as f:
+        t = {k: v[()] for k, v in f["workload/training"].items()}
+        ids = f["jobs/job_id"][()]
+        e_it = f["attribution/jobs/E_it_J"][()][ids == rep["job_id"]][0]
+        e_f = f["attribution/jobs/E_facility_J"][()][ids == rep["job_id"]][0]
+        assert f["workload/rl/name"].shape == (0,)
+    assert t["job_id"].tolist() == [rep["job_id"]] and t["model"][0].decode() == "llama-3-8b"
+    for k in ("t_iter_s", "mfu", "P_node_mean_W", "ettr", "n_checkpoints", "n_failures", "lost_work_s",
+              "young_daly_s", "wall_s"):
+        assert t[k][0] == pytest.approx(rep[k], rel=1e-12), k
+    assert t["goodput_iter_per_s"][0] == pytest.approx(rep["useful_s"] / rep["t_iter_s"] / rep["wall_s"], rel=1e-12)
+    assert t["E_it_J"][0] == e_it and t["PUE_effective"][0] == pytest.approx(e_f / e_it, rel=1e-12)
+    assert t["J_per_iteration_it"][0] == pytest.approx(e_it / rep["iterations"], rel=1e-12)
+    # the GPU part of the iteration-mean node power: idle + mean load x (max - idle), loads 1 / 0.15 / 0.25
+    assert 70.0 < t["P_gpu_mean_W"][0] <= 700.0 and t["memory_B"][0] == pytest.approx(rep["memory_B"])

@@ -27,6 +27,11 @@ def test_training_study_scenario_and_spectrum():
 
 
 def test_rl_study_sizes():
-    c = rl_sync_async.config("async", 2, 0)
-    gpus = c.rollout.replicas * c.rollout.tensor_parallel + c.trainer_layout.n_gpus
-    assert gpus == 512 and c.prompts * c.group == 2048 and c.staleness == 2 and c.steps == rl_sync_async.STEPS
+    c = rl_sync_async.config("async k=2", "async", 2, 0)
+    bg, rl = c.workload
+    gpus = rl.rl.rollout_replicas * rl.rl.rollout_tp + rl.layout.tp * rl.layout.pp * rl.layout.dp
+    assert gpus == 512 and rl.rl.prompts * rl.rl.group == 2048 and rl.rl.staleness == 2
+    assert rl.rl.steps == rl_sync_async.STEPS and rl.family == "rl" and c.system == "h100_4k"
+    # the background pre-training job fills the other 448 nodes of the 512-node cluster
+    assert bg.layout.tp * bg.layout.pp * bg.layout.dp == 4096 - 512
+    assert c.trace.window_days * 24 > rl_sync_async.RL_START_H

@@ -83,7 +83,7 @@ def test_infeasible_layout_is_refused_with_the_numbers():
     msg = str(e.value)
     mem = memory_use(LLAMA3_405B, lay, H100)
     assert f"{mem.total_B / 1e9:.1f} GB per GPU needed > 80.0 GB HBM" in msg and "ZeRO 0" in msg
-    assert f"optimizer {16 * mem.params_per_gpu / 1e9:.1f} GB" in msg
+    assert f"optimizer {16 * mem.params_first_stage / 1e9:.1f} GB" in msg
     with pytest.raises(InfeasibleLayout, match="tp = 16 is larger than the 8 GPUs"):
         iteration_time(LLAMA3_405B, ParallelLayout(tp=16, pp=8, dp=128), H100, check_memory=False)
 
@@ -97,6 +97,49 @@ def test_llama3_405b_mfu_within_the_published_band():
     one = iteration_time(LLAMA3_405B, ParallelLayout(tp=8, pp=16, dp=128, micro_batches=16), H100,
                          check_memory=False)
     assert one.bubble_fraction == pytest.approx(15 / 31, abs=1e-12) and one.mfu < 0.33
+
+
+def test_llama3_405b_published_layout_fits_in_80_GB_without_activation_checkpointing():
+    """Dubey et al. (arXiv 2407.21783, section 3.3.2 and table 4) trained 405B on 80 GB H100 with TP 8, PP 16,
+    DP 128, 16 sequences of 8,192 tokens per data-parallel rank, interleaved 1F1B, FSDP sharding optimizer state
+    and gradients (ZeRO 2) and one layer fewer on the first stage, without activation checkpointing."""
+    lay = ParallelLayout(tp=8, pp=16, dp=128, micro_batches=16, schedule="interleaved", virtual_stages=4,
+                         zero_stage=2, recompute="selective", first_stage_layers=7)
+    mem = memory_use(LLAMA3_405B, lay, H100)
+    # activations per layer and micro-batch by hand: (12 + 4 kv/a + 6 f/h) s b h / tp with kv/a = 1/16, f/h = 3.25
+    sbh = 8192 * 16384 / 8
+    assert mem.activation_bytes_per_layer == pytest.approx((12 + 0.25 + 19.5) * sbh, rel=1e-12)
+    # m v = 64 chunks <= the 2 (p-1) + (v-1) p + 1 = 79 of Megatron's warm-up: all 16 micro-batches x 7 layers
+    assert mem.layers_in_flight == pytest.approx(16 * 7, rel=1e-12)
+    # first stage: 7 layers + the input embedding, / tp; ZeRO 2 over dp = 128
+    layer = 2 * 16384**2 + 2 * 16384 * 8 * 128 + 3 * 16384 * 53248
+    phi1 = (7 * layer + 128256 * 16384) / 8
+    assert mem.params_first_stage == pytest.approx(phi1, rel=1e-12)
+    assert mem.states_B == pytest.approx(2 * phi1 + 14 * phi1 / 128, rel=1e-12)
+    assert mem.feasible and 50e9 < mem.total_B <= 80e9                    # 66.1 GB: fits, not by a wide margin
+    it = iteration_time(LLAMA3_405B, lay, H100)                           # no longer needs check_memory=False
+    assert 0.33 <= it.mfu <= 0.48
+    # the long-context layout of the same table: CP 16 at 131,072 tokens, DP 8, 16M tokens, MFU 38 %
+    long = TrainingModel("llama-3-405b-131k", layers=126, hidden=16384, ffn_hidden=53248, heads=128, kv_heads=8,
+                         vocab=128256, seq_len=131072)
+    lay_cp = ParallelLayout(tp=8, cp=16, pp=16, dp=8, micro_batches=16, schedule="interleaved", virtual_stages=4,
+                            zero_stage=2, first_stage_layers=7)
+    it_cp = iteration_time(long, lay_cp, H100)
+    assert lay_cp.n_gpus == 16384 and it_cp.tokens == 16 * 8 * 131072
+    assert it_cp.memory.total_B == pytest.approx(mem.total_B, rel=1e-12)    # s / cp tokens per GPU: the same
+    assert 0.33 <= it_cp.mfu <= 0.43 and it_cp.t_cp_s > 0
+
+
+def test_interleaved_activations_are_capped_by_the_iterations_chunks():
+    m = TrainingModel("toy", layers=16, hidden=1024, ffn_hidden=4096, heads=8, kv_heads=8, vocab=1000, seq_len=512)
+    few = ParallelLayout(tp=1, pp=4, dp=1, micro_batches=2, schedule="interleaved", virtual_stages=2)
+    many = ParallelLayout(tp=1, pp=4, dp=1, micro_batches=64, schedule="interleaved", virtual_stages=2)
+    per = memory_use(m, few, H100).activation_bytes_per_layer
+    # 2 micro-batches x 2 chunks of 2 layers = 8 layer-micro-batches; 64: 2*3 + 1*4 + 1 = 11 chunks of 2 layers
+    assert memory_use(m, few, H100).activations_B == pytest.approx(8 * per, rel=1e-12)
+    assert memory_use(m, many, H100).activations_B == pytest.approx(22 * per, rel=1e-12)
+    # = Korthikanti et al.'s (1 + (p-1)/(p v)) p micro-batches of L/p layers when m v is large
+    assert 22 == pytest.approx((1 + 3 / 8) * 4 * 4, rel=1e-12)
 
 
 def test_llama3_effective_training_time_above_0p9():
