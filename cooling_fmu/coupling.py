@@ -30,7 +30,7 @@ WATER_CP_J_PER_KG_K = 4186.0
 AVERAGED_BY_TOTAL = {"P_cooling": "E_cooling_out", "Q_flow_tower": "E_tower_out", "Q_flow_chiller": "E_chiller_out",
                      "P_fan_tower": "E_fan_out", "m_flow_makeup": "M_makeup_out", "P_pump_fac": "E_pump_fac_out",
                      "P_pump_tower": "E_pump_tower_out", "P_chiller": "E_chiller_elec_out",
-                     "P_pump_sec": "E_pump_sec_out"}
+                     "P_pump_sec": "E_pump_sec_out", "Q_flow_pump_heat": "E_pump_heat_out"}
 
 
 def average_pairs(names: list[str]) -> list[tuple[str, int, str, int]]:
@@ -87,6 +87,12 @@ class Plant(Protocol):
         SI unit of each output.
     P_cooling_index : int
         Column of the plant's electrical power ``P_cooling`` [W].
+
+    Notes
+    -----
+    A plant with a true attribute ``uses_dry_bulb`` also takes the outdoor dry-bulb as the keyword ``T_db_K`` of
+    :meth:`initialize` (float) and :meth:`run` (shape (m,)) [K]; one with ``uses_air_side_heat`` the heat of the air
+    side into its tower water as ``Q_air_side_W`` [W]. The simulator passes them only to such a plant.
     """
 
     output_names: list[str]
@@ -205,14 +211,16 @@ class AdaptiveStepper:
             raise AttributeError(name)
         return getattr(self.plant, name)
 
-    def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
-        """Initialise the wrapped plant (:meth:`Plant.initialize`); return its outputs at time 0, shape (n_outputs,)."""
-        y = np.asarray(self.plant.initialize(heat_w, T_wb_K), dtype=float)
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float, **kw) -> np.ndarray:
+        """Initialise the wrapped plant (:meth:`Plant.initialize`, ``T_db_K`` passed on); return its outputs at time 0,
+        shape (n_outputs,).
+        """
+        y = np.asarray(self.plant.initialize(heat_w, T_wb_K, **kw), dtype=float)
         self._y = y.copy()
         self._last_heat = None
         return y
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, **rows: np.ndarray | None) -> np.ndarray:
         """Advance one communication step per row, as :meth:`Plant.run`, with long steps inside constant runs.
 
         Parameters
@@ -221,6 +229,9 @@ class AdaptiveStepper:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
+        **rows : np.ndarray | None
+            Further per-step inputs of the plant (``T_db_K`` [K], ``Q_air_side_W`` [W]), shape (m,), passed on
+            (their mean over a held long step).
 
         Returns
         -------
@@ -239,8 +250,13 @@ class AdaptiveStepper:
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
         m = q.shape[0]
+        extra = {k: np.asarray(v, dtype=float) for k, v in rows.items() if v is not None}
+
+        def db(a, b):  # the further per-step inputs of rows a..b
+            return {k: v[a:b] for k, v in extra.items()}
+
         if self.max_held <= 1:
-            out = self.plant.run(q, tw)
+            out = self.plant.run(q, tw, **db(0, m))
             self.calls += m
             self.steps += m
             self._y = np.array(out[-1], dtype=float) if m else self._y
@@ -260,15 +276,17 @@ class AdaptiveStepper:
                 while i < b:
                     if self._since_change < self.n_fine:  # fine steps after a change, in one plant call
                         n = min(self.n_fine - self._since_change, b - i)
-                        out[i:i + n] = self.plant.run(q[i:i + n], tw[i:i + n])
+                        out[i:i + n] = self.plant.run(q[i:i + n], tw[i:i + n], **db(i, i + n))
                         self.calls += n
                         self._since_change += n
                     else:
                         n = min(self._held, b - i)
                         if n == 1:
-                            out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1])[0]
+                            out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1], **db(i, i + 1))[0]
                         else:
-                            y1 = np.asarray(self.plant.advance_held(h, float(tw[i:i + n].mean()), n), dtype=float)
+                            kw = {k: float(v[i:i + n].mean()) for k, v in extra.items()}
+                            y1 = np.asarray(self.plant.advance_held(h, float(tw[i:i + n].mean()), n, **kw),
+                                            dtype=float)
                             frac = (np.arange(1, n + 1) / n)[:, None]
                             out[i:i + n] = self._y + (y1 - self._y) * frac
                             out[i + n - 1] = y1  # the end of the long step exactly

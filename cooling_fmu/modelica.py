@@ -71,11 +71,19 @@ Facility loop, IHX, tower-water loop and towers
 * IHX between the facility return ``T_fac_ret`` (hot in) and the tower basin ``T_cw_sup`` (cold in):
   ``Q_ihx = eps_ihx C_min (T_fac_ret - T_cw_sup)``; facility water leaves at ``T_ihx_out = T_fac_ret - Q_ihx /
   (m_fac cp)``, tower water at ``T_cw_ret = T_cw_sup + Q_ihx / (m_cw cp)`` to the tower cells.
-* Tower bank, Merkel characteristic in effectiveness form (ASHRAE Handbook HVAC Systems and Equipment 2020,
-  ch. 40: ``KaV/L = c (L/G)^-n``, n ~ 0.6; EnergyPlus Engineering Reference, "Cooling towers", eps-NTU form):
-  ``NTU_tower = NTU_nominal (y_fan / w_cw)^n_merkel``, ``eps_tower = 1 - exp(-NTU_tower)``,
-  ``Q_cells = eps_tower m_cw cp (T_cw_ret - T_wb)``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
-  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``.
+* Tower bank (plant v5), Braun, Klein & Mitchell (1989) counterflow effectiveness-NTU with the air the running
+  fans move (:func:`~cooling_fmu.components.tower.braun_effectiveness`): ``m_a = y_fan m_air_nominal`` with
+  ``y_fan = n_cells_on s_fan / n_cells`` (fan speed x design air per running cell, no natural draft through idle
+  cells; the water is spread over the running cells), ``NTU = c (m_cw / m_a)^(1 + n)`` with ``c = NTU_nominal
+  LG_nominal^n_merkel``, ``n = -n_merkel`` (:func:`~cooling_fmu.components.tower.braun_coefficients`),
+  ``Q_cells = eps_a m_a (h_s(T_cw_ret) - h_s(T_wb))``, ``T_cells_out = T_cw_ret - Q_cells / (m_cw cp)``; basin
+  (state) ``m_water_basin cp der(T_cw_sup) = m_cw cp (T_tower_out - T_cw_sup)``. ``NTU_nominal`` of the shipped
+  plants is sized at the site's 0.4 % design wet-bulb and a 3 K approach (``tower.T_wb_design_K``,
+  ``tower.approach_design_K``).
+* IHX bypass (winter, plant v5): the same ideal three-way relation as the tower bypass
+  (:func:`~cooling_fmu.components.tower.bypass`) on the facility side of the IHX holds the facility water leaving
+  it at or above ``T_fac_sup_set - tower_loop.ihx_bypass_below_set_K``: ``Q_ihx = Q_ihx,full - m_fac cp (T_ihx_out
+  - T_ihx_plates_out)``; the tower water receives ``Q_ihx``.
 * Tower bypass (cold-weather capacity control, ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40 "Cooling
   towers": fans to minimum, then water bypassed to the basin; SPX "Operating cooling towers in freezing weather":
   cold water at or above 40 F): an ideal three-way valve (algebraic, no state) holds the leaving water at or above
@@ -87,35 +95,45 @@ Facility loop, IHX, tower-water loop and towers
   Advanced PID Control, 2006, sec. 3.5)::
 
       e_fan = (T_fac_sup - T_fac_sup_set) / fan_dT_span,  u = fan_k_p e_fan + I_fan
-      y_fan = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
+      y_fan_demand = clip(u, y_fan_min / n_cells, 1),  der(I_fan) = e_fan / fan_Ti + (y_fan - u) / fan_Ti
 
-  ``y_fan`` is the bank's air-flow fraction. Staging: as many cells as possible run, all at the same speed, none
-  below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2, multicell heat rejection):
-  ``n_cells_on = max(1, #{k in 1..n_cells : y_fan n_cells >= k y_fan_min})``, speed ``s = y_fan n_cells /
-  n_cells_on``, ``P_fan = n_cells_on P_fan_cell s^3`` (fan affinity law). Hotter wet-bulb -> larger ``y_fan``.
+  Staging: the input ``n_cells_cmd`` (the supervisory :class:`~cooling_fmu.components.staging.CellStager`, run
+  by :class:`cooling_fmu.supervisory.StagedPlant` at the communication step) or, when it is 0, as many cells as
+  possible, none below ``y_fan_min`` (ASHRAE 90.1-2019 sec. 6.5.5.2.2): ``n_cells_on``; speed ``s_fan =
+  clip(y_fan_demand n_cells / n_cells_on, y_fan_min, 1)``, air moved ``y_fan = n_cells_on s_fan / n_cells`` (the
+  anti-windup tracks it), ``P_fan = n_cells_on P_fan_cell s_fan^3`` (fan affinity law).
 * Trim chiller (optional) on the facility water after the IHX, allowed when ``T_wb > T_wb_switch`` (economiser
-  below): ``Q_chiller = min(Q_max, max(0, m_fac cp (T_ihx_out - T_chiller_set)))``, ``T_chiller_set =
-  T_fac_sup_set + dT_deadband``; ``COP = min(COP_max, eta_carnot T_chiller_set / max(dT_lift_min, T_wb + dT_cond -
-  T_chiller_set))``, ``P_chiller = Q_chiller / COP``; its condenser heat goes to the tower air (water balance).
+  below): load ``max(0, m_fac cp (T_ihx_out - T_chiller_set))``, ``T_chiller_set = T_fac_sup_set + dT_deadband``,
+  removed up to its available capacity by the EnergyPlus ``Chiller:Electric:EIR`` curves of a reference chiller
+  (CAPFT, EIRFT biquadratic in leaving chilled water and entering condenser water = the tower basin, EIRFPLR,
+  cycling below the minimum part-load ratio; :mod:`cooling_fmu.components.chiller`), its condenser-water pump
+  counted in ``P_chiller``; its condenser heat ``Q_chiller + P_chiller`` goes into the tower water (the basin), so
+  the towers, their pumps and fans carry it.
+* Heat paths (plant v5, issue 22 item 4): every pump's shaft work ``P_shaft,nom x`` enters the water it moves (CDU
+  pumps the secondary loop, facility pumps the return volume, tower pumps the basin); the motor and drive losses
+  ``P - P_shaft`` go to the room air (:func:`~cooling_fmu.components.pump.pump_shaft_heat_W`). The air side's heat
+  (CRAH coils, their chilled water through the chiller or the economiser, the chiller's and pumps' power; input
+  ``Q_flow_air_side``, computed by :mod:`power.facility`) and the trim chiller's condenser heat join the tower
+  entering water (condensers and the economiser IHX in parallel on the tower water, returns mixed before the cells:
+  ``T_tower_in = T_cw_ret + (Q_cond + Q_air_side) / (m_cw cp)``); the tower pumps' heat enters the basin.
 
 Water from the air-side energy balance (saturated exit air)
 ----------------------------------------------------------
-The bank moves ``m_air = y_fan m_cw_nominal / LG_nominal`` of air. Entering air has the enthalpy of saturated air
-at the wet-bulb, ``h_in = h_s(T_wb)`` (the adiabatic-saturation property of the wet-bulb, ASHRAE Handbook
-Fundamentals 2017 ch. 1), and, for want of a dry-bulb input, the humidity ratio ``W_in = W_s(T_wb)``. The air
-takes up the rejected heat and leaves saturated (the saturated-exit-air method of EnergyPlus' cooling-tower
+The bank moves ``m_air = y_fan m_cw_nominal / LG_nominal`` of air. Entering air has the humidity ratio and
+enthalpy of the outdoor dry-bulb ``T_db`` (input) and wet-bulb (ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 33 /
+35 and 30, psychrolib's ``GetHumRatioFromTWetBulb`` / ``GetMoistAirEnthalpy``;
+:func:`~cooling_fmu.components.moist_air.inlet_air`; ``T_db = T_wb`` is saturated air). The air takes up the
+rejected heat and leaves saturated (the saturated-exit-air method of EnergyPlus' cooling-tower
 evaporation, Engineering Reference "Cooling tower evaporation: saturated exit"): ``h_out = h_in + Q_air / m_air``
-with ``Q_air = Q_tower + Q_chiller + P_chiller``, ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
+with ``Q_air = Q_tower`` (everything the towers reject, the chiller's condenser heat included), ``T_air_out`` solves ``h_s(T) = h_out`` (five Newton steps from
 the chord between ``T_wb`` and ``T_hi``, unrolled), and ``m_evap = m_air (W_s(T_air_out) - W_in)`` (zero when no
-heat is rejected). Air cannot leave warmer than the water entering the tower, ``T_hi = max(T_cw_ret, T_wb + 1 K)``;
-the water-side Merkel effectiveness above ignores the air's heat capacity, so at low fan speed it can reject more
-heat than the fan's air could carry. The balance then uses the least air flow that can carry it, ``m_air =
-max(y_fan m_cw_nominal / LG_nominal, Q_air / (h_s(T_hi) - h_in))`` (natural draft and the spray zone in a real
-tower; documented as a limit of the model). Saturation
+heat is rejected). The air is the air the fans move, ``m_air = y_fan m_cw_nominal / LG_nominal`` (plant v5; v4 used
+``max(fan air, Q_air / (h_s(T_hi) - h_in))``, 1.1-7.4 x the fan air); Braun's ``eps_a < 1`` keeps the tower's
+leaving air below saturation at the entering water (natural draft and the spray zone are not modelled). Saturation
 pressure, humidity ratio and enthalpy are those of psychrolib / ASHRAE Fundamentals 2017 ch. 1 eqs. 5, 6, 20, 30
 (over ice at or below the triple point). Hotter, more humid weather puts more of the heat into evaporation, so WUE
-moves with the weather. In dry air the true ``W_in`` is lower and the evaporation larger by ``m_air cp_air
-(T_db - T_wb) / h_fg`` at most: the model is low in the driest hours (documented in docs/cooling.md).
+moves with the weather; dry air (a large wet-bulb depression) takes up about ``m_air cp_air (T_db - T_wb) / h_fg``
+more water for the same heat, as it is cooled sensibly while it evaporates water.
 Drift ``m_drift = drift_fraction m_cw``; blowdown from the cycles of concentration (mass balance of dissolved
 solids, SPX "Cooling Tower Fundamentals", 2nd ed., ch. 5) ``m_blowdown = max(0, m_evap / (COC - 1) - m_drift)``;
 ``m_makeup = m_evap + m_drift + m_blowdown``.
@@ -125,10 +143,11 @@ Totals
 ``P_cooling = sum(P_pump_sec) + P_pump_fac + P_pump_tower + P_fan + P_chiller``. Running integrals (J, kg):
 ``E_heat_in``, ``E_tower_out``, ``E_chiller_out`` (heat removed by the chiller), ``E_cooling_out``, ``E_fan_out``,
 ``E_pump_sec_out[i]``, ``E_pump_fac_out``, ``E_pump_tower_out``, ``E_chiller_elec_out`` (electrical energy of
-each component, so step averages of every component are exact), ``M_makeup_out``. ``E_stored = cp (m_water_sec
+each component, so step averages of every component are exact), ``M_makeup_out``. ``E_pump_heat_out`` (pump shaft heat into the water), ``E_air_side_in``. ``E_stored = cp (m_water_sec
 sum(T_sec - T_ref) + m_water_ret (T_fac_ret - T_ref) + m_water_sup (T_fac_sup - T_ref) + m_water_basin (T_cw_sup -
-T_ref))``. The FMU integrates states and totals with the same update, so ``E_heat_in - E_tower_out -
-E_chiller_out - (E_stored - E_stored(0))`` closes to round-off whatever the integration error.
+T_ref))``. The FMU integrates states and totals with the same update, so ``E_heat_in + E_pump_heat_out +
+E_chiller_elec_out + E_air_side_in - E_tower_out - (E_stored - E_stored(0))`` closes to round-off whatever the
+integration error.
 """
 
 
@@ -171,7 +190,7 @@ __all__ = [
 ]
 
 #: Bump when the generated source changes meaning (the FMU cache key also hashes the source text itself).
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 
 #: Names of the state groups in FMU order: per-CDU ``T_sec[n]``, ``I_valve[n]``, then scalars.
 STATE_NAMES = ("T_sec", "I_valve", "T_fac_sup", "T_fac_ret", "I_fan", "T_cw_sup")
@@ -221,17 +240,25 @@ def generate_plant_modelica(params: PlantParams) -> str:
     name = model_name_for(params)
     N = t.n_cells
     T_ch_set = chiller.chiller_setpoint_K(params)
-    air_decl, air_eq = tower.exit_air_fragment("y_fan * m_air_nominal")
+    air_decl, air_eq = tower.exit_air_fragment("y_fan * m_air_nominal", "T_tower_in")
     decl_psy = "\n".join(air_decl)
     eq_psy = "\n".join(air_eq)
     hx_eq = "\n    ".join(hx.counterflow_equations("eps_hx[i]", "C_min[i]", "C_r[i]", "Z_hx[i]", "UA_hx", "cp",
                                                     "m_flow_sec[i]", "m_flow_fac_cdu[i]"))
     ihx_eq = "\n  ".join(hx.counterflow_equations("eps_ihx", "C_min_ihx", "C_r_ihx", "Z_ihx", "UA_ihx", "cp",
                                                   "m_flow_fac", "m_flow_cw"))
-    ntu_expr, eps_expr = tower.merkel_effectiveness_expr("NTU_tower_nominal", "n_merkel", "y_fan", "w_cw")
+    c_braun, n_braun = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    braun_decl, braun_eq = tower.braun_equations()
+    decl_psy += "\n" + "\n".join(braun_decl)
+    eq_braun = "\n".join(braun_eq)
+    fan_eq = "\n  ".join(tower.fan_speed_equations("s_fan", "y_fan", "y_fan_demand", "n_cells_on", N, "y_fan_min"))
     byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_tower", "T_tower_out", "Q_flow_cells", "T_cells_out",
-                                                "T_cw_ret", "m_flow_cw", "cp", "T_tower_min"))
-    ch_eq = "\n".join(chiller.trim_chiller_equations())
+                                                "T_tower_in", "m_flow_cw", "cp", "T_tower_min"))
+    ihx_byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_ihx", "T_ihx_out", "Q_flow_ihx_full", "T_ihx_hx_out",
+                                                    "T_pipe_ret", "m_flow_fac", "cp", "T_ihx_min"))
+    ch_decl, ch_eq = chiller.trim_chiller_equations(params, "T_cw_basin")
+    decl_ch = "\n".join(ch_decl)
+    ch_eq = "\n".join(ch_eq)
     water_eq = "\n".join(tower.water_use_equations())
     src = f"""model {name} "{params.description} (generated by hpctwin cooling_fmu, generator v{GENERATOR_VERSION})"
   // ---- parameters (SI) ----
@@ -261,8 +288,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real m_water_basin(unit="kg") = {real(tl.m_water_basin_kg)} "Water mass of the tower basins and tower-water piping";
   parameter Real P_shaft_cw_nominal(unit="W") = {real(pump.shaft_nominal_W(tl.pump, tl.m_flow_nominal_kg_s, rho))} "Tower pump shaft power at nominal flow";
   parameter Real s_cw(unit="1") = {real(tl.pump.static_fraction)} "Static share of the tower pump head";
-  parameter Real NTU_tower_nominal(unit="1") = {real(t.NTU_nominal)} "Tower Merkel number at full air and nominal water flow";
-  parameter Real n_merkel(unit="1") = {real(t.n_merkel)} "Exponent of the tower characteristic";
+  parameter Real c_braun(unit="1") = {real(c_braun)} "Braun NTU coefficient of the tower (NTU_nominal LG_nominal^n_merkel)";
+  parameter Real n_braun(unit="1") = {real(n_braun)} "Braun NTU exponent (-n_merkel)";
   parameter Real m_air_nominal(unit="kg/s") = {real(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
   parameter Real p_atm(unit="Pa") = {real(t.p_atm_Pa)} "Site atmospheric pressure";
   parameter Real P_fan_cell_nominal(unit="W") = {real(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
@@ -273,19 +300,18 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real fan_Ti(unit="s") = {real(t.fan_Ti_s)} "Fan controller integral time (= anti-windup tracking time)";
   parameter Real fan_dT_span(unit="K") = {real(t.fan_dT_span_K)} "Fan controller error span";
   parameter Real T_tower_min(unit="K") = {real(t.T_leaving_min_K)} "Minimum tower leaving water held by the tower bypass";
+  parameter Real T_ihx_min(unit="K") = {real(params.T_ihx_bypass_K)} "Facility supply held by the IHX bypass (0 = none)";
   parameter Real coc(unit="1") = {real(t.cycles_of_concentration)} "Cycles of concentration";
   parameter Real drift_fraction(unit="1") = {real(t.drift_fraction)} "Drift as a fraction of circulating flow";
   parameter Real have_chiller(unit="1") = {real(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
-  parameter Real Q_flow_chiller_max(unit="W") = {real(ch.Q_flow_max_W)} "Chiller capacity";
   parameter Real T_wb_switch(unit="K") = {real(ch.T_wb_switch_K)} "Wet-bulb above which the chiller may run";
   parameter Real T_chiller_set(unit="K") = {real(T_ch_set)} "Chiller leaving-water setpoint";
-  parameter Real eta_carnot(unit="1") = {real(ch.eta_carnot)} "Chiller fraction of Carnot COP";
-  parameter Real COP_max(unit="1") = {real(ch.COP_max)} "Chiller maximum COP";
-  parameter Real dT_lift_min(unit="K") = {real(ch.dT_lift_min_K)} "Chiller minimum lift";
-  parameter Real dT_cond(unit="K") = {real(ch.dT_cond_K)} "Condensing temperature above wet-bulb";
   // ---- inputs ----
   input Real Q_flow_CDU[{n}](each unit="W", each start=0.0) "Heat from racks into each CDU secondary loop (>= 0)";
   input Real T_wb(unit="K", start={T0}) "Outdoor wet-bulb temperature";
+  input Real T_db(unit="K", start={T0}) "Outdoor dry-bulb temperature (set it to T_wb for saturated air)";
+  input Real Q_flow_air_side(unit="W", start=0.0) "Heat of the air side (CRAH coils, their chiller and pumps) into the tower water (>= 0)";
+  input Real n_cells_cmd(unit="1", start=0.0) "Tower cells commanded by the supervisory stager (0 = as many as possible)";
   // ---- states (start values = initial state, set before exitInitializationMode) ----
   Real T_sec[{n}](each unit="K", each start={T0}) "Secondary loop mixed temperature = CDU return temperature";
   Real I_valve[{n}](each unit="1", each start=1.0) "Valve controller integrator";
@@ -302,10 +328,17 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real E_pfac(unit="J", start=0.0) "Facility pump electrical energy since initialization";
   Real E_pcw(unit="J", start=0.0) "Tower pump electrical energy since initialization";
   Real E_chel(unit="J", start=0.0) "Chiller electrical energy since initialization";
+  Real E_pheat(unit="J", start=0.0) "Pump shaft heat into the water since initialization";
+  Real E_airin(unit="J", start=0.0) "Air-side heat into the tower water since initialization";
   Real M_makeup(unit="kg", start=0.0) "Make-up water since initialization";
   // ---- algebraic variables ----
   Real y_sec[{n}](each unit="1") "Secondary pump flow fraction";
   Real x_sec[{n}](each unit="1") "Secondary pump shaft-load fraction";
+  Real Q_pump_sec[{n}](each unit="W") "Secondary pump shaft heat into the secondary water";
+  Real Q_pump_fac(unit="W") "Facility pump shaft heat into the facility water";
+  Real Q_pump_cw(unit="W") "Tower pump shaft heat into the tower water";
+  Real Q_flow_chiller_cond(unit="W") "Chiller condenser heat into the tower water";
+  Real T_tower_in(unit="K") "Tower entering water: IHX leaving water plus the condenser and air-side heat";
   Real C_min[{n}](each unit="W/K") "Smaller heat-capacity rate of each HX";
   Real C_r[{n}](each unit="1") "Heat-capacity rate ratio of each HX";
   Real Z_hx[{n}](each unit="1") "exp(-NTU (1 - C_r)) of each HX";
@@ -320,21 +353,25 @@ def generate_plant_modelica(params: PlantParams) -> str:
   Real C_r_ihx(unit="1") "Heat-capacity rate ratio of the IHX";
   Real Z_ihx(unit="1") "exp(-NTU (1 - C_r)) of the IHX";
   Real eps_ihx(unit="1") "Effectiveness of the IHX";
-  Real T_ihx_out(unit="K") "Facility water leaving the IHX";
+  Real T_ihx_out(unit="K") "Facility water after the IHX and its bypass (mixed)";
+  Real Q_flow_ihx_full(unit="W") "Heat the IHX would pass with the whole facility flow";
+  Real T_ihx_hx_out(unit="K") "Facility water leaving the IHX plates with the whole flow";
   Real e_fan(unit="1") "Normalised fan controller error";
   Real u_fan(unit="1") "Unsaturated fan controller output";
   Real s_fan(unit="1") "Speed of each running fan";
-  Real NTU_tower(unit="1") "Tower Merkel number";
-  Real eps_tower(unit="1") "Tower effectiveness";
+  Real m_w_tower(unit="kg/s") "Water through the running tower cells";
+  Real m_a_tower(unit="kg/s") "Air the running tower fans move";
+  Real T_w_in(unit="K") "Water entering the tower cells";
   Real Q_flow_cells(unit="W") "Heat the tower cells would reject with no bypass";
   Real T_cells_out(unit="K") "Tower cell leaving water with no bypass";
   Real T_chiller_out(unit="K") "Water temperature after the chiller";
   Real COP_chiller(unit="1") "Chiller COP";
   Real dh_air(unit="J/kg") "Enthalpy rise of the tower air";
-  Real Q_air(unit="W") "Heat given to the tower air (towers + chiller condenser, >= 0)";
+  Real Q_air(unit="W") "Heat given to the tower air (everything the towers reject, chiller condenser included; >= 0)";
   Real T_air_hi(unit="K") "Highest exit-air temperature: the tower entering water (at least T_wb + 1 K)";
   Real dh_air_max(unit="J/kg") "Enthalpy rise of air leaving saturated at T_air_hi";
 {decl_psy}
+{decl_ch}
   // ---- outputs ----
   output Real T_sec_sup[{n}](each unit="K") "CDU supply temperature to racks";
   output Real T_sec_ret[{n}](each unit="K") "CDU return temperature from racks";
@@ -354,14 +391,16 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real Q_flow_ihx(unit="W") "Heat through the intermediate heat exchanger";
   output Real P_pump_fac(unit="W") "Facility pump electrical power";
   output Real P_pump_tower(unit="W") "Tower-water pump electrical power";
-  output Real y_fan(unit="1") "Tower bank air-flow fraction";
+  output Real y_fan(unit="1") "Tower bank air-flow fraction the running fans move";
+  output Real y_fan_demand(unit="1") "Tower bank air-flow demand of the fan controller";
   output Real n_cells_on(unit="1") "Tower cells with the fan running";
   output Real P_fan_tower(unit="W") "Tower fan electrical power";
   output Real Q_flow_tower(unit="W") "Heat rejected by the towers (> 0 when cooling)";
   output Real Q_flow_chiller(unit="W") "Heat removed from the facility water by the chiller";
   output Real P_chiller(unit="W") "Chiller electrical power";
   output Real P_cooling(unit="W") "Total cooling electrical power (pumps + fans + chiller)";
-  output Real m_flow_air(unit="kg/s") "Tower air flow of the evaporation balance (fan air flow, at least what carries the heat)";
+  output Real Q_flow_pump_heat(unit="W") "Pump shaft work dissipated in the water (CDU, facility and tower pumps)";
+  output Real m_flow_air(unit="kg/s") "Tower air flow: the air the running fans move";
   output Real T_air_out(unit="K") "Saturated tower exit-air temperature";
   output Real m_flow_evap(unit="kg/s") "Tower evaporation";
   output Real m_flow_drift(unit="kg/s") "Tower drift";
@@ -377,6 +416,8 @@ def generate_plant_modelica(params: PlantParams) -> str:
   output Real E_pump_tower_out(unit="J") "Tower pump electrical energy since initialization";
   output Real E_chiller_elec_out(unit="J") "Chiller electrical energy since initialization";
   output Real M_makeup_out(unit="kg") "Make-up water since initialization";
+  output Real E_pump_heat_out(unit="J") "Pump shaft heat into the water since initialization";
+  output Real E_air_side_in(unit="J") "Air-side heat into the tower water since initialization";
 equation
   for i in 1:{n} loop
     y_sec[i] = {pump.secondary_flow_expr("Q_flow_CDU[i]", "Q_flow_CDU_nominal", "y_sec_floor")};
@@ -385,12 +426,13 @@ equation
     m_flow_fac_cdu[i] = y_valve[i] * m_flow_fac_nominal;
     {hx_eq}
     Q_flow_hx[i] = eps_hx[i] * C_min[i] * (T_sec[i] - T_pipe_sup);
-    m_water_sec * cp * der(T_sec[i]) = Q_flow_CDU[i] - Q_flow_hx[i];
+    m_water_sec * cp * der(T_sec[i]) = Q_flow_CDU[i] + Q_pump_sec[i] - Q_flow_hx[i];
     T_sec_ret[i] = T_sec[i];
     T_sec_sup[i] = T_sec[i] - Q_flow_hx[i] / (m_flow_sec[i] * cp);
     e_valve[i] = (T_sec_sup[i] - T_sec_sup_set) / valve_dT_span;
     der(I_valve[i]) = {valve.integrator_rate_expr("e_valve[i]", "y_valve[i]", "I_valve[i]", "valve_Ti")};
     x_sec[i] = {pump.shaft_load_expr("y_sec[i]", "s_sec")};
+    Q_pump_sec[i] = {pump.shaft_heat_expr("P_shaft_sec_nominal", "x_sec[i]")};
     P_pump_sec[i] = {pump.pump_power_expr(c.pump, c.m_flow_sec_nominal_kg_s, rho, "y_sec[i]", "x_sec[i]", "P_shaft_sec_nominal")};
     der(E_psec[i]) = P_pump_sec[i];
     E_pump_sec_out[i] = E_psec[i];
@@ -399,34 +441,40 @@ equation
   w_fac = m_flow_fac / m_flow_fac_design;
   r_dp = {valve.reset_factor_expr("y_valve", n, "dp_reset_min")};
   x_fac = {pump.shaft_load_expr("w_fac", "s_fac", "r_dp")};
+  Q_pump_fac = {pump.shaft_heat_expr("P_shaft_fac_nominal", "x_fac")};
   P_pump_fac = {pump.pump_power_expr(f.pump, params.m_flow_fac_design_kg_s, rho, "w_fac", "x_fac", "P_shaft_fac_nominal")};
   w_cw = {pipe.tower_water_fraction_expr("w_fac", "w_cw_min")};
   m_flow_cw = w_cw * m_flow_cw_nominal;
   x_cw = {pump.shaft_load_expr("w_cw", "s_cw")};
+  Q_pump_cw = {pump.shaft_heat_expr("P_shaft_cw_nominal", "x_cw")};
   P_pump_tower = {pump.pump_power_expr(tl.pump, tl.m_flow_nominal_kg_s, rho, "w_cw", "x_cw", "P_shaft_cw_nominal")};
   {ihx_eq}
-  Q_flow_ihx = eps_ihx * C_min_ihx * (T_pipe_ret - T_cw_basin);
-  T_ihx_out = T_pipe_ret - Q_flow_ihx / (m_flow_fac * cp);
+  Q_flow_ihx_full = eps_ihx * C_min_ihx * (T_pipe_ret - T_cw_basin);
+  {ihx_byp_eq}
   T_cw_sup = T_cw_basin;
   T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
   e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
   u_fan = fan_k_p * e_fan + I_fan;
-  y_fan = min(1.0, max(y_fan_floor, u_fan));
+  y_fan_demand = min(1.0, max(y_fan_floor, u_fan));
+  n_cells_on = {tower.cells_in_service_expr("n_cells_cmd", "y_fan_demand", N, "y_fan_min")};
+  {fan_eq}
   der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
-  n_cells_on = {tower.cells_running_expr("y_fan", N, "y_fan_min")};
-  s_fan = y_fan * {N}.0 / n_cells_on;
   P_fan_tower = {tower.fan_power_expr("n_cells_on", "P_fan_cell_nominal", "s_fan")};
-  NTU_tower = {ntu_expr};
-  eps_tower = {eps_expr};
-  Q_flow_cells = eps_tower * m_flow_cw * cp * (T_cw_ret - T_wb);
+  T_tower_in = T_cw_ret + (Q_flow_chiller_cond + Q_flow_air_side) / (m_flow_cw * cp);
+  m_w_tower = m_flow_cw;
+  m_a_tower = y_fan * m_air_nominal;
+  T_w_in = T_tower_in;
+{eq_braun}
+  Q_flow_cells = Q_braun;
   {byp_eq}
-  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin);
+  m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw;
 {ch_eq}
-  m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) - m_flow_fac * cp * (T_pipe_ret - T_pipe_sup);
+  m_water_ret * cp * der(T_pipe_ret) = sum(Q_flow_hx) + Q_pump_fac - m_flow_fac * cp * (T_pipe_ret - T_pipe_sup);
   m_water_sup * cp * der(T_pipe_sup) = m_flow_fac * cp * (T_chiller_out - T_pipe_sup);
   T_fac_sup = T_pipe_sup;
   T_fac_ret = T_pipe_ret;
-  Q_air = max(0.0, Q_flow_tower + Q_flow_chiller + P_chiller);
+  Q_air = max(0.0, Q_flow_tower);
+  Q_flow_pump_heat = sum(Q_pump_sec) + Q_pump_fac + Q_pump_cw;
 {eq_psy}
 {water_eq}
   P_cooling = sum(P_pump_sec) + P_pump_fac + P_pump_tower + P_fan_tower + P_chiller;
@@ -440,6 +488,10 @@ equation
   der(E_pcw) = P_pump_tower;
   der(E_chel) = P_chiller;
   der(M_makeup) = m_flow_makeup;
+  der(E_pheat) = Q_flow_pump_heat;
+  E_pump_heat_out = E_pheat;
+  der(E_airin) = Q_flow_air_side;
+  E_air_side_in = E_airin;
   E_heat_in = E_heat;
   E_tower_out = E_tower;
   E_chiller_out = E_chiller;
@@ -514,7 +566,9 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
 
 
 
-def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
+def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb_K: float,
+                    T_db_K: float | None = None, Q_air_side_W: float = 0.0,
+                    n_cells_cmd: float = 0.0) -> dict[str, object]:
     """Evaluate the model's equations (numpy mirror of the generated Modelica) at one state and input.
 
     Every relation is the component library's numpy function (:mod:`cooling_fmu.components`) whose Modelica
@@ -530,6 +584,13 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         Heat into each CDU [W].
     T_wb_K : float
         Wet-bulb temperature [K].
+    T_db_K : float | None
+        Dry-bulb temperature [K] (the FMU input ``T_db``); None: saturated air, ``T_db = T_wb``.
+    Q_air_side_W : float
+        Heat of the air side into the tower water [W] (the FMU input ``Q_flow_air_side``).
+    n_cells_cmd : float
+        Input ``n_cells_cmd``: tower cells commanded by the supervisory stager; 0 (default) = the algebraic
+        "as many cells as possible" rule.
 
     Returns
     -------
@@ -550,49 +611,55 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     eps, C_min = hx.counterflow_eps(c.UA_hx_W_K, cp, m_sec, m_fac_cdu)
     Q_hx = eps * C_min * (T_sec - T_fs)
     T_sup = pipe.leaving_temperature(T_sec, Q_hx, m_sec, cp)
+    Q_p_sec = pump.pump_shaft_heat_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
     e_valve = (T_sup - c.T_sec_sup_set_K) / c.valve_dT_span_K
     m_fac = float(np.sum(m_fac_cdu))
     w = m_fac / params.m_flow_fac_design_kg_s
     w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
     m_cw = w_cw * tl.m_flow_nominal_kg_s
     eps_i, Cmin_i = (float(v) for v in hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac, m_cw))
-    Q_ihx = eps_i * Cmin_i * (T_fr - T_cw)
-    T_ihx_out = pipe.leaving_temperature(T_fr, Q_ihx, m_fac, cp)
+    Q_ihx, T_ihx_out = tower.bypass(eps_i * Cmin_i * (T_fr - T_cw), T_fr, m_fac, cp, params.T_ihx_bypass_K)
     T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
     e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
     u_fan = t.fan_k_p * e_fan + I_fan
-    y_fan = min(1.0, max(params.y_fan_floor, u_fan))
-    n_on = tower.cells_running(y_fan, t.n_cells, t.y_fan_min)
+    y_dem = min(1.0, max(params.y_fan_floor, u_fan))
+    n_on = float(tower.cells_in_service(n_cells_cmd, y_dem, t.n_cells, t.y_fan_min))
+    _, y_fan = tower.fan_speed(y_dem, n_on, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
-    eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
-    Q_tower, T_tw = tower.bypass(float(eps_t * m_cw * cp * (T_cw_ret - T_wb_K)), T_cw_ret, m_cw, cp,
-                                 t.T_leaving_min_K)
-    Q_ch, P_ch, _ = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K)
+    Q_ch, P_ch, _, Q_cond = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K, T_cw)
+    T_tin = pipe.leaving_temperature(T_cw_ret, -(Q_cond + Q_air_side_W), m_cw, cp)
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    Q_cells = tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * params.m_air_nominal_kg_s, T_tin, T_wb_K,
+                                        t.p_atm_Pa, cp)[0]
+    Q_tower, T_tw = tower.bypass(Q_cells, T_tin, m_cw, cp, t.T_leaving_min_K)
     T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
     r_dp = float(valve.reset_factor(y_valve, f.dp_reset_min if f.dp_reset else 1.0))
     P_fac = float(pump.pump_power_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
     P_cw = float(pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
-    m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_cw_ret, y_fan * params.m_air_nominal_kg_s,
-                                              Q_tower + Q_ch + P_ch)
+    Q_p_fac = float(pump.pump_shaft_heat_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
+    Q_p_cw = float(pump.pump_shaft_heat_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
+    m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_tin, y_fan * params.m_air_nominal_kg_s,
+                                              Q_tower, T_db_K)
     evap = m_air * (W_out - W_in)
     drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
     der = np.concatenate([
-        (q - Q_hx) / (c.m_water_sec_kg * cp),
+        (q + Q_p_sec - Q_hx) / (c.m_water_sec_kg * cp),
         valve.integrator_rate(e_valve, y_valve, I_valve, c.valve_Ti_s),
         [m_fac * cp * (T_ch_out - T_fs) / (f.m_water_sup_kg * cp),
-         (float(np.sum(Q_hx)) - m_fac * cp * (T_fr - T_fs)) / (f.m_water_ret_kg * cp),
+         (float(np.sum(Q_hx)) + Q_p_fac - m_fac * cp * (T_fr - T_fs)) / (f.m_water_ret_kg * cp),
          valve.integrator_rate(e_fan, y_fan, u_fan, t.fan_Ti_s),
-         m_cw * cp * (T_tw - T_cw) / (tl.m_water_basin_kg * cp)],
+         (m_cw * cp * (T_tw - T_cw) + Q_p_cw) / (tl.m_water_basin_kg * cp)],
     ])
     return {
         "T_sec_sup": T_sup, "T_sec_ret": T_sec.copy(), "m_flow_sec": m_sec, "m_flow_fac_cdu": m_fac_cdu,
         "y_valve": y_valve, "Q_flow_hx": Q_hx, "P_pump_sec": P_sec,
         "T_fac_sup": T_fs, "T_fac_ret": T_fr, "T_cw_sup": T_cw, "T_cw_ret": T_cw_ret, "T_tower_out": T_tw,
         "m_flow_fac": m_fac, "m_flow_cw": m_cw, "Q_flow_ihx": Q_ihx, "P_pump_fac": P_fac, "P_pump_tower": P_cw,
-        "y_fan": y_fan, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
+        "y_fan": y_fan, "y_fan_demand": y_dem, "n_cells_on": n_on, "P_fan_tower": P_fan, "Q_flow_tower": Q_tower,
         "Q_flow_chiller": Q_ch, "P_chiller": P_ch,
         "P_cooling": float(np.sum(P_sec) + P_fac + P_cw + P_fan + P_ch),
+        "Q_flow_pump_heat": float(np.sum(Q_p_sec)) + Q_p_fac + Q_p_cw,
         "m_flow_air": m_air, "T_air_out": T_ao,
         "m_flow_evap": evap, "m_flow_drift": drift, "m_flow_blowdown": blow, "m_flow_makeup": makeup,
         "E_stored": pipe.stored_energy_J(cp, params.T_ref_K,
@@ -623,56 +690,191 @@ def _bisect(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 200) -> np.ndarra
     return 0.5 * (lo + hi)
 
 
+def cdu_loop_heat_W(params: PlantParams, q: np.ndarray) -> np.ndarray:
+    """Heat each CDU's plate heat exchanger passes at steady state: rack heat plus the secondary pump's shaft work.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    q : np.ndarray
+        Rack heat into each CDU [W], any shape.
+
+    Returns
+    -------
+    ndarray
+        ``q + P_shaft,sec(y_sec(q))`` [W] (:func:`~cooling_fmu.components.pump.pump_shaft_heat_W`), same shape.
+    """
+    c = params.cdu
+    y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor)
+    return q + pump.pump_shaft_heat_W(c.pump, c.m_flow_sec_nominal_kg_s, params.rho_water_kg_m3, y_sec)
+
+
+def _root(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 100) -> np.ndarray:
+    """Roots of a monotone function bracketed by ``[lo, hi]`` elementwise, by the Illinois variant of regula falsi
+    (Dowell & Jarratt 1971: superlinear, keeps the bracket), to a bracket of a few ulps or an exact zero.
+
+    Used where each evaluation is costly (the tower's Braun relation inside the fixed point of regimes B / C);
+    an element without a sign change returns the end with the smaller residual.
+    """
+    a, b = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    fa, fb = fun(a), fun(b)
+    side = np.zeros(a.shape)
+    best = np.where(np.abs(fa) <= np.abs(fb), a, b)
+    done = (fa == 0) | (fb == 0) | (np.sign(fa) == np.sign(fb)) | (a == b)
+    for _ in range(n_iter):
+        if done.all():
+            break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = (a * fb - b * fa) / (fb - fa)
+        mid = 0.5 * (a + b)
+        c = np.where(np.isfinite(c) & (c > np.minimum(a, b)) & (c < np.maximum(a, b)), c, mid)
+        fc = fun(c)
+        like_b = np.sign(fc) == np.sign(fb)
+        upd = ~done
+        fa_new = np.where(like_b & (side == -1), 0.5 * fa, fa)
+        fb_new = np.where(~like_b & (side == 1), 0.5 * fb, fb)
+        a, fa = np.where(upd & ~like_b, c, a), np.where(upd & ~like_b, fc, np.where(upd, fa_new, fa))
+        b, fb = np.where(upd & like_b, c, b), np.where(upd & like_b, fc, np.where(upd, fb_new, fb))
+        side = np.where(upd, np.where(like_b, -1, 1), side)
+        best = np.where(upd, c, best)
+        done |= (fc == 0) | (np.abs(b - a) <= 4e-16 * np.maximum(np.abs(a), np.abs(b)))
+    return best
+
+
 def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np.ndarray]:
     """Steady valve openings and secondary temperatures for a facility supply temperature.
 
     Solves ``T_sec_sup(y) = T_sec_sup_set`` per CDU (``T_sec_sup`` decreases with the opening ``y``) by a
-    vectorised bisection; a CDU whose setpoint is out of reach sits at the valve limit. ``q`` and ``T_fs`` are
-    broadcast together (any shape). Returns (y_valve, T_sec).
+    vectorised bisection; a CDU whose setpoint is out of reach sits at the valve limit. ``q`` (rack heat; the pump's
+    shaft heat is added, :func:`cdu_loop_heat_W`) and ``T_fs`` are broadcast together (any shape). Returns
+    (y_valve, T_sec).
     """
     c, cp = params.cdu, params.cp_water_J_kgK
     m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
+    qh = cdu_loop_heat_W(params, q)
 
     def t_sup(y):
         eps, C_min = hx.counterflow_eps(c.UA_hx_W_K, cp, m_sec, y * c.m_flow_fac_nominal_kg_s)
-        T_sec = T_fs + q / (eps * C_min)
-        return T_sec - q / (m_sec * cp), T_sec
+        T_sec = T_fs + qh / (eps * C_min)
+        return T_sec - qh / (m_sec * cp), T_sec
 
     shape = np.broadcast(q, T_fs).shape
     f_lo = t_sup(np.full(shape, c.y_valve_min))[0] - c.T_sec_sup_set_K
     f_hi = t_sup(np.ones(shape))[0] - c.T_sec_sup_set_K
     lo, hi = np.full(shape, c.y_valve_min), np.ones(shape)
-    for _ in range(200):  # vectorised bisection on the decreasing function f(y)
+    for _ in range(200):  # vectorised bisection on the decreasing function f(y), to adjacent doubles
         mid = 0.5 * (lo + hi)
+        if np.all((mid == lo) | (mid == hi)):  # every interval is two adjacent doubles: no element moves again
+            break
         fm = t_sup(mid)[0] - c.T_sec_sup_set_K
         lo, hi = np.where(fm > 0, mid, lo), np.where(fm > 0, hi, mid)
     y = np.where(f_lo <= 0, c.y_valve_min, np.where(f_hi >= 0, 1.0, 0.5 * (lo + hi)))
     return y, t_sup(y)[1]
 
 
-def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:
+    """Facility and tower-water flows and the shaft heat of their pumps, from the CDU valve openings.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    y_valve : np.ndarray
+        Valve openings, shape (..., n_cdu).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(m_fac [kg/s], w_cw [1], m_cw [kg/s], Q_pump_fac [W], Q_pump_cw [W])``, shape (...,): the facility pumps
+        with their differential-pressure reset and the tower pumps put their shaft work into the water they move
+        (:func:`~cooling_fmu.components.pump.pump_shaft_heat_W`).
+    """
+    c, f, tl, rho = params.cdu, params.facility, params.tower_loop, params.rho_water_kg_m3
+    m = y_valve.sum(axis=-1) * c.m_flow_fac_nominal_kg_s
+    w = m / params.m_flow_fac_design_kg_s
+    w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
+    r_dp = valve.reset_factor(y_valve, f.dp_reset_min if f.dp_reset else 1.0)
+    return (m, w_cw, w_cw * tl.m_flow_nominal_kg_s, pump.pump_shaft_heat_W(f.pump, params.m_flow_fac_design_kg_s,
+                                                                             rho, w, r_dp),
+            pump.pump_shaft_heat_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
+
+
+def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, w_cw: np.ndarray,
+                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray, Q_inlet_W: np.ndarray) -> tuple:
+    """Tower side at rest with the facility supply at its set point (regime A of :func:`steady_states`).
+
+    The IHX carries the facility heat ``Q_fac`` (CDU heat exchangers + facility pump heat); the towers reject it
+    plus the tower pumps' heat (``Q_extra``, into the basin) and the heat joining the tower entering water
+    (``Q_inlet``: the air side's): ``T_fac_ret = T_set + Q_fac / (m_fac cp)``, ``T_cw_sup = T_fac_ret - Q_fac /
+    (eps_i C_i)``, ``T_cw_ret = T_cw_sup + Q_fac / C_cw``, ``T_tower_in = T_cw_ret + Q_inlet / C_cw``, and the air flow
+    solves ``Q_Braun(y_fan, T_tower_in) = Q_fac + Q_extra + Q_inlet`` (:func:`~cooling_fmu.components.tower
+    .braun_fan_fraction`). Used by
+    the steady state and the fast plant (one derivation).
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    Q_fac_W : np.ndarray
+        Facility heat [W] (all arguments broadcast together).
+    m_fac_kg_s : np.ndarray
+        Facility flow [kg/s].
+    w_cw : np.ndarray
+        Tower-water flow fraction.
+    T_wb_K : np.ndarray
+        Wet-bulb [K].
+    Q_extra_W : np.ndarray
+        Heat into the basin besides the IHX (tower pumps) [W].
+    Q_inlet_W : np.ndarray
+        Heat joining the tower entering water (air side) [W].
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(T_fac_ret, T_cw_sup, T_cw_ret, y_req)``; ``y_req`` is ``inf`` where no air flow suffices and 0 where no
+        heat is rejected and the wet-bulb is at or below the set point.
+    """
+    t, tl, cp = params.tower, params.tower_loop, params.cp_water_J_kgK
+    m_cw = w_cw * tl.m_flow_nominal_kg_s
+    T_ret = t.T_fac_sup_set_K + Q_fac_W / (m_fac_kg_s * cp)
+    eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac_kg_s, m_cw)
+    T_cw = T_ret - Q_fac_W / (eps_i * C_i)
+    T_cw_ret = T_cw + Q_fac_W / (m_cw * cp)
+    Q_rej = Q_fac_W + Q_extra_W + Q_inlet_W
+    T_tin = T_cw_ret + Q_inlet_W / (m_cw * cp)
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    y_req = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, params.m_air_nominal_kg_s, T_tin, T_wb_K, t.p_atm_Pa,
+                                                cp, Q_rej, params.y_fan_floor), dtype=float)
+    y_req = np.where(T_tin <= T_wb_K, np.inf, y_req)
+    y_req = np.where(Q_rej == 0.0, np.where(T_wb_K <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
+    return T_ret, T_cw, T_cw_ret, y_req
+
+
+def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
+                  Q_air_side_W: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Steady states of the generated plant model at ``k`` points of constant load and wet-bulb (vectorised).
 
     Derivation (every ``der(.) = 0``), written once with arrays:
 
-    1. Secondary loop: ``Q_hx,i = Q_i``; so ``T_sec,i = T_fac_sup + Q_i / (eps_i C_min,i)`` and
-       ``T_sec_sup,i = T_sec,i - Q_i / (m_sec,i cp)``. The valve integrator is at rest when ``T_sec_sup,i`` is at
-       its setpoint (``y`` found by bisection of this monotone relation) or when the valve is saturated at a limit
-       (then ``I = y + e``: the tracking term balances the error, ``valve_Ti`` being both times).
-    2. Facility loop: ``Q_ihx + Q_chiller = sum(Q_i)``, ``T_fac_ret = T_fac_sup + sum(Q_i) / (m_fac cp)``.
-    3. Tower loop: the basin at rest means ``T_tower_out = T_cw_sup`` and ``Q_tower = Q_ihx``. With the IHX
-       ``Q_ihx = eps_i C_i (T_fac_ret - T_cw_sup)`` and the tower ``Q_ihx = eps_t C_cw (T_cw_sup + Q_ihx / C_cw -
-       T_wb)``: ``T_cw_sup = T_wb + Q_ihx (1 - eps_t) / (eps_t C_cw)`` and ``Q_ihx = eps_i C_i (T_fac_ret - T_wb)
-       / (1 + eps_i C_i (1 - eps_t) / (eps_t C_cw))`` in closed form.
-    4. Fan controller at rest either with ``T_fac_sup = T_fac_sup_set`` (regime A: ``Q_ihx = sum(Q_i)``, then
-       ``T_cw_sup = T_fac_ret - Q_ihx / (eps_i C_i)`` and the air flow solves ``eps_tower(y_fan) = Q_ihx / (C_cw
-       (T_cw_ret - T_wb))``: :func:`~cooling_fmu.components.tower.fan_fraction_for_effectiveness`) or saturated
-       at the floor (regime B, cold / idle) or at full air flow (regime C, hot). In B and C ``T_fac_sup`` solves
-       the scalar fixed point ``T_fac_sup = T_chiller_out(T_fac_sup)`` (bisection on ``[T_wb - 50, T_wb + 150]``),
-       and the integrator sits at ``I = y - k_p e + e``.
-    5. Tower bypass (cold weather): if the basin of step 3 would sit below ``T_tower_min`` the valve holds it
-       there, ``T_cw_sup = T_tower_out = T_tower_min`` and ``Q_tower = Q_ihx = eps_i C_i (T_fac_ret -
-       T_tower_min)``. With no heat the water settles at ``max(T_wb, T_tower_min)``.
+    1. Secondary loop: ``Q_hx,i = Q_i + Q_pump,i`` (rack heat plus the pump's shaft work, :func:`cdu_loop_heat_W`);
+       so ``T_sec,i = T_fac_sup + Q_hx,i / (eps_i C_min,i)`` and ``T_sec_sup,i = T_sec,i - Q_hx,i / (m_sec,i cp)``.
+       The valve integrator is at rest when ``T_sec_sup,i`` is at its setpoint (``y`` found by bisection of this
+       monotone relation) or when the valve is saturated at a limit (then ``I = y + e``: the tracking term balances
+       the error, ``valve_Ti`` being both times).
+    2. Facility loop: ``Q_ihx + Q_chiller = sum(Q_hx,i) + Q_pump,fac``, ``T_fac_ret = T_fac_sup + (sum(Q_hx,i) +
+       Q_pump,fac) / (m_fac cp)`` (:func:`facility_flows`).
+    3. Tower loop: the basin at rest means ``m_cw cp (T_tower_out - T_cw_sup) + Q_pump,cw + Q_cond + Q_air_side =
+       0``: the towers reject the IHX heat, the tower pumps' heat, the trim chiller's condenser heat ``Q_cond =
+       Q_chiller + P_chiller`` and the air side's heat (issue 22 item 4). The chiller's load and COP depend on the basin (its condenser water), so
+       ``T_cw_sup`` is found by bisection of that balance (with the tower bypass of step 5 inside it).
+    4. Fan controller at rest either with ``T_fac_sup = T_fac_sup_set`` (regime A: the chiller is off there, the
+       tower side in closed form, :func:`setpoint_tower_side`) or saturated at the floor (regime B, cold / idle)
+       or at full air flow (regime C, hot). In B and C ``T_fac_sup`` solves the scalar fixed point ``T_fac_sup =
+       T_chiller_out(T_fac_sup)`` (bisection on ``[T_wb - 50, T_wb + 150]``), and the integrator sits at ``I = y -
+       k_p e + e``.
+    5. Tower bypass (cold weather): ``T_tower_out = max(T_cells_out, min(T_cw_ret, T_tower_min))``
+       (:func:`~cooling_fmu.components.tower.bypass`).
 
     Parameters
     ----------
@@ -682,6 +884,8 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
         Constant heat into each CDU [W], >= 0, shape (k, n_cdu).
     T_wb_K : np.ndarray
         Constant wet-bulb temperature [K], shape (k,).
+    Q_air_side_W : np.ndarray | float
+        Constant heat of the air side into the tower water [W], shape (k,) or scalar.
 
     Returns
     -------
@@ -692,67 +896,76 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray) -
     q = np.asarray(heat_w, dtype=float)
     T_wb = np.asarray(T_wb_K, dtype=float)
     c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
-    Q = q.sum(axis=-1)
+    Q_hx = cdu_loop_heat_W(params, q)
+    Q_cdu = Q_hx.sum(axis=-1)
+    Q_air = np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), Q_cdu.shape)
     y_floor = params.y_fan_floor
-    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
+    T_set, T_min, T_lo = t.T_fac_sup_set_K, t.T_leaving_min_K, params.T_ihx_bypass_K
 
-    def flows(y_v):
-        m = y_v.sum(axis=-1) * c.m_flow_fac_nominal_kg_s
-        w_cw = pipe.tower_water_fraction(m / params.m_flow_fac_design_kg_s, tl.w_flow_min)
-        return m, w_cw, w_cw * tl.m_flow_nominal_kg_s
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    m_air_full = params.m_air_nominal_kg_s
 
     def loop(rows, T_fs, y_fan):
-        qr, Tw, Qr = q[rows], T_wb[rows], Q[rows]
-        y_v, T_sec = _valves_at(params, qr, T_fs[:, None])
-        m, w_cw, m_cw = flows(y_v)
-        T_ret = T_fs + Qr / (m * cp)
-        eps_t = tower.merkel_effectiveness(t.NTU_nominal, t.n_merkel, y_fan, w_cw)
+        Tw = T_wb[rows]
+        y_v, T_sec = _valves_at(params, q[rows], T_fs[:, None])
+        m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
+        Qa = Q_air[rows]  # joins the tower entering water, as the chiller's condenser heat
+        T_ret = T_fs + (Q_cdu[rows] + Qp_fac) / (m * cp)
         eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
         C_cw = m_cw * cp
-        a = eps_i * C_i * (T_ret - Tw) / (1.0 + eps_i * C_i * (1.0 - eps_t) / (eps_t * C_cw))
-        T_cw = Tw + a * (1.0 - eps_t) / (eps_t * C_cw)
-        byp = T_cw < T_min  # bypass open: basin at the minimum, heat from the IHX at that basin temperature
-        T_cw = np.where(byp, T_min, T_cw)
-        a = np.where(byp, eps_i * C_i * (T_ret - T_min), a)
-        T_ihx = pipe.leaving_temperature(T_ret, a, m, cp)
-        Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw)[0]
+
+        def ihx(T_b):  # IHX heat and facility leaving water behind the IHX bypass, basin at T_b
+            return tower.bypass(eps_i * C_i * (T_ret - T_b), T_ret, m, cp, T_lo)
+
+        def basin_balance(T_b):  # tower heat minus everything the tower water takes up, basin at T_b
+            q_ihx, T_ihx = ihx(T_b)
+            Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
+            T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
+            return tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * m_air_full, T_tin, Tw, t.p_atm_Pa,
+                                             cp)[0] - q_ihx - Q_cond - Qa - Qp_cw
+
+        # bisection (the chiller's condenser heat makes the balance non-smooth; the wide bracket always changes sign:
+        # far below the wet-bulb the towers heat the water, far above they reject more than anything brings in)
+        T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0)
+        # tower bypass open: the leaving water at the minimum, the basin above it by the tower pumps' heat
+        T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
+        a, T_ihx = ihx(T_cw)
+        Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw, T_cw)[0]
         return y_v, T_sec, T_ret, T_cw, pipe.leaving_temperature(T_ihx, Q_ch, m, cp)
 
     # regime A (facility supply at its setpoint), in closed form
     y_v, T_sec = _valves_at(params, q, np.full(q.shape[:-1] + (1,), T_set))
-    m, w_cw, m_cw = flows(y_v)
-    T_ret = T_set + Q / (m * cp)
-    eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
-    T_cw = T_ret - Q / (eps_i * C_i)
-    T_cw_ret = T_cw + Q / (m_cw * cp)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps_req = Q / (m_cw * cp * (T_cw_ret - T_wb))
-    y_req = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps_req, w_cw), dtype=float)
-    y_req = np.where(T_cw_ret <= T_wb, np.inf, y_req)
-    y_req = np.where(Q == 0.0, np.where(T_wb <= T_set, 0.0, np.inf), y_req)
+    m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
+    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw, Q_air)
     setpoint = (y_floor <= y_req) & (y_req <= 1.0)
     regime = np.where(setpoint, "setpoint", np.where(y_req < y_floor, "fan_floor", "fan_full"))
     y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))
-    T_fs = np.full(Q.shape, T_set)
+    T_fs = np.full(Q_cdu.shape, T_set)
     I_fan = np.where(setpoint, y_req, 0.0)
-    T_cw = np.where(setpoint & (Q == 0.0), np.maximum(T_wb, T_min), T_cw)
+    T_cw = np.where(setpoint & (Q_cdu + Qp_fac + Qp_cw + Q_air == 0.0), np.maximum(T_wb, T_min), T_cw)
     rows = np.flatnonzero(~setpoint)
     if rows.size:  # regimes B / C: T_fs = T_chiller_out(T_fs)
         yf = y_fan[rows]
         T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_wb[rows] - 50.0, T_wb[rows] + 150.0)
+        # without heat every facility temperature the IHX bypass holds is at rest: take the water at the basin,
+        # max(T_wb, T_tower_min), where that is a rest point (as plant v4 without the IHX bypass)
+        T0 = np.maximum(T_wb[rows], T_min)
+        idle = (Q_cdu[rows] + Q_air[rows] == 0.0) & (np.abs(T0 - loop(rows, T0, yf)[4]) < 1e-9)
+        T_fs[rows] = np.where(idle, T0, T_fs[rows])
         y_v[rows], T_sec[rows], T_ret[rows], T_cw[rows], _ = loop(rows, T_fs[rows], yf)
         e = (T_fs[rows] - T_set) / t.fan_dT_span_K
         I_fan[rows] = yf - t.fan_k_p * e + e
     # valve integrators: at the setpoint I = y; saturated I = y + e (tracking time = integral time)
     m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
-    e_v = (T_sec - q / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    e_v = (T_sec - Q_hx / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
     sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
     I_valve = np.where(sat, y_v + e_v, y_v)
     x = np.concatenate([T_sec, I_valve, np.stack([T_fs, T_ret, I_fan, T_cw], axis=-1)], axis=-1)
     return x, regime
 
 
-def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float) -> dict[str, object]:
+def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float,
+                          T_db_K: float | None = None, Q_air_side_W: float = 0.0) -> dict[str, object]:
     """Steady state of the generated plant model for a constant load and wet-bulb (:func:`steady_states` at one
     point, its outputs from :func:`plant_equations`).
 
@@ -764,6 +977,10 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         Constant heat into each CDU [W], >= 0.
     T_wb_K : float
         Constant wet-bulb temperature [K].
+    T_db_K : float | None
+        Constant dry-bulb temperature [K] (only the evaporation depends on it); None: saturated air.
+    Q_air_side_W : float
+        Constant heat of the air side into the tower water [W].
 
     Returns
     -------
@@ -782,8 +999,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         raise ValueError(f"heat_w must have shape ({params.n_cdu},), got {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise ValueError("heat_w must be finite and >= 0")
-    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]))
-    out = plant_equations(params, x[0], q, float(T_wb_K))
+    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]), np.array([float(Q_air_side_W)]))
+    out = plant_equations(params, x[0], q, float(T_wb_K), T_db_K, float(Q_air_side_W))
     out["x"] = x[0]
     out["regime"] = str(regime[0])
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jobs.registry import Registry
 from jobs.textfiles import read_utf8, toml_loads
@@ -179,6 +179,11 @@ class TowerLoopParams(BaseModel):
         Water mass of the tower basins and tower-water piping (one well-mixed volume) [kg] (> 0).
     pump : PumpParams
         Tower pump hydraulics (the open circuit has a real static lift).
+    ihx_bypass_below_set_K : float | None
+        Winter control (plant v5): an ideal three-way valve on the facility side of the IHX sends facility water
+        around it so that the facility supply never falls below ``tower.T_fac_sup_set_K - ihx_bypass_below_set_K``
+        [K] (default 0.25 K: below the fan controller's set point, so the fans slow to their floor first and the
+        valve never fights them; ASSUMPTION); None = no IHX bypass (plant v4).
     """
 
     model_config = _STRICT
@@ -187,6 +192,7 @@ class TowerLoopParams(BaseModel):
     UA_ihx_W_K: float = Field(gt=0, json_schema_extra={"unit": "W/K"})
     m_water_basin_kg: float = Field(gt=0, json_schema_extra={"unit": "kg"})
     pump: PumpParams
+    ihx_bypass_below_set_K: float | None = Field(default=0.25, ge=0, le=10, json_schema_extra={"unit": "K"})
 
 
 class TowerParams(BaseModel):
@@ -197,7 +203,10 @@ class TowerParams(BaseModel):
     n_cells : int
         Number of tower cells (1..64).
     NTU_nominal : float
-        Merkel number (number of transfer units) of the bank at full air flow and design water flow (> 0).
+        Merkel number ``KaV/L`` of the bank at full air flow and design water flow (> 0). Plant v5 turns it into
+        Braun's air-side coefficient ``c = NTU_nominal LG_nominal^n_merkel`` (:func:`cooling_fmu.components.tower.
+        braun_coefficients`); the shipped plants size it at ``T_wb_design_K`` and ``approach_design_K``
+        (:func:`cooling_fmu.components.tower.size_ntu_nominal`).
     n_merkel : float
         Exponent of the tower characteristic ``NTU ~ (air flow / water flow)^n`` (0 < n <= 1.5).
     LG_nominal : float
@@ -221,6 +230,11 @@ class TowerParams(BaseModel):
         Ratio of dissolved solids in the basin to the make-up water (> 1).
     drift_fraction : float
         Drift loss as a fraction of the circulating water flow, in [0, 0.01].
+    T_wb_design_K : float | None
+        Design wet-bulb the bank was sized at [K] (the site's 0.4 % value, :func:`cooling_fmu.weather.
+        design_conditions`); documentation of the sizing, checked by the tests; None = not stated.
+    approach_design_K : float | None
+        Approach (leaving water minus wet-bulb) at design heat, design wet-bulb and full fans [K]; None = not stated.
     T_leaving_min_K : float
         Minimum tower leaving water temperature [K] held by the tower bypass valve (cold-weather capacity
         control: fans at minimum, then water bypassed to the basin), in (273.15, T_fac_sup_set_K). Default
@@ -244,6 +258,8 @@ class TowerParams(BaseModel):
     cycles_of_concentration: float = Field(gt=1)
     drift_fraction: float = Field(ge=0, le=0.01)
     T_leaving_min_K: float = Field(default=278.15, gt=273.15, lt=400, json_schema_extra={"unit": "K"})
+    T_wb_design_K: float | None = Field(default=None, gt=200, lt=340, json_schema_extra={"unit": "K"})
+    approach_design_K: float | None = Field(default=None, gt=0, lt=30, json_schema_extra={"unit": "K"})
 
     @model_validator(mode="after")
     def _bypass_below_setpoint(self) -> TowerParams:
@@ -262,20 +278,16 @@ class ChillerParams(BaseModel):
     enabled : bool
         Whether the plant has a chiller at all.
     Q_flow_max_W : float
-        Largest heat the chiller can remove from the facility water [W] (>= 0).
+        Capacity of the chiller at its reference chiller's rating conditions [W] (>= 0); the available capacity
+        follows that chiller's CAPFT curve.
     T_wb_switch_K : float
         Wet-bulb above which the chiller is allowed to run (economiser below it) [K].
     dT_deadband_K : float
         The chiller holds the water it leaves at ``T_fac_sup_set_K + dT_deadband_K`` [K] (>= 0.1), so it only
         trims what the towers at full fan speed cannot do and never fights the fan controller.
-    eta_carnot : float
-        Fraction of the Carnot COP reached, in (0, 1].
-    COP_max : float
-        Upper bound of the COP (> 0).
-    dT_lift_min_K : float
-        Smallest lift used in the Carnot COP [K] (> 0).
-    dT_cond_K : float
-        Condensing temperature above the wet-bulb (evaporatively cooled condenser) [K] (>= 0).
+    reference : str
+        Reference chiller whose EnergyPlus ``Chiller:Electric:EIR`` curves the chiller follows, scaled to
+        ``Q_flow_max_W`` (a key of :data:`cooling_fmu.components.chiller.REFERENCE_CHILLERS`).
     """
 
     model_config = _STRICT
@@ -283,10 +295,15 @@ class ChillerParams(BaseModel):
     Q_flow_max_W: float = Field(default=0.0, ge=0, json_schema_extra={"unit": "W"})
     T_wb_switch_K: float = Field(default=400.0, gt=200, json_schema_extra={"unit": "K"})
     dT_deadband_K: float = Field(default=0.5, ge=0.1, json_schema_extra={"unit": "K"})
-    eta_carnot: float = Field(default=0.5, gt=0, le=1)
-    COP_max: float = Field(default=10.0, gt=0)
-    dT_lift_min_K: float = Field(default=5.0, gt=0, json_schema_extra={"unit": "K"})
-    dT_cond_K: float = Field(default=8.0, ge=0, json_schema_extra={"unit": "K"})
+    reference: str = Field(default="McQuay_WSC_471kW_5_89COP_Vanes", min_length=1)
+
+    @field_validator("reference")
+    @classmethod
+    def _known_reference(cls, v: str) -> str:
+        from .chiller_records import reference_chiller
+
+        reference_chiller(v)  # ValueError naming the known records
+        return v
 
 
 class PlantParams(BaseModel):
@@ -346,6 +363,14 @@ class PlantParams(BaseModel):
     def m_air_nominal_kg_s(self) -> float:
         """float: air mass flow of the tower bank at full fan speed, ``m_cw_nominal / LG_nominal`` [kg/s]."""
         return self.tower_loop.m_flow_nominal_kg_s / self.tower.LG_nominal
+
+    @property
+    def T_ihx_bypass_K(self) -> float:
+        """float: facility supply held by the IHX bypass, ``T_fac_sup_set - ihx_bypass_below_set`` [K]; 0 K (never
+        active) without a bypass.
+        """
+        d = self.tower_loop.ihx_bypass_below_set_K
+        return 0.0 if d is None else self.tower.T_fac_sup_set_K - d
 
     @property
     def y_fan_floor(self) -> float:

@@ -43,6 +43,10 @@ SUBSTEP_ACCURACY = 0.5
 #: Most Heun sub-steps one held long step (:meth:`CoolingPlant.advance_held`) may span: the span rumoca's
 #: 10 forward-Euler sub-steps allowed before, so :class:`cooling_fmu.coupling.AdaptiveStepper`'s caps keep meaning.
 HELD_SUBSTEPS = 10
+#: Optional plant inputs after ``T_wb``, in this order (plant v5): outdoor dry-bulb, air-side heat into the towers.
+OPTIONAL_INPUTS = ("T_db", "Q_flow_air_side")
+#: The optional-input lists a map may have (an ordered subset of :data:`OPTIONAL_INPUTS`).
+OPTIONAL_INPUT_SETS = (["T_db"], ["Q_flow_air_side"], ["T_db", "Q_flow_air_side"])
 #: Version of the per-plant figures cached next to the FMU (bump when what is stored changes meaning).
 #: 2: ``max_stable_step_s`` is the longest Heun sub-step (it was 10 forward-Euler sub-steps).
 PLANT_CACHE_VERSION = "2"
@@ -272,14 +276,25 @@ class PlantIO:
         self.output_units = [e.unit for e in m.outputs]
         self.index = {n: i for i, n in enumerate(self.output_names)}
         expected = [f"Q_flow_CDU[{i}]" for i in range(1, n_cdu + 1)] + ["T_wb"]
-        if self.input_names != expected:
-            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb for {n_cdu} CDUs, got "
-                             f"{self.input_names[:3]}...")
+        extra = self.input_names[len(expected):]
+        if self.input_names[:len(expected)] != expected or extra not in ([], *OPTIONAL_INPUT_SETS):
+            raise ValueError(f"{m.path}: inputs must be Q_flow_CDU (per_cdu) then T_wb (then optionally, in this "
+                             f"order, {' and '.join(OPTIONAL_INPUTS)}) for {n_cdu} CDUs, got "
+                             f"{self.input_names[:3]}...{self.input_names[len(expected) - 1:]}")
+        #: The map has the optional inputs ``T_db`` (outdoor dry-bulb) / ``Q_flow_air_side`` after ``T_wb``.
+        self.has_dry_bulb = "T_db" in extra
+        self.has_air_side = "Q_flow_air_side" in extra
+        if own_model and extra != list(OPTIONAL_INPUTS):
+            raise ValueError(f"{m.path}: the generated plant needs the inputs {', '.join(OPTIONAL_INPUTS)} after T_wb")
         if "P_cooling" not in self.index:
             raise ValueError(f"{m.path}: the map must have an output P_cooling")
         if own_model and len(m.states) != 2 * n_cdu + 4:
             raise ValueError(f"{m.path}: the generated plant needs the {2 * n_cdu + 4} states of STATE_NAMES")
         self.vr_in = fmu.value_references([e.fmu for e in m.inputs])
+        #: the generated plant's supervisory input (tower cells commanded by the stager; 0 = algebraic staging)
+        self.has_cells_cmd = own_model
+        if own_model:
+            self.vr_in = list(self.vr_in) + fmu.value_references(["n_cells_cmd"])
         self.vr_state = fmu.value_references([e.fmu for e in m.states])
         self.vr_out = fmu.value_references([e.fmu for e in m.outputs])
         self._in_scale = np.array([e.scale for e in m.inputs])
@@ -311,6 +326,79 @@ class PlantIO:
             raise ValueError("heat_w must be finite and >= 0 W")
         if T_wb_K.size and not (np.all(np.isfinite(T_wb_K)) and T_wb_K.min() > 150.0 and T_wb_K.max() < 400.0):
             raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+
+    def si_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | float | None = None,
+                  Q_air_side_W: np.ndarray | float | None = None) -> np.ndarray:
+        """The SI input rows in map order: heat per CDU, wet-bulb and, when the map has them, dry-bulb and air side.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (m,).
+        T_db_K : np.ndarray | float | None
+            Dry-bulb [K], shape (m,); None: the wet-bulb (saturated air). Ignored when the map has no ``T_db``.
+        Q_air_side_W : np.ndarray | float | None
+            Heat of the air side into the tower water [W], shape (m,), >= 0; None: 0. Ignored when the map has no
+            ``Q_flow_air_side``.
+
+        Returns
+        -------
+        ndarray, shape (m, n_inputs)
+            SI inputs.
+
+        Raises
+        ------
+        ValueError
+            If the dry-bulb is not finite or outside (150, 400) K, or the air-side heat negative or not finite.
+        """
+        m = heat_w.shape[0]
+        u = np.empty((m, len(self.input_names)))
+        n = heat_w.shape[1]
+        u[:, :n] = heat_w
+        u[:, n] = T_wb_K
+        if self.has_dry_bulb:
+            td = T_wb_K if T_db_K is None else np.broadcast_to(np.asarray(T_db_K, dtype=float), (m,))
+            if td.size and not (np.all(np.isfinite(td)) and td.min() > 150.0 and td.max() < 400.0):
+                raise ValueError("T_db_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+            u[:, n + 1] = td
+        if self.has_air_side:
+            qa = np.zeros(m) if Q_air_side_W is None else np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), (m,))
+            if qa.size and not (np.all(np.isfinite(qa)) and qa.min() >= 0.0):
+                raise ValueError("Q_air_side_W must be finite and >= 0 W")
+            u[:, n + 1 + self.has_dry_bulb] = qa
+        return u
+
+    def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray,
+                   T_db_K: np.ndarray | float | None = None, Q_air_side_W: np.ndarray | float | None = None
+                   ) -> np.ndarray:
+        """The FMU's input rows: the map's inputs (:meth:`si_inputs`) in FMU units, then (generated plant) the cell
+        command.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (k, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (k,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded (0 = algebraic staging), scalar or shape (k,); ignored for a site FMU.
+        T_db_K : np.ndarray | float | None
+            Dry-bulb [K] (:meth:`si_inputs`).
+        Q_air_side_W : np.ndarray | float | None
+            Air-side heat into the tower water [W] (:meth:`si_inputs`).
+
+        Returns
+        -------
+        ndarray, shape (k, n_in)
+            C-contiguous, in FMU units.
+        """
+        k = heat_w.shape[0]
+        u = self.to_fmu_inputs(self.si_inputs(heat_w, T_wb_K, T_db_K, Q_air_side_W))
+        if self.has_cells_cmd:
+            u = np.concatenate([u, np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (k,))[:, None]], axis=1)
+        return np.ascontiguousarray(u)
 
     def to_fmu_inputs(self, u: np.ndarray) -> np.ndarray:
         """SI inputs to FMU units.
@@ -505,6 +593,13 @@ class CoolingPlant(_ClosedOnExit):
         #: the FMI calls (experiment, initial state, the step loops): cooling_fmu.stepping.FMUStepper
         io = self._io
         self.input_names, self.output_names, self.output_units = io.input_names, io.output_names, io.output_units
+        #: The FMU takes the outdoor dry-bulb (input ``T_db``; keyword ``T_db_K`` of :meth:`run`). A site FMU whose
+        #: map has no ``T_db`` input is never given one (its own model decides); the generated plant, given none,
+        #: takes ``T_db = T_wb`` (saturated air).
+        self.uses_dry_bulb = io.has_dry_bulb
+        #: The FMU takes the air side's heat into its tower water (input ``Q_flow_air_side``; keyword
+        #: ``Q_air_side_W``); given none it is 0.
+        self.uses_air_side_heat = io.has_air_side
         self._n_out = len(io.vr_out)
         self._stepper = FMUStepper(self._fmu, io.vr_in, io.vr_state, io.vr_out, limit if self.own_model else None)
 
@@ -553,7 +648,8 @@ class CoolingPlant(_ClosedOnExit):
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
     def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,
-                   initial_state: np.ndarray | None = None, warmup_s: float = 0.0) -> np.ndarray:
+                   initial_state: np.ndarray | None = None, warmup_s: float = 0.0,
+                   T_db_K: float | None = None, Q_air_side_W: float | None = None) -> np.ndarray:
         """Set up the experiment and initial state, and leave initialization mode.
 
         Parameters
@@ -575,6 +671,11 @@ class CoolingPlant(_ClosedOnExit):
             Run the FMU for this long [s] before ``start_time_s`` with ``heat_w`` and ``T_wb_K`` held (a whole
             number of steps; the FMU's clock starts at ``start_time_s - warmup_s``). The way to start a site FMU
             near its steady state.
+        T_db_K : float | None
+            Dry-bulb for the first step [K] (input ``T_db`` when the map has it); None: the wet-bulb.
+        Q_air_side_W : float | None
+            Air-side heat into the tower water for the first step [W] (input ``Q_flow_air_side``); None: 0. The
+            generated plant's steady start includes it.
 
         Returns
         -------
@@ -606,8 +707,10 @@ class CoolingPlant(_ClosedOnExit):
             if states.shape != (len(self.map.states),):
                 raise ValueError(f"initial_state must have shape ({len(self.map.states)},), got {states.shape}")
         elif self.own_model:
-            states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K))["x"]
-        u = self._io.to_fmu_inputs(np.concatenate([q, [float(T_wb_K)]]))
+            qa = float(Q_air_side_W or 0.0) if self._io.has_air_side and steady else 0.0
+            states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K),
+                                           Q_air_side_W=qa)["x"]
+        u = self._io.fmu_inputs(q[None, :], np.array([float(T_wb_K)]), 0.0, T_db_K, Q_air_side_W)[0]
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
         y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))
         if n_warm:
@@ -644,15 +747,24 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
         return self.run(np.asarray(heat_w, dtype=float)[None, :], np.array([T_wb_K], dtype=float))[0]
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0,
+            T_db_K: np.ndarray | None = None, Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps (fmpy: three C calls per step, no allocation).
 
         Parameters
         ----------
-        heat_w : ndarray, shape (n_steps, n_cdu)
-            Average heat into each CDU over each step [W], >= 0.
-        T_wb_K : ndarray, shape (n_steps,)
-            Wet-bulb temperature over each step [K].
+        heat_w : np.ndarray
+            Average heat into each CDU over each step [W], >= 0, shape (n_steps, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb temperature over each step [K], shape (n_steps,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape
+            (n_steps,); 0 (default) = the FMU's algebraic staging. Ignored for a site FMU.
+        T_db_K : np.ndarray | None
+            Dry-bulb over each step [K] (input ``T_db`` when the map has it), shape (n_steps,); None: the wet-bulb
+            (saturated air).
+        Q_air_side_W : np.ndarray | None
+            Air-side heat into the tower water over each step [W] (input ``Q_flow_air_side``); None: 0.
 
         Returns
         -------
@@ -680,10 +792,7 @@ class CoolingPlant(_ClosedOnExit):
             )
         self._io.check_inputs(q, tw)
         n_steps = q.shape[0]
-        u = np.empty((n_steps, self.n_cdu + 1))
-        u[:, : self.n_cdu] = q
-        u[:, self.n_cdu] = tw
-        u = np.ascontiguousarray(self._io.to_fmu_inputs(u))
+        u = self._io.fmu_inputs(q, tw, n_cells_cmd, T_db_K, Q_air_side_W)
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
         j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
@@ -697,7 +806,8 @@ class CoolingPlant(_ClosedOnExit):
         self._k = k0 + n_steps
         return self._io.to_si_outputs(out)
 
-    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int) -> np.ndarray:
+    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, n_cells_cmd: float = 0.0,
+                     T_db_K: float | None = None, Q_air_side_W: float | None = None) -> np.ndarray:
         """Advance ``n_steps`` communication steps as ONE FMU step of ``n_steps * step_s``, inputs held.
 
         Used by :class:`cooling_fmu.coupling.AdaptiveStepper` while the heat is constant: the generated FMU splits
@@ -711,6 +821,12 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb over the long step [K].
         n_steps : int
             Communication steps covered, 1 .. :attr:`max_held_steps`.
+        n_cells_cmd : float
+            Tower cells commanded (as :meth:`run`).
+        T_db_K : float | None
+            Dry-bulb over the long step [K]; None: the wet-bulb.
+        Q_air_side_W : float | None
+            Air-side heat into the tower water over the long step [W]; None: 0.
 
         Returns
         -------
@@ -736,7 +852,7 @@ class CoolingPlant(_ClosedOnExit):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
         tw = float(T_wb_K)
         self._io.check_inputs(q, np.array([tw]))
-        u = self._io.to_fmu_inputs(np.concatenate([q, [tw]]))
+        u = self._io.fmu_inputs(q[None, :], np.array([tw]), n_cells_cmd, T_db_K, Q_air_side_W)[0]
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)

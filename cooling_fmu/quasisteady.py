@@ -40,14 +40,14 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .components import hx, pipe, pump, tower, valve
-from .modelica import _valves_at, plant_equations, steady_states
+from .components import pipe, pump, tower, valve
+from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
 from .params import PlantParams, load_plant_params
 
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K"]
 
 #: Version of the cached table layout and grid (bump when the grid or the stored quantities change).
-TABLE_VERSION = "1"
+TABLE_VERSION = "2"
 #: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
 Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
@@ -56,13 +56,13 @@ T_WB_GRID_K = 273.15 + np.linspace(-40.0, 40.0, 81)
 T_FS_OFFSETS_K = np.linspace(-60.0, 30.0, 181)
 #: Plant-level outputs taken from the table (every plant-level output except the running totals and P_cooling).
 TABLE_OUTPUTS = ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out", "m_flow_fac", "m_flow_cw",
-                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "n_cells_on", "P_fan_tower", "Q_flow_tower",
+                 "Q_flow_ihx", "P_pump_fac", "P_pump_tower", "y_fan", "y_fan_demand", "n_cells_on", "P_fan_tower", "Q_flow_tower",
                  "Q_flow_chiller", "P_chiller", "m_flow_air", "T_air_out", "m_flow_evap", "m_flow_drift",
-                 "m_flow_blowdown", "m_flow_makeup", "E_stored")
+                 "m_flow_blowdown", "m_flow_makeup", "E_stored", "Q_flow_pump_heat")
 #: Running total -> the output it integrates (plant level).
 _TOTALS = {"E_tower_out": "Q_flow_tower", "E_chiller_out": "Q_flow_chiller", "E_cooling_out": "P_cooling",
            "E_fan_out": "P_fan_tower", "E_pump_fac_out": "P_pump_fac", "E_pump_tower_out": "P_pump_tower",
-           "E_chiller_elec_out": "P_chiller", "M_makeup_out": "m_flow_makeup"}
+           "E_chiller_elec_out": "P_chiller", "M_makeup_out": "m_flow_makeup", "E_pump_heat_out": "Q_flow_pump_heat"}
 
 
 class SteadyTable:
@@ -285,6 +285,13 @@ class QuasiSteadyPlant:
     """
 
     model = "fast"
+    #: The plant takes the outdoor dry-bulb (``T_db_K`` of :meth:`run`) for its evaporation.
+    uses_dry_bulb = True
+    #: The plant takes the air side's heat into its towers (``Q_air_side_W`` of :meth:`run`).
+    uses_air_side_heat = True
+    #: the fan demand does not depend on the cells commanded (:class:`cooling_fmu.supervisory.StagedPlant` stages a
+    #: whole block from one evaluation)
+    demand_independent_of_cells = True
 
     def __init__(self, params: PlantParams | str | Path, step_s: float = 15.0, tau_s: float = 0.0,
                  cache_dir: str | Path | None = None, table: SteadyTable | None = None) -> None:
@@ -317,9 +324,10 @@ class QuasiSteadyPlant:
         self._totals = [(idx[e], idx[p]) for e, p in _TOTALS.items()] + [
             (int(e), int(p)) for e, p in zip(self._c["E_pump_sec_out"], self._c["P_pump_sec"])]
         self._i_heat = idx["E_heat_in"]
+        self._i_air_in = idx["E_air_side_in"]
         self._e_cols = np.array([e for e, _ in self._totals])
         self._p_cols = np.array([pc for _, pc in self._totals])
-        self._total_cols = np.array([e for e, _ in self._totals] + [self._i_heat])
+        self._total_cols = np.array([e for e, _ in self._totals] + [self._i_heat, self._i_air_in])
         self._lag_mask = np.ones(len(self.output_names), dtype=bool)
         self._lag_mask[self._total_cols] = False
         self._y: np.ndarray | None = None
@@ -334,7 +342,8 @@ class QuasiSteadyPlant:
         """Column of output ``name`` (KeyError if absent)."""
         return self._idx[name]
 
-    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def steady_outputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0,
+                       T_db_K: np.ndarray | None = None, Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Quasi-steady outputs (totals left at 0) of each row, vectorised.
 
         Parameters
@@ -343,6 +352,17 @@ class QuasiSteadyPlant:
             Heat per CDU [W], >= 0, shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb [K], shape (m,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (0 = the algebraic staging of the table), scalar or
+            shape (m,).
+        T_db_K : np.ndarray | None
+            Dry-bulb [K], shape (m,); None: saturated air (``T_db = T_wb``). The evaporation is recomputed from the
+            interpolated tower state with it (:func:`~cooling_fmu.components.tower.exit_air`).
+        Q_air_side_W : np.ndarray | None
+            Heat of the air side into the tower water [W], shape (m,); None: 0. At the facility set point the tower
+            side is exact with it (:func:`cooling_fmu.modelica.setpoint_tower_side`); elsewhere the plant-level
+            table is read at the mean CDU heat plus this heat shared over the CDUs (an approximation: the heat enters
+            the tower water, not the facility loop).
 
         Returns
         -------
@@ -369,8 +389,9 @@ class QuasiSteadyPlant:
             raise PlantError(f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
                              f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
         m = q.shape[0]
+        qa = np.zeros(m) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         out = np.zeros((m, len(self.output_names)))
-        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm, tw)
+        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / self.n_cdu, tw)
         out[:, self._col_table] = vals
         T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
         p, c = self.params, self.params.cdu
@@ -385,62 +406,95 @@ class QuasiSteadyPlant:
         P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
         cc = self._c
         out[:, cc["T_sec_ret"]] = T_sec
-        out[:, cc["T_sec_sup"]] = T_sec - q / (m_sec * cp)
         out[:, cc["m_flow_sec"]] = m_sec
         out[:, cc["m_flow_fac_cdu"]] = y_v * c.m_flow_fac_nominal_kg_s
         out[:, cc["y_valve"]] = y_v
-        out[:, cc["Q_flow_hx"]] = q
+        Q_hx = cdu_loop_heat_W(p, q)
+        out[:, cc["T_sec_sup"]] = T_sec - Q_hx / (m_sec * cp)
+        out[:, cc["Q_flow_hx"]] = Q_hx
         out[:, cc["P_pump_sec"]] = P_sec
         idx = self._idx
         # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
         # plant-level table assumed equal shares, which the valves do not follow)
-        f, tl = p.facility, p.tower_loop
-        m_fac = y_v.sum(axis=1) * c.m_flow_fac_nominal_kg_s
+        f, tl, t = p.facility, p.tower_loop, p.tower
+        m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
         w = m_fac / p.m_flow_fac_design_kg_s
-        w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
         r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)
         out[:, idx["m_flow_fac"]] = m_fac
-        out[:, idx["m_flow_cw"]] = w_cw * tl.m_flow_nominal_kg_s
+        out[:, idx["m_flow_cw"]] = m_cw
         out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
-        self._setpoint_fans(out, q.sum(axis=1), m_fac, w_cw, T_wb=tw)
+        out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
+        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
+        if np.any(cmd >= 0.5):
+            self._staged_fans(out, cmd)
+        # evaporation from the tower state of each row (the air the fans move) and its dry-bulb (the one exit-air
+        # relation)
+        T_tin = pipe.leaving_temperature(out[:, idx["T_cw_ret"]], -(out[:, idx["Q_flow_chiller"]]
+                                                                  + out[:, idx["P_chiller"]] + qa), m_cw, cp)
+        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
+                                                  out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
+                                                  out[:, idx["Q_flow_tower"]], T_db_K)
+        evap = m_air * (W_out - W_in)
+        drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
+        for name, v in (("m_flow_air", m_air), ("T_air_out", T_ao), ("m_flow_evap", evap), ("m_flow_drift", drift),
+                        ("m_flow_blowdown", blow), ("m_flow_makeup", makeup)):
+            out[:, idx[name]] = v
         out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
                              + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
         return out
 
     def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
-                       T_wb: np.ndarray) -> None:
+                       T_wb: np.ndarray, Qp_cw: np.ndarray, Q_air: np.ndarray) -> None:
         """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
-        in closed form with the actual facility flow (in place): return and tower-water temperatures, the fan
-        speed ``y_fan = w_cw (-ln(1 - eps) / NTU_nominal)^(1/n)``, cells on and fan power (the same formulae as
-        :func:`cooling_fmu.modelica.analytic_steady_state` and :func:`~cooling_fmu.modelica.plant_equations`).
-        Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the table's values.
+        in closed form with the actual facility flow (in place): :func:`cooling_fmu.modelica.setpoint_tower_side`
+        (the steady state's own derivation: Braun's tower, :func:`~cooling_fmu.components.tower.braun_fan_fraction`)
+        for the return and tower-water temperatures and the fan air flow, then cells on and fan power. ``Q`` is the
+        facility heat (CDU heat exchangers + facility pump heat), ``Qp_cw`` the tower pumps' heat, ``Q_air`` the air
+        side's (into the tower entering water). Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the
+        table's values.
         """
-        p, t, tl = self.params, self.params.tower, self.params.tower_loop
-        cp, idx = p.cp_water_J_kgK, self._idx
+        p, t = self.params, self.params.tower
+        idx = self._idx
         T_set = t.T_fac_sup_set_K
         rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (Q > 0.0))
         if rows.size == 0:
             return
-        Q, m, w_cw, T_wb = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows]
-        m_cw = w_cw * tl.m_flow_nominal_kg_s
-        T_ret = T_set + Q / (m * cp)
-        eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
-        T_cw = T_ret - Q / (eps_i * C_i)
-        T_cw_ret = T_cw + Q / (m_cw * cp)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            eps = Q / (m_cw * cp * (T_cw_ret - T_wb))
-        y = np.asarray(tower.fan_fraction_for_effectiveness(t.NTU_nominal, t.n_merkel, eps, w_cw), dtype=float)
-        ok = (T_cw_ret > T_wb) & (eps < 1.0) & (y >= p.y_fan_floor) & (y <= 1.0)
+        Q, m, w_cw, T_wb, Qp_cw, Q_air = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows], Qp_cw[rows], Q_air[rows]
+        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air)
+        ok = np.isfinite(y) & (y >= p.y_fan_floor) & (y <= 1.0)
         rows, y = rows[ok], y[ok]
         n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
+        m_cw = w_cw[ok] * p.tower_loop.m_flow_nominal_kg_s
         for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
-                        ("T_tower_out", T_cw[ok]),
-                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok]), ("y_fan", y),
+                        ("T_tower_out", T_cw[ok] - Qp_cw[ok] / (m_cw * p.cp_water_J_kgK)),
+                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok] + Qp_cw[ok] + Q_air[ok]),
+                        ("y_fan", y), ("y_fan_demand", y), ("m_flow_air", y * p.m_air_nominal_kg_s),
                         ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
             out[rows, idx[name]] = v
 
-    def initialize(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
+    def _staged_fans(self, out: np.ndarray, n_cmd: np.ndarray) -> None:
+        """Fans of the commanded cells (in place): the FMU's relations :func:`~cooling_fmu.components.tower.cells_in_service`
+        and :func:`~cooling_fmu.components.tower.fan_speed` at the tabulated demand. Where the commanded cells at
+        full speed cannot move the demand (the FMU's supply would rise until the stager adds a cell), the fast plant
+        runs the fewest cells that can (a limit: the excursion is not simulated). Below the floor of the commanded
+        cells the air is their minimum speed (the bypass holds the water; its heat is the table's).
+        """
+        p, t, idx = self.params, self.params.tower, self._idx
+        N = t.n_cells
+        y = out[:, idx["y_fan_demand"]]
+        n_on = np.where(n_cmd >= 0.5, np.clip(n_cmd, 1.0, N),
+                        tower.cells_running(y, N, t.y_fan_min))
+        n_on = np.maximum(n_on, np.ceil(y * N - 1e-9))
+        _, y_air = tower.fan_speed(y, n_on, N, t.y_fan_min)
+        out[:, idx["n_cells_on"]] = n_on
+        out[:, idx["y_fan"]] = y_air
+        out[:, idx["m_flow_air"]] = y_air * p.m_air_nominal_kg_s
+        out[:, idx["P_fan_tower"]] = tower.fan_power_W(y_air, n_on, N, t.P_fan_cell_nominal_W)
+
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float, T_db_K: float | None = None,
+                   Q_air_side_W: float | None = None) -> np.ndarray:
         """Start at the quasi-steady state of the first step's inputs, every running total 0.
 
         Parameters
@@ -449,18 +503,25 @@ class QuasiSteadyPlant:
             Heat per CDU [W], shape (n_cdu,).
         T_wb_K : float
             Wet-bulb [K].
+        T_db_K : float | None
+            Dry-bulb [K]; None: saturated air.
+        Q_air_side_W : float | None
+            Air-side heat into the towers [W]; None: 0.
 
         Returns
         -------
         ndarray, shape (n_outputs,)
             Outputs at time 0.
         """
-        y = self.steady_outputs(np.asarray(heat_w, dtype=float)[None, :], np.array([float(T_wb_K)]))[0]
+        y = self.steady_outputs(np.asarray(heat_w, dtype=float)[None, :], np.array([float(T_wb_K)]),
+                                T_db_K=None if T_db_K is None else np.array([float(T_db_K)]),
+                                Q_air_side_W=None if Q_air_side_W is None else np.array([float(Q_air_side_W)]))[0]
         self._y = y
         self._heat_prev = float(np.sum(heat_w))
         return y.copy()
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray) -> np.ndarray:
+    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray = 0.0,
+            T_db_K: np.ndarray | None = None, Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
         """Advance one step per row (the :class:`cooling_fmu.coupling.Plant` protocol).
 
         Parameters
@@ -469,6 +530,13 @@ class QuasiSteadyPlant:
             Average heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
+        n_cells_cmd : float | np.ndarray
+            Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape (m,);
+            0 = none.
+        T_db_K : np.ndarray | None
+            Dry-bulb of each step [K], shape (m,); None: saturated air.
+        Q_air_side_W : np.ndarray | None
+            Air-side heat into the towers of each step [W], shape (m,); None: 0.
 
         Returns
         -------
@@ -489,13 +557,21 @@ class QuasiSteadyPlant:
         if m == 0:
             return np.zeros((0, len(self.output_names)))
         tw = np.asarray(T_wb_K, dtype=float)
+        td = None if T_db_K is None else np.asarray(T_db_K, dtype=float)
+        qa = None if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         # the kernel hands over runs of identical rows: evaluate each run once, then repeat it
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
         new = np.ones(m, dtype=bool)
         if m > 1:
-            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1])
+            new[1:] = np.any(q[1:] != q[:-1], axis=1) | (tw[1:] != tw[:-1]) | (cmd[1:] != cmd[:-1])
+            if td is not None:
+                new[1:] |= td[1:] != td[:-1]
+            if qa is not None:
+                new[1:] |= qa[1:] != qa[:-1]
         starts = np.flatnonzero(new)
         try:
-            s = self.steady_outputs(q[starts], tw[starts])
+            s = self.steady_outputs(q[starts], tw[starts], cmd[starts], None if td is None else td[starts],
+                                    None if qa is None else qa[starts])
             if starts.size < m:
                 s = np.repeat(s, np.diff(np.append(starts, m)), axis=0)
         except PlantError as exc:
@@ -514,6 +590,7 @@ class QuasiSteadyPlant:
         s[:, self._e_cols] = prev[self._e_cols] + np.cumsum(0.5 * (pw[1:] + pw[:-1]), axis=0) * dt
         heat = q.sum(axis=1)  # the heat input is held over each step: its integral is exact
         s[:, self._i_heat] = prev[self._i_heat] + np.cumsum(heat) * dt
+        s[:, self._i_air_in] = prev[self._i_air_in] + (np.cumsum(qa) * dt if qa is not None else 0.0)
         self._y = s[-1].copy()
         return s
 

@@ -860,7 +860,7 @@ def typical_year_s(s_s: np.ndarray, year0: int, leap_starts: np.ndarray | None =
 
 
 class Weather:
-    """Wet-bulb temperature as a function of simulation time.
+    """Wet-bulb (and, from a file, dry-bulb) temperature as a function of simulation time.
 
     The series is periodic. Its periodic interpolation table (the sorted stamps with one wrapped point at each
     end, exactly what ``numpy.interp(..., period=...)`` builds on every call) is built once here, so a lookup is
@@ -868,20 +868,24 @@ class Weather:
 
     Parameters
     ----------
-    time_s : ndarray, shape (n,)
-        Increasing sample times within one period [s] (typical year: hour-ending stamps 3,600 ... 31,536,000 s).
-    T_wb_K : ndarray, shape (n,)
-        Wet-bulb temperature at ``time_s`` [K].
-    offset_s : float, optional
+    time_s : np.ndarray
+        Increasing sample times within one period [s], shape (n,) (typical year: hour-ending stamps 3,600 ...
+        31,536,000 s).
+    T_wb_K : np.ndarray
+        Wet-bulb temperature at ``time_s`` [K], shape (n,).
+    offset_s : float
         Added to the simulation time before lookup, so that simulation time 0 falls on a chosen moment of the
         typical year (see :meth:`offset_for`, :meth:`at_calendar`).
-    period_s : float, optional
+    period_s : float
         Period of the series [s]; default one 8,760-h year.
-    report : WeatherReport, optional
+    report : WeatherReport | None
         Loading report, kept for provenance (site, UTC offset, file hash).
-    leap_year0 : int, optional
+    leap_year0 : int | None
         Calendar year whose Jan 1 00:00 (local standard time) is ``offset_s = 0``; set by :meth:`at_calendar`.
         With it, 29 February of every leap year repeats 28 February (module docstring). None: no calendar.
+    T_db_K : np.ndarray | None
+        Dry-bulb temperature at ``time_s`` [K], shape (n,) (the tower evaporation uses it, issue 22 item 6); None: not known
+        (:meth:`dry_bulb_K` then returns None).
 
     Raises
     ------
@@ -897,6 +901,7 @@ class Weather:
         period_s: float = YEAR_S,
         report: WeatherReport | None = None,
         leap_year0: int | None = None,
+        T_db_K: np.ndarray | None = None,
     ):
         t = np.asarray(time_s, dtype=float)
         v = np.asarray(T_wb_K, dtype=float)
@@ -904,7 +909,10 @@ class Weather:
             raise ValueError("time_s and T_wb_K must be 1-D arrays of equal, non-zero length")
         if not (np.all(np.isfinite(t)) and np.all(np.isfinite(v))) or np.any(np.diff(t) <= 0):
             raise ValueError("time_s must be finite and increasing, T_wb_K finite")
-        self._t, self._v = t, v
+        db = None if T_db_K is None else np.asarray(T_db_K, dtype=float)
+        if db is not None and (db.shape != t.shape or not np.all(np.isfinite(db))):
+            raise ValueError("T_db_K must be finite and of the shape of time_s")
+        self._t, self._v, self._db = t, v, db
         self.offset_s = float(offset_s)
         self.period_s = float(abs(period_s))
         if self.period_s == 0:
@@ -916,6 +924,7 @@ class Weather:
         xp, fp = xp[order], v[order]
         self._xp = np.concatenate((xp[-1:] - self.period_s, xp, xp[0:1] + self.period_s))
         self._fp = np.concatenate((fp[-1:], fp, fp[0:1]))
+        self._fp_db = None if db is None else np.concatenate((db[order][-1:], db[order], db[order][0:1]))
         self.leap_year0 = None if leap_year0 is None else int(leap_year0)
         self._leap_starts = np.empty(0)
         self._leap_until_s = -np.inf
@@ -971,7 +980,8 @@ class Weather:
             As :func:`load_weather`.
         """
         df, report = load_weather(path, cache=cache, accept_long_gaps=accept_long_gaps)
-        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
+        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
+                   T_db_K=df["T_db_K"].to_numpy())
 
     @classmethod
     def from_tmy3(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
@@ -990,7 +1000,8 @@ class Weather:
             Periodic over the 8,760-h year.
         """
         df, report = load_tmy3(path)
-        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
+        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
+                   T_db_K=df["T_db_K"].to_numpy())
 
     @classmethod
     def from_epw(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
@@ -1009,7 +1020,8 @@ class Weather:
             Periodic over the 8,760-h year.
         """
         df, report = load_epw(path)
-        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report)
+        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
+                   T_db_K=df["T_db_K"].to_numpy())
 
     @staticmethod
     def offset_for(day_of_year: int, hour: float = 0.0) -> float:
@@ -1049,7 +1061,8 @@ class Weather:
         Weather
             A new object sharing the data.
         """
-        return Weather(self._t, self._v, offset_s=offset_s, period_s=self.period_s, report=self.report)
+        return Weather(self._t, self._v, offset_s=offset_s, period_s=self.period_s, report=self.report,
+                       T_db_K=self._db)
 
     def at_calendar(self, origin_unix_s: float, utc_offset_h: float) -> Weather:
         """Same series, aligned to the calendar: simulation time 0 is the Unix time ``origin_unix_s``.
@@ -1082,7 +1095,7 @@ class Weather:
                  + _dt.timedelta(hours=float(utc_offset_h)))
         offset = (local - local.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)).total_seconds()
         return Weather(self._t, self._v, offset_s=offset, period_s=self.period_s, report=self.report,
-                       leap_year0=local.year)
+                       leap_year0=local.year, T_db_K=self._db)
 
     def wet_bulb_K(self, t_s: np.ndarray | float) -> np.ndarray:
         """Wet-bulb temperature at simulation times (linear interpolation, periodic).
@@ -1097,15 +1110,41 @@ class Weather:
         ndarray
             Wet-bulb temperature [K], same shape as ``t_s``.
         """
+        return self._lookup(t_s, self._v, self._fp)
+
+    @property
+    def has_dry_bulb(self) -> bool:
+        """bool: True when the series has a dry-bulb (from a weather file)."""
+        return self._db is not None
+
+    def dry_bulb_K(self, t_s: np.ndarray | float) -> np.ndarray | None:
+        """Dry-bulb temperature at simulation times (the same interpolation and calendar as :meth:`wet_bulb_K`).
+
+        Parameters
+        ----------
+        t_s : np.ndarray | float
+            Simulation time [s], any shape.
+
+        Returns
+        -------
+        ndarray or None
+            Dry-bulb temperature [K], same shape as ``t_s``; None when the series has no dry-bulb (a constant
+            wet-bulb): the plant then takes saturated air.
+        """
+        if self._db is None:
+            return None
+        return self._lookup(t_s, self._db, self._fp_db)
+
+    def _lookup(self, t_s, v: np.ndarray, fp: np.ndarray) -> np.ndarray:
         t = np.asarray(t_s, dtype=float)
         if self._t.size == 1:
-            return np.full(t.shape, self._v[0])
+            return np.full(t.shape, v[0])
         s = t + self.offset_s
         if self.leap_year0 is not None and s.size:
             if s.max() >= self._leap_until_s:
                 self._extend_leap_table(float(s.max()))
             s = typical_year_s(s, self.leap_year0, self._leap_starts)  # month / day / hour, 29 Feb = 28 Feb
-        return np.interp(s % self.period_s, self._xp, self._fp)
+        return np.interp(s % self.period_s, self._xp, fp)
 
 
 @lru_cache(maxsize=1)

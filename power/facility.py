@@ -7,7 +7,9 @@ module adds every other watt between the utility meter and the rack (The Green G
   cabling, UPS (on the share of the IT load that sits on UPS) and PDUs;
 * the **air side**: heat that goes to room air (the share ``1 - liquid_fraction`` of rack input, plus the losses of
   the UPS and PDUs and the lighting, which are indoors) is removed by air handlers / CRAH fans on chilled water
-  (a chiller at a fixed COP) or on a water-side economiser when the outdoor wet-bulb is low enough;
+  (an EIR chiller with real part load and its chilled- and condenser-water pumps) or on a water-side economiser
+  when the outdoor wet-bulb is low enough; all of that heat, the chiller's power and its pumps' ends in the cooling
+  towers (:meth:`FacilityOverheads.air_side_rejected_W`, passed to a plant that takes it);
 * **lighting and building controls**: a constant load (W per m2 of floor area).
 
 Each stage is optional: a system description (``[facility]`` table of ``power/systems/*.toml``) may leave any of
@@ -22,11 +24,13 @@ Chain (all W, vectorised over the cooling steps; ``P_it`` = rack input, ``P_liq`
     P_light    = W_per_m2 * floor_area
     Q_air      = (1 - lf) P_it + L_pdu + L_ups + P_light      heat to room air (lf = liquid_fraction)
     P_fan      = k_fan Q_air                                  CRAH / air-handler fans
-    P_chw      = (Q_air + P_fan) / COP  if T_wb > T_econ else 0     chilled water for the air side
-    COP        = COP_rated  or, with a chilled-water supply temperature T_chw given (lift correction),
-                 min(COP_max, COP_rated (T_chw / lift) / (T_chw,r / lift_r)),  lift = max(5 K, T_wb + approach +
-                 dT_cond - T_chw): a constant fraction of the Carnot COP, calibrated at the AHRI 550/590 rating
-                 point (T_chw,r = 6.67 C leaving chilled water, 29.44 C entering condenser water + 5.15 K rise)
+    L          = Q_air + P_fan                                coil load on the chilled water
+    P_comp     = EIR chiller (L, T_chw, T_wb + approach)      if T_wb > T_econ else 0 (economiser)
+                 (cooling_fmu.components.chiller.eir_chiller: EnergyPlus Chiller:Electric:EIR curves of the
+                 reference chiller, reference COP = chiller_cop, capacity sized at the design air heat)
+    P_chw      = P_comp + k_chw L + k_cond (L + P_comp)       chiller + chilled-water and condenser pumps
+                 (ASHRAE 90.1 Appendix G 22 / 19 W/gpm: cooling_fmu.components.chiller)
+    Q_rej_air  = L + P_chw                                    heat the air side puts into the tower water
     P_sw_out   = P_pdu_in + L_ups + P_liq + P_fan + P_chw + P_light
     L_sw       = R_sw (f_0 + f_fl (P_sw_out / R_sw)^2)         switchgear, busway, cabling: no-load + I^2 R
     P_tr_out   = P_sw_out + L_sw
@@ -63,7 +67,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["pue_category", "AirSideSpec", "FacilitySpec", "FeedSpec", "FacilityOverheads", "LightingSpec", "PduSpec", "STAGES",
            "SwitchgearSpec", "TransformerSpec", "UpsSpec", "CFM_PER_M3_S", "RHO_AIR", "CP_AIR"]
@@ -227,11 +231,12 @@ class AirSideSpec(_Strict):
 
     Fan power per W of air-side heat: ``k_fan = W_per_cfm * CFM_PER_M3_S / (RHO_AIR CP_AIR delta_T_K)``
     (airflow needed to carry the heat at the supply-return temperature difference, times the fan power per unit
-    airflow). Chilled water for the coils: ``(Q_air + P_fan) / COP``, or 0 while the outdoor wet-bulb is at or
-    below ``economiser_wb_max_K`` (water-side economiser). ``COP = chiller_cop`` (a rating), or, when
-    ``chw_supply_K`` is given, that rating corrected for the real lift (:meth:`cop`): the rating of ASHRAE 90.1 is
-    at the AHRI 550/590 point (6.67 C chilled water, 29.44 C condenser water), while CRAH coils of a data hall take
-    warmer chilled water and the towers give colder condenser water for most of the year.
+    airflow). Chilled water for the coils (:meth:`chilled_water_W`): the EnergyPlus ``Chiller:Electric:EIR``
+    curves of ``chiller_reference`` (:mod:`cooling_fmu.components.chiller`) with its reference COP set to
+    ``chiller_cop`` (the curve shapes kept, as an EnergyPlus input does), leaving water at ``chw_supply_K``
+    (default: the record's reference), condenser water at the wet-bulb plus ``condenser_approach_K``, part load
+    against ``chiller_capacity_W`` (default: the design air heat); no compressor while the outdoor wet-bulb is at or
+    below ``economiser_wb_max_K`` (water-side economiser); the chilled-water and condenser pumps always run.
     """
 
     fan_W_per_cfm: float = Field(ge=0, description="Air-handler fan power per unit airflow, W/cfm")
@@ -241,35 +246,58 @@ class AirSideSpec(_Strict):
                                               description="Wet-bulb at or below which the economiser carries the "
                                                           "air side (no chiller power), K; absent: never")
     chw_supply_K: float | None = Field(None, gt=270, lt=300, description="Chilled-water supply temperature of the "
-                                       "air-side coils, K; given: lift-corrected COP; absent: chiller_cop always")
+                                       "air-side coils, K; absent: the reference chiller's rating temperature")
     condenser_approach_K: float = Field(4.0, ge=0, description="Condenser water above the wet-bulb (tower "
                                                                "approach), K")
-    chiller_cop_max: float = Field(10.0, gt=0, description="Upper bound of the lift-corrected COP, 1")
+    chiller_reference: str = Field("McQuay_WSC_471kW_5_89COP_Vanes", min_length=1, description="Reference chiller "
+                                   "whose EIR curves the air side's chiller follows (cooling_fmu.components.chiller)")
+    chiller_capacity_W: float | None = Field(None, gt=0, description="Capacity of the air side's chiller at its "
+                                             "rating, W; absent: the air heat at the system's design load")
     source: str = Field(min_length=1, description="Where the figures come from")
 
-    def cop(self, T_wb_K: ArrayLike | None) -> NDArray[np.float64] | float:
-        """COP of the air side's chilled-water source at an outdoor wet-bulb.
+    @field_validator("chiller_reference")
+    @classmethod
+    def _known_chiller(cls, v: str) -> str:
+        from cooling_fmu.chiller_records import reference_chiller
+
+        reference_chiller(v)  # ValueError naming the known records
+        return v
+
+    def chilled_water_W(self, load_W: NDArray[np.float64], T_wb_K: ArrayLike | None, capacity_W: float | None
+                        ) -> NDArray[np.float64]:
+        """Electrical power of the air side's chilled water: chiller compressor (EIR curves) and its two pumps.
 
         Parameters
         ----------
+        load_W : NDArray[np.float64]
+            Coil load (air heat + CRAH fans) [W], >= 0.
         T_wb_K : ArrayLike | None
-            Outdoor wet-bulb [K], scalar or array; None (or no ``chw_supply_K``): the rated ``chiller_cop``.
+            Outdoor wet-bulb [K] (condenser water = wet-bulb + ``condenser_approach_K``; economiser decision);
+            None: the reference chiller's rating condenser water, never the economiser.
+        capacity_W : float | None
+            Chiller capacity at its rating [W]; None: ``chiller_capacity_W``, else every load is full load.
 
         Returns
         -------
-        ndarray or float
-            ``min(chiller_cop_max, chiller_cop (T_chw / lift) / (T_chw,r / lift_r))`` with ``lift = max(5 K, T_wb +
-            condenser_approach + 5.15 K - T_chw)`` and the AHRI 550/590 rating point ``T_chw,r = 279.82 K``,
-            ``lift_r = 29.44 + 5.15 - 6.67 = 27.92 K`` (entering condenser water 85 F, 3 gpm/ton, i.e. a 5.15 K
-            rise at COP 6.3; leaving chilled water 44 F): a constant fraction of the Carnot COP (the form of the
-            plant's trim chiller, cooling_fmu.modelica).
+        ndarray
+            ``P_comp + k_chw L + k_cond (L + P_comp)`` [W] (module docstring), shape of ``load_W``. A load above
+            the capacity runs more of the same chillers at full load (power scaled with the load).
         """
-        if self.chw_supply_K is None or T_wb_K is None:
-            return self.chiller_cop
-        T_chw = self.chw_supply_K
-        lift = np.maximum(5.0, np.asarray(T_wb_K, dtype=float) + self.condenser_approach_K + AHRI_COND_RISE_K - T_chw)
-        carnot_rated = AHRI_T_CHW_K / (AHRI_T_COND_IN_K + AHRI_COND_RISE_K - AHRI_T_CHW_K)
-        return np.minimum(self.chiller_cop_max, self.chiller_cop * (T_chw / lift) / carnot_rated)
+        from cooling_fmu.components.chiller import (CHW_PUMP_W_PER_W, COND_PUMP_W_PER_W, eir_chiller,
+                                                    reference_chiller)
+
+        ref = reference_chiller(self.chiller_reference)
+        ref = dataclasses.replace(ref, COP_ref=self.chiller_cop)
+        L = np.asarray(load_W, dtype=float)
+        cap_W = self.chiller_capacity_W if self.chiller_capacity_W is not None else capacity_W
+        T_lchw = self.chw_supply_K if self.chw_supply_K is not None else ref.T_lchw_ref_K
+        T_ecw = ref.T_ecw_ref_K if T_wb_K is None else np.asarray(T_wb_K, dtype=float) + self.condenser_approach_K
+        Q_ref = np.maximum(L, 1e-9) if cap_W is None else cap_W
+        Q, P, _ = eir_chiller(ref, Q_ref, L, T_lchw, T_ecw)
+        P = np.where(Q > 0.0, P * L / np.where(Q > 0.0, Q, 1.0), 0.0)
+        if self.economiser_wb_max_K is not None and T_wb_K is not None:
+            P = np.where(np.broadcast_to(np.asarray(T_wb_K, dtype=float), L.shape) <= self.economiser_wb_max_K, 0.0, P)
+        return P + CHW_PUMP_W_PER_W * L + COND_PUMP_W_PER_W * (L + P)
 
     @property
     def fan_W_per_W(self) -> float:
@@ -419,6 +447,12 @@ class FacilityOverheads:
         object.__setattr__(self, "_light_W", sp.lighting.W_per_m2 * sp.lighting.floor_area_m2
                            if sp.lighting is not None else None)
         object.__setattr__(self, "_fan_W_per_W", sp.air_side.fan_W_per_W if sp.air_side is not None else None)
+        cap = None  # the air side's chiller: sized at the air heat of the design IT load (ASSUMPTION: N, no spare)
+        if sp.air_side is not None and sp.air_side.chiller_capacity_W is None and sp.design_load_W is not None:
+            peak_it = sp.design_load_W / (1.0 + sp.design_overhead_fraction)
+            q_air = self._air_heat(np.array([peak_it]))
+            cap = float(q_air[0] * (1.0 + sp.air_side.fan_W_per_W))
+        object.__setattr__(self, "_chiller_cap_W", cap)
         t = sp.transformer
         if t is not None and t.count is None:
             if sp.design_load_W is None:
@@ -485,39 +519,14 @@ class FacilityOverheads:
         sp = self.spec
         cols = np.zeros(P_it.shape + (len(SERIES),))
         zero = cols[..., 0]  # zeros until the transformer (the last stage computed) is written
-        # PDU
-        if sp.pdu is not None:
-            P_pdu_in = P_it / sp.pdu.eta
-            pdu_loss = P_pdu_in - P_it
-            cols[..., _I_PDU] = pdu_loss
-        else:
-            P_pdu_in = P_it
-            pdu_loss = zero
-        # UPS
-        if self._ups_c is not None:
-            c0, c1, c2 = self._ups_c
-            R = sp.ups.rated_W
-            x = sp.ups.share * P_pdu_in / R
-            ups_loss = R * (c0 + c1 * x + c2 * x * x)
-            cols[..., _I_UPS] = ups_loss
-        else:
-            ups_loss = zero
-        if self._light_W is not None:
-            light = zero + self._light_W
-            cols[..., _I_LIGHT] = light
-        else:
-            light = zero
-        # heat to room air
-        lf = self.liquid_fraction
-        q_air = (1.0 - lf) * P_it + pdu_loss + ups_loss + light
+        # PDU, UPS, lighting and the heat to room air (one arithmetic: air_heat_split)
+        q_air, pdu_loss, ups_loss, light, P_pdu_in = self.air_heat_split(P_it)
+        cols[..., _I_PDU] = pdu_loss
+        cols[..., _I_UPS] = ups_loss
+        cols[..., _I_LIGHT] = light
         cols[..., _I_QAIR] = q_air
         if sp.air_side is not None:
-            a = sp.air_side
-            fan = self._fan_W_per_W * q_air
-            chw = (q_air + fan) / a.cop(T_wb_K)
-            if a.economiser_wb_max_K is not None and T_wb_K is not None:
-                twb = np.broadcast_to(np.asarray(T_wb_K, dtype=float), P_it.shape)
-                chw = np.where(twb <= a.economiser_wb_max_K, 0.0, chw)
+            fan, chw = self._air_side(q_air, T_wb_K)
             cols[..., _I_FAN] = fan
             cols[..., _I_CHW] = chw
         else:
@@ -534,6 +543,65 @@ class FacilityOverheads:
             S = (sw_out + sw_loss) / (t.power_factor * n)
             cols[..., _I_TR] = n * (t.no_load_loss_W + t.load_loss_W * (S / t.rated_VA) ** 2)
         return cols
+
+    def _air_side(self, q_air: NDArray[np.float64], T_wb_K: ArrayLike | None) -> tuple:
+        """CRAH fans and chilled-water power for the air heat ``q_air`` (one relation, module docstring)."""
+        a = self.spec.air_side
+        fan = self._fan_W_per_W * q_air
+        return fan, a.chilled_water_W(q_air + fan, T_wb_K, self._chiller_cap_W)
+
+    def _air_heat(self, P_it: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Heat to room air at IT power ``P_it`` [W]: the share not on liquid, PDU and UPS losses, lighting."""
+        return self.air_heat_split(P_it)[0]
+
+    def air_heat_split(self, P_it: NDArray[np.float64]) -> tuple:
+        """Heat to room air and its parts at IT power ``P_it`` (the arithmetic of :meth:`evaluate_columns`).
+
+        Parameters
+        ----------
+        P_it : NDArray[np.float64]
+            IT power (rack input) [W].
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(Q_air, L_pdu, L_ups, P_light, P_pdu_in)`` [W] (``P_pdu_in`` the PDUs' input power).
+        """
+        sp = self.spec
+        zero = np.zeros_like(P_it)
+        P_pdu_in = P_it / sp.pdu.eta if sp.pdu is not None else P_it
+        pdu_loss = P_pdu_in - P_it if sp.pdu is not None else zero
+        if self._ups_c is not None:
+            c0, c1, c2 = self._ups_c
+            R = sp.ups.rated_W
+            x = sp.ups.share * P_pdu_in / R
+            ups_loss = R * (c0 + c1 * x + c2 * x * x)
+        else:
+            ups_loss = zero
+        light = zero + self._light_W if self._light_W is not None else zero
+        return (1.0 - self.liquid_fraction) * P_it + pdu_loss + ups_loss + light, pdu_loss, ups_loss, light, P_pdu_in
+
+    def air_side_rejected_W(self, P_it_W: ArrayLike, T_wb_K: ArrayLike | None = None) -> NDArray[np.float64] | None:
+        """Heat the air side puts into the cooling towers' water: coil load, chiller and pump power (issue 22 item 4).
+
+        Parameters
+        ----------
+        P_it_W : ArrayLike
+            IT power (rack input) [W], shape (n,).
+        T_wb_K : ArrayLike | None
+            Outdoor wet-bulb [K], shape (n,).
+
+        Returns
+        -------
+        ndarray or None
+            ``Q_air + P_fan + P_chw`` [W] (the CRAH coil's heat, all of the chilled-water power, through the chiller
+            or the economiser to the towers), shape (n,); None without an air side.
+        """
+        if self.spec.air_side is None:
+            return None
+        q_air = self._air_heat(np.asarray(P_it_W, dtype=float))
+        fan, chw = self._air_side(q_air, T_wb_K)
+        return q_air + fan + chw
 
     def describe(self) -> str:
         """One line per stage (counted or left out), for the run summary and the HDF5 attributes."""

@@ -4,6 +4,11 @@
 over liquid water above the triple point and over ice at or below it (Hyland-Wexler), humidity ratio
 ``W_s = 0.621945 p_ws / (p - p_ws)``, enthalpy ``h = 1006 t + W (2,501,000 + 1860 t)`` (J/kg dry air, ``t`` in C)
 and its temperature derivative (for the Newton steps of the exit-air temperature).
+
+Outdoor (entering) air from dry-bulb and wet-bulb, :func:`inlet_air` / :func:`inlet_air_equations`: the humidity
+ratio of ASHRAE Fundamentals 2017 ch. 1 eqs. 33 / 35 (psychrolib ``GetHumRatioFromTWetBulb``: over water at or above
+0 C, over ice below) and the moist-air enthalpy eq. 30 (``GetMoistAirEnthalpy``). With ``T_db = T_wb`` it is the
+saturated air of :func:`sat_air`.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import numpy as np
 
 from ._mo import lit, real
 
-__all__ = ["sat_air", "sat_air_equations"]
+__all__ = ["inlet_air", "inlet_air_equations", "sat_air", "sat_air_equations"]
 
 # psychrolib SI saturation-pressure coefficients (ASHRAE Handbook Fundamentals 2017 ch. 1 eqs. 5 and 6)
 _PW_LIQ = (-5.8002206e03, 1.3914993, -4.8640239e-02, 4.1764768e-05, -1.4452093e-08, 0.0, 6.5459673)
@@ -99,4 +104,67 @@ def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> tuple[list[str]
           f"  h_{tag} = 1006.0 * ({T} - {real(_T0C)}) + W_{tag} * (2501000.0 + 1860.0 * ({T} - {real(_T0C)}));",
           f"  dh_{tag} = 1006.0 + 0.621945 * {p_atm} * dpw_{tag} / ({p_atm} - pw_{tag})^2 * (2501000.0 + 1860.0 * "
           f"({T} - {real(_T0C)})) + 1860.0 * W_{tag};"]
+    return decl, eq
+
+
+def inlet_air(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_Pa: float):
+    """Humidity ratio and enthalpy of outdoor air from its dry-bulb and wet-bulb (psychrolib formulae).
+
+    Parameters
+    ----------
+    T_db_K : float | np.ndarray
+        Dry-bulb [K] (>= the wet-bulb; a smaller value is taken as the wet-bulb: saturated air).
+    T_wb_K : float | np.ndarray
+        Wet-bulb [K].
+    p_Pa : float
+        Atmospheric pressure [Pa].
+
+    Returns
+    -------
+    tuple
+        ``(W, h)``: humidity ratio [kg/kg dry air] (at least 1e-7, psychrolib's floor) and enthalpy [J/kg dry air]
+        (ASHRAE Fundamentals 2017 ch. 1 eqs. 33 / 35 and 30).
+    """
+    tw = np.asarray(T_wb_K, dtype=float) - _T0C
+    td = np.maximum(np.asarray(T_db_K, dtype=float) - _T0C, tw)
+    Ws = sat_air(T_wb_K, p_Pa)[0]
+    W = np.where(tw >= 0.0,
+                 ((2501.0 - 2.326 * tw) * Ws - 1.006 * (td - tw)) / (2501.0 + 1.86 * td - 4.186 * tw),
+                 ((2830.0 - 0.24 * tw) * Ws - 1.006 * (td - tw)) / (2830.0 + 1.86 * td - 2.1 * tw))
+    W = np.maximum(W, 1e-7)
+    h = 1006.0 * td + W * (2501000.0 + 1860.0 * td)
+    if np.ndim(T_db_K) == 0 and np.ndim(T_wb_K) == 0:
+        return float(W), float(h)
+    return W, h
+
+
+def inlet_air_equations(T_db: str, T_wb: str, W_s: str, tag: str) -> tuple[list[str], list[str]]:
+    """Declarations and equations of :func:`inlet_air` (``W_<tag>``, ``h_<tag>``).
+
+    Parameters
+    ----------
+    T_db : str
+        Name of the dry-bulb [K].
+    T_wb : str
+        Name of the wet-bulb [K].
+    W_s : str
+        Name of the saturated humidity ratio at the wet-bulb (from :func:`sat_air_equations`).
+    tag : str
+        Suffix of the declared variables.
+
+    Returns
+    -------
+    tuple of (list of str, list of str)
+        Declarations and equations (indented two spaces).
+    """
+    t0 = real(_T0C)
+    decl = [f'  Real tw_{tag}(unit="degC") "Wet-bulb";', f'  Real td_{tag}(unit="degC") "Dry-bulb (at least the wet-bulb)";',
+            f'  Real W_{tag}(unit="1") "Humidity ratio of the entering air";',
+            f'  Real h_{tag}(unit="J/kg") "Enthalpy of the entering air";']
+    eq = [f"  tw_{tag} = {T_wb} - {t0};",
+          f"  td_{tag} = max({T_db} - {t0}, tw_{tag});",
+          f"  W_{tag} = max(1e-7, noEvent(if tw_{tag} >= 0.0 then ((2501.0 - 2.326 * tw_{tag}) * {W_s} - 1.006 * "
+          f"(td_{tag} - tw_{tag})) / (2501.0 + 1.86 * td_{tag} - 4.186 * tw_{tag}) else ((2830.0 - 0.24 * tw_{tag}) * "
+          f"{W_s} - 1.006 * (td_{tag} - tw_{tag})) / (2830.0 + 1.86 * td_{tag} - 2.1 * tw_{tag})));",
+          f"  h_{tag} = 1006.0 * td_{tag} + W_{tag} * (2501000.0 + 1860.0 * td_{tag});"]
     return decl, eq

@@ -29,8 +29,8 @@ from ._mo import lit
 
 __all__ = ["ETA_MOTOR_FULL", "ETA_VFD", "MOTOR_PLR", "MOTOR_REL_EFF", "MOTOR_SIZES_W", "X_MOTOR_MIN",
            "motor_drive_efficiency", "motor_rel_curve", "pump_heat_split_W", "pump_power_W", "pump_power_expr",
-           "pump_rated_motor_W", "pumps_running", "pumps_running_expr", "secondary_flow_expr",
-           "secondary_flow_fraction", "shaft_load_expr", "shaft_load_fraction", "shaft_nominal_W"]
+           "pump_rated_motor_W", "pump_shaft_heat_W", "pumps_running", "pumps_running_expr", "secondary_flow_expr",
+           "secondary_flow_fraction", "shaft_heat_expr", "shaft_load_expr", "shaft_load_fraction", "shaft_nominal_W"]
 
 #: Motor part-load efficiency relative to full load, ``eta_motor(L) / eta_motor(1)``, against the motor load
 #: fraction ``L`` (rows, :data:`MOTOR_PLR`) for motors of rated input power :data:`MOTOR_SIZES_W` (columns): U.S. DOE
@@ -369,3 +369,47 @@ def pump_heat_split_W(P_elec_W: float | np.ndarray, P_shaft_nominal_W: float, x:
     """
     Q_water = P_shaft_nominal_W * x
     return Q_water, P_elec_W - Q_water
+
+
+def pump_shaft_heat_W(pump: PumpParams, m_nominal_kg_s: float, rho_kg_m3: float, w: float | np.ndarray,
+                      r: float | np.ndarray = 1.0):
+    """Heat a pump group puts into the water it moves: its shaft power ``P_shaft,nom x`` (:func:`pump_heat_split_W`).
+
+    Parameters
+    ----------
+    pump : PumpParams
+        Pump group.
+    m_nominal_kg_s : float
+        Mass flow of the group at ``w = 1`` [kg/s].
+    rho_kg_m3 : float
+        Water density [kg/m3].
+    w : float | np.ndarray
+        Flow fraction, in (0, 1].
+    r : float | np.ndarray
+        Reset factor of the static head; 1 = no reset.
+
+    Returns
+    -------
+    float or ndarray
+        Shaft power dissipated in the loop [W]; the rest of :func:`pump_power_W` (motor and drive losses) goes to
+        the room air.
+    """
+    return shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * shaft_load_fraction(w, pump.static_fraction, r)
+
+
+def shaft_heat_expr(P_shaft: str, x: str) -> str:
+    """Modelica expression of :func:`pump_shaft_heat_W` for a nominal shaft power and a shaft-load variable.
+
+    Parameters
+    ----------
+    P_shaft : str
+        Name of the nominal shaft power parameter.
+    x : str
+        Name of the shaft-load fraction.
+
+    Returns
+    -------
+    str
+        The expression.
+    """
+    return f"{P_shaft} * {x}"

@@ -26,9 +26,12 @@ import math
 
 import numpy as np
 
-from .moist_air import sat_air, sat_air_equations
+from .moist_air import inlet_air, inlet_air_equations, sat_air, sat_air_equations
 
-__all__ = ["NEWTON_STEPS", "bypass", "bypass_equations", "cells_running", "cells_running_expr", "exit_air",
+__all__ = ["BRAUN_ITERATIONS", "NEWTON_STEPS", "braun_coefficients", "braun_effectiveness", "braun_equations",
+           "braun_fan_fraction", "bypass", "cells_in_service", "cells_in_service_expr", "fan_speed",
+           "fan_speed_equations", "size_braun_c", "size_ntu_nominal", "bypass_equations", "cells_running",
+           "cells_running_expr", "exit_air",
            "exit_air_fragment", "fan_fraction_for_effectiveness", "fan_power_W", "fan_power_expr",
            "merkel_effectiveness", "merkel_effectiveness_expr", "water_use", "water_use_equations"]
 
@@ -259,58 +262,72 @@ def bypass_equations(Q: str, T_out: str, Q_cells: str, T_cells: str, T_in: str, 
             f"{Q} = {Q_cells} - {m} * {cp} * ({T_out} - {T_cells});"]
 
 
-def exit_air(p_atm_Pa: float, T_wb_K: float, T_w_in_K: float, m_air_fan_kg_s: float, Q_air_W: float
-             ) -> tuple[float, float, float, float]:
-    """Saturated-exit-air balance of the tower air (same steps as :func:`exit_air_fragment`).
+def exit_air(p_atm_Pa: float, T_wb_K: float | np.ndarray, T_w_in_K: float | np.ndarray,
+             m_air_fan_kg_s: float | np.ndarray, Q_air_W: float | np.ndarray,
+             T_db_K: float | np.ndarray | None = None) -> tuple:
+    """Saturated-exit-air balance of the tower air (same steps as :func:`exit_air_fragment`; vectorised).
 
-    Entering air is saturated at the wet-bulb; it takes up ``Q_air`` and leaves saturated at ``T_air_out`` (five
-    Newton steps from the chord between ``T_wb`` and ``T_hi = max(T_w_in, T_wb + 1 K)``). The air flow used is
-    ``max(m_air_fan, Q_air / (h_s(T_hi) - h_in))``.
+    Entering air has the humidity ratio and enthalpy of the outdoor dry-bulb and wet-bulb
+    (:func:`~cooling_fmu.components.moist_air.inlet_air`; saturated at the wet-bulb when no dry-bulb is given); it
+    takes up ``Q_air`` and leaves saturated at ``T_air_out`` (five Newton steps from the chord between ``T_wb`` and
+    ``T_hi = max(T_w_in, T_wb + 1 K)``, ``dh_max = max(h_s(T_hi) - h_in, (h_s(T_hi) - h_s(T_wb)) / 2)``, the second
+    term only for impossibly dry input pairs). The air flow used is the air the fans move, ``m_air_fan`` (plant v5;
+    v4 used ``max(m_air_fan, Q_air / (h_s(T_hi) - h_in))``). Evaporation ``m_air (W_out - W_in)``: dry air takes up
+    more water than saturated air for the same heat (it is cooled sensibly as it evaporates water), so WUE moves with
+    the dry-bulb.
 
     Parameters
     ----------
     p_atm_Pa : float
         Site pressure [Pa].
-    T_wb_K : float
+    T_wb_K : float | np.ndarray
         Wet-bulb [K].
-    T_w_in_K : float
+    T_w_in_K : float | np.ndarray
         Water entering the tower [K].
-    m_air_fan_kg_s : float
+    m_air_fan_kg_s : float | np.ndarray
         Air the fans move [kg/s].
-    Q_air_W : float
+    Q_air_W : float | np.ndarray
         Heat given to the air [W] (clipped at 0).
+    T_db_K : float | np.ndarray | None
+        Outdoor dry-bulb [K]; None: saturated outdoor air (``T_db = T_wb``).
 
     Returns
     -------
-    tuple of float
-        ``(m_air [kg/s], T_air_out [K], W_in, W_out)``.
+    tuple
+        ``(m_air [kg/s], T_air_out [K], W_in, W_out)`` (floats for scalar inputs).
     """
-    W_in, h_in, _ = sat_air(T_wb_K, p_atm_Pa)
-    T_hi = max(T_w_in_K, T_wb_K + 1.0)
+    W_in, h_in = inlet_air(T_wb_K if T_db_K is None else T_db_K, T_wb_K, p_atm_Pa)
+    T_hi = np.maximum(T_w_in_K, np.asarray(T_wb_K, dtype=float) + 1.0)
     h_hi = sat_air(T_hi, p_atm_Pa)[1]
-    dh_max = h_hi - h_in
-    Q = max(0.0, Q_air_W)
-    m_air = max(m_air_fan_kg_s, Q / dh_max)
+    # real outdoor air has h_in <~ h_s(T_wb); a dry-bulb / wet-bulb pair drier than possible (psychrolib's 1e-7
+    # humidity floor) could make it exceed h_s(T_hi): the rise is held at half the saturated one at least
+    dh_max = np.maximum(h_hi - h_in, 0.5 * (h_hi - sat_air(T_wb_K, p_atm_Pa)[1]))
+    Q = np.maximum(0.0, Q_air_W)
+    m_air = m_air_fan_kg_s  # plant v5: the air the fans move (Braun's eps_a < 1 keeps the exit air below T_hi)
     dh = Q / m_air
     T = T_wb_K + (T_hi - T_wb_K) * dh / dh_max
     for _ in range(NEWTON_STEPS):
         _, h, d = sat_air(T, p_atm_Pa)
         T = T - (h - h_in - dh) / d
     W_out = sat_air(T, p_atm_Pa)[0]
+    if np.ndim(m_air) == 0 and np.ndim(T) == 0:
+        return float(m_air), float(T), float(W_in), float(W_out)
     return m_air, T, W_in, W_out
 
 
-def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
+def exit_air_fragment(m_air_fan: str, T_w_in: str = "T_cw_ret") -> tuple[list[str], list[str]]:
     """Declarations and equations of :func:`exit_air` in the flat model.
 
-    Uses the model's ``T_wb``, ``T_cw_ret``, ``Q_air``, ``p_atm``; defines ``T_air_hi``, ``dh_air_max``,
-    ``m_flow_air``, ``dh_air``, ``T_air_out`` and ``m_flow_evap`` (the last three are declared by the caller as
-    outputs / algebraics; this function declares the psychrometric intermediates).
+    Uses the model's ``T_wb``, ``T_db`` (outdoor dry-bulb), ``T_cw_ret``, ``Q_air``, ``p_atm``; defines
+    ``T_air_hi``, ``dh_air_max``, ``m_flow_air``, ``dh_air``, ``T_air_out`` and ``m_flow_evap`` (the last three are
+    declared by the caller as outputs / algebraics; this function declares the psychrometric intermediates).
 
     Parameters
     ----------
     m_air_fan : str
         Modelica expression of the air the fans move [kg/s].
+    T_w_in : str
+        Name of the water entering the tower cells [K].
 
     Returns
     -------
@@ -318,6 +335,9 @@ def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
         Declarations and equations (indented two spaces).
     """
     decl, eq = sat_air_equations("T_wb", "wb")
+    d_in, e_in = inlet_air_equations("T_db", "T_wb", "W_wb", "in")
+    decl += d_in
+    eq += e_in
     d_hi, e_hi = sat_air_equations("T_air_hi", "hi")
     decl += d_hi
     eq += e_hi
@@ -327,13 +347,13 @@ def exit_air_fragment(m_air_fan: str) -> tuple[list[str], list[str]]:
         decl += [f'  Real T_ao{k}(unit="K") "Newton iterate {k} of the exit-air temperature";'] + d
         eq += e
         if k < NEWTON_STEPS:
-            newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_wb - dh_air) / dh_ao{k};")
+            newton.append(f"  T_ao{k + 1} = T_ao{k} - (h_ao{k} - h_in - dh_air) / dh_ao{k};")
     K = NEWTON_STEPS
-    eq = (["  T_air_hi = max(T_cw_ret, T_wb + 1.0);",
-           "  dh_air_max = h_hi - h_wb;",
-           f"  m_flow_air = max({m_air_fan}, Q_air / dh_air_max);",
+    eq = ([f"  T_air_hi = max({T_w_in}, T_wb + 1.0);",
+           "  dh_air_max = max(h_hi - h_in, 0.5 * (h_hi - h_wb));",
+           f"  m_flow_air = {m_air_fan};",
            "  dh_air = Q_air / m_flow_air;"] + eq + newton
-          + [f"  T_air_out = T_ao{K};", f"  m_flow_evap = m_flow_air * (W_ao{K} - W_wb);"])
+          + [f"  T_air_out = T_ao{K};", f"  m_flow_evap = m_flow_air * (W_ao{K} - W_in);"])
     return decl, eq
 
 
@@ -407,8 +427,9 @@ def braun_effectiveness(c_braun: float, n_braun: float, m_w_kg_s: float | np.nda
     c_braun : float
         Coefficient ``c`` of the NTU correlation (sized by :func:`size_braun_c`).
     n_braun : float
-        Exponent ``n`` (Braun: about -0.4 .. -0.8 with the ``1 + n`` form; ASHRAE ch. 40 gives ``KaV/L ~
-        (L/G)^-0.6``, i.e. ``n = -0.4`` here).
+        Exponent ``n`` (Braun: about -0.4 .. -0.8 with the ``1 + n`` form). Braun's NTU is air side, ``KaV/G =
+        (KaV/L) (L/G)``, so ASHRAE ch. 40's ``KaV/L ~ (L/G)^-n_merkel`` gives ``1 + n = 1 - n_merkel``, i.e.
+        ``n = -n_merkel`` (:func:`braun_coefficients`; -0.6 for the shipped plants).
     m_w_kg_s : float | np.ndarray
         Water flow through the running cells [kg/s] (> 0).
     m_a_kg_s : float | np.ndarray
@@ -531,3 +552,227 @@ def size_braun_c(n_braun: float, Q_design_W: float, m_w_kg_s: float, m_a_kg_s: f
     ntu = eps / (1.0 - eps) if abs(1.0 - ms) <= 1.0 - MSTAR_BALANCED else math.log((1.0 - ms * eps) / (1.0 - eps)) / (
         1.0 - ms)
     return ntu / (m_w_kg_s / m_a_kg_s) ** (1.0 + n_braun)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# plant v5 wiring: Braun's coefficients from the plant description, the air the running cells move, the inverse
+# ------------------------------------------------------------------------------------------------------------------
+def braun_coefficients(NTU_nominal: float, n_merkel: float, LG_nominal: float) -> tuple[float, float]:
+    """Braun's ``(c, n)`` of the bank from its Merkel rating (the plant description's ``tower`` numbers).
+
+    ``NTU_nominal`` is the water-side Merkel number ``KaV/L`` at full air and nominal water flow and ``KaV/L =
+    NTU_nominal ((G/G_0) / (L/L_0))^n_merkel`` (ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 40). Braun's
+    air-side number is ``KaV/G = (KaV/L) (L/G)`` with ``L/G = LG_nominal (L/L_0) / (G/G_0)``, which gives
+    ``KaV/G = c (m_w / m_a)^(1 + n)`` with ``c = NTU_nominal LG_nominal^n_merkel`` and ``n = -n_merkel``. Removing
+    a cell (``NTU_nominal ((N-1)/N)^n``, ``LG_nominal N/(N-1)``, :mod:`cooling_fmu.redundancy`) leaves ``c`` unchanged,
+    as it should for identical cells.
+
+    Parameters
+    ----------
+    NTU_nominal : float
+        Merkel number ``KaV/L`` at full air and nominal water flow.
+    n_merkel : float
+        Exponent of ``KaV/L ~ (L/G)^-n``.
+    LG_nominal : float
+        Water-to-air ratio at full fans and nominal water flow.
+
+    Returns
+    -------
+    tuple of float
+        ``(c, n)`` for :func:`braun_effectiveness`.
+    """
+    return NTU_nominal * LG_nominal ** n_merkel, -n_merkel
+
+
+def size_ntu_nominal(n_merkel: float, LG_nominal: float, Q_design_W: float, m_w_kg_s: float, T_wb_design_K: float,
+                     approach_K: float, p_atm_Pa: float, cp_w_J_kgK: float) -> float:
+    """``NTU_nominal`` of a bank that rejects ``Q_design`` at the design wet-bulb and approach with full fans.
+
+    :func:`size_braun_c` with the air ``m_w / LG_nominal``, converted back by :func:`braun_coefficients`.
+
+    Parameters
+    ----------
+    n_merkel : float
+        Exponent of the Merkel characteristic.
+    LG_nominal : float
+        Water-to-air ratio at full fans and nominal water flow.
+    Q_design_W : float
+        Design heat [W].
+    m_w_kg_s : float
+        Design tower-water flow [kg/s].
+    T_wb_design_K : float
+        Design wet-bulb [K] (:func:`cooling_fmu.weather.design_conditions`).
+    approach_K : float
+        Design approach [K].
+    p_atm_Pa : float
+        Site pressure [Pa].
+    cp_w_J_kgK : float
+        Specific heat of water.
+
+    Returns
+    -------
+    float
+        ``NTU_nominal``.
+    """
+    c = size_braun_c(-n_merkel, Q_design_W, m_w_kg_s, m_w_kg_s / LG_nominal, T_wb_design_K, approach_K, p_atm_Pa,
+                     cp_w_J_kgK)
+    return c / LG_nominal ** n_merkel
+
+
+def cells_in_service(n_cmd: float, y_demand: float | np.ndarray, n_cells: int, y_fan_min: float):
+    """Cells running: the supervisory command ``n_cmd`` (clipped to ``1..N``) when it is at least 0.5, else the
+    algebraic "as many cells as possible" rule :func:`cells_running` (ASHRAE 90.1-2019 sec. 6.5.5.2.2).
+
+    Parameters
+    ----------
+    n_cmd : float
+        Command of the supervisory stager (:class:`~cooling_fmu.components.staging.CellStager`); 0 = none.
+    y_demand : float | np.ndarray
+        Bank air-flow demand of the fan controller.
+    n_cells : int
+        Cells in the bank.
+    y_fan_min : float
+        Minimum speed of a running fan.
+
+    Returns
+    -------
+    float or ndarray
+        Cells on.
+    """
+    auto = cells_running(y_demand, n_cells, y_fan_min)
+    if n_cmd >= 0.5:
+        return np.minimum(float(n_cells), np.maximum(1.0, n_cmd)) + 0.0 * np.asarray(auto)
+    return auto
+
+
+def cells_in_service_expr(n_cmd: str, y_demand: str, n_cells: int, y_fan_min: str) -> str:
+    """Modelica expression of :func:`cells_in_service`.
+
+    Parameters
+    ----------
+    n_cmd : str
+        Name of the command input.
+    y_demand : str
+        Name of the demand.
+    n_cells : int
+        Cells in the bank.
+    y_fan_min : str
+        Name of the minimum speed.
+
+    Returns
+    -------
+    str
+        The expression.
+    """
+    return (f"noEvent(if {n_cmd} >= 0.5 then min({n_cells}.0, max(1.0, {n_cmd})) else "
+            f"{cells_running_expr(y_demand, n_cells, y_fan_min)})")
+
+
+def fan_speed(y_demand: float | np.ndarray, n_on: float | np.ndarray, n_cells: int, y_fan_min: float) -> tuple:
+    """Speed of the running fans and the air they move: ``s = clip(y N / n_on, y_min, 1)``, ``y_air = n_on s / N``.
+
+    Air flow = fan speed x design air flow per running cell (fan law ``V ~ speed``; no natural draft through idle
+    cells). With the algebraic staging ``y_air == y_demand``.
+
+    Parameters
+    ----------
+    y_demand : float | np.ndarray
+        Bank air-flow demand (0..1).
+    n_on : float | np.ndarray
+        Cells running.
+    n_cells : int
+        Cells in the bank.
+    y_fan_min : float
+        Minimum speed of a running fan.
+
+    Returns
+    -------
+    tuple
+        ``(s, y_air)``.
+    """
+    s = np.minimum(1.0, np.maximum(y_fan_min, y_demand * n_cells / n_on))
+    y_air = n_on * s / n_cells
+    if np.ndim(s) == 0:
+        return float(s), float(y_air)
+    return s, y_air
+
+
+def fan_speed_equations(s: str, y_air: str, y_demand: str, n_on: str, n_cells: int, y_fan_min: str) -> list[str]:
+    """Modelica equations of :func:`fan_speed`.
+
+    Parameters
+    ----------
+    s : str
+        Name of the speed.
+    y_air : str
+        Name of the air-flow fraction moved.
+    y_demand : str
+        Name of the demand.
+    n_on : str
+        Name of the cells running.
+    n_cells : int
+        Cells in the bank.
+    y_fan_min : str
+        Name of the minimum speed.
+
+    Returns
+    -------
+    list of str
+        Two equations.
+    """
+    return [f"{s} = min(1.0, max({y_fan_min}, {y_demand} * {n_cells}.0 / {n_on}));",
+            f"{y_air} = {n_on} * {s} / {n_cells}.0;"]
+
+
+def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndarray, m_a_full_kg_s: float,
+                       T_w_in_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_atm_Pa: float, cp_w_J_kgK: float,
+                       Q_W: float | np.ndarray, y_lo: float) -> np.ndarray:
+    """Inverse of :func:`braun_effectiveness` in the air: the bank air-flow fraction ``y`` in ``[y_lo, 1]`` at which
+    the tower rejects ``Q`` (vectorised bisection; ``Q`` rises with the air).
+
+    Parameters
+    ----------
+    c_braun : float
+        Braun's coefficient ``c`` (:func:`braun_coefficients`).
+    n_braun : float
+        Braun's exponent ``n``.
+    m_w_kg_s : float | np.ndarray
+        Water flow [kg/s].
+    m_a_full_kg_s : float
+        Air of the bank at full fans [kg/s].
+    T_w_in_K : float | np.ndarray
+        Entering water [K].
+    T_wb_K : float | np.ndarray
+        Wet-bulb [K].
+    p_atm_Pa : float
+        Site pressure [Pa].
+    cp_w_J_kgK : float
+        Specific heat of water.
+    Q_W : float | np.ndarray
+        Required heat [W].
+    y_lo : float
+        Smallest air-flow fraction (the fan floor).
+
+    Returns
+    -------
+    ndarray
+        ``y``; ``0.0`` where even ``y_lo`` rejects more than ``Q``, ``inf`` where full fans reject less.
+    """
+    shape = np.broadcast(m_w_kg_s, T_w_in_K, T_wb_K, Q_W).shape
+    m_w, T_in, T_wb, Q = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in (m_w_kg_s, T_w_in_K, T_wb_K,
+                                                                                       Q_W))
+
+    def q_at(y):
+        return np.asarray(braun_effectiveness(c_braun, n_braun, m_w, y * m_a_full_kg_s, T_in, T_wb, p_atm_Pa,
+                                              cp_w_J_kgK)[0])
+
+    lo, hi = np.full(shape, float(y_lo)), np.ones(shape)
+    q_lo, q_hi = q_at(lo), q_at(hi)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.all((mid == lo) | (mid == hi)):
+            break
+        up = q_at(mid) < Q
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    y = 0.5 * (lo + hi)
+    return np.where(q_lo >= Q, 0.0, np.where(q_hi < Q, np.inf, y))

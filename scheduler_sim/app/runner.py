@@ -17,6 +17,7 @@ import pandas as pd
 from cooling_fmu.coupling import AdaptiveStepper
 from cooling_fmu.params import load_plant_params, plant_params_path
 from cooling_fmu.plant import CoolingPlant
+from cooling_fmu.supervisory import StagedPlant
 from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
@@ -215,11 +216,12 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     if cfg.cooling.plant_model == "fast":  # quasi-steady table (cooling_fmu.quasisteady); no FMU, no stepping
         from cooling_fmu.quasisteady import QuasiSteadyPlant
 
-        return QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s)
+        return StagedPlant(QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s))
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
     guard_plant(plant, cfg.cooling.step_timeout_s)  # a step that never returns stops the run (docs/cooling.md)
+    plant = StagedPlant(plant)  # tower cells staged by the supervisory controller (cooling_fmu/supervisory.py)
     if cfg.cooling.stepping == "adaptive":
         cap = int(cfg.cooling.max_step_s // cfg.cooling.step_s) if cfg.cooling.max_step_s > 0 else None
         return AdaptiveStepper(plant, n_fine=cfg.cooling.fine_steps, max_held=cap)
@@ -320,6 +322,7 @@ class _Run:
     serving: object = None
     plant: object = None
     wet_bulb: object = None
+    dry_bulb: object = None
     wpath: Path | None = None
     wdesc: str = "cooling off"
     data_warnings: list[str] = field(default_factory=list)  # printed by every run, also under --quiet; info_json
@@ -438,6 +441,8 @@ def _prepare_cooling(run: _Run) -> None:
     if cfg.cooling.plant_model == "off":
         return
     wet_bulb, run.wpath, wdesc = build_weather(cfg, run.origin, system)
+    wx = getattr(wet_bulb, "__self__", None)  # the Weather: its dry-bulb feeds the tower evaporation
+    run.dry_bulb = wx.dry_bulb_K if getattr(wx, "has_dry_bulb", False) else None
     run.wet_bulb = perturb_wet_bulb(cfg.perturb, wet_bulb)
     if cfg.perturb is not None and cfg.perturb.wet_bulb_offset_K:
         wdesc += f", perturbed by {cfg.perturb.wet_bulb_offset_K:+.3f} K"
@@ -507,7 +512,7 @@ def _prepare_policy(run: _Run, comm) -> None:
 def _simulate(run: _Run):
     """Build the :class:`Simulation` and run it; the plant is closed whatever happens. Returns (sim, result)."""
     cfg, serving, training = run.cfg, run.serving, run.training
-    sim = Simulation(run.jobs, run.system, run.policy, run.sim_cfg, plant=run.plant, wet_bulb_K=run.wet_bulb,
+    sim = Simulation(run.jobs, run.system, run.policy, run.sim_cfg, plant=run.plant, wet_bulb_K=run.wet_bulb, dry_bulb_K=run.dry_bulb,
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
                      else None,

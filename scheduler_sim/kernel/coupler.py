@@ -76,6 +76,9 @@ class CoolingCoupler:
         :class:`scheduler_sim.kernel.config.SimulationConfig`).
     progress : RunProgress | None
         Progress display, updated per call.
+    dry_bulb_K : Callable | None
+        Dry-bulb temperature [K] at simulation times; passed to a plant with ``uses_dry_bulb`` as ``T_db_K``
+        (None, or a plant without it: the plant's own default, saturated air for the generated plant).
 
     Attributes
     ----------
@@ -94,9 +97,12 @@ class CoolingCoupler:
     """
 
     def __init__(self, plant: Plant | None, wet_bulb_K: Callable | None, system: System, layout: StateLayout, t0: float,
-                 step_s: float, ratio: int, on_implausible: str, progress: RunProgress | None = None) -> None:
+                 step_s: float, ratio: int, on_implausible: str, progress: RunProgress | None = None,
+                 dry_bulb_K: Callable | None = None) -> None:
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K
+        self.dry_bulb_K = dry_bulb_K if getattr(plant, "uses_dry_bulb", False) else None
+        self._air_to_plant = None  # the air side's heat, into the plant's towers (issue 22 item 4)
         self.layout = layout
         self.t0 = float(t0)
         self.step_s = float(step_s)
@@ -109,6 +115,8 @@ class CoolingCoupler:
         modelled = plant is not None and (self.overheads.active or system.liquid_fraction != 1.0)
         self.n_overheads = len(OVERHEAD_SERIES) if modelled else 0
         self._i_q_air = OVERHEAD_SERIES.index("Q_air_W")
+        if modelled and getattr(plant, "uses_air_side_heat", False) and self.overheads.spec.air_side is not None:
+            self._air_to_plant = self.overheads.air_side_rejected_W
         self.step_sums = np.zeros(layout.size)
         self.plant_sums = np.zeros(n_plant)
         self.overhead_sums = np.zeros(self.n_overheads)
@@ -137,14 +145,17 @@ class CoolingCoupler:
         t_mid = self.t0 + (np.arange(k0, k0 + m) + 0.5) * self.step_s
         twb = np.asarray(self.wet_bulb_K(t_mid), dtype=float)
         heat = np.ascontiguousarray(block[:, :self.layout.n_cdus])
+        db = {} if self.dry_bulb_K is None else {"T_db_K": np.asarray(self.dry_bulb_K(t_mid), dtype=float)}
+        if self._air_to_plant is not None:  # CRAH coil -> chilled water -> chiller / economiser -> towers
+            db["Q_air_side_W"] = self._air_to_plant(block[:, self.layout.it], twb)
         if not self._ready:
-            init = plant.initialize(heat[0], float(twb[0]))
+            init = plant.initialize(heat[0], float(twb[0]), **{k: float(v[0]) for k, v in db.items()})
             self._ready = True
             self._averager = StepAverager(plant.output_names, self.step_s)
             self._averager.start(init)
         failure = None
         try:
-            out = plant.run(heat, twb)
+            out = plant.run(heat, twb, **db)
         except PlantError as exc:  # keep the steps the plant completed, then stop the run (marked partial)
             done = exc.completed_outputs
             if done.shape[0] == 0:

@@ -96,6 +96,9 @@ class Simulation:
         completed steps kept (``info["complete"] = False``).
     wet_bulb_K : Callable[[np.ndarray], np.ndarray] | None
         Wet-bulb temperature [K] at simulation times ``t_s`` [s] (only used with a plant).
+    dry_bulb_K : Callable[[np.ndarray], np.ndarray] | None
+        Dry-bulb temperature [K] at simulation times (the tower evaporation of a plant that takes it,
+        ``plant.uses_dry_bulb``); None: the plant takes saturated air (``T_db = T_wb``).
     partition : NodePowerProfile | None
         Nodes reserved for a co-located partition with its own power profile (e.g. LLM serving).
     job_power_profiles : pd.DataFrame | None
@@ -114,6 +117,7 @@ class Simulation:
     def __init__(self, jobs: pd.DataFrame, system: System, policy: str | BasePolicy = "easy",
                  config: SimulationConfig | None = None, *, plant: Plant | None = None,
                  wet_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
+                 dry_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
                  partition: NodePowerProfile | None = None, job_power_profiles: pd.DataFrame | None = None,
                  workload_power_profiles: pd.DataFrame | None = None) -> None:
         cfg = config if config is not None else SimulationConfig()
@@ -125,6 +129,7 @@ class Simulation:
         self.chain = PowerChain(system)
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K
+        self.dry_bulb_K = dry_bulb_K
         self.partition = partition
         self.step_s = cfg.step_s
         self.ratio = cfg.steps_per_interval
@@ -224,7 +229,7 @@ class Simulation:
         self.state = st = PlatformState.initial(self.jobdata, self.system.n_nodes, self.layout, self.t0)
         pbar = RunProgress((self.t1 - self.t0) / 3600.0) if cfg.progress else None
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
-                                      self.ratio, cfg.on_implausible, pbar)
+                                      self.ratio, cfg.on_implausible, pbar, dry_bulb_K=self.dry_bulb_K)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
         integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,  # one plant call per
                                fold=not isinstance(self.plant, AdaptiveStepper))  # advance (adaptive: cut at calls)
@@ -298,7 +303,7 @@ class Simulation:
         for name in self._FORK_SHARED:
             setattr(new, name, getattr(self, name))
         new.config = dataclasses.replace(self.config, progress=False, record_reservations=False)
-        new.plant = new.wet_bulb_K = new.coupler = None
+        new.plant = new.wet_bulb_K = new.dry_bulb_K = new.coupler = None
         new.policy, new.policies = policy, partition_policies(policy, new.system)
         new.info, new.reservation_log, new.attempts = {}, [], []
         new.state = copy.deepcopy(self.state)

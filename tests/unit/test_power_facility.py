@@ -92,10 +92,12 @@ def test_chain_by_hand_and_energy_balance():
     q_air = 0.1 * 1e6 + (pdu_in - 1e6) + L_ups + 1000.0
     assert r["Q_air_W"][0] == pytest.approx(q_air, rel=1e-14)
     fan = sp.air_side.fan_W_per_W * q_air
-    chw = (q_air + fan) / 5.0
+    chw = _eir_by_hand(q_air + fan, 285.0 + 4.0, 5.0)  # no design load: every load is the chiller's full load
     assert r["P_air_fan_W"][0] == pytest.approx(fan, rel=1e-14)
-    assert r["P_air_chiller_W"][0] == pytest.approx(chw, rel=1e-14)
-    assert r["P_air_chiller_W"][1] == 0.0  # wet-bulb 275 K <= 280 K: economiser
+    assert r["P_air_chiller_W"][0] == pytest.approx(chw, rel=1e-12)
+    # wet-bulb 275 K <= 280 K: economiser, only the chilled- and condenser-water pumps (22 / 19 W/gpm)
+    L1 = r["Q_air_W"][1] + r["P_air_fan_W"][1]
+    assert r["P_air_chiller_W"][1] == pytest.approx(L1 * (0.012532 + 0.012988), rel=1e-4)
     sw_out = pdu_in + L_ups + 20e3 + fan + chw + 1000.0
     L_sw = 2e6 * (0.001 + 0.02 * (sw_out / 2e6) ** 2)  # no-load + I^2 R at rating 2 MW
     assert r["P_switchgear_loss_W"][0] == pytest.approx(L_sw, rel=1e-14)
@@ -211,26 +213,45 @@ def test_summary_says_what_the_pue_counts():
     assert "PUE counts            category 3" in text
 
 
-def test_air_side_chiller_cop_lift_correction_by_hand():
-    # AHRI 550/590 rating point: 44 F (279.817 K) chilled water, 85 F (302.594 K) condenser water + 5.15 K rise:
-    # Carnot 279.817 / 27.927 = 10.0196; the 6.28 rating is 0.6268 of it
+def _eir_by_hand(L: float, T_ecw_K: float, cop_ref: float, Q_ref: float | None = None) -> float:
+    """Air-side chilled-water power written out: EnergyPlus Chiller:Electric:EIR with the McQuay WSC 471 kW record's
+    coefficients (EnergyPlus DataSets/Chillers.idf), leaving water at its 8.89 C reference, plus the pumps."""
+    x, y = 8.89, T_ecw_K - 273.15
+    capft = 2.521130e-01 + 1.324053e-02 * x - 8.637329e-03 * x * x + 8.581056e-02 * y - 4.261176e-03 * y * y + \
+        8.661899e-03 * x * y
+    eirft = 4.475238e-01 - 2.588210e-02 * x - 1.459053e-03 * x * x + 4.342595e-02 * y - 1.000651e-03 * y * y + \
+        1.920106e-03 * x * y
+    cap = (L if Q_ref is None else Q_ref) * capft  # no capacity given: the load itself is the rating
+    Q = min(L, cap)
+    plr = Q / cap
+    eirfplr = 2.778889e-01 + 2.338363e-01 * plr + 4.883748e-01 * plr * plr
+    P = cap / cop_ref * eirft * eirfplr * L / Q  # a load beyond the capacity: more of the same machines
+    k_chw = 22.0 / (3.785411784e-3 / 60 * 997.0 * 4186.0 * 12 / 1.8)
+    k_cond = 19.0 / (3.785411784e-3 / 60 * 997.0 * 4186.0 * 10 / 1.8)
+    return P + k_chw * L + k_cond * (L + P)
+
+
+def test_air_side_chiller_follows_the_reference_eir_curves():
     a = AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=6.28, economiser_wb_max_K=280.15,
-                    chw_supply_K=286.15, condenser_approach_K=4.0, chiller_cop_max=10.0, source="test")
-    carnot_r = 279.817 / (302.594 + 5.15 - 279.817)
-    # 24 C wet-bulb: condenser leaves at 24 + 4 + 5.15 = 33.15 C, lift 20.15 K over 13 C chilled water
-    assert a.cop(297.15) == pytest.approx(6.28 * (286.15 / 20.15) / carnot_r, rel=1e-12)
-    assert a.cop(297.15) == pytest.approx(8.901, abs=1e-3)
-    # 20 C: lift 16.15 K -> 11.1 by the Carnot fraction, held at the 10 bound; at the rating lift it is the rating
-    assert a.cop(293.15) == 10.0
-    wb_rated_lift = 286.15 + 27.927 - 4.0 - 5.15  # the wet-bulb at which the lift is the rating's 27.927 K
-    assert a.cop(wb_rated_lift) == pytest.approx(6.28 * 286.15 / 279.817, rel=1e-9)
-    # hotter -> lower COP; without a chilled-water temperature (or without weather) the rating is used
-    wb = np.linspace(295.0, 305.0, 11)
-    assert np.all(np.diff(a.cop(wb)) < 0)
-    assert a.cop(None) == 6.28
-    assert AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=6.28, source="t").cop(297.15) == 6.28
-    # the chilled-water power of the chain uses it
+                    condenser_approach_K=4.0, source="test")
+    L = np.array([1e5])
+    # the hand-written EIR form with the record's curves: full load (no capacity) and part load (2x capacity)
+    for wb in (290.15, 295.15):
+        assert a.chilled_water_W(L, np.array([wb]), None)[0] == pytest.approx(_eir_by_hand(1e5, wb + 4.0, 6.28),
+                                                                             rel=1e-12)
+        assert a.chilled_water_W(L, np.array([wb]), 2e5)[0] == pytest.approx(
+            _eir_by_hand(1e5, wb + 4.0, 6.28, 2e5), rel=1e-12)
+    # at full load hotter condenser water -> more power (lift: EIRFT rises up to 30 C condenser water; at part load
+    # the record's CAPFT, largest near 19 C, can outweigh it); at or below the economiser limit the pumps only
+    wb = np.linspace(281.0, 298.0, 18)
+    P = a.chilled_water_W(np.full(18, 1e5), wb, None)
+    assert np.all(np.diff(P[:-2]) > 0) and P[-1] == P[-2] == P[-3]  # clamped at the curve's 26.67 C (wb 22.67 C)
+    assert a.chilled_water_W(L, np.array([280.15]), 2e5)[0] == pytest.approx(1e5 * (0.012532 + 0.012988), rel=1e-4)
+    with pytest.raises(ValueError, match="unknown reference chiller"):
+        AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=6.28, chiller_reference="x", source="t")
+    # the whole air side's heat goes to the towers: coil load + chiller + pumps
     fo = FacilityOverheads(FacilitySpec(air_side=a), liquid_fraction=0.9)
     out = fo.evaluate(np.array([1e6]), np.array([0.0]), np.array([297.15]))
-    q = 0.1e6
-    assert out["P_air_chiller_W"][0] == pytest.approx(q * (1 + a.fan_W_per_W) / a.cop(297.15), rel=1e-12)
+    rej = fo.air_side_rejected_W(np.array([1e6]), np.array([297.15]))
+    assert rej[0] == pytest.approx(out["Q_air_W"][0] + out["P_air_fan_W"][0] + out["P_air_chiller_W"][0], rel=1e-14)
+

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from cooling_fmu.components import tower
 from cooling_fmu.modelica import analytic_steady_state, plant_equations, tower_bypass_fraction
 from cooling_fmu.params import PlantParamsError, load_plant_params
 
@@ -29,39 +30,39 @@ def test_default_minimum_and_validation(tmp_path):
 
 
 def test_steady_state_with_bypass_matches_hand_computation():
+    # plant v5: at 5 % load and -15 C (Chicago January extreme) the Braun tower at one fan's minimum speed over-cools:
+    # the tower bypass holds the basin at T_min and the IHX bypass holds the facility supply at set point - 0.25 K
     p = load_plant_params("theta")
-    cp, T_min, T_wb = p.cp_water_J_kgK, 278.15, 258.15  # -15 C wet-bulb, Chicago January extreme
-    q = 0.3 * p.cdu.Q_flow_nominal_W * np.linspace(0.7, 1.3, p.n_cdu)
+    cp, T_min, T_wb = p.cp_water_J_kgK, 278.15, 258.15
+    q = 0.05 * p.cdu.Q_flow_nominal_W * np.linspace(0.7, 1.3, p.n_cdu)
     ss = analytic_steady_state(p, q, T_wb)
     assert ss["regime"] == "fan_floor"
     assert ss["y_fan"] == pytest.approx(0.2 / 4)  # one cell at its 20 % minimum speed
-    # the valve holds the basin and the tower leaving water exactly at the minimum
     assert ss["T_tower_out"] == pytest.approx(T_min, abs=1e-9)
     assert ss["T_cw_sup"] == pytest.approx(T_min, abs=1e-9)
-    # energy: every watt of IT heat leaves through the towers (no chiller below its switch-over wet-bulb)
+    assert ss["T_fac_sup"] == pytest.approx(p.tower.T_fac_sup_set_K - 0.25, abs=1e-9)
     Q = float(q.sum())
     assert ss["Q_flow_chiller"] == 0.0
     assert ss["Q_flow_tower"] == pytest.approx(Q, rel=1e-9)
-    # IHX by hand: counterflow eps-NTU with C_r < 1 (Incropera eq. 11.29a) at the basin minimum
+    assert ss["Q_flow_ihx"] == pytest.approx(Q, rel=1e-9)
     m_fac, m_cw = ss["m_flow_fac"], ss["m_flow_cw"]
+    assert ss["T_fac_ret"] == pytest.approx(ss["T_fac_sup"] + Q / (m_fac * cp), rel=1e-12)
+    assert ss["T_cw_ret"] == pytest.approx(T_min + Q / (m_cw * cp), rel=1e-12)
+    # IHX by hand (Incropera eq. 11.29a): with the whole flow it would pass more than Q; the bypass passes Q
     C_min, C_max = cp * min(m_fac, m_cw), cp * max(m_fac, m_cw)
     ntu, cr = p.tower_loop.UA_ihx_W_K / C_min, C_min / C_max
     z = math.exp(-ntu * (1 - cr))
     eps_i = (1 - z) / (1 - cr * z) if cr < 0.999999 else ntu / (1 + ntu)
-    assert ss["Q_flow_ihx"] == pytest.approx(eps_i * C_min * (ss["T_fac_ret"] - T_min), rel=1e-9)
-    assert ss["T_cw_ret"] == pytest.approx(T_min + Q / (m_cw * cp), rel=1e-12)
-    # bypass fraction from the energy balance: cells with the whole flow would reject Q_cells
-    w_cw = m_cw / p.tower_loop.m_flow_nominal_kg_s
-    eps_t = 1 - math.exp(-p.tower.NTU_nominal * (ss["y_fan"] / w_cw) ** p.tower.n_merkel)
-    Q_cells = eps_t * m_cw * cp * (ss["T_cw_ret"] - T_wb)
+    assert eps_i * C_min * (ss["T_fac_ret"] - T_min) > Q
+    # tower bypass fraction from the energy balance: cells with the whole flow would reject Q_cells (Braun)
+    c, n = tower.braun_coefficients(p.tower.NTU_nominal, p.tower.n_merkel, p.tower.LG_nominal)
+    Q_cells = tower.braun_effectiveness(c, n, m_cw, ss["y_fan"] * p.m_air_nominal_kg_s, ss["T_cw_ret"], T_wb,
+                                        p.tower.p_atm_Pa, cp)[0]
     b = tower_bypass_fraction(Q_cells, ss["Q_flow_tower"])
-    assert b == pytest.approx(1 - Q / Q_cells, rel=1e-12)
-    assert b == pytest.approx(0.3672, abs=1e-4)  # about a third of the water bypasses the cells here
-    # no loop water anywhere near freezing; facility supply above the minimum by the IHX approach
+    assert b == pytest.approx(1 - Q / Q_cells, rel=1e-12) and 0.0 < b < 1.0
     for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out"):
         assert ss[k] >= T_min - 1e-9
     assert np.all(ss["T_sec_sup"] >= T_min)
-    # evaporation from the heat actually rejected (>= 0, far below the summer rate), fixed point of the mirror
     assert 0.0 <= ss["m_flow_evap"] < Q / 2.45e6
     np.testing.assert_allclose(plant_equations(p, ss["x"], q, T_wb)["der"], 0.0, atol=1e-9)
 
@@ -75,13 +76,13 @@ def test_idle_cold_plant_settles_at_minimum():
 
 
 def test_bypass_inactive_when_tower_leaves_above_minimum():
-    # mild weather: cells leave above the minimum, the valve is closed and the result is the plain Merkel tower
+    # mild weather: cells leave above the minimum, the valve is closed and the result is the plain Braun tower
     p = load_plant_params("theta")
     q = 0.7 * p.cdu.Q_flow_nominal_W * np.ones(6)
     ss = analytic_steady_state(p, q, 283.15)
-    w_cw = ss["m_flow_cw"] / p.tower_loop.m_flow_nominal_kg_s
-    eps_t = 1 - math.exp(-p.tower.NTU_nominal * (ss["y_fan"] / w_cw) ** p.tower.n_merkel)
-    Q_cells = eps_t * ss["m_flow_cw"] * p.cp_water_J_kgK * (ss["T_cw_ret"] - 283.15)
+    c, n = tower.braun_coefficients(p.tower.NTU_nominal, p.tower.n_merkel, p.tower.LG_nominal)
+    Q_cells = tower.braun_effectiveness(c, n, ss["m_flow_cw"], ss["y_fan"] * p.m_air_nominal_kg_s, ss["T_cw_ret"],
+                                        283.15, p.tower.p_atm_Pa, p.cp_water_J_kgK)[0]
     assert ss["T_tower_out"] > 278.15 + 5
     assert ss["Q_flow_tower"] == pytest.approx(Q_cells, rel=1e-12)
     assert tower_bypass_fraction(Q_cells, ss["Q_flow_tower"]) == pytest.approx(0.0, abs=1e-12)

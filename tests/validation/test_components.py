@@ -104,16 +104,65 @@ def test_exit_air_balance_against_psychrolib():
         evap + drift + blow)
 
 
-def test_trim_chiller_carnot_fraction_hand_point():
+@pytest.mark.parametrize("name", sorted(chiller.REFERENCE_CHILLERS))
+def test_eir_chiller_reproduces_its_rating_and_part_load_curve(name):
+    # EnergyPlus normalises CAPFT and EIRFT to 1 at the reference point and EIRFPLR to 1 at PLR 1: at its rating
+    # the chiller delivers its reference capacity at its reference COP (published record, within the curve fit)
+    ref = chiller.REFERENCE_CHILLERS[name]
+    Q, P, cap = chiller.eir_chiller(ref, ref.Q_ref_W, 2 * ref.Q_ref_W, ref.T_lchw_ref_K, ref.T_ecw_ref_K)
+    assert cap == pytest.approx(ref.Q_ref_W, rel=2e-2) and Q == cap
+    assert Q / P == pytest.approx(ref.COP_ref, rel=2e-2)
+    # half load at the rating: P = cap / COP_ref EIRFT EIRFPLR(0.5), EIRFPLR by hand from the record's coefficients
+    a = ref.eirfplr
+    Q2, P2, _ = chiller.eir_chiller(ref, ref.Q_ref_W, 0.5 * cap, ref.T_lchw_ref_K, ref.T_ecw_ref_K)
+    assert P2 / P == pytest.approx((a[0] + a[1] * 0.5 + a[2] * 0.25) / (a[0] + a[1] + a[2]), rel=1e-12)
+    # below the minimum part-load ratio the compressor cycles: power proportional to the load
+    Qs, Ps, _ = chiller.eir_chiller(ref, ref.Q_ref_W, 0.5 * ref.PLR_min * cap, ref.T_lchw_ref_K, ref.T_ecw_ref_K)
+    Qm, Pm, _ = chiller.eir_chiller(ref, ref.Q_ref_W, ref.PLR_min * cap, ref.T_lchw_ref_K, ref.T_ecw_ref_K)
+    assert Ps == pytest.approx(0.5 * Pm, rel=1e-12) and Qs == pytest.approx(0.5 * Qm, rel=1e-12)
+    # colder condenser water (the towers in mild weather) raises the COP: lift matters
+    Qc, Pc, _ = chiller.eir_chiller(ref, ref.Q_ref_W, 0.8 * cap, ref.T_lchw_ref_K, ref.T_ecw_min_K)
+    Qh, Ph, _ = chiller.eir_chiller(ref, ref.Q_ref_W, 0.8 * cap, ref.T_lchw_ref_K, ref.T_ecw_max_K)
+    assert Qc / Pc > Qh / Ph
+    # inputs beyond the curve range are clamped, as EnergyPlus clamps Curve:Biquadratic inputs
+    assert chiller.eir_chiller(ref, 1e6, 5e5, ref.T_lchw_max_K + 10, ref.T_ecw_max_K + 10) == chiller.eir_chiller(
+        ref, 1e6, 5e5, ref.T_lchw_max_K, ref.T_ecw_max_K)
+
+
+def test_trim_chiller_counts_its_condenser_pump_and_rejects_to_the_towers():
     p = load_plant_params("theta")
     T_set = chiller.chiller_setpoint_K(p)
     ch = p.chiller
-    T_wb = ch.T_wb_switch_K + 5.0
-    Q, P, cop = chiller.trim_chiller(p, 10.0, T_set + 2.0, T_wb)
-    assert Q == pytest.approx(min(ch.Q_flow_max_W, 10.0 * p.cp_water_J_kgK * 2.0))
-    lift = max(ch.dT_lift_min_K, T_wb + ch.dT_cond_K - T_set)
-    assert cop == pytest.approx(min(ch.COP_max, ch.eta_carnot * T_set / lift)) and P == pytest.approx(Q / cop)
-    assert chiller.trim_chiller(p, 10.0, T_set + 2.0, ch.T_wb_switch_K - 1.0)[0] == 0.0  # economiser below
+    ref = chiller.reference_chiller(ch.reference)
+    T_wb, T_cw = ch.T_wb_switch_K + 5.0, 299.0
+    Q, P, cop, Q_cond = chiller.trim_chiller(p, 10.0, T_set + 2.0, T_wb, T_cw)
+    Qe, Pc, _ = chiller.eir_chiller(ref, ch.Q_flow_max_W, 10.0 * p.cp_water_J_kgK * 2.0, T_set, T_cw)
+    assert Q == Qe == pytest.approx(10.0 * p.cp_water_J_kgK * 2.0)  # within its capacity
+    # 19 W/gpm at a 10 F rise: 19 / (6.309e-5 m3/s x 997 x 4186 x 5.556 K) = 1.30e-2 W per W of condenser heat
+    assert chiller.COND_PUMP_W_PER_W == pytest.approx(19.0 / (6.30902e-5 * 997.0 * 4186.0 * 5.5556), rel=1e-4)
+    assert P == pytest.approx(Pc + chiller.COND_PUMP_W_PER_W * (Q + Pc), rel=1e-12) and cop == pytest.approx(Q / P)
+    assert Q_cond == pytest.approx(Q + P, rel=1e-12)  # everything it draws ends in the tower water
+    assert chiller.trim_chiller(p, 10.0, T_set + 2.0, ch.T_wb_switch_K - 1.0, T_cw)[0] == 0.0  # economiser below
+    with pytest.raises(ValueError, match="unknown reference chiller"):
+        chiller.reference_chiller("nope")
+
+
+def test_dry_air_evaporates_more_than_saturated_air_for_the_same_heat():
+    # psychrolib as the independent reference: entering air from dry-bulb and wet-bulb (ASHRAE Fundamentals eq. 33)
+    p, T_wb, Q = 97000.0, 295.15, 5e6
+    for T_db in (295.15, 305.15, 315.15):
+        W, h = moist_air.inlet_air(T_db, T_wb, p)
+        W_ref = psy.GetHumRatioFromTWetBulb(T_db - 273.15, T_wb - 273.15, p)
+        assert W == pytest.approx(W_ref, rel=1e-12)
+        assert h == pytest.approx(psy.GetMoistAirEnthalpy(T_db - 273.15, W_ref), rel=1e-12)
+    sat = tower.exit_air(p, T_wb, 305.0, 300.0, Q)
+    dry = tower.exit_air(p, T_wb, 305.0, 300.0, Q, 315.15)  # Phoenix-like: 20 K of wet-bulb depression
+    evap_sat, evap_dry = sat[0] * (sat[3] - sat[2]), dry[0] * (dry[3] - dry[2])
+    # same enthalpy rise; the dry air leaves saturated too, so it takes up (W_s(T_out) - W_in): about the wet-bulb
+    # depression's sensible heat m_air cp_a (T_db - T_wb) / h_fg more water
+    extra = 300.0 * 1006.0 * 20.0 / 2.45e6
+    assert evap_dry - evap_sat == pytest.approx(extra, rel=0.15)
+    assert tower.exit_air(p, T_wb, 305.0, 300.0, Q, T_wb) == pytest.approx(sat, rel=1e-12)
 
 
 def test_dry_cooler_crossflow_effectiveness_published_point():
@@ -161,17 +210,24 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
     assert {"secondary_flow_expr", "shaft_load_expr", "pump_power_expr", "secondary_flow_fraction",
             "pump_power_W", "shaft_nominal_W"} <= used_m["pump"]
     assert {"counterflow_equations", "counterflow_eps"} <= used_m["hx"]
-    assert {"merkel_effectiveness_expr", "merkel_effectiveness", "cells_running_expr", "cells_running",
-            "fan_power_expr", "fan_power_W", "bypass_equations", "bypass", "exit_air_fragment", "exit_air",
-            "fan_fraction_for_effectiveness", "water_use", "water_use_equations"} <= used_m["tower"]
+    # plant v5 towers (Braun with the air the fans move, cells in service from the stager's command)
+    assert {"braun_equations", "braun_effectiveness", "braun_fan_fraction", "cells_in_service_expr",
+            "cells_in_service", "fan_power_expr", "fan_power_W", "bypass_equations", "bypass", "exit_air_fragment",
+            "exit_air", "water_use", "water_use_equations"} <= used_m["tower"]
     assert {"valve_opening_expr", "valve_opening", "reset_factor_expr", "reset_factor", "integrator_rate",
             "integrator_rate_expr"} <= used_m["valve"]
     assert {"tower_water_fraction_expr", "tower_water_fraction"} <= used_m["pipe"]
     assert {"trim_chiller", "trim_chiller_equations"} <= used_m["chiller"]
     # the fast plant: the same functions, not copies
     assert {"secondary_flow_fraction", "pump_power_W"} <= used_q["pump"]
-    assert {"fan_fraction_for_effectiveness", "cells_running", "fan_power_W"} <= used_q["tower"]
-    assert "counterflow_eps" in used_q["hx"] and "tower_water_fraction" in used_q["pipe"]
+    assert {"cells_running", "fan_power_W"} <= used_q["tower"]  # the inverse tower relation via setpoint_tower_side
+    # plant v5: the regime-A tower side, the facility flows with their pump heat and the CDU loop heat are each one
+    # function of modelica.py that the fast plant imports (no copy); the evaporation is the one exit-air relation
+    src_imports = qss.read_text()
+    for fn in ("setpoint_tower_side", "facility_flows", "cdu_loop_heat_W"):
+        assert fn in src_imports.split("from .modelica import", 1)[1].split("\n", 1)[0], fn
+    assert {"exit_air", "water_use"} <= used_q["tower"]
+    assert {"pump_shaft_heat_W", "shaft_heat_expr"} <= used_m["pump"]
     src_q = qss.read_text()
     import cooling_fmu.quasisteady as q
 
@@ -208,13 +264,12 @@ def _fragment_model(theta) -> str:
               f"  parameter Real T_min = {real(t.T_leaving_min_K)};", "  parameter Real drift_fraction = 1e-4;",
               "  parameter Real coc = 4.0;", f"  parameter Real T_wb_switch = {real(ch.T_wb_switch_K)};",
               f"  parameter Real have_chiller = {1.0 if ch.enabled else 0.0};",
-              f"  parameter Real Q_flow_chiller_max = {real(ch.Q_flow_max_W)};",
               f"  parameter Real T_chiller_set = {real(chiller.chiller_setpoint_K(theta))};",
-              f"  parameter Real COP_max = {real(ch.COP_max)};", f"  parameter Real eta_carnot = {real(ch.eta_carnot)};",
-              f"  parameter Real dT_lift_min = {real(ch.dT_lift_min_K)};", f"  parameter Real dT_cond = {real(ch.dT_cond_K)};",
+              "  Real Q_flow_chiller_cond;",
               "  Real z(start=0.0);", "  Real yv[3];", "  Real C_min; Real C_r; Real Z; Real NTU_tower;",
               "  Real T_cells_out;", "  Real dh_air; Real T_air_hi; Real dh_air_max;"]
-    lines += air_decl + dc_decl + cr_decl
+    ch_decl, ch_eq = chiller.trim_chiller_equations(theta, "T_cw_ret")
+    lines += air_decl + dc_decl + cr_decl + ch_decl
     outs = ("y_sec", "x_r", "x_1", "n_pumps_on", "P_pump", "y_valve", "dI", "r_dp", "eps", "w_cw_out",
             "eps_tower", "n_on", "P_fan", "Q_tower", "T_tower_out", "m_flow_air", "T_air_out", "m_flow_evap",
             "m_flow_drift", "m_flow_blowdown", "m_flow_makeup", "Q_flow_chiller", "T_chiller_out", "COP_chiller",
@@ -237,7 +292,7 @@ def _fragment_model(theta) -> str:
               f"  P_fan = {tower.fan_power_expr('n_on', '135000.0', '(y_fan * 8.0 / n_on)')};"]
     lines += ["  " + s for s in tower.bypass_equations("Q_tower", "T_tower_out", "Q_cells", "T_cells_out",
                                                        "T_cw_ret", "m_flow_cw", "cp", "T_min")]
-    lines += air_eq + tower.water_use_equations() + chiller.trim_chiller_equations() + dc_eq + cr_eq
+    lines += air_eq + tower.water_use_equations() + ch_eq + dc_eq + cr_eq
     lines += ["  Q_dc_out = Q_dc;", "  T_dc_out = T_out_dc;", "  P_dc_out = P_fan_dc;", "  Q_crah_out = Q_crah;",
               "  T_air_crah_out = T_air_out_crah;", "  T_chw_crah_out = T_chw_out_crah;", "  P_crah_out = P_fan_crah;",
               "end Fragments;", ""]
@@ -251,10 +306,10 @@ def _numpy_reference(theta, u: dict) -> dict:
     n_on = tower.cells_running(u["y_fan"], 8, 0.3)
     Q_t, T_t = tower.bypass(u["Q_cells"], u["T_cw_ret"], u["m_flow_cw"], 4186.0, t.T_leaving_min_K)
     m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, u["T_wb"], u["T_cw_ret"], u["y_fan"] * u["m_air_nominal"],
-                                              u["Q_air"])
+                                              u["Q_air"], u["T_db"])
     evap = m_air * (W_out - W_in)
     drift, blow, make = tower.water_use(evap, u["m_flow_cw"], 1e-4, 4.0)
-    Q_ch, P_ch, cop = chiller.trim_chiller(theta, u["m_flow_fac"], u["T_ihx_out"], u["T_wb"])
+    Q_ch, P_ch, cop, _ = chiller.trim_chiller(theta, u["m_flow_fac"], u["T_ihx_out"], u["T_wb"], u["T_cw_ret"])
     Q_dc, T_dc, P_dc = drycooler.dry_cooler(DC, u["y_fan"], u["m1"], u["T_cw_ret"], u["T_db"])
     Q_cr, Ta_cr, Tw_cr, P_cr = crah.crah(CR, u["y_fan"], u["m2"], u["T_air_in"], u["T_ihx_out"])
     return {

@@ -1,0 +1,145 @@
+"""Plant v5 towers wired into the plant (issue 22 item 2): the air the running fans move, Braun's effectiveness
+with that air, towers sized at the site's design wet-bulb, supervisory cell staging in the FMU and the fast plant."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cooling_fmu.components import tower
+from cooling_fmu.components.moist_air import sat_air
+from cooling_fmu.components.staging import CellStager
+from cooling_fmu.modelica import analytic_steady_state, plant_equations, state_vector
+from cooling_fmu.params import load_plant_params
+from cooling_fmu.quasisteady import QuasiSteadyPlant
+from cooling_fmu.supervisory import StagedPlant, initial_stage
+from cooling_fmu.weather import Weather, design_conditions, resolve_weather_file
+
+SIZED = [("frontier", "knoxville"), ("frontier257", "knoxville"), ("theta", "chicago"), ("esif", "golden"),
+         ("seth", "golden")]
+
+
+def test_air_used_is_the_air_the_fans_move_and_leaves_no_warmer_than_the_water():
+    # v4 used max(fan air, Q / dh_max): 1.1-7.4 x the fan air. Now the air is the fans' and eps_a < 1 keeps the
+    # leaving air's enthalpy below saturation at the entering water, at any state
+    p = load_plant_params("frontier")
+    t = p.tower
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        x = state_vector(p, rng.uniform(290, 330, p.n_cdu), rng.uniform(0, 1.2, p.n_cdu), rng.uniform(280, 310),
+                         rng.uniform(285, 320), rng.uniform(-0.3, 1.3), rng.uniform(276, 312))
+        q = rng.uniform(0, 1.3 * p.cdu.Q_flow_nominal_W, p.n_cdu)
+        T_wb = rng.uniform(250, 302)
+        n_cmd = float(rng.integers(0, t.n_cells + 1))
+        o = plant_equations(p, x, q, T_wb, n_cells_cmd=n_cmd)
+        s = o["y_fan"] * t.n_cells / o["n_cells_on"]
+        assert t.y_fan_min - 1e-12 <= s <= 1.0 + 1e-12
+        assert o["m_flow_air"] == pytest.approx(o["y_fan"] * p.m_air_nominal_kg_s, rel=1e-15)
+        h_in = sat_air(T_wb, t.p_atm_Pa)[1]
+        h_w = sat_air(max(o["T_cw_ret"], T_wb), t.p_atm_Pa)[1]
+        assert o["Q_flow_tower"] <= o["m_flow_air"] * (h_w - h_in) * (1 + 1e-12) + 1e-9
+        assert o["Q_flow_tower"] >= 0.0 and o["m_flow_air"] > 0.0
+
+
+def test_fan_speed_and_commanded_cells_hand_values():
+    # 8 cells, demand 0.3 of the bank: 4 cells run at 0.6; 1 cell cannot exceed full speed; 8 cells at 0.3 each
+    assert tower.fan_speed(0.3, 4.0, 8, 0.2) == pytest.approx((0.6, 0.3))
+    assert tower.fan_speed(0.3, 1.0, 8, 0.2) == pytest.approx((1.0, 0.125))
+    assert tower.fan_speed(0.01, 8.0, 8, 0.2) == pytest.approx((0.2, 0.2))  # floor of 8 running fans
+    assert tower.cells_in_service(0.0, 0.3, 8, 0.2) == 8.0  # algebraic: as many cells as possible
+    assert tower.cells_in_service(3.0, 0.3, 8, 0.2) == 3.0
+    assert tower.cells_in_service(12.0, 0.3, 8, 0.2) == 8.0
+    assert initial_stage(0.3, 8, 0.5) == 5 and initial_stage(0.0, 8, 0.5) == 1 and initial_stage(1.0, 8, 0.5) == 8
+
+
+def test_braun_coefficient_does_not_change_when_a_cell_is_taken_out():
+    # identical cells: one cell out scales KaV/L by ((N-1)/N)^n and L/G by N/(N-1) (cooling_fmu.redundancy); Braun's
+    # c = NTU LG^n must stay (c is a property of a cell's fill)
+    c, n = tower.braun_coefficients(2.139, 0.6, 1.2)
+    f = 7 / 8
+    c1, n1 = tower.braun_coefficients(2.139 * f**0.6, 0.6, 1.2 / f)
+    assert c1 == pytest.approx(c, rel=1e-14) and n == n1 == -0.6
+    assert c == pytest.approx(2.139 * 1.2**0.6, rel=1e-15)
+
+
+@pytest.mark.parametrize("name,site", SIZED)
+def test_towers_sized_at_the_site_design_wet_bulb(name, site):
+    p = load_plant_params(name)
+    t = p.tower
+    dc = design_conditions(resolve_weather_file(site))
+    assert t.T_wb_design_K == pytest.approx(dc.wet_bulb_K, abs=0.006)
+    ntu = tower.size_ntu_nominal(t.n_merkel, t.LG_nominal, p.n_cdu * p.cdu.Q_flow_nominal_W,
+                                 p.tower_loop.m_flow_nominal_kg_s, t.T_wb_design_K, t.approach_design_K, t.p_atm_Pa,
+                                 p.cp_water_J_kgK)
+    assert t.NTU_nominal == pytest.approx(ntu, rel=2e-3)  # the TOML keeps 4 digits and T_wb_design to 0.01 K
+
+
+@pytest.mark.parametrize("name", ["frontier", "theta", "esif"])
+def test_approach_at_design_is_the_sized_approach_and_at_least_2_K(name):
+    # at design heat and the design wet-bulb the fans are full and the tower leaves at T_wb + approach (sizing);
+    # the plant's own water flow is the design flow there (valves open), so this is the rating point itself
+    p = load_plant_params(name)
+    t = p.tower
+    ss = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), t.T_wb_design_K)
+    appr = ss["T_tower_out"] - t.T_wb_design_K
+    assert appr >= 2.0
+    if ss["regime"] == "fan_full" and ss["m_flow_cw"] == pytest.approx(p.tower_loop.m_flow_nominal_kg_s):
+        assert appr == pytest.approx(t.approach_design_K, abs=0.05)
+    # at part load the approach falls (CTI / ASHRAE ch. 40 performance curves: approach rises with range)
+    half = analytic_steady_state(p, np.full(p.n_cdu, 0.5 * p.cdu.Q_flow_nominal_W), t.T_wb_design_K)
+    assert half["T_tower_out"] - t.T_wb_design_K < appr
+
+
+def _july_week(p, step_s=60.0):
+    """Knoxville from 1 July, 7 days; IT load 70 % +/- 10 % changing every 10 min (seeded)."""
+    w = Weather.from_file(resolve_weather_file("knoxville"))
+    n = int(7 * 86400 / step_s)
+    T_wb = np.asarray(w.wet_bulb_K(step_s * np.arange(n) + Weather.offset_for(182)), dtype=float)
+    rng = np.random.default_rng(3)
+    level = 0.7 + 0.1 * rng.uniform(-1, 1, n // 10 + 1)
+    q = np.repeat(level, 10)[:n, None] * p.cdu.Q_flow_nominal_W * np.ones((1, p.n_cdu))
+    return q, T_wb
+
+
+def test_fast_plant_staging_switches_at_most_six_times_a_day_on_a_knoxville_july_week(tmp_path):
+    p = load_plant_params("frontier")
+    q, T_wb = _july_week(p)
+    plant = StagedPlant(QuasiSteadyPlant(p, step_s=60.0, cache_dir=tmp_path))
+    plant.initialize(q[0], float(T_wb[0]))
+    out = plant.run(q, T_wb)
+    n_on = out[:, plant.index("n_cells_on")]
+    switches = int(np.count_nonzero(np.diff(n_on) != 0))
+    assert switches == len(plant.switch_times_s)
+    assert switches / 7.0 <= 6.0
+    # the running cells move the air the fans are asked for (the fast plant adds a cell where they could not)
+    y = out[:, plant.index("y_fan")]
+    assert np.all(out[:, plant.index("m_flow_air")] <= y * p.m_air_nominal_kg_s * (1 + 1e-12))
+    assert np.all(y >= out[:, plant.index("y_fan_demand")] - 1e-12)
+
+
+def test_stager_hysteresis_holds_the_stage_inside_its_deadband():
+    st = CellStager(8, tau_filter_s=1e-9, t_min_stage_s=900.0)
+    st.n_on = 4
+    # speed 0.45 on 4 cells: inside [s_down_after (0.3 with 3 cells -> 0.3375 on 4), s_up 0.5]: no change, ever
+    for k in range(200):
+        assert st.update(60.0 * k, 0.45 * 4 / 8) == 4
+
+
+@pytest.mark.parametrize("T_wb", [263.15, 293.15])
+def test_cdu_supply_stays_within_2_K_of_set_point_on_a_30_to_90_percent_step(fmu_cache, T_wb):
+    # issue 22 target: Frontier-like plant, IT 30 % -> 90 % at once; winter (-10 C, IHX bypass and fans at their
+    # floor before the step) and a mild 20 C; the stager commands the cells (FMU input n_cells_cmd)
+    from cooling_fmu.plant import CoolingPlant
+
+    p = load_plant_params("frontier")
+    with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as fmu:
+        plant = StagedPlant(fmu)
+        q30 = np.full(p.n_cdu, 0.3 * p.cdu.Q_flow_nominal_W)
+        plant.initialize(q30, T_wb)
+        plant.run(np.tile(q30, (240, 1)), np.full(240, T_wb))  # 1 h at 30 %
+        n = 4 * 3600 // 15
+        out = plant.run(np.tile(3 * q30, (n, 1)), np.full(n, T_wb))
+        sup = out[:, [plant.index(f"T_sec_sup[{i}]") for i in range(1, p.n_cdu + 1)]]
+        T_fs = out[:, plant.index("T_fac_sup")]
+    assert sup.max() <= p.cdu.T_sec_sup_set_K + 2.0
+    assert abs(T_fs[-1] - p.tower.T_fac_sup_set_K) < 0.5  # settled at its set point again
