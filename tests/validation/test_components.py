@@ -161,16 +161,17 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
     assert {"secondary_flow_expr", "shaft_load_expr", "pump_power_expr", "secondary_flow_fraction",
             "pump_power_W", "shaft_nominal_W"} <= used_m["pump"]
     assert {"counterflow_equations", "counterflow_eps"} <= used_m["hx"]
-    assert {"merkel_effectiveness_expr", "merkel_effectiveness", "cells_running_expr", "cells_running",
+    assert {"braun_equations", "braun_effectiveness", "braun_coefficients", "braun_fan_fraction",
+            "cells_in_service_expr", "cells_in_service", "fan_speed_equations", "fan_speed",
             "fan_power_expr", "fan_power_W", "bypass_equations", "bypass", "exit_air_fragment", "exit_air",
-            "fan_fraction_for_effectiveness", "water_use", "water_use_equations"} <= used_m["tower"]
+            "water_use", "water_use_equations"} <= used_m["tower"]
     assert {"valve_opening_expr", "valve_opening", "reset_factor_expr", "reset_factor", "integrator_rate",
             "integrator_rate_expr"} <= used_m["valve"]
     assert {"tower_water_fraction_expr", "tower_water_fraction"} <= used_m["pipe"]
     assert {"trim_chiller", "trim_chiller_equations"} <= used_m["chiller"]
     # the fast plant: the same functions, not copies
     assert {"secondary_flow_fraction", "pump_power_W"} <= used_q["pump"]
-    assert {"fan_fraction_for_effectiveness", "cells_running", "fan_power_W"} <= used_q["tower"]
+    assert {"braun_fan_fraction", "braun_coefficients", "cells_running", "fan_speed", "fan_power_W"} <= used_q["tower"]
     assert "counterflow_eps" in used_q["hx"] and "tower_water_fraction" in used_q["pipe"]
     src_q = qss.read_text()
     import cooling_fmu.quasisteady as q
