@@ -10,8 +10,9 @@ same seed and distributions: 1,000,000 submissions uniform over 365 days, log-no
 load ~28 % of Theta's 4,392 nodes), truncated to ``--jobs``. Each repeat runs ``hpctwin run --trace big.swf
 --start-day 0 --days 366 --no-cooling --quiet`` in a fresh child process with its address space limited to
 ``--mem-limit-gb`` (so a leak ends in a MemoryError, not in the machine's OOM killer). Printed: the median wall
-time, jobs per second, the median peak RSS of the child (``wait4`` rusage) and both against the targets scaled to
-``--jobs`` (time linearly, memory not). ``--root`` also times an older checkout, interleaved, and prints new /
+CPU time of the child (user + system, ``wait4`` rusage: the figure that holds on a loaded machine), the median wall
+time, jobs per CPU second, the median peak RSS of the child and both against the targets scaled to ``--jobs`` (time
+linearly, memory not). ``--root`` also times an older checkout, interleaved, and prints new /
 old. ``--profile`` runs one extra child under cProfile (this checkout) and prints its top 25 functions.
 """
 
@@ -62,8 +63,8 @@ def child_cmd(root: Path, swf: Path, out: Path, profile: Path | None = None) -> 
     return [sys.executable, "-c", body]
 
 
-def run_child(cmd: list[str], cwd: Path, mem_limit_gb: float) -> tuple[float, float, int]:
-    """Run ``cmd`` with an address-space limit; return (wall s, peak RSS GiB, exit status)."""
+def run_child(cmd: list[str], cwd: Path, mem_limit_gb: float) -> tuple[float, float, int, float]:
+    """Run ``cmd`` with an address-space limit; return (wall s, peak RSS GiB, exit status, CPU s of the child)."""
     lim = int(mem_limit_gb * 2**30)
 
     def limit() -> None:
@@ -78,7 +79,7 @@ def run_child(cmd: list[str], cwd: Path, mem_limit_gb: float) -> tuple[float, fl
     p.stderr.close()
     if rc != 0:
         sys.stderr.write(f"run failed (exit {rc}) after {wall:.1f} s: {err[-1500:]}\n")
-    return wall, ru.ru_maxrss / 2**20, rc
+    return wall, ru.ru_maxrss / 2**20, rc, ru.ru_utime + ru.ru_stime
 
 
 def main() -> None:
@@ -99,22 +100,24 @@ def main() -> None:
         t = time.perf_counter()
         make_swf(swf, a.jobs)
         print(f"trace: {a.jobs} jobs, {swf.stat().st_size / 1e6:.0f} MB, written in {time.perf_counter() - t:.1f} s")
-        res: dict[str, list[tuple[float, float, int]]] = {n: [] for n, _ in roots}
+        res: dict[str, list[tuple[float, float, int, float]]] = {n: [] for n, _ in roots}
         for _ in range(a.repeat):
             for n, r in roots:
                 res[n].append(run_child(child_cmd(r, swf, tmp / f"{n}.h5"), r, a.mem_limit_gb))
         target_s = TARGET_S * a.jobs / FULL
-        print(f"{'checkout':9s} {'median wall s':>13s} {'jobs/s':>9s} {'/ target':>8s} {'peak RSS GiB':>12s} "
-              f"{'/ 2 GB':>7s}  (runs s; exit)")
+        print(f"{'checkout':9s} {'median CPU s':>12s} {'wall s':>8s} {'jobs/CPU s':>10s} {'/ target':>8s} "
+              f"{'peak RSS GiB':>12s} {'/ 2 GB':>7s}  (CPU s of each run; exit)")
         med = {}
         for n, v in res.items():
+            c = statistics.median(x[3] for x in v)
             w = statistics.median(x[0] for x in v)
             m = statistics.median(x[1] for x in v)
-            med[n] = (w, m)
-            print(f"{n:9s} {w:13.1f} {a.jobs / w:9.0f} {w / target_s:8.2f} {m:12.2f} {m * 2**30 / 2e9:7.2f}  "
-                  f"({' '.join(f'{x[0]:.1f}' for x in v)}; {' '.join(str(x[2]) for x in v)})")
+            med[n] = (c, w, m)
+            print(f"{n:9s} {c:12.1f} {w:8.1f} {a.jobs / c:10.0f} {c / target_s:8.2f} {m:12.2f} "
+                  f"{m * 2**30 / 2e9:7.2f}  ({' '.join(f'{x[3]:.1f}' for x in v)}; {' '.join(str(x[2]) for x in v)})")
         if a.root:
-            print(f"new / old: wall {med['this'][0] / med['old'][0]:.2f}, peak RSS {med['this'][1] / med['old'][1]:.2f}")
+            print(f"new / old: CPU {med['this'][0] / med['old'][0]:.2f}, wall {med['this'][1] / med['old'][1]:.2f}, "
+                  f"peak RSS {med['this'][2] / med['old'][2]:.2f}")
         if a.profile:
             run_child(child_cmd(HERE, swf, tmp / "prof.h5", Path(a.profile)), HERE, a.mem_limit_gb)
             import pstats

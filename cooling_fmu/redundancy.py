@@ -60,8 +60,9 @@ class RedundancyCase:
     note: str
 
 
-def _case(name: str, p: PlantParams, T_wb_K: float) -> RedundancyCase:
-    out = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), T_wb_K)
+def _case(name: str, p: PlantParams, T_wb_K: float, heat_W: np.ndarray | None = None) -> RedundancyCase:
+    heat = np.full(p.n_cdu, p.cdu.Q_flow_nominal_W) if heat_W is None else heat_W
+    out = analytic_steady_state(p, heat, T_wb_K)
     T_fs, T_ss = float(out["T_fac_sup"]), float(np.max(out["T_sec_sup"]))
     ok = T_fs <= p.tower.T_fac_sup_set_K + TOLERANCE_K and T_ss <= p.cdu.T_sec_sup_set_K + TOLERANCE_K
     return RedundancyCase(name, ok, T_fs, T_ss, float(out["y_fan"]), str(out["regime"]))
@@ -82,7 +83,7 @@ def _pump_out(p: PlantParams, loop: str) -> PlantParams | None:
         "pump": pump, "m_flow_nominal_kg_s": sec.m_flow_nominal_kg_s * f})})
 
 
-def n_plus_one(params: PlantParams, T_wb_design_K: float) -> list[RedundancyCase]:
+def n_plus_one(params: PlantParams, T_wb_design_K: float, heat_W: np.ndarray | None = None) -> list[RedundancyCase]:
     """The N+1 cases of a plant at design heat and the design wet-bulb (module docstring).
 
     Parameters
@@ -91,6 +92,9 @@ def n_plus_one(params: PlantParams, T_wb_design_K: float) -> list[RedundancyCase
         The plant.
     T_wb_design_K : float
         Design wet-bulb [K] (e.g. ``design_conditions(epw).wet_bulb_K``).
+    heat_W : np.ndarray | None
+        Heat per CDU [W], shape (n_cdu,); None: the design heat, every CDU at ``cdu.Q_flow_nominal_W`` (a run's
+        headroom passes its machine's full-load heat, :func:`scheduler_sim.analysis.headroom.full_load_heat_W`).
 
     Returns
     -------
@@ -98,7 +102,7 @@ def n_plus_one(params: PlantParams, T_wb_design_K: float) -> list[RedundancyCase
         All units running, one tower cell out, one facility pump out, one tower pump out.
     """
     t = params.tower
-    cases = [_case("all units", params, T_wb_design_K)]
+    cases = [_case("all units", params, T_wb_design_K, heat_W)]
     N = t.n_cells
     if N == 1:
         cases.append(RedundancyCase("one tower cell out", False, float("nan"), float("nan"), 0.0,
@@ -107,13 +111,13 @@ def n_plus_one(params: PlantParams, T_wb_design_K: float) -> list[RedundancyCase
         f = (N - 1) / N
         t1 = t.model_copy(update={"n_cells": N - 1, "NTU_nominal": t.NTU_nominal * f ** t.n_merkel,
                                   "LG_nominal": t.LG_nominal / f})
-        cases.append(_case("one tower cell out", params.model_copy(update={"tower": t1}), T_wb_design_K))
+        cases.append(_case("one tower cell out", params.model_copy(update={"tower": t1}), T_wb_design_K, heat_W))
     for loop, name in (("facility", "one facility pump out"), ("tower_loop", "one tower pump out")):
         p1 = _pump_out(params, loop)
         if p1 is None:
             cases.append(RedundancyCase(name, False, float("nan"), float("nan"), 0.0, "a single pump: no standby"))
         else:
-            cases.append(_case(name, p1, T_wb_design_K))
+            cases.append(_case(name, p1, T_wb_design_K, heat_W))
     return cases
 
 

@@ -92,8 +92,12 @@ def power_cap_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
     ax1.set_xticks(x, lab)
     ax1.set_xlabel("facility power cap (fraction of the design peak)")
     ax2 = ax1.twinx()
+    with h5py.File(summary) as f:  # labels and title from the study, not a fixed "30 days" / "1-day"
+        cfg0 = json.loads(f["scenarios/config_json"][0])
+    days = float(cfg0["trace"]["window_days"])
+    warm = float(cfg0.get("output", {}).get("warmup_days", 1.0))
     ax2.plot(x, s["peak_P_facility_measured_W"][order] / 1e6, "o-", color="tab:red",
-             label="peak facility power after the 1-day warm-up [MW]")
+             label=f"peak facility power after the {warm:g}-day warm-up [MW]")
     cap_MW = caps[order] * design_peak_MW(summary)
     ax2.plot(x, cap_MW, "_", color="black", markersize=30, mew=2, label="cap [MW]")
     ax2.plot(x, s["mean_P_facility_W"][order] / 1e6, "s--", color="tab:orange", label="mean facility power [MW]")
@@ -104,8 +108,11 @@ def power_cap_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
     h1, l1 = ax1.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax1.legend(h1 + h2, l1 + l2, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
-    ax1.set_title("Power cap trade-off (Theta 2022, EASY, 30 days); jobs running when the window opens are\n"
-                  "placed regardless of the cap, so peaks are measured after a 1-day warm-up", fontsize=10)
+    policy = str(cfg0["scheduler"].get("policy", "")).upper()
+    span = f"{days:g} day{'s' if days != 1 else ''}"
+    ax1.set_title(f"Power cap trade-off ({cfg0.get('system', '')}, {policy}, {span}); jobs running when the "
+                  f"window opens are\nplaced regardless of the cap, so peaks are measured after a {warm:g}-day "
+                  "warm-up", fontsize=10)
     fig.tight_layout()
     return _save(fig, Path(out_dir), "power_cap")
 

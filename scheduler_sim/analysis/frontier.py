@@ -406,6 +406,30 @@ def load_sweep_points(path: str | Path) -> SweepPoints:
                        any(k.startswith("serving_") for k in cols), int((~keep).sum()))
 
 
+def condition_groups(points: SweepPoints, labels: dict[str, str]) -> list[tuple[str, SweepPoints]]:
+    """The scenarios of ``points`` split by condition, sorted by label (one group ``("", points)`` when all share
+    one).
+
+    Parameters
+    ----------
+    points : SweepPoints
+        The finished scenarios.
+    labels : dict[str, str]
+        Scenario name -> condition label (``scheduler_sim.analysis.report.sweep_conditions`` of the summary's
+        study file and configurations).
+
+    Returns
+    -------
+    list of (str, SweepPoints)
+        (label, its scenarios); a condition decides nothing, so each gets its own front.
+    """
+    lab = [labels.get(n, "") for n in points.names]
+    distinct = sorted(set(lab))
+    if len(distinct) <= 1:
+        return [("", points)]
+    return [(d, _subset(points, np.array([x == d for x in lab], dtype=bool))) for d in distinct]
+
+
 def serving_default_axes() -> tuple[str, str, str]:
     """The field's standard serving view: (x, y, colour) = tokens/s per user, tokens/s per GPU, energy per token."""
     return "tokens_per_s_per_user", "tokens_per_s_per_gpu", "energy_per_token"

@@ -13,10 +13,17 @@ From a run's series and its system and plant descriptions (:func:`run_headroom`)
 * **supply**: hours during which some CDU's secondary supply was above its set point + 1 K, and the CDU with the
   least margin (set point + 1 K minus its highest supply temperature of the run);
 * **advice** when a margin is negative: how many tower cells of the same size would restore it
-  (:func:`cooling_fmu.sizing.tower_cells_needed`; or that the CDUs limit), and how many kW of feed are missing.
+  (:func:`cooling_fmu.sizing.tower_cells_needed`; or that the CDUs limit), and how many kW of feed are missing;
+* **N+1** at the design day (issue 22 item 8b, :func:`cooling_fmu.redundancy.n_plus_one`): whether the plant still
+  holds its set points (facility and every CDU supply within 0.5 K) with the machine at full load (the heat of
+  :func:`full_load_heat_W`, as the design-day capacity) at the design wet-bulb with one tower cell, one facility
+  pump or one tower pump out;
+* **chiller-free hours** of the run per calendar month (UTC; :func:`cooling_fmu.redundancy.
+  chiller_free_hours_by_month`: intervals whose mean chiller heat is below 1 W; every hour of a plant without a
+  chiller).
 
-The figures are computed after the run from its outputs: they are printed with the summary and the report and
-are not written to the HDF5 file (so a run's file is unchanged).
+The figures are computed from the run's outputs before its file is sealed: printed with the summary, and written
+to ``/headroom`` of the HDF5 file (:meth:`Headroom.write`, docs/output_schema.md) by ``hpctwin run``.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import math
 
 import numpy as np
 
+from cooling_fmu.redundancy import chiller_free_hours_by_month, n_plus_one
 from cooling_fmu.sizing import plant_capacity, tower_cells_needed
 from power import PowerChain, System, node_power_w
 from power.sizing import sized_facility
@@ -62,6 +70,12 @@ class Headroom:
         Its margin: set point + 1 K minus its highest supply temperature [K].
     advice : list of str
         What the plant or the feed would need when a margin is negative.
+    n_plus_one : list of cooling_fmu.redundancy.RedundancyCase
+        The N+1 cases at full-load heat and the design wet-bulb ([] without a plant or a design day).
+    chiller_free : dict of str to (float, float)
+        ``"YYYY-MM"`` -> (chiller-free hours, simulated hours) [h] ({} without a plant).
+    has_chiller : bool
+        The plant has a chiller (else every hour is chiller-free).
     """
 
     peak_P_facility_W: float = math.nan
@@ -79,6 +93,39 @@ class Headroom:
     least_margin_cdu: int = -1
     least_margin_K: float = math.nan
     advice: list = dataclasses.field(default_factory=list)
+    n_plus_one: list = dataclasses.field(default_factory=list)
+    chiller_free: dict = dataclasses.field(default_factory=dict)
+    has_chiller: bool = False
+
+    def write(self, w: object) -> None:
+        """Write the figures to ``/headroom`` of an open run file (docs/output_schema.md).
+
+        Parameters
+        ----------
+        w : object
+            The file's :class:`scheduler_sim.io.schema.SchemaWriter`.
+        """
+        import h5py
+
+        w.group("/headroom")
+        w.attrs("/headroom", {
+            "peak_P_facility_W": self.peak_P_facility_W, "feed_W": self.feed_W, "feed_firm_W": self.feed_firm_W,
+            "peak_heat_W": self.peak_heat_W, "worst_hour_T_wb_K": self.worst_hour_T_wb_K,
+            "capacity_worst_hour_W": self.capacity_worst_hour_W, "design_T_wb_K": self.design_T_wb_K,
+            "capacity_design_W": self.capacity_design_W, "full_load_heat_W": self.full_load_heat_W,
+            "hours_supply_above_h": self.hours_supply_above, "least_margin_cdu": float(self.least_margin_cdu),
+            "least_margin_K": self.least_margin_K, "has_chiller": float(self.has_chiller)})
+        text = h5py.string_dtype("utf-8")
+        c = self.n_plus_one
+        w.dataset("/headroom/n_plus_one_case", np.array([x.name for x in c], dtype=text), units="")
+        w.dataset("/headroom/n_plus_one_ok", np.array([x.ok for x in c], dtype=bool), units="1")
+        w.dataset("/headroom/n_plus_one_T_fac_sup_K", np.array([x.T_fac_sup_K for x in c], dtype=float), units="K")
+        w.dataset("/headroom/n_plus_one_T_sec_sup_max_K", np.array([x.T_sec_sup_max_K for x in c], dtype=float),
+                  units="K")
+        m = self.chiller_free
+        w.dataset("/headroom/chiller_free_month", np.array(list(m), dtype=text), units="")
+        w.dataset("/headroom/chiller_free_h", np.array([v[0] for v in m.values()], dtype=float), units="h")
+        w.dataset("/headroom/simulated_h", np.array([v[1] for v in m.values()], dtype=float), units="h")
 
     def lines(self) -> list[str]:
         """The summary's headroom block (MW, kW, degC, h).
@@ -111,8 +158,26 @@ class Headroom:
             out.append(f"  CDU supply            {self.hours_supply_above:.2f} h above set point + "
                        f"{SUPPLY_TOLERANCE_K:g} K; least margin CDU {self.least_margin_cdu} "
                        f"({self.least_margin_K:+.2f} K)")
+        if self.n_plus_one:
+            cases = [c for c in self.n_plus_one if c.name != "all units" or not c.ok]  # all units: said if short
+            out.append("  N+1, design day       " + ", ".join(
+                f"{c.name} {'holds' if c.ok else 'FAILS'}" + ("" if c.ok else f" ({_why(c)})") for c in cases)
+                + " (set points within 0.5 K at full load)")
+        if self.chiller_free:
+            free = sum(v[0] for v in self.chiller_free.values())
+            tot = sum(v[1] for v in self.chiller_free.values())
+            what = ", ".join(f"{k} {v[0]:,.1f} of {v[1]:,.1f} h" for k, v in self.chiller_free.items())
+            out.append(f"  chiller-free          {free:,.1f} of {tot:,.1f} h"
+                       + (f" ({what})" if self.has_chiller else " (the plant has no chiller: towers only)"))
         out += [f"  needs                 {a}" for a in self.advice]
         return out
+
+
+def _why(c: object) -> str:
+    """Why an N+1 case fails: its steady supply temperatures, or the note (no standby unit)."""
+    if not math.isfinite(c.T_fac_sup_K):
+        return c.note
+    return f"facility supply {c.T_fac_sup_K - 273.15:.1f} C, warmest CDU {c.T_sec_sup_max_K - 273.15:.1f} C"
 
 
 def full_load_heat_W(system: System) -> np.ndarray:
@@ -152,8 +217,22 @@ def _supply(cdu: dict, params, interval_s: float) -> tuple[float, int, float]:
     return float(above.sum() * interval_s / 3600.0), k, float(margin[k])
 
 
+def _chiller_free(facility: dict, time_s: np.ndarray, params, origin_unix_s: float) -> tuple[dict, bool]:
+    """Chiller-free hours per month of the run and whether the plant has a chiller ({} without the series)."""
+    has = bool(getattr(getattr(params, "chiller", None), "enabled", False))
+    t = np.asarray(time_s, dtype=float)
+    if not t.size:
+        return {}, has
+    q = np.asarray(facility["Q_flow_chiller"], dtype=float) if has and "Q_flow_chiller" in facility else None
+    if has and q is None:
+        return {}, has
+    interval_s = float(t[1] - t[0]) if t.size > 1 else 0.0
+    origin = origin_unix_s if math.isfinite(origin_unix_s) else 0.0  # no calendar: months of 1970 (UTC)
+    return chiller_free_hours_by_month(t, q if q is not None else np.zeros(t.size), origin, interval_s), has
+
+
 def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, params: object = None,
-                 design: object = None) -> Headroom:
+                 design: object = None, origin_unix_s: float = math.nan) -> Headroom:
     """Headroom of a run (module docstring).
 
     Parameters
@@ -173,6 +252,8 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
     design : object
         The site's design conditions (cooling_fmu.weather.DesignConditions, or anything with ``wet_bulb_K`` and
         ``source``), or None: no design-day figures.
+    origin_unix_s : float
+        Unix time of ``time_s = 0`` [s], for the calendar months of the chiller-free hours (NaN: 1970).
 
     Returns
     -------
@@ -204,9 +285,12 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         h.design_source = "0.4 % wet-bulb of " + str(getattr(design, "source", "")).split(":")[0]
         cap = plant_capacity(params, full, h.design_T_wb_K)
         h.capacity_design_W = cap.heat_W
+        h.n_plus_one = n_plus_one(params, h.design_T_wb_K, full)
         if h.full_load_heat_W > cap.heat_W:
             h.advice.append(_plant_advice(params, full, h.design_T_wb_K, h.full_load_heat_W, cap.heat_W,
                                           "full load at the design wet-bulb"))
+    if params is not None and "T_wb_K" in facility:  # a run with a plant
+        h.chiller_free, h.has_chiller = _chiller_free(facility, time_s, params, origin_unix_s)
     if math.isfinite(h.feed_W) and h.peak_P_facility_W > h.feed_W:
         h.advice.append(f"{(h.peak_P_facility_W - h.feed_W) / 1e3:,.0f} kW more feed (peak facility "
                         f"{h.peak_P_facility_W / 1e6:.3f} MW > feed {h.feed_W / 1e6:.3f} MW)")

@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(docs/configuration.md)")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary (data warnings, such "
                                                         "as rejected records or interpolated weather, still show)")
+    r.add_argument("--live", action="store_true",
+                   help="draw a terminal dashboard while the run goes (facility power and PUE, queue and running "
+                        "jobs, hottest CDU supply, progress), erased at the end; needs a terminal (without one the "
+                        "run goes on without it); not with --quiet")
     r.add_argument("--accept-weather-gaps", action="store_true",
                    help="interpolate missing-value gaps of the weather file longer than 6 h instead of refusing it "
                         "(cooling.accept_weather_gaps); every gap is still reported")
@@ -146,13 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--top", type=int, default=10, metavar="N", help="jobs and periods to list (default 10)")
     c.add_argument("--period-h", type=float, default=24.0, metavar="H", help="period length in hours (default 24)")
     c.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    c.add_argument("--plot", metavar="DIR", help="also draw the comparison: a waterfall of the links from A's total "
+                                                 "to B's, A and B over time, and DIR/report.html")
     c.add_argument("--no-verify", action="store_true",
                    help=NO_VERIFY_HELP)
 
     rp = sub.add_parser("report", help="plots and a single-file HTML report of a run (or of a sweep's summary.h5)",
                         description="Write PNG and SVG figures and a self-contained HTML report (figures embedded, "
                                     "provenance included) for a run file or a sweep summary file.")
-    rp.add_argument("file", metavar="FILE.h5", help="run file, or a sweep's summary.h5")
+    rp.add_argument("file", metavar="FILE.h5", help="run file, a sweep's summary.h5, or a sweep folder")
     rp.add_argument("--out", metavar="DIR", help="output folder (default: <file stem>_report beside the file)")
     rp.add_argument("--gantt-start-day", type=float, metavar="D",
                     help="start of the node-occupancy window, days after the run start (default 0)")
@@ -168,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     fr = sub.add_parser("frontier", help="the Pareto frontier of a sweep in 2 or 3 metrics: knee, hypervolume, CSV, plot",
                         description="Non-dominated scenarios of a sweep (scheduler_sim.analysis.frontier: metric "
                                     "table with each metric's sense), the knee and the hypervolume against a "
-                                    "stated reference. Refuses scenarios of different spans unless --per-day.")
+                                    "stated reference. Refuses scenarios of different spans unless --per-day. A "
+                                    "sweep with condition axes gets one front per condition.")
     fr.add_argument("sweep", metavar="SWEEP_DIR", help="sweep output folder (or its summary.h5)")
     fr.add_argument("--x", metavar="METRIC", help="x metric (default wait; serving sweeps tokens_per_s_per_user)")
     fr.add_argument("--y", metavar="METRIC", help="y metric (default energy; serving sweeps tokens_per_s_per_gpu)")
@@ -178,8 +185,24 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--per-day", action="store_true", help="divide energy, cost, CO2 and water by each span in days")
     fr.add_argument("--ref", type=float, nargs="+", metavar="V", help="hypervolume reference point, shown units "
                                                                        "(default: nadir + 10 %% of each range)")
+    fr.add_argument("--across-conditions", action="store_true",
+                    help="one front over every scenario, also across conditions (weather, trace axes); default: "
+                         "one front per condition, as the sweep report")
     fr.add_argument("--csv", metavar="FILE", help="write the front as CSV")
     fr.add_argument("--plot", metavar="FILE", help="write the figure (PNG or SVG)")
+
+    ex = sub.add_parser("export", help="write one table of an output file as CSV or Parquet (units in the column names)",
+                        description="Check an output file (schema and content checksum), then write one of its "
+                                    "tables as CSV or Parquet; each column is named '<dataset> [<units>]'.")
+    ex.add_argument("file", metavar="FILE.h5", help="run file, cooling-only file or sweep summary.h5")
+    ex.add_argument("--table", default="jobs",
+                    choices=["jobs", "allocations", "timeseries", "cdu", "rack", "attribution", "requests", "grid",
+                             "training", "rl", "scenarios"],
+                    help="table to write (default jobs; timeseries = /timeseries/facility with time_s)")
+    ex.add_argument("--format", choices=["csv", "parquet"], help="output format (default: from --out's suffix, "
+                                                                 "else csv)")
+    ex.add_argument("--out", metavar="FILE", help="file to write (default <file stem>_<table>.<format> beside FILE)")
+    ex.add_argument("--no-verify", action="store_true", help=NO_VERIFY_HELP)
 
     ls = sub.add_parser("list", help="list policies, trace loaders, systems, cooling plants or node types")
     ls.add_argument("what", choices=["policies", "loaders", "systems", "plants", "node-types"], help="what to list")
@@ -264,14 +287,76 @@ def _version() -> str:
 
 
 
+def _early_check(a: argparse.Namespace) -> str | None:
+    """The argument errors found without importing numpy, h5py or the chain: a missing input file, ``--quiet``
+    with ``--live``. Returns the message, or None.
+    """
+    from pathlib import Path
+
+    if getattr(a, "quiet", False) and getattr(a, "live", False):
+        return "--quiet and --live exclude each other (--quiet draws nothing, --live draws a dashboard)"
+    files = {"run": ["config", "trace", "requests"], "sweep": ["study"], "compare": ["a", "b"], "report": ["file"],
+             "export": ["file"], "cooling": ["power"], "validate": ["trace"]}.get(a.command, [])
+    for attr in files:
+        v = getattr(a, attr, None)
+        if not v:
+            continue
+        p = Path(v)
+        if a.command == "report" and p.is_dir():
+            continue  # a sweep folder (checked for summary.h5 by the command)
+        if not p.exists():
+            near = _near_files(p)
+            return f"{v}: no such file" + (f" (did you mean {near}?)" if near else "")
+        if p.is_dir():
+            return f"{v}: is a folder, expected a file"
+    root = Path(__file__).resolve().parents[2]  # the checkout / site-packages holding power/ and cooling_fmu/
+    named = {"system": ("system", root / "power" / "systems", ()),
+             "plant": ("plant", root / "cooling_fmu" / "plants", ()),
+             "weather": ("weather site", None, ("golden", "chicago", "knoxville", "site", "constant", "tmy3", "file"))}
+    for attr, (what, folder, extra) in named.items():
+        v = getattr(a, attr, None)
+        if not v or a.command not in ("run", "cooling"):
+            continue
+        v = str(v).strip()
+        if "/" in v or "." in v or Path(v).exists():
+            continue  # a file: its reader names what is wrong with it
+        names = sorted({x.stem for x in folder.glob("*.toml")} if folder is not None and folder.is_dir() else set())
+        names += list(extra)
+        if names and v not in names:
+            import difflib
+
+            near = difflib.get_close_matches(v, names, n=3, cutoff=0.5)
+            hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+            return f"unknown {what} {v!r}; {hint}(known: {', '.join(names)}; or give a file path)"
+    return None
+
+
+def _near_files(p) -> str:
+    """Up to 3 files beside ``p`` whose names are close to its name ("" when none is)."""
+    import difflib
+
+    try:
+        names = [x.name for x in (p.parent if str(p.parent) else p.cwd()).iterdir()][:2000]
+    except OSError:
+        return ""
+    near = difflib.get_close_matches(p.name, names, n=3, cutoff=0.6)
+    return ", ".join(str(p.parent / n) for n in near)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hpctwin`` command; returns the exit status."""
     parser = build_parser()
     a = parser.parse_args(argv)
     # lazy: the command handlers import numpy, pandas, h5py, fmpy and the whole chain; `hpctwin --help` and argument
     # errors must not pay for that (start-up under 1 s, issue #16)
+    early = _early_check(a)  # files and names checked before the heavy imports: an error in well under 1 s
+    if early:
+        print(f"hpctwin {a.command}: error: {early}", file=sys.stderr)
+        return 2
     if a.command == "validate":  # lighter still: an output file needs only h5py and the schema table
         from .validate import cmd_validate as handler
+    elif a.command == "export":
+        from .export_cmd import cmd_export as handler
     else:
         from . import commands
 

@@ -33,6 +33,7 @@ from ..policies.registry import SHORTHANDS, make_policy
 from .config import load_config
 from .cooling import run_cooling_standalone
 from .grid import grid_from_flags
+from ..analysis.fast_check import WINDOW_H as FAST_CHECK_WINDOW_H
 from .runner import format_summary, run_one, weather_source
 from .sweep import _comm, load_study, run_sweep
 from ..io.hdf5 import describe_unreadable
@@ -288,8 +289,25 @@ def _run_and_report(a: argparse.Namespace, cfg, comm) -> int:
     model = cfg.cooling.plant_model
     cooling = _COOLING_LABEL[model] + _weather_label(cfg) if model != "off" else "off"
     print(f"hpctwin run '{cfg.name}': system {cfg.system}, {what}, cooling {cooling}")
-    res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
-                  echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True)
+    live = None
+    if getattr(a, "live", False):
+        if sys.stderr.isatty():
+            from .live import LiveView
+
+            live = LiveView(title=cfg.name)
+        else:  # never break a run without a terminal: run as usual, say why there is no dashboard
+            print("hpctwin run: note: --live needs a terminal (stderr is not one): running without the dashboard",
+                  file=sys.stderr)
+    if live is not None:
+        from .live import live_dashboard
+
+        with live_dashboard(live):
+            res = run_one(cfg, out, progress=True, echo=lambda m: print("  " + m), comm=comm, headroom=True,
+                          live=live, fast_check_h=FAST_CHECK_WINDOW_H)
+    else:
+        res = run_one(cfg, out, progress=cfg.output.progress and sys.stderr.isatty() and not a.quiet,
+                      echo=None if a.quiet else (lambda m: print("  " + m)), comm=comm, headroom=True,
+                      fast_check_h=FAST_CHECK_WINDOW_H)
     wall = time.perf_counter() - t0
     if not a.quiet:
         print(res.load_summary)
@@ -355,6 +373,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
               "pareto": list(a.refine_pareto) if getattr(a, "refine_pareto", None) else None}
     summary = run_sweep(a.study, out, refine=refine, sets=sets)
     if summary is not None:
+        print_sweep_answer(summary)
         with h5py.File(summary) as f:
             failed = sum(1 for x in f["scenarios/status"][()] if x in (b"failed", "failed"))
         if failed:
@@ -363,10 +382,60 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
+def print_sweep_answer(summary: Path, echo: object = print) -> None:
+    """The answer of a sweep at the terminal: each scenario's headline metrics, then its frontier.
+
+    Parameters
+    ----------
+    summary : Path
+        The sweep's ``summary.h5``.
+    echo : object
+        Printer of one line (a callable, default ``print``).
+    """
+    from ..analysis.frontier import SpanMismatchError, frontier_table, load_sweep_points, serving_default_axes
+    from ..analysis.report.sweep_table import headline_table
+
+    echo("")
+    echo("scenarios (headline metrics):")
+    echo(headline_table(summary).format())
+    import numpy as np
+
+    from ..analysis.frontier import _subset
+    from ..analysis.report import sweep_conditions
+
+    pts = load_sweep_points(summary)
+    with h5py.File(summary, "r") as f:  # conditions (weather, trace ...) are not decisions: one front per condition
+        g = f["scenarios"]
+        dec = [x.decode() if isinstance(x, bytes) else str(x) for x in g["name"][()]]
+        cfgs = ([x.decode() if isinstance(x, bytes) else str(x) for x in g["config_json"][()]]
+                if "config_json" in g else ["{}"] * len(dec))
+        study_file = str(f.attrs.get("study_file", ""))
+    cond = dict(zip(dec, sweep_conditions(study_file, cfgs)))
+    labels = [cond.get(n, "") for n in pts.names]
+    for label in sorted(set(labels)):
+        sub = _subset(pts, np.array([lb == label for lb in labels], dtype=bool)) if len(set(labels)) > 1 else pts
+        where = f" under {label}" if label else ""
+        try:
+            if len(sub.names) < 2:
+                continue
+            dx, dy, dc = serving_default_axes() if sub.serving else ("wait", "energy", None)
+            fr = frontier_table(sub, [dx, dy], colour=dc)
+            echo("")
+            echo(f"frontier{where} ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
+                 f"{summary.parent}` for other metrics, CSV and plot):")
+            echo(fr.format())
+        except (SpanMismatchError, ValueError) as exc:  # spans differ, or no scenario has both metrics
+            echo(f"frontier{where} not computed: {exc}")
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     """``hpctwin compare A B``: the change from run A to run B, link by link; returns 0."""
     cmp = compare(a.a, a.b, top=a.top, period_s=a.period_h * 3600.0, allow_unverified=a.no_verify)
     print(cmp.format())
+    if getattr(a, "plot", None):
+        from ..analysis.report import make_compare_report
+
+        print(f"wrote {make_compare_report(a.a, a.b, a.plot, cmp)}")
     if a.json:
         from ..io.hdf5 import atomic_write_bytes
 
@@ -378,6 +447,10 @@ def cmd_compare(a: argparse.Namespace) -> int:
 def cmd_report(a: argparse.Namespace) -> int:
     """``hpctwin report``: figures and one HTML report of a run, a sweep summary or a cooling-only file."""
     t0 = time.perf_counter()
+    if Path(a.file).is_dir():  # a sweep folder: its summary.h5
+        if not (Path(a.file) / "summary.h5").is_file():
+            raise ValueError(f"{a.file}: a folder without summary.h5 (give a run file, or a sweep folder)")
+        a.file = str(Path(a.file) / "summary.h5")
     html = make_report(a.file, out_dir=a.out, gantt_start_day=a.gantt_start_day or 0.0, gantt_days=a.gantt_days,
                        gantt_color=a.gantt_color,
                        pareto=[tuple(p.split(",", 1)) for p in a.pareto] if a.pareto else None,
@@ -386,24 +459,61 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _condition_labels(summary: Path) -> dict[str, str]:
+    """Scenario name -> condition label of a sweep summary (its weather, trace ... axes; "" without any), from the
+    study file and configurations stored in it (:func:`scheduler_sim.analysis.report.sweep_conditions`).
+    """
+    from ..analysis.report import sweep_conditions
+
+    with h5py.File(summary, "r") as f:
+        g = f["scenarios"]
+        dec = lambda a: [x.decode() if isinstance(x, bytes) else str(x) for x in a]  # noqa: E731
+        names = dec(g["name"][()])
+        cfgs = dec(g["config_json"][()]) if "config_json" in g else ["{}"] * len(names)
+        study = f.attrs.get("study_file", "")
+    study = study.decode() if isinstance(study, bytes) else str(study)
+    return dict(zip(names, sweep_conditions(study, cfgs)))
+
+
 def cmd_frontier(a: argparse.Namespace) -> int:
-    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot."""
-    from ..analysis.frontier import (frontier_csv, frontier_plot, frontier_table, load_sweep_points,
-                                     serving_default_axes)
+    """``hpctwin frontier SWEEP_DIR``: the sweep's non-dominated set, knee and hypervolume; optional CSV and plot.
+
+    A sweep with condition axes (weather, trace: not decisions) gets one front per condition, as its report; the
+    CSV and plot files then carry ``_<k>`` before their suffix for the k-th condition in sorted order.
+    ``--across-conditions`` compares every scenario with every other (one front).
+    """
+    from ..analysis.frontier import (condition_groups, frontier_csv, frontier_plot, frontier_table,
+                                     load_sweep_points, serving_default_axes)
 
     pts = load_sweep_points(a.sweep)
     dx, dy, dc = serving_default_axes() if pts.serving else ("wait", "energy", None)
     metrics = [a.x or dx, a.y or dy] + ([a.z] if a.z else [])
     colour = a.colour or (dc if not a.z else None)
-    fr = frontier_table(pts, metrics, per_day=a.per_day, ref=a.ref, colour=colour)
-    print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
-          + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else ""))
-    print(fr.format())
-    if a.csv:
-        print(f"wrote {frontier_csv(fr, a.csv)}")
-    if a.plot:
-        frontier_plot(fr, a.plot)
-        print(f"wrote {a.plot}")
+    groups = [("", pts)] if a.across_conditions else condition_groups(pts, _condition_labels(pts.path))
+    frs = [(label, frontier_table(sub, metrics, per_day=a.per_day, ref=a.ref, colour=colour))
+           for label, sub in groups]
+    for k, (label, fr) in enumerate(frs):
+        if k:
+            print()
+        print(f"frontier of {pts.path}: " + ", ".join(f"{m.name} ({m.sense})" for m in fr.metrics)
+              + (f"; colour {fr.colour_metric.name}" if fr.colour_metric else "")
+              + (f"; condition {label} (its own front: a condition is not a decision)" if label else ""))
+        print(fr.format())
+        suffix = (lambda p: p) if len(frs) == 1 else (lambda p, k=k: Path(p).with_name(
+            f"{Path(p).stem}_{k}{Path(p).suffix}"))
+        if a.csv:
+            print(f"wrote {frontier_csv(fr, suffix(a.csv))}")
+        if a.plot:
+            if label:  # the condition as the title, as in the sweep report
+                import matplotlib.pyplot as plt
+
+                fig = frontier_plot(fr)
+                fig.axes[0].set_title(label, fontsize=10)
+                fig.savefig(suffix(a.plot), dpi=120)
+                plt.close(fig)
+            else:
+                frontier_plot(fr, suffix(a.plot))
+            print(f"wrote {suffix(a.plot)}")
     return 0
 
 

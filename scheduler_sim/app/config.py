@@ -190,6 +190,12 @@ class TwinConfig(_Strict):
     w_wait_per_s: float = Field(1.0 / 3600.0, ge=0, description="Weight of waiting [1/s] (default: 1 per job-hour)")
     w_energy_per_J: float = Field(1.0 / 3.6e9, ge=0, description="Weight of facility energy [1/J] (default: 1 per "
                                                                    "MWh)")
+    cooling: Literal["frozen", "fast"] = Field(
+        "frozen", description="Cooling in the rollouts' horizon: 'frozen' = IT x (1 + the cooling ratio at the "
+        "decision); 'fast' = the quasi-steady plant of the run's plant and the run's wet-bulb on every plant_step_s "
+        "(scheduler_sim.kernel.lookahead)")
+    plant_step_s: float = Field(300.0, gt=0, le=86400.0, description="Rollout cooling step with cooling = 'fast' "
+                                                                     "[s]")
 
 
 class SchedulerConfig(_Strict):
@@ -488,6 +494,9 @@ class RunConfig(_Strict):
             d.pop("perturb", None)
         if not d.get("workload"):
             d.pop("workload", None)
+        for w in d.get("workload", []):  # [[workload]] partition (added later): left out at its default ""
+            if w.get("partition") == "":
+                w.pop("partition")
         if self.scheduler.carbon == CarbonPolicyConfig():
             d["scheduler"].pop("carbon", None)
         if not self.cooling.accept_weather_gaps:  # the default: JSON as before the key existed
@@ -495,6 +504,10 @@ class RunConfig(_Strict):
         if self.cooling.model == "fmu" and self.cooling.fast_tau_s == 0.0:  # defaults: JSON as before they existed
             d["cooling"].pop("model", None)
             d["cooling"].pop("fast_tau_s", None)
+        tw = d["scheduler"]["twin"]  # keys added later, left out at their defaults (JSON and digests as before)
+        if tw.get("cooling") == "frozen" and tw.get("plant_step_s") == 300.0:
+            tw.pop("cooling", None)
+            tw.pop("plant_step_s", None)
         for section, key, default in _LATER_KEYS:  # keys added later: left out at their defaults, as above
             if section.startswith("workload[]") if section else False:  # a key of every [[workload]] table
                 for sec in d.get("workload", []):

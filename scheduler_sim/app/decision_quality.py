@@ -22,8 +22,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
-import heapq
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -32,24 +30,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ..kernel.core import EventKind
+from ..policies.base import SchedulerView
 from .twin import TwinPolicy
 
 if TYPE_CHECKING:
-    from ..kernel.simulation import Simulation
+    from ..kernel.lookahead import Snapshot
     from .config import RunConfig
 
 __all__ = ["NoisyTwinPolicy", "perturb_fork", "hindsight_optimum", "serial_schedule", "heuristic_gaps",
            "error_study"]
 
 
-def perturb_fork(fork: Simulation, rng: np.random.Generator, runtime_sigma: float, jitter_s: float) -> None:
-    """Give a fork wrong knowledge of the future (in place; the main platform is untouched).
+def perturb_fork(snapshot: Snapshot, rng: np.random.Generator, runtime_sigma: float, jitter_s: float) -> None:
+    """Give a snapshot's rollouts wrong knowledge of the future (in place; the main platform is untouched).
 
     Parameters
     ----------
-    fork : Simulation
-        A fork (:meth:`~scheduler_sim.kernel.simulation.Simulation.fork`) at its decision time.
+    snapshot : Snapshot
+        A snapshot (:meth:`scheduler_sim.kernel.lookahead.Lookahead.snapshot`) at its decision time.
     rng : np.random.Generator
         Source of the errors: one normal per job for the runtime, then one per job for the arrival.
     runtime_sigma : float
@@ -57,30 +55,11 @@ def perturb_fork(fork: Simulation, rng: np.random.Generator, runtime_sigma: floa
     jitter_s : float
         Standard deviation of the arrival error [s] (0: exact arrivals).
     """
-    st, jd = fork.state, fork.jobdata
-    now = st.env.now
-    n = len(jd.runtime)
+    k = snapshot.knowledge()
+    n = len(k.runtime_s)
     z_run, z_arr = rng.standard_normal(n), rng.standard_normal(n)
-    pending = np.isnan(st.start)
-    runtime, submit = jd.runtime, jd.submit
-    if runtime_sigma > 0:
-        runtime = np.where(pending, jd.runtime * np.exp(runtime_sigma * z_run), jd.runtime)
-    moved = {}
-    if jitter_s > 0:
-        future = pending & (jd.submit > now)
-        new_sub = np.where(future, np.maximum(now, jd.submit + jitter_s * z_arr), jd.submit)
-        submit = new_sub
-        heap = []
-        for t, kind, seq, payload in st.env._heap:
-            if kind == int(EventKind.JOB_SUBMIT) and t > now:
-                t = float(new_sub[payload.job])
-                moved[payload.job] = t
-            heap.append((t, kind, seq, payload))
-        heapq.heapify(heap)
-        st.env._heap = heap
-    if runtime_sigma > 0 or jitter_s > 0:
-        fork.jobdata = dataclasses.replace(jd, runtime=np.asarray(runtime, float), submit=np.asarray(submit, float))
-        fork._wire(fork.governor.cooling_estimate)
+    snapshot.revise(runtime_s=k.runtime_s * np.exp(runtime_sigma * z_run) if runtime_sigma > 0 else None,
+                    submit_s=k.submit_s + jitter_s * z_arr if jitter_s > 0 else None)
 
 
 class NoisyTwinPolicy(TwinPolicy):
@@ -113,32 +92,23 @@ class NoisyTwinPolicy(TwinPolicy):
         super().__init__(**kw)
         self.runtime_sigma, self.jitter_s, self.seed = float(runtime_sigma), float(jitter_s), int(seed)
 
-    def decide(self, now_s: float, queue_length: int) -> int:
-        """As :meth:`TwinPolicy.decide`, with the fork's knowledge perturbed first.
+    def snapshot(self, view: SchedulerView) -> Snapshot:
+        """The decision's snapshot with the rollouts' knowledge perturbed (module docstring).
 
         Parameters
         ----------
-        now_s : float
-            Decision time [s].
-        queue_length : int
-            Jobs queued now.
+        view : SchedulerView
+            The view of this pass.
 
         Returns
         -------
-        int
-            The chosen candidate.
+        Snapshot
+            A frozen copy of the platform now whose job knowledge carries the errors.
         """
-        tw = time.perf_counter()
-        base = self._sim.fork(None)
+        snap = view.lookahead.snapshot()
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, len(self.decisions)]))
-        perturb_fork(base, rng, self.runtime_sigma, self.jitter_s)
-        scores = self.pool.evaluate(base, self.candidates, now_s + self.horizon_s)
-        J = [self.objective(s) for s in scores]
-        best = min(range(len(J)), key=lambda i: (J[i], i))
-        self.active = best
-        self.latency_s.append(time.perf_counter() - tw)
-        self.decisions.append((now_s, queue_length, best, J))
-        return best
+        perturb_fork(snap, rng, self.runtime_sigma, self.jitter_s)
+        return snap
 
 
 # ------------------------------------------------------------------------------------ hindsight optimum

@@ -107,7 +107,7 @@ class _AgentPolicy(BasePolicy):
             mask = env._job_mask(view, q, free, head, picks)
             if not mask[:-1].any():
                 break
-            a = self._ask("decide", (view, q, free, head, picks))
+            a = self._ask("decide", (view, q, free, head, picks, mask))  # the mask goes along: made once
             if a == env.K:
                 break
             j = q.pop(a)
@@ -248,6 +248,8 @@ class FacilityEnv:
         self._t0 = self._t_prev = day * DAY_S
         self.start_day = day
         self._power = self._sim.jobdata.node_power_W * self._sim.jobdata.nodes
+        self._sub = np.maximum(self._sim.jobdata.submit, self._t0)
+        self._wb_t, self._wb_v = math.nan, 0.0
         from greenlet import getcurrent, greenlet  # optional extra `rl`: in-process switches, no thread hand-off
 
         self._main = getcurrent()
@@ -335,8 +337,8 @@ class FacilityEnv:
             return np.zeros(self.observation_space.shape, np.float32), info, True
         view, q, free, head = payload[:4]
         picks = payload[4] if len(payload) > 4 else []
-        self._mask = (self._job_mask(view, q, free, head, picks) if self.mode == "job"
-                      else np.ones(len(self._pool), dtype=bool))
+        self._mask = (payload[5] if len(payload) > 5 else self._job_mask(view, q, free, head, picks)) \
+            if self.mode == "job" else np.ones(len(self._pool), dtype=bool)
         terms = self._terms(view.now_s)
         info = {**terms, "action_mask": self._mask.copy(), "now_s": view.now_s}
         return self._observe(view, q, free, picks), info, False
@@ -375,13 +377,23 @@ class FacilityEnv:
         g[1] = min(len(q) / 1000.0, 10.0)
         g[2] = p_run / self._peak_W
         g[3] = self._pue_est
-        g[4] = (float(self._wet_bulb(np.array([t]))[0]) - 273.15) / 40.0 if self._wet_bulb is not None else 0.0
+        g[4] = self._wet_bulb_obs(t)
         if "carbon" in self._signals:
             g[5] = float(self._signals["carbon"].value_at(t)[0]) * 3.6e9 / 1000.0  # kg/J -> g/kWh
         if "price" in self._signals:
             g[6] = float(self._signals["price"].value_at(t)[0]) * 3.6e9 / 100.0  # per J -> per MWh
         g[7] = ((t + (self._origin if math.isfinite(self._origin) else 0.0)) % DAY_S) / DAY_S
         return np.clip(o, -10.0, 100.0).astype(np.float32)
+
+    def _wet_bulb_obs(self, t: float) -> float:
+        """Wet-bulb observation at ``t`` (module docstring); memoised on the last time (the environment asks
+        several times in one scheduling pass).
+        """
+        if self._wet_bulb is None:
+            return 0.0
+        if t != self._wb_t:
+            self._wb_t, self._wb_v = t, (float(self._wet_bulb(np.array([t]))[0]) - 273.15) / 40.0
+        return self._wb_v
 
     def _terms(self, t_now: float) -> dict:
         """Reward terms over ``[t_prev, t_now]`` (module docstring), and the reward; advances ``t_prev``."""
@@ -390,15 +402,15 @@ class FacilityEnv:
         st = self._sim.state
         if b <= a or st is None:
             return {"reward": 0.0, "wait_s": 0.0, "energy_J": 0.0, "cost": 0.0, "co2_kg": 0.0, "cap_s": 0.0}
-        jd = self._sim.jobdata
-        sub = np.maximum(jd.submit, self._t0)
+        sub = self._sub  # submissions, not before the window start (made once per episode)
         start = st.start
-        w_end = np.where(np.isfinite(start), start, np.inf)
-        W = float(np.clip(np.minimum(w_end, b) - np.maximum(sub, a), 0.0, None).sum())
-        ends = np.where(np.isfinite(st.end), st.end, st.scheduled_end)
         on = np.isfinite(start)
+        w_end = np.where(on, start, np.inf)
+        W = float(np.clip(np.minimum(w_end, b) - np.maximum(sub, a), 0.0, None).sum())
+        e_on = st.end[on]
+        ends = np.where(np.isfinite(e_on), e_on, st.scheduled_end[on])  # the running / ended jobs' ends
         s0 = np.maximum(start[on], a)
-        s1 = np.minimum(np.where(np.isfinite(ends[on]), ends[on], b), b)
+        s1 = np.minimum(np.where(np.isfinite(ends), ends, b), b)
         keep = s1 > s0
         s0, s1, P = s0[keep], s1[keep], self._power[on][keep]
         E = float((P * (s1 - s0)).sum())

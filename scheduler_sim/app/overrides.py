@@ -10,7 +10,16 @@ sweep axes, and "did you mean" hints elsewhere). Three scopes:
   round(N / racks), ``n_nodes`` = racks x ``nodes_per_rack``; e.g. ``--set system.nodes=+20%`` on Theta: 24 racks
   x 220 = 5,280 nodes);
 * ``plant.<dotted key>``: a key of the run's plant description TOML (``plant.tower.n_cells``,
-  ``plant.cdu.UA_hx_W_K``).
+  ``plant.cdu.UA_hx_W_K``);
+* ``partition.<name>.<key>`` (also ``system.partition.<name>.<key>``): a key of one ``[[partition]]`` table of a
+  partitioned system (``partition.gpu.nodes``, ``partition.cpu.rack_limit_kW``, ``partition.gpu.trace_names``):
+  every field of the table can be set, given in the file or not. A partition's ``nodes`` / ``nodes_per_rack`` set
+  its rack count (``ceil(nodes / nodes_per_rack)``); the rack positions are then laid out again
+  (:func:`_relayout`): fewer racks leave the last populated positions empty, more racks fill the empty positions
+  first (lowest first), then add whole CDUs at the end, and the plant gets the same number of CDUs (``n_cdu``, each
+  as the plant's CDU; the facility side, towers and pumps, stays as it is: the run's headroom then says what the
+  plant lacks). E.g. ``--set partition.gpu.nodes=+20%`` on power/systems/perlmutter.toml: 1,536 -> 1,843 GPU nodes
+  in 15 racks of 128, 27 racks, a 7th CDU.
 
 Values are read as TOML values (``3``, ``2.5``, ``true``, ``[1, 2]``, ``"text"``), else taken as text (``fcfs``).
 A number can also be given relative to the value in force: ``+20%`` / ``-10%`` (times 1.2 / 0.9) or ``x1.5``
@@ -127,7 +136,49 @@ def valid_keys(cfg: RunConfig | None = None, scope: str = "config") -> list[str]
     sysd = _read_toml(_system_path(cfg), "system file")
     if scope == "system":
         return ["system." + k for k in _dict_keys(sysd)] + ["system.nodes"]
+    if scope == "partition":
+        return [f"partition.{name}.{f}" for name in _partition_names(sysd) for f in _partition_fields()]
     return ["plant." + k for k in _dict_keys(_read_toml(_plant_path(cfg, sysd), "plant description"))]
+
+
+def _partition_names(sysd: dict) -> list[str]:
+    """Names of the ``[[partition]]`` tables of a system description (TOML dict); [] without partitions."""
+    parts = sysd.get("partition")
+    return [str(p.get("name")) for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def _partition_fields() -> list[str]:
+    """Keys a ``[[partition]]`` table may hold (power.system's partition model), the inline ``node`` table too."""
+    from power.system import _PartitionSpec
+
+    return [f for f in _PartitionSpec.model_fields if f != "name"]
+
+
+def _resolve_partition(key: str, cfg: RunConfig | None) -> tuple[str, str]:
+    """``partition.<name>.<field>``: resolve, or explain (unknown partition or field, with "did you mean")."""
+    sysd = _read_toml(_system_path(cfg or RunConfig()), "system file")
+    names = _partition_names(sysd)
+    parts = key.split(".")
+    if not names:
+        raise ConfigError(f"unknown configuration key {key!r}: system {sysd.get('name', '?')!r} has no [[partition]] "
+                          f"tables (its size is system.nodes, e.g. --set system.nodes=+20%)")
+    if len(parts) == 2 and parts[1] in names:
+        raise ConfigError(f"configuration key {key!r} names a partition, not one of its keys; e.g. "
+                          f"partition.{parts[1]}.nodes (keys of a partition: {', '.join(_partition_fields())})")
+    if len(parts) < 3 or parts[1] not in names:
+        got = parts[1] if len(parts) > 1 else ""
+        close = difflib.get_close_matches(got, names, n=2, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ConfigError(f"unknown configuration key {key!r}: system {sysd.get('name', '?')!r} has no partition "
+                          f"{got!r}{hint} (partitions: {', '.join(names)}; keys are partition.<name>.<key>, e.g. "
+                          f"partition.{names[0]}.nodes)")
+    field = ".".join(parts[2:])
+    fields = _partition_fields()
+    if field in fields or (field.startswith("node.") and field != "node."):
+        return "partition", ".".join(parts[1:])
+    close = difflib.get_close_matches(field, fields, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(f'partition.{parts[1]}.{c}') for c in close)}?" if close else ""
+    raise ConfigError(f"unknown configuration key {key!r}{hint} (keys of a partition: {', '.join(fields)})")
 
 
 def resolve_key(key: str, cfg: RunConfig | None = None) -> tuple[str, str]:
@@ -143,17 +194,23 @@ def resolve_key(key: str, cfg: RunConfig | None = None) -> tuple[str, str]:
 
     Returns
     -------
-    scope : {"config", "system", "plant"}
+    scope : {"config", "system", "plant", "partition"}
     dotted : str
-        The key within its scope (without the ``system.`` / ``plant.`` prefix).
+        The key within its scope (without the ``system.`` / ``plant.`` / ``partition.`` prefix; a partition key is
+        ``<name>.<field>``).
 
     Raises
     ------
     ConfigError
         For an unknown key: the message gives the closest valid keys (``difflib.get_close_matches``, "did you
-        mean") and the valid keys of the same section.
+        mean") and the valid keys of the same section; for a partition key, the partitions of the system (a
+        misspelt partition name gets its own "did you mean").
     """
     key = key.strip()
+    if key.startswith("system.partition."):
+        key = key[len("system."):]
+    if key.startswith("partition.") or key == "partition":
+        return _resolve_partition(key, cfg)
     scope = "config"
     if key.startswith("system.") and key != "system":
         scope = "system"
@@ -163,7 +220,8 @@ def resolve_key(key: str, cfg: RunConfig | None = None) -> tuple[str, str]:
     if key in keys:
         return scope, key.split(".", 1)[1] if scope != "config" else key
     all_keys = keys if scope != "config" else keys + ["system.<key of the system file>", "plant.<key of the plant "
-                                                                                          "file>"]
+                                                                                          "file>",
+                                                      "partition.<name>.<key>"]
     close = difflib.get_close_matches(key, keys, n=3, cutoff=0.6)
     section = key.rsplit(".", 1)[0] + "." if "." in key else ""
     siblings = [k for k in keys if section and k.startswith(section)] or \
@@ -291,6 +349,8 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
     cfg_sets, sys_sets, plant_sets = [], [], []
     for k, v in pairs:
         scope, dotted = resolve_key(k, cfg)
+        if scope == "partition":
+            scope, dotted = "system", "partition." + dotted
         (cfg_sets if scope == "config" else sys_sets if scope == "system" else plant_sets).append((dotted, v))
 
     def value(v, cur, key):
@@ -312,15 +372,31 @@ def apply_sets(cfg: RunConfig, items: list[str] | dict, *, record: bool = True) 
     if sys_sets:
         src = _system_path(cfg)
         d = _read_toml(src, "system file")
+        n_cdus0 = _get(d, "topology.n_cdus")
+        relayout = False
         for dotted, v in sys_sets:
             if dotted == "nodes":  # the machine's size in whole racks (the what-if "+20 % nodes")
                 _set_nodes(d, value(v, _get(d, "topology.n_nodes"), "system.nodes"))
                 continue
+            if dotted.startswith("partition."):  # one [[partition]] table's key
+                name, field = dotted.split(".", 2)[1:]
+                table = next(p for p in d["partition"] if p.get("name") == name)
+                _set(table, field, value(v, _get(table, field), dotted))
+                relayout |= field in ("nodes", "nodes_per_rack")
+                continue
             _set(d, dotted, value(v, _get(d, dotted), "system." + dotted))
+        if relayout:
+            _relayout(d)
+            if _get(d, "topology.n_cdus") != n_cdus0:  # the plant gets the same CDU count (below)
+                plant_sets = [("n_cdu", (int(d["topology"]["n_cdus"]), False))] + plant_sets
         w = _get(d, "site.weather")
         if isinstance(w, str) and ("/" in w or "." in w) and not Path(w).is_absolute():
             _set(d, "site.weather", str((src.parent / w).resolve()))  # the derived file lives elsewhere
-        path = _derived_file(src, d, [f"system.{k}={v[0]}" for k, v in sys_sets])
+        cp = d.get("cooling_plant")
+        if isinstance(cp, str) and cp.endswith(".toml") and not Path(cp).is_absolute():
+            d["cooling_plant"] = str((src.parent / cp).resolve())  # a site's plant beside its system file
+        path = _derived_file(src, d, [f"{'' if k.startswith('partition.') else 'system.'}{k}={v[0]}"
+                                      for k, v in sys_sets])
         from power import load_system
 
         try:
@@ -372,6 +448,52 @@ def _set_nodes(d: dict, n: object) -> None:
     per = max(1, int(math.floor(float(n) / racks + 0.5)))
     topo["nodes_per_rack"] = per
     topo["n_nodes"] = racks * per
+
+
+def _relayout(d: dict) -> None:
+    """Lay the rack positions out again after a partition's ``nodes`` / ``nodes_per_rack`` changed (in place).
+
+    The partitions need ``R = sum ceil(nodes / nodes_per_rack)`` racks; the topology has ``P`` populated positions
+    (``n_cdus x rack_positions_per_cdu - missing``). ``R < P``: the last ``P - R`` populated positions become
+    missing. ``R > P``: the missing positions are populated, lowest first; the racks still without a position go to
+    ``ceil(rest / rack_positions_per_cdu)`` new CDUs at the end, whose trailing positions stay empty. ``n_nodes``
+    (when the file gives it) becomes the partitions' total.
+
+    Parameters
+    ----------
+    d : dict
+        A partitioned system description (TOML dict with ``topology`` and ``partition``).
+
+    Raises
+    ------
+    ConfigError
+        If a partition's ``nodes`` or ``nodes_per_rack`` is not an integer >= 1.
+    """
+    topo = d["topology"]
+    racks = 0
+    for p in d["partition"]:
+        n, per = p.get("nodes"), p.get("nodes_per_rack")
+        if any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in (n, per)):
+            raise ConfigError(f"--set partition.{p.get('name')}: nodes and nodes_per_rack must be integers >= 1, got "
+                              f"nodes = {n!r}, nodes_per_rack = {per!r}")
+        racks += -(-n // per)
+    rpc = int(topo["rack_positions_per_cdu"])
+    n_pos = int(topo["n_cdus"]) * rpc
+    missing = sorted(int(q) for q in topo.get("missing_rack_positions", []))
+    populated = [q for q in range(n_pos) if q not in set(missing)]
+    if racks <= len(populated):
+        missing = sorted(missing + populated[racks:])
+    else:
+        extra = racks - len(populated)
+        fill = min(extra, len(missing))
+        missing, extra = missing[fill:], extra - fill
+        if extra:
+            new = -(-extra // rpc)
+            topo["n_cdus"] = int(topo["n_cdus"]) + new
+            missing += list(range(n_pos + extra, n_pos + new * rpc))
+    topo["missing_rack_positions"] = missing
+    if "n_nodes" in topo:
+        topo["n_nodes"] = sum(int(p["nodes"]) for p in d["partition"])
 
 
 def _derived_file(src: Path, data: dict, texts: list[str]) -> Path:

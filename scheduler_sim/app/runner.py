@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from ..io.grid import grid_writer
 from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
+from ..kernel.lookahead import RolloutCooling
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
@@ -44,6 +46,7 @@ from .rl_workload import finish_rl
 from .uncertainty import perturb_jobs, perturb_plant, perturb_system, perturb_wet_bulb
 from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
+from ..analysis.fast_check import fast_check_lines, fast_plant_check
 from .twin import twin_from_config
 
 __all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
@@ -235,26 +238,35 @@ def _grid_writers(ga, grid_content):
     return lambda f: [w(f) for w in parts]
 
 
-def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo=None,
-            comm=None, headroom: bool = False) -> RunOutput:
+def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None, echo: object = None,
+            comm: object = None, headroom: bool = False, live: object = None,
+            fast_check_h: float = 0.0) -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     Parameters
     ----------
     cfg : RunConfig
         The run.
-    out : str or Path or None
+    out : str | Path | None
         Output HDF5 path; None runs without writing (tests, benchmarks).
-    progress : bool or None
+    progress : bool | None
         Override ``cfg.output.progress``.
-    echo : callable(str) or None
-        Where to print stage messages (None: silent).
-    comm : mpi4py communicator or None
-        With ``scheduler.policy = "twin"``: spread the twin's rollouts over this communicator's ranks (the other
-        ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls out serially.
+    echo : object
+        Where to print stage messages: a callable taking one str (None: silent).
+    comm : object
+        An mpi4py communicator or None. With ``scheduler.policy = "twin"``: spread the twin's rollouts over this
+        communicator's ranks (the other ranks must run :func:`scheduler_sim.app.twin.serve_rollouts`); None rolls
+        out serially.
     headroom : bool
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
+    live : object
+        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), attached to the
+        simulation before it runs (the caller installs it with :func:`scheduler_sim.app.live.live_dashboard`).
+    fast_check_h : float
+        With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
+        supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
+        for 6 h), written to ``info["fast_plant_check"]`` and printed; 0 measures nothing.
 
     Returns
     -------
@@ -388,7 +400,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
     policy = cfg.scheduler.policy
     if policy == "twin":
-        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg))
+        cooling = rollout_cooling(cfg, system, wet_bulb, origin) if cfg.scheduler.twin.cooling == "fast" else None
+        policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
     sim_cfg = simulation_config(cfg, system, progress=cfg.output.progress if progress is None else progress)
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, grid))
@@ -402,7 +415,8 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         training = workloads.training_jobs(cfg.workload, system, cfg.seed, trace_jobs=jobs)
         jobs = workloads.merge_jobs(jobs, training)
         for r in training.reports:
-            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes), iteration "
+            where = f" of partition {r['partition']}" if system.partitioned else ""
+            say(f"training {r['name']}: {r['model']} on {r['gpus']} GPUs ({r['nodes']} nodes{where}), iteration "
                 f"{r['t_iter_s']:.3f} s (bubble {100 * r['bubble_fraction']:.1f} %, exposed comm "
                 f"{r['exposed_comm_s']:.3f} s), MFU {100 * r['mfu']:.1f} %, {r['memory_GB']:.1f} GB per GPU; "
                 f"checkpoint every {r['checkpoint_interval_s']:.0f} s (Young/Daly {r['young_daly_s']:.0f} s, write "
@@ -412,6 +426,13 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(loaded, "profiles", None) if cfg.power.use_measured_power else None,
                      workload_power_profiles=training.power_series if training is not None else None)
+    if live is not None:  # hpctwin run --live: the dashboard reads this platform's state
+        live.attach(sim)
+        if cfg.cooling.plant_model != "off":
+            try:
+                live.T_limit_K = float(load_plant_params(cfg.cooling.plant or system.cooling_plant).cdu.T_sec_sup_set_K)
+            except Exception:  # noqa: BLE001 - the limit is a label of the dashboard only
+                live.T_limit_K = None
     try:
         result = sim.run()
     finally:
@@ -429,6 +450,10 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     result.info["weather"] = wdesc
     if cfg.cooling.plant_model == "fast":  # recorded as the root attribute cooling_model (absent: the FMU ran)
         result.info["cooling_model"] = "fast"
+        if fast_check_h > 0 and result.info.get("complete", True):
+            check = _fast_check(cfg, system, result, fast_check_h, progress)
+            if check is not None:
+                result.info["fast_plant_check"] = check
     if serving is not None:
         result.summary.update({f"serving_{k}": v for k, v in finish_serving(serving, result).items()})
     ga = None
@@ -466,8 +491,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
                 f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
                 f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
                 f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0 else ""))
+    room = run_headroom_of(cfg, system, result, wpath, origin) if headroom else None
     if out is not None:
         extra = _grid_writers(ga, grid_content)
+        if room is not None:  # /headroom (N+1, chiller-free hours, margins) beside the grid groups
+            extra = _and_headroom(extra, room)
         if has_workload:
             rl_power = [dict(res.power, step_end_s=res.step_end_s) for res in training.rl_results]
             parts = [extra] if extra is not None else []
@@ -492,9 +520,40 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         r = serving.load_report
         counts.append({"source": r["source"], "kind": "requests", "records_read": r["records_read"],
                        "rejected": r["rejected"], "repaired": r.get("repaired", 0)})
-    lines = headroom_lines(cfg, system, result, wpath) if headroom else []
+    lines = room.lines() if room is not None else []
     return RunOutput(path=path, summary=result.summary, info=result.info, load_summary=load_summary,
-                     load_counts=counts, headroom=lines, supply=supply_lines(result, limit))
+                     load_counts=counts, headroom=lines,
+                     supply=supply_lines(result, limit) + fast_check_lines(result.info.get("fast_plant_check")))
+
+
+def _fmu_cached(cfg: RunConfig, system) -> Path | None:
+    """The cache entry of this run's plant FMU when it is built (None: not built yet; a fast run never builds it)."""
+    from cooling_fmu.build import cache_key, default_cache_dir
+    from cooling_fmu.modelica import generate_plant_modelica, model_name_for
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    name = model_name_for(params)
+    entry = default_cache_dir() / f"{name}-{cache_key(generate_plant_modelica(params), name)[:16]}.fmu"
+    return entry if entry.is_file() else None
+
+
+def _fast_check(cfg: RunConfig, system, result, window_h: float, progress: bool | None) -> dict | None:
+    """The fast plant's error against the FMU on a window of this run (:func:`~.fast_check.fast_plant_check`);
+    when the plant's FMU is not in the cache, a note saying so (the check never builds an FMU: a fast run is
+    chosen to avoid that).
+    """
+    if _fmu_cached(cfg, system) is None:
+        return {"method": "not measured: this plant's FMU is not built (run it once with --cooling fmu, then fast "
+                          "runs measure their error against it)"}
+    fmu_cfg = cfg.with_overrides({"cooling.model": "fmu", "cooling.stepping": "fixed"})
+    fmu = build_plant(fmu_cfg, system, progress=cfg.output.progress if progress is None else progress)
+    fast = build_plant(cfg, system)
+    try:
+        return fast_plant_check(result, fmu, fast, cfg.cooling.step_s, window_h)
+    finally:
+        for p in (fmu, fast):
+            if hasattr(p, "close"):
+                p.close()
 
 
 def supply_lines(result: object, limit: object) -> list[str]:
@@ -555,11 +614,65 @@ def design_of(cfg: RunConfig, system: System, wpath: Path | None) -> object:
     return design_conditions(wpath)
 
 
+def _and_headroom(extra, room):
+    """An ``extra_groups`` writer that writes ``/headroom`` (:meth:`Headroom.write`) after ``extra`` (or alone)."""
+    from ..io.schema import SchemaWriter
+
+    def write(f):
+        if extra is not None:
+            extra(f)
+        room.write(SchemaWriter(f, "run"))
+    return write
+
+
 def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
     """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
 
     The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
     cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+
+    Returns
+    -------
+    list of str
+        Printable lines.
+    """
+    return run_headroom_of(cfg, system, result, wpath).lines()
+
+
+def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
+                    origin_unix_s: float = math.nan) -> object:
+    """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
+
+    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
+    cooling; without them only the feed is reported.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        Its platform.
+    result : object
+        The run's SimulationResult.
+    wpath : Path | None
+        The weather file the run read (None: the system's site).
+    origin_unix_s : float
+        Unix time of the run's time origin [s] (NaN: unknown), for the calendar months of the chiller-free hours.
+
+    Returns
+    -------
+    scheduler_sim.analysis.headroom.Headroom
     """
     from cooling_fmu.params import load_plant_params
 
@@ -568,11 +681,11 @@ def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path |
     params = design = None
     if cfg.cooling.plant_model != "off":
         try:
-            params = load_plant_params(system.cooling_plant)
+            params = load_plant_params(cfg.cooling.plant or system.cooling_plant)  # a --set plant: the derived one
         except (FileNotFoundError, ValueError):  # a site FMU: no analytic steady state
             params = None
         design = design_of(cfg, system, wpath) if params is not None else None
-    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design).lines()
+    return run_headroom(system, result.facility, result.cdu, result.time_s, params, design, origin_unix_s)
 
 
 def _site_utc_offset(cfg: RunConfig, system) -> float | None:
@@ -816,6 +929,44 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
     )
 
 
+def rollout_cooling(cfg: RunConfig, system: System, wet_bulb: Callable | None, origin: float) -> RolloutCooling:
+    """The twin's rollout cooling for ``[scheduler.twin] cooling = "fast"``: the quasi-steady plant of the run's
+    plant (perturbed as the run's) and the run's wet-bulb.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run.
+    system : System
+        The platform.
+    wet_bulb : Callable | None
+        The run's wet-bulb [K] at simulation times [s]; None (cooling off): built from the run's weather settings.
+    origin : float
+        Unix time of simulation time 0 (NaN when unknown).
+
+    Returns
+    -------
+    RolloutCooling
+        Plant, wet-bulb and ``[scheduler.twin] plant_step_s``.
+
+    Raises
+    ------
+    ValueError
+        If the plant's CDU count differs from the system's (and the errors of the plant and weather loaders).
+    """
+    from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    if params.n_cdu != system.n_cdus:
+        raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
+                         f"{system.name!r} has {system.n_cdus}")
+    step = cfg.scheduler.twin.plant_step_s
+    if wet_bulb is None:
+        wet_bulb = perturb_wet_bulb(cfg.perturb, build_weather(cfg.with_overrides({"cooling.model": "fast"}), origin,
+                                                              system)[0])
+    return RolloutCooling(QuasiSteadyPlant(params, step_s=step), wet_bulb, step)
+
+
 def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
     """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
 
@@ -845,14 +996,41 @@ def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opt
         Any other TypeError of the loader, as raised.
     """
     try:
-        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
-                          strict=cfg.trace.strict, **opts)
+        st = Path(trace_path).stat()
+    except OSError:
+        st = None
+    key = (str(Path(trace_path).resolve()), st.st_mtime_ns if st else None, st.st_size if st else None,
+           cfg.trace.format or None, int(pool), int(cpn), bool(cfg.trace.strict), tuple(sorted(opts.items())))
+    if st is not None and key in _TRACE_MEMO:  # a sweep rank's later scenario, an ensemble's later member
+        return _copy_loaded(_TRACE_MEMO[key])
+    try:
+        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                            strict=cfg.trace.strict, **opts)
     except TypeError as exc:
         if "timezone" not in str(exc) or "timezone" not in opts:
             raise
         fmt = cfg.trace.format or guess_format(trace_path)
         raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
                          f"reads no local clock times (its times carry no zone to set); leave it unset") from None
+    if st is not None:
+        _TRACE_MEMO.clear()  # one trace kept: a sweep or an ensemble replays the same file
+        _TRACE_MEMO[key] = _copy_loaded(loaded)
+    return loaded
+
+
+#: The last trace loaded in this process (:func:`_load_batch_trace`), keyed by its path, modification time, size
+#: and the loader's options; the runs get copies (they add notes to the report and derive new job tables).
+_TRACE_MEMO: dict[tuple, LoadResult] = {}
+
+
+def _copy_loaded(loaded: LoadResult) -> LoadResult:
+    """An independent copy of a loaded trace (job table, report, profiles), so no run writes into the memo."""
+    import copy
+
+    jobs = loaded.jobs.copy(deep=True)
+    jobs.attrs = copy.deepcopy(loaded.jobs.attrs)
+    prof = loaded.profiles.copy(deep=True) if loaded.profiles is not None else None
+    return LoadResult(jobs, copy.deepcopy(loaded.report), prof)
 
 
 def pool_size(cfg: RunConfig, system) -> int:

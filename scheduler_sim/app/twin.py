@@ -7,12 +7,14 @@ Decision cycle
 At the first scheduling pass at or after each decision time (every ``period_s`` of simulated time), the
 :class:`TwinPolicy`:
 
-1. forks the platform (:meth:`scheduler_sim.kernel.simulation.Simulation.fork`): queue, running jobs with their scheduled
-   ends, node allocator, node power, pending events (so every future submission, end and node change inside the
-   horizon is known exactly: the trace is the forecast), and a copy of each candidate policy's state;
-2. rolls every candidate out from now to ``now + horizon_s`` (:meth:`~scheduler_sim.kernel.simulation.Simulation.rollout`),
-   serially, or spread over MPI ranks (:class:`RolloutPool`: rank 0 runs the main simulation and its share of
-   rollouts; the other ranks only roll out);
+1. takes a snapshot of the platform through the fork/rollout service on its view (``view.lookahead``,
+   :mod:`scheduler_sim.kernel.lookahead`; the twin never holds the platform): queue, running jobs with their
+   scheduled ends, node allocator, node power, pending events (so every future submission, end and node change
+   inside the horizon is known exactly: the trace is the forecast), and a copy of each candidate policy's state;
+2. rolls every candidate out of the snapshot from now to ``now + horizon_s``
+   (:meth:`~scheduler_sim.kernel.lookahead.Snapshot.rollout`), serially, or spread over MPI ranks
+   (:class:`RolloutPool`: rank 0 runs the main simulation and its share of rollouts; the other ranks only roll
+   out);
 3. scores each rollout with the objective below and applies the lowest score (the first candidate on ties) to
    every pass until the next decision.
 
@@ -22,9 +24,13 @@ Objective (dimensionless)::
 
 * ``W``: job-seconds of waiting accrued inside the horizon by every job queued now or submitted inside it (a job
   still queued at the horizon counts until the horizon end, so a policy cannot hide waits by pushing them out);
-* ``E_facility``: facility energy over the horizon = IT energy (rack input, from the power chain) x (1 + r), with
-  ``r`` the cooling power per IT watt of the plant's last step (or ``scheduler.cooling_estimate`` before the plant
-  reports / without a plant).
+* ``E_facility``: facility energy over the horizon. Default (``[scheduler.twin] cooling = "frozen"``): IT energy
+  (rack input, from the power chain) x (1 + r), with ``r`` the cooling power per IT watt of the plant's last step
+  (or ``scheduler.cooling_estimate`` before the plant reports / without a plant). With ``cooling = "fast"`` the
+  rollouts carry the quasi-steady plant (:class:`cooling_fmu.quasisteady.QuasiSteadyPlant` of the run's plant) and
+  the run's wet-bulb: IT + the plant's cooling power + the facility overheads on every ``plant_step_s`` of the
+  horizon (:class:`~scheduler_sim.kernel.lookahead.RolloutCooling`), so the weather ahead and the plant's part-load
+  behaviour enter the decision.
 Defaults: ``w_wait = 1/3600 1/s`` (one point per job-hour of waiting), ``w_energy = 1/3.6e9 1/J`` (one point per
 MWh). With a fixed workload a policy that starts more work inside the horizon also uses more energy inside it, so
 the energy term slightly favours holding work back; keep ``w_energy`` small unless the study is about energy.
@@ -33,7 +39,8 @@ What a rollout approximates
 ---------------------------
 The cooling FMU is not forked: rumoca 0.9.13 FMUs do not declare ``canGetAndSetFMUstate`` (checked in the built
 FMU's modelDescription.xml), so the plant state cannot be saved and restored. Rollouts therefore run the power
-chain only, with the cooling ratio frozen at the fork. Candidates' internal state (conservative reservations,
+chain with the cooling ratio frozen at the fork, or (``cooling = "fast"``) with the quasi-steady plant, whose state
+is its inputs (no lag in rollouts). Candidates' internal state (conservative reservations,
 fair-share usage) is copied from the twin's candidates, which all see every job end but only the active one makes
 passes, so an inactive candidate's reservations may be stale when it is chosen. Everything else in a rollout is
 the same event loop as the main run, so a rollout of the active policy reproduces the main run's starts until
@@ -46,12 +53,13 @@ chosen candidate, scores) are deterministic and kept in ``info["twin_decisions"]
 
 from __future__ import annotations
 
-import copy
 import math
 import pickle
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..kernel.lookahead import RolloutCooling
 from ..policies import make_policy, register_policy
 from ..policies.base import BasePolicy, SchedulerView
 
@@ -99,20 +107,24 @@ def make_candidate(spec: str, priority_params: dict | None = None) -> BasePolicy
     return make_policy(order, backfill or None, **params)
 
 
-def _roll(base, candidate: BasePolicy, until_s: float) -> dict[str, float]:
-    return base.fork(copy.deepcopy(candidate)).rollout(until_s)
+def _roll(snap, candidate: BasePolicy, until_s: float, cooling=None) -> dict[str, float]:
+    return snap.rollout(candidate, until_s, cooling)
 
 
 class RolloutPool:
     """Runs the rollouts of one decision: serially, or over the ranks of an MPI communicator.
 
-    With a communicator of size > 1, rank 0 (the caller) sends the fork (pickled once) and the candidates to every
-    other rank, which must be in :func:`serve_rollouts`; candidate ``i`` is rolled out on rank ``i % size``
-    (rank 0 included), and rank 0 gathers the scores. Call :func:`stop_rollout_workers` at the end.
+    With a communicator of size > 1, rank 0 (the caller) sends the snapshot (pickled once) and the candidates to
+    every other rank, which must be in :func:`serve_rollouts`; candidate ``i`` is rolled out on rank ``i % size``
+    (rank 0 included), and rank 0 gathers the scores. Call :func:`stop_rollout_workers` at the end. The rollout
+    cooling (``cooling``, a :class:`~scheduler_sim.kernel.lookahead.RolloutCooling`: its plant table is large)
+    goes to each worker once, with its first task.
     """
 
-    def __init__(self, comm=None) -> None:
+    def __init__(self, comm=None, cooling=None) -> None:
         self.comm = comm if comm is not None and comm.Get_size() > 1 else None
+        self.cooling = cooling
+        self._cooling_sent = False
 
     @property
     def size(self) -> int:
@@ -120,16 +132,19 @@ class RolloutPool:
         return 1 if self.comm is None else self.comm.Get_size()
 
     def evaluate(self, base, candidates: list[BasePolicy], until_s: float) -> list[dict[str, float]]:
-        """Scores of every candidate rolled out from the fork ``base`` to ``until_s``, in candidate order."""
+        """Scores of every candidate rolled out from the snapshot ``base`` to ``until_s``, in candidate order."""
         if self.comm is None:
-            return [_roll(base, c, until_s) for c in candidates]
+            return [_roll(base, c, until_s, self.cooling) for c in candidates]
         comm, size = self.comm, self.comm.Get_size()
-        blob = pickle.dumps((base, candidates, until_s), protocol=pickle.HIGHEST_PROTOCOL)
+        cooling = self.cooling if not self._cooling_sent else None
+        self._cooling_sent = True
+        blob = pickle.dumps((base, candidates, until_s, cooling, self.cooling is not None),
+                            protocol=pickle.HIGHEST_PROTOCOL)
         busy = [r for r in range(1, size) if any(i % size == r for i in range(len(candidates)))]
         reqs = [comm.isend(blob, dest=r, tag=_TAG_TASK) for r in busy]
         out: list[dict | None] = [None] * len(candidates)
         for i in range(0, len(candidates), size):
-            out[i] = _roll(base, candidates[i], until_s)
+            out[i] = _roll(base, candidates[i], until_s, self.cooling)
         for r in reqs:
             r.wait()
         for _ in busy:
@@ -156,14 +171,17 @@ def serve_rollouts(comm) -> int:
     rank, size = comm.Get_rank(), comm.Get_size()
     n = 0
     st = MPI.Status()
+    cooling = None  # the rollout cooling, sent once with the first task that has one
     while True:
         while not comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=st):
             time.sleep(1e-3)
         msg = comm.recv(source=0, tag=st.Get_tag())
         if st.Get_tag() == _TAG_STOP:
             return n
-        base, candidates, until_s = pickle.loads(msg)
-        res = [(i, _roll(base, candidates[i], until_s)) for i in range(rank, len(candidates), size)]
+        base, candidates, until_s, new_cooling, cooled = pickle.loads(msg)
+        cooling = new_cooling if new_cooling is not None else cooling
+        res = [(i, _roll(base, candidates[i], until_s, cooling if cooled else None))
+               for i in range(rank, len(candidates), size)]
         n += len(res)
         comm.send(res, dest=0, tag=_TAG_RESULT)
 
@@ -181,7 +199,7 @@ class TwinPolicy(BasePolicy):
 
     Parameters
     ----------
-    pool : sequence of str or BasePolicy
+    pool : Sequence[str | BasePolicy]
         Candidates (``"order+backfill"`` names or instances). All must kill jobs at their requested wall time.
     horizon_s : float
         Rollout horizon [s] (> 0).
@@ -189,17 +207,22 @@ class TwinPolicy(BasePolicy):
         Simulated time between decisions [s] (> 0); a decision happens at the first pass at or after it.
     objective : Objective
         Weights of the score (see module docstring).
-    comm : mpi4py communicator or None
-        Spread rollouts over its ranks (the other ranks run :func:`serve_rollouts`); None rolls out serially.
-    priority_params : dict or None
+    comm : object | None
+        An mpi4py communicator: spread rollouts over its ranks (the other ranks run :func:`serve_rollouts`); None
+        rolls out serially.
+    priority_params : dict | None
         Multi-factor priority weights for a ``priority`` candidate.
+    cooling : RolloutCooling | None
+        Cooling in the rollouts' horizon (:class:`~scheduler_sim.kernel.lookahead.RolloutCooling`: the
+        quasi-steady plant and the run's wet-bulb); None: the cooling ratio frozen at the decision.
     """
 
     name = "twin"
     description = "twin in the loop: roll out a pool of policies over a horizon every period, apply the best"
 
-    def __init__(self, pool=DEFAULT_POOL, horizon_s: float = 6 * 3600.0, period_s: float = 3600.0,
-                 objective: Objective = Objective(), comm=None, priority_params: dict | None = None) -> None:
+    def __init__(self, pool: Sequence[str | BasePolicy] = DEFAULT_POOL, horizon_s: float = 6 * 3600.0,
+                 period_s: float = 3600.0, objective: Objective = Objective(), comm: object | None = None,
+                 priority_params: dict | None = None, cooling: RolloutCooling | None = None) -> None:
         if not (math.isfinite(horizon_s) and horizon_s > 0 and math.isfinite(period_s) and period_s > 0):
             raise ValueError(f"twin horizon_s ({horizon_s}) and period_s ({period_s}) must be finite and > 0")
         if len(pool) == 0:
@@ -210,18 +233,14 @@ class TwinPolicy(BasePolicy):
         self.horizon_s = float(horizon_s)
         self.period_s = float(period_s)
         self.objective = objective
-        self.pool = RolloutPool(comm)
+        self.cooling = cooling
+        self.pool = RolloutPool(comm, cooling)
         self.active = 0
         self.next_decision_s = -math.inf
         self.decisions: list[tuple[float, int, int, list[float]]] = []
         self.latency_s: list[float] = []
-        self._sim = None
 
     # -- platform hooks
-    def attach(self, platform) -> None:
-        """Keep the platform (:class:`~scheduler_sim.kernel.simulation.Simulation`) to fork it at each decision."""
-        self._sim = platform
-
     def run_info(self) -> dict:
         """The pool, the decisions (time, queue length, chosen candidate, scores) and their wall-time latencies."""
         return {"twin_pool": [c.name for c in self.candidates], "twin_decisions": self.decisions,
@@ -252,16 +271,31 @@ class TwinPolicy(BasePolicy):
 
     # -- decisions
     def schedule(self, view: SchedulerView) -> list[int]:
-        """Decide (if due), then let the active candidate make this pass."""
-        if view.now_s >= self.next_decision_s and self._sim is not None:
-            self.decide(view.now_s, len(view.queue))
+        """Decide (if due and the view offers the look-ahead service), then let the active candidate make this
+        pass.
+        """
+        if view.now_s >= self.next_decision_s and view.lookahead is not None:
+            self.decide(view)
             self.next_decision_s = view.now_s + self.period_s
         return self.candidates[self.active].schedule(view)
 
-    def decide(self, now_s: float, queue_length: int) -> int:
-        """Roll out every candidate from the platform's current state and make the best one active."""
+    def decide(self, view: SchedulerView) -> int:
+        """Roll out every candidate from a snapshot of the platform now (``view.lookahead``) and make the best
+        one active.
+
+        Parameters
+        ----------
+        view : SchedulerView
+            The view of this pass; ``view.lookahead`` must be set.
+
+        Returns
+        -------
+        int
+            The chosen candidate.
+        """
         tw = time.perf_counter()
-        base = self._sim.fork(None)
+        now_s, queue_length = view.now_s, len(view.queue)
+        base = self.snapshot(view)
         scores = self.pool.evaluate(base, self.candidates, now_s + self.horizon_s)
         J = [self.objective(s) for s in scores]
         best = min(range(len(J)), key=lambda i: (J[i], i))
@@ -269,6 +303,22 @@ class TwinPolicy(BasePolicy):
         self.latency_s.append(time.perf_counter() - tw)
         self.decisions.append((now_s, queue_length, best, J))
         return best
+
+    def snapshot(self, view: SchedulerView):
+        """The snapshot the rollouts of this decision start from (:meth:`Lookahead.snapshot`); subclasses revise
+        its knowledge (:class:`scheduler_sim.app.decision_quality.NoisyTwinPolicy`).
+
+        Parameters
+        ----------
+        view : SchedulerView
+            The view of this pass.
+
+        Returns
+        -------
+        Snapshot
+            A frozen copy of the platform now.
+        """
+        return view.lookahead.snapshot()
 
 
 @register_policy("twin", "twin in the loop: rolls out a pool of policies over a horizon every period and applies "
@@ -280,9 +330,11 @@ def _twin_policy(backfill: str | None = None, **params) -> TwinPolicy:
     return TwinPolicy(priority_params=params or None)
 
 
-def twin_from_config(cfg, comm=None, priority_params: dict | None = None) -> TwinPolicy:
-    """The twin policy of a run configuration (``[scheduler.twin]``)."""
+def twin_from_config(cfg, comm=None, priority_params: dict | None = None, cooling=None) -> TwinPolicy:
+    """The twin policy of a run configuration (``[scheduler.twin]``); ``cooling`` is the rollout cooling the runner
+    built for ``cooling = "fast"`` (:func:`scheduler_sim.app.runner.rollout_cooling`).
+    """
     t = cfg.scheduler.twin
     return TwinPolicy(pool=list(t.pool), horizon_s=t.horizon_s, period_s=t.period_s,
                       objective=Objective(t.w_wait_per_s, t.w_energy_per_J), comm=comm,
-                      priority_params=priority_params)
+                      priority_params=priority_params, cooling=cooling)

@@ -450,5 +450,14 @@ def perturb_wet_bulb(p: PerturbConfig | None, wet_bulb_K: Callable | None) -> Ca
     """
     if p is None or p.wet_bulb_offset_K == 0.0 or wet_bulb_K is None:
         return wet_bulb_K
-    off = float(p.wet_bulb_offset_K)
-    return lambda t: wet_bulb_K(t) + off
+    return _OffsetWetBulb(wet_bulb_K, float(p.wet_bulb_offset_K))
+
+
+class _OffsetWetBulb:
+    """``t -> wet_bulb_K(t) + offset_K`` as a picklable object (the twin's rollout cooling goes to MPI ranks)."""
+
+    def __init__(self, wet_bulb_K: Callable, offset_K: float) -> None:
+        self.wet_bulb_K, self.offset_K = wet_bulb_K, offset_K
+
+    def __call__(self, t):
+        return self.wet_bulb_K(t) + self.offset_K

@@ -20,6 +20,12 @@ restart_s = 600.0
 
 Every key but ``family`` and ``layout`` has a default; unknown keys are errors.
 
+On a system of several partitions (docs/partitions.md) ``partition = "gpu"`` puts the table's jobs in that batch
+partition: their nodes, GPUs per node, node power model and default CPU load are the partition's node type, and
+the jobs carry the partition in the job table's ``partition`` column, which the partition mapping reads first
+(:mod:`scheduler_sim.kernel.partitions`). Without it the jobs go where the mapping puts their queue
+(``"training"``; for ``training_trace`` the trace job's own partition), by default the default partition.
+
 A parametric family draws the jobs instead (:func:`jobs.families.training.training_family`, seeded from the run):
 
 ```toml
@@ -198,6 +204,8 @@ class WorkloadConfig(_Strict):
     rl: RLTableConfig | None = Field(None, description="rl: the pipeline (rollout, reward, trainer, mode)")
     inference: InferenceTableConfig | None = Field(None, description="inference: arrivals, lengths and SLOs")
     extreme: ExtremeTableConfig | None = Field(None, description="extreme: long contexts and a burst")
+    partition: str = Field("", description="Batch partition the jobs run in (a partitioned system); '' = the "
+                                           "partition the trace mapping gives (scheduler_sim.kernel.partitions)")
 
     @model_validator(mode="after")
     def _layout_given(self) -> "WorkloadConfig":

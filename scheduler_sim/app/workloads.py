@@ -24,6 +24,7 @@ phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 
@@ -38,15 +39,17 @@ from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resili
                            TrainingGPU, TrainingModel, expected_ettr, iteration_time, resilience_timeline,
                            young_daly_interval_s)
 from power import System, node_power_w
+from power.system import Partition
 from power.ramps import PhaseProfile
 
 from ..analysis.attribution import Attribution
+from ..kernel.partitions import map_partitions
 from ..serving.hardware import load_gpu
 from .rl_workload import rl_pipeline_jobs
 from .workload_config import ExtremeTableConfig, InferenceTableConfig, WorkloadConfig
 
-__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "merge_jobs", "finish_training", "inference_requests",
-           "TRAINING_JOB_ID0",
+__all__ = ["TrainingJobs", "training_gpu", "training_jobs", "workload_partition", "merge_jobs", "finish_training",
+           "inference_requests", "TRAINING_JOB_ID0",
            "DEFAULT_NETWORK_B_S"]
 
 #: Job ids of generated training jobs start here (far above trace ids).
@@ -56,7 +59,7 @@ TRAINING_JOB_ID0 = 9_000_000_000
 DEFAULT_NETWORK_B_S = 50e9
 
 
-def training_gpu(name: str, system: System) -> TrainingGPU:
+def training_gpu(name: str, system: System, partition: Partition | None = None) -> TrainingGPU:
     """The catalogue GPU type ``name`` as a :class:`jobs.training.TrainingGPU` on ``system``'s nodes.
 
     Parameters
@@ -65,6 +68,8 @@ def training_gpu(name: str, system: System) -> TrainingGPU:
         Shipped GPU name or TOML path (:func:`scheduler_sim.serving.hardware.load_gpu`).
     system : System
         Gives the GPUs per node.
+    partition : Partition | None
+        The partition whose nodes run the jobs (its node type gives the GPUs per node); None = the system's node.
 
     Returns
     -------
@@ -76,9 +81,12 @@ def training_gpu(name: str, system: System) -> TrainingGPU:
         If the system's nodes have no GPU or the GPU type is unknown.
     """
     g = load_gpu(name)
-    gpn = system.node.gpus_per_node
+    node = system.node if partition is None else partition.node
+    gpn = node.gpus_per_node
     if gpn < 1:
-        raise ValueError(f"[[workload]] training on system {system.name!r}: its nodes have no GPU (gpus_per_node = 0)")
+        where = "" if partition is None or not system.partitioned else f" partition {partition.name!r}"
+        raise ValueError(f"[[workload]] training on system {system.name!r}{where}: its nodes have no GPU "
+                         f"(gpus_per_node = 0)")
     net = g.network_bandwidth_B_s if g.network_bandwidth_B_s is not None else DEFAULT_NETWORK_B_S
     return TrainingGPU(g.name, g.peak_flops, g.hbm_capacity_B, g.link_bandwidth_B_s, net, gpn, g.idle_power_W,
                        g.max_power_W)
@@ -126,6 +134,46 @@ def _model(w: WorkloadConfig, where: str) -> TrainingModel:
     return TrainingModel(**w.model.model_dump())
 
 
+def workload_partition(w: WorkloadConfig, system: System, where: str, row: pd.Series | None = None) -> Partition:
+    """The batch partition a ``[[workload]]`` table's jobs run in.
+
+    ``w.partition`` when given; else the partition the trace mapping (:func:`scheduler_sim.kernel.partitions.
+    map_partitions`) gives the job's queue (``"training"``, or a mapped trace job's own row), which is the default
+    partition unless a partition lists that name in its ``trace_names``.
+
+    Parameters
+    ----------
+    w : WorkloadConfig
+        The table.
+    system : System
+        The platform.
+    where : str
+        The table, for messages.
+    row : pd.Series | None
+        A trace job a ``training_trace`` table maps (its partition columns are read).
+
+    Returns
+    -------
+    Partition
+
+    Raises
+    ------
+    ValueError
+        If the system has no batch partition of that name (the message lists its batch partitions).
+    """
+    batch = [p for p in system.partitions if p.kind == "batch"]
+    if w.partition:
+        hit = next((p for p in batch if p.name == w.partition), None)
+        if hit is None:
+            close = difflib.get_close_matches(w.partition, [p.name for p in batch], n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"{where}: partition {w.partition!r} is not a batch partition of system "
+                             f"{system.name!r}{hint} (batch partitions: {', '.join(p.name for p in batch)})")
+        return hit
+    df = pd.DataFrame([row]) if row is not None else pd.DataFrame({"queue": ["training"]})
+    return system.partitions[int(map_partitions(df, system, {})[0])]
+
+
 def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                   const: TrainingConstants = TrainingConstants(), trace_jobs: pd.DataFrame | None = None
                   ) -> TrainingJobs:
@@ -158,27 +206,24 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
     """
     rows, series, profiles, reports = [], [], {}, []
     jid = TRAINING_JOB_ID0
-    cpu = system.default_cpu_util
-
-    def node_W(u: float) -> float:
-        return float(node_power_w(cpu, u, system.node))
-
-    todo = []                                       # (table index, where, config, model, layout, submit day, trace row)
+    todo = []                              # (table index, where, config, model, layout, submit day, trace row, part.)
     replaced: list[int] = []
     for i, w in enumerate(workloads):
         where = f"[[workload]] {i} ({w.name!r})"
         if w.family == "training":
-            todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day, None))
+            todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day, None,
+                         workload_partition(w, system, where)))
         elif w.family == "training_trace":
             if trace_jobs is None or len(trace_jobs) == 0:
                 raise ValueError(f"{where}: family 'training_trace' needs a batch trace (trace.enabled = true)")
-            gpu = training_gpu(w.gpu, system)
             model = _model(w, where)
             tq = trace_jobs["queue"].astype(str).to_numpy()
             sel = np.flatnonzero((tq == w.trace_queue) & (trace_jobs["nodes"].to_numpy() >= w.min_nodes)
                                  & np.isfinite(trace_jobs["runtime_s"].to_numpy(float)))
             for r in sel:
                 row = trace_jobs.iloc[int(r)]
+                part = workload_partition(w, system, where, row)
+                gpu = training_gpu(w.gpu, system, part)
                 n = int(row["nodes"]) * gpu.gpus_per_node
                 try:
                     lay = auto_layout(model, n, gpu)
@@ -187,10 +232,11 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                                      f"{exc}") from None
                 wk = w.model_copy(update={"count": 1, "name": f"{w.name}-{int(row['job_id'])}"})
                 todo.append((i, f"{where} trace job {int(row['job_id'])}", wk, model, lay,
-                             float(row["submit_time_s"]) / 86400.0, row))
+                             float(row["submit_time_s"]) / 86400.0, row, part))
                 replaced.append(int(row["job_id"]))
         elif w.family == "training_family":
-            gpu = training_gpu(w.gpu, system)
+            part = workload_partition(w, system, where)
+            gpu = training_gpu(w.gpu, system, part)
             try:
                 drawn = training_family(np.random.default_rng([seed, 24, i, 10**6]), gpu, kind=w.kind, jobs=w.jobs,
                                         per_day=w.per_day, start_day=w.submit_day, gpus=tuple(w.gpus),
@@ -199,15 +245,22 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                 raise ValueError(f"{where}: {exc}") from None
             for k, d in enumerate(drawn):
                 wk = w.model_copy(update={"count": 1, "train_hours": d["train_hours"], "name": f"{w.name}{k}"})
-                todo.append((i, f"{where} job {k}", wk, d["model"], d["layout"], d["submit_day"], None))
-    for i, where, w, model, lay, submit_day, trow in todo:
-        gpu = training_gpu(w.gpu, system)
+                todo.append((i, f"{where} job {k}", wk, d["model"], d["layout"], d["submit_day"], None, part))
+    for i, where, w, model, lay, submit_day, trow, part in todo:
+        gpu = training_gpu(w.gpu, system, part)
+        cpu = part.default_cpu_util if system.partitioned else system.default_cpu_util
+
+        def node_W(u: float, node=part.node, cpu=cpu) -> float:
+            return float(node_power_w(cpu, u, node))
+
         if lay.n_gpus % gpu.gpus_per_node:
             raise ValueError(f"{where}: {lay.n_gpus} GPUs (tp x pp x dp) do not fill whole nodes of "
                              f"{gpu.gpus_per_node} GPUs")
         nodes = lay.n_gpus // gpu.gpus_per_node
-        if nodes > system.n_nodes:
-            raise ValueError(f"{where}: {nodes} nodes needed, system {system.name!r} has {system.n_nodes}")
+        if nodes > part.n_nodes:
+            what = f"partition {part.name!r} of system {system.name!r}" if system.partitioned else \
+                f"system {system.name!r}"
+            raise ValueError(f"{where}: {nodes} nodes needed, {what} has {part.n_nodes}")
         try:
             it: IterationTime = iteration_time(model, lay, gpu, const)
         except ValueError as exc:
@@ -224,7 +277,7 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
         P = (node_W(const.util_compute), node_W(const.util_bubble), node_W(const.util_comm))
         prof = PhaseProfile(tuple(float(x) for x in d), P)
         u_mean = float(np.dot(d, (const.util_compute, const.util_bubble, const.util_comm))) / float(d.sum())
-        gpu_mean_W = system.node.gpu_idle_W + u_mean * (system.node.gpu_max_W - system.node.gpu_idle_W)
+        gpu_mean_W = part.node.gpu_idle_W + u_mean * (part.node.gpu_max_W - part.node.gpu_idle_W)  # its partition
         for k in range(w.count):
             rng = np.random.default_rng([seed, 24, i, k, len(rows)])
             useful = w.train_hours * 3600.0
@@ -238,14 +291,15 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
             rows.append({"job_id": this_id, "submit_time_s": submit, "requested_walltime_s": tl.wall_s,
                          "nodes": nodes, "runtime_s": tl.wall_s, "start_time_s": np.nan, "end_time_s": np.nan,
                          "user": user, "account": acct, "queue": queue, "status": 1,
-                         "cpu_util": cpu, "gpu_util": np.nan, "node_power_set_W": prof.mean_W})
+                         "cpu_util": cpu, "gpu_util": np.nan, "node_power_set_W": prof.mean_W,
+                         **({"partition": part.name} if system.partitioned else {})})
             pw = tl.node_power(prof.mean_W, node_W(const.util_checkpoint), node_W(const.util_restart))
             keep = np.r_[True, np.diff(pw) != 0]           # merge equal neighbours (train followed by lost)
             series.append(pd.DataFrame({"job_id": this_id, "t_offset_s": tl.t_offset_s[keep],
                                         "node_power_W": pw[keep]}))
             profiles[this_id] = prof
             reports.append({"job_id": this_id, "name": f"{w.name}-{k}" if trow is None else w.name,
-                            "model": model.name, "gpus": lay.n_gpus,
+                            "model": model.name, "gpus": lay.n_gpus, "partition": part.name,
                             "nodes": nodes, "t_iter_s": it.t_iter_s, "mfu": it.mfu,
                             "bubble_fraction": it.bubble_fraction, "t_compute_s": it.t_compute_s,
                             "exposed_comm_s": it.exposed_tp_s + it.exposed_pp_s + it.exposed_ep_s + it.exposed_dp_s,

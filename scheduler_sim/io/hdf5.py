@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import functools
 import io
 import json
 import subprocess
@@ -94,19 +95,29 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def package_versions() -> dict[str, str]:
-    """Versions of hpctwin and the packages that shape its results."""
+@functools.lru_cache(maxsize=1)
+def _package_versions() -> tuple[tuple[str, str], ...]:
     out = {"python": sys.version.split()[0]}
     for pkg in ("hpctwin", "numpy", "pandas", "h5py", "fmpy", "rumoca", "mpi4py", "psychrolib", "pydantic"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             out[pkg] = "not installed"
-    return out
+    return tuple(out.items())
 
 
+def package_versions() -> dict[str, str]:
+    """Versions of hpctwin and the packages that shape its results (read once per process: every run of a sweep
+    rank or ensemble writes them, and the installed versions do not change under a running process).
+    """
+    return dict(_package_versions())
+
+
+@functools.lru_cache(maxsize=1)
 def git_sha() -> str:
-    """Commit of the hpctwin source tree, or 'unknown' outside a git checkout."""
+    """Commit of the hpctwin source tree, or 'unknown' outside a git checkout (asked once per process: one
+    ``git`` subprocess per written file cost a fork of the whole interpreter for every sweep scenario).
+    """
     try:
         here = Path(__file__).resolve().parent
         r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)

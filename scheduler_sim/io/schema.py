@@ -816,6 +816,27 @@ def _run_table() -> tuple[Entry, ...]:
             "E_it_J (exact IT energy of its racks), jobs, node_hours [h], utilisation (node-seconds of its jobs / "
             "(batch nodes x span)), mean_wait_s, mean_bounded_slowdown, energy_it_J (of its jobs); unit from the "
             "name suffix", since="1.2"),
+        # /headroom (hpctwin run: scheduler_sim.analysis.headroom, docs/site_guide.md)
+        _group("/headroom", "Headroom of the run (scheduler_sim.analysis.headroom): feed and plant margins, N+1 at "
+               "the design day, chiller-free hours; written by hpctwin run", since="1.2"),
+        _attr("/headroom@{name}", "float", "One headroom figure (unit from the name suffix; NaN: not known): "
+              "peak_P_facility_W, feed_W, feed_firm_W, peak_heat_W, worst_hour_T_wb_K, capacity_worst_hour_W, "
+              "design_T_wb_K, capacity_design_W, full_load_heat_W, hours_supply_above_h, least_margin_cdu (-1: "
+              "unknown), least_margin_K, has_chiller (1/0)", since="1.2"),
+        _ds("/headroom/n_plus_one_case", "str", ("n_redundancy_cases",), "", "N+1 case at the machine's full-load "
+            "heat and the design wet-bulb (cooling_fmu.redundancy.n_plus_one): all units, one tower cell out, one facility pump "
+            "out, one tower pump out; empty without a plant or a design day", since="1.2"),
+        _ds("/headroom/n_plus_one_ok", "bool", ("n_redundancy_cases",), "1", "The case holds the facility and every "
+            "CDU supply within 0.5 K of its set point", since="1.2"),
+        _ds("/headroom/n_plus_one_T_fac_sup_K", "float", ("n_redundancy_cases",), "K", "Steady facility supply of "
+            "the case (NaN: no standby unit)", since="1.2"),
+        _ds("/headroom/n_plus_one_T_sec_sup_max_K", "float", ("n_redundancy_cases",), "K", "Warmest steady CDU "
+            "supply of the case (NaN: no standby unit)", since="1.2"),
+        _ds("/headroom/chiller_free_month", "str", ("n_months",), "", "Calendar month (UTC) YYYY-MM of the run",
+            since="1.2"),
+        _ds("/headroom/chiller_free_h", "float", ("n_months",), "h", "Hours of the month with the chiller off "
+            "(interval-mean chiller heat below 1 W; every hour without a chiller)", since="1.2"),
+        _ds("/headroom/simulated_h", "float", ("n_months",), "h", "Simulated hours of the month", since="1.2"),
         # /metrics
         _group("/metrics", "Per-group job metrics (prefilled jobs excluded from the wait statistics)",
                required=True),

@@ -50,6 +50,7 @@ from .events import EventHandlers
 from .jobdata import JobOutcome, JobTable, NodePowerProfile, build_job_table
 from .partitions import each_policy, partition_policies, partition_pools
 from .lifecycle import JobLifecycle
+from .lookahead import Lookahead, RolloutCooling, rollout_score
 from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
 from .powercap import OverheadForecast, PowerCapGovernor
@@ -159,8 +160,8 @@ class Simulation:
         each_policy(self.policies, lambda p: p.bind(list(self.jobdata.queue_names), list(self.jobdata.account_names)))
         self.state: PlatformState | None = None
         self.coupler: CoolingCoupler | None = None
-        self._wire(cfg.cooling_estimate)
-        each_policy(self.policies, lambda p: p.attach(self))  # a policy that looks ahead (the twin) forks the platform
+        self._wire(cfg.cooling_estimate)  # a policy that looks ahead (the twin) finds view.lookahead: no policy
+        # holds the platform (kernel.lookahead)
 
     def _wire(self, cooling_estimate: float) -> None:
         """Build the services that act on the state: placement, power-cap governor, job life-cycle, handlers."""
@@ -176,6 +177,7 @@ class Simulation:
         self.stepfn = StepFunction(self.chain, self.layout, self.partition,  # tables: one idle power for all nodes
                                    None if self.system.partitioned else self.jobdata.idle_node_power_W)
         self.handlers = EventHandlers(self)
+        self._lookahead = Lookahead(self)  # the fork/rollout service on every view (kernel.lookahead)
 
     def _horizon(self, t_s: float) -> float:
         """The run horizon (:func:`~scheduler_sim.kernel.window.run_horizon`) [s]."""
@@ -195,7 +197,7 @@ class Simulation:
     def view(self, part: int | None = None) -> SchedulerView:
         """The view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`); of partition ``part``."""
         p = self.system.partitions[part] if part is not None and self.system.partitioned else None
-        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p)
+        return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p, self._lookahead)
 
     # ------------------------------------------------------------------ the step function
     def _step_value(self) -> np.ndarray:
@@ -319,7 +321,8 @@ class Simulation:
     def __getstate__(self) -> dict:
         """Pickle support (a fork sent to another MPI rank): the power chain and the services are rebuilt."""
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn", "_frozen")}
+                 if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn", "_frozen",
+                              "_lookahead")}
         state["_cooling_estimate"] = self.governor.cooling_estimate
         return state
 
@@ -329,7 +332,7 @@ class Simulation:
         self.chain = PowerChain(self.system)
         self._wire(estimate)
 
-    def rollout(self, until_s: float) -> dict[str, float]:
+    def rollout(self, until_s: float, cooling: RolloutCooling | None = None) -> dict[str, float]:
         """Run this fork (see :meth:`fork`) from now to ``until_s`` and score the interval ``[now, until_s]``.
 
         The fork first makes the scheduling pass of the current timestamp under its own policy, then handles every
@@ -339,14 +342,15 @@ class Simulation:
         ----------
         until_s : float
             End of the rollout [s], after now.
+        cooling : RolloutCooling | None
+            Cooling in the horizon: the step function on ``ceil((until_s - now) / cooling.step_s)`` equal steps,
+            facility energy IT + plant + overheads on each; None: IT x (1 + the cooling ratio at the fork).
 
         Returns
         -------
         dict
-            ``wait_s``: job-seconds of waiting accrued in the interval by every job submitted before ``until_s``
-            and not started before now (a job still queued at ``until_s`` counts until then) [s];
-            ``E_it_J``: IT energy (rack input) over the interval [J]; ``E_facility_J``: ``E_it_J`` x (1 + cooling
-            ratio at the fork) [J]; ``started``: jobs started in the interval [1].
+            The score (:func:`~scheduler_sim.kernel.lookahead.rollout_score`): ``wait_s`` [s], ``E_it_J`` [J],
+            ``E_facility_J`` [J], ``started`` [1], with ``cooling`` also ``E_cooling_J`` [J].
 
         Raises
         ------
@@ -360,16 +364,14 @@ class Simulation:
             raise ValueError(f"rollout end {until_s} s must be after now = {t} s")
         waiting = np.flatnonzero(np.isnan(st.start) & (jobs.submit < until_s))
         blocks: list[np.ndarray] = []
-        integ = StepIntegrator(t, until_s - t, self.layout.size, lambda k0, block: blocks.append(block))
-        end = integ.boundary(1)
+        n_steps = 1 if cooling is None else max(1, math.ceil((until_s - t) / cooling.step_s - 1e-9))
+        dt = (until_s - t) / n_steps
+        # copies: a run of whole steps arrives as a broadcast view of the integrator's value, which changes later
+        integ = StepIntegrator(t, dt, self.layout.size, lambda k0, block: blocks.append(np.array(block)))
+        end = integ.boundary(n_steps)
         st.env.schedule(t, EventKind.WAKEUP, None)  # the pass of this timestamp, under this fork's policy
         st.counters = LoopCounters(t_last=t, required=st.env.pending(EventKind.POWER_CHANGE))
         self._loop(integ, end)
         integ.set(self._step_value())
         integ.advance(end)
-        started = st.start[waiting]
-        stop = np.where(np.isnan(started), end, np.minimum(started, end))
-        wait = float(np.clip(stop - np.maximum(jobs.submit[waiting], t), 0.0, None).sum())
-        e_it = float(blocks[0][0, self.layout.it]) * (end - t)
-        return {"wait_s": wait, "E_it_J": e_it, "E_facility_J": e_it * (1.0 + self.governor.cooling_estimate),
-                "started": float(np.count_nonzero(~np.isnan(started)))}
+        return rollout_score(self, waiting, t, end, blocks, cooling)

@@ -53,7 +53,8 @@ def frozen_job_arrays(jobs: JobTable) -> dict[str, np.ndarray]:
 
 
 def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig,
-                   frozen: dict[str, np.ndarray] | None = None, part: Partition | None = None) -> SchedulerView:
+                   frozen: dict[str, np.ndarray] | None = None, part: Partition | None = None,
+                   lookahead: object | None = None) -> SchedulerView:
     """The policy's view of the platform now.
 
     Parameters
@@ -72,6 +73,9 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         One partition of a partitioned system: the view then holds its queued and running jobs, its free nodes and
         pool, and the availability of its nodes alone (the others are marked reserved, -2); the power headroom
         stays the facility's. None: the whole platform.
+    lookahead : object | None
+        The platform's fork/rollout service (:class:`~scheduler_sim.kernel.lookahead.Lookahead`), carried as
+        ``view.lookahead``; None: the view offers none.
 
     Returns
     -------
@@ -79,7 +83,7 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         Immutable; ``power_W`` is None and the headroom infinite without a budget.
     """
     if part is not None:
-        return _partition_view(st, jobs, gov, cfg, frozen, part)
+        return _partition_view(st, jobs, gov, cfg, frozen, part, lookahead)
     now = st.env.now
     headroom = math.inf
     power = None
@@ -102,12 +106,13 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
         availability_fn=lambda: known_availability(
             now, st.alloc.owner, st.alloc.down_count, list(running), st.start, jobs.estimate,
             list(cfg.downtimes), power, facility_W, list(cfg.power_cap), jobs.nodes, st.alloc.n_free),
-        availability_grows=grows,
+        availability_grows=grows, lookahead=lookahead,
     )
 
 
 def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig,
-                    frozen: dict[str, np.ndarray] | None, part: Partition) -> SchedulerView:
+                    frozen: dict[str, np.ndarray] | None, part: Partition,
+                    lookahead: object | None = None) -> SchedulerView:
     """:func:`scheduler_view` of one partition (see its ``part`` parameter)."""
     now = st.env.now
     lo, hi, k = part.first_node, part.first_node + part.n_nodes, part.index
@@ -138,4 +143,4 @@ def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cf
     fz = frozen if frozen is not None else frozen_job_arrays(jobs)
     return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running, start_s=st.start,
                          n_nodes=int(jobs.pools[k]), power_W=power, power_headroom_W=headroom, **fz,
-                         availability_fn=availability, availability_grows=grows)
+                         availability_fn=availability, availability_grows=grows, lookahead=lookahead)

@@ -12,7 +12,7 @@ import abc
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -85,6 +85,10 @@ class SchedulerView:
         True when the platform knows that the free nodes can only grow from now on if no job starts (no known
         downtime ahead, no node down, no power budget): a job that fits in ``free_nodes`` now then fits for its
         whole run, so EASY can start such jobs without building the availability profile. Default False.
+    lookahead : object or None
+        The platform's fork/rollout service (:class:`scheduler_sim.kernel.lookahead.Lookahead`: ``snapshot()``
+        gives a frozen copy of the platform to roll candidate policies out of), for policies that look ahead (the
+        twin); None in a view built by hand. A policy reaches the platform only through it, never directly.
     """
 
     now_s: float
@@ -103,6 +107,7 @@ class SchedulerView:
     power_headroom_W: float = float("inf")
     availability_fn: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
     availability_grows: bool = False
+    lookahead: Any = None
 
     def availability(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free nodes and facility power headroom from now on if no new job starts (computed once per view).
@@ -177,14 +182,6 @@ class BasePolicy(abc.ABC):
 
     #: Reservations made in the last pass: job index -> reserved start time [s] (for validation and reports).
     reservations: dict[int, float]
-
-    def attach(self, platform) -> None:
-        """Called once by the platform before the run; a policy that looks ahead keeps it to fork it.
-
-        The platform's public look-ahead API is ``platform.fork(policy)`` and ``fork.rollout(until_s)``
-        (:class:`scheduler_sim.kernel.simulation.Simulation`); a policy never writes into the platform. The
-        default keeps nothing.
-        """
 
     def run_info(self) -> dict:
         """Entries the platform adds to the run's ``info`` (written to ``/provenance`` info_json) at the end.

@@ -167,10 +167,6 @@ class GridDynamicsPolicy(BasePolicy):
             raise AttributeError(item)
         return getattr(self.inner, item)
 
-    def attach(self, platform) -> None:
-        """Forward to the inner policy."""
-        self.inner.attach(platform)
-
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Forward to the inner policy."""
         self.inner.bind(queue_names, account_names)

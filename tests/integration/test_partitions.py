@@ -246,7 +246,7 @@ def test_serving_needs_a_serving_partition_on_a_partitioned_system(tmp_path):
 
 def test_shipped_perlmutter_example_runs_on_its_partitions(tmp_path):
     # the shipped heterogeneous example (#23 item 8) for half a day with the fast plant: every Theta job (no
-    # queue field) goes to the default partition cpu, the gpu partition idles, both report
+    # queue field) goes to the default partition cpu, the [[workload]] training jobs to the gpu partition
     from scheduler_sim.app.config import load_config
     from scheduler_sim.app.runner import run_one
 
@@ -257,8 +257,17 @@ def test_shipped_perlmutter_example_runs_on_its_partitions(tmp_path):
     cfg = load_config("experiments/perlmutter_cpu_gpu.toml").with_overrides(
         {"trace.window_days": 0.5, "cooling.model": "fast"})
     out = run_one(cfg, tmp_path / "p.h5", headroom=True)
-    assert out.summary["partition_gpu_jobs"] == 0 and out.summary["partition_cpu_jobs"] > 0
+    assert out.summary["partition_gpu_jobs"] > 0 and out.summary["partition_cpu_jobs"] > 0
     assert "partition cpu: " in out.load_summary and "by default" in out.load_summary
+    assert "partition gpu: " in out.load_summary and "by partition" in out.load_summary
+    import h5py
+
+    with h5py.File(tmp_path / "p.h5") as f:
+        part = f["jobs/partition"][()].astype(str)
+        ids = f["jobs/job_id"][()]
+    from scheduler_sim.app.workloads import TRAINING_JOB_ID0
+
+    assert set(part[ids >= TRAINING_JOB_ID0]) == {"gpu"} and set(part[ids < TRAINING_JOB_ID0]) == {"cpu"}
     assert any(line.strip().startswith("plant, design day") for line in out.headroom)
 
 
@@ -286,3 +295,46 @@ def test_alea_machines_file_maps_swf_partitions(tmp_path):
     assert j["sim_start_s"].to_dict() == {1: 0.0, 2: 1.0, 3: 2.0, 4: 101.0}
     mapping = {(m["partition"], m["rule"]): m["jobs"] for m in res.info["partition_mapping"]}
     assert mapping == {("cpu", "by partition"): 2, ("gpu", "by partition"): 2}
+
+
+def test_workload_table_runs_in_its_partition_on_that_node_type():
+    # a [[workload]] table with partition = "gpu": its one training job (tp 2 x dp 2 = 4 GPUs = 2 gpu-test nodes of 2
+    # GPUs) runs on the gpu partition's nodes 4-5, beside a trace job on cpu; its node power is the gpu-test node
+    # model at the system's default CPU load (1.0) and each phase's GPU load: 50 + 1.0 x 50 + 2 x (50 + u x 450) W
+    from jobs.training import TrainingConstants
+    from scheduler_sim.app.workload_config import WorkloadConfig
+    from scheduler_sim.app.workloads import merge_jobs, training_jobs
+
+    sysm = System.from_spec(two_partition_spec(), source="two")
+    small = dict(name="small", layers=4, hidden=512, ffn_hidden=2048, heads=8, kv_heads=8, vocab=32000, seq_len=1024)
+    w = dict(family="training", name="t", model=small, gpu="h100-sxm", train_hours=1.0, failure_rate_per_gpu_h=0.0,
+             layout=dict(tp=2, dp=2, micro_batches=4))
+    tj = training_jobs([WorkloadConfig(**w, partition="gpu")], sysm, seed=1)
+    c = TrainingConstants()
+    assert tj.jobs["partition"].tolist() == ["gpu"] and tj.reports[0]["nodes"] == 2
+    jid = int(tj.jobs.job_id[0])
+    # compute, bubble, exposed-communication phases: 100 + 2 x (50 + u x 450) W at u = 1.0, 0.15, 0.25
+    assert tj.profiles[jid].power_W == pytest.approx((100 + 2 * (50 + c.util_compute * 450),
+                                                      100 + 2 * (50 + c.util_bubble * 450),
+                                                      100 + 2 * (50 + c.util_comm * 450)), rel=1e-12)
+    assert tj.profiles[jid].power_W[0] == pytest.approx(1100.0)
+    jobs = merge_jobs(_jobs([(1, 0, 4, 100, 100, "cpu")]), tj)
+    res = Simulation(jobs, sysm, "easy", window_start_s=0.0, window_s=1e6, plant=None, step_s=10.0,
+                     interval_s=10.0, workload_power_profiles=tj.power_series).run()
+    j = res.jobs.set_index("job_id")
+    assert j["partition"].to_dict() == {1: "cpu", jid: "gpu"}
+    assert j["sim_start_s"].to_dict() == {1: 0.0, jid: 0.0}   # both start at once: each in its own partition
+    runs = {int(a): (int(b), int(n)) for a, b, n in zip(res.allocations["job_id"], res.allocations["node_first"],
+                                                           res.allocations["node_count"])}
+    assert runs == {1: (0, 4), jid: (4, 2)}
+    ps = tj.power_series
+    dur = np.diff(np.append(ps["t_offset_s"].to_numpy(), tj.reports[0]["wall_s"]))
+    assert j.loc[jid, "energy_dc_J"] == pytest.approx(2 * float(np.dot(dur, ps["node_power_W"])), rel=1e-9)
+    mapping = {(r["partition"], r["rule"]): r["jobs"] for r in res.info["partition_mapping"]}
+    assert mapping == {("cpu", "by queue"): 1, ("gpu", "by partition"): 1}
+    # without partition the job goes where its queue "training" maps: the default partition cpu, whose nodes have
+    # no GPU; a partition that is not a batch partition of the system is refused, naming the batch partitions
+    with pytest.raises(ValueError, match=r"partition 'cpu'.*no GPU"):
+        training_jobs([WorkloadConfig(**w)], sysm, seed=1)
+    with pytest.raises(ValueError, match=r"partition 'gpus' is not a batch partition.*did you mean 'gpu'\?.*cpu, gpu"):
+        training_jobs([WorkloadConfig(**w, partition="gpus")], sysm, seed=1)

@@ -43,11 +43,24 @@ def open_report(html: Path, screenshot: Path | None = None) -> dict:
         images = page.eval_on_selector_all("img", "els => els.map(e => [e.naturalWidth, e.naturalHeight, e.alt])")
         figures = page.eval_on_selector_all(
             "figure", "els => els.map(e => [e.dataset.figure, (e.querySelector('figcaption')||{}).textContent||''])")
+        # layout of each figure as drawn (texts off the canvas, tick labels over each other, empty panels) and the
+        # share of its pixels that are not background, measured on the decoded image in the browser
+        layout = page.eval_on_selector_all("figure", """els => els.map(e => {
+            const img = e.querySelector('img'); const c = document.createElement('canvas');
+            c.width = img.naturalWidth; c.height = img.naturalHeight; const g = c.getContext('2d');
+            g.drawImage(img, 0, 0); const d = g.getImageData(0, 0, c.width, c.height).data; let ink = 0;
+            for (let i = 0; i < d.length; i += 16) { if (d[i] < 235 || d[i+1] < 235 || d[i+2] < 235) ink++; }
+            return [e.dataset.figure, e.dataset.overflow || '', e.dataset.empty || '', ink / (d.length / 16)];
+        })""")
+        tables = page.eval_on_selector_all("table", "els => els.map(t => Array.from(t.rows).map("
+                                                    "r => Array.from(r.cells).map(c => c.textContent)))")
+        headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
         title = page.title()
         if screenshot is not None:
             page.screenshot(path=str(screenshot), full_page=False)
         browser.close()
-    return {"errors": errors, "failed": failed, "images": images, "figures": figures, "title": title}
+    return {"errors": errors, "failed": failed, "images": images, "figures": figures, "title": title,
+            "layout": layout, "tables": tables, "headings": headings}
 
 
 def _check(info: dict, min_figures: int) -> None:
@@ -58,6 +71,33 @@ def _check(info: dict, min_figures: int) -> None:
     for name, cap in info["figures"]:
         assert cap.strip(), f"figure {name} has no caption"
         assert UNIT.search(cap), f"caption of {name} names no unit: {cap!r}"
+    for name, overflow, empty, ink in info["layout"]:
+        assert overflow == "", f"figure {name}: text off the figure or over other text: {overflow}"
+        assert empty == "", f"figure {name}: empty panel(s): {empty}"
+        assert ink > 0.01, f"figure {name} is blank ({ink:.4f} of its pixels drawn)"
+
+
+def _metric_rows(info: dict) -> dict[str, tuple[str, str]]:
+    """The headline-metric tables' rows: label -> (value, unit)."""
+    rows = {}
+    for t in info["tables"]:
+        if t and t[0][:4] == ["metric", "value", "unit", "definition"]:
+            rows.update({r[0]: (r[1], r[2]) for r in t[1:]})
+    return rows
+
+
+def _check_units(info: dict) -> dict[str, tuple[str, str]]:
+    """Every headline metric is declared: no ``(undeclared)`` unit; the dimensionless ones are the schema's."""
+    from scheduler_sim.io.schema import SUMMARY_METRICS
+
+    unitless = {m.label for m in SUMMARY_METRICS if m.shown == ""}
+    rows = _metric_rows(info)
+    assert rows, "no headline metric table"
+    for label, (value, unit) in rows.items():
+        assert unit != "(undeclared)", f"metric {label!r} has no declared unit"
+        if not unit and value != "n/a":
+            assert label in unitless or label.split(" (")[0] in unitless, f"metric {label!r} = {value} is shown without a unit"
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +108,69 @@ def run_h5(tmp_path_factory):
     return out
 
 
+def _cdu_header(info: dict) -> str:
+    return next(t[0][4] for t in info["tables"] if t and t[0][:2] == ["CDU", "heat [MWh]"])
+
+
 def test_run_report_opens_in_chromium(run_h5, tmp_path):
+    """A 1-day batch run (Theta, W27 plant): every figure laid out, every metric with its unit, the plant's limit."""
     assert main(["report", str(run_h5), "--out", str(tmp_path / "rep")]) == 0
     info = open_report(tmp_path / "rep" / "report.html")
     _check(info, min_figures=7)
     assert "hpctwin" in info["title"]
+    rows = _check_units(info)
+    assert rows["facility energy"][1] == "MWh" and rows["mean wait"][1] in ("min", "h", "days")
+    assert "27.0 degC (W27)" in _cdu_header(info)  # Theta's plant set point
+    assert "Jobs with the largest facility energy" in info["headings"]
+    assert "By month" not in info["headings"]  # a run of days has no monthly table
+
+
+@pytest.fixture(scope="module")
+def serving_h5(tmp_path_factory):
+    """The Azure conversation hour on the Frontier-like system (W32 plant), serving only."""
+    out = tmp_path_factory.mktemp("browser_serving") / "serving.h5"
+    assert main(["run", "experiments/llm_serving_azure_conv.toml", "--quiet", "--out", str(out)]) == 0
+    return out
+
+
+def test_serving_hour_report_in_chromium(serving_h5, tmp_path):
+    """A 1-hour serving run: latency against the SLOs, goodput, power per replica; no empty batch sections; the
+    serving metrics in their own units (not hours); the supply limit of the Frontier-like plant, 32 degC."""
+    assert main(["report", str(serving_h5), "--out", str(tmp_path / "rep")]) == 0
+    info = open_report(tmp_path / "rep" / "report.html")
+    _check(info, min_figures=6)
+    names = [n for n, _ in info["figures"]]
+    assert {"serving_latency", "serving_throughput", "serving_power"} <= set(names)
+    assert not {"occupancy", "wait_vs_size", "utilisation_queue"} & set(names)  # no batch job: left out, not empty
+    assert "Jobs with the largest facility energy" not in info["headings"]
+    rows = _check_units(info)
+    assert rows["TTFT (p50)"][1] in ("s", "ms") and rows["TTFT (p50)"][1] != "h"
+    assert rows["goodput"][1] == "req/s" and 5.0 < float(rows["goodput"][0]) < 6.0  # 5.46 req/s (docs/serving.md)
+    assert rows["tokens per second per GPU"][1] == "tokens/s"
+    assert "mean wait" not in rows  # the schedule group of a run without batch jobs
+    assert "32.0 degC (W32)" in _cdu_header(info)
+    caps = dict(info["figures"])
+    assert "TTFT 1 s" in caps["serving_latency"] and "TPOT 50 ms" in caps["serving_latency"]
+
+
+def test_thirty_day_report_in_chromium(tmp_path):
+    """A 30-day batch run (fast plant): figures laid out at a month's length, and the monthly table."""
+    out = tmp_path / "m30.h5"
+    assert main(["run", "--days", "30", "--cooling", "fast", "--quiet", "--out", str(out)]) == 0
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 0
+    info = open_report(tmp_path / "rep" / "report.html")
+    _check(info, min_figures=7)
+    _check_units(info)
+    assert "By month" in info["headings"]
+    month = next(t for t in info["tables"] if t and t[0][0] == "month")
+    assert len(month) >= 3 and [r[0] for r in month[1:3]] == ["2022-07", "2022-08"]  # window from day 181: July
+    import h5py
+
+    with h5py.File(out) as f:
+        t = f["timeseries/time_s"][()]
+    span_days = t.size * float(t[1] - t[0]) / 86400.0
+    assert span_days > 31
+    assert abs(sum(float(r[1]) for r in month[1:]) - span_days) < 0.1 * len(month)  # the months tile the run
 
 
 def test_cooling_only_report_opens_in_chromium(tmp_path):

@@ -1,8 +1,8 @@
 """docs/site_guide.md: run its commands in order in a fresh folder, as a new user would, and check what it claims.
 
 Every line of a ```bash block that starts with ``.venv/bin/hpctwin`` is run through the CLI (``scheduler_sim.app.cli.main``)
-in a temporary working directory; the install line is skipped (the suite already runs installed). The ``--set``
-what-if of section 5 is in a plain block (it needs the overrides of branch runfaults), so it is not run here.
+in a temporary working directory; the install line is skipped (the suite already runs installed). Section 5's
+``--set partition.gpu.nodes=+20%`` what-if is run as well.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def guide_commands() -> list[list[str]]:
 def test_guide_lists_the_steps():
     cmds = [c[:2] for c in guide_commands()]
     assert cmds == [["list", "node-types"], ["site", "new"], ["site", "check"], ["run", "--system"],
-                    ["site", "new"], ["site", "check"], ["run", "--system"]]
+                    ["run", "--system"], ["site", "new"], ["site", "check"], ["run", "--system"]]
     assert "--set partition.gpu.nodes=+20%" in GUIDE.read_text()
 
 
@@ -51,7 +51,13 @@ def test_follow_the_guide(tmp_path, capsys):
     # what the guide says it shows
     assert "note: the full load exceeds the firm feed by 223 kW (N+1 not held)" in out
     assert "note: the full load exceeds the firm feed by 503 kW (N+1 not held)" in out
-    assert out.count("headroom:") == 2 and "partition cpu: 145 job(s) by default" in out
+    assert out.count("headroom:") == 3 and "partition cpu: 145 job(s) by default" in out
+    # the --set what-if on the plant as built: one more tower cell for the design day
+    assert "needs                 1 more tower cell(s) of the same size (4 -> 5)" in out
+    assert "chiller-free" in out and "N+1, design day" in out
+    with h5py.File(tmp_path / "out" / "mysite-set.h5") as f:
+        assert int(f["/partitions/n_nodes"][1]) == 154 and f["/timeseries/cdu/Q_flow_W"].shape[1] == 3
+        assert [x.decode() for x in f["/headroom/n_plus_one_case"][:]][1] == "one tower cell out"
     with h5py.File(tmp_path / "out" / "mysite-gpu20.h5") as f:
         assert [x.decode() for x in f["/partitions/name"][:]] == ["cpu", "gpu"]
         assert int(f["/partitions/n_nodes"][1]) == 154

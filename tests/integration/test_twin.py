@@ -47,10 +47,6 @@ class _ForkAt(BasePolicy):
     def __init__(self, inner: BasePolicy, t_fork: float, horizon: float) -> None:
         self.inner, self.t_fork, self.horizon = inner, t_fork, horizon
         self.fork = None
-        self.sim = None
-
-    def attach(self, sim):
-        self.sim = sim
 
     def bind(self, queue_names, account_names):
         self.inner.bind(queue_names, account_names)
@@ -61,7 +57,8 @@ class _ForkAt(BasePolicy):
     def schedule(self, view):
         if self.fork is None and view.now_s >= self.t_fork:
             import copy
-            self.fork = self.sim.fork(copy.deepcopy(self.inner))
+            self.snap = view.lookahead.snapshot()  # the fork/rollout service: the policy never holds the platform
+            self.fork = self.snap._fork.fork(copy.deepcopy(self.inner))  # the fork a rollout runs (to read it)
             self.t = view.now_s
             self.score = self.fork.rollout(view.now_s + self.horizon)
             self.queued_at_fork = list(view.queue)
@@ -150,6 +147,8 @@ def test_fork_pickles(system16):
     Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
     f2 = pickle.loads(pickle.dumps(probe.fork))
     assert np.array_equal(f2.start, probe.fork.start, equal_nan=True)
+    s2 = pickle.loads(pickle.dumps(probe.snap))  # a snapshot pickles (MPI rollouts) and keeps its time
+    assert s2.now_s == probe.snap.now_s == probe.t
 
 
 _MPI_TWIN = """
@@ -248,3 +247,62 @@ def test_twin_of_the_plain_policy_writes_the_plain_run_with_requeues_and_measure
         e = float((al["it_power_W"][rows] * (al["end_s"][rows] - al["start_s"][rows])).sum())
         assert np.all(al["it_power_W"][rows] > 0)
         assert e == pytest.approx(float(res.jobs.loc[res.jobs["job_id"] == jid, "energy_it_J"].iloc[0]), rel=1e-12)
+
+
+class _LinearPlant:
+    """A plant whose steady cooling power is ``a * sum(Q) + c * (T_wb - 273.15)`` [W] (an analytic stand-in for the
+    quasi-steady plant's ``steady_outputs``)."""
+
+    P_cooling_index = 0
+
+    def __init__(self, a: float, c: float) -> None:
+        self.a, self.c = a, c
+
+    def steady_outputs(self, heat_W, T_wb_K):
+        return (self.a * heat_W.sum(axis=1) + self.c * (T_wb_K - 273.15))[:, None]
+
+
+def test_rollout_cooling_energy_is_the_plant_integral_over_the_horizon(system16):
+    """With a RolloutCooling, a rollout's cooling energy is the plant's power integrated over the horizon. For the
+    linear plant above and a wet-bulb rising linearly in time the integral is analytic:
+    E_cooling = a E_heat + c (T(t) + T(t + H) - 2 * 273.15) / 2 * H (midpoint steps integrate a linear T exactly),
+    and E_heat = E_it on this fully liquid-cooled system without facility stages (overheads absent)."""
+    from scheduler_sim.kernel.lookahead import RolloutCooling
+
+    jobs = make_jobs(_workload(n=20))
+    probe = _ForkAt(make_policy("easy"), t_fork=1000.0, horizon=7000.0)
+    Simulation(jobs, system16, probe, window_start_s=0.0, window_s=1e6).run()
+    t, h = probe.t, probe.horizon
+    wb = lambda ts: 280.0 + 1e-4 * np.asarray(ts, float)  # noqa: E731 - 0.36 K per hour
+    frozen = probe.snap.rollout(make_policy("easy"), t + h)
+    a, c = 0.04, 50.0
+    cooled = probe.snap.rollout(make_policy("easy"), t + h, RolloutCooling(_LinearPlant(a, c), wb, step_s=300.0))
+    assert cooled["E_it_J"] == pytest.approx(frozen["E_it_J"], rel=1e-12)  # same schedule, finer steps
+    assert cooled["wait_s"] == frozen["wait_s"] and cooled["started"] == frozen["started"]
+    expect = a * cooled["E_it_J"] + c * (0.5 * (wb(t) + wb(t + h)) - 273.15) * h
+    assert cooled["E_cooling_J"] == pytest.approx(expect, rel=1e-12)
+    assert cooled["E_facility_J"] == pytest.approx(cooled["E_it_J"] + expect, rel=1e-12)
+    # the snapshot is never advanced: a second rollout from it gives the same score
+    assert probe.snap.rollout(make_policy("easy"), t + h) == frozen
+
+
+def test_twin_decisions_see_the_cooling_of_the_horizon(system16):
+    """The twin with rollout cooling scores each candidate with its cooled facility energy: a plant whose cooling
+    grows with the wet-bulb raises every candidate's J by the same weather term, and a plant with a large cooling
+    per heat watt makes the energy weight pick the candidate that runs least inside the horizon (plain FCFS here),
+    where the frozen ratio (5 %) leaves the wait term in charge."""
+    from scheduler_sim.kernel.lookahead import RolloutCooling
+
+    jobs = make_jobs(_workload(n=80))
+    pool = ["fcfs+easy", "fcfs"]
+    obj = Objective(w_wait_per_s=1 / 3600, w_energy_per_J=1 / 3.6e6)  # one point per kWh
+    plain = TwinPolicy(pool, horizon_s=7200.0, period_s=900.0, objective=obj)
+    Simulation(jobs, system16, plain, window_start_s=0.0, window_s=1e6).run()
+    hot = TwinPolicy(pool, horizon_s=7200.0, period_s=900.0, objective=obj,
+                     cooling=RolloutCooling(_LinearPlant(5.0, 0.0), lambda ts: np.full(len(ts), 290.0), 600.0))
+    Simulation(jobs, system16, hot, window_start_s=0.0, window_s=1e6).run()
+    first_plain, first_hot = plain.decisions[0], hot.decisions[0]
+    assert first_plain[0] == first_hot[0]  # same first decision time and state
+    # cooled J = frozen J + w_energy * (E_cool - 0.05 E_it) with E_cool = 5 E_it: every score rises
+    assert all(jh > jp for jh, jp in zip(first_hot[3], first_plain[3]))
+    assert sum(d[2] == 0 for d in plain.decisions) > sum(d[2] == 0 for d in hot.decisions)

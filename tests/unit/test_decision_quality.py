@@ -82,15 +82,15 @@ def test_perturbed_fork_sees_wrong_runtimes_and_arrivals_but_the_main_run_does_n
     seen = {}
 
     class Probe(NoisyTwinPolicy):
-        def decide(self, now_s, queue_length):
-            base = self._sim.fork(None)
-            perturb_fork(base, np.random.default_rng(0), 0.5, 3600.0)
-            seen["fork"], seen["main"], seen["now"] = base.jobdata, self._sim.jobdata, now_s
+        def snapshot(self, view):
+            snap = view.lookahead.snapshot()
+            perturb_fork(snap, np.random.default_rng(0), 0.5, 3600.0)
+            base = snap._fork
+            seen["fork"], seen["main"], seen["now"] = base.jobdata, sim.jobdata, view.now_s
             seen["heap"] = [e for e in base.state.env._heap if e[1] == 3]
-            return super().decide(now_s, queue_length)
+            return super().snapshot(view)
 
-    sim.policy = pol = Probe(0.5, 3600.0, seed=0, period_s=1e9)
-    pol.attach(sim)
+    sim.policy = Probe(0.5, 3600.0, seed=0, period_s=1e9)
     truth = sim.jobdata.runtime.copy()
     sim.run()
     f, m = seen["fork"], seen["main"]

@@ -176,3 +176,31 @@ def test_sweep_frontier_gives_each_condition_its_own_front(tmp_path):
     assert "weather=cold" in fronts[0].caption and "weather=hot" in fronts[1].caption
     # two points normalised to (0, 1) and (1, 0) tie for the knee: the first is taken
     assert (tmp_path / "two" / "frontier_1.csv").read_text().splitlines()[1:] == ["a,1.0,5.0,1", "b,3.0,4.0,0"]
+
+
+def test_frontier_cli_gives_each_condition_its_own_front(tmp_path, capsys):
+    """``hpctwin frontier`` on a sweep with a condition axis (weather) shows one front per condition, as the sweep
+    report: b is dominated by c across conditions but not under its own weather; one CSV per condition.
+    ``--across-conditions`` gives the single front of before."""
+    from scheduler_sim.app.cli import main
+
+    d = _summary(tmp_path, [("a", 1, 5, "done"), ("b", 3, 4, "done"), ("c", 2, 3, "done"), ("d", 4, 1, "done")])
+    weather = {"a": "hot", "b": "hot", "c": "cold", "d": "cold"}
+    with h5py.File(d / "summary.h5", "a") as f:
+        f.attrs["study_file"] = '[axes]\n"scheduler.policy" = ["x", "y"]\n"cooling.weather" = ["hot", "cold"]\n'
+        del f["scenarios/config_json"]
+        f["scenarios/config_json"] = np.array(
+            [json.dumps({"trace": {"enabled": True, "window_days": 7.0}, "cooling": {"weather": weather[n]}})
+             for n in "abcd"], dtype=h5py.string_dtype())
+    rc = main(["frontier", str(d), "--csv", str(tmp_path / "f.csv"), "--plot", str(tmp_path / "f.png")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "condition weather=cold" in out and "condition weather=hot" in out
+    assert out.count("front 2 of 2 scenario(s)") == 2
+    assert (tmp_path / "f_0.csv").read_text().splitlines()[1:] == ["c,2.0,3.0,1", "d,4.0,1.0,0"]
+    assert (tmp_path / "f_1.csv").read_text().splitlines()[1:] == ["a,1.0,5.0,1", "b,3.0,4.0,0"]
+    assert (tmp_path / "f_0.png").stat().st_size > 0 and (tmp_path / "f_1.png").stat().st_size > 0
+    rc = main(["frontier", str(d), "--across-conditions", "--csv", str(tmp_path / "all.csv")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "front 3 of 4 scenario(s)" in out and "condition" not in out
+    assert [r.split(",")[0] for r in (tmp_path / "all.csv").read_text().splitlines()[1:]] == ["a", "c", "d"]

@@ -121,3 +121,56 @@ def test_design_day_is_the_day_of_highest_mean_wet_bulb():
     assert (df["month"].to_numpy()[24 * k], df["day"].to_numpy()[24 * k]) == (m, d)
     assert mean == pytest.approx(wb[k].mean()) and mx == pytest.approx(wb[k].max())
     assert math.isfinite(mean)
+
+
+def test_n_plus_one_and_chiller_free_hours_in_the_headroom_and_its_file(theta_plant, tmp_path):
+    import datetime as dt
+    import types
+
+    import h5py
+
+    from cooling_fmu.redundancy import n_plus_one
+    from scheduler_sim.io.schema import SchemaWriter, lookup
+
+    s = load_system("theta")
+    # 120 intervals of 30 min from 2022-01-31 12:00 UTC: 12 h in January (24 intervals), 48 h in February; the
+    # chiller runs in intervals 5-9 (January) and 30-39 (February): 12 - 2.5 = 9.5 and 48 - 5 = 43 chiller-free h
+    time_s = np.arange(120) * 1800.0
+    origin = dt.datetime(2022, 1, 31, 12, tzinfo=dt.timezone.utc).timestamp()
+    q = np.zeros(120)
+    q[5:10] = 2e5
+    q[30:40] = 1e5
+    q[50] = 0.5                                    # below 1 W: chiller off
+    facility = {"P_facility_W": np.full(120, 1e6), "T_wb_K": np.full(120, 290.15), "Q_flow_chiller": q}
+    cdu = {"Q_flow_W": np.full((120, 6), 2e5), "T_sec_sup": np.full((120, 6), theta_plant.cdu.T_sec_sup_set_K)}
+    design = types.SimpleNamespace(wet_bulb_K=297.15, source="test")
+    h = run_headroom(s, facility, cdu, time_s, theta_plant, design, origin)
+    assert h.has_chiller and h.chiller_free == {"2022-01": (9.5, 12.0), "2022-02": (43.0, 48.0)}
+    # N+1 at the design wet-bulb and the machine's full-load heat: the cases of cooling_fmu.redundancy, in its order
+    want = n_plus_one(theta_plant, 297.15, full_load_heat_W(s))
+    assert [(c.name, c.ok) for c in h.n_plus_one] == [(c.name, c.ok) for c in want]
+    assert [c.name for c in h.n_plus_one] == ["all units", "one tower cell out", "one facility pump out",
+                                              "one tower pump out"]
+    text = "\n".join(h.lines())
+    assert "chiller-free          52.5 of 60.0 h (2022-01 9.5 of 12.0 h, 2022-02 43.0 of 48.0 h)" in text
+    assert "N+1, design day       one tower cell out " in text
+    # a single tower cell and a single pump have no standby: those cases fail, saying so
+    one = theta_plant.model_copy(update={"tower": theta_plant.tower.model_copy(update={"n_cells": 1})})
+    h1 = run_headroom(s, facility, cdu, time_s, one, design, origin)
+    assert (h1.n_plus_one[1].ok, h1.n_plus_one[1].note) == (False, "a single cell: no standby")
+    assert "one tower cell out FAILS (a single cell: no standby)" in "\n".join(h1.lines())
+    # no chiller: every simulated hour is chiller-free
+    nochill = theta_plant.model_copy(update={"chiller": theta_plant.chiller.model_copy(update={"enabled": False})})
+    h2 = run_headroom(s, facility, cdu, time_s, nochill, design, origin)
+    assert not h2.has_chiller and h2.chiller_free == {"2022-01": (12.0, 12.0), "2022-02": (48.0, 48.0)}
+    # the file's /headroom group, every path declared in the run schema
+    with h5py.File(tmp_path / "h.h5", "w") as f:
+        h.write(SchemaWriter(f, "run"))
+    with h5py.File(tmp_path / "h.h5") as f:
+        g = f["headroom"]
+        assert [x.decode() for x in g["n_plus_one_case"][()]] == [c.name for c in want]
+        assert g["n_plus_one_ok"][()].tolist() == [c.ok for c in want]
+        assert g["chiller_free_h"][()].tolist() == [9.5, 43.0] and g["simulated_h"][()].tolist() == [12.0, 48.0]
+        assert g.attrs["feed_W"] == h.feed_W and g.attrs["has_chiller"] == 1.0
+        assert g.attrs["capacity_design_W"] == pytest.approx(h.capacity_design_W)
+        assert lookup("run", "/headroom/chiller_free_h") is not None

@@ -26,14 +26,12 @@ class _ForkOnce(BasePolicy):
 
     def __init__(self) -> None:
         self.inner = make_policy("fcfs", "none")
-        self.sim = self.fork = None
-
-    def attach(self, sim):
-        self.sim = sim
+        self.fork = None
 
     def schedule(self, view):
         if self.fork is None and view.now_s >= 10.0:
-            self.fork = self.sim.fork(copy.deepcopy(self.inner))
+            self.fork = view.lookahead.snapshot()._fork.fork(copy.deepcopy(self.inner))
+            self.sim = view.lookahead._platform  # the test reads the live platform to compare (no policy does)
             self.main_state = self.sim.state
         return self.inner.schedule(view)
 

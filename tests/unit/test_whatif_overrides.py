@@ -206,3 +206,58 @@ def test_toml_writer_round_trips():
     d = {"a": 1, "b": {"c": [1.5, float("inf")], "d": {"e": "x\"y", "f": True}}, "g": [[0.25, 0.9], [1.0, 0.95]],
          "h": [{"k": 1}]}
     assert tomllib.loads(toml_dumps(d)) == d
+
+
+def test_partition_keys_resize_a_partition_and_relay_its_racks_and_cdus(tmp_path):
+    from cooling_fmu.params import load_plant_params
+    from power import load_system
+
+    cfg = RunConfig(system="perlmutter")
+    assert resolve_key("partition.gpu.nodes", cfg) == ("partition", "gpu.nodes")
+    assert resolve_key("system.partition.cpu.rack_limit_kW", cfg) == ("partition", "cpu.rack_limit_kW")
+    # +20 % GPU nodes: 1536 x 1.2 = 1843.2 -> 1843 nodes at 128 per rack = ceil(14.4) = 15 racks (was 12); 12 + 15 =
+    # 27 racks on 4 positions per CDU: the 24 positions of 6 CDUs are full, 3 racks go to a 7th CDU (position 27 empty)
+    c = apply_sets(cfg, ["partition.gpu.nodes=+20%"])
+    s = load_system(c.system)
+    gpu = s.partition("gpu")
+    assert (gpu.n_nodes, gpu.n_racks, gpu.cdus, s.n_cdus, s.n_nodes) == (1843, 15, (3, 4, 5, 6), 7, 3072 + 1843)
+    assert load_plant_params(c.cooling.plant).n_cdu == 7                       # the plant follows, CDU as shipped
+    assert load_plant_params(c.cooling.plant).cdu == load_plant_params("perlmutter").cdu
+    assert c.overrides == ["partition.gpu.nodes=+20%"]
+    # fewer racks: CPU 3072 -> 2000 nodes at 256 per rack = 8 racks (was 12): 4 positions of CDU 2 left empty,
+    # still 6 CDUs and the plant as shipped
+    c = apply_sets(cfg, ["partition.cpu.nodes=2000"])
+    s = load_system(c.system)
+    assert (s.partition("cpu").n_racks, s.n_cdus, s.n_racks, c.cooling.plant) == (8, 6, 20, "")
+    # denser racks, same node count: nodes_per_rack 256 -> 384 = 8 racks again
+    s = load_system(apply_sets(cfg, ["partition.cpu.nodes_per_rack=x1.5"]).system)
+    assert (s.partition("cpu").n_nodes, s.partition("cpu").n_racks) == (3072, 8)
+    # any field of the table, given in the file or not
+    s = load_system(apply_sets(cfg, ["partition.gpu.default_gpu_util=0.9"]).system)
+    assert s.partition("gpu").default_gpu_util == 0.9 and s.partition("cpu").default_gpu_util == 0.5
+    # a misspelt partition or key: "did you mean"
+    with pytest.raises(ConfigError, match=r"no partition 'gpux'; did you mean 'gpu'\?.*partitions: cpu, gpu"):
+        apply_sets(cfg, ["partition.gpux.nodes=+20%"])
+    with pytest.raises(ConfigError, match=r"did you mean .*'partition.gpu.nodes'"):
+        apply_sets(cfg, ["partition.gpu.nodez=10"])
+    with pytest.raises(ConfigError, match=r"has no \[\[partition\]\] tables.*system.nodes"):
+        apply_sets(RunConfig(), ["partition.compute.nodes=10"])
+    with pytest.raises(ConfigError, match=r"integers >= 1"):
+        apply_sets(cfg, ["partition.gpu.nodes=0.5"])
+
+
+def test_partition_set_on_a_site_keeps_its_plant_beside_the_system_file(tmp_path):
+    # a site's system file names its plant by a path relative to itself (hpctwin site new); the derived system file
+    # lives in the cache, so the path is made absolute, and the derived plant (7 CDUs) is built from that plant
+    from cooling_fmu.params import PLANTS_DIR, load_plant_params
+    from power import load_system
+    from power.system import SYSTEMS_DIR
+
+    text = (SYSTEMS_DIR / "perlmutter.toml").read_text().replace('cooling_plant = "perlmutter"',
+                                                                 'cooling_plant = "pm_plant.toml"')
+    (tmp_path / "pm.toml").write_text(text)
+    (tmp_path / "pm_plant.toml").write_text((PLANTS_DIR / "perlmutter.toml").read_text())
+    c = apply_sets(RunConfig(system=str(tmp_path / "pm.toml")), ["partition.gpu.nodes=+20%"])
+    s = load_system(c.system)
+    assert s.cooling_plant == str((tmp_path / "pm_plant.toml").resolve()) and s.n_cdus == 7
+    assert load_plant_params(c.cooling.plant).n_cdu == 7 and "pm_plant+set-" in c.cooling.plant

@@ -38,9 +38,9 @@ from ...io.hdf5 import DamagedFileError, check_output, check_schema, describe_un
 from ...kernel.progress import Spinner
 from ..attribution import DEFAULT_T_SUPPLY_LIMIT_K, T_SUPPLY_TOLERANCE_K, load_result, read_attribution
 from ..limits import ashrae_class, supply_limit, supply_limit_of_plant
-from .catalogue import column_unit, describe, format_value, grouped_rows
+from .catalogue import describe, format_value, grouped_rows
 
-__all__ = ["make_report", "RUN_FIGURES"]
+__all__ = ["make_report", "make_compare_report", "RUN_FIGURES"]
 
 RUN_FIGURES = ("facility_power", "pue_weather", "cdu_heatmap", "utilisation_queue", "occupancy", "wait_vs_size",
                "energy_breakdown")
@@ -96,9 +96,12 @@ def _save(fig, out_dir: Path, name: str) -> bytes:
     """
     import matplotlib.pyplot as plt  # heavy (matplotlib): imported only when a report is drawn
 
+    from .figures import layout_problems
+
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     png = buf.getvalue()
+    _LAYOUT[name] = layout_problems(fig)  # shown on the page (data-overflow, data-empty) for the browser test
     atomic_write_bytes(out_dir / f"{name}.png", png, what="figure")
     with atomic_output(out_dir / f"{name}.svg", what="figure") as fh:
         fig.savefig(fh, format="svg")
@@ -108,9 +111,15 @@ def _save(fig, out_dir: Path, name: str) -> bytes:
     return png
 
 
+#: Per saved figure: texts that run off it and empty panels (:func:`figures.layout_problems`), for the page.
+_LAYOUT: dict[str, dict[str, list[str]]] = {}
+
+
 def _img(png: bytes, name: str, caption: str) -> dict[str, str]:
-    """One figure for the templates: its name, caption and PNG as base64 text."""
-    return {"name": name, "caption": caption, "b64": base64.b64encode(png).decode("ascii")}
+    """One figure for the templates: its name, caption, PNG as base64 text and layout problems (``|``-joined)."""
+    lay = _LAYOUT.get(name, {})
+    return {"name": name, "caption": caption, "b64": base64.b64encode(png).decode("ascii"),
+            "overflow": " | ".join(lay.get("overflow", [])), "empty": " | ".join(lay.get("empty", []))}
 
 
 def _text(v) -> str:
@@ -143,16 +152,18 @@ FACILITY_ONLY = ("E_facility_J", "E_cooling_J", "mean_P_facility_W", "peak_P_fac
                  "WUE_L_per_kWh")
 
 
-def _metric_tables(summary: dict[str, float]) -> dict:
+def _metric_tables(summary: dict[str, float], batch: bool = True) -> dict:
     """The metric tables for the templates: one per group (schedule, energy, cooling, water, ...), rows of human
-    name, value, unit, definition; ``no_plant`` when no cooling plant was modelled (facility figures left out).
+    name, value, unit, definition; ``no_plant`` when no cooling plant was modelled (facility figures left out);
+    ``no_batch`` when the run had no batch job (the schedule group, all zeros and NaN then, is left out).
     """
     pue = summary.get("PUE", float("nan"))
     no_plant = not (isinstance(pue, float) and np.isfinite(pue))
     if no_plant:  # no plant: facility figures are not defined
         summary = {k: v for k, v in summary.items() if k not in FACILITY_ONLY}
-    return {"no_plant": no_plant, "groups": [(group.capitalize(), [tuple(_text(c) for c in r) for r in rows])
-                                             for group, rows in grouped_rows(summary)]}
+    groups = [(group, rows) for group, rows in grouped_rows(summary) if batch or group != "schedule"]
+    return {"no_plant": no_plant, "no_batch": not batch,
+            "groups": [(group.capitalize(), [tuple(_text(c) for c in r) for r in rows]) for group, rows in groups]}
 
 
 def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
@@ -230,6 +241,7 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
             _SPINNER.__exit__(None, None, None)
         _SPINNER = None
         _FILE_WARNINGS = []
+        _LAYOUT.clear()
 
 
 def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float, gantt_color: str = "job") -> Path:
@@ -245,7 +257,13 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
     T_lim = float(att.attrs.get("T_supply_limit_K", DEFAULT_T_SUPPLY_LIMIT_K))  # the plant's (the runner writes it)
     T_tol = float(att.attrs.get("T_supply_tolerance_K", 0.0))
     w_class = ashrae_class(T_lim)
-    t0 = float(res.time_s[0]) + gantt_start_day * 86400.0
+    cooled_run = bool(np.isfinite(pue_run))
+    run_t0, run_t1 = _run_span(res)
+    t0 = run_t0 + gantt_start_day * 86400.0
+    t1 = min(t0 + gantt_days * 86400.0, run_t1)  # a 1-hour run gets a 1-hour window, not 3 days of nothing
+    batch = _batch_jobs(res.jobs)
+    serving = _serving(path)
+    n_serving = int(serving["nodes"].size) if serving is not None else 0
     figs = {
         "facility_power": (F.power_stack(ts, tax),
                            "Facility power stacked by component (top, MW); conversion losses and cooling alone "
@@ -257,19 +275,27 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
                         f"Heat delivered to each CDU (kW) and the share of each time bin its supply to the racks is "
                         f"above the plant's limit, {T_lim - 273.15:.1f} degC (its set point, ASHRAE {w_class}), + "
                         f"{T_tol:g} K [%]."),
-        "utilisation_queue": (F.utilisation_queue(res.facility, n_nodes, tax),
-                              "Share of nodes running a job [%], and the number of queued and running jobs [jobs]."),
-        "occupancy": _occupancy(path, res, n_nodes, t0, t0 + gantt_days * 86400.0, tax, gantt_color),
-        "wait_vs_size": (F.wait_vs_size(res.jobs),
-                         "Wait time [h] against job size [nodes], coloured by run time [h]; black bars are the median "
-                         "per size."),
-        "energy_breakdown": (F.energy_breakdown(att.totals, np.asarray(att.jobs["PUE_effective"]),
-                                                np.asarray(att.jobs["E_it_J"]), float(att.pseudo["PUE_effective"][0]),
-                                                pue_run),
-                             "Energy of the run by component [MWh] (linear bars, values written beside them), and the "
-                             "effective PUE [-] of the jobs, each job weighted by its IT energy [MWh] (cooling "
-                             "attributed by heat share per interval)."),
     }
+    if batch:  # sections of batch jobs only when the run has some (a serving-only run has none)
+        figs["utilisation_queue"] = (F.utilisation_queue(res.facility, n_nodes, tax, serving_nodes=n_serving),
+                                     "Share of nodes running a batch job" + (" or reserved for the serving partition"
+                                                                             if n_serving else "")
+                                     + " [%], and the number of queued and running jobs [jobs].")
+    if serving is not None:
+        figs.update(_serving_figures(serving, tax))
+    if batch:
+        if t1 > t0:
+            figs["occupancy"] = _occupancy(path, res, n_nodes, t0, t1, tax, gantt_color)
+        figs["wait_vs_size"] = (F.wait_vs_size(res.jobs),
+                                "Wait time [h] against job size [nodes], coloured by run time [h]; black bars are the "
+                                "median per size.")
+    has_job_energy = bool(np.any(np.asarray(att.jobs["E_it_J"]) > 0)) if len(res.jobs) else False
+    figs["energy_breakdown"] = (
+        F.energy_breakdown(att.totals, np.asarray(att.jobs["PUE_effective"]), np.asarray(att.jobs["E_it_J"]),
+                           float(att.pseudo["PUE_effective"][0]), pue_run),
+        "Energy of the run by component [MWh] (linear bars, values written beside them)"
+        + (", and the effective PUE [-] of the jobs, each job weighted by its IT energy [MWh] (cooling attributed by "
+           "heat share per interval)." if has_job_energy and cooled_run else "."))
     if "node_power_model_W" in res.jobs:  # the run used measured job power: compare it with the model
         figs["power_measured_vs_model"] = F.measured_vs_model(res.jobs)
     parts = []
@@ -294,17 +320,214 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         policy=_text(a.get("policy")), seed=seed, schema_version=_text(a.get("schema_version")),
         software_version=_text(a.get("software_version")), git_sha=_text(a.get("git_sha")),
         created=_text(prov.get("created")), pue_definition=_text(a.get("pue_definition", "")),
-        metrics=_metric_tables(res.summary), figures=parts,
+        metrics=_metric_tables(res.summary, batch=bool(batch)), figures=parts, training=_training_rows(res),
+        monthly=_monthly(path, res, ts), workload=_workload_tables(path),
+        headline=_headline(res.summary, att, T_lim, T_tol, w_class, bool(batch), serving is not None),
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
         cdu_limit_header=f"time above {T_lim - 273.15:.1f} degC ({w_class}) + {T_tol:g} K [h]", headroom=_headroom_text(res),
+        fast_check=_fast_check_text(prov),
         provenance=[("Configuration", _pretty(a.get("config_json", "{}"))),
                     ("Input checksums (SHA-256)", _pretty(prov.get("input_checksums_json", "{}"))),
                     ("Versions", _pretty(prov.get("versions_json", "{}"))),
                     ("Run information", _pretty(prov.get("info_json", "{}"))),
                     ("Trace load report", _pretty(prov.get("load_report_json", "{}")))])
     return _write_html(out, page)
+
+
+def _run_span(res) -> tuple[float, float]:
+    """Simulated span of a run [s]: the first interval's start to the last interval's end."""
+    t = np.asarray(res.time_s, dtype=float)
+    dt = float(t[1] - t[0]) if t.size > 1 else 0.0
+    return (float(t[0]), float(t[-1]) + dt) if t.size else (0.0, 0.0)
+
+
+def _batch_jobs(jobs) -> int:
+    """Number of batch jobs of a run (rows of ``/jobs``; 0 in a serving-only or cooling-less serving run)."""
+    return int(len(jobs)) if jobs is not None else 0
+
+
+def _serving(path: Path) -> dict | None:
+    """The ``/serving`` group of a run file (requests, power, SLOs, deployment), or None when it has none."""
+    with h5py.File(path, "r") as f:
+        if "serving" not in f:
+            return None
+        g = f["serving"]
+        req = {k: g["requests"][k][()] for k in ("ttft_s", "tpot_s", "e2e_s", "status", "first_token_s", "finish_s",
+                                                 "output_tokens", "slo_met") if k in g["requests"]}
+        pw = g["power"]
+        out = {"requests": req, "t_s": pw["time_s"][()], "P_gpu_W": pw["P_gpu_W"][()], "P_node_W": pw["P_node_W"][()],
+               "nodes": pw["nodes"][()], "ttft_slo_s": float(g.attrs.get("ttft_slo_s", float("nan"))),
+               "tpot_slo_s": float(g.attrs.get("tpot_slo_s", float("nan"))),
+               "origin": float(g.attrs.get("time_origin_unix_s", float("nan"))),
+               "deployment": _json(g.attrs.get("deployment_json", "{}")), "router": _text(g.attrs.get("router", ""))}
+        cfg = _json(f.attrs.get("config_json", "{}"))
+    # simulation time of request-trace time 0, as the runner places the partition (app/runner.py: t_serv)
+    try:
+        out["offset_s"] = (float((cfg.get("trace") or {}).get("window_start_days", 0.0)) * 86400.0
+                           + float((cfg.get("serving") or {}).get("offset_s", 0.0)))
+    except (TypeError, ValueError):
+        out["offset_s"] = 0.0
+    dep = out["deployment"]
+    replicas = int(dep.get("replicas", out["P_gpu_W"].shape[1] if out["P_gpu_W"].ndim == 2 else 1))
+    n_pre = int((dep.get("disaggregation") or {}).get("prefill_replicas", 0) or 0)
+    out["roles"] = (["prefill"] * n_pre + ["decode"] * (replicas - n_pre)) if n_pre else ["prefill + decode"] * replicas
+    out["tp"] = int(dep.get("tensor_parallel", 1))
+    out["n_gpus"] = replicas * out["tp"]
+    out["gpu_max_W"] = (dep.get("gpu") or {}).get("max_power_W")
+    return out
+
+
+def _json(v) -> dict:
+    try:
+        d = json.loads(_text(v))
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _serving_figures(sv: dict, tax) -> dict:
+    """The serving partition's figures (latency against the SLOs, goodput and tokens/s, power per replica)."""
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
+
+    dep = sv["deployment"]
+    what = f"{dep.get('name', 'deployment')}: {sv['n_gpus']} GPUs, {len(sv['roles'])} replicas x TP{sv['tp']}"
+    return {
+        "serving_latency": (F.serving_latency(sv["requests"], sv["ttft_slo_s"], sv["tpot_slo_s"]),
+                            f"Distributions (CDF [-]) of time to first token [s], time per output token [ms] and "
+                            f"end-to-end latency [s] of the completed requests ({what}), with p50 / p90 / p99 and "
+                            f"the SLOs (TTFT {sv['ttft_slo_s']:g} s, TPOT {sv['tpot_slo_s'] * 1e3:g} ms) in red."),
+        "serving_throughput": (F.serving_throughput(sv["requests"], sv["n_gpus"], tax.origin, sv["offset_s"]),
+                               "Goodput (requests completed within both SLOs per second [req/s]) beside all "
+                               "completions, and output tokens per second per GPU [tokens/s] over time (UTC)."),
+        "serving_power": (F.serving_power(sv["t_s"], sv["P_gpu_W"], sv["roles"], sv["tp"], sv["P_node_W"], tax,
+                                          sv["gpu_max_W"]),
+                          "Power of each GPU of each serving replica [W], by the phase it serves (prefill, decode "
+                          "or both), and the DC power of the partition's nodes [kW] (GPUs, host baseline, fans, "
+                          "KV links)."),
+    }
+
+
+def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batch: bool, serving: bool) -> list:
+    """The figures a planner reads first: energy, PUE, peak power, wait or serving latency, and the CDU supply
+    against the plant's limit (peak and hours above). Rows of (what, value with its unit).
+    """
+    from .catalogue import format_with_unit
+
+    keys = ["E_facility_J", "PUE", "peak_P_facility_W"]
+    keys += ["mean_wait_s", "utilisation"] if batch else []
+    keys += ["serving_goodput_req_s", "serving_ttft_p99_s", "serving_tpot_p99_s", "serving_slo_attainment",
+             "serving_tokens_per_s_per_gpu"] if serving else []
+    keys += ["grid_cost", "grid_co2_t", "WUE_L_per_kWh"]
+    rows = []
+    for k in keys:
+        v = summary.get(k)
+        if v is None or not np.isfinite(float(v)):
+            continue
+        rows.append((describe(k, v).label, format_with_unit(k, v)))
+    T_max = np.asarray(att.cdu.get("T_supply_max_K", []), dtype=float)
+    if T_max.size and np.any(np.isfinite(T_max)):
+        c = int(np.nanargmax(T_max))
+        above = np.asarray(att.cdu.get("time_above_limit_s", np.zeros(T_max.size)), dtype=float)
+        rows.append(("peak CDU supply", f"{T_max[c] - 273.15:.2f} degC (CDU {c}); limit {T_lim - 273.15:.1f} degC "
+                                        f"({w_class}, the plant's set point) + {T_tol:g} K: {np.nanmax(above) / 3600:.2f}"
+                                        f" h above (most of any CDU)"))
+    return rows
+
+
+def _monthly(path: Path, res, ts) -> dict | None:
+    """The monthly table (:mod:`scheduler_sim.analysis.monthly`) of a run longer than a month, else None."""
+    from ..monthly import monthly_table
+
+    grid_ts = None
+    with h5py.File(path, "r") as f:
+        if "grid/timeseries" in f:
+            g = f["grid/timeseries"]
+            grid_ts = {k: g[k][()] for k in g if isinstance(g[k], h5py.Dataset) and g[k].ndim == 1}
+    cur = ""
+    try:
+        cur = str(json.loads(res.provenance.get("info_json", "{}")).get("grid_currency", ""))
+    except ValueError:
+        pass
+    mt = monthly_table(res.time_s, res.time_origin_unix_s, ts["P_facility_W"], ts["P_it_W"],
+                       res.facility.get("m_flow_makeup"), grid_ts, cur)
+    return None if mt is None else {"header": mt.header, "rows": mt.rows}
+
+
+def _workload_tables(path: Path) -> dict:
+    """The ``/workload`` reports of a run (issue #24): training jobs (iteration time, MFU, iteration power,
+    checkpoints, failures, ETTR, goodput) and RL pipelines, as rows for the templates; empty when absent.
+    """
+    def col(g, k):
+        a = g[k][()]
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in a]
+
+    out = {"training_header": (), "training": [], "rl_header": (), "rl": []}  # every key, for the strict templates
+    with h5py.File(path, "r") as f:
+        if "workload/training" in f and "job_id" in f["workload/training"]:
+            g = f["workload/training"]
+            c = {k: col(g, k) for k in g if isinstance(g[k], h5py.Dataset)}
+            n = len(c["job_id"])
+
+            def v(k, i, fmt, scale=1.0):
+                x = c.get(k, [float("nan")] * n)[i]
+                try:
+                    return format(float(x) * scale, fmt) if np.isfinite(float(x)) else "n/a"
+                except (TypeError, ValueError):
+                    return _text(x)
+
+            out["training_header"] = ("job id", "model", "GPUs", "iteration [s]", "MFU [%]", "node power mean / "
+                                      "compute / low [W]", "checkpoints", "failures", "ETTR [%]",
+                                      "goodput [iter/s]", "facility energy [MWh]")
+            out["training"] = [(int(c["job_id"][i]), _text(c.get("model", [""] * n)[i]), v("gpus", i, ",.0f"),
+                                v("t_iter_s", i, ".3f"), v("mfu", i, ".1f", 100.0),
+                                f"{v('P_node_mean_W', i, ',.0f')} / {v('P_node_compute_W', i, ',.0f')} / "
+                                f"{v('P_node_low_W', i, ',.0f')}", v("n_checkpoints", i, ",.0f"),
+                                v("n_failures", i, ",.0f"), v("ettr", i, ".2f", 100.0),
+                                v("goodput_iter_per_s", i, ".4f"), v("E_facility_J", i, ",.3f", 1 / 3.6e9))
+                               for i in range(min(n, 50))]
+        if "workload/rl" in f and "name" in f["workload/rl"]:
+            g = f["workload/rl"]
+            c = {k: col(g, k) for k in g if isinstance(g[k], h5py.Dataset)}
+            n = len(c["name"])
+
+            def r(k, i, fmt, scale=1.0):
+                x = c.get(k, [float("nan")] * n)[i]
+                return format(float(x) * scale, fmt) if np.isfinite(float(x)) else "n/a"
+
+            out["rl_header"] = ("pipeline", "model", "mode", "steps", "mean step [s]", "samples/s [1/s]",
+                                "idle rollout / reward / trainer [%]", "GPU energy per sample [J]")
+            out["rl"] = [(_text(c["name"][i]), _text(c.get("model", [""] * n)[i]), _text(c.get("mode", [""] * n)[i]),
+                          r("steps", i, ",.0f"), r("mean_step_s", i, ".2f"), r("samples_per_s", i, ".3f"),
+                          f"{r('idle_rollout', i, '.1f', 100)} / {r('idle_reward', i, '.1f', 100)} / "
+                          f"{r('idle_trainer', i, '.1f', 100)}", r("J_per_sample_gpu", i, ",.1f"))
+                         for i in range(min(n, 50))]
+    return out
+
+
+def _training_rows(res) -> list[tuple]:
+    """Rows of the training-job table: the jobs the ``[[workload]]`` tables generated (queue ``training``, or the
+    account of a workload name), with their nodes, run time and energy; [] when the run has none.
+    """
+    jobs = res.jobs
+    if jobs is None or not len(jobs) or "queue" not in jobs:
+        return []
+    try:
+        names = {str(w.get("name", "")) for w in (json.loads(res.config_json).get("workload") or [])}
+    except (ValueError, AttributeError):
+        names = set()
+    q = jobs["queue"].astype(str)
+    acct = jobs["account"].astype(str) if "account" in jobs else q
+    sel = jobs[(q == "training") | acct.isin(names - {""})]
+    rows = []
+    for _, r in sel.head(50).iterrows():
+        e = float(r.get("energy_dc_J", float("nan")))
+        rows.append((int(r["job_id"]), _text(r.get("account", "")), int(r["nodes"]),
+                     f"{float(r['run_s']) / 3600:,.2f}" if np.isfinite(float(r["run_s"])) else "n/a",
+                     f"{float(r['wait_s']) / 3600:,.2f}" if np.isfinite(float(r.get("wait_s", float('nan')))) else
+                     "n/a", f"{e / 3.6e9:,.3f}" if np.isfinite(e) else "n/a"))
+    return rows
 
 
 def _cooling_report(path: Path, out: Path) -> Path:
@@ -397,6 +620,17 @@ def _occupancy(path: Path, res, n_nodes: int, t0: float, t1: float, tax, color_b
                  f"x = time [UTC]; "
                  f"one rectangle per run of consecutive nodes of a job attempt, coloured by {colour}; white = idle; "
                  "red hatching: an attempt ended by a node failure.")
+
+
+def _fast_check_text(prov: dict) -> str:
+    """The fast plant's measured error against the FMU (:mod:`scheduler_sim.analysis.fast_check`), '' if none."""
+    from ..fast_check import fast_check_lines
+
+    check = json.loads(prov.get("info_json", "{}") or "{}").get("fast_plant_check")
+    if not check:
+        return ""
+    method = [f"Method: {check.get('method', '')}"] if "window_h" in check else []
+    return "\n".join([line.strip() for line in fast_check_lines(check)] + method)
 
 
 def _headroom_text(res) -> str:
@@ -499,6 +733,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
 
 def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
     from ..frontier import sweep_frontier
+    from .sweep_table import headline_table
     from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
 
     with h5py.File(path, "r") as f:
@@ -530,17 +765,95 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
     fnames = ["frontier"] if len(fronts) == 1 else [f"frontier_{k}" for k in range(len(fronts))]
     frontiers = [{"figure": _img(_save(fs.figure, out, fn), fn, fs.caption), "header": fs.header, "rows": fs.rows}
                  for fn, fs in zip(fnames, fronts)]
-    cols = [m for m in ("PUE", "E_facility_J", "mean_wait_s", "mean_bounded_slowdown", "utilisation") if m in metrics]
-    shown = {m: column_unit(m, metrics[m]) for m in cols}  # one unit per column (a duration: by its largest value)
-    head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
-    rows = [(n, s, *(format_value(m, metrics[m][i], shown[m]) for m in cols))
-            for i, (n, s) in enumerate(zip(names, status))]
+    table = headline_table(path)  # peak power, cost, CO2, water beside PUE, energy and wait; one unit per column
+    for w in table.warnings:
+        print(f"WARNING: {w}", file=sys.stderr)
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
-                  n_done=status.count("done"), header=("scenario", "status", *head), rows=rows, figures=parts,
-                  study_file=study_file, frontiers=frontiers)
+                  n_done=status.count("done"), header=table.header, rows=table.rows, figures=parts,
+                  study_file=study_file, frontiers=frontiers, table_warnings=table.warnings)
     return _write_html(out, page)
 
 
 def _write_html(out: Path, page: str) -> Path:
     """Write a rendered page as ``<out>/report.html`` through the one writer (whole or not at all)."""
     return atomic_write_bytes(out / "report.html", page.encode("utf-8"), what="report")
+
+
+def make_compare_report(a: str | Path, b: str | Path, out_dir: str | Path, cmp: object = None, *,
+                        allow_unverified: bool = False) -> Path:
+    """``compare --plot``: the waterfall of the links from A's total to B's, A and B overlaid, and a page.
+
+    Writes ``compare_waterfall`` and ``compare_series`` (PNG + SVG) and ``report.html`` (the link table, the
+    figures, the notes) into ``out_dir``.
+
+    Parameters
+    ----------
+    a : str | Path
+        The reference run file (A).
+    b : str | Path
+        The run file explained against A (B).
+    out_dir : str | Path
+        Output folder (created; removed again on failure when this call created it).
+    cmp : object
+        The :class:`~scheduler_sim.analysis.compare.Comparison` when already computed; None computes it, checking
+        both files first (a bad file raises SchemaError / DamagedFileError from
+        :func:`scheduler_sim.analysis.compare.compare`).
+    allow_unverified : bool
+        Accept files without ``content_sha256`` (``--no-verify``), with a warning on the page.
+
+    Returns
+    -------
+    Path
+        The HTML file.
+
+    Raises
+    ------
+    BaseException
+        Whatever stopped the drawing or the writing (re-raised after the folder this call created is removed).
+    """
+    from ..compare import GRID_LINKS, LINKS, compare
+    from . import figures as F  # heavy (matplotlib): imported only when a report is drawn
+
+    global _FILE_WARNINGS
+    if cmp is None:
+        cmp = compare(a, b, allow_unverified=allow_unverified)
+    out = Path(out_dir)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    _FILE_WARNINGS = list(cmp.file_warnings)
+    try:
+        series = []
+        for p in (a, b):  # both checked by compare()
+            res = load_result(p, verify=False)
+            ts = read_attribution(p, verify=False).timeseries
+            series.append({"time_s": np.asarray(res.time_s), "origin": float(res.time_origin_unix_s),
+                           "P_facility_W": np.asarray(ts["P_facility_W"]), "P_it_W": np.asarray(ts["P_it_W"])})
+        la, lb = f"A ({Path(a).stem})", f"B ({Path(b).stem})"
+        parts = [_img(_save(F.compare_waterfall(cmp, "A", "B"), out, "compare_waterfall"), "compare_waterfall",
+                      "From A's facility energy [MWh] (and PUE [-], cost, CO2 when both runs have them) to B's, one "
+                      "bar per link of the chain in causal order: red raises, green lowers; the links add up "
+                      "exactly to the change (scheduler_sim.analysis.compare)."),
+                 _img(_save(F.compare_series(series[0], series[1], la, lb), out, "compare_series"), "compare_series",
+                      "Facility power [MW] and PUE [-] of A (grey) and B (blue) over time (UTC), overlaid.")]
+        t = cmp.totals
+        mwh = 3.6e9
+        rows = [(k, f"{cmp.energy[k] / mwh:+,.4f}", f"{cmp.pue[k]:+.6f}" if np.isfinite(cmp.pue[k]) else "n/a")
+                for k in LINKS]
+        rows.append(("total", f"{cmp.energy.sum() / mwh:+,.4f}",
+                     f"{cmp.pue.sum(skipna=False):+.6f}" if np.isfinite(cmp.pue.sum(skipna=False)) else "n/a"))
+        grid_rows = [(("CO2" if kind == "carbon" else "cost") + f" [{g['unit']}]", k, f"{float(g['links'][k]):+,.3f}")
+                     for kind, g in cmp.grid.items() for k in GRID_LINKS]
+        head = [("facility energy [MWh]", f"{t.loc['E_facility_J', 'A'] / mwh:,.3f}",
+                 f"{t.loc['E_facility_J', 'B'] / mwh:,.3f}", f"{t.loc['E_facility_J', 'delta'] / mwh:+,.4f}"),
+                ("PUE [-]", *(f"{t.loc['PUE', c]:.5f}" if np.isfinite(t.loc["PUE", c]) else "n/a"
+                              for c in ("A", "B", "delta")))]
+        page = render("compare.html.j2", a=str(a), b=str(b), totals=head, links=rows, grid_links=grid_rows,
+                      notes=list(cmp.notes), figures=parts)
+        return _write_html(out, page)
+    except BaseException:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        _FILE_WARNINGS = []
+        _LAYOUT.clear()

@@ -87,7 +87,8 @@ class TimeAxis:
 
         Every panel and every figure of a report uses the same rule, so ticks agree between them: spans over
         120 days tick months (``Jan``), over 2 days tick days (``Jul 02``, every n-th day for up to ~9 ticks),
-        shorter spans tick hours (``Jul 02 06:00``). The year is in the axis label.
+        spans over 9 hours tick hours (``Jul 02 06:00``), shorter spans tick minutes (``18:30``, the start date in
+        the axis label). The year is in the axis label.
         """
         if not self.dated:
             ax.set_xlabel(self.label())
@@ -98,13 +99,18 @@ class TimeAxis:
             loc, fmt = mdates.MonthLocator(interval=max(1, math.ceil(span / 30.4 / 9))), "%b"
         elif span > 2:
             loc, fmt = mdates.DayLocator(interval=max(1, math.ceil(span / 9))), "%b %d"
-        else:
-            step_h = next(h for h in (1, 2, 3, 6, 12, 24) if span * 24 / h <= 9)
+        elif span * 24 > 9:
+            step_h = next(h for h in (2, 3, 6, 12, 24) if span * 24 / h <= 9)
             loc, fmt = mdates.HourLocator(interval=step_h), "%b %d %H:%M"
+        else:  # up to 9 hours (a serving hour): minutes, so a short run still gets ~5-9 ticks
+            step_m = next((m for m in (1, 2, 5, 10, 15, 20, 30, 60) if span * 1440 / m <= 9), 60)
+            loc = (mdates.MinuteLocator(byminute=range(0, 60, step_m)) if step_m < 60 else
+                   mdates.HourLocator(interval=1))
+            fmt = "%H:%M"
         ax.xaxis.set_major_locator(loc)
         ax.xaxis.set_major_formatter(mdates.DateFormatter(fmt))
-        year = mdates.num2date(lo).year
-        ax.set_xlabel(f"date (UTC), {year}")
+        start = mdates.num2date(max(lo, float(self.x(self.time_s[:1])[0]) if self.time_s.size else lo))
+        ax.set_xlabel(f"time (UTC), from {start:%Y-%m-%d %H:%M}" if fmt == "%H:%M" else f"date (UTC), {start.year}")
 
     def binned(self, y: np.ndarray, how: str = "mean") -> np.ndarray:
         """Average (or ``max``) ``y`` (n, ...) over bins of ``per`` intervals."""
@@ -182,7 +188,8 @@ def pue_weather(ts: dict[str, np.ndarray], T_wb_K: np.ndarray | None, tax: TimeA
     cum = tax.binned(ts["PUE_cumulative"], how="mean")
     ax.plot(0.5 * (xe[1:] + xe[:-1]), cum, color="k", lw=1.5, ls="--", label="cumulative PUE since run start")
     ax.axhline(pue_run, color="grey", lw=0.8, ls=":", label=f"run PUE {pue_run:.4f}")
-    ax.set_ylabel("PUE = facility energy / IT energy")
+    ax.set_ylabel("PUE = facility energy / IT energy [-]")
+    ax.ticklabel_format(axis="y", useOffset=False)  # a short run's PUE spans 1e-4: no "+1.068" offset
     fin = pue[np.isfinite(pue)]
     if fin.size:
         lo, hi = np.percentile(fin, [0.5, 99.5])
@@ -251,19 +258,47 @@ def cdu_heatmap(Q_W: np.ndarray, T_sup_K: np.ndarray | None, tax: TimeAxis, T_li
                              f"(any CDU); peak {np.nanmax(T) - K0:.2f} degC")
     for ax in axes[:, 0]:
         ax.set_ylabel("CDU")
-        ax.set_yticks(range(n_cdu))
+        # every CDU labelled while they fit (~8 per panel); then every n-th (25 CDUs on the Frontier-like system)
+        step = max(1, math.ceil(n_cdu / 8))
+        ax.set_yticks(range(0, n_cdu, step))
     tax.format(axes[-1, 0])
     fig.tight_layout()
     return fig
 
 
-def utilisation_queue(fac: dict[str, np.ndarray], n_nodes: int, tax: TimeAxis):
-    """Node utilisation (%) and queue length (jobs) over time."""
+def utilisation_queue(fac: dict[str, np.ndarray], n_nodes: int, tax: TimeAxis, serving_nodes: int = 0):
+    """Node utilisation (%) and queue length (jobs) over time.
+
+    Parameters
+    ----------
+    fac : dict[str, np.ndarray]
+        Each shape (n,): ``/timeseries/facility``: ``busy_nodes``, ``queued_jobs``, ``running_jobs``.
+    n_nodes : int
+        Nodes of the system.
+    tax : TimeAxis
+        The time axis.
+    serving_nodes : int
+        Nodes reserved for a serving partition: drawn busy, stacked on the batch nodes (``busy_nodes`` counts
+        batch jobs only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 5), sharex=True)
     xe = tax.bin_x()
-    _step(a1, xe, tax.binned(fac["busy_nodes"]) / n_nodes * 100, color="#4C72B0", fill=True, alpha=0.6)
+    batch = tax.binned(fac["busy_nodes"]) / n_nodes * 100
+    _step(a1, xe, batch, color="#4C72B0", fill=True, alpha=0.6, label="batch jobs")
+    if serving_nodes:
+        serv = np.full(batch.size, serving_nodes / n_nodes * 100)
+        a1.stairs(batch + serv, xe, baseline=batch, fill=True, color="#55A868", alpha=0.6,
+                  label=f"serving partition ({serving_nodes:,} nodes)")
+        a1.legend(loc="upper left", fontsize=9)
+    top = float(np.nanmax(batch + (serving_nodes / n_nodes * 100 if serving_nodes else 0.0))) if batch.size else 0.0
     a1.set_ylabel("utilisation [%]\n(busy nodes / all nodes)")
-    a1.set_ylim(0, 100)
+    # a small partition on a large system (2 of 9,472 nodes) would be invisible on 0-100 %: zoom, and say so
+    a1.set_ylim(0, 100 if top > 20 or top == 0 else top * 1.3)
     a1.grid(alpha=0.3)
     a1.set_title(f"Utilisation and queue ({tax.bin_width_text()} averages; {n_nodes:,} nodes)")
     _step(a2, xe, tax.binned(fac["queued_jobs"]), color="#DD8452", label="queued jobs")
@@ -581,6 +616,9 @@ def wait_vs_size(jobs: pd.DataFrame):
         which = np.digitize(nodes, edges) - 1
         med = np.array([np.median(wait_h[which == i]) if np.any(which == i) else np.nan for i in range(edges.size - 1)])
         ax.stairs(med, edges, color="k", lw=2, baseline=None, label="median wait per size class (powers of 2)")
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=2))  # node counts: powers of 2, written plainly
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("job size [nodes] (log; jittered)")
     ax.set_ylabel("wait time [h] (linear below 1 h, log above)")
     ax.set_title(f"Wait time vs job size ({len(j):,} jobs submitted in the window)")
@@ -593,7 +631,13 @@ def wait_vs_size(jobs: pd.DataFrame):
 def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it: np.ndarray,
                      pseudo_pue: float, pue_run: float):
     """Run energy by component (MWh) and the distribution of the jobs' effective PUE (weighted by IT energy)."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1.2, 1]})
+    ok = np.isfinite(job_pue) & (job_E_it > 0)
+    cooled = np.isfinite(pue_run)
+    if ok.any() and cooled:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1.2, 1]})
+    else:  # no job with IT energy (a serving-only run), or no plant: the energy bars alone, no empty panel
+        fig, a1 = plt.subplots(figsize=(9, 4.6))
+        a2 = None
     keys = [("E_node_dc_J", "P_node_dc_W"), ("E_rack_overhead_J", "P_rack_overhead_W"),
             ("E_sivoc_loss_J", "P_sivoc_loss_W"), ("E_rectifier_loss_J", "P_rectifier_loss_W"),
             ("E_cdu_pump_J", "P_cdu_pump_W"), ("E_facility_pump_J", "P_facility_pump_W"),
@@ -609,18 +653,13 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
     a1.barh(y, vals, color=[COMPONENTS[p][1] for _, p in keys])
     vmax = float(vals.max()) if vals.size else 1.0
     for yi, v in zip(y, vals):  # linear bars: a small component looks small; its value is written beside it
-        a1.text(v + vmax * 0.01, yi, f"{v:,.1f} MWh ({v / tot * 100:.2f} %)", va="center", fontsize=9)
+        a1.text(v + vmax * 0.01, yi, f"{_energy_text(v)} ({v / tot * 100:.2f} %)", va="center", fontsize=9)
     a1.set_yticks(y, [COMPONENTS[p][0] for _, p in keys])
     a1.set_xlim(0, vmax * 1.45)
     a1.set_xlabel("energy over the run [MWh] (linear scale)")
-    cooled = np.isfinite(pue_run)
-    a1.set_title(f"Where the {tot:,.1f} MWh of facility energy went" if cooled else
-                 f"Where the {tot:,.1f} MWh of IT energy went (facility not modelled)")
-    ok = np.isfinite(job_pue) & (job_E_it > 0)
-    if not cooled:
-        a2.text(0.5, 0.5, "effective PUE n/a:\nno cooling plant was modelled", ha="center", va="center",
-                transform=a2.transAxes, fontsize=12)
-        a2.set_axis_off()
+    a1.set_title(f"Where the {_energy_text(tot)} of facility energy went" if cooled else
+                 f"Where the {_energy_text(tot)} of IT energy went (facility not modelled)")
+    if a2 is None:
         fig.tight_layout()
         return fig
     if ok.any():
@@ -630,13 +669,19 @@ def energy_breakdown(att_totals: dict[str, float], job_pue: np.ndarray, job_E_it
         a2.axvline(pseudo_pue, color="#C44E52", ls=":", label=f"idle nodes {pseudo_pue:.4f}")
     a2.xaxis.set_major_locator(MaxNLocator(nbins=5))  # readable ticks on a narrow PUE range
     a2.ticklabel_format(axis="x", useOffset=False)
-    a2.set_xlabel("effective PUE of the job = (IT + attributed cooling and overheads) / IT")
+    a2.set_xlabel("effective PUE of the job [-]\n= (IT + attributed cooling and overheads) / IT")
     a2.set_ylabel("IT energy of the jobs [MWh]")
     a2.set_title("Effective PUE of the jobs\n(cooling attributed by heat share)", fontsize=11)
     a2.legend(fontsize=9)
     a2.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _energy_text(mwh: float) -> str:
+    """An energy [MWh] written with enough digits for any run length (a serving hour is 0.02 MWh, not 0.0)."""
+    return f"{mwh:,.1f} MWh" if abs(mwh) >= 10 else (f"{mwh:,.3f} MWh" if abs(mwh) >= 0.1 else
+                                                      f"{mwh * 1e3:,.2f} kWh")
 
 
 def _metric_label(m: str, values=()) -> tuple[str, float]:
@@ -690,8 +735,14 @@ def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str, gro
         ax.scatter(X[dominated], Y[dominated], facecolors="none", edgecolors=col, marker=mk, s=40,
                    label=f"dominated{tag}")
         ax.plot(X[f], Y[f], marker=mk, ls="-", color=col, ms=7, label=f"Pareto front{tag}")
-    for i in np.flatnonzero(ok):
-        ax.annotate(names[i], (X[i], Y[i]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    if ok.any():  # labels of points near the right or top edge go to their left / below: none runs off the plot
+        x_lo, x_hi = float(X[ok].min()), float(X[ok].max())
+        y_lo, y_hi = float(Y[ok].min()), float(Y[ok].max())
+        for i in np.flatnonzero(ok):
+            right = x_hi > x_lo and (X[i] - x_lo) / (x_hi - x_lo) > 0.6
+            top = y_hi > y_lo and (Y[i] - y_lo) / (y_hi - y_lo) > 0.85
+            ax.annotate(names[i], (X[i], Y[i]), textcoords="offset points", xytext=(-5 if right else 5, -4 if top else 4),
+                        ha="right" if right else "left", va="top" if top else "bottom", fontsize=8)
     ax.set_xlabel(lx)
     ax.set_ylabel(ly)
     what = " (one front per condition: lower is better on both)" if len(labels) > 1 else " (lower is better on both)"
@@ -747,3 +798,395 @@ def measured_vs_model(jobs):
            f"Node DC energy of the jobs: {e_used / 1e3:,.3f} MWh measured vs {e_model / 1e3:,.3f} MWh modelled "
            f"({d:+.1f} %).")
     return fig, cap
+
+
+# --- serving partition (issue #28 item 2) -------------------------------------------------------------------------
+
+def _cdf(ax, v: np.ndarray, scale: float, unit: str, slo: float | None, colour: str, name: str) -> None:
+    """Empirical CDF of ``v`` [s] (finite values) in ``unit`` with its p50 / p90 / p99 and the SLO line."""
+    v = np.sort(np.asarray(v, dtype=float)[np.isfinite(v)]) * scale
+    if v.size == 0:
+        ax.text(0.5, 0.5, f"no {name} (no request produced two tokens)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    ax.plot(v, np.arange(1, v.size + 1) / v.size, lw=1.5, color=colour, label=f"{name} ({v.size:,} requests)")
+    for p, ls in ((50, ":"), (90, "--"), (99, "-.")):
+        q = float(np.percentile(v, p))
+        ax.axvline(q, color="grey", ls=ls, lw=0.8, label=f"p{p} = {q:.3g} {unit}")
+    if slo is not None and np.isfinite(slo):
+        share = float(np.mean(v <= slo * scale)) * 100
+        ax.axvline(slo * scale, color="#B00020", lw=1.4, label=f"SLO {slo * scale:g} {unit} ({share:.1f} % within)")
+    ax.set_xlabel(f"{name} [{unit}]")
+    ax.set_ylabel("fraction of requests (CDF) [-]")
+    ax.set_ylim(0, 1.02)
+    if v[0] > 0 and v[-1] / v[0] > 30:
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="lower right")
+
+
+def serving_latency(req: dict[str, np.ndarray], ttft_slo_s: float, tpot_slo_s: float):
+    """TTFT and TPOT distributions (CDFs) of the completed requests against their SLOs, and end-to-end latency.
+
+    Parameters
+    ----------
+    req : dict[str, np.ndarray]
+        ``/serving/requests`` columns, each shape (n_requests,): ``ttft_s``, ``tpot_s``, ``e2e_s`` [s] and
+        ``status`` (1 completed).
+    ttft_slo_s : float
+        The run's TTFT SLO [s] (``/serving@ttft_slo_s``).
+    tpot_slo_s : float
+        The run's TPOT SLO [s] (``/serving@tpot_slo_s``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels: TTFT [s], TPOT [ms], end-to-end [s].
+    """
+    done = np.asarray(req["status"]) == 1
+    fig, axs = plt.subplots(1, 3, figsize=(12, 4.0))
+    _cdf(axs[0], np.asarray(req["ttft_s"])[done], 1.0, "s", ttft_slo_s, "#4C72B0", "TTFT")
+    _cdf(axs[1], np.asarray(req["tpot_s"])[done], 1e3, "ms", tpot_slo_s, "#DD8452", "TPOT")
+    _cdf(axs[2], np.asarray(req["e2e_s"])[done], 1.0, "s", None, "#55A868", "end-to-end latency")
+    fig.suptitle(f"Serving latency of the {int(done.sum()):,} completed requests (of {done.size:,}), against the "
+                 f"SLOs", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _bins(t0: float, t1: float, max_bins: int = 120) -> float:
+    """A readable bin width [s] giving at most ``max_bins`` bins over ``[t0, t1]``."""
+    span = max(t1 - t0, 1.0)
+    for w in (1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800):
+        if span / w <= max_bins:
+            return float(w)
+    return float(math.ceil(span / max_bins / 86400.0) * 86400.0)
+
+
+def _width_text(w: float) -> str:
+    return f"{w / 3600:g} h" if w >= 3600 else (f"{w / 60:g} min" if w >= 60 else f"{w:g} s")
+
+
+def serving_throughput(req: dict[str, np.ndarray], n_gpus: int, origin_unix_s: float, offset_s: float = 0.0):
+    """Goodput (SLO-met requests finished per second) and output tokens per second per GPU over time.
+
+    Tokens are spread evenly over each request's decode, from its first token to its last, so a bin counts the
+    tokens produced in it (not the tokens of the requests that finished in it).
+
+    Parameters
+    ----------
+    req : dict[str, np.ndarray]
+        ``/serving/requests``, each shape (n_requests,): ``finish_s``, ``first_token_s`` [s, trace time],
+        ``output_tokens``, ``status``, ``slo_met``.
+    n_gpus : int
+        GPUs of the deployment (replicas x tensor-parallel degree).
+    origin_unix_s : float
+        Unix time of time 0 of the axis (the run's ``time_origin_unix_s``, so the dates agree with the run's other
+        figures; NaN: days).
+    offset_s : float
+        Simulation time of request-trace time 0 [s] (``trace.window_start_days`` x 86400 + ``serving.offset_s``):
+        request times + ``offset_s`` = simulation time.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing a time axis.
+    """
+    done = np.asarray(req["status"]) == 1
+    fin = np.asarray(req["finish_s"], dtype=float)[done] + offset_s
+    first = np.asarray(req["first_token_s"], dtype=float)[done] + offset_s
+    out = np.asarray(req["output_tokens"], dtype=float)[done]
+    met = np.asarray(req["slo_met"]).astype(bool)[done]
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 5.4), sharex=True)
+    if fin.size == 0:
+        a1.text(0.5, 0.5, "no request completed", ha="center", va="center", transform=a1.transAxes)
+        return fig
+    t0, t1 = float(np.nanmin(first)), float(np.nanmax(fin))
+    w = _bins(t0, t1)
+    edges = t0 + np.arange(math.ceil((t1 - t0) / w) + 1 + (1 if (t1 - t0) % w == 0 else 0)) * w
+    good = np.histogram(fin[met], edges)[0] / w
+    allc = np.histogram(fin, edges)[0] / w
+    # tokens produced before each edge: the first token at first_token_s, the others evenly up to finish_s
+    dur = np.maximum(fin - first, 1e-9)
+    produced = np.array([np.sum((e >= first) + np.clip((e - first) / dur, 0.0, 1.0) * (out - 1)) for e in edges])
+    tok = np.diff(produced) / w / max(n_gpus, 1)
+    tax = TimeAxis(edges[:-1], origin_unix_s)
+    xe = tax.x(edges)
+    _step(a1, xe, allc, color="#8C8C8C", lw=1.0, label="completed requests")
+    _step(a1, xe, good, color="#55A868", lw=1.4, label="goodput: completed within both SLOs")
+    a1.set_ylabel("requests per second [req/s]")
+    a1.set_ylim(bottom=0)
+    a1.grid(alpha=0.3)
+    a1.legend(fontsize=8, loc="upper left")
+    a1.set_title(f"Goodput and token throughput ({_width_text(w)} bins; {fin.size:,} completed requests, "
+                 f"{met.mean() * 100:.1f} % within the SLOs)", fontsize=10)
+    _step(a2, xe, tok, color="#4C72B0", lw=1.2, label=f"output tokens per second per GPU ({n_gpus} GPUs)")
+    a2.set_ylabel("tokens/s per GPU [tokens/s]")
+    a2.set_ylim(bottom=0)
+    a2.grid(alpha=0.3)
+    a2.legend(fontsize=8, loc="upper left")
+    if tax.dated:
+        tax.format(a2)
+    else:
+        a2.set_xlabel("days since the trace origin")
+    fig.tight_layout()
+    return fig
+
+
+def serving_power(t_s: np.ndarray, P_gpu_W: np.ndarray, roles: list[str], tp: int, P_node_W: np.ndarray,
+                  tax: TimeAxis, gpu_max_W: float | None = None):
+    """GPU power of each replica, labelled by its phase (prefill, decode, or both), and the partition's node power.
+
+    Parameters
+    ----------
+    t_s : np.ndarray
+        Shape (n_rows,): profile row starts [s, simulation time] (``/serving/power/time_s``).
+    P_gpu_W : np.ndarray
+        Shape (n_rows, n_replicas): power of each GPU of each replica [W].
+    roles : list[str]
+        Length n_replicas:
+        Phase each replica serves: ``prefill``, ``decode`` or ``prefill + decode`` (colocated).
+    tp : int
+        GPUs per replica (tensor-parallel degree).
+    P_node_W : np.ndarray
+        Shape (n_rows, n_nodes): DC power of each partition node [W].
+    tax : TimeAxis
+        The run's time axis (sim time -> dates).
+    gpu_max_W : float | None
+        The GPU's power limit [W], drawn as a line.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing a time axis.
+    """
+    t_s = np.asarray(t_s, dtype=float)
+    P_gpu_W = np.asarray(P_gpu_W, dtype=float).reshape(t_s.size, -1)
+    n_rows = t_s.size
+    w = _bins(float(t_s[0]), float(t_s[-1]), max_bins=400)
+    dt = float(np.median(np.diff(t_s))) if n_rows > 1 else w
+    per = max(1, int(round(w / dt)))
+    nb = math.ceil(n_rows / per)
+
+    def binned(y):
+        y = np.asarray(y, dtype=float)
+        pad = nb * per - y.shape[0]
+        if pad:
+            y = np.concatenate([y, np.repeat(y[-1:], pad, axis=0)])
+        return y.reshape((nb, per) + y.shape[1:]).mean(axis=1)
+
+    edges = t_s[0] + np.arange(nb + 1) * per * dt
+    xe = tax.x(edges)
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 5.6), sharex=True)
+    shades = {"prefill": plt.get_cmap("Reds"), "decode": plt.get_cmap("Blues"), "prefill + decode": plt.get_cmap("Greens")}
+    Pg = binned(P_gpu_W)
+    for r in range(Pg.shape[1]):
+        role = roles[r] if r < len(roles) else "prefill + decode"
+        same = [i for i in range(Pg.shape[1]) if (roles[i] if i < len(roles) else "prefill + decode") == role]
+        shade = 0.85 - 0.45 * same.index(r) / max(len(same) - 1, 1)  # a hue per phase, a shade per replica
+        _step(a1, xe, Pg[:, r], lw=0.9, color=shades[role](shade), alpha=0.9,
+              label=f"replica {r} ({role}; each of its {tp} GPUs): mean {np.mean(P_gpu_W[:, r]):,.0f} W")
+    if gpu_max_W:
+        a1.axhline(gpu_max_W, color="#B00020", ls=":", lw=1, label=f"GPU power limit {gpu_max_W:,.0f} W")
+    a1.set_ylabel("GPU power [W]")
+    a1.set_ylim(bottom=0)
+    a1.grid(alpha=0.3)
+    a1.legend(fontsize=7, loc="lower left", ncol=2 if Pg.shape[1] > 3 else 1)
+    a1.set_title(f"Serving power per replica and phase ({_width_text(per * dt)} averages)", fontsize=10)
+    Pn = binned(np.asarray(P_node_W, dtype=float).reshape(n_rows, -1).sum(axis=1)) / 1e3
+    _step(a2, xe, Pn, color="k", lw=1.0, label=f"partition node DC power ({np.shape(P_node_W)[-1]} nodes)")
+    a2.set_ylabel("node DC power [kW]")
+    a2.set_ylim(bottom=0)
+    a2.grid(alpha=0.3)
+    a2.legend(fontsize=8, loc="lower left")
+    tax.format(a2)
+    fig.tight_layout()
+    return fig
+
+
+def layout_problems(fig: "matplotlib.figure.Figure") -> dict[str, list[str]]:
+    """Texts that run off a figure and panels that draw nothing: what the report's browser test asserts is empty.
+
+    A text (title, label, tick label, legend entry, annotation) overflows when its rendered extent leaves the
+    figure's canvas by more than one pixel: in the saved PNG it is cut off. A panel is empty when it is visible and
+    holds no data artist (line with points, collection, image, patch, stairs) and no text note.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A drawn figure (as saved: no ``bbox_inches="tight"``).
+
+    Returns
+    -------
+    dict[str, list[str]]
+        ``overflow``: the overflowing texts (first 60 characters each) and tick labels written over one another;
+        ``empty``: titles (or positions) of the empty panels.
+    """
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    W, H = fig.bbox.width, fig.bbox.height
+    over = []
+    ticks, drawn, overlap = set(), [], []
+    axes_all = list(fig.axes) + [c for ax in fig.axes for c in getattr(ax, "child_axes", [])]
+    for ax in axes_all:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tk in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((tk.label1, tk.label2))
+            if not ax.get_visible() or not ax.axison:
+                continue
+            labels = [lb for tk in axis._update_ticks() for lb in (tk.label1, tk.label2)  # the ticks drawn
+                      if lb.get_visible() and lb.get_text().strip()]
+            drawn += labels
+            boxes = [lb.get_window_extent(r) for lb in labels]
+            for i in range(len(boxes) - 1):  # neighbouring tick labels written over each other
+                for j in range(i + 1, len(boxes)):
+                    a, b = boxes[i], boxes[j]
+                    if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1:
+                        overlap.append(f"{labels[i].get_text()[:20]} / {labels[j].get_text()[:20]}")
+    for t in [x for x in fig.findobj(Text) if x not in ticks] + drawn:
+        txt = t.get_text()
+        if not txt.strip() or not t.get_visible() or t.axes is not None and not t.axes.get_visible():
+            continue
+        if t.axes is not None and t in t.axes.texts and t.get_clip_on():
+            continue  # a data label clipped at its axes on purpose (job ids on occupancy blocks)
+        bb = t.get_window_extent(r)
+        if bb.width == 0 and bb.height == 0:
+            continue
+        if bb.x0 < -1 or bb.y0 < -1 or bb.x1 > W + 1 or bb.y1 > H + 1:
+            over.append(txt.replace("\n", " ")[:60])
+    empty = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible() or not ax.axison and not ax.texts:
+            continue
+        if ax.get_label() == "<colorbar>" or hasattr(ax, "_colorbar"):
+            continue
+        has = (any(len(np.atleast_1d(ln.get_xdata())) for ln in ax.lines) or ax.collections or ax.images
+               or ax.patches or ax.texts or ax.containers)
+        if not has and ax.get_legend() is None:
+            empty.append(ax.get_title() or f"panel {i}")
+    return {"overflow": over + [f"overlapping tick labels {o}" for o in overlap], "empty": empty}
+
+
+# --- A vs B (issue #28 item 6) ------------------------------------------------------------------------------------
+
+def _waterfall(ax, start: float, links: list[tuple[str, float]], end: float, unit: str, fmt: str, a_lab: str,
+               b_lab: str) -> None:
+    """One waterfall on ``ax``: A's bar, one floating bar per link (green: lowers, red: raises), B's bar."""
+    names = [a_lab] + [n for n, _ in links] + [b_lab]
+    x = np.arange(len(names))
+    ax.bar(x[0], start, color="#8C8C8C", width=0.6)
+    level = start
+    vals = [start]
+    for i, (_, d) in enumerate(links, start=1):
+        ax.bar(x[i], d, bottom=level, color="#C44E52" if d > 0 else "#55A868", width=0.6)
+        ax.plot([x[i - 1] + 0.3, x[i] - 0.3], [level, level], color="k", lw=0.6)
+        level += d
+        vals.append(d)
+    ax.plot([x[-2] + 0.3, x[-1] - 0.3], [level, level], color="k", lw=0.6)
+    ax.bar(x[-1], end, color="#4C72B0", width=0.6)
+    vals.append(end)
+    levels = [start] + [start + sum(d for _, d in links[:i + 1]) for i in range(len(links))]
+    # a value label sits above its bar's upper edge (a falling link's upper edge is the level before it)
+    tops = [start] + [max(levels[i], levels[i + 1]) for i in range(len(links))] + [end]
+    lo_all = min(levels + [end])
+    hi_all = max(levels + [end])
+    span = max(hi_all - lo_all, abs(hi_all) * 1e-6, 1e-12)
+    # zoom on the changes (the totals are large, the links small), and say so in the label
+    lo = lo_all - 0.6 * span
+    ax.set_ylim(max(lo, 0.0) if lo_all > 0 else lo, hi_all + 0.35 * span)
+    for xi, v, t in zip(x, vals, tops):
+        txt = format(v, fmt) if xi in (0, len(names) - 1) else format(v, "+" + fmt.lstrip("+"))
+        ax.annotate(txt, (xi, t), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, names, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(f"[{unit}] (axis zoomed on the change)")
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+    ax.grid(alpha=0.3, axis="y")
+
+
+def compare_waterfall(cmp: object, a_lab: str = "A", b_lab: str = "B"):
+    """Waterfall of :func:`scheduler_sim.analysis.compare.compare`: from A's total to B's, link by link.
+
+    Parameters
+    ----------
+    cmp : object
+        The :class:`~scheduler_sim.analysis.compare.Comparison`: ``totals`` (``E_facility_J``, ``PUE``), ``energy``
+        and ``pue`` per link (:data:`~scheduler_sim.analysis.compare.LINKS`), ``grid`` per signal (``GRID_LINKS``).
+    a_lab : str
+        Name of run A (first bar).
+    b_lab : str
+        Name of run B (last bar).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Facility energy [MWh], PUE [-] (when both runs modelled a plant) and one panel per grid signal.
+    """
+    from ..compare import GRID_LINKS, LINKS
+
+    t = cmp.totals
+    panels = [("facility energy", t.loc["E_facility_J", "A"] / 3.6e9, [(k, cmp.energy[k] / 3.6e9) for k in LINKS],
+               t.loc["E_facility_J", "B"] / 3.6e9, "MWh", ",.3f")]
+    if np.isfinite(t.loc["PUE", "A"]) and np.isfinite(t.loc["PUE", "B"]):
+        panels.append(("PUE", t.loc["PUE", "A"], [(k, cmp.pue[k]) for k in LINKS], t.loc["PUE", "B"], "-", ".5f"))
+    for kind, g in cmp.grid.items():
+        panels.append(("CO2 (facility)" if kind == "carbon" else "energy cost (facility)", g["A"],
+                       [(k, float(g["links"][k])) for k in GRID_LINKS], g["B"], g["unit"], ",.2f"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels) + 1, 4.8), squeeze=False)
+    for ax, (title, a, links, b, unit, fmt) in zip(axes[0], panels):
+        _waterfall(ax, float(a), links, float(b), unit, fmt, a_lab, b_lab)
+        ax.set_title(f"{title}: {a_lab} -> {b_lab}, by link (causal order)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def compare_series(sa: dict, sb: dict, a_lab: str = "A", b_lab: str = "B"):
+    """A's and B's facility power and PUE over time, overlaid (each on its own dates when the runs differ).
+
+    Parameters
+    ----------
+    sa : dict
+        Run A: ``time_s`` (n,) [s], ``origin`` (Unix time of 0, NaN: none), ``P_facility_W`` (n,) [W],
+        ``P_it_W`` (n,) [W].
+    sb : dict
+        Run B, the same keys.
+    a_lab : str
+        Name of run A (legend).
+    b_lab : str
+        Name of run B (legend).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels: facility power [MW] and PUE per bin [-].
+    """
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 5.8), sharex=True)
+    same_origin = np.isfinite(sa["origin"]) and np.isfinite(sb["origin"])
+    tax = None
+    for s, lab, col in ((sa, a_lab, "#8C8C8C"), (sb, b_lab, "#4C72B0")):
+        origin = s["origin"] if same_origin else float("nan")
+        tax = TimeAxis(s["time_s"], origin)
+        xe = tax.bin_x()
+        fac, it = tax.binned(s["P_facility_W"]), tax.binned(s["P_it_W"])
+        _step(a1, xe, fac / 1e6, color=col, lw=1.1, label=f"{lab} facility ({tax.bin_width_text()} averages)")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pue = fac / it
+        if np.any(np.isfinite(pue)):
+            _step(a2, xe, pue, color=col, lw=1.1, label=f"{lab} PUE")
+    a1.set_ylabel("facility power [MW]")
+    a1.grid(alpha=0.3)
+    a1.legend(fontsize=8, loc="upper left")
+    a1.set_title(f"{a_lab} and {b_lab} over time", fontsize=10)
+    a2.set_ylabel("PUE [-]")
+    a2.ticklabel_format(axis="y", useOffset=False)
+    a2.grid(alpha=0.3)
+    if a2.get_legend_handles_labels()[0]:
+        a2.legend(fontsize=8, loc="upper left")
+    else:
+        a2.text(0.5, 0.5, "PUE n/a: no cooling plant modelled in either run", ha="center", va="center",
+                transform=a2.transAxes)
+    tax.format(a2)
+    fig.tight_layout()
+    return fig

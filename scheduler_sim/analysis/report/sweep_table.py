@@ -1,0 +1,151 @@
+"""The headline table of a sweep: each scenario's key metrics, for the terminal and the sweep report (issue #28).
+
+One row per scenario of ``summary.h5 /scenarios`` with the columns of :data:`HEADLINE` the sweep has (a column is
+left out when no scenario has a finite value in it), each in one shown unit (the schema's table,
+:func:`scheduler_sim.analysis.report.catalogue.column_unit`), and a warning when the scenarios simulate different
+spans (totals such as energy, cost, CO2 and water are then not comparable: ``hpctwin frontier --per-day``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .catalogue import column_unit, format_value
+
+__all__ = ["HEADLINE", "HeadlineTable", "headline_table", "span_warning"]
+
+#: Candidate columns, in order: facility, schedule, money and carbon, water, serving.
+HEADLINE = ("PUE", "E_facility_J", "peak_P_facility_W", "mean_wait_s", "mean_bounded_slowdown", "utilisation",
+            "grid_cost", "grid_co2_t", "water_makeup_kg", "WUE_L_per_kWh", "serving_goodput_req_s",
+            "serving_ttft_p99_s", "serving_tokens_per_s_per_gpu", "serving_J_per_token_facility")
+
+
+@dataclass
+class HeadlineTable:
+    """The headline table of one sweep.
+
+    Attributes
+    ----------
+    keys : list of str
+        ``/scenarios`` columns shown.
+    header : tuple of str
+        ``scenario``, ``status``, then ``"<label> [<unit>]"`` per key.
+    rows : list of tuple of str
+        One per scenario, values formatted in the column's unit.
+    warnings : list of str
+        Span mismatch and the like, one line each.
+    """
+
+    keys: list[str]
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    warnings: list[str] = field(default_factory=list)
+
+    def format(self) -> str:
+        """Fixed-width text for the terminal: the header, a rule, one line per scenario, then the warnings."""
+        cols = list(zip(self.header, *self.rows)) if self.rows else [(h,) for h in self.header]
+        widths = [max(len(str(c)) for c in col) for col in cols]
+        def line(cells) -> str:
+            return "  ".join(f"{c:<{w}s}" if i < 2 else f"{c:>{w}s}" for i, (c, w) in enumerate(zip(cells, widths)))
+        out = [line(self.header), "  ".join("-" * w for w in widths)] + [line(r) for r in self.rows]
+        return "\n".join(out + [f"WARNING: {w}" for w in self.warnings])
+
+
+def _dec(a) -> list[str]:
+    return [x.decode() if isinstance(x, bytes) else str(x) for x in a]
+
+
+def span_warning(names: list[str], configs: list[str], serving_span_s: np.ndarray | None = None) -> str | None:
+    """A warning naming the spans when scenarios simulate different spans (else None).
+
+    Parameters
+    ----------
+    names : list[str]
+        Scenario names.
+    configs : list[str]
+        Each scenario's resolved configuration (JSON): ``trace.window_days`` is its span, a serving-only scenario
+        (``trace.enabled = false``) uses ``serving_span_s``.
+    serving_span_s : np.ndarray | None
+        Shape (n,): ``serving_span_s`` of each scenario [s].
+
+    Returns
+    -------
+    str | None
+        One line, e.g. ``"scenarios span different times (1 day: a, b; 2 days: c): ..."``.
+    """
+    from ..frontier import _span_of
+
+    serv = serving_span_s if serving_span_s is not None else np.full(len(names), np.nan)
+    spans = [_span_of(c, s) for c, s in zip(configs, serv)]
+    by: dict[float, list[str]] = {}
+    for n, s in zip(names, spans):
+        if np.isfinite(s):
+            by.setdefault(round(s / 86400.0, 6), []).append(n)
+    if len(by) <= 1:
+        return None
+    parts = "; ".join(f"{d:g} day{'s' if d != 1 else ''}: {', '.join(v[:4])}{' ...' if len(v) > 4 else ''}"
+                      for d, v in sorted(by.items()))
+    return (f"scenarios simulate different spans ({parts}): energy, cost, CO2 and water are totals over each span and "
+            f"not comparable as they are (hpctwin frontier --per-day divides them by the span)")
+
+
+def headline_table(summary: str | Path) -> HeadlineTable:
+    """Read a sweep's ``summary.h5`` and build its headline table.
+
+    Parameters
+    ----------
+    summary : str | Path
+        The sweep summary file, or the sweep folder holding it.
+
+    Returns
+    -------
+    HeadlineTable
+        Columns of :data:`HEADLINE` that have a finite value in some scenario.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a sweep summary (no ``/scenarios/name``).
+    """
+    p = Path(summary)
+    if p.is_dir():
+        p = p / "summary.h5"
+    with h5py.File(p, "r") as f:
+        if "scenarios" not in f or "name" not in f["scenarios"]:
+            raise ValueError(f"{p}: not a sweep summary (no /scenarios/name)")
+        g = f["scenarios"]
+        names = _dec(g["name"][()])
+        status = _dec(g["status"][()]) if "status" in g else ["done"] * len(names)
+        configs = _dec(g["config_json"][()]) if "config_json" in g else ["{}"] * len(names)
+        metrics = {k: np.asarray(g[k][()], float) for k in g
+                   if isinstance(g[k], h5py.Dataset) and g[k].dtype.kind == "f" and g[k].shape == (len(names),)}
+    keys = [k for k in HEADLINE if k in metrics and np.any(np.isfinite(metrics[k]))]
+    shown = {k: column_unit(k, metrics[k]) for k in keys}
+    for k in ("grid_cost",):  # the currency is in the configuration, not in the unit table
+        if k in shown:
+            cur = _currency(configs)
+            if cur:
+                shown[k] = type(shown[k])(**{**shown[k].__dict__, "unit": cur})
+    head = tuple(f"{d.label} [{d.unit}]" if d.unit else d.label for d in shown.values())
+    rows = [(n, s, *(format_value(k, metrics[k][i], shown[k]) for k in keys))
+            for i, (n, s) in enumerate(zip(names, status))]
+    warn = span_warning(names, configs, metrics.get("serving_span_s"))
+    return HeadlineTable(keys, ("scenario", "status", *head), rows, [warn] if warn else [])
+
+
+def _currency(configs: list[str]) -> str:
+    """The grid price's currency of the first configuration that names one ("" when none does)."""
+    for c in configs:
+        try:
+            grid = json.loads(c).get("grid") or {}
+            cur = grid.get("currency") or (grid.get("price") or {}).get("currency")
+        except (TypeError, ValueError, AttributeError):
+            continue
+        if cur:
+            return str(cur)
+    return ""

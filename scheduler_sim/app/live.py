@@ -1,0 +1,168 @@
+"""``hpctwin run --live``: a terminal dashboard while a run goes (rich), erased when it ends (issue #28 item 9).
+
+The dashboard shows the simulated time and progress, the queue and running jobs, the facility power, IT power and
+PUE of the last cooling step, the PUE so far, and the hottest CDU supply against the plant's limit. It is drawn on
+stderr by :class:`rich.live.Live` with ``transient=True`` (erased at the end, the summary is printed after it) and
+with stdout and stderr redirected above it, so a data warning printed during the run is shown, never drawn over.
+Without a terminal (stderr not a TTY) nothing is drawn and a one-line note says so: the run itself is unchanged.
+Any error of the display stops the display, never the run.
+
+The kernel creates its progress display itself (``scheduler_sim.kernel.simulation.RunProgress``, with
+``update(sim_h, jobs_left)`` and ``close()``); :func:`live_dashboard` puts a :class:`LiveView` in its place for
+the duration of one run and restores it after. The view reads the platform state it was attached to
+(:meth:`LiveView.attach`): queue, running jobs, the cooling readout (last step's IT and overhead power, plant
+outputs). PUE so far is the ratio of facility and IT energy summed over the display updates (each update's
+last-step power x the simulated time since the previous update): an approximation for the eye; the run's PUE is
+in its summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from typing import Iterator
+
+__all__ = ["LiveView", "live_dashboard"]
+
+
+class LiveView:
+    """The dashboard of one run (the kernel's progress interface: ``update`` and ``close``).
+
+    Parameters
+    ----------
+    file : object
+        The terminal stream (default ``sys.stderr``).
+    T_limit_K : float | None
+        The plant's CDU supply limit [K] (its set point), shown beside the hottest supply.
+    title : str
+        Header line (the run's name).
+    min_interval_s : float
+        Least wall time between redraws [s].
+    """
+
+    def __init__(self, file: object = None, *, T_limit_K: float | None = None, title: str = "",
+                 min_interval_s: float = 0.25) -> None:
+        self.file = file if file is not None else sys.stderr
+        self.T_limit_K, self.title, self.min_interval_s = T_limit_K, title, float(min_interval_s)
+        self.sim = None
+        self.window_h = 0.0
+        self._live = None
+        self._last_draw = 0.0
+        self._last_h = 0.0
+        self._E_it = self._E_fac = 0.0
+        self.draws = 0
+
+    def attach(self, sim: object) -> None:
+        """Read the state of ``sim`` (a :class:`~scheduler_sim.kernel.simulation.Simulation`) on each update."""
+        self.sim = sim
+
+    def start(self, window_h: float, **_ignored) -> "LiveView":
+        """Begin the display (called by the kernel in place of ``RunProgress(window_h)``); returns itself."""
+        self.window_h = float(window_h)
+        try:
+            from rich.console import Console
+            from rich.live import Live
+
+            console = Console(file=self.file, stderr=self.file is sys.stderr)
+            self._live = Live(self._render(0.0, 0), console=console, transient=True, auto_refresh=False,
+                              redirect_stdout=True, redirect_stderr=True)
+            self._live.start(refresh=True)
+        except Exception:  # noqa: BLE001 - a display is a convenience, never a reason to stop a run
+            self._live = None
+        return self
+
+    def _snapshot(self, sim_h: float, jobs_left: int) -> dict:
+        """The numbers shown, read from the attached simulation (missing ones are None)."""
+        snap = {"sim_h": sim_h, "jobs_left": jobs_left, "queued": None, "running": None, "P_it_W": None,
+                "P_fac_W": None, "T_sup_max_K": None}
+        st = getattr(self.sim, "state", None)
+        if st is not None:
+            snap["queued"] = len(getattr(st, "queue", []))
+            snap["running"] = len(getattr(st, "running", {}))
+            ro = getattr(st, "cooling", None)
+            if ro is not None:
+                it = float(getattr(ro, "last_it_W", 0.0) or 0.0)
+                snap["P_it_W"] = it
+                snap["P_fac_W"] = it + float(getattr(ro, "last_overhead_W", 0.0) or 0.0)
+                names = list(getattr(getattr(self.sim, "plant", None), "output_names", []) or [])
+                ps = getattr(ro, "plant_state", None)
+                idx = [i for i, n in enumerate(names) if "T_sec_sup" in n]
+                if ps is not None and idx:
+                    snap["T_sup_max_K"] = float(max(ps[i] for i in idx))
+        return snap
+
+    def _render(self, sim_h: float, jobs_left: int):
+        from rich.table import Table
+
+        s = self._snapshot(sim_h, jobs_left)
+        t = Table(title=f"hpctwin live: {self.title}".rstrip(": "), show_header=False, box=None, pad_edge=False)
+        t.add_column("what", style="bold")
+        t.add_column("value")
+        share = min(sim_h / self.window_h, 1.0) if self.window_h > 0 else 0.0
+        phase = "window" if sim_h <= self.window_h else "draining the queue"
+        t.add_row("simulated", f"{sim_h:,.1f} h of a {self.window_h:,.1f} h window ({100 * share:.0f} %), {phase}")
+        if s["queued"] is not None:
+            t.add_row("jobs", f"{s['queued']:,} queued, {s['running']:,} running, {jobs_left:,} left")
+        if s["P_fac_W"] is not None and s["P_it_W"]:
+            t.add_row("facility power", f"{s['P_fac_W'] / 1e6:,.3f} MW (IT {s['P_it_W'] / 1e6:,.3f} MW), "
+                                        f"PUE now {s['P_fac_W'] / s['P_it_W']:.4f}")
+        if self._E_it > 0:
+            t.add_row("PUE so far", f"{self._E_fac / self._E_it:.4f} (approximate, from the display's samples)")
+        if s["T_sup_max_K"] is not None:
+            lim = f" (limit {self.T_limit_K - 273.15:.1f} degC)" if self.T_limit_K else ""
+            t.add_row("hottest CDU supply", f"{s['T_sup_max_K'] - 273.15:.2f} degC{lim}")
+        return t
+
+    def update(self, sim_h: float, jobs_left: int) -> None:
+        """Advance to simulated hour ``sim_h`` with ``jobs_left`` jobs still to finish; redraw at most every
+        ``min_interval_s``. Never raises.
+        """
+        try:
+            s = self._snapshot(sim_h, jobs_left)
+            dt_s = max(sim_h - self._last_h, 0.0) * 3600.0
+            if s["P_it_W"]:
+                self._E_it += s["P_it_W"] * dt_s
+                self._E_fac += s["P_fac_W"] * dt_s
+            self._last_h = sim_h
+            now = time.monotonic()
+            if self._live is not None and now - self._last_draw >= self.min_interval_s:
+                self._live.update(self._render(sim_h, jobs_left), refresh=True)
+                self._last_draw = now
+                self.draws += 1
+        except Exception:  # noqa: BLE001 - stop the display, not the run
+            self.close()
+
+    def close(self) -> None:
+        """Erase the dashboard (transient) and restore the streams. Never raises."""
+        live, self._live = self._live, None
+        if live is not None:
+            try:
+                live.stop()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+@contextlib.contextmanager
+def live_dashboard(view: LiveView) -> Iterator[LiveView]:
+    """Use ``view`` as the kernel's progress display for the runs inside the block; restored after.
+
+    Parameters
+    ----------
+    view : LiveView
+        The dashboard (attach the simulation with :meth:`LiveView.attach` before it runs).
+
+    Yields
+    ------
+    LiveView
+        ``view``.
+    """
+    from ..kernel import simulation as ksim
+
+    saved = ksim.RunProgress
+    ksim.RunProgress = view.start  # the kernel calls RunProgress(window_h) once per run
+    try:
+        yield view
+    finally:
+        ksim.RunProgress = saved
+        view.close()
