@@ -211,9 +211,10 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
             "pump_power_W", "shaft_nominal_W"} <= used_m["pump"]
     assert {"counterflow_equations", "counterflow_eps"} <= used_m["hx"]
     # plant v5 towers (Braun with the air the fans move, cells in service from the stager's command)
-    assert {"braun_equations", "braun_effectiveness", "braun_fan_fraction", "cells_in_service_expr",
-            "cells_in_service", "fan_power_expr", "fan_power_W", "bypass_equations", "bypass", "exit_air_fragment",
-            "exit_air", "water_use", "water_use_equations"} <= used_m["tower"]
+    assert {"braun_equations", "braun_effectiveness", "braun_coefficients", "braun_fan_fraction",
+            "cells_in_service_expr", "cells_in_service", "fan_speed_equations", "fan_speed",
+            "fan_power_expr", "fan_power_W", "bypass_equations", "bypass", "exit_air_fragment", "exit_air",
+            "water_use", "water_use_equations"} <= used_m["tower"]
     assert {"valve_opening_expr", "valve_opening", "reset_factor_expr", "reset_factor", "integrator_rate",
             "integrator_rate_expr"} <= used_m["valve"]
     assert {"tower_water_fraction_expr", "tower_water_fraction"} <= used_m["pipe"]
@@ -228,6 +229,7 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
         assert fn in src_imports.split("from .modelica import", 1)[1].split("\n", 1)[0], fn
     assert {"exit_air", "water_use"} <= used_q["tower"]
     assert {"pump_shaft_heat_W", "shaft_heat_expr"} <= used_m["pump"]
+    assert {"cells_running", "fan_speed", "fan_power_W"} <= used_q["tower"]  # Braun through setpoint_tower_side
     src_q = qss.read_text()
     import cooling_fmu.quasisteady as q
 
