@@ -742,13 +742,20 @@ def _root(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 100) -> np.ndarray:
     return best
 
 
-def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np.ndarray]:
+def secondary_supply_K(params: PlantParams, q: np.ndarray, T_fs) -> np.ndarray:
+    """Steady CDU secondary supply temperature [K] for rack heat ``q`` [W] and facility supply ``T_fs`` [K] (any
+    broadcastable shapes), with each valve at its steady opening (:func:`_valves_at`): the one supply relation the
+    sizing uses (the pump's shaft heat included, :func:`cdu_loop_heat_W`)."""
+    return _valves_at(params, q, T_fs, supply=True)[1]
+
+
+def _valves_at(params: PlantParams, q: np.ndarray, T_fs, supply: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Steady valve openings and secondary temperatures for a facility supply temperature.
 
     Solves ``T_sec_sup(y) = T_sec_sup_set`` per CDU (``T_sec_sup`` decreases with the opening ``y``) by a
     vectorised bisection; a CDU whose setpoint is out of reach sits at the valve limit. ``q`` (rack heat; the pump's
     shaft heat is added, :func:`cdu_loop_heat_W`) and ``T_fs`` are broadcast together (any shape). Returns
-    (y_valve, T_sec).
+    (y_valve, T_sec), or (y_valve, T_sec_sup) with ``supply``.
     """
     c, cp = params.cdu, params.cp_water_J_kgK
     m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
@@ -770,7 +777,7 @@ def _valves_at(params: PlantParams, q: np.ndarray, T_fs) -> tuple[np.ndarray, np
         fm = t_sup(mid)[0] - c.T_sec_sup_set_K
         lo, hi = np.where(fm > 0, mid, lo), np.where(fm > 0, hi, mid)
     y = np.where(f_lo <= 0, c.y_valve_min, np.where(f_hi >= 0, 1.0, 0.5 * (lo + hi)))
-    return y, t_sup(y)[1]
+    return y, t_sup(y)[0 if supply else 1]
 
 
 def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:

@@ -76,18 +76,22 @@ def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float
     ndarray, shape (k, n_cdu)
         Secondary supply temperature [K].
     """
-    from .modelica import _valves_at
+    from .modelica import cdu_loop_heat_W, secondary_supply_K
     from .quasisteady import _steady_states
 
     heat = np.asarray(heat_W, dtype=float)
     k, n = heat.shape
-    x = _steady_states(params, heat.mean(axis=1), np.full(k, float(T_wb_K)))
+    # the facility loop sees the CDUs' total loop heat (rack heat + secondary pump shaft heat, a non-linear function
+    # of each CDU's heat): the uniform load with the same total loop heat, by bisection on the monotone relation
+    target = cdu_loop_heat_W(params, heat).mean(axis=1)
+    lo, hi = np.zeros(k), heat.max(axis=1)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        low = cdu_loop_heat_W(params, mid) < target
+        lo, hi = np.where(low, mid, lo), np.where(low, hi, mid)
+    x = _steady_states(params, 0.5 * (lo + hi), np.full(k, float(T_wb_K)))
     T_fs = np.repeat(x[:, 2 * n], n)
-    q = heat.ravel()
-    _, T_sec = _valves_at(params, q, T_fs)
-    c = params.cdu
-    m_sec = np.minimum(1.0, np.maximum(params.y_sec_floor, q / c.Q_flow_nominal_W)) * c.m_flow_sec_nominal_kg_s
-    return (T_sec - q / (m_sec * params.cp_water_J_kgK)).reshape(k, n)
+    return secondary_supply_K(params, heat.ravel(), T_fs).reshape(k, n)
 
 
 def plant_capacity(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float, tol_K: float = 1.0,
