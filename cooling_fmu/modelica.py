@@ -673,16 +673,17 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
 # ---------------------------------------------------------------------------------------------------------------
 # steady state (one vectorised derivation: analytic_steady_state is it at one point, the fast plant's table on a grid)
 # ---------------------------------------------------------------------------------------------------------------
-def _bisect(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 200) -> np.ndarray:
+def _bisect(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 200, xtol: float = 0.0) -> np.ndarray:
     """Roots of a monotone function on ``[lo, hi]`` elementwise, by bisection to machine precision.
 
-    An element stops moving once its midpoint equals an end (the interval is two adjacent doubles).
+    An element stops moving once its midpoint equals an end (the interval is two adjacent doubles), or, with
+    ``xtol > 0``, once its interval is at most ``xtol`` wide (the sizing questions, which need 1e-6 K, not 1e-14).
     """
     lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
     flo = fun(lo) > 0
     for _ in range(n_iter):
         mid = 0.5 * (lo + hi)
-        done = (mid == lo) | (mid == hi)
+        done = (mid == lo) | (mid == hi) | (hi - lo <= xtol)
         if done.all():
             break
         move_lo = (fun(mid) > 0) == flo
@@ -859,7 +860,7 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
 
 
 def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
-                  Q_air_side_W: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                  Q_air_side_W: np.ndarray | float = 0.0, xtol_K: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Steady states of the generated plant model at ``k`` points of constant load and wet-bulb (vectorised).
 
     Derivation (every ``der(.) = 0``), written once with arrays:
@@ -893,6 +894,9 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         Constant wet-bulb temperature [K], shape (k,).
     Q_air_side_W : np.ndarray | float
         Constant heat of the air side into the tower water [W], shape (k,) or scalar.
+    xtol_K : float
+        Width [K] at which the basin and facility-supply bisections stop; 0 (default): to adjacent doubles (the
+        FMU's initial state); the sizing and N+1 questions pass 1e-6 K, about 4x fewer tower evaluations.
 
     Returns
     -------
@@ -933,7 +937,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
 
         # bisection (the chiller's condenser heat makes the balance non-smooth; the wide bracket always changes sign:
         # far below the wet-bulb the towers heat the water, far above they reject more than anything brings in)
-        T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0)
+        T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0, xtol=xtol_K)
         # tower bypass open: the leaving water at the minimum, the basin above it by the tower pumps' heat
         T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
         a, T_ihx = ihx(T_cw)
@@ -953,7 +957,8 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     rows = np.flatnonzero(~setpoint)
     if rows.size:  # regimes B / C: T_fs = T_chiller_out(T_fs)
         yf = y_fan[rows]
-        T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_wb[rows] - 50.0, T_wb[rows] + 150.0)
+        T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_wb[rows] - 50.0, T_wb[rows] + 150.0,
+                             xtol=xtol_K)
         # without heat every facility temperature the IHX bypass holds is at rest: take the water at the basin,
         # max(T_wb, T_tower_min), where that is a rest point (as plant v4 without the IHX bypass)
         T0 = np.maximum(T_wb[rows], T_min)
@@ -972,7 +977,8 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
 
 
 def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float,
-                          T_db_K: float | None = None, Q_air_side_W: float = 0.0) -> dict[str, object]:
+                          T_db_K: float | None = None, Q_air_side_W: float = 0.0,
+                          xtol_K: float = 0.0) -> dict[str, object]:
     """Steady state of the generated plant model for a constant load and wet-bulb (:func:`steady_states` at one
     point, its outputs from :func:`plant_equations`).
 
@@ -1006,7 +1012,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         raise ValueError(f"heat_w must have shape ({params.n_cdu},), got {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise ValueError("heat_w must be finite and >= 0")
-    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]), np.array([float(Q_air_side_W)]))
+    x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]), np.array([float(Q_air_side_W)]),
+                              xtol_K=xtol_K)
     out = plant_equations(params, x[0], q, float(T_wb_K), T_db_K, float(Q_air_side_W))
     out["x"] = x[0]
     out["regime"] = str(regime[0])

@@ -109,7 +109,7 @@ class SteadyTable:
                 "y_valve": self.y_valve, "T_sec": self.T_sec}
 
 
-def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.ndarray:
+def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray, xtol_K: float = 0.0) -> np.ndarray:
     """Steady states of the plant with every CDU at heat ``q``: :func:`cooling_fmu.modelica.steady_states` (the one
     derivation of the steady state) at ``k`` points.
 
@@ -121,6 +121,8 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
         Heat per CDU [W] (>= 0) of each point, shape (k,).
     T_wb : np.ndarray
         Wet-bulb [K] of each point, shape (k,).
+    xtol_K : float
+        Bisection width [K] (:func:`cooling_fmu.modelica.steady_states`); 0: to adjacent doubles.
 
     Returns
     -------
@@ -128,7 +130,8 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray) -> np.n
         The state (:func:`cooling_fmu.modelica.state_vector` order) of each point.
     """
     q = np.asarray(q, dtype=float)
-    return steady_states(params, np.repeat(q[:, None], params.n_cdu, axis=1), np.asarray(T_wb, dtype=float))[0]
+    return steady_states(params, np.repeat(q[:, None], params.n_cdu, axis=1), np.asarray(T_wb, dtype=float),
+                         xtol_K=xtol_K)[0]
 
 
 def steady_table(params: PlantParams) -> SteadyTable:

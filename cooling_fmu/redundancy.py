@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .modelica import analytic_steady_state
+from .sizing import SIZING_XTOL_K
 from .params import PlantParams
 
 __all__ = ["TOLERANCE_K", "RedundancyCase", "chiller_free_hours_by_month", "n_plus_one"]
@@ -62,7 +63,7 @@ class RedundancyCase:
 
 def _case(name: str, p: PlantParams, T_wb_K: float, heat_W: np.ndarray | None = None) -> RedundancyCase:
     heat = np.full(p.n_cdu, p.cdu.Q_flow_nominal_W) if heat_W is None else heat_W
-    out = analytic_steady_state(p, heat, T_wb_K)
+    out = analytic_steady_state(p, heat, T_wb_K, xtol_K=SIZING_XTOL_K)
     T_fs, T_ss = float(out["T_fac_sup"]), float(np.max(out["T_sec_sup"]))
     ok = T_fs <= p.tower.T_fac_sup_set_K + TOLERANCE_K and T_ss <= p.cdu.T_sec_sup_set_K + TOLERANCE_K
     return RedundancyCase(name, ok, T_fs, T_ss, float(out["y_fan"]), str(out["regime"]))
