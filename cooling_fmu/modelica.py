@@ -743,10 +743,25 @@ def _root(fun, lo: np.ndarray, hi: np.ndarray, n_iter: int = 100) -> np.ndarray:
     return best
 
 
-def secondary_supply_K(params: PlantParams, q: np.ndarray, T_fs) -> np.ndarray:
-    """Steady CDU secondary supply temperature [K] for rack heat ``q`` [W] and facility supply ``T_fs`` [K] (any
-    broadcastable shapes), with each valve at its steady opening (:func:`_valves_at`): the one supply relation the
-    sizing uses (the pump's shaft heat included, :func:`cdu_loop_heat_W`)."""
+def secondary_supply_K(params: PlantParams, q: np.ndarray, T_fs: np.ndarray) -> np.ndarray:
+    """Steady CDU secondary supply temperature with each valve at its steady opening (:func:`_valves_at`).
+
+    The one supply relation the sizing uses (the pump's shaft heat included, :func:`cdu_loop_heat_W`).
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    q : np.ndarray
+        Rack heat into each CDU [W], any shape broadcastable with ``T_fs``.
+    T_fs : np.ndarray
+        Facility supply temperature [K].
+
+    Returns
+    -------
+    ndarray
+        Secondary supply temperature [K], the broadcast shape.
+    """
     return _valves_at(params, q, T_fs, supply=True)[1]
 
 
@@ -994,6 +1009,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
         Constant dry-bulb temperature [K] (only the evaporation depends on it); None: saturated air.
     Q_air_side_W : float
         Constant heat of the air side into the tower water [W].
+    xtol_K : float
+        Bisection width [K] (:func:`steady_states`); 0: to adjacent doubles.
 
     Returns
     -------
