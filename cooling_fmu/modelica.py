@@ -1001,8 +1001,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
     ----------
     params : PlantParams
         Plant description.
-    heat_w : ndarray, shape (n_cdu,)
-        Constant heat into each CDU [W], >= 0.
+    heat_w : np.ndarray
+        Constant heat into each CDU [W], >= 0, shape (n_cdu,).
     T_wb_K : float
         Constant wet-bulb temperature [K].
     T_db_K : float | None

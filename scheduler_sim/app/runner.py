@@ -512,7 +512,8 @@ def _prepare_policy(run: _Run, comm) -> None:
 def _simulate(run: _Run):
     """Build the :class:`Simulation` and run it; the plant is closed whatever happens. Returns (sim, result)."""
     cfg, serving, training = run.cfg, run.serving, run.training
-    sim = Simulation(run.jobs, run.system, run.policy, run.sim_cfg, plant=run.plant, wet_bulb_K=run.wet_bulb, dry_bulb_K=run.dry_bulb,
+    sim = Simulation(run.jobs, run.system, run.policy, run.sim_cfg, plant=run.plant, wet_bulb_K=run.wet_bulb,
+                     dry_bulb_K=run.dry_bulb,
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
                      else None,
