@@ -10,6 +10,7 @@ import pytest
 from cooling_fmu.weather import Weather, load_weather, resolve_weather_file
 from power.sizing import facility_overheads
 from power.system import load_system
+from scheduler_sim.kernel.config import SimulationConfig
 from scheduler_sim.kernel.simulation import Simulation
 from tests.conftest import make_jobs
 
@@ -57,8 +58,8 @@ class _Recorder:
 
 
 def _sim(system, plant):
-    return Simulation(make_jobs(JOBS), system, "easy", window_start_s=0.0, window_s=6000.0, step_s=STEP,
-                      interval_s=60.0, plant=plant, wet_bulb_K=lambda t: np.full(np.shape(t), 290.0),
+    return Simulation(make_jobs(JOBS), system, "easy",
+                      SimulationConfig(window_start_s=0.0, window_s=6000.0, step_s=STEP, interval_s=60.0), plant=plant, wet_bulb_K=lambda t: np.full(np.shape(t), 290.0),
                       dry_bulb_K=lambda t: np.full(np.shape(t), 301.0))
 
 

@@ -415,7 +415,9 @@ def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batc
     """
     from .catalogue import format_with_unit
 
-    keys = ["E_facility_J", "PUE", "peak_P_facility_W"]
+    # without a cooling plant (PUE not finite) there are no facility figures: the headline gives IT energy instead
+    cooled = np.isfinite(float(summary.get("PUE", float("nan"))))
+    keys = ["E_facility_J", "PUE", "peak_P_facility_W"] if cooled else ["E_it_J"]
     keys += ["mean_wait_s", "utilisation"] if batch else []
     keys += ["serving_goodput_req_s", "serving_ttft_p99_s", "serving_tpot_p99_s", "serving_slo_attainment",
              "serving_tokens_per_s_per_gpu"] if serving else []
