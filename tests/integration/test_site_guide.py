@@ -49,11 +49,12 @@ def test_follow_the_guide(tmp_path, capsys):
     finally:
         os.chdir(cwd)
     # what the guide says it shows
-    assert "note: the full load exceeds the firm feed by 223 kW (N+1 not held)" in out
-    assert "note: the full load exceeds the firm feed by 503 kW (N+1 not held)" in out
+    assert "note: the full load exceeds the firm feed by 211 kW (N+1 not held)" in out
+    assert "note: the full load exceeds the firm feed by 492 kW (N+1 not held)" in out
     assert out.count("headroom:") == 3 and "partition cpu: 145 job(s) by default" in out
-    # the --set what-if on the plant as built: one more tower cell for the design day
-    assert "needs                 1 more tower cell(s) of the same size (4 -> 5)" in out
+    # the --set what-if on the plant as built (plant v5: 5 cells): it holds the design day, not N+1
+    assert "full-load heat 2.210 MW vs capacity 2.734 MW (+19.2 %)" in out
+    assert "one tower cell out FAILS (facility supply 32.6 C" in out
     assert "chiller-free" in out and "N+1, design day" in out
     with h5py.File(tmp_path / "out" / "mysite-set.h5") as f:
         assert int(f["/partitions/n_nodes"][1]) == 154 and f["/timeseries/cdu/Q_flow_W"].shape[1] == 3
