@@ -178,9 +178,15 @@ def _compute_max_stable_step_s(params: PlantParams) -> float:
             f"{float(lam.real.max()):.3g} 1/s); its controllers need retuning (e.g. tower.fan_k_p, tower.fan_Ti_s) "
             f"or its water volumes are too slow for them")
     h = SUBSTEP_ACCURACY / float(np.max(np.abs(lam)))
-    while np.any(np.abs(1.0 + h * lam + 0.5 * (h * lam) ** 2) >= 1.0):  # Heun's stability function
+    # Heun's stability function bounds the step for the decaying modes; a marginal mode (real part within 1e-9 1/s of
+    # zero, e.g. a water volume made so large that it never moves) cannot be damped by any step and is left out
+    # (it made this loop endless: |R(h lambda)| >= 1 for every h > 0)
+    dec = lam[lam.real < -1e-9]
+    for _ in range(10_000):
+        if not np.any(np.abs(1.0 + h * dec + 0.5 * (h * dec) ** 2) >= 1.0):
+            return h
         h *= 0.9
-    return h
+    raise ValueError(f"plant {params.name!r}: no stable explicit step found for its linearised modes")
 
 
 def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, *, use_cache: bool = True) -> float:
