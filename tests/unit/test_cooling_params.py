@@ -126,8 +126,10 @@ def test_steady_state_is_a_fixed_point(name, load, T_wb_C):
     ss = analytic_steady_state(p, q, 273.15 + T_wb_C)
     # K/s and 1/s: a residual of 1e-12 K/s is 3e-5 K per year
     np.testing.assert_allclose(ss["der"], 0.0, atol=1e-12)
-    heat_out = ss["Q_flow_tower"] + ss["Q_flow_chiller"]
-    assert heat_out == pytest.approx(q.sum(), rel=1e-9, abs=1e-6)
+    # plant v5 heat paths: the towers reject the racks' heat, every pump's shaft work and the trim chiller's
+    # condenser heat (its load plus its electrical input), all of it
+    heat_in = q.sum() + ss["Q_flow_pump_heat"] + ss["P_chiller"]
+    assert ss["Q_flow_tower"] == pytest.approx(heat_in, rel=1e-9, abs=1e-6)
 
 
 def test_analytic_steady_state_rejects_bad_heat():
