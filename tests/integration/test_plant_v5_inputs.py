@@ -59,7 +59,8 @@ class _Recorder:
 
 def _sim(system, plant):
     return Simulation(make_jobs(JOBS), system, "easy",
-                      SimulationConfig(window_start_s=0.0, window_s=6000.0, step_s=STEP, interval_s=60.0), plant=plant, wet_bulb_K=lambda t: np.full(np.shape(t), 290.0),
+                      SimulationConfig(window_start_s=0.0, window_s=6000.0, step_s=STEP, interval_s=60.0), plant=plant,
+                      wet_bulb_K=lambda t: np.full(np.shape(t), 290.0),
                       dry_bulb_K=lambda t: np.full(np.shape(t), 301.0))
 
 
