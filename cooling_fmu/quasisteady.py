@@ -44,10 +44,16 @@ from .components import pipe, pump, tower, valve
 from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
 from .params import PlantParams, load_plant_params
 
-__all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K"]
+__all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K",
+           "FAN_YTOL"]
 
 #: Version of the cached table layout and grid (bump when the grid or the stored quantities change).
 TABLE_VERSION = "2"
+#: Tolerance of the fast plant's fan solve on the tower air-flow fraction [-] at every step
+#: (:func:`cooling_fmu.components.tower.braun_fan_fraction`, Illinois regula falsi): the fan power moves by about
+#: 3e-12 relative against the bisection to adjacent doubles of the steady states, for about 6x fewer tower
+#: evaluations (plant v5 made this solve ~90 % of a fast-plant run's time).
+FAN_YTOL = 1e-12
 #: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
 Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
@@ -335,6 +341,7 @@ class QuasiSteadyPlant:
         self._lag_mask[self._total_cols] = False
         self._y: np.ndarray | None = None
         self._heat_prev = 0.0
+        self._memo: dict[bytes, np.ndarray] = {}  # _base_outputs of the previous call's rows
 
     @property
     def P_cooling_index(self) -> int:
@@ -380,6 +387,67 @@ class QuasiSteadyPlant:
         """
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
+        self._check_inputs(q, tw)
+        m = q.shape[0]
+        qa = np.zeros(m) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
+        out = self._base_outputs(q, tw, qa)
+        p, t, idx, cp = self.params, self.params.tower, self._idx, self.params.cp_water_J_kgK
+        m_cw = out[:, idx["m_flow_cw"]]
+        P_sec = out[:, self._c["P_pump_sec"]]
+        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
+        if np.any(cmd >= 0.5):
+            self._staged_fans(out, cmd)
+        # evaporation from the tower state of each row (the air the fans move) and its dry-bulb (the one exit-air
+        # relation)
+        T_tin = pipe.leaving_temperature(out[:, idx["T_cw_ret"]], -(out[:, idx["Q_flow_chiller"]]
+                                                                  + out[:, idx["P_chiller"]] + qa), m_cw, cp)
+        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
+                                                  out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
+                                                  out[:, idx["Q_flow_tower"]], T_db_K)
+        evap = m_air * (W_out - W_in)
+        drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
+        for name, v in (("m_flow_air", m_air), ("T_air_out", T_ao), ("m_flow_evap", evap), ("m_flow_drift", drift),
+                        ("m_flow_blowdown", blow), ("m_flow_makeup", makeup)):
+            out[:, idx[name]] = v
+        out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
+                             + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
+        return out
+
+    def fan_demand(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
+                   Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
+        """The fan demand ``y_fan_demand`` of each row: column ``y_fan_demand`` of :meth:`steady_outputs`, bit for bit,
+        without the cells' staging and the evaporation (which do not change it); what
+        :class:`cooling_fmu.supervisory.StagedPlant` stages a block from.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (m,).
+        T_db_K : np.ndarray | None
+            Dry-bulb [K] (not used by the demand; accepted for the same call as :meth:`steady_outputs`).
+        Q_air_side_W : np.ndarray | None
+            Air-side heat into the towers [W], shape (m,); None: 0.
+
+        Returns
+        -------
+        ndarray
+            Shape (m,).
+
+        Raises
+        ------
+        PlantError
+            As :meth:`steady_outputs`.
+        """
+        q = np.asarray(heat_w, dtype=float)
+        tw = np.asarray(T_wb_K, dtype=float)
+        self._check_inputs(q, tw)
+        qa = np.zeros(q.shape[0]) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
+        return self._base_outputs(q, tw, qa)[:, self._idx["y_fan_demand"]]
+
+    def _check_inputs(self, q: np.ndarray, tw: np.ndarray) -> None:
+        """Raise :class:`PlantError` for heat or wet-bulb outside the table (:meth:`steady_outputs`)."""
         tab = self.table
         if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
             raise PlantError("fast plant: heat per CDU must be finite and >= 0 W")
@@ -391,8 +459,44 @@ class QuasiSteadyPlant:
                             and tw.max() <= tab.T_wb_K[-1] + 1e-9):
             raise PlantError(f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
                              f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+
+    def _base_outputs(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
+        """The outputs of each row before the cells' staging (the table, the CDUs, the pumps and the set-point
+        fans), memoised over the rows of the previous call: a row depends only on its own heat, wet-bulb and
+        air-side heat, and :class:`cooling_fmu.supervisory.StagedPlant` evaluates every block twice (the fan demand
+        for the stager, then the plant with its commands), so the second evaluation reads the first's rows (the
+        same arithmetic: bit for bit).
+        """
         m = q.shape[0]
-        qa = np.zeros(m) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
+        keys = np.ascontiguousarray(np.column_stack((q, tw, qa)))
+        kb = [keys[i].tobytes() for i in range(m)]
+        memo = self._memo
+        out = np.empty((m, len(self.output_names)))
+        first: dict[bytes, int] = {}
+        todo, copy_from = [], []
+        for i, k in enumerate(kb):
+            row = memo.get(k)
+            if row is not None:
+                out[i] = row
+            elif k in first:
+                copy_from.append((i, first[k]))
+            else:
+                first[k] = i
+                todo.append(i)
+        if todo:
+            r = np.asarray(todo)
+            out[r] = self._base_rows(q[r], tw[r], qa[r])
+        for i, j in copy_from:
+            out[i] = out[j]
+        base = out.copy()
+        self._memo = dict(zip(kb, base))
+        return out
+
+    def _base_rows(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
+        """:meth:`_base_outputs` of rows not seen in the previous call."""
+        tab = self.table
+        m = q.shape[0]
+        qm = q.mean(axis=1)
         out = np.zeros((m, len(self.output_names)))
         vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / self.n_cdu, tw)
         out[:, self._col_table] = vals
@@ -429,23 +533,6 @@ class QuasiSteadyPlant:
         out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
         out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
         self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
-        cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
-        if np.any(cmd >= 0.5):
-            self._staged_fans(out, cmd)
-        # evaporation from the tower state of each row (the air the fans move) and its dry-bulb (the one exit-air
-        # relation)
-        T_tin = pipe.leaving_temperature(out[:, idx["T_cw_ret"]], -(out[:, idx["Q_flow_chiller"]]
-                                                                  + out[:, idx["P_chiller"]] + qa), m_cw, cp)
-        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
-                                                  out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
-                                                  out[:, idx["Q_flow_tower"]], T_db_K)
-        evap = m_air * (W_out - W_in)
-        drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
-        for name, v in (("m_flow_air", m_air), ("T_air_out", T_ao), ("m_flow_evap", evap), ("m_flow_drift", drift),
-                        ("m_flow_blowdown", blow), ("m_flow_makeup", makeup)):
-            out[:, idx[name]] = v
-        out[:, self._i_P] = (P_sec.sum(axis=1) + out[:, idx["P_pump_fac"]] + out[:, idx["P_pump_tower"]]
-                             + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
         return out
 
     def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
@@ -465,7 +552,7 @@ class QuasiSteadyPlant:
         if rows.size == 0:
             return
         Q, m, w_cw, T_wb, Qp_cw, Q_air = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows], Qp_cw[rows], Q_air[rows]
-        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air)
+        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air, FAN_YTOL)
         ok = np.isfinite(y) & (y >= p.y_fan_floor) & (y <= 1.0)
         rows, y = rows[ok], y[ok]
         n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)

@@ -29,7 +29,7 @@ import numpy as np
 
 from jobs.table import JOB_COLUMNS
 
-__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "SWEEP_SUMMARY",
+__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "RUN_SUMMARY", "SWEEP_SUMMARY",
            "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts",
            "check_file", "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
            "SUMMARY_METRICS", "summary_metric", "duration_unit"]
@@ -1122,12 +1122,26 @@ INCENTIVE_STUDY: tuple[Entry, ...] = (
     _ds("/cases/wait_bad_half_h[{variant}]", "float", ("n_cases",), "h", "Mean wait of the worse-scored half"),
 )
 
+def _run_summary_table() -> tuple[Entry, ...]:
+    """The ``run-summary`` kind: a run file's root attributes, ``/summary``, ``/totals`` and ``/provenance`` only."""
+    keep = [e for e in RUN if e.path.startswith("/@") or e.path.split("@")[0] in ("/summary", "/totals",
+                                                                                  "/provenance")]
+    kind = _attr("/@kind", "str", '"run-summary": an ensemble member\'s record (the run file without its jobs, '
+                 'series, metrics and attribution; [uncertainty] member_files = "summary", the default): the headline '
+                 'metrics the ensemble statistics and the resume need', required=True, since="1.2")
+    return (kind, *keep)
+
+
+#: An ensemble member's record (scheduler_sim.app.uncertainty, ``member_files = "summary"``).
+RUN_SUMMARY: tuple[Entry, ...] = _run_summary_table()
+
 #: Entries per file kind (root attribute ``kind``; ``run`` when absent).
 TABLES: dict[str, tuple[Entry, ...]] = {"run": RUN, "sweep-summary": SWEEP_SUMMARY,
-                                        "cooling_standalone": COOLING_STANDALONE, "incentive-study": INCENTIVE_STUDY}
+                                        "cooling_standalone": COOLING_STANDALONE, "incentive-study": INCENTIVE_STUDY,
+                                        "run-summary": RUN_SUMMARY}
 #: schema_version written per file kind.
 KIND_VERSIONS = {"run": SCHEMA_VERSION, "sweep-summary": SCHEMA_VERSION, "cooling_standalone": "1.0",
-                 "incentive-study": SCHEMA_VERSION}
+                 "incentive-study": SCHEMA_VERSION, "run-summary": SCHEMA_VERSION}
 
 
 def _check_table(entries: tuple[Entry, ...], kind: str) -> None:
