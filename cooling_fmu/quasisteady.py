@@ -387,7 +387,9 @@ class QuasiSteadyPlant:
         """
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
-        self._check_inputs(q, tw)
+        why = self._check_inputs(q, tw)
+        if why is not None:
+            raise PlantError(why)
         m = q.shape[0]
         qa = np.zeros(m) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         out = self._base_outputs(q, tw, qa)
@@ -442,23 +444,26 @@ class QuasiSteadyPlant:
         """
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
-        self._check_inputs(q, tw)
+        why = self._check_inputs(q, tw)
+        if why is not None:
+            raise PlantError(why)
         qa = np.zeros(q.shape[0]) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         return self._base_outputs(q, tw, qa)[:, self._idx["y_fan_demand"]]
 
-    def _check_inputs(self, q: np.ndarray, tw: np.ndarray) -> None:
-        """Raise :class:`PlantError` for heat or wet-bulb outside the table (:meth:`steady_outputs`)."""
+    def _check_inputs(self, q: np.ndarray, tw: np.ndarray) -> str | None:
+        """Why heat or wet-bulb are outside the table (:meth:`steady_outputs`), or None when they are inside."""
         tab = self.table
         if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
-            raise PlantError("fast plant: heat per CDU must be finite and >= 0 W")
+            return "fast plant: heat per CDU must be finite and >= 0 W"
         qm = q.mean(axis=1) if q.size else np.zeros(0)
         if qm.size and (qm.max() > tab.q_W[-1] * (1 + 1e-12) or q.max() > tab.q_W[-1] * (1 + 1e-12)):
-            raise PlantError(f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
-                             f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
+            return (f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
+                    f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
         if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
                             and tw.max() <= tab.T_wb_K[-1] + 1e-9):
-            raise PlantError(f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
-                             f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+            return (f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
+                    f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+        return None
 
     def _base_outputs(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
         """The outputs of each row before the cells' staging (the table, the CDUs, the pumps and the set-point
@@ -523,7 +528,7 @@ class QuasiSteadyPlant:
         idx = self._idx
         # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
         # plant-level table assumed equal shares, which the valves do not follow)
-        f, tl, t = p.facility, p.tower_loop, p.tower
+        f, tl = p.facility, p.tower_loop
         m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
         w = m_fac / p.m_flow_fac_design_kg_s
         r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)

@@ -521,19 +521,7 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
         w = SchemaWriter(f, "run-summary" if summary_only else "run")
         if summary_only:
             w.attr("/", "kind", "run-summary")
-        w.attrs("/", {
-            "schema_version": SCHEMA_VERSION, "software_version": package_versions().get("hpctwin", "unknown"),
-            "git_sha": git_sha(), "run_name": run_name, "system": system_name, "policy": policy, "seed": int(seed),
-            "config_json": config_json, "pue_definition": PUE_DEFINITION, "pue_category": pue_category(result.info),
-            "it_fans_rule": IT_FANS_RULE,
-            "facility_stages_counted": ",".join(result.info.get("facility_stages_counted", [])),
-            "facility_stages_absent": ",".join(result.info.get("facility_stages_absent", [])),
-            "cooling_modelled": bool("T_wb_K" in result.facility), "complete": bool(result.info.get("complete", True)),
-            "failure": str(result.info.get("failure", ""))})
-        if result.info.get("cooling_model", "fmu") != "fmu":  # only when another plant model than the FMU ran
-            w.attr("/", "cooling_model", str(result.info["cooling_model"]))
-        if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
-            w.attr("/", "plant_out_of_bounds_json", json.dumps(result.info["plant_out_of_bounds"], sort_keys=True))
+        _write_root_attrs(w, result, config_json, run_name, system_name, policy, seed)
         if summary_only:
             _write_summary_groups(w, result, input_checksums, load_report)
             return path
@@ -592,6 +580,24 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     return path
 
 
+
+
+def _write_root_attrs(w: SchemaWriter, result, config_json: str, run_name: str, system_name: str, policy: str,
+                      seed: int) -> None:
+    """The root attributes of a run file (and of a member's record)."""
+    w.attrs("/", {
+        "schema_version": SCHEMA_VERSION, "software_version": package_versions().get("hpctwin", "unknown"),
+        "git_sha": git_sha(), "run_name": run_name, "system": system_name, "policy": policy, "seed": int(seed),
+        "config_json": config_json, "pue_definition": PUE_DEFINITION, "pue_category": pue_category(result.info),
+        "it_fans_rule": IT_FANS_RULE,
+        "facility_stages_counted": ",".join(result.info.get("facility_stages_counted", [])),
+        "facility_stages_absent": ",".join(result.info.get("facility_stages_absent", [])),
+        "cooling_modelled": bool("T_wb_K" in result.facility), "complete": bool(result.info.get("complete", True)),
+        "failure": str(result.info.get("failure", ""))})
+    if result.info.get("cooling_model", "fmu") != "fmu":  # only when another plant model than the FMU ran
+        w.attr("/", "cooling_model", str(result.info["cooling_model"]))
+    if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
+        w.attr("/", "plant_out_of_bounds_json", json.dumps(result.info["plant_out_of_bounds"], sort_keys=True))
 
 
 def _write_summary_groups(w: SchemaWriter, result, input_checksums: dict, load_report: dict | None,

@@ -215,15 +215,19 @@ def ensemble_bands(summary: str | Path) -> EnsembleBands | None:
                              int(g.attrs.get("n_failed", 0)), stats)
 
 
-def band_text(metric: str, mean: float, p05: float, p95: float, shown=None) -> str:
+def band_text(metric: str, mean: float, p05: float, p95: float, shown: object = None) -> str:
     """``"mean (p05 .. p95)"`` in the metric's shown unit (the headline figure beside its 5-95 % band).
 
     Parameters
     ----------
     metric : str
         ``/summary`` key.
-    mean, p05, p95 : float
-        The band [SI unit].
+    mean : float
+        Mean over the members [SI unit].
+    p05 : float
+        5 % quantile [SI unit].
+    p95 : float
+        95 % quantile [SI unit].
     shown : object
         The column's unit (:func:`~scheduler_sim.analysis.report.catalogue.column_unit`); None: the metric's own.
 
