@@ -775,12 +775,12 @@ def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndar
         ``y``; ``0.0`` where even ``y_lo`` rejects more than ``Q``, ``inf`` where full fans reject less.
     """
     shape = np.broadcast(m_w_kg_s, T_w_in_K, T_wb_K, Q_W).shape
-    m_w, T_in, T_wb, Q = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in (m_w_kg_s, T_w_in_K, T_wb_K,
+    m_wat, T_in, T_wb, Q = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in (m_w_kg_s, T_w_in_K, T_wb_K,
                                                                                        Q_W))
     h_w, h_a = sat_air_enthalpy(T_in, p_atm_Pa), sat_air_enthalpy(T_wb, p_atm_Pa)  # independent of the air
 
     def q_at(y, r=slice(None)):
-        return np.asarray(_braun(c_braun, n_braun, m_w[r], y * m_a_full_kg_s, T_in[r], T_wb[r], p_atm_Pa,
+        return np.asarray(_braun(c_braun, n_braun, m_wat[r], y * m_a_full_kg_s, T_in[r], T_wb[r], p_atm_Pa,
                                  cp_w_J_kgK, h_w[r], h_a[r])[0])
 
     lo, hi = np.full(shape, float(y_lo)), np.ones(shape)
