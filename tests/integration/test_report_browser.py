@@ -193,7 +193,7 @@ def _numbers(text: str) -> list[float]:
     return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text.replace(",", ""))]
 
 
-def test_ensemble_bands_beside_the_headline_in_chromium(tmp_path):
+def test_ensemble_bands_beside_the_headline_in_chromium(tmp_path, capsys):
     """Issue 28 item 9b: with an ensemble the sweep report's headline gives each scenario's mean and 5-95 % band of
     its members, and a member's own run report shows its scenario's band beside each headline figure; the numbers
     are recomputed here from the members' rows of /scenarios (numpy mean and linear quantiles)."""
@@ -209,6 +209,11 @@ def test_ensemble_bands_beside_the_headline_in_chromium(tmp_path):
                      'node_power_scale = { dist = "uniform", low = 0.9, high = 1.1 }\n'
                      'wet_bulb_offset_K = { dist = "uniform", low = -2.0, high = 2.0 }\n')
     assert main(["sweep", str(study), "--out", str(tmp_path / "sw")]) == 0
+    out = capsys.readouterr().out
+    # the terminal: the band table, and the front of the scenarios' means (members are not decisions)
+    assert "PUE mean (5 % .. 95 %)" in out and "frontier of the ensemble means (4 members)" in out
+    front = out[out.index("frontier of the ensemble means"):]
+    assert "000_fcfs " in front and "_m00" not in front
     with h5py.File(tmp_path / "sw" / "summary.h5") as f:
         names = [x.decode() for x in f["scenarios/name"][()]]
         pue = f["scenarios/PUE"][()]
