@@ -387,7 +387,7 @@ class QuasiSteadyPlant:
         """
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
-        why = self._check_inputs(q, tw)
+        why = _input_error(self, q, tw)
         if why is not None:
             raise PlantError(why)
         m = q.shape[0]
@@ -444,26 +444,11 @@ class QuasiSteadyPlant:
         """
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
-        why = self._check_inputs(q, tw)
+        why = _input_error(self, q, tw)
         if why is not None:
             raise PlantError(why)
         qa = np.zeros(q.shape[0]) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         return self._base_outputs(q, tw, qa)[:, self._idx["y_fan_demand"]]
-
-    def _check_inputs(self, q: np.ndarray, tw: np.ndarray) -> str | None:
-        """Why heat or wet-bulb are outside the table (:meth:`steady_outputs`), or None when they are inside."""
-        tab = self.table
-        if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
-            return "fast plant: heat per CDU must be finite and >= 0 W"
-        qm = q.mean(axis=1) if q.size else np.zeros(0)
-        if qm.size and (qm.max() > tab.q_W[-1] * (1 + 1e-12) or q.max() > tab.q_W[-1] * (1 + 1e-12)):
-            return (f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
-                    f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
-        if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
-                            and tw.max() <= tab.T_wb_K[-1] + 1e-9):
-            return (f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
-                    f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
-        return None
 
     def _base_outputs(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
         """The outputs of each row before the cells' staging (the table, the CDUs, the pumps and the set-point
@@ -490,54 +475,11 @@ class QuasiSteadyPlant:
                 todo.append(i)
         if todo:
             r = np.asarray(todo)
-            out[r] = self._base_rows(q[r], tw[r], qa[r])
+            out[r] = _base_rows(self, q[r], tw[r], qa[r])
         for i, j in copy_from:
             out[i] = out[j]
         base = out.copy()
         self._memo = dict(zip(kb, base))
-        return out
-
-    def _base_rows(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
-        """:meth:`_base_outputs` of rows not seen in the previous call."""
-        tab = self.table
-        m = q.shape[0]
-        qm = q.mean(axis=1)
-        out = np.zeros((m, len(self.output_names)))
-        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / self.n_cdu, tw)
-        out[:, self._col_table] = vals
-        T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
-        p, c = self.params, self.params.cdu
-        cp = p.cp_water_J_kgK
-        # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
-        qf = q.ravel()
-        fsf = np.repeat(T_fs, self.n_cdu)
-        both = _bilinear(tab.q_W, tab.T_fs_K, self._cdu_table, qf, fsf)
-        y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
-        y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, p.y_sec_floor)
-        m_sec = y_sec * c.m_flow_sec_nominal_kg_s
-        P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
-        cc = self._c
-        out[:, cc["T_sec_ret"]] = T_sec
-        out[:, cc["m_flow_sec"]] = m_sec
-        out[:, cc["m_flow_fac_cdu"]] = y_v * c.m_flow_fac_nominal_kg_s
-        out[:, cc["y_valve"]] = y_v
-        Q_hx = cdu_loop_heat_W(p, q)
-        out[:, cc["T_sec_sup"]] = T_sec - Q_hx / (m_sec * cp)
-        out[:, cc["Q_flow_hx"]] = Q_hx
-        out[:, cc["P_pump_sec"]] = P_sec
-        idx = self._idx
-        # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
-        # plant-level table assumed equal shares, which the valves do not follow)
-        f, tl = p.facility, p.tower_loop
-        m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
-        w = m_fac / p.m_flow_fac_design_kg_s
-        r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)
-        out[:, idx["m_flow_fac"]] = m_fac
-        out[:, idx["m_flow_cw"]] = m_cw
-        out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
-        out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
-        out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
-        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
         return out
 
     def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
@@ -699,3 +641,65 @@ class QuasiSteadyPlant:
     def __exit__(self, *exc) -> None:
         """Context manager: :meth:`close`."""
         self.close()
+
+
+def _input_error(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray) -> str | None:
+    """Why heat or wet-bulb are outside the table (:meth:`QuasiSteadyPlant.steady_outputs`), or None when they are inside."""
+    tab = plant.table
+    if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
+        return "fast plant: heat per CDU must be finite and >= 0 W"
+    qm = q.mean(axis=1) if q.size else np.zeros(0)
+    if qm.size and (qm.max() > tab.q_W[-1] * (1 + 1e-12) or q.max() > tab.q_W[-1] * (1 + 1e-12)):
+        return (f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
+                f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
+    if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
+                        and tw.max() <= tab.T_wb_K[-1] + 1e-9):
+        return (f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
+                f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+    return None
+
+
+def _base_rows(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
+    """:meth:`QuasiSteadyPlant._base_outputs` of rows not seen in the previous call (a function of the plant:
+    the class stays under the size limit).
+    """
+    tab = plant.table
+    m = q.shape[0]
+    qm = q.mean(axis=1)
+    out = np.zeros((m, len(plant.output_names)))
+    vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / plant.n_cdu, tw)
+    out[:, plant._col_table] = vals
+    T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
+    p, c = plant.params, plant.params.cdu
+    cp = p.cp_water_J_kgK
+    # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
+    qf = q.ravel()
+    fsf = np.repeat(T_fs, plant.n_cdu)
+    both = _bilinear(tab.q_W, tab.T_fs_K, plant._cdu_table, qf, fsf)
+    y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
+    y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, p.y_sec_floor)
+    m_sec = y_sec * c.m_flow_sec_nominal_kg_s
+    P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
+    cc = plant._c
+    out[:, cc["T_sec_ret"]] = T_sec
+    out[:, cc["m_flow_sec"]] = m_sec
+    out[:, cc["m_flow_fac_cdu"]] = y_v * c.m_flow_fac_nominal_kg_s
+    out[:, cc["y_valve"]] = y_v
+    Q_hx = cdu_loop_heat_W(p, q)
+    out[:, cc["T_sec_sup"]] = T_sec - Q_hx / (m_sec * cp)
+    out[:, cc["Q_flow_hx"]] = Q_hx
+    out[:, cc["P_pump_sec"]] = P_sec
+    idx = plant._idx
+    # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
+    # plant-level table assumed equal shares, which the valves do not follow)
+    f, tl = p.facility, p.tower_loop
+    m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
+    w = m_fac / p.m_flow_fac_design_kg_s
+    r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)
+    out[:, idx["m_flow_fac"]] = m_fac
+    out[:, idx["m_flow_cw"]] = m_cw
+    out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
+    out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
+    out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
+    plant._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
+    return out
