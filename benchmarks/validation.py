@@ -149,6 +149,36 @@ def _const_csv(path: Path, mw: float, days: int) -> None:
         fh.writelines(f"{t0 + 900 * i},{mw * 1000:.1f}\n" for i in range(n))
 
 
+#: A section of the existing docs/validation.md that this script keeps as it is when it rewrites the file (written
+#: by benchmarks/plant_v5_targets.py --doc, which has its own, longer runs).
+KEPT_SECTIONS = ("## Plant v5 targets",)
+
+
+def kept_sections(path: Path) -> list[str]:
+    """The :data:`KEPT_SECTIONS` of the file at ``path`` (each up to the next ``## `` heading), as lines.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The docs page being rewritten (may not exist).
+
+    Returns
+    -------
+    list of str
+        The lines of the kept sections (heading first, a blank line after each); empty when there are none.
+    """
+    if not path.is_file():
+        return []
+    doc, out = path.read_text(), []
+    for head in KEPT_SECTIONS:
+        i = doc.find(head + "\n")
+        if i < 0:
+            continue
+        j = doc.find("\n## ", i + len(head))
+        out += doc[i:j + 1 if j >= 0 else len(doc)].rstrip("\n").split("\n") + [""]
+    return out
+
+
 def _summary(path: Path) -> dict:
     with h5py.File(path, "r") as f:
         return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in f["summary"].attrs.items()}
@@ -475,11 +505,20 @@ def main(argv: list[str] | None = None) -> int:
              "falls with load where the fixed overheads dominate (CDU pumps held at their flow, transformer and UPS "
              "no-load losses, lighting) and rises where the plant and the quadratic transformer load loss grow "
              "faster than IT")
-    lines += [esif_note, "## Frontier-like load sweep", "",
-              f"Facility PUE {trend}. At 8 MW (idle is ~7.3 MW, RAPS) the fixed overheads put the annual PUE "
-              "above 1.06: the CDU pumps run at constant flow (25 x 8.47 kW = 212 kW, 2.6 % of 8 MW; Frontier's "
-              "loops sit at ~2.9x their minimum safe flow, arXiv 2603.01198), plus transformer and UPS no-load "
-              "losses and lighting. The published annual figure is compared at an assumed mean load (18 MW row).",
+    mw0, ss0 = sweep[0]
+    with h5py.File(out / f"frontier_{mw0}MW.h5", "r") as f:  # the CDU pumps at the lightest load, from the file
+        sec = np.asarray(f["timeseries/cdu/P_pump_sec"][...], dtype=float)
+    P_sec = float(sec.sum(axis=1).mean())
+    light = (f"At {mw0} MW (idle is ~7.3 MW, RAPS) the annual PUE is {ss0['PUE']:.4f}: the CDU pumps draw "
+             f"{sec.shape[1]} x {P_sec / sec.shape[1] / 1e3:.2f} kW = {P_sec / 1e3:.0f} kW ({100 * P_sec / (mw0 * 1e6):.1f} % "
+             f"of {mw0} MW; Frontier's loops sit at ~2.9x their minimum safe flow, arXiv 2603.01198), beside the "
+             "transformer and UPS no-load losses and lighting. ")
+    lines += [esif_note] + kept_sections(Path(a.out_doc))
+    lines += ["## Frontier-like load sweep", "",
+              f"Facility PUE {trend}. {light}The published annual figure is compared at an assumed mean load "
+              f"({MEAN_MW} MW row). The cooling-only rows run the plant FMU without the cell stager, with saturated "
+              "air at the wet-bulb (no dry-bulb) and without the air side's heat into the towers (`hpctwin cooling`, "
+              "cooling_fmu/standalone.py); the `hpctwin run` rows have all three.",
               "",
               "| IT [MW] | facility PUE | liquid plant alone | pPUE mechanical | pPUE electrical | WUE [L/kWh] |",
               "|---|---|---|---|---|---|"]
