@@ -22,8 +22,9 @@ WEATHER = ROOT.parent / "shared" / "data" / "weather"
 
 
 def _module(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", ROOT / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # (dataclasses look their module up)
     spec.loader.exec_module(mod)
     return mod
 
@@ -32,9 +33,10 @@ def _module(name: str):
 def quick(tmp_path_factory):
     if not (WEATHER / "FIN_Helsinki.029740_IWEC.epw").is_file():
         pytest.skip("../shared/data/weather is not beside this checkout")
-    js = tmp_path_factory.mktemp("targets") / "t.json"
+    d = tmp_path_factory.mktemp("targets")
+    js = d / "t.json"
     r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--only", "supply_rows,air_rows,balance_rows",
-                        "--json", str(js)], capture_output=True, text=True, cwd=ROOT, timeout=900)
+                        "--json", str(js), "--out-dir", str(d)], capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return json.loads(js.read_text()), r.stdout
 
