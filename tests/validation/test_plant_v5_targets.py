@@ -80,8 +80,11 @@ def test_doc_section_replaced_in_place_and_kept_by_validation_py(tmp_path):
     tg.write_doc(doc, "## Plant v5 targets\n\nnew | row\n")
     assert doc.read_text() == "# V\n\ntable\n\n## Plant v5 targets\n\nnew | row\n\n## Next\n\nrest\n"
     assert val.kept_sections(doc) == ["## Plant v5 targets", "", "new | row", ""]
+    doc.write_text("# V\n\nt\n\n## Frontier-like load sweep\n\ns\n")  # no section yet: before the load sweep
+    tg.write_doc(doc, "## Plant v5 targets\n\nx\n")
+    assert doc.read_text() == "# V\n\nt\n\n## Plant v5 targets\n\nx\n\n## Frontier-like load sweep\n\ns\n"
     doc.write_text("# V\n")
-    tg.write_doc(doc, "## Plant v5 targets\n\nx\n")  # no section yet: appended
+    tg.write_doc(doc, "## Plant v5 targets\n\nx\n")  # nor that heading: appended
     assert doc.read_text() == "# V\n\n## Plant v5 targets\n\nx\n"
     assert val.kept_sections(tmp_path / "missing.md") == []
 
