@@ -612,7 +612,7 @@ def _finish_workloads(run: _Run, result, attr) -> None:
                 f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
                 f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
                 f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
-                f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0
+                f"per sample" + (f"; waited {r['wait_s']:.0f} s for its {r['nodes']} nodes" if r['wait_s'] > 0
                                  else ""))
 
 

@@ -11,8 +11,8 @@ for any job. The iteration-scale swing (compute, bubble, exposed communication) 
 :class:`power.ramps.PhaseProfile` per job (:attr:`TrainingJobs.profiles`), zero-mean around that iteration mean,
 for the fast facility series and its spectrum (closed form, never one event per iteration).
 
-A ``family = "rl"`` table becomes two gang jobs, its RL pipeline's rollout and trainer pools
-(:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
+A ``family = "rl"`` table becomes one gang job holding its RL pipeline's rollout and trainer pools, so that they
+start together (:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
 swing). A ``family = "inference"`` or ``"extreme"`` table makes no job: it gives ``[serving]`` its requests
 (:func:`inference_requests`).
 
@@ -323,13 +323,13 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                             "goodput_iter_per_s": tl.useful_s / it.t_iter_s / tl.wall_s})
             jid += trow is None
     rl_reports, rl_results = [], []
-    for i, w in enumerate(workloads):  # RL pipelines (rollout and trainer pools as two gang jobs)
+    for i, w in enumerate(workloads):  # RL pipelines (every pool in one gang job: they start together)
         if w.family != "rl":
             continue
         where = f"[[workload]] {i} ({w.name!r})"
         gpu = training_gpu(w.gpu, system)
         r_rows, r_series, rep, res = rl_pipeline_jobs(w, where, i, seed, system, _model(w, where), gpu, jid)
-        jid += 2
+        jid += len(r_rows)
         rows += r_rows
         series += r_series
         for rr in r_rows:  # a flat iteration profile: the 1 s series carries the pools' power
