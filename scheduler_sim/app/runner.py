@@ -410,8 +410,8 @@ def _prepare_serving(run: _Run) -> None:
     if cfg.serving is None:
         return
     t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
-        else None
+    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed, run.system) \
+        if cfg.serving.workload else None
     run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv, generated=gen)
     if gen is None:
         run.checksums["request_trace"] = sha256_file(serving.trace_path)
@@ -419,6 +419,14 @@ def _prepare_serving(run: _Run) -> None:
     if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
         run.origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
     info = serving.result.info
+    if gen is not None and gen[1].params.get("family") == "mixed":  # the serving partition against its share
+        dep, pm = serving.result.deployment, gen[1].params
+        held = dep.replicas * dep.tensor_parallel
+        run.say(f"mixed   {gen[0]}: inference share {pm['share_inference']:g} of {pm['gpu_hours']:,.0f} GPU-hours "
+                f"asks for {pm['inference_gpus']:,.1f} GPUs over the horizon; the serving partition holds {held}"
+                + ("" if abs(held - pm["inference_gpus"]) <= dep.tensor_parallel else
+                   f" (off by more than one replica: set replicas = "
+                   f"{max(1, round(pm['inference_gpus'] / dep.tensor_parallel))} in the deployment)"))
     run.say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
