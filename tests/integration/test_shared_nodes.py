@@ -158,3 +158,47 @@ def test_share_on_a_serving_partition_refused():
     spec["partition"][1]["kind"] = "serving"
     with pytest.raises(SystemFileError, match="share = true needs kind = 'batch'"):
         System.from_spec(spec, source="bad.toml")
+
+
+def test_alibaba_fractional_gpu_pods_share_a_node(tmp_path):
+    # Alibaba pods (qos in the queue column, the GPU model in gpu_spec) on cpu (whole nodes) + gpu (shared, 4
+    # slots per 2-GPU node, trace name V100): the GPU model maps the GPU pods to gpu although their qos does not
+    # map; shares (jobs.shares, with the gpu node type: 2 GPUs, 1 core; 0.25 core each) 0.5 GPU -> 1/4 node = 1
+    # slot, 1 GPU -> 2 slots. The three GPU pods start together on node 4 (best fit: 1 + 2 + 1 = 4 slots), node 5 stays idle; the
+    # CPU-only pod (no GPU model -> the default, cpu) gets a whole cpu node.
+    from dataloaders.alibaba import read_alibaba_pods
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.runner import _apply_shares
+
+    p = tmp_path / "pods.csv"
+    p.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+                 "scheduled_time\n"
+                 "pod-1,250,1024,1,500,V100,BE,Succeeded,0,100,0\n"
+                 "pod-2,250,1024,1,1000,V100|P100,LS,Succeeded,0,100,0\n"
+                 "pod-3,250,1024,1,500,V100,LS,Succeeded,0,100,0\n"
+                 "pod-4,1000,1024,0,0,,BE,Succeeded,0,100,0\n")
+    spec = shared_spec()
+    spec["partition"][1]["trace_names"] = ["V100"]
+    sysm = System.from_spec(spec, source="shared")
+    jobs, notes = _apply_shares(read_alibaba_pods(p).jobs, RunConfig(), sysm)
+    assert any("partition gpu shares its nodes" in n for n in notes)
+    sim = Simulation(jobs, sysm, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=10.0,
+                                                          interval_s=10.0), plant=None)
+    res = sim.run()
+    j = res.jobs.set_index("trace_job_id")
+    assert j["partition"].to_dict() == {"pod-1": "gpu", "pod-2": "gpu", "pod-3": "gpu", "pod-4": "cpu"}
+    assert j["node_share"].to_dict() == {"pod-1": 0.25, "pod-2": 0.5, "pod-3": 0.25, "pod-4": 1.0}
+    assert (j["sim_start_s"] == 0.0).all()
+    runs = res.allocations
+    on = dict(zip(runs["job_id"], runs["node_first"]))
+    assert [on[int(j.loc[f"pod-{k}", "job_id"])] for k in (1, 2, 3, 4)] == [4, 4, 4, 0]
+    mapping = {(r["partition"], r["rule"]): r["jobs"] for r in res.info["partition_mapping"]}
+    assert mapping == {("gpu", "by gpu_spec"): 3, ("cpu", "default"): 1}
+    # power by share: the gpu partition's defaults are cpu 1.0, gpu 1.0, so a pod runs at share x 1.0 (jobs.shares):
+    # pod-1, pod-3: cpu 0.25, gpu 0.25 -> dynamic 0.25 x 50 + 2 x 0.25 x 450 = 237.5 W; pod-2: cpu 0.25, gpu 0.5
+    # -> 12.5 + 450 = 462.5 W. Node 4: 150 + 937.5 = 1,087.5 W (under the 1,100 W cap); node 5 idle 150 W;
+    # pod-4 on node 0 at 300 W and 3 idle cpu nodes at 100 W
+    assert res.facility["P_node_dc_W"][0] == pytest.approx(1087.5 + 150.0 + 300.0 + 3 * 100.0, rel=1e-12)
+    # each pod pays its slots' part of the idle 150 W (1 : 2 : 1 of 4 occupied slots) and its own dynamic power
+    assert j.loc["pod-2", "energy_dc_J"] == pytest.approx((75.0 + 462.5) * 100.0, rel=1e-12)
+    assert j.loc["pod-1", "energy_dc_J"] == pytest.approx((37.5 + 237.5) * 100.0, rel=1e-12)
