@@ -61,8 +61,10 @@ class NodeAllocator:
 
         Parameters
         ----------
-        lo, n : int
-            First node and node count of the partition.
+        lo : int
+            First node of the partition.
+        n : int
+            Its node count.
         slots : int
             Slots per node (>= 2).
 

@@ -261,14 +261,14 @@ def charge_tenants(table: SlotTable, nodes: np.ndarray, now: float, state: objec
         Global node indices whose tenants changed (a job started, ended or changed its power there).
     now : float
         Current time [s].
-    state : PlatformState
-        The platform state (``node_dc``, ``job_nodes``, ``ledger``, ``attempt_shares``, ``step``).
+    state : object
+        The platform state (a PlatformState: ``node_dc``, ``job_nodes``, ``ledger``, ``attempt_shares``, ``step``).
     idle_node_W : np.ndarray
         Shape (n_nodes,): idle DC power of every node [W].
     max_W : float
         Maximum DC power of the partition's node type [W].
-    chain : PowerChain
-        The power chain (rack-input power of nodes, the node-to-CDU map).
+    chain : object
+        The power chain (a PowerChain: rack-input power of nodes, the node-to-CDU map).
     """
     st, led = state, state.ledger
     ten = table.tenants(nodes)
@@ -298,10 +298,10 @@ def slot_table_of(j: int, system: System, jobs: object, alloc: object) -> SlotTa
         Job index.
     system : System
         The platform.
-    jobs : JobTable
-        The run's jobs (``partition``).
-    alloc : NodeAllocator
-        The node allocator (its ``shared`` tables).
+    jobs : object
+        The run's jobs (a JobTable: ``partition``).
+    alloc : object
+        The node allocator (a NodeAllocator: its ``shared`` tables).
 
     Returns
     -------
@@ -322,7 +322,7 @@ def share_power(j: int, p_node_W: float | None, nodes: np.ndarray, now: float, s
     ----------
     j : int
         Job index, on a sharing partition.
-    p_node_W : float or None
+    p_node_W : float | None
         Its node DC power sample [W] (the power it would draw per node alone, :mod:`jobs.shares`): its dynamic
         power becomes ``nodes x max(p - idle, 0)``; None when it has just ended (its co-tenants are re-charged).
     nodes : np.ndarray
@@ -331,12 +331,12 @@ def share_power(j: int, p_node_W: float | None, nodes: np.ndarray, now: float, s
         Current time [s].
     system : System
         The platform.
-    jobs : JobTable
-        The run's jobs (``partition``, ``nodes``, ``idle_node_W``).
-    state : PlatformState
-        The platform state.
-    chain : PowerChain
-        The power chain.
+    jobs : object
+        The run's jobs (a JobTable: ``partition``, ``nodes``, ``idle_node_W``).
+    state : object
+        The platform state (a PlatformState).
+    chain : object
+        The power chain (a PowerChain).
     """
     p = system.partitions[int(jobs.partition[j])]
     tbl = state.alloc.shared[p.first_node]
