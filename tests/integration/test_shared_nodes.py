@@ -202,3 +202,19 @@ def test_alibaba_fractional_gpu_pods_share_a_node(tmp_path):
     # each pod pays its slots' part of the idle 150 W (1 : 2 : 1 of 4 occupied slots) and its own dynamic power
     assert j.loc["pod-2", "energy_dc_J"] == pytest.approx((75.0 + 462.5) * 100.0, rel=1e-12)
     assert j.loc["pod-1", "energy_dc_J"] == pytest.approx((37.5 + 237.5) * 100.0, rel=1e-12)
+
+
+def test_node_down_kills_every_tenant_and_energy_still_closes():
+    # a maintenance of node 4 over [30, 40): both tenants there (H1, H2, half a node each, to 100) are killed at 30
+    # and requeued; the tenants of node 5 run on. Every job still ends, no slot is left held, and the energy closes.
+    sim, res = _run(downtimes=[(30.0, 40.0, np.array([4]))], on_failure="requeue")
+    j = res.jobs.set_index("job_id")
+    assert j["requeues"].to_dict() == {1: 1, 2: 1, 3: 0, 4: 0, 5: 0, 6: 0, 7: 0, 8: 0, 9: 0}
+    assert j["lost_node_s"].loc[[1, 2]].tolist() == [0.5 * 30.0, 0.5 * 30.0]  # half a node for 30 s each
+    assert (j["outcome"] == 1).all()  # every job completed in the end
+    assert j["sim_start_s"].loc[[1, 2]].tolist() == [40.0, 40.0]  # restarted together when node 4 is back
+    tbl = sim.state.alloc.shared[4]
+    assert not tbl.held and (tbl.used == 0).all()
+    t = res.totals
+    assert res.jobs["energy_dc_J"].sum() + t["E_idle_node_dc_J"] == pytest.approx(t["E_node_dc_J"], rel=1e-9)
+    assert res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"] == pytest.approx(t["E_it_J"], rel=1e-9)
