@@ -436,6 +436,8 @@ def _apply_shares(jobs: pd.DataFrame, cfg: RunConfig, system: System) -> tuple[p
                                    cores_per_node=cfg.trace.cores_per_node or p.cores_per_node,
                                    default_cpu_util=p.default_cpu_util, default_gpu_util=p.default_gpu_util)
         pieces.append(sub)
+        if p.share:  # the unused share is not idle there: other jobs may use it
+            n = [x.replace("idle power of the unused share stays on the job's node", "power by share") for x in n]
         notes += [f"partition {p.name}: {x}" for x in n]
         if p.share:
             notes.append(f"partition {p.name} shares its nodes (share = true): jobs asking for part of a node are "

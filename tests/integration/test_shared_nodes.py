@@ -102,6 +102,12 @@ def test_power_by_share_and_energy_closure():
     al = res.allocations
     assert (al["it_power_W"] * (al["end_s"] - al["start_s"])).sum() == pytest.approx(
         res.jobs["energy_it_J"].sum(), rel=1e-9)
+    # the attribution (an independent integration of the allocation runs) closes on the shared run too
+    from scheduler_sim.analysis.attribution import attribute
+    att = attribute(res, sim.system)
+    assert att.totals["closure_rel_error"] < 1e-9
+    assert att.jobs["E_node_dc_J"] == pytest.approx(res.jobs["energy_dc_J"].to_numpy(), rel=1e-12)
+    assert att.jobs["E_it_J"] == pytest.approx(res.jobs["energy_it_J"].to_numpy(), rel=1e-12)
     # per partition: the gpu partition's node-hours count shares (2 of 4 slots = half a node)
     parts = res.partitions
     # slot-seconds / 4 slots per node: H1, H2 2 x 100, H3 2 x 50, H4 2 x 60, W 4 x 30, Q1 2 x 5, Q2 1 x 20
