@@ -224,3 +224,29 @@ def test_node_down_kills_every_tenant_and_energy_still_closes():
     t = res.totals
     assert res.jobs["energy_dc_J"].sum() + t["E_idle_node_dc_J"] == pytest.approx(t["E_node_dc_J"], rel=1e-9)
     assert res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"] == pytest.approx(t["E_it_J"], rel=1e-9)
+
+
+def test_one_sharing_partition_four_half_node_jobs_start_together():
+    # a system of one [[partition]] (2 gpu nodes, 4 slots each, shared): four half-node jobs (to 100, 100, 50, 50)
+    # start together at 0 on the 2 nodes; the whole-node job (submitted at 1) waits for the two that end at 50
+    # (same node, best fit) and starts at 50
+    from tests.integration.test_partitions import GPU_NODE
+    from tests.conftest import tiny_system_spec
+
+    spec = tiny_system_spec()
+    spec["topology"] = {"n_cdus": 1, "rack_positions_per_cdu": 1}
+    del spec["node"]
+    spec["partition"] = [{"name": "gpu", "node": GPU_NODE, "nodes": 2, "nodes_per_rack": 2, "share": True,
+                          "share_slots": 4}]
+    sysm = System.from_spec(spec, source="one-shared")
+    assert not sysm.partitioned and sysm.shares
+    rows = [(1, 0, 1, 100, 100, "", 1.0, 0.5, 0.5), (2, 0, 1, 100, 100, "", 1.0, 0.5, 0.5),
+            (3, 0, 1, 50, 50, "", 1.0, 0.5, 0.5), (4, 0, 1, 50, 50, "", 1.0, 0.5, 0.5),
+            (5, 1, 1, 30, 30, "", np.nan, 1.0, 1.0)]
+    res = Simulation(_jobs(rows), sysm, "easy", SimulationConfig(window_start_s=0.0, window_s=1e6, step_s=10.0,
+                                                                 interval_s=10.0), plant=None).run()
+    j = res.jobs.set_index("job_id")
+    assert j["sim_start_s"].to_dict() == {1: 0, 2: 0, 3: 0, 4: 0, 5: 50}
+    assert "partition" not in res.jobs.columns and j["node_share"].tolist() == [0.5] * 4 + [1.0]
+    t = res.totals
+    assert res.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"] == pytest.approx(t["E_it_J"], rel=1e-9)
