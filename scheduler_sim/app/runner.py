@@ -37,6 +37,7 @@ from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.lookahead import RolloutCooling
+from ..kernel.partitions import map_partitions
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
@@ -383,10 +384,7 @@ def _prepare_batch(run: _Run) -> None:
     say(trace_vs_system(cfg, system, loaded, cpn, pool))
     jobs = loaded.jobs
     if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
-        jobs, share_notes = apply_node_shares(
-            jobs, gpus_per_node=system.node.gpus_per_node,
-            cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
-            default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+        jobs, share_notes = _apply_shares(jobs, cfg, system)
         loaded.report.notes.extend(share_notes)
     run.origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
     start = default_start_day(cfg, jobs)
@@ -402,6 +400,51 @@ def _prepare_batch(run: _Run) -> None:
         run.cfg = cfg = cfg.with_overrides({"trace.window_start_days": start})  # recorded in the file's config_json
     run.jobs = perturb_jobs(cfg.perturb, jobs, cfg.trace.window_start_days * DAY_S,
                             (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
+
+
+def _apply_shares(jobs: pd.DataFrame, cfg: RunConfig, system: System) -> tuple[pd.DataFrame, list[str]]:
+    """GPU / CPU shares of a trace's pods -> nodes and utilisation (:func:`jobs.shares.apply_node_shares`), each
+    job with the node type of its partition (:func:`~scheduler_sim.kernel.partitions.map_partitions`).
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Canonical job table with ``gpus`` and/or ``cpus`` share columns, ``n`` rows.
+    cfg : RunConfig
+        The run (``trace.cores_per_node`` overrides the node type's cores).
+    system : System
+        The platform.
+
+    Returns
+    -------
+    jobs : pd.DataFrame
+        The mapped table, rows in their order (attrs kept).
+    notes : list of str
+        What was mapped (per partition on a partitioned system), for the load report.
+    """
+    if not system.partitioned:
+        return apply_node_shares(jobs, gpus_per_node=system.node.gpus_per_node,
+                                 cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                                 default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+    part = map_partitions(jobs, system, {})
+    pieces, notes = [], []
+    for p in system.partitions:
+        m = part == p.index
+        if not m.any():
+            continue
+        sub, n = apply_node_shares(jobs.loc[m], gpus_per_node=p.node.gpus_per_node,
+                                   cores_per_node=cfg.trace.cores_per_node or p.cores_per_node,
+                                   default_cpu_util=p.default_cpu_util, default_gpu_util=p.default_gpu_util)
+        pieces.append(sub)
+        if p.share:  # the unused share is not idle there: other jobs may use it
+            n = [x.replace("idle power of the unused share stays on the job's node", "power by share") for x in n]
+        notes += [f"partition {p.name}: {x}" for x in n]
+        if p.share:
+            notes.append(f"partition {p.name} shares its nodes (share = true): jobs asking for part of a node are "
+                         f"placed by slot ({p.share_slots} per node) beside other jobs, power by share")
+    out = pd.concat(pieces).sort_index(kind="stable")
+    out.attrs = dict(jobs.attrs)
+    return out, notes
 
 
 def _prepare_serving(run: _Run) -> None:
