@@ -586,7 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     with h5py.File(out / f"frontier_{mw0}MW.h5", "r") as f:  # the CDU pumps at the lightest load, from the file
         sec = np.asarray(f["timeseries/cdu/P_pump_sec"][...], dtype=float)
     P_sec = float(sec.sum(axis=1).mean())
-    light = (f"At {mw0} MW (idle is ~7.3 MW, RAPS) the annual PUE is {ss0['PUE']:.4f}: the CDU pumps draw "
+    span = "annual PUE" if a.days >= 364 else f"PUE over {a.days} days"
+    light = (f"At {mw0} MW (idle is ~7.3 MW, RAPS) the {span} is {ss0['PUE']:.4f}: the CDU pumps draw "
              f"{sec.shape[1]} x {P_sec / sec.shape[1] / 1e3:.2f} kW = {P_sec / 1e3:.0f} kW ({100 * P_sec / (mw0 * 1e6):.1f} % "
              f"of {mw0} MW; Frontier's loops sit at ~2.9x their minimum safe flow, arXiv 2603.01198), beside the "
              "transformer and UPS no-load losses and lighting. ")
