@@ -407,28 +407,6 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
-def _ensemble_means(summary: Path, pts, cond: dict) -> tuple:
-    """With an ensemble (``/ensemble``), the study scenarios at their members' means instead of the members (a front
-    over members would set one input draw of a scenario against another): ``(points, conditions, " of the ensemble
-    means")``; without one, the arguments unchanged and ``""``.
-    """
-    import numpy as np
-
-    from ..analysis.frontier import SweepPoints
-    from ..analysis.report.sweep_table import ensemble_bands
-
-    bands = ensemble_bands(summary)
-    if bands is None:
-        return pts, cond, ""
-    first = {n: i for i, n in enumerate(pts.names)}
-    rows = [first.get(f"{s}_m000") for s in bands.scenarios]
-    span = np.array([pts.span_s[i] if i is not None else np.nan for i in rows], dtype=float)
-    cols = {m: np.asarray(st["mean"], float) for m, st in bands.stats.items() if "mean" in st}
-    names = list(bands.scenarios)
-    return (SweepPoints(pts.path, names, cols, span, pts.serving),
-            {s: cond.get(f"{s}_m000", "") for s in names}, f" of the ensemble means ({bands.members} members)")
-
-
 def print_sweep_answer(summary: Path, echo: object = print) -> None:
     """The answer of a sweep at the terminal: each scenario's headline metrics, then its frontier.
 
@@ -458,7 +436,9 @@ def print_sweep_answer(summary: Path, echo: object = print) -> None:
                 if "config_json" in g else ["{}"] * len(dec))
         study_file = str(f.attrs.get("study_file", ""))
     cond = dict(zip(dec, sweep_conditions(study_file, cfgs)))
-    pts, cond, of = _ensemble_means(summary, pts, cond)  # an ensemble: the front of the scenarios' means
+    from ..analysis.report.sweep_table import ensemble_mean_points
+
+    pts, cond, of = ensemble_mean_points(summary, pts, cond)  # an ensemble: the front of the scenarios' means
     labels = [cond.get(n, "") for n in pts.names]
     for label in sorted(set(labels)):
         sub = _subset(pts, np.array([lb == label for lb in labels], dtype=bool)) if len(set(labels)) > 1 else pts

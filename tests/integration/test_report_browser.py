@@ -233,6 +233,9 @@ def test_ensemble_bands_beside_the_headline_in_chromium(tmp_path, capsys):
     got = _numbers(row[col[0]])
     assert len(got) == 3 and np.allclose(got, want, rtol=5e-4), (row[col[0]], want)
     assert len(info["tables"][1]) == 1 + 8  # the members' own table: 2 scenarios x 4 members
+    front = (tmp_path / "srep" / "frontier.csv").read_text().splitlines()[1:]
+    assert front and all(r.split(",")[0] in ("000_fcfs", "001_easy") for r in front)  # the means, no member
+    assert any("Frontier of the ensemble means (4 members)" in cap for _, cap in info["figures"])
 
     member = tmp_path / "sw" / "000_fcfs_m002.h5"
     assert main(["report", str(member), "--out", str(tmp_path / "mrep")]) == 0

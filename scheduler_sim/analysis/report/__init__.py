@@ -816,7 +816,14 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
     # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV; one per condition
-    fronts = sweep_frontier(path, out, dict(zip(names, groups)))
+    from ..frontier import load_sweep_points
+    from .sweep_table import ensemble_mean_points
+
+    fpts, fcond, of = ensemble_mean_points(path, load_sweep_points(path), dict(zip(names, groups)))
+    fronts = sweep_frontier(path, out, fcond, points=fpts if of else None)
+    for fs in fronts:
+        if of:  # an ensemble: the front of the study scenarios' means
+            fs.caption = f"Frontier{of}: each point a study scenario at its members' mean. " + fs.caption
     fnames = ["frontier"] if len(fronts) == 1 else [f"frontier_{k}" for k in range(len(fronts))]
     frontiers = [{"figure": _img(_save(fs.figure, out, fn), fn, fs.caption), "header": fs.header, "rows": fs.rows}
                  for fn, fs in zip(fnames, fronts)]

@@ -17,7 +17,8 @@ import numpy as np
 
 from .catalogue import column_unit, format_value
 
-__all__ = ["HEADLINE", "HeadlineTable", "headline_table", "span_warning", "ensemble_bands", "band_text"]
+__all__ = ["HEADLINE", "HeadlineTable", "headline_table", "span_warning", "ensemble_bands", "band_text",
+           "ensemble_mean_points"]
 
 #: Candidate columns, in order: facility, schedule, money and carbon, water, serving.
 HEADLINE = ("PUE", "E_facility_J", "peak_P_facility_W", "mean_wait_s", "mean_bounded_slowdown", "utilisation",
@@ -251,3 +252,37 @@ def _band_table(p: Path, bands: EnsembleBands) -> HeadlineTable:
             for n in bands.scenarios]
     warn = [f"{bands.n_failed} member(s) failed: their bands leave them out"] if bands.n_failed else []
     return HeadlineTable(keys, ("scenario", "ensemble", *head), rows, warn)
+
+
+def ensemble_mean_points(summary: str | Path, pts: object, cond: dict[str, str]) -> tuple:
+    """With an ensemble (``/ensemble``), the study scenarios at their members' means in place of the members (a
+    front over members would set one draw of the inputs against another); without one, the arguments unchanged.
+
+    Parameters
+    ----------
+    summary : str | Path
+        ``summary.h5`` of the sweep.
+    pts : object
+        The sweep's points, a :class:`scheduler_sim.analysis.frontier.SweepPoints` (:func:`scheduler_sim.analysis.frontier.load_sweep_points`).
+    cond : dict[str, str]
+        Condition label per scenario name of ``pts``.
+
+    Returns
+    -------
+    tuple
+        ``(points, conditions, note)``: the points of the study scenarios (metric = ``/ensemble/band`` mean, span of
+        the scenario's member 0), their conditions (those of member 0), and ``" of the ensemble means (N
+        members)"``; or ``(pts, cond, "")``.
+    """
+    from ..frontier import SweepPoints
+
+    bands = ensemble_bands(summary)
+    if bands is None:
+        return pts, cond, ""
+    first = {n: i for i, n in enumerate(pts.names)}
+    rows = [first.get(f"{s}_m000") for s in bands.scenarios]
+    span = np.array([pts.span_s[i] if i is not None else np.nan for i in rows], dtype=float)
+    cols = {m: np.asarray(st["mean"], float) for m, st in bands.stats.items() if "mean" in st}
+    names = list(bands.scenarios)
+    return (SweepPoints(pts.path, names, cols, span, pts.serving),
+            {s: cond.get(f"{s}_m000", "") for s in names}, f" of the ensemble means ({bands.members} members)")
