@@ -263,7 +263,8 @@ def ensemble_mean_points(summary: str | Path, pts: object, cond: dict[str, str])
     summary : str | Path
         ``summary.h5`` of the sweep.
     pts : object
-        The sweep's points, a :class:`scheduler_sim.analysis.frontier.SweepPoints` (:func:`scheduler_sim.analysis.frontier.load_sweep_points`).
+        The sweep's points, a :class:`scheduler_sim.analysis.frontier.SweepPoints`
+        (:func:`scheduler_sim.analysis.frontier.load_sweep_points`).
     cond : dict[str, str]
         Condition label per scenario name of ``pts``.
 
