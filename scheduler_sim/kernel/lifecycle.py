@@ -21,8 +21,8 @@ from .core import EventKind
 from .events import JobEnd, JobPower
 from .jobdata import JobOutcome
 
-if TYPE_CHECKING:  # typing only: the simulation imports this module
-    from .simulation import Simulation
+if TYPE_CHECKING:  # typing only: what the service uses of the platform (kernel.platform)
+    from .platform import LifecyclePlatform
 
 __all__ = ["JobLifecycle"]
 
@@ -32,11 +32,11 @@ class JobLifecycle:
 
     Parameters
     ----------
-    sim : Simulation
+    sim : LifecyclePlatform
         The platform (its state, job data, policy, placement and power chain).
     """
 
-    def __init__(self, sim: "Simulation") -> None:
+    def __init__(self, sim: LifecyclePlatform) -> None:
         self.sim = sim
 
     def run_duration(self, j: int) -> tuple[float, int]:

@@ -311,6 +311,11 @@ class Simulation:
         new._wire(ratio)
         return new
 
+    def replace_jobdata(self, jobdata: JobTable) -> None:
+        """Give this fork other job data (same jobs; :meth:`Snapshot.revise`) and rebuild its services."""
+        self.jobdata = jobdata
+        self._wire(self.governor.cooling_estimate)
+
     def __getstate__(self) -> dict:
         """Pickle support (a fork sent to another MPI rank): the power chain and the services are rebuilt."""
         state = {k: v for k, v in self.__dict__.items()
