@@ -264,8 +264,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
     live : object
-        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), attached to the
-        simulation before it runs (the caller installs it with :func:`scheduler_sim.app.live.live_dashboard`).
+        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), given to the
+        simulation as its run observer in place of the progress bar (the caller erases it at the end with
+        :func:`scheduler_sim.app.live.live_dashboard`).
     fast_check_h : float
         With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
         supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
@@ -486,7 +487,7 @@ def _prepare_policy(run: _Run, comm) -> None:
         cooling = (rollout_cooling(cfg, system, run.wet_bulb, run.origin) if cfg.scheduler.twin.cooling == "fast"
                    else None)
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
-    sim_cfg = simulation_config(cfg, system, progress=run.show)
+    sim_cfg = simulation_config(cfg, system, progress=run.show and run.live is None)  # --live: the dashboard only
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, run.grid))
     if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
@@ -517,9 +518,9 @@ def _simulate(run: _Run):
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
                      else None,
-                     workload_power_profiles=training.power_series if training is not None else None)
-    if run.live is not None:  # hpctwin run --live: the dashboard reads this platform's state
-        run.live.attach(sim)
+                     workload_power_profiles=training.power_series if training is not None else None,
+                     observers=(run.live,) if run.live is not None else ())  # hpctwin run --live: the dashboard
+    if run.live is not None:
         if cfg.cooling.plant_model != "off":
             try:
                 run.live.T_limit_K = float(load_plant_params(cfg.cooling.plant or run.system.cooling_plant)

@@ -22,7 +22,7 @@ from power.facility import SERIES as OVERHEAD_SERIES
 from . import metrics
 from .coupler import PlantStopped
 from .jobdata import JobOutcome
-from .progress import RunProgress
+from .progress import RunHooks
 from .recorder import StepIntegrator
 from .state import POWER_SERIES, SCHEDULER_SERIES
 
@@ -318,7 +318,7 @@ class ResultBuilder:
 
 
 def finish_stopped(sim: ResultPlatform, failure: PlantStopped, integ: StepIntegrator, wall0: float,
-                   pbar: RunProgress | None) -> SimulationResult:
+                   pbar: RunHooks | None) -> SimulationResult:
     """Partial results of a run the plant stopped: everything up to the last whole output interval it completed.
 
     Parameters
@@ -331,7 +331,7 @@ def finish_stopped(sim: ResultPlatform, failure: PlantStopped, integ: StepIntegr
         The run's step integrator.
     wall0 : float
         Wall-clock start of the run (``time.perf_counter``) [s].
-    pbar : RunProgress | None
+    pbar : RunHooks | None
         The progress display, closed here.
 
     Returns
@@ -363,7 +363,7 @@ def finish_stopped(sim: ResultPlatform, failure: PlantStopped, integ: StepIntegr
 
 
 def finish_completed(sim: ResultPlatform, integ: StepIntegrator, wall0: float,
-                     pbar: RunProgress | None) -> SimulationResult:
+                     pbar: RunHooks | None) -> SimulationResult:
     """Results of a complete run: padded with idle time to a whole output interval (at least one; an integer
     count of steps).
 
@@ -375,7 +375,7 @@ def finish_completed(sim: ResultPlatform, integ: StepIntegrator, wall0: float,
         The run's step integrator.
     wall0 : float
         Wall-clock start of the run (``time.perf_counter``) [s].
-    pbar : RunProgress | None
+    pbar : RunHooks | None
         The progress display, closed here.
 
     Returns
