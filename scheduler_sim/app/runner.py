@@ -765,31 +765,6 @@ def _and_headroom(extra, room):
     return write
 
 
-def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
-    """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
-
-    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
-    cooling; without them only the feed is reported.
-
-    Parameters
-    ----------
-    cfg : RunConfig
-        The run.
-    system : System
-        Its platform.
-    result : object
-        The run's SimulationResult.
-    wpath : Path | None
-        The weather file the run read (None: the system's site).
-
-    Returns
-    -------
-    list of str
-        Printable lines.
-    """
-    return run_headroom_of(cfg, system, result, wpath).lines()
-
-
 def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
                     origin_unix_s: float = math.nan) -> object:
     """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
