@@ -491,7 +491,7 @@ def _prepare_policy(run: _Run, comm) -> None:
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, run.grid))
     if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
-        run.events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
+        run.events = grid_run.resolve_events(cfg, design_peak_w(system, cfg.scheduler.cooling_estimate))
         policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, run.events)
         run.jobs = grid_run.apply_power_profiles(cfg, run.jobs)
     run.policy, run.sim_cfg = policy, sim_cfg
@@ -931,7 +931,7 @@ def partition_mapping_lines(info: dict) -> list[str]:
     return out
 
 
-def design_peak_W(system, cooling_estimate: float) -> float:
+def design_peak_w(system, cooling_estimate: float) -> float:
     """Design peak facility power [W] (the reference of ``power_cap.cap_fraction``).
 
     Every node at the system's default utilisation, with conversion losses and rack overhead, times
@@ -1034,7 +1034,7 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
                     np.array(d.node_indices(system.n_nodes)), d.drain) for d in sc.downtime],
         use_measured_power=cfg.power.use_measured_power,
         power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6 if c.cap_MW is not None
-                    else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
+                    else c.cap_fraction * design_peak_w(system, sc.cooling_estimate)) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, power_cap_forecast_margin=sc.power_cap_forecast_margin,
         placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
