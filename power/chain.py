@@ -176,8 +176,8 @@ class PowerChain:
 
         Parameters
         ----------
-        node_dc_W : array_like, shape (n_nodes,), W (finite, >= 0)
-            Component (DC) power of every node; 0 for a node that is powered off.
+        node_dc_W : ArrayLike
+            Component (DC) power of every node; 0 for a node that is powered off, shape (n_nodes,), W (finite, >= 0).
 
         Returns
         -------
@@ -292,8 +292,8 @@ class PowerChain:
 
         Parameters
         ----------
-        node_dc_W : array_like, shape (n_nodes,), W (finite, >= 0)
-            Component (DC) power of every node.
+        node_dc_W : ArrayLike
+            Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
 
         Returns
         -------

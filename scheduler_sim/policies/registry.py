@@ -54,10 +54,9 @@ def register_policy(name: str, description: str) -> Callable[[PolicyFactory], Po
     callable
         The decorator; it returns the factory unchanged.
 
-    Raises
-    ------
-    ValueError
-        If ``name`` is already an order, a shorthand or a registered policy.
+    Notes
+    -----
+    The decorator raises ValueError if ``name`` is already an order, a shorthand or a registered policy.
     """
     key = name.lower()
 
@@ -130,10 +129,15 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     name : str
         A registered policy (``replay``; ``twin`` once :mod:`scheduler_sim.app.twin` is imported), an order name
         (:data:`ORDERS`) or a shorthand (``easy``, ``conservative``).
-    backfill : str or None
+    backfill : str | None
         Backfill strategy; None means the shorthand's, or ``none`` for a plain order.
     **params
         Order parameters (e.g. multi-factor weights for ``priority``).
+
+    Returns
+    -------
+    BasePolicy
+        The policy, ready to bind to a run.
 
     Raises
     ------
