@@ -277,15 +277,7 @@ class RunHooks:
                          float(ro.last_it_W or 0.0), float(ro.last_overhead_W or 0.0), ps, self.output_names)
 
     def update(self, sim_h: float, jobs_left: int) -> None:
-        """Tell every observer the run reached ``sim_h`` hours with ``jobs_left`` jobs not yet ended.
-
-        Parameters
-        ----------
-        sim_h : float
-            Simulated hours since the window start [h].
-        jobs_left : int
-            Jobs not yet ended.
-        """
+        """Tell every observer the run's :meth:`status` at ``sim_h`` [h] with ``jobs_left`` jobs not yet ended."""
         if self.observers:
             self._call("run_progress", self.status(sim_h, jobs_left))
 

@@ -140,14 +140,7 @@ class Batcher:
         rep.waiting.appendleft(v)
 
     def commit(self, rep: Replica, t: float) -> None:
-        """Apply the effects of the step(s) just ended at t.
-
-        Parameters
-        ----------
-        rep : Replica
-        t : float
-            End of the plan [s].
-        """
+        """Apply the effects of the step(s) of ``rep`` just ended at ``t`` [s]: tokens, blocks, finishes, sends."""
         b = rep.bulk
         rep.bulk = None
         rep.busy = False
@@ -197,14 +190,7 @@ class Batcher:
             rep.running.append(i)
 
     def start_next(self, rep: Replica, t: float) -> None:
-        """Plan the next step (or run of decode steps) of a replica that has just become free at t.
-
-        Parameters
-        ----------
-        rep : Replica
-        t : float
-            Time [s].
-        """
+        """Plan the next step (or run of decode steps) of replica ``rep``, just become free at ``t`` [s]."""
         if self.limits.chunked_prefill:
             self._plan_chunked(rep, t)
             return

@@ -359,9 +359,9 @@ def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
     Parameters
     ----------
     name_or_path : str
-        A shipped GPU name or a TOML path.
+        A shipped GPU name (``scheduler_sim/serving/data/gpus``) or a TOML path, relative to ``base``.
     base : Path | None
-        Folder a relative path is read from (the deployment file's); None: the working directory.
+        The deployment file's folder (None: the working directory).
 
     Returns
     -------

@@ -137,19 +137,7 @@ class KVCache:
         return True
 
     def reserve_transferred(self, rep: Replica, i: int) -> bool:
-        """Decode replica: take the blocks of request i's transferred KV cache (prompt + first token).
-
-        Parameters
-        ----------
-        rep : Replica
-        i : int
-            Request row.
-
-        Returns
-        -------
-        bool
-            False (nothing changed) when they do not fit.
-        """
+        """Decode replica ``rep``: take request ``i``'s transferred KV blocks (prompt + first token); False: no room."""
         st = self.st
         blk = -(-int(st.prm[i] + st.gen[i] - 1) // self.B)
         if blk > rep.free + len(rep.lru) * self.bpp:
@@ -209,13 +197,7 @@ class KVCache:
             self.evict(rep)
 
     def release(self, rep: Replica, i: int) -> None:
-        """Free request i's own KV blocks and unpin its prefix blocks (they stay cached, most recently used).
-
-        Parameters
-        ----------
-        rep : Replica
-        i : int
-        """
+        """Free request ``i``'s own KV blocks on ``rep``; unpin its prefix blocks (cached, most recently used)."""
         st = self.st
         rep.free += int(st.nblk[i])
         st.nblk[i] = 0
@@ -245,13 +227,7 @@ class KVCache:
             self.counts["prefix_evictions"] += 1
 
     def cache_insert(self, rep: Replica, i: int) -> None:
-        """After request i's prefill: cache the prefix blocks it computed (blocks reserved at admission).
-
-        Parameters
-        ----------
-        rep : Replica
-        i : int
-        """
+        """After request ``i``'s prefill on ``rep``: cache the prefix blocks it computed (reserved at admission)."""
         st = self.st
         new = st.pend.pop(i)
         ref, lru = rep.ref, rep.lru
