@@ -246,6 +246,31 @@ class RunHooks:
         self.output_names = tuple(output_names)
         self._call("run_started", self.window_h)
 
+    @classmethod
+    def for_run(cls, observers: Sequence[RunObserver], progress: bool, window_h: float, state: object,
+                plant: object | None) -> RunHooks | None:
+        """The hooks of one run: its observers, plus the progress bar with ``progress``; None when there is none.
+
+        Parameters
+        ----------
+        observers : Sequence[RunObserver]
+            The simulation's observers.
+        progress : bool
+            Add a :class:`RunProgress` (``SimulationConfig.progress``).
+        window_h : float
+            Length of the submission window [h].
+        state : object
+            The run's platform state.
+        plant : object | None
+            The cooling plant (its ``output_names``), or None.
+
+        Returns
+        -------
+        RunHooks | None
+        """
+        obs = [*observers, RunProgress()] if progress else list(observers)
+        return cls(obs, window_h, state, getattr(plant, "output_names", ())) if obs else None
+
     def _call(self, what: str, *args: object) -> None:
         for obs in list(self.observers):
             try:

@@ -55,7 +55,7 @@ from .lookahead import Lookahead, RolloutCooling, rollout_score
 from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
 from .powercap import OverheadForecast, PowerCapGovernor
-from .progress import RunHooks, RunObserver, RunProgress
+from .progress import RunHooks, RunObserver
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
 from .view import frozen_job_arrays, scheduler_view
@@ -190,7 +190,8 @@ class Simulation:
     # ------------------------------------------------------------------ the policy's view
     def view(self, part: int | None = None) -> SchedulerView:
         """The view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`); of partition ``part``."""
-        p = self.system.partitions[part] if part is not None and self.system.partitioned else None
+        p = (self.system.partitions[part] if part is not None and (self.system.partitioned or self.system.shares)
+             else None)
         return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p, self._lookahead)
 
     # ------------------------------------------------------------------ the step function
@@ -224,9 +225,10 @@ class Simulation:
         wall0 = time.perf_counter()
         cfg = self.config
         self.state = st = PlatformState.initial(self.jobdata, self.system.n_nodes, self.layout, self.t0)
-        observers = [*self.observers, RunProgress()] if cfg.progress else list(self.observers)
-        pbar = RunHooks(observers, (self.t1 - self.t0) / 3600.0, st, self.plant.output_names if self.plant else ()) \
-            if observers else None
+        for p in self.system.partitions:  # a sharing partition's nodes are allocated by slot
+            if p.share:
+                st.alloc.share(p.first_node, p.n_nodes, p.share_slots)
+        pbar = RunHooks.for_run(self.observers, cfg.progress, (self.t1 - self.t0) / 3600.0, st, self.plant)
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
                                       self.ratio, cfg.on_implausible, pbar, dry_bulb_K=self.dry_bulb_K)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
@@ -263,7 +265,7 @@ class Simulation:
             if t >= self.horizon_s and (st.jobs_left > 0 or c.required > 0):
                 self.lifecycle.cut_at_horizon(t)
                 break
-            if st.queue and st.alloc.n_free > 0:
+            if st.queue and st.alloc.has_free:
                 self.lifecycle.scheduling_pass(t)
 
     # ------------------------------------------------------------------ forks (twin in the loop)
