@@ -137,6 +137,7 @@ def test_live_dashboard_is_drawn_on_a_terminal_and_erased(two_runs, tmp_path):
     assert code == 0, out[-2000:]
     assert "hpctwin live: tiny4-two" in out and "queued" in out and "PUE now" in out  # the dashboard was drawn
     assert "\x1b[2K" in out  # ... and erased (rich's transient live clears its lines)
+    assert " h simulated [" not in out and "min simulated [" not in out  # one observer draws: no progress bar too
     last = out.rsplit("hpctwin live", 1)[1]
     assert "summary (" in last and "wrote " in last  # the summary comes after the dashboard, not under it
     assert (tmp_path / "live.h5").is_file()

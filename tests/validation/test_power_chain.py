@@ -133,11 +133,11 @@ def test_efficiency_rises_with_load(name):
 
 
 def test_efficiency_peak_with_quadratic_term():
-    from power import SivocParams, sivoc_efficiency
+    from power import SivocParams, conversion_efficiency
 
     p = SivocParams(P_fixed_W=13.0, eta=0.98, k_per_W=1e-5)
     x_star = np.sqrt(13.0 / (0.98 * 1e-5))  # d/dx (x / ((x+Pf)/eta + k x^2)) = 0 -> x* = sqrt(Pf / (eta k))
-    e = sivoc_efficiency(np.array([0.5, 1.0, 2.0]) * x_star, p)
+    e = conversion_efficiency(np.array([0.5, 1.0, 2.0]) * x_star, p)
     assert e[1] > e[0] and e[1] > e[2]
 
 
