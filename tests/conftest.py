@@ -123,8 +123,6 @@ def write_power_series(path: Path) -> Path:
 #: and were not re-derived in time. Each is a known defect, listed in that session's closing note; they run and
 #: are reported as xfail (or XPASS) until fixed. Nothing else is excused.
 KNOWN_PLANT_V5_FAILURES = {
-    "tests/unit/test_cooling_build.py::test_heun_substeps_converge_at_second_order":
-        "plant v5's staged fans and Braun tower: convergence order not re-measured",
     "tests/unit/test_grid_bounds_and_rules.py::test_typical_year_calendar_uses_the_weather_mapping_function":
         "fails after the merges; not diagnosed",
     "tests/unit/test_plant_split.py::test_plant_classes_are_at_most_400_lines":
