@@ -238,8 +238,7 @@ def _supply(cdu: dict, params, interval_s: float) -> tuple[float, int, float]:
 
 
 def _below_dew_point(cdu: dict, interval_s: float) -> tuple[float, float]:
-    """Hours with some CDU supply below :data:`DATA_HALL_DEW_POINT_K` and the coldest supply [h, K] (NaN, NaN
-    without the series)."""
+    """Hours with some CDU supply below :data:`DATA_HALL_DEW_POINT_K` and the coldest supply [h, K] (NaN: none)."""
     T = cdu.get("T_sec_sup")
     if T is None or not np.size(T):
         return math.nan, math.nan
