@@ -123,12 +123,8 @@ def write_power_series(path: Path) -> Path:
 #: and were not re-derived in time. Each is a known defect, listed in that session's closing note; they run and
 #: are reported as xfail (or XPASS) until fixed. Nothing else is excused.
 KNOWN_PLANT_V5_FAILURES = {
-    "tests/unit/test_grid_bounds_and_rules.py::test_typical_year_calendar_uses_the_weather_mapping_function":
-        "fails after the merges; not diagnosed",
     "tests/unit/test_plant_split.py::test_plant_classes_are_at_most_400_lines":
         "CoolingPlant grew past 400 lines with plant v5's inputs (T_db, Q_flow_air_side, n_cells_cmd)",
-    "tests/unit/test_unit_suffixes.py::test_no_lower_case_unit_suffix_in_the_product_packages":
-        "plant v5 / perf names with lower-case unit suffixes not yet renamed",
 }
 
 
