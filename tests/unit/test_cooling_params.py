@@ -27,7 +27,7 @@ def test_validation_error_names_file_and_field(tmp_path):
         load_plant_params(bad)
     assert str(bad) in str(exc.value) and "cdu.y_valve_min" in str(exc.value)
     missing = tmp_path / "missing.toml"
-    missing.write_text(text.replace("NTU_nominal = 1.581", ""))
+    missing.write_text(text.replace("NTU_nominal = 1.7164", ""))
     with pytest.raises(PlantParamsError, match=r"tower\.NTU_nominal"):
         load_plant_params(missing)
     with pytest.raises(PlantParamsError, match="not found"):

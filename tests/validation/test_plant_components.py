@@ -159,35 +159,37 @@ def test_wue_moves_with_the_weather():
         assert 0.9 <= wue <= 2.0, (name, T, wue)
 
 
-def test_frontier_cdu_pumps_on_dp_control_match_raps_at_design_and_follow_the_system_curve():
-    # issue 22 item 8: the CDU pumps hold a differential pressure across the rack manifolds (ASHRAE 90.1-2019
-    # 6.5.4.2), so the flow follows the heat down to the minimum safe flow 1 / 2.9 (arXiv 2603.01198); RAPS's
-    # 8,473.47 W per CDU (ExaDigiT/RAPS power_cdu) is their power at design flow, not at every load
+def test_frontier_cdu_pumps_match_raps_and_the_load_following_variant_follows_the_system_curve():
+    # the shipped Frontier-like CDU pumps: a dp set point across cabinets of fixed resistance = constant flow (the
+    # loop runs at ~2.9x its minimum safe flow, arXiv 2603.01198): RAPS's 8,473.47 W at every load
     from power import load_system
 
     p = load_plant_params("frontier")
-    assert p.cdu.pump_control == "dp" and p.y_sec_floor == 0.345
-    raps = load_system("frontier").cdu_own_power_W
-    ss = analytic_steady_state(p, np.full(25, p.cdu.Q_flow_nominal_W), 297.15)
-    np.testing.assert_allclose(ss["P_pump_sec"], raps, rtol=1e-6)
+    raps = load_system("frontier").cdu_own_power_W  # 8,473.47 W, ExaDigiT/RAPS power_cdu (reference only)
+    for load, T_wb in ((0.3, 278.15), (0.7, 288.15), (1.0, 297.15)):
+        ss = analytic_steady_state(p, np.full(25, load * p.cdu.Q_flow_nominal_W), T_wb)
+        np.testing.assert_allclose(ss["P_pump_sec"], raps, rtol=1e-6)
     # design point: fans 60-80 % of cooling power (published ~73 %, arXiv 2603.01198)
     assert 0.6 < ss["P_fan_tower"] / ss["P_cooling"] < 0.8
-    # part load by hand: flow fraction y = max(load, 0.345); the system curve with the static term (dp set point
-    # s = 116.41 / 232.83 kPa = 0.5): shaft load x = y (s + (1 - s) y^2) of 24.5 / 995 x 232,827.5 / 0.75 =
-    # 7,643.9 W; motor 7,643.9 / 0.93 = 8,219 W, t = (8,219 - 7,500) / 7,500 between the DOE (2014) 7.5 and 15 kW
-    # columns (rel at 0.1 / 0.2 / 0.4 load: 0.458027 + t 0.118085, 0.752727 + t 0.090452, 0.950166 + t 0.030150;
-    # 1 from 0.6); P = shaft x / (0.9021 rel)
+    # issue 22 item 8's load-following variant (measured in docs/validation.md): flow fraction y = max(load, 0.345),
+    # the dp set point half of the 232.83 kPa design head (s = 0.5). By hand: shaft load x = y (s + (1 - s) y^2) of
+    # 24.5 / 995 x 232,827.5 / 0.75 = 7,643.9 W; motor 7,643.9 / 0.93 = 8,219 W, t = (8,219 - 7,500) / 7,500
+    # between the DOE (2014) 7.5 and 15 kW columns (rel at 0.1 / 0.2 / 0.4 load: 0.458027 + t 0.118085, 0.752727 +
+    # t 0.090452, 0.950166 + t 0.030150; 1 from 0.6); P = shaft x / (0.9021 rel)
+    pump = p.cdu.pump.model_copy(update={"dp_static_Pa": 116413.75, "dp_friction_Pa": 116413.75})
+    dp = p.model_copy(update={"cdu": p.cdu.model_copy(update={"pump_control": "dp", "pump": pump})})
     shaft = 24.5 / 995 * 232827.5 / 0.75
     t = (shaft / 0.93 - 7500.0) / 7500.0
     r1, r2, r4 = 0.458027 + t * 0.118085, 0.752727 + t * 0.090452, 0.950166 + t * 0.030150
-    for load, T_wb, rel_of in ((0.7, 288.15, lambda x: r4 + (x - 0.4) / 0.2 * (1.0 - r4)),
+    for load, T_wb, rel_of in ((1.0, 297.15, lambda x: 1.0),
+                               (0.7, 288.15, lambda x: r4 + (x - 0.4) / 0.2 * (1.0 - r4)),
                                (0.3, 278.15, lambda x: r1 + (x - 0.1) / 0.1 * (r2 - r1))):
         y = max(load, 0.345)
         x = y * (0.5 + 0.5 * y * y)
-        ss = analytic_steady_state(p, np.full(25, load * p.cdu.Q_flow_nominal_W), T_wb)
+        ss = analytic_steady_state(dp, np.full(25, load * p.cdu.Q_flow_nominal_W), T_wb)
         np.testing.assert_allclose(ss["m_flow_sec"], 24.5 * y, rtol=1e-12)
         np.testing.assert_allclose(ss["P_pump_sec"], shaft * x / (0.9021 * rel_of(x)), rtol=2e-6)
-    # 30 % load: 2,207 W per CDU, 26 % of the design figure (the constant-flow calibration kept 8,473 W)
+    # 30 % load: 2,207 W per CDU, 26 % of the constant-flow figure
     assert ss["P_pump_sec"][0] == pytest.approx(2207.2, abs=0.5)
 
 
