@@ -78,7 +78,8 @@ def test_towers_sized_at_the_site_design_wet_bulb_for_all_the_heat_they_reject(n
     assert t.T_wb_design_K == pytest.approx(dc.wet_bulb_K, abs=0.006)
     rack = p.n_cdu * p.cdu.Q_flow_nominal_W
     # the air side's design heat is the system's (CRAH coils, fans, chilled water at the IT power of the design heat)
-    assert t.Q_air_side_design_W == pytest.approx(design_air_side_heat_W(load_system(name), rack, t.T_wb_design_K),
+    system = load_system("frontier" if name == "frontier257" else name)  # the benchmark has Frontier's towers
+    assert t.Q_air_side_design_W == pytest.approx(design_air_side_heat_W(system, rack, t.T_wb_design_K),
                                                   rel=1e-5, abs=1e-6)
     ss = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), t.T_wb_design_K,
                                Q_air_side_W=t.Q_air_side_design_W)
