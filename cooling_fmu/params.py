@@ -238,7 +238,7 @@ class TowerParams(BaseModel):
     Q_air_side_design_W : float
         Heat the air side puts into the tower water at design [W] (>= 0; the CRAH coils' load, their fans and the
         chilled-water power, :meth:`power.facility.FacilityOverheads.air_side_rejected_W` of the system at the IT
-        power whose liquid share is the plant's design heat; :func:`power.sizing.design_air_side_heat_W`). Part of
+        power whose liquid share is the plant's design heat; :func:`power.sizing.design_air_side_heat_w`). Part of
         the heat the towers are sized for (:func:`cooling_fmu.sizing.size_tower_ntu`); 0 = no air side.
     T_leaving_min_K : float
         Minimum tower leaving water temperature [K] held by the tower bypass valve (cold-weather capacity

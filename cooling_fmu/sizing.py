@@ -26,7 +26,7 @@ rises as ``NTU ~ (L/G)^-n`` (``tower.n_merkel``; ASHRAE Handbook HVAC Systems & 
 tower-water design flow, full fans, the site's design wet-bulb ``tower.T_wb_design_K`` and the design approach
 ``tower.approach_design_K`` (a cooling-tower rating is flow, range, approach and wet-bulb: CTI ATC-105); the heat
 at that point is what the towers reject in the plant's steady state at design heat and design wet-bulb
-(:func:`design_tower_heat_W`): the CDUs' rack heat, the shaft work of every pump (CDU, facility, tower water), the
+(:func:`design_tower_heat_w`): the CDUs' rack heat, the shaft work of every pump (CDU, facility, tower water), the
 trim chiller's condenser heat (its load, already in the facility heat, plus its compressor and condenser-pump
 power) and the air side's heat (``tower.Q_air_side_design_W``). Before this (session 6) the rating used the rack
 heat alone, so theta's towers left at a 3.23 K approach at design instead of the sized 3 K. The chiller's power
@@ -48,7 +48,7 @@ from .params import PlantParams
 SIZING_XTOL_K = 1e-6
 
 __all__ = ["Capacity", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed",
-           "design_tower_heat_W", "size_tower_ntu"]
+           "design_tower_heat_w", "size_tower_ntu"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,7 +231,7 @@ def tower_cells_needed(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: fl
     return hi
 
 
-def design_tower_heat_W(params: PlantParams) -> float:
+def design_tower_heat_w(params: PlantParams) -> float:
     """Heat the towers reject at design: the steady state at design heat on every CDU and the design wet-bulb.
 
     Parameters
@@ -263,7 +263,7 @@ def design_tower_heat_W(params: PlantParams) -> float:
 
 def size_tower_ntu(params: PlantParams, rtol: float = 1e-6, max_iter: int = 20) -> tuple[float, float]:
     """``NTU_nominal`` of towers that reject all their design heat at the design wet-bulb and approach (module
-    docstring), by the fixed point ``NTU = size_ntu_nominal(design_tower_heat_W(plant with NTU))``.
+    docstring), by the fixed point ``NTU = size_ntu_nominal(design_tower_heat_w(plant with NTU))``.
 
     Parameters
     ----------
@@ -294,7 +294,7 @@ def size_tower_ntu(params: PlantParams, rtol: float = 1e-6, max_iter: int = 20) 
     ntu = t.NTU_nominal
     for _ in range(max_iter):
         trial = params.model_copy(update={"tower": t.model_copy(update={"NTU_nominal": ntu})})
-        Q = design_tower_heat_W(trial)
+        Q = design_tower_heat_w(trial)
         new = size_ntu_nominal(t.n_merkel, t.LG_nominal, Q, tl.m_flow_nominal_kg_s, t.T_wb_design_K,
                                t.approach_design_K, t.p_atm_Pa, params.cp_water_J_kgK)
         if abs(new - ntu) <= rtol * new:

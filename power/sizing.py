@@ -15,10 +15,10 @@ from .facility import FacilityOverheads, FacilitySpec
 from .node import node_power_w
 from .system import System
 
-__all__ = ["peak_it_W", "sized_facility", "facility_overheads", "design_air_side_heat_W"]
+__all__ = ["peak_it_w", "sized_facility", "facility_overheads", "design_air_side_heat_w"]
 
 
-def peak_it_W(system: System) -> float:
+def peak_it_w(system: System) -> float:
     """IT power (rack input) with every node at full CPU and GPU utilisation [W].
 
     Parameters
@@ -51,7 +51,7 @@ def sized_facility(system: System) -> FacilitySpec:
     f = system.facility
     if f.transformer is None and f.switchgear is None:
         return f
-    return f.sized(peak_it_W(system))
+    return f.sized(peak_it_w(system))
 
 
 def facility_overheads(system: System) -> FacilityOverheads:
@@ -70,7 +70,7 @@ def facility_overheads(system: System) -> FacilityOverheads:
     return FacilityOverheads(sized_facility(system), system.liquid_fraction)
 
 
-def design_air_side_heat_W(system: System, Q_liquid_design_W: float, T_wb_K: float) -> float:
+def design_air_side_heat_w(system: System, Q_liquid_design_W: float, T_wb_K: float) -> float:
     """Heat the air side puts into the tower water at the plant's design point (the plant's ``tower.
     Q_air_side_design_W``, part of the heat its towers are sized for).
 

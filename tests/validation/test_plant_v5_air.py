@@ -15,10 +15,10 @@ from cooling_fmu.components.staging import CellStager
 from cooling_fmu.modelica import analytic_steady_state, plant_equations, state_vector
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.quasisteady import QuasiSteadyPlant
-from cooling_fmu.sizing import design_tower_heat_W, size_tower_ntu
+from cooling_fmu.sizing import design_tower_heat_w, size_tower_ntu
 from cooling_fmu.supervisory import StagedPlant, initial_stage
 from cooling_fmu.weather import Weather, design_conditions, resolve_weather_file
-from power.sizing import design_air_side_heat_W
+from power.sizing import design_air_side_heat_w
 from power.system import load_system
 
 SIZED = [("frontier", "knoxville"), ("frontier257", "knoxville"), ("theta", "chicago"), ("esif", "golden"),
@@ -79,7 +79,7 @@ def test_towers_sized_at_the_site_design_wet_bulb_for_all_the_heat_they_reject(n
     rack = p.n_cdu * p.cdu.Q_flow_nominal_W
     # the air side's design heat is the system's (CRAH coils, fans, chilled water at the IT power of the design heat)
     system = load_system("frontier" if name == "frontier257" else name)  # the benchmark has Frontier's towers
-    assert t.Q_air_side_design_W == pytest.approx(design_air_side_heat_W(system, rack, t.T_wb_design_K),
+    assert t.Q_air_side_design_W == pytest.approx(design_air_side_heat_w(system, rack, t.T_wb_design_K),
                                                   rel=1e-5, abs=1e-6)
     ss = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), t.T_wb_design_K,
                                Q_air_side_W=t.Q_air_side_design_W)
@@ -100,7 +100,7 @@ def test_size_tower_ntu_is_the_fixed_point_of_the_design_heat():
     ntu, Q = size_tower_ntu(p)
     assert ntu == pytest.approx(p.tower.NTU_nominal, rel=1e-4)
     assert Q == pytest.approx(1.3726e6, rel=1e-4)
-    assert Q == pytest.approx(design_tower_heat_W(p), rel=1e-9)
+    assert Q == pytest.approx(design_tower_heat_w(p), rel=1e-9)
     with pytest.raises(ValueError, match="T_wb_design_K is not stated"):
         size_tower_ntu(p.model_copy(update={"tower": p.tower.model_copy(update={"T_wb_design_K": None})}))
 
