@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._mo import lit, real
+from ._mo import Fragment, lit, real
 
 __all__ = ["inlet_air", "inlet_air_equations", "sat_air", "sat_air_enthalpy", "sat_air_equations"]
 
@@ -115,7 +115,7 @@ def _dpoly_expr(T: str, c) -> str:
             f"{lit(c[5])} * {T}^3 + {lit(c[6])} / {T}")
 
 
-def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> tuple[list[str], list[str]]:
+def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> Fragment:
     """Declarations and equations of saturated air at temperature variable ``T`` (the :func:`sat_air` formulae).
 
     Parameters
@@ -129,8 +129,8 @@ def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> tuple[list[str]
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        Saturation pressure (over ice at or below the triple point), humidity ratio, enthalpy and derivatives.
     """
     decl = [f'  Real pw_{tag}(unit="Pa") "Saturation pressure at {T}";',
             f'  Real dpw_{tag}(unit="Pa/K") "Its temperature derivative";',
@@ -145,7 +145,7 @@ def sat_air_equations(T: str, tag: str, p_atm: str = "p_atm") -> tuple[list[str]
           f"  h_{tag} = 1006.0 * ({T} - {real(_T0C)}) + W_{tag} * (2501000.0 + 1860.0 * ({T} - {real(_T0C)}));",
           f"  dh_{tag} = 1006.0 + 0.621945 * {p_atm} * dpw_{tag} / ({p_atm} - pw_{tag})^2 * (2501000.0 + 1860.0 * "
           f"({T} - {real(_T0C)})) + 1860.0 * W_{tag};"]
-    return decl, eq
+    return Fragment(decl, eq)
 
 
 def inlet_air(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_Pa: float):
@@ -179,7 +179,7 @@ def inlet_air(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, p_Pa: floa
     return W, h
 
 
-def inlet_air_equations(T_db: str, T_wb: str, W_s: str, tag: str) -> tuple[list[str], list[str]]:
+def inlet_air_equations(T_db: str, T_wb: str, W_s: str, tag: str) -> Fragment:
     """Declarations and equations of :func:`inlet_air` (``W_<tag>``, ``h_<tag>``).
 
     Parameters
@@ -191,12 +191,12 @@ def inlet_air_equations(T_db: str, T_wb: str, W_s: str, tag: str) -> tuple[list[
     W_s : str
         Name of the saturated humidity ratio at the wet-bulb (from :func:`sat_air_equations`).
     tag : str
-        Suffix of the declared variables.
+        Suffix of ``tw_``, ``td_``, ``W_`` and ``h_``.
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        Humidity ratio and enthalpy of the entering air (ASHRAE Fundamentals 2017 ch. 1 eqs. 33 / 35, 30).
     """
     t0 = real(_T0C)
     decl = [f'  Real tw_{tag}(unit="degC") "Wet-bulb";', f'  Real td_{tag}(unit="degC") "Dry-bulb (at least the wet-bulb)";',
@@ -208,4 +208,4 @@ def inlet_air_equations(T_db: str, T_wb: str, W_s: str, tag: str) -> tuple[list[
           f"(td_{tag} - tw_{tag})) / (2501.0 + 1.86 * td_{tag} - 4.186 * tw_{tag}) else ((2830.0 - 0.24 * tw_{tag}) * "
           f"{W_s} - 1.006 * (td_{tag} - tw_{tag})) / (2830.0 + 1.86 * td_{tag} - 2.1 * tw_{tag})));",
           f"  h_{tag} = 1006.0 * td_{tag} + W_{tag} * (2501000.0 + 1860.0 * td_{tag});"]
-    return decl, eq
+    return Fragment(decl, eq)

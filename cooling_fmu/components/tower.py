@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from ._mo import Fragment
 from .moist_air import inlet_air, inlet_air_equations, sat_air, sat_air_enthalpy, sat_air_equations
 
 __all__ = ["BRAUN_ITERATIONS", "NEWTON_STEPS", "braun_coefficients", "braun_effectiveness", "braun_equations",
@@ -141,14 +142,14 @@ def cells_running_expr(y_fan: str, n_cells: int, y_fan_min: str) -> str:
     y_fan : str
         Name of the bank air-flow fraction.
     n_cells : int
-        Cells in the bank.
+        Cells in the bank: one ``noEvent`` stage each.
     y_fan_min : str
         Name of the minimum speed.
 
     Returns
     -------
     str
-        The expression.
+        ``max(1, number of stages reached)``.
     """
     stages = " + ".join(f"noEvent(if {y_fan} * {n_cells}.0 >= {k}.0 * {y_fan_min} then 1.0 else 0.0)"
                         for k in range(1, n_cells + 1))
@@ -315,7 +316,7 @@ def exit_air(p_atm_Pa: float, T_wb_K: float | np.ndarray, T_w_in_K: float | np.n
     return m_air, T, W_in, W_out
 
 
-def exit_air_fragment(m_air_fan: str, T_w_in: str = "T_cw_ret") -> tuple[list[str], list[str]]:
+def exit_air_fragment(m_air_fan: str, T_w_in: str = "T_cw_ret") -> Fragment:
     """Declarations and equations of :func:`exit_air` in the flat model.
 
     Uses the model's ``T_wb``, ``T_db`` (outdoor dry-bulb), ``T_cw_ret``, ``Q_air``, ``p_atm``; defines
@@ -331,8 +332,8 @@ def exit_air_fragment(m_air_fan: str, T_w_in: str = "T_cw_ret") -> tuple[list[st
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        The saturated-exit-air balance: leaving air by five unrolled Newton steps, evaporation.
     """
     decl, eq = sat_air_equations("T_wb", "wb")
     d_in, e_in = inlet_air_equations("T_db", "T_wb", "W_wb", "in")
@@ -354,7 +355,7 @@ def exit_air_fragment(m_air_fan: str, T_w_in: str = "T_cw_ret") -> tuple[list[st
            f"  m_flow_air = {m_air_fan};",
            "  dh_air = Q_air / m_flow_air;"] + eq + newton
           + [f"  T_air_out = T_ao{K};", f"  m_flow_evap = m_flow_air * (W_ao{K} - W_in);"])
-    return decl, eq
+    return Fragment(decl, eq)
 
 
 def water_use(m_evap_kg_s: float | np.ndarray, m_cw_kg_s: float | np.ndarray, drift_fraction: float,
@@ -474,7 +475,7 @@ def _braun(c_braun, n_braun, m_w_kg_s, m_a_kg_s, T_w_in_K, T_wb_K, p_atm_Pa, cp_
     return Q, eps, ntu, ms
 
 
-def braun_equations() -> tuple[list[str], list[str]]:
+def braun_equations() -> Fragment:
     """Declarations and equations of :func:`braun_effectiveness` in a flat model.
 
     Reads ``c_braun``, ``n_braun``, ``m_w_tower``, ``m_a_tower``, ``T_w_in``, ``T_wb``, ``p_atm``, ``cp``; defines
@@ -482,8 +483,8 @@ def braun_equations() -> tuple[list[str], list[str]]:
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        Braun's air-side effectiveness with the saturation-enthalpy slope ``c_s`` updated in unrolled steps.
     """
     dw, ew = sat_air_equations("T_w_in", "bw")
     da, ea = sat_air_equations("T_wb", "ba")
@@ -505,7 +506,7 @@ def braun_equations() -> tuple[list[str], list[str]]:
         if k < K:
             eq.append(f"  T_bo{k + 1} = T_w_in - Q_b{k} / (m_w_tower * cp);")
     eq += [f"  eps_braun = eps_b{K};", f"  Q_braun = Q_b{K};"]
-    return decl, eq
+    return Fragment(decl, eq)
 
 
 def size_braun_c(n_braun: float, Q_design_W: float, m_w_kg_s: float, m_a_kg_s: float, T_wb_design_K: float,
@@ -610,16 +611,16 @@ def size_ntu_nominal(n_merkel: float, LG_nominal: float, Q_design_W: float, m_w_
     T_wb_design_K : float
         Design wet-bulb [K] (:func:`cooling_fmu.weather.design_conditions`).
     approach_K : float
-        Design approach [K].
+        Design approach [K] (leaving water minus the design wet-bulb).
     p_atm_Pa : float
-        Site pressure [Pa].
+        Site pressure [Pa] (saturation enthalpies).
     cp_w_J_kgK : float
-        Specific heat of water.
+        Specific heat of water [J/(kg K)].
 
     Returns
     -------
     float
-        ``NTU_nominal``.
+        ``NTU_nominal`` (``KaV/L`` at full air and the design water flow).
     """
     c = size_braun_c(-n_merkel, Q_design_W, m_w_kg_s, m_w_kg_s / LG_nominal, T_wb_design_K, approach_K, p_atm_Pa,
                      cp_w_J_kgK)
@@ -637,14 +638,14 @@ def cells_in_service(n_cmd: float, y_demand: float | np.ndarray, n_cells: int, y
     y_demand : float | np.ndarray
         Bank air-flow demand of the fan controller.
     n_cells : int
-        Cells in the bank.
+        Cells in the bank (the command's upper bound).
     y_fan_min : float
-        Minimum speed of a running fan.
+        Minimum speed of a running fan (for the algebraic rule).
 
     Returns
     -------
     float or ndarray
-        Cells on.
+        Cells on, the shape of ``y_demand``.
     """
     auto = cells_running(y_demand, n_cells, y_fan_min)
     if n_cmd >= 0.5:
@@ -662,14 +663,14 @@ def cells_in_service_expr(n_cmd: str, y_demand: str, n_cells: int, y_fan_min: st
     y_demand : str
         Name of the demand.
     n_cells : int
-        Cells in the bank.
+        Cells in the bank (the command is clipped to 1..n_cells).
     y_fan_min : str
-        Name of the minimum speed.
+        Name of the minimum speed of the algebraic rule.
 
     Returns
     -------
     str
-        The expression.
+        The command where it is given, else :func:`cells_running_expr`.
     """
     return (f"noEvent(if {n_cmd} >= 0.5 then min({n_cells}.0, max(1.0, {n_cmd})) else "
             f"{cells_running_expr(y_demand, n_cells, y_fan_min)})")

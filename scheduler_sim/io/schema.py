@@ -822,7 +822,9 @@ def _run_table() -> tuple[Entry, ...]:
         _attr("/headroom@{name}", "float", "One headroom figure (unit from the name suffix; NaN: not known): "
               "peak_P_facility_W, feed_W, feed_firm_W, peak_heat_W, worst_hour_T_wb_K, capacity_worst_hour_W, "
               "design_T_wb_K, capacity_design_W, full_load_heat_W, hours_supply_above_h, least_margin_cdu (-1: "
-              "unknown), least_margin_K, has_chiller (1/0)", since="1.2"),
+              "unknown), least_margin_K, has_chiller (1/0); hours_below_dew_point_h (hours with some CDU supply below the "
+              "data hall's dew point), coldest_supply_K, dew_point_K (15 C, ASHRAE TC 9.9 recommended upper bound)",
+              since="1.2"),
         _ds("/headroom/n_plus_one_case", "str", ("n_redundancy_cases",), "", "N+1 case at the machine's full-load "
             "heat and the design wet-bulb (cooling_fmu.redundancy.n_plus_one): all units, one tower cell out, one facility pump "
             "out, one tower pump out; empty without a plant or a design day", since="1.2"),
