@@ -25,6 +25,29 @@ Fields read -> canonical column
 
 Counts above 2**31 GPUs or cores, and times above 1e10 s, are rejected (``*_out_of_range``) instead of overflowing.
 
+Node list (the machine)
+-----------------------
+When the trace's node list lies beside the pod list (same folder: ``<pod file name with pod -> node>``, e.g.
+``openb_pod_list_default.csv`` -> ``openb_node_list_default.csv``, else ``openb_node_list_gpu_node.csv``, plain or
+``.gz``), it is read (:func:`read_alibaba_nodes`; columns ``sn,cpu_milli,memory_mib,gpu,model``, one row per node)
+and maps each pod to the trace partition of its GPU model, the ``partition`` extra column (tried first by
+:func:`scheduler_sim.kernel.partitions.map_partitions`, then ``queue``, then ``gpu_spec``):
+
+==========================================  =====================================================================
+pod                                         ``partition``
+==========================================  =====================================================================
+GPU pod (``gpus`` > 0)                      the first model of its ``gpu_spec`` that the node list has GPU nodes
+                                            of (``V100M32|P100`` with V100M32 nodes -> ``V100M32``)
+GPU pod, no listed model in ``gpu_spec``    ``""`` (left to ``queue`` / ``gpu_spec`` / the default; counted)
+CPU-only pod (``gpus`` = 0)                 ``cpu`` when the node list has CPU nodes (empty ``model``), else ``""``
+==========================================  =====================================================================
+
+The load report notes the node count and GPUs per node of each model and how many pods each trace partition got;
+``report.header["node_list"]`` keeps the machine (``{"file", "nodes": {model: n}, "gpus_per_node": {model: [g]}}``)
+for the run header's trace-vs-system line. A bad node row (wrong field count, a GPU count that is not a whole number
+in [0, 2**31), a GPU model without GPUs or GPUs without a model, a repeated ``sn``) is noted with file, line, field
+and expected value and skipped (strict mode raises). Without a node list nothing changes.
+
 ``nodes`` = 1 here (a pod's share of a node is not known without the machine); the run maps ``gpus`` and ``cpus``
 to whole nodes and to per-node utilisation with :func:`jobs.shares.apply_node_shares` (a pod asking for more GPUs
 than a node has spans several nodes). ``runtime_s`` = end - start; ``requested_walltime_s`` NaN (pods have no
@@ -53,11 +76,18 @@ from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
 
-__all__ = ["ALIBABA_POD_COLUMNS", "AlibabaPodLoader", "read_alibaba_pods"]
+__all__ = ["ALIBABA_NODE_COLUMNS", "ALIBABA_POD_COLUMNS", "AlibabaPodLoader", "find_node_list", "read_alibaba_nodes",
+           "read_alibaba_pods"]
 
 #: Columns of openb_pod_list_*.csv, in file order.
 ALIBABA_POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
                        "creation_time", "deletion_time", "scheduled_time")
+#: Columns of openb_node_list_gpu_node.csv, in file order.
+ALIBABA_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+#: Trace partition name of the node list's CPU-only nodes (empty ``model``) and of CPU-only pods.
+CPU_PARTITION = "cpu"
+_NODE_LIST_NAME = "openb_node_list_gpu_node.csv"
+_MAX_NODE_NOTES = 5  # bad node rows noted one by one; the rest counted
 _PHASE = {"Succeeded": JobStatus.COMPLETED, "Failed": JobStatus.FAILED, "Running": JobStatus.UNKNOWN,
           "Pending": JobStatus.UNKNOWN}
 
@@ -81,14 +111,16 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     -------
     LoadResult
         ``jobs`` with extras ``measured_node_power_W``, ``gpus``, ``cpus``, ``memory_B``, ``gpu_spec``,
-        ``trace_job_id``, ``state``, ``source_line``; ``attrs["time_origin_unix_s"]`` NaN (relative times).
+        ``trace_job_id``, ``state``, ``source_line`` (and ``partition`` when a node list lies beside the pods);
+        ``attrs["time_origin_unix_s"]`` NaN (relative times).
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist.
     TraceError
-        A required column is missing, zero pods, or a strict-mode violation.
+        A required column is missing, zero pods, or a strict-mode violation; a bad node list (see
+        :func:`read_alibaba_nodes`).
     """
     check_common_options(cores_per_node, max_nodes)
     p = Path(path)
@@ -212,6 +244,15 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     if frac.any():
         report.notes.append(f"{int(frac.sum())} pod(s) with a fractional GPU share (gpus column)")
     report.notes.append("no absolute time origin (pod times are seconds from the trace start)")
+    spec = df.get("gpu_spec", pd.Series([""] * n)).astype(str).to_numpy()
+    extra = {}
+    nfile = find_node_list(p)
+    if nfile is not None:
+        machine, node_notes = read_alibaba_nodes(nfile, strict=strict)
+        report.notes.extend(node_notes)
+        report.header["node_list"] = machine
+        extra["partition"], pod_note = _pod_partitions(gpus, spec, ok, machine)
+        report.notes.append(pod_note)
     out = pd.DataFrame({
         "job_id": jid, "submit_time_s": create, "requested_walltime_s": np.full(n, np.nan),
         "nodes": np.ones(n, dtype=np.int64), "runtime_s": runtime, "start_time_s": start, "end_time_s": end,
@@ -219,10 +260,182 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
         "status": status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8),
         "cpu_util": np.full(n, np.nan), "gpu_util": np.full(n, np.nan), MEASURED_POWER_COLUMN: np.full(n, np.nan),
         "gpus": gpus, "cpus": cmilli / 1000.0, "memory_B": num("memory_mib") * 2.0**20,
-        "gpu_spec": df.get("gpu_spec", pd.Series([""] * n)).astype(str).to_numpy(),
+        "gpu_spec": spec, **extra,
         "trace_job_id": name.to_numpy(dtype=object), "state": phase.to_numpy(dtype=object), "source_line": lines,
     })[ok]
     return finish_load(out, report, issues, strict=strict, origin=float("nan"))
+
+
+def find_node_list(pod_path: str | os.PathLike[str]) -> Path | None:
+    """The node list beside a pod list, if there is one (module docstring, "Node list").
+
+    Parameters
+    ----------
+    pod_path : str | os.PathLike[str]
+        The pod list (``openb_pod_list_*.csv``, plain or ``.gz``).
+
+    Returns
+    -------
+    Path or None
+        ``<pod name with pod -> node>`` in the same folder, else ``openb_node_list_gpu_node.csv`` there (each
+        plain or ``.gz``); None when neither is a file.
+    """
+    p = Path(pod_path)
+    name = p.name[:-3] if p.name.endswith(".gz") else p.name
+    names = [name.replace("pod", "node")] if "pod" in name else []
+    names.append(_NODE_LIST_NAME)
+    for n in names:
+        for cand in (p.with_name(n), p.with_name(n + ".gz")):
+            if cand != p and cand.is_file():
+                return cand
+    return None
+
+
+def _node_row(rec: list[str], col: dict[str, int]) -> tuple:
+    """One node row -> (sn, model, "", gpus), or (None, field, expected, found) for a bad row."""
+    sn, model, g = rec[col["sn"]].strip(), rec[col["model"]].strip(), rec[col["gpu"]].strip()
+    if not sn:
+        return None, "sn", "a node name", "(empty)"
+    try:
+        gf = float(g)
+    except ValueError:
+        gf = float("nan")
+    if not (np.isfinite(gf) and gf >= 0 and gf == np.floor(gf) and gf < MAX_COUNT):
+        return None, "gpu", f"a whole number of GPUs in [0, {MAX_COUNT:.0f})", g or "(empty)"
+    if (gf > 0) != bool(model):
+        exp = "a GPU model for a node with GPUs" if gf > 0 else "an empty model for a node without GPUs"
+        return None, "model", exp, f"gpu={g}, model={model or '(empty)'}"
+    return sn, model, "", int(gf)
+
+
+def read_alibaba_nodes(path: str | os.PathLike[str], *, strict: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Read an Alibaba node list (``openb_node_list_gpu_node.csv``): the trace's machine by GPU model.
+
+    Parameters
+    ----------
+    path : str | os.PathLike[str]
+        Node list CSV (columns :data:`ALIBABA_NODE_COLUMNS`; ``sn``, ``gpu`` and ``model`` are required), plain or
+        gzip; its size and line lengths are bounded by :func:`dataloaders._common.read_text` before it is parsed
+        (a missing file: ``FileNotFoundError`` from there).
+    strict : bool
+        Raise for the first bad row instead of skipping it.
+
+    Returns
+    -------
+    machine : dict[str, Any]
+        ``{"file": name, "nodes": {model: count}, "gpus_per_node": {model: sorted distinct GPU counts}}``; CPU-only
+        nodes (empty ``model``) under :data:`CPU_PARTITION`; models in first-seen order.
+    notes : list of str
+        One per bad row (file, line, field, expected, found; the first five, then a count), then one line per
+        model: node count and GPUs per node.
+
+    Raises
+    ------
+    TraceError
+        A required column is missing, no valid node row, or (strict) a bad row.
+    """
+    p = Path(path)
+    src = str(p)
+    text = read_text(p)
+    reader = csv.reader(io.StringIO(text))
+    try:
+        head = [h.strip() for h in next(reader, [])]
+    except csv.Error as exc:
+        raise TraceError(src, f"the header line is not well-formed CSV ({exc})", line=1, field="",
+                         expected=",".join(ALIBABA_NODE_COLUMNS), found=text[:80]) from None
+    missing = [c for c in ("sn", "gpu", "model") if c not in head]
+    if missing:
+        raise TraceError(src, f"missing column(s) {missing}", line=1, field=missing[0],
+                         expected=",".join(ALIBABA_NODE_COLUMNS), found=",".join(head)[:80])
+    col = {c: head.index(c) for c in ("sn", "gpu", "model")}
+    nodes: dict[str, int] = {}
+    gpn: dict[str, set[int]] = {}
+    seen: set[str] = set()
+    bad: list[str] = []
+    while True:
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            rec, why = None, ("", "a well-formed CSV record", str(exc))
+        ln = reader.line_num
+        if rec is not None and not any(c.strip() for c in rec):
+            continue
+        if rec is not None and len(rec) != len(head):
+            why = ("", f"{len(head)} comma-separated fields", f"{len(rec)} fields")
+            rec = None
+        row = _node_row(rec, col) if rec is not None else (None, *why)
+        if row[0] is not None and row[0] in seen:
+            row = (None, "sn", "each node once", f"{row[0]} (repeated)")
+        if row[0] is None:
+            if strict:
+                raise TraceError(src, "bad node row", line=ln, field=row[1], expected=row[2], found=str(row[3])[:80])
+            bad.append(f"{p.name} line {ln}: field {row[1] or '(record)'}: expected {row[2]}, found "
+                       f"{str(row[3])[:80]!r}; node skipped")
+            continue
+        sn, model, _, g = row
+        seen.add(sn)
+        key = model or CPU_PARTITION
+        nodes[key] = nodes.get(key, 0) + 1
+        gpn.setdefault(key, set()).add(g)
+    if not nodes:
+        raise TraceError(src, "no valid node row", line=None, field="", expected="at least one node row", found="")
+    notes = bad[:_MAX_NODE_NOTES] + ([f"{p.name}: {len(bad) - _MAX_NODE_NOTES} more bad node row(s) skipped"]
+                                     if len(bad) > _MAX_NODE_NOTES else [])
+    total = sum(nodes.values())
+    notes.append(f"node list {p.name}: {total} node(s) read, {len(bad)} skipped; "
+                 + "; ".join(f"{m}: {n} node(s) x {'/'.join(str(g) for g in sorted(gpn[m]))} GPU(s)"
+                             for m, n in nodes.items()))
+    machine = {"file": p.name, "nodes": nodes, "gpus_per_node": {m: sorted(v) for m, v in gpn.items()}}
+    return machine, notes
+
+
+def _pod_partitions(gpus: np.ndarray, spec: np.ndarray, ok: np.ndarray, machine: dict[str, Any]
+                    ) -> tuple[np.ndarray, str]:
+    """Trace partition of every pod from the node list's models (module docstring table) and the report line.
+
+    Parameters
+    ----------
+    gpus : np.ndarray
+        GPU share of each pod [GPUs], float64, shape (n,).
+    spec : np.ndarray
+        ``gpu_spec`` text of each pod (``|``-separated models), object, shape (n,).
+    ok : np.ndarray
+        Accepted pods (only these are counted in the report line), bool, shape (n,).
+    machine : dict[str, Any]
+        From :func:`read_alibaba_nodes`.
+
+    Returns
+    -------
+    partition : np.ndarray
+        Object, shape (n,): model name, :data:`CPU_PARTITION` or ``""``.
+    note : str
+        Pods per trace partition and the unmapped GPU pods.
+    """
+    models = {m for m in machine["nodes"] if m != CPU_PARTITION}
+    has_cpu = CPU_PARTITION in machine["nodes"]
+    cache: dict[str, str] = {}
+    out = np.full(len(gpus), "", dtype=object)
+    for i in range(len(gpus)):
+        if not (gpus[i] > 0):
+            out[i] = CPU_PARTITION if has_cpu else ""
+            continue
+        s = str(spec[i])
+        if s not in cache:
+            cache[s] = next((m for m in (x.strip() for x in s.split("|")) if m in models), "")
+        out[i] = cache[s]
+    counts = pd.Series(out[ok]).value_counts(sort=False)
+    got = {k: int(v) for k, v in counts.items() if k != ""}
+    lost_gpu = int((ok & (out == "") & (gpus > 0)).sum())
+    lost_cpu = int((ok & (out == "") & ~(gpus > 0)).sum())
+    note = (f"pod -> trace partition by {machine['file']} (first gpu_spec model with nodes; CPU-only pods -> "
+            f"{CPU_PARTITION}): " + (", ".join(f"{k} {v} pod(s)" for k, v in got.items()) or "none"))
+    if lost_gpu:
+        note += f"; {lost_gpu} GPU pod(s) name no model of the node list (partition left to queue / gpu_spec)"
+    if lost_cpu:
+        note += f"; {lost_cpu} CPU-only pod(s) and no CPU node in the node list (partition left to queue)"
+    return out, note
 
 
 class AlibabaPodLoader(BaseLoader):

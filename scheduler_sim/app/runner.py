@@ -1220,7 +1220,9 @@ def trace_machine_nodes(cfg: RunConfig, loaded: LoadResult, cores_per_node: int)
     """Nodes of the machine the trace was recorded on, as far as the trace says, and where that came from.
 
     SWF: the header's ``MaxNodes``, else ``MaxProcs / cores_per_node``; Slurm sacct: the distinct host names of
-    ``NodeList`` (job-table column ``node_list``); otherwise None (the trace does not say).
+    ``NodeList`` (job-table column ``node_list``); Alibaba pods: the rows of the node list read beside the pod list
+    (``report.header["node_list"]``, :func:`dataloaders.alibaba.read_alibaba_nodes`); otherwise None (the trace
+    does not say).
 
     Parameters
     ----------
@@ -1247,6 +1249,9 @@ def trace_machine_nodes(cfg: RunConfig, loaded: LoadResult, cores_per_node: int)
         if isinstance(mp, (int, float)) and mp > 0:
             return int(math.ceil(mp / max(cores_per_node, 1))), f"SWF header MaxProcs / {cores_per_node}"
         return None, ""
+    machine = loaded.report.header.get("node_list") if isinstance(loaded.report.header, dict) else None
+    if isinstance(machine, dict) and machine.get("nodes"):
+        return int(sum(machine["nodes"].values())), f"Alibaba node list {machine['file']}"
     if "node_list" in loaded.jobs.columns:
         from dataloaders.slurm import count_hostlist, expand_hostlist
 
@@ -1294,7 +1299,43 @@ def trace_vs_system(cfg: RunConfig, system: System, loaded: LoadResult, cores_pe
     g = cfg.trace.job_size_factor
     scale = (f"job sizes x {g:g} (trace.job_size_factor)" if g != 1.0 else "job sizes as in the trace (no scaling)")
     hint = "" if (n is None or n == pool) else "; --nodes N sets the pool"
-    return f"machine {tr} vs system {system.name!r} {system.n_nodes} nodes{same}; pool {pool} nodes ({pl}), {scale}{hint}"
+    per = _node_list_vs_partitions(system, loaded.report.header.get("node_list"))
+    return (f"machine {tr} vs system {system.name!r} {system.n_nodes} nodes{same}{per}; pool {pool} nodes ({pl}), "
+            f"{scale}{hint}")
+
+
+def _node_list_vs_partitions(system: System, machine: object) -> str:
+    """Per system partition: the trace's nodes by model that map to it (an Alibaba node list) vs its own nodes.
+
+    Each model of the node list is mapped as a pod of that model is (:func:`map_partitions`, the ``partition``
+    column), e.g. ``" (by partition: 'gpu' trace 3 nodes (V100M32 2, P100 1) vs 2: differs; 'cpu' trace 2 nodes
+    (cpu 2) vs 4: differs)"``.
+
+    Parameters
+    ----------
+    system : System
+        The run's system.
+    machine : object
+        ``report.header["node_list"]`` (a dict from :func:`dataloaders.alibaba.read_alibaba_nodes`) or None.
+
+    Returns
+    -------
+    str
+        The clause, "" without a node list.
+    """
+    if not isinstance(machine, dict) or not machine.get("nodes"):
+        return ""
+    models = list(machine["nodes"])
+    idx = map_partitions(pd.DataFrame({"partition": models}), system, {})
+    parts = []
+    for p in system.partitions:
+        mine = [(m, int(machine["nodes"][m])) for m, k in zip(models, idx) if k == p.index]
+        if not mine and p.kind != "batch":
+            continue
+        t = sum(c for _, c in mine)
+        what = ", ".join(f"{m} {c}" for m, c in mine) or "no model maps here"
+        parts.append(f"{p.name!r} trace {t} nodes ({what}) vs {p.n_nodes}: {'same' if t == p.n_nodes else 'differs'}")
+    return " (by partition: " + "; ".join(parts) + ")"
 
 
 def grow_workload(jobs: pd.DataFrame, cfg: RunConfig, t0_s: float, pool: int) -> tuple[pd.DataFrame, str]:
