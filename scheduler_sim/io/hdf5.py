@@ -521,7 +521,8 @@ class atomic_h5:
 
     def _abandon(self, exc: BaseException) -> None:
         """Close the HDF5 file (it cannot fail: :class:`_TrappedFile`), remove the temporary; raise the disk's
-        error (one line) when a write failed, else return (the caller re-raises ``exc``)."""
+        error (one line) when a write failed, else return (the caller re-raises ``exc``).
+        """
         with contextlib.suppress(Exception):
             self.f.close()
         self._trap.detach()
