@@ -37,6 +37,7 @@ from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.lookahead import RolloutCooling
+from ..kernel.partitions import map_partitions
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
@@ -264,8 +265,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
     live : object
-        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), attached to the
-        simulation before it runs (the caller installs it with :func:`scheduler_sim.app.live.live_dashboard`).
+        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), given to the
+        simulation as its run observer in place of the progress bar (the caller erases it at the end with
+        :func:`scheduler_sim.app.live.live_dashboard`).
     fast_check_h : float
         With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
         supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
@@ -383,10 +385,7 @@ def _prepare_batch(run: _Run) -> None:
     say(trace_vs_system(cfg, system, loaded, cpn, pool))
     jobs = loaded.jobs
     if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
-        jobs, share_notes = apply_node_shares(
-            jobs, gpus_per_node=system.node.gpus_per_node,
-            cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
-            default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+        jobs, share_notes = _apply_shares(jobs, cfg, system)
         loaded.report.notes.extend(share_notes)
     run.origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
     start = default_start_day(cfg, jobs)
@@ -404,14 +403,59 @@ def _prepare_batch(run: _Run) -> None:
                             (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
 
 
+def _apply_shares(jobs: pd.DataFrame, cfg: RunConfig, system: System) -> tuple[pd.DataFrame, list[str]]:
+    """GPU / CPU shares of a trace's pods -> nodes and utilisation (:func:`jobs.shares.apply_node_shares`), each
+    job with the node type of its partition (:func:`~scheduler_sim.kernel.partitions.map_partitions`).
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Canonical job table with ``gpus`` and/or ``cpus`` share columns, ``n`` rows.
+    cfg : RunConfig
+        The run (``trace.cores_per_node`` overrides the node type's cores).
+    system : System
+        The platform.
+
+    Returns
+    -------
+    jobs : pd.DataFrame
+        The mapped table, rows in their order (attrs kept).
+    notes : list of str
+        What was mapped (per partition on a partitioned system), for the load report.
+    """
+    if not system.partitioned:
+        return apply_node_shares(jobs, gpus_per_node=system.node.gpus_per_node,
+                                 cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                                 default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+    part = map_partitions(jobs, system, {})
+    pieces, notes = [], []
+    for p in system.partitions:
+        m = part == p.index
+        if not m.any():
+            continue
+        sub, n = apply_node_shares(jobs.loc[m], gpus_per_node=p.node.gpus_per_node,
+                                   cores_per_node=cfg.trace.cores_per_node or p.cores_per_node,
+                                   default_cpu_util=p.default_cpu_util, default_gpu_util=p.default_gpu_util)
+        pieces.append(sub)
+        if p.share:  # the unused share is not idle there: other jobs may use it
+            n = [x.replace("idle power of the unused share stays on the job's node", "power by share") for x in n]
+        notes += [f"partition {p.name}: {x}" for x in n]
+        if p.share:
+            notes.append(f"partition {p.name} shares its nodes (share = true): jobs asking for part of a node are "
+                         f"placed by slot ({p.share_slots} per node) beside other jobs, power by share")
+    out = pd.concat(pieces).sort_index(kind="stable")
+    out.attrs = dict(jobs.attrs)
+    return out, notes
+
+
 def _prepare_serving(run: _Run) -> None:
     """The serving partition's request trace and engine run (``[serving]``), when configured."""
     cfg = run.cfg
     if cfg.serving is None:
         return
     t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
-        else None
+    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed, run.system) \
+        if cfg.serving.workload else None
     run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv, generated=gen)
     if gen is None:
         run.checksums["request_trace"] = sha256_file(serving.trace_path)
@@ -419,6 +463,14 @@ def _prepare_serving(run: _Run) -> None:
     if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
         run.origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
     info = serving.result.info
+    if gen is not None and gen[1].params.get("family") == "mixed":  # the serving partition against its share
+        dep, pm = serving.result.deployment, gen[1].params
+        held = dep.replicas * dep.tensor_parallel
+        run.say(f"mixed   {gen[0]}: inference share {pm['share_inference']:g} of {pm['gpu_hours']:,.0f} GPU-hours "
+                f"asks for {pm['inference_gpus']:,.1f} GPUs over the horizon; the serving partition holds {held}"
+                + ("" if abs(held - pm["inference_gpus"]) <= dep.tensor_parallel else
+                   f" (off by more than one replica: set replicas = "
+                   f"{max(1, round(pm['inference_gpus'] / dep.tensor_parallel))} in the deployment)"))
     run.say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
@@ -486,11 +538,11 @@ def _prepare_policy(run: _Run, comm) -> None:
         cooling = (rollout_cooling(cfg, system, run.wet_bulb, run.origin) if cfg.scheduler.twin.cooling == "fast"
                    else None)
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
-    sim_cfg = simulation_config(cfg, system, progress=run.show)
+    sim_cfg = simulation_config(cfg, system, progress=run.show and run.live is None)  # --live: the dashboard only
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, run.grid))
     if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
-        run.events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
+        run.events = grid_run.resolve_events(cfg, design_peak_w(system, cfg.scheduler.cooling_estimate))
         policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, run.events)
         run.jobs = grid_run.apply_power_profiles(cfg, run.jobs)
     run.policy, run.sim_cfg = policy, sim_cfg
@@ -517,9 +569,9 @@ def _simulate(run: _Run):
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
                      else None,
-                     workload_power_profiles=training.power_series if training is not None else None)
-    if run.live is not None:  # hpctwin run --live: the dashboard reads this platform's state
-        run.live.attach(sim)
+                     workload_power_profiles=training.power_series if training is not None else None,
+                     observers=(run.live,) if run.live is not None else ())  # hpctwin run --live: the dashboard
+    if run.live is not None:
         if cfg.cooling.plant_model != "off":
             try:
                 run.live.T_limit_K = float(load_plant_params(cfg.cooling.plant or run.system.cooling_plant)
@@ -612,7 +664,7 @@ def _finish_workloads(run: _Run, result, attr) -> None:
                 f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
                 f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
                 f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
-                f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0
+                f"per sample" + (f"; waited {r['wait_s']:.0f} s for its {r['nodes']} nodes" if r['wait_s'] > 0
                                  else ""))
 
 
@@ -762,31 +814,6 @@ def _and_headroom(extra, room):
             extra(f)
         room.write(SchemaWriter(f, "run"))
     return write
-
-
-def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
-    """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
-
-    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
-    cooling; without them only the feed is reported.
-
-    Parameters
-    ----------
-    cfg : RunConfig
-        The run.
-    system : System
-        Its platform.
-    result : object
-        The run's SimulationResult.
-    wpath : Path | None
-        The weather file the run read (None: the system's site).
-
-    Returns
-    -------
-    list of str
-        Printable lines.
-    """
-    return run_headroom_of(cfg, system, result, wpath).lines()
 
 
 def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
@@ -955,7 +982,7 @@ def partition_mapping_lines(info: dict) -> list[str]:
     return out
 
 
-def design_peak_W(system, cooling_estimate: float) -> float:
+def design_peak_w(system, cooling_estimate: float) -> float:
     """Design peak facility power [W] (the reference of ``power_cap.cap_fraction``).
 
     Every node at the system's default utilisation, with conversion losses and rack overhead, times
@@ -1058,7 +1085,7 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
                     np.array(d.node_indices(system.n_nodes)), d.drain) for d in sc.downtime],
         use_measured_power=cfg.power.use_measured_power,
         power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6 if c.cap_MW is not None
-                    else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
+                    else c.cap_fraction * design_peak_w(system, sc.cooling_estimate)) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, power_cap_forecast_margin=sc.power_cap_forecast_margin,
         placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,
