@@ -258,6 +258,49 @@ class PowerChain:
             raise ValueError("node_dc_W must be finite and >= 0 W")
         return self._a * p + self._b_node[nodes]
 
+    def evaluate_into(self, node_dc_w: NDArray[np.float64], cdu_heat_W: NDArray[np.float64],
+                      totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]) -> None:
+        """:meth:`evaluate` on the affine path, written into the caller's arrays (the event loop's step vector).
+
+        The same values bit for bit (the same expressions in the same order), without building a
+        :class:`ChainState` or new result arrays: the event loop calls it at every power change.
+
+        Parameters
+        ----------
+        node_dc_w : NDArray[np.float64]
+            Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
+        cdu_heat_W : NDArray[np.float64]
+            Out: heat per CDU, shape (n_cdus,) [W].
+        totals_W : NDArray[np.float64]
+            Out, shape (5,): node DC, SIVOC loss, rectifier loss, rack overhead, IT input [W] (the
+            :class:`ChainState` totals in that order).
+        rack_input_W : NDArray[np.float64]
+            Out: input power per rack, shape (n_racks,) [W].
+
+        Raises
+        ------
+        ValueError
+            If the chain is not affine (:attr:`uses_affine_path` False), or `node_dc_w` has the wrong shape, or
+            holds a NaN, an infinity or a negative value.
+        """
+        if not self.uses_affine_path:
+            raise ValueError("evaluate_into needs the affine path (both conversion stages linear)")
+        p, dc_total = self._check(node_dc_w)
+        rack_in = self._a * self._sum_node_rack(p) + self._B_rack
+        sivoc_loss = conversion.linear_loss_w(dc_total, self._n_nodes, self._s)
+        rect_out = dc_total + sivoc_loss + self._O_dc_total
+        rect_loss = conversion.linear_loss_w(rect_out, self._n_rect, self._r)
+        cdu = self._sum_rack_cdu(rack_in)
+        if self._lf != 1.0:
+            cdu *= self._lf
+        rack_input_W[:] = rack_in
+        cdu_heat_W[:] = cdu
+        totals_W[0] = dc_total
+        totals_W[1] = sivoc_loss
+        totals_W[2] = rect_loss
+        totals_W[3] = self._overhead_total
+        totals_W[4] = rack_in.sum()
+
     def _affine_state(self, p: NDArray[np.float64], dc_total: float) -> ChainState:
         """The :class:`ChainState` of checked node powers ``p`` on the affine path."""
         rack_in = self._a * self._sum_node_rack(p) + self._B_rack

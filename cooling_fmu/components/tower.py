@@ -418,7 +418,9 @@ def braun_effectiveness(c_braun: float, n_braun: float, m_w_kg_s: float | np.nda
     ``c_s = (h_s(T_w,in) - h_s(T_w,out)) / (T_w,in - T_w,out)`` (Braun's chord between entering and leaving water,
     found by :data:`BRAUN_ITERATIONS` fixed-point updates from the chord to the wet-bulb), ``m* = m_a c_s / (m_w
     c_pw)``, air-side effectiveness
-    ``eps_a = (1 - exp(-NTU (1 - m*))) / (1 - m* exp(-NTU (1 - m*)))`` (``NTU / (1 + NTU)`` at ``m* = 1``) and
+    ``eps_a = (1 - exp(-NTU (1 - m*))) / (1 - m* exp(-NTU (1 - m*)))`` (``NTU / (1 + NTU)`` at ``m* = 1``;
+    evaluated as ``(1 - Z) / (m* - Z)`` with ``Z = exp(-NTU (m* - 1))`` when ``m* > 1``, the same value without the
+    exponential's overflow at very small water flows) and
     ``Q = eps_a m_a (h_s(T_w,in) - h_a,in)`` with ``h_a,in = h_s(T_wb)`` (the wet-bulb lies on the air's
     adiabatic-saturation line). Since ``eps_a <= 1`` the leaving air's enthalpy never exceeds that of saturated
     air at the entering water: the heat is carried by the air the fans move (no ``max(fan air, Q / dh_max)``).
@@ -467,9 +469,12 @@ def _braun(c_braun, n_braun, m_w_kg_s, m_a_kg_s, T_w_in_K, T_wb_K, p_atm_Pa, cp_
         h_o = sat_air_enthalpy(T_out, p_atm_Pa)
         c_s = np.maximum(h_w - h_o, 1e-6 * 1006.0) / np.maximum(T_w_in_K - T_out, 1e-6)
         ms = m_a_kg_s * c_s / (m_w_kg_s * cp_w_J_kgK)
-        Z = np.exp(-ntu * (1.0 - ms))
+        # Z = exp(-NTU |1 - m*|) <= 1: for m* > 1 (little water) the counterflow form (1 - e) / (1 - m* e) with
+        # e = exp(NTU (m* - 1)) is rewritten as (1 - Z) / (m* - Z), the same value without e's overflow
+        Z = np.exp(-ntu * np.abs(1.0 - ms))
         with np.errstate(invalid="ignore", divide="ignore"):
-            eps = np.where(np.abs(1.0 - ms) > 1.0 - MSTAR_BALANCED, (1.0 - Z) / (1.0 - ms * Z), ntu / (1.0 + ntu))
+            eps = np.where(np.abs(1.0 - ms) > 1.0 - MSTAR_BALANCED,
+                           (1.0 - Z) / np.where(ms < 1.0, 1.0 - ms * Z, ms - Z), ntu / (1.0 + ntu))
         Q = np.where(warm, eps * m_a_kg_s * (h_w - h_a), 0.0)
         T_out = T_w_in_K - Q / (m_w_kg_s * cp_w_J_kgK)
     return Q, eps, ntu, ms
@@ -499,9 +504,9 @@ def braun_equations() -> Fragment:
         eq += e + [
             f"  c_s{k} = max(h_bw - h_bo{k}, 1006.0e-6) / max(T_w_in - T_bo{k}, 1.0e-6);",
             f"  ms{k} = m_a_tower * c_s{k} / (m_w_tower * cp);",
-            f"  Zb{k} = exp(-NTU_braun * (1.0 - ms{k}));",
+            f"  Zb{k} = exp(-NTU_braun * abs(1.0 - ms{k}));",
             f"  eps_b{k} = noEvent(if abs(1.0 - ms{k}) > {1.0 - MSTAR_BALANCED!r} then (1.0 - Zb{k}) / "
-            f"(1.0 - ms{k} * Zb{k}) else NTU_braun / (1.0 + NTU_braun));",
+            f"(if ms{k} < 1.0 then 1.0 - ms{k} * Zb{k} else ms{k} - Zb{k}) else NTU_braun / (1.0 + NTU_braun));",
             f"  Q_b{k} = noEvent(if T_w_in > T_wb then eps_b{k} * m_a_tower * (h_bw - h_ba) else 0.0);"]
         if k < K:
             eq.append(f"  T_bo{k + 1} = T_w_in - Q_b{k} / (m_w_tower * cp);")

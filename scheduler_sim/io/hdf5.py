@@ -20,11 +20,11 @@ Layout (schema 1.2; 1.1 added /attribution, 1.2 /grid, readers accept any 1.x)::
                                   created, wall_time_s, scheduling_time_s (the only attributes that vary
                                   between identical runs: wall-clock measurements)
 
-A file is built in memory, then written to a private temporary of unpredictable name in the same folder (made with
-``O_CREAT | O_EXCL | O_NOFOLLOW``, so never a link another user planted), flushed to the disk (``fsync``) and renamed
-into place only when complete (:class:`atomic_h5`, through :func:`jobs.cachedirs.atomic_output`, the one writer of
-the project), so a reader never sees a half-written file, and a full disk gives one error naming the file, with
-nothing left behind.
+A file is written as it is built, straight to a private temporary of unpredictable name in the same folder (made
+with ``O_CREAT | O_EXCL | O_NOFOLLOW``, so never a link another user planted), flushed to the disk (``fsync``) and
+renamed into place only when complete (:class:`atomic_h5`, through :func:`jobs.cachedirs.atomic_output`, the one
+writer of the project), so a reader never sees a half-written file and no image of the whole file is held in memory;
+a full disk gives one error naming the file, with nothing left behind.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from jobs.cachedirs import atomic_write_bytes, clean_stale_temporaries
+from jobs.cachedirs import atomic_output, atomic_write_bytes, clean_stale_temporaries
 from jobs.table import JOB_COLUMNS
 from power.facility import pue_category
 
@@ -393,18 +393,115 @@ def describe_unreadable(path: str | Path, exc: BaseException) -> str:
     return f"damaged HDF5 file, cannot be read ({type(exc).__name__}: {first})"
 
 
-class atomic_h5:
-    """Context manager: an ``h5py.File`` built in memory and written to ``path`` only on success, atomically.
+class _TrappedFile:
+    """The file object h5py writes through; a failing write (a full disk) is kept here and never reaches HDF5.
 
-    The HDF5 file is assembled in memory (h5py's file-object driver over an :class:`io.BytesIO`), so the HDF5
-    library never writes to the disk and a full disk cannot leave it in a broken state. The file is closed and its
-    image written straight from the buffer (a zero-copy ``memoryview``; the former ``core`` driver's
-    ``get_file_image`` held a second whole copy of the file at the peak of the run, issue #16) by
-    :func:`atomic_write_bytes` (private temporary of random name in the same folder, ``fsync``, rename, folder ``fsync``; stale
-    temporaries of dead processes cleaned; on failure one ``OSError`` naming the file, nothing left behind and the
-    old file kept). On an exception inside the block nothing is written. Just before writing, the root attribute
-    ``content_sha256`` is set to :func:`content_digest` of everything in the file, so a reader can tell a whole
-    file from a damaged one (:func:`verify_file`).
+    Why (issue #26 item 3, the segfault of the first streamed writer): when a write of h5py's file-object driver
+    raised, HDF5 failed the operation and then failed to close the file, leaving its dataset and file IDs open; the
+    private temporary was closed and removed, and when the garbage collector later freed one of those IDs, HDF5
+    flushed it through the driver into the closed file object (``ObjectID._dealloc -> H5FD_fileobj_write ->
+    seek of closed file``, reproduced), at whatever moment the collector ran: in the full test suite inside a later
+    test's h5py calls, where it crashed the interpreter. So the first ``OSError`` is recorded and every later call
+    is a no-op that reports success: HDF5 always completes and closes the file cleanly, and :class:`atomic_h5`
+    then removes the temporary and raises the recorded error as one line. After :meth:`detach` (the temporary is
+    closed) every call is a no-op as well.
+
+    Parameters
+    ----------
+    fh : io.BufferedRandom
+        The private temporary of :func:`jobs.cachedirs.atomic_output`.
+    """
+
+    def __init__(self, fh: io.BufferedRandom) -> None:
+        self._fh: io.BufferedRandom | None = fh
+        self.error: OSError | None = None
+
+    def detach(self) -> None:
+        """Stop using the temporary (it is about to be closed): later calls do nothing."""
+        self._fh = None
+
+    def _live(self) -> bool:
+        return self._fh is not None and self.error is None
+
+    def _trap(self, fn, *args) -> bool:
+        """Call ``fn(*args)``; on an ``OSError`` keep it and return False (HDF5 is told the call succeeded)."""
+        try:
+            fn(*args)
+            return True
+        except OSError as exc:
+            self.error = exc
+            return False
+
+    def write(self, b) -> int:
+        """Write ``b`` (see :meth:`io.BufferedRandom.write`); after a failure: nothing, reported as written."""
+        n = memoryview(b).nbytes
+        if self._live():
+            self._trap(self._fh.write, b)
+        return n
+
+    def flush(self) -> None:
+        """Flush (see :meth:`io.BufferedRandom.flush`); after a failure: nothing."""
+        if self._live():
+            self._trap(self._fh.flush)
+
+    def truncate(self, size: int | None = None) -> int:
+        """Truncate (see :meth:`io.BufferedRandom.truncate`); after a failure: nothing."""
+        if self._live():
+            self._trap(self._fh.truncate, size)
+        return 0 if size is None else size
+
+    def read(self, n: int = -1) -> bytes:
+        """Read (see :meth:`io.BufferedRandom.read`); after a failure: zeros (the file is discarded)."""
+        if self._live():
+            try:
+                return self._fh.read(n)
+            except OSError as exc:
+                self.error = exc
+        return bytes(max(n, 0))
+
+    def readinto(self, b) -> int:
+        """Read into ``b`` (see :meth:`io.BufferedRandom.readinto`); after a failure: zeros."""
+        if self._live():
+            try:
+                return self._fh.readinto(b)
+            except OSError as exc:
+                self.error = exc
+        view = memoryview(b).cast("B")
+        view[:] = bytes(len(view))
+        return len(view)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Seek (see :meth:`io.BufferedRandom.seek`); after a failure: the offset asked for."""
+        if self._live():
+            try:
+                return self._fh.seek(offset, whence)
+            except OSError as exc:
+                self.error = exc
+        return offset
+
+    def tell(self) -> int:
+        """Position (see :meth:`io.BufferedRandom.tell`); after a failure: 0."""
+        if self._live():
+            try:
+                return self._fh.tell()
+            except OSError as exc:
+                self.error = exc
+        return 0
+
+
+class atomic_h5:
+    """Context manager: an ``h5py.File`` written straight to a private temporary, renamed onto ``path`` on success.
+
+    The file is written as it is built (issue #26 item 3: no image of the whole file in memory; chunked, compressed
+    datasets go to the disk chunk by chunk) through :func:`jobs.cachedirs.atomic_output`, the one writer of the
+    project: h5py writes only through the descriptor of a private temporary of random name in the target's
+    folder (``O_CREAT | O_EXCL | O_NOFOLLOW``), which is ``fsync``-ed and renamed into place only when complete,
+    so a reader never sees a half-written file. Just before closing, the root attribute ``content_sha256`` is set
+    to :func:`content_digest` of everything in the file (read back in blocks, never whole), so a reader can tell a
+    whole file from a damaged one (:func:`verify_file`). On an exception inside the block, or a failing write (a
+    full disk: the ``OSError`` is trapped where it leaves the Python file object, :class:`_TrappedFile`), the
+    temporary is removed, the old file is kept and the disk's error is raised as one ``OSError`` line naming the
+    file.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -413,22 +510,43 @@ class atomic_h5:
     def __enter__(self) -> h5py.File:
         if self.path.is_dir():
             raise IsADirectoryError(f"{self.path}: is a folder; give an output file name")
-        self._buf = io.BytesIO()
-        self.f = h5py.File(self._buf, "w", track_order=True)
+        self._cm = atomic_output(self.path, "wb", what="HDF5 file")
+        self._trap = _TrappedFile(self._cm.__enter__())
+        try:
+            self.f = h5py.File(self._trap, "w", track_order=True)
+        except BaseException as exc:
+            self._abandon(exc)
+            raise
         return self.f
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None:
+    def _abandon(self, exc: BaseException) -> None:
+        """Close the HDF5 file (it cannot fail: :class:`_TrappedFile`), remove the temporary; raise the disk's
+        error (one line) when a write failed, else return (the caller re-raises ``exc``).
+        """
+        with contextlib.suppress(Exception):
             self.f.close()
-            self._buf = None
+        self._trap.detach()
+        err = self._trap.error or exc
+        self._cm.__exit__(type(err), err, err.__traceback__)  # removes the temporary; an OSError: one line
+        if err is not exc:  # pragma: no cover - atomic_output raised its one-line error above
+            raise err
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None and self._trap.error is None:
+            try:
+                self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f)
+                self.f.close()
+            except BaseException as failure:  # noqa: BLE001 - re-raised by _abandon
+                exc = failure
+        if exc is None and self._trap.error is not None:  # a write failed (trapped): the disk's error
+            exc = self._trap.error
+        if exc is not None:
+            self._abandon(exc)
+            if exc_type is None:
+                raise exc
             return
-        try:
-            self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f)
-        finally:
-            self.f.close()  # everything (metadata included) is in the buffer once the file is closed
-        buf, self._buf = self._buf, None
-        # no explicit release: on a write error the traceback still holds views of the buffer; it is freed with them
-        atomic_write_bytes(self.path, buf.getbuffer(), what="HDF5 file")
+        self._trap.detach()
+        self._cm.__exit__(None, None, None)  # flush, fsync, rename, fsync of the folder
 
 
 def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | None = None,

@@ -339,6 +339,82 @@ def test_atomic_h5_writes_its_buffer_without_a_copy_and_nothing_on_error(tmp_pat
     assert not (tmp_path / "never.h5").exists() and _tmps(tmp_path) == []
 
 
+def test_atomic_h5_data_reaches_the_temporary_while_the_file_is_open(tmp_path):
+    """Streamed output (issue #26 item 3): once h5py flushes, the datasets written so far are on the disk in the
+    private temporary (none at the target name yet), not in an in-memory image; a disk that fills during a chunk
+    write gives one OSError naming the file and the disk's cause, and no temporary is left."""
+    rng = np.random.default_rng(3)
+    data = rng.random(1_000_000)  # 8 MB, incompressible
+    out = tmp_path / "s.h5"
+    with atomic_h5(out) as f:
+        f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
+        f.flush()
+        tmps = _tmps(tmp_path)
+        assert len(tmps) == 1 and not out.exists()
+        assert (tmp_path / tmps[0]).stat().st_size > 6e6  # the compressed chunks are on the disk already
+    assert verify_file(out) is True and _tmps(tmp_path) == []
+    real_write = os.write
+    n = []
+
+    def full(fd, b):
+        n.append(1)
+        if len(n) > 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, b)
+
+    os.write = full
+    try:
+        with pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
+            f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
+    finally:
+        os.write = real_write
+    assert str(ei.value) == f"{tmp_path / 'full.h5'}: could not write the HDF5 file: No space left on device"
+    assert not (tmp_path / "full.h5").exists() and _tmps(tmp_path) == []
+
+
+
+def test_atomic_h5_full_disk_leaves_no_open_hdf5_object_behind(tmp_path):
+    """The first streamed writer's segfault (issue #26 item 3): after a full disk inside a chunk write, HDF5 had
+    failed to close the file and kept its IDs open; freeing them later flushed through the closed temporary
+    (``ObjectID._dealloc -> H5FD_fileobj_write: seek of closed file``, an unraisable error, a crash in the full
+    suite). Now the failure never reaches HDF5: the file and the dataset are closed, and collecting them (and the
+    traceback that holds them) reports nothing; a later file is written and verified."""
+    import gc
+
+    data = np.random.default_rng(4).random(400_000)
+    real_write = os.write
+    n = []
+
+    def full(fd, b):
+        n.append(1)
+        if len(n) > 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, b)
+
+    unraisable = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")
+    try:
+        os.write = full
+        try:
+            with pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
+                d = f.create_dataset("x", data=data, chunks=(16_384,), compression="gzip", shuffle=True)
+                f.create_dataset("y", data=data[::-1], chunks=(16_384,), compression="gzip", shuffle=True)
+        finally:
+            os.write = real_write
+        assert "No space left on device" in str(ei.value) and "\n" not in str(ei.value)
+        assert not f.id.valid and not d.id.valid  # closed by HDF5, nothing left open
+        del f, d, ei
+        gc.collect()
+        with atomic_h5(tmp_path / "after.h5") as g:
+            g.create_dataset("z", data=data, chunks=(16_384,), compression="gzip")
+        del g
+        gc.collect()
+    finally:
+        sys.unraisablehook = old_hook
+    assert unraisable == []
+    assert verify_file(tmp_path / "after.h5") is True and _tmps(tmp_path) == []
+
 def test_content_digest_in_blocks_equals_the_whole_read_digest(tmp_path):
     """content_digest hashes numeric datasets in blocks of rows (memory); the digest must stay the one of the whole
     read (files written before keep verifying). Reference: the byte stream of the former whole-read code, rebuilt

@@ -76,6 +76,29 @@ def test_braun_tower_air_carries_the_heat_it_is_given():
     assert np.all(np.diff(Qs) > 0)
 
 
+def test_braun_tower_at_a_trickle_of_water_cools_it_to_the_wet_bulb_without_overflow():
+    # a nearly closed tower bypass (winter) leaves ~1e-5 of design water in the fill: m* ~ 1e4, where the textbook
+    # form's exp(NTU (m* - 1)) overflowed (inf / inf, a NaN heat and a "leaving water below 0 C").
+    import warnings
+
+    c, n = 2.0, -0.6
+    T_in, T_wb = 300.15, 283.15
+    m_a = 100.0
+    m_w = np.array([1e-6, 1e-4, 1e-2, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Q, eps, ntu, ms = tower.braun_effectiveness(c, n, m_w, m_a, T_in, T_wb, 101325.0, 4184.0)
+    carry = m_w * 4184.0 * (T_in - T_wb)  # the most the water can give: cooled to the wet-bulb
+    assert np.all(np.isfinite(Q)) and np.all(ms > 1.0)
+    assert np.all(Q <= carry * (1 + 1e-12)) and np.all(Q >= 0.999 * carry)
+    # where the old form does not overflow it is the same value (an algebraic rewrite)
+    with np.errstate(over="ignore"):
+        Z_old = np.exp(-ntu * (1.0 - ms))
+    ok = Z_old < 1e300
+    old = (1.0 - Z_old[ok]) / (1.0 - ms[ok] * Z_old[ok])
+    assert ok.sum() >= 1 and np.allclose(eps[ok], old, rtol=1e-12, atol=0.0)
+
+
 def test_tower_sized_at_the_knoxville_design_wet_bulb_meets_its_approach():
     dc = design_conditions(KNOXVILLE)
     Q, m_w, m_a, approach = 28.2e6, 1350.0, 1350.0 / 1.2, 3.0
