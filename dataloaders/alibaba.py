@@ -27,7 +27,7 @@ Counts above 2**31 GPUs or cores, and times above 1e10 s, are rejected (``*_out_
 
 Node list (the machine)
 -----------------------
-When the trace's node list lies beside the pod list (same folder: ``<pod file name with pod -> node>``, e.g.
+When the trace's node list lies beside the pod list (same folder: ``<pod file name with pod_list -> node_list>``, e.g.
 ``openb_pod_list_default.csv`` -> ``openb_node_list_default.csv``, else ``openb_node_list_gpu_node.csv``, plain or
 ``.gz``), it is read (:func:`read_alibaba_nodes`; columns ``sn,cpu_milli,memory_mib,gpu,model``, one row per node)
 and maps each pod to the trace partition of its GPU model, the ``partition`` extra column (tried first by
@@ -277,12 +277,12 @@ def find_node_list(pod_path: str | os.PathLike[str]) -> Path | None:
     Returns
     -------
     Path or None
-        ``<pod name with pod -> node>`` in the same folder, else ``openb_node_list_gpu_node.csv`` there (each
+        ``<pod name with pod_list -> node_list>`` in the same folder, else ``openb_node_list_gpu_node.csv`` there (each
         plain or ``.gz``); None when neither is a file.
     """
     p = Path(pod_path)
     name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    names = [name.replace("pod", "node")] if "pod" in name else []
+    names = [name.replace("pod_list", "node_list", 1)] if "pod_list" in name else []  # not pods.csv -> nodes.csv
     names.append(_NODE_LIST_NAME)
     for n in names:
         for cand in (p.with_name(n), p.with_name(n + ".gz")):

@@ -1299,7 +1299,8 @@ def trace_vs_system(cfg: RunConfig, system: System, loaded: LoadResult, cores_pe
     g = cfg.trace.job_size_factor
     scale = (f"job sizes x {g:g} (trace.job_size_factor)" if g != 1.0 else "job sizes as in the trace (no scaling)")
     hint = "" if (n is None or n == pool) else "; --nodes N sets the pool"
-    per = _node_list_vs_partitions(system, loaded.report.header.get("node_list"))
+    header = loaded.report.header
+    per = _node_list_vs_partitions(system, header.get("node_list") if isinstance(header, dict) else None)
     return (f"machine {tr} vs system {system.name!r} {system.n_nodes} nodes{same}{per}; pool {pool} nodes ({pl}), "
             f"{scale}{hint}")
 

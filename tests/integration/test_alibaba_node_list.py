@@ -3,6 +3,8 @@ mapped to partitions by it, the mapping reported, and the run header's trace-vs-
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 
 from dataloaders.alibaba import find_node_list, read_alibaba_nodes, read_alibaba_pods
@@ -95,6 +97,14 @@ def test_node_list_found_beside_the_pod_list_by_its_names(tmp_path):
     assert find_node_list(pods) == tmp_path / "openb_node_list_gpu_node.csv"
     (tmp_path / "openb_node_list_gpuspec10.csv").write_text(NODES)      # the pod file's own node list wins
     assert find_node_list(pods) == tmp_path / "openb_node_list_gpuspec10.csv"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pods.csv").write_text(PODS)
+    (other / "nodes.csv").write_text("unrelated\n")                    # only pod_list -> node_list is tried
+    assert find_node_list(other / "pods.csv") is None
+    (other / "openb_node_list_gpu_node.csv.gz").write_bytes(gzip.compress(NODES.encode()))
+    assert read_alibaba_pods(other / "pods.csv").report.header["node_list"]["nodes"] == {"V100M32": 2, "P100": 1,
+                                                                                        "cpu": 1}
 
 
 def test_run_header_compares_node_list_models_with_the_system_partitions(tmp_path):
