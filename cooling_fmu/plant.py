@@ -376,6 +376,29 @@ class PlantIO:
             u[:, n + 1 + self.has_dry_bulb] = qa
         return u
 
+    def nonfinite(self, y: np.ndarray, t_s: float, u_row: np.ndarray, log: list) -> FMUError:
+        """The error of a step whose outputs are not all finite (names the first five).
+
+        Parameters
+        ----------
+        y : np.ndarray
+            The step's outputs, shape (n_outputs,).
+        t_s : float
+            Time at the end of the step [s].
+        u_row : np.ndarray
+            The step's inputs (FMU units), shape (n_in,).
+        log : list
+            The FMU's log.
+
+        Returns
+        -------
+        cooling_fmu.adapter.FMUError
+            Function ``fmi2GetReal``, status 3 (error).
+        """
+        names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
+        return FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t_s,
+                        dict(zip(self.input_names, u_row.tolist())), list(log))
+
     def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray,
                    T_db_K: np.ndarray | float | None = None, Q_air_side_W: np.ndarray | float | None = None
                    ) -> np.ndarray:
@@ -453,6 +476,61 @@ class PlantIO:
             y *= self._out_scale
             y += self._out_offset
         return y
+
+
+def _open_plant_fmu(params: PlantParams, fmu_path: str | Path | None, cache_dir: str | Path | None,
+                    map_path: str | Path | None, backend: str, phase: Callable[[str], None]
+                    ) -> tuple[Path, str, object, VariableMap, PlantIO]:
+    """Fetch (or read) the FMU's bytes, open a verified private copy and check its variable map.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description (generated when ``fmu_path`` is None).
+    fmu_path : str | Path | None
+        A site FMU, or None for the generated plant (fetched from the cache, built on a miss).
+    cache_dir : str | Path | None
+        FMU cache folder.
+    map_path : str | Path | None
+        Variable map YAML (default the shipped map).
+    backend : str
+        FMI backend.
+    phase : Callable[[str], None]
+        Told each phase of the set-up.
+
+    Returns
+    -------
+    tuple of (pathlib.Path, str, object, VariableMap, PlantIO)
+        The FMU's path, the SHA-256 of the bytes opened, the opened FMU, the map and its :class:`PlantIO`.
+
+    Raises
+    ------
+    Exception
+        Whatever checking the map against the FMU raises (ValueError: units, inputs, states), re-raised after
+        the FMU instance is freed; and the build / cache / backend errors listed by :class:`CoolingPlant`.
+    """
+    own_model = fmu_path is None
+    if own_model:
+        phase("FMU (cache lookup)")
+        fmu_path, sha, data = fetch_fmu_bytes(generate_plant_modelica(params), model_name_for(params), cache_dir,
+                                              phase)
+    else:  # a site FMU: read once, and the bytes hashed are the bytes opened (it runs as native code by design)
+        data = Path(fmu_path).read_bytes()
+        sha = sha256_bytes(data)
+    vmap: VariableMap = load_variable_map(params.n_cdu, map_path)
+    # fmpy opens files by name only: it opens a private copy (mkdtemp, 0700) of the verified bytes, hashed again
+    # after writing, never the cache file; the copy is removed once fmpy has extracted it
+    with verified_copy(data, Path(fmu_path).name, sha) as copy:
+        fmu = open_fmu(copy, backend)
+    del data
+    try:
+        for group in (vmap.inputs, vmap.states, vmap.outputs):
+            fmu.check_units(group)
+        io = PlantIO(vmap, fmu, params.n_cdu, own_model)
+    except Exception:
+        fmu.freeInstance()
+        raise
+    return Path(fmu_path), sha, fmu, vmap, io
 
 
 class _ClosedOnExit:
@@ -565,28 +643,9 @@ class CoolingPlant(_ClosedOnExit):
             limit = max_stable_step_s(self.params, cache_dir)
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
-        if fmu_path is None:
-            phase("FMU (cache lookup)")
-            fmu_path, self.fmu_sha256, data = fetch_fmu_bytes(generate_plant_modelica(self.params),
-                                                              model_name_for(self.params), cache_dir, phase)
-        else:  # a site FMU: read once, and the bytes hashed are the bytes opened (it runs as native code by design)
-            data = Path(fmu_path).read_bytes()
-            self.fmu_sha256 = sha256_bytes(data)
-        self.fmu_path = Path(fmu_path)
         self.backend = backend
-        self.map: VariableMap = load_variable_map(self.n_cdu, map_path)
-        # fmpy opens files by name only: it opens a private copy (mkdtemp, 0700) of the verified bytes, hashed again
-        # after writing, never the cache file; the copy is removed once fmpy has extracted it
-        with verified_copy(data, self.fmu_path.name, self.fmu_sha256) as copy:
-            self._fmu = open_fmu(copy, backend)
-        del data
-        try:
-            for group in (self.map.inputs, self.map.states, self.map.outputs):
-                self._fmu.check_units(group)
-            self._io = PlantIO(self.map, self._fmu, self.n_cdu, self.own_model)
-        except Exception:
-            self._fmu.freeInstance()
-            raise
+        self.fmu_path, self.fmu_sha256, self._fmu, self.map, self._io = _open_plant_fmu(
+            self.params, fmu_path, cache_dir, map_path, backend, phase)
         #: longest Heun sub-step of the generated FMU [s] (:func:`max_stable_step_s`); None for a site FMU
         self.max_substep_s = limit if self.own_model else None
         #: most communication steps one advance_held call may cover: HELD_SUBSTEPS sub-steps of the generated FMU
@@ -805,7 +864,7 @@ class CoolingPlant(_ClosedOnExit):
         bad = ~np.isfinite(out[:j]).all(axis=1)
         if exc is None and bad.any():
             j = int(np.argmax(bad))
-            exc = self._nonfinite(out[j], t0 + (k0 + j + 1) * h, u[j])
+            exc = self._io.nonfinite(out[j], t0 + (k0 + j + 1) * h, u[j], self._fmu.log)
         if exc is not None:
             self._k = k0 + j
             raise PlantStepError(exc, self._io.to_si_outputs(out[:j].copy()), self.output_names) from exc
@@ -865,16 +924,10 @@ class CoolingPlant(_ClosedOnExit):
         except FMUError as exc:
             raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names) from exc
         if not np.isfinite(y).all():
-            raise PlantStepError(self._nonfinite(y, t + n * self.step_s, u), np.zeros((0, self._n_out)),
-                                 self.output_names)
+            exc = self._io.nonfinite(y, t + n * self.step_s, u, self._fmu.log)
+            raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names)
         self._k += n
         return self._io.to_si_outputs(y)
-
-    def _nonfinite(self, y: np.ndarray, t_s: float, u_row: np.ndarray) -> FMUError:
-        """The error of a step whose outputs ``y`` are not all finite (names the first five)."""
-        names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
-        return FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t_s,
-                        dict(zip(self.input_names, u_row.tolist())), list(self._fmu.log))
 
     def reset(self) -> None:
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.

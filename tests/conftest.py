@@ -129,8 +129,6 @@ KNOWN_PLANT_V5_FAILURES = {
         "hand numbers predate pump heat / condenser heat through the towers",
     "tests/unit/test_grid_bounds_and_rules.py::test_typical_year_calendar_uses_the_weather_mapping_function":
         "fails after the merges; not diagnosed",
-    "tests/unit/test_plant_split.py::test_plant_classes_are_at_most_400_lines":
-        "CoolingPlant grew past 400 lines with plant v5's inputs (T_db, Q_flow_air_side, n_cells_cmd)",
     "tests/unit/test_tower_bypass.py::test_steady_state_with_bypass_matches_hand_computation":
         "hand computation predates the pumps' heat in the tower water",
     "tests/unit/test_tower_bypass.py::test_idle_cold_plant_settles_at_minimum":
