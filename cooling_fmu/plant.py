@@ -651,10 +651,8 @@ class CoolingPlant(_ClosedOnExit):
         #: most communication steps one advance_held call may cover: HELD_SUBSTEPS sub-steps of the generated FMU
         #: (1 for a site FMU, whose integrator is not known)
         self.max_held_steps = max(1, int(HELD_SUBSTEPS * limit // step_s)) if self.own_model else 1
-        self._k = 0  # communication steps since initialize
-        self._t0 = 0.0
-        self._initialized = False
-        self._closed = False
+        self._k, self._t0 = 0, 0.0  # communication steps since initialize, and the time of step 0 [s]
+        self._initialized = self._closed = False
         #: the FMI calls (experiment, initial state, the step loops): cooling_fmu.stepping.FMUStepper
         io = self._io
         self.input_names, self.output_names, self.output_units = io.input_names, io.output_names, io.output_units
@@ -824,7 +822,8 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb temperature over each step [K], shape (n_steps,).
         n_cells_cmd : float | np.ndarray
             Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape
-            (n_steps,); 0 (default) = the FMU's algebraic staging. Ignored for a site FMU.
+            (n_steps,); 0 (default) = the FMU's algebraic staging; or the stager itself (an object with
+            ``sample_steps``: :meth:`cooling_fmu.stepping.FMUStepper.steps_staged`). Ignored for a site FMU.
         T_db_K : np.ndarray | None
             Dry-bulb over each step [K] (input ``T_db`` when the map has it), shape (n_steps,); None: the wet-bulb
             (saturated air).
@@ -856,11 +855,14 @@ class CoolingPlant(_ClosedOnExit):
                 f"need heat_w shape (n_steps, {self.n_cdu}) and T_wb_K shape (n_steps,), got {q.shape}, {tw.shape}"
             )
         self._io.check_inputs(q, tw)
-        n_steps = q.shape[0]
-        u = self._io.fmu_inputs(q, tw, n_cells_cmd, T_db_K, Q_air_side_W)
+        n_steps, staged = q.shape[0], hasattr(n_cells_cmd, "sample_steps") and self._io.has_cells_cmd
+        u = self._io.fmu_inputs(q, tw, 0.0 if staged else n_cells_cmd, T_db_K, Q_air_side_W)
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
-        j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
+        if staged:  # the stager's command, piece by piece (cooling_fmu.supervisory.StagedPlant)
+            j, exc = self._stepper.steps_staged(u, t0, k0, h, out, n_cells_cmd, self._io.to_si_outputs)
+        else:
+            j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
         bad = ~np.isfinite(out[:j]).all(axis=1)
         if exc is None and bad.any():
             j = int(np.argmax(bad))

@@ -123,8 +123,9 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
     Parameters
     ----------
     plant : CoolingPlant
-        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its stepper's C loop (``run_c``), the raw
-        ``fmi2DoStep`` and the adapter's ``doStep`` are wrapped.
+        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its stepper's C loop (``run_c``) and staged block
+        loop (``steps_staged``, the whole block on the worker), the raw ``fmi2DoStep`` and the adapter's ``doStep``
+        are wrapped.
     timeout_s : float | None
         Limit [s of wall time per step], > 0; None leaves the plant as it is.
 
@@ -168,6 +169,23 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
             return r
 
         stepper.run_c = run_guarded
+        staged = stepper.steps_staged
+
+        def staged_guarded(u, t0_s, k0, step_s, out, schedule, to_si):
+            # the whole block on the worker, with the stager between its pieces (one hand-off per block, not per
+            # sample period); the unwrapped C loop inside, the rows still NaN = the steps not done yet
+            out[:] = np.nan
+
+            def rows_done() -> int:
+                nan = np.isnan(out[:, 0])
+                return int(np.argmax(nan)) if nan.any() else len(out)
+
+            r, k = worker.call(staged, (u, t0_s, k0, step_s, out, schedule, to_si, run_c), timeout_s, rows_done)
+            if k >= 0:
+                raise hung("fmi2DoStep (in the FMU's hpctwin_run loop)", t0_s + (k0 + k) * step_s, out[:k].copy())
+            return r
+
+        stepper.steps_staged = staged_guarded
     raw = getattr(fmu, "raw", None)
     if raw is not None:
         do_step_raw = raw.fmi2DoStep
