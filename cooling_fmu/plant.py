@@ -376,6 +376,60 @@ class PlantIO:
             u[:, n + 1 + self.has_dry_bulb] = qa
         return u
 
+    def held_row(self, heat_w: np.ndarray, T_wb_K: float, n_cells_cmd: float, T_db_K: float | None = None,
+                 Q_air_side_W: float | None = None) -> np.ndarray:
+        """The FMU's input row of one held step, checked as :meth:`check_inputs` and :meth:`si_inputs` check.
+
+        The same values as ``fmu_inputs(heat_w[None, :], ...)[0]``, built from floats (a held step of
+        :class:`cooling_fmu.coupling.AdaptiveStepper` is one row: the array checks cost more than its C step).
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (n_cdu,).
+        T_wb_K : float
+            Wet-bulb [K].
+        n_cells_cmd : float
+            Tower cells commanded (generated plant).
+        T_db_K : float | None
+            Dry-bulb [K]; None: the wet-bulb.
+        Q_air_side_W : float | None
+            Air-side heat into the tower water [W]; None: 0.
+
+        Returns
+        -------
+        ndarray, shape (n_in,)
+            In FMU units.
+
+        Raises
+        ------
+        ValueError
+            Naming the bad input (the messages of :meth:`check_inputs` / :meth:`si_inputs`).
+        """
+        if self._convert_in:  # a site map with units to convert: the array path
+            self.check_inputs(heat_w, np.array([T_wb_K]))
+            return self.fmu_inputs(heat_w[None, :], np.array([T_wb_K]), n_cells_cmd, T_db_K, Q_air_side_W)[0]
+        n = heat_w.shape[0]
+        if n and not (math.isfinite(float(heat_w.sum())) and float(heat_w.min()) >= 0.0):
+            raise ValueError("heat_w must be finite and >= 0 W")
+        if not (math.isfinite(T_wb_K) and 150.0 < T_wb_K < 400.0):
+            raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+        row = np.empty(len(self.input_names) + self.has_cells_cmd)
+        row[:n], row[n], i = heat_w, T_wb_K, n + 1
+        if self.has_dry_bulb:
+            td = T_wb_K if T_db_K is None else float(T_db_K)
+            if not (math.isfinite(td) and 150.0 < td < 400.0):
+                raise ValueError("T_db_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+            row[i], i = td, i + 1
+        if self.has_air_side:
+            qa = 0.0 if Q_air_side_W is None else float(Q_air_side_W)
+            if not (math.isfinite(qa) and qa >= 0.0):
+                raise ValueError("Q_air_side_W must be finite and >= 0 W")
+            row[i] = qa
+        if self.has_cells_cmd:
+            row[-1] = float(n_cells_cmd)
+        return row
+
     def nonfinite(self, y: np.ndarray, t_s: float, u_row: np.ndarray, log: list) -> FMUError:
         """The error of a step whose outputs are not all finite (names the first five).
 
@@ -917,9 +971,7 @@ class CoolingPlant(_ClosedOnExit):
         q = np.asarray(heat_w, dtype=float)
         if q.shape != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
-        tw = float(T_wb_K)
-        self._io.check_inputs(q, np.array([tw]))
-        u = self._io.fmu_inputs(q[None, :], np.array([tw]), n_cells_cmd, T_db_K, Q_air_side_W)[0]
+        u = self._io.held_row(q, float(T_wb_K), n_cells_cmd, T_db_K, Q_air_side_W)
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)
