@@ -52,9 +52,14 @@ ov = {{"name": "bench-year", "trace.window_start_days": 0.0, "trace.window_days"
 if {stepping!r} and "stepping" in RunConfig.model_fields["cooling"].annotation.model_fields:
     ov["cooling.stepping"] = {stepping!r}
 cfg = RunConfig().with_overrides(ov)
-t0 = time.perf_counter()
+from scheduler_sim.app import runner
+built, orig = [], runner.build_plant
+runner.build_plant = lambda *a, **k: built.append(orig(*a, **k)) or built[-1]
+t0, c0 = time.perf_counter(), time.process_time()
 r = run_one(cfg, None, progress=False)
-print(time.perf_counter() - t0, repr(r.summary["E_cooling_J"]), r.summary["PUE"], r.info["cooling_steps"])
+calls = getattr(built[-1], "calls", None) if built else None
+print(time.perf_counter() - t0, repr(r.summary["E_cooling_J"]), r.summary["PUE"], r.info["cooling_steps"],
+      time.process_time() - c0, calls if calls is not None else r.info["cooling_steps"])
 """
 
 
@@ -112,8 +117,8 @@ def _child(root: Path, stepping: str | None) -> tuple[float, str, str, str]:
                          cwd=root, check=False)
     if res.returncode != 0:
         raise SystemExit(f"child in {root} failed:\n{res.stderr[-2000:]}")
-    w, e, pue, steps = res.stdout.strip().splitlines()[-1].split()
-    return float(w), e, pue, steps
+    w, e, pue, steps, cpu, calls = res.stdout.strip().splitlines()[-1].split()
+    return float(w), e, pue, steps, float(cpu), calls
 
 
 def year(repeat: int, old_root: Path | None) -> None:
@@ -124,14 +129,16 @@ def year(repeat: int, old_root: Path | None) -> None:
     res = {}
     for label, root, stepping in rows:
         runs = [_child(root, stepping) for _ in range(repeat)]
-        res[label] = (statistics.median(r[0] for r in runs), runs[-1])
-    base = res[rows[0][0]][0]
-    print(f"full Theta year, 15 s steps, EASY; median of {repeat} run(s) each, fresh process")
-    print(f"{'run':45s} {'wall s':>8s} {'/ fixed':>8s} {'E_cooling MWh':>14s} {'PUE':>9s} {'steps':>9s}")
+        res[label] = (statistics.median(r[0] for r in runs), statistics.median(r[4] for r in runs), runs[-1])
+    base, base_cpu = res[rows[0][0]][0], res[rows[0][0]][1]
+    print(f"full Theta year, 15 s steps, EASY; median of {repeat} run(s) each, fresh process; CPU s of the child")
+    print(f"{'run':45s} {'wall s':>8s} {'/ fixed':>8s} {'CPU s':>8s} {'/ fixed':>8s} {'E_cooling MWh':>14s} "
+          f"{'PUE':>9s} {'steps':>9s} {'plant calls':>12s}")
     for label, _, _ in rows:
-        w, (_, e, pue, steps) = res[label]
-        print(f"{label:45s} {w:8.1f} {w / base:8.2f} {float(e) / 3.6e9:14.3f} {float(pue):9.5f} {steps:>9s}")
-    e_fix, e_ada = float(res[rows[0][0]][1][1]), float(res[rows[1][0]][1][1])
+        w, c, (_, e, pue, steps, _, calls) = res[label]
+        print(f"{label:45s} {w:8.1f} {w / base:8.2f} {c:8.1f} {c / base_cpu:8.2f} {float(e) / 3.6e9:14.3f} "
+              f"{float(pue):9.5f} {steps:>9s} {calls:>12s}")
+    e_fix, e_ada = float(res[rows[0][0]][2][1]), float(res[rows[1][0]][2][1])
     print(f"adaptive vs fixed 15 s: cooling energy {(e_ada - e_fix) / e_fix:+.2e} relative")
 
 
