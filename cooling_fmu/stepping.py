@@ -209,14 +209,35 @@ class FMUStepper:
             after that piece (the caller finds the step).
         """
         n_steps, col, every, j = u.shape[0], u.shape[1] - 1, schedule.sample_steps, 0
+        run_c = self.run_c if run_c is None else run_c
+        if run_c is None:  # no C loop (another backend): one steps() call per piece
+            while j < n_steps:
+                n = min(n_steps - j, every - schedule.steps_done % every)
+                u[j:j + n, col] = schedule.command()
+                done, exc = self.steps(u[j:j + n], t0_s + (k0 + j) * step_s, step_s, out[j:j + n])
+                if exc is not None:
+                    return j + done, exc
+                j += n
+                if not np.isfinite(out[j - n:j]).all():
+                    return j, None
+                schedule.after(n, to_si(out[j - 1].copy()))
+            return n_steps, None
+        # the C loop per piece, called as steps() calls it, with the buffers' addresses taken once
+        comp, status = self.fmu.component, ctypes.c_int(0)
+        a_st, a_u, a_out, su, so = ctypes.addressof(status), u.ctypes.data, out.ctypes.data, u.strides[0], out.strides[0]
+        a_vr_in, a_vr_out, n_in, n_out, isfinite = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out, np.isfinite
         while j < n_steps:
             n = min(n_steps - j, every - schedule.steps_done % every)
             u[j:j + n, col] = schedule.command()
-            done, exc = self.steps(u[j:j + n], t0_s + (k0 + j) * step_s, step_s, out[j:j + n], run_c)
-            if exc is not None:
-                return j + done, exc
+            t = t0_s + (k0 + j) * step_s
+            done = int(run_c(comp, n, t, step_s, a_vr_in, n_in, a_u + j * su, a_vr_out, n_out, a_out + j * so, a_st))
+            if status.value:
+                try:
+                    self._raise_raw_status(status.value, t + done * step_s, u[j + done])
+                except FMUError as exc:
+                    return j + done, exc
             j += n
-            if not np.isfinite(out[j - n:j]).all():
+            if not isfinite(out[j - n:j]).all():
                 return j, None
             schedule.after(n, to_si(out[j - 1].copy()))
         return n_steps, None
