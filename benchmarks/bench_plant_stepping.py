@@ -13,7 +13,7 @@ run in a fresh child process: this checkout fixed and adaptive (opt-in), and wit
 the old checkout's default in the same invocation. Prints median wall times over ``--repeat`` runs and ratios.
 
     .venv/bin/python benchmarks/bench_plant_stepping.py table [--repeat 3]
-    .venv/bin/python benchmarks/bench_plant_stepping.py year [--repeat 1] [--root /work/main]
+    .venv/bin/python benchmarks/bench_plant_stepping.py year [--repeat 1] [--root /work/main] [--parallel]
 """
 
 from __future__ import annotations
@@ -110,25 +110,46 @@ def table(repeat: int) -> None:
         print(f"| {label} | {e:+.2e} | {ep:+.2e} | {calls:,} | {w:.2f} | {w / base:.2f} |")
 
 
-def _child(root: Path, stepping: str | None) -> tuple[float, str, str, str]:
+def _start(root: Path, stepping: str | None) -> subprocess.Popen:
     py = root / ".venv" / "bin" / "python"
     code = CHILD.format(root=str(root), stepping=stepping or "")
-    res = subprocess.run([str(py if py.exists() else sys.executable), "-c", code], capture_output=True, text=True,
-                         cwd=root, check=False)
-    if res.returncode != 0:
-        raise SystemExit(f"child in {root} failed:\n{res.stderr[-2000:]}")
-    w, e, pue, steps, cpu, calls = res.stdout.strip().splitlines()[-1].split()
+    return subprocess.Popen([str(py if py.exists() else sys.executable), "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=root)
+
+
+def _result(proc: subprocess.Popen, root: Path) -> tuple:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"child in {root} failed:\n{err[-2000:]}")
+    w, e, pue, steps, cpu, calls = out.strip().splitlines()[-1].split()
     return float(w), e, pue, steps, float(cpu), calls
 
 
-def year(repeat: int, old_root: Path | None) -> None:
-    """Print the full-year wall times: fixed vs adaptive here, and the old checkout's default."""
+def _child(root: Path, stepping: str | None) -> tuple:
+    return _result(_start(root, stepping), root)
+
+
+def year(repeat: int, old_root: Path | None, parallel: bool = False) -> None:
+    """Print the full-year wall and CPU times: fixed vs adaptive here, and the old checkout's default.
+
+    With ``parallel`` the children of one repeat run at the same time (on a loaded machine the CPU seconds stay
+    comparable, the wall times do not).
+    """
     rows = [("this checkout, fixed 15 s", ROOT, "fixed"), ("this checkout, adaptive", ROOT, "adaptive")]
     if old_root is not None:
         rows.append((f"--root {old_root} (its default)", old_root, None))
     res = {}
-    for label, root, stepping in rows:
-        runs = [_child(root, stepping) for _ in range(repeat)]
+    runs_of: dict[str, list] = {label: [] for label, _, _ in rows}
+    for _ in range(repeat):
+        if parallel:
+            procs = [(label, root, _start(root, stepping)) for label, root, stepping in rows]
+            for label, root, proc in procs:
+                runs_of[label].append(_result(proc, root))
+        else:
+            for label, root, stepping in rows:
+                runs_of[label].append(_child(root, stepping))
+    for label, _, _ in rows:
+        runs = runs_of[label]
         res[label] = (statistics.median(r[0] for r in runs), statistics.median(r[4] for r in runs), runs[-1])
     base, base_cpu = res[rows[0][0]][0], res[rows[0][0]][1]
     print(f"full Theta year, 15 s steps, EASY; median of {repeat} run(s) each, fresh process; CPU s of the child")
@@ -148,11 +169,12 @@ def main() -> None:
     ap.add_argument("part", nargs="?", choices=("table", "year"), default="table")
     ap.add_argument("--repeat", type=int, default=None, help="runs per scheme (median; default 3 table, 1 year)")
     ap.add_argument("--root", type=Path, help="an older checkout to time beside this one (year)")
+    ap.add_argument("--parallel", action="store_true", help="year: run the children at the same time (CPU s only)")
     a = ap.parse_args()
     if a.part == "table":
         table(a.repeat or 3)
     else:
-        year(a.repeat or 1, a.root)
+        year(a.repeat or 1, a.root, a.parallel)
 
 
 if __name__ == "__main__":

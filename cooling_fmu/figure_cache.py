@@ -77,10 +77,6 @@ def figure_key(params: PlantParams, question: str, *args: object) -> str:
     return h.hexdigest()
 
 
-def _digest(payload: object) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
-
-
 def _cached(params: PlantParams, question: str, args: tuple, compute: Callable[[], object],
             encode: Callable[[object], object], decode: Callable[[object], object],
             cache_dir: str | Path | None, use_cache: bool) -> object:
@@ -91,6 +87,7 @@ def _cached(params: PlantParams, question: str, args: tuple, compute: Callable[[
 
     from .build import default_cache_dir
     from .modelica import model_name_for
+    from .plant import _payload_digest as _digest  # the digest of the stability limit's entries
 
     key = figure_key(params, question, *args)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
