@@ -114,12 +114,12 @@ class StagedPlant:
     def __getattr__(self, name: str):
         return getattr(self._plant, name)
 
-    def initialize(self, heat_w: np.ndarray, T_wb_K: float, **kw) -> np.ndarray:
+    def initialize(self, heat_W: np.ndarray, T_wb_K: float, **kw) -> np.ndarray:
         """Initialise the plant (its algebraic staging at the start) and the stager at its starting stage.
 
         Parameters
         ----------
-        heat_w : np.ndarray
+        heat_W : np.ndarray
             Heat per CDU of the first step [W], shape (n_cdu,).
         T_wb_K : float
             Wet-bulb of the first step [K].
@@ -131,7 +131,7 @@ class StagedPlant:
         ndarray
             The plant's outputs at the start.
         """
-        y = self._plant.initialize(heat_w, T_wb_K, **kw)
+        y = self._plant.initialize(heat_W, T_wb_K, **kw)
         st = self.stager
         st.n_on = initial_stage(float(y[self._i_dem]), st.n_cells, st.s_up)
         st.update(0.0, float(y[self._i_dem]))
@@ -139,12 +139,12 @@ class StagedPlant:
         self.switch_times_s = []
         return y
 
-    def run(self, heat_w: np.ndarray, T_wb_K: np.ndarray, **rows: np.ndarray | None) -> np.ndarray:
+    def run(self, heat_W: np.ndarray, T_wb_K: np.ndarray, **rows: np.ndarray | None) -> np.ndarray:
         """Advance one communication step per row, the command held between samples.
 
         Parameters
         ----------
-        heat_w : np.ndarray
+        heat_W : np.ndarray
             Heat per CDU of each step [W], shape (m, n_cdu).
         T_wb_K : np.ndarray
             Wet-bulb of each step [K], shape (m,).
@@ -161,7 +161,7 @@ class StagedPlant:
         PlantError
             As the plant's ``run``; its ``completed_outputs`` then hold every step completed in this call.
         """
-        q = np.asarray(heat_w, dtype=float)
+        q = np.asarray(heat_W, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
         m = q.shape[0]
         extra = {k: np.asarray(v, dtype=float) for k, v in rows.items() if v is not None}
@@ -196,12 +196,12 @@ class StagedPlant:
             self._after(1, dem[j:j + 1], column=0)
         return self._plant.run(q, tw, n_cells_cmd=cmd, **extra)
 
-    def advance_held(self, heat_w: np.ndarray, T_wb_K: float, n_steps: int, **kw: float | None) -> np.ndarray:
+    def advance_held(self, heat_W: np.ndarray, T_wb_K: float, n_steps: int, **kw: float | None) -> np.ndarray:
         """One long step of the plant with the inputs and the command held (:class:`~cooling_fmu.coupling.AdaptiveStepper`).
 
         Parameters
         ----------
-        heat_w : np.ndarray
+        heat_W : np.ndarray
             Heat per CDU [W], shape (n_cdu,).
         T_wb_K : float
             Wet-bulb [K].
@@ -215,7 +215,7 @@ class StagedPlant:
         ndarray
             The plant's outputs at the end.
         """
-        y = self._plant.advance_held(heat_w, T_wb_K, n_steps, n_cells_cmd=float(self.stager.n_on), **kw)
+        y = self._plant.advance_held(heat_W, T_wb_K, n_steps, n_cells_cmd=float(self.stager.n_on), **kw)
         self._after(int(n_steps), y)
         return y
 

@@ -11,7 +11,7 @@ Facility: the one-type H100 cluster ``power/systems/h100_4k.toml`` (512 nodes, t
 weather, the cooling FMU). The RL pools take 64 nodes; the other 448 nodes run a Llama 3 70B pre-training job
 (3,584 GPUs, TP 8, PP 4, DP 112; no failures, so the facility load is the same in every scenario; a checkpoint
 every 30 min) from t = 0, so the plant is warm and loaded when the RL pipeline is submitted at ``RL_START_H``.
-Each scenario is one facility run; the RL pools' rollout and trainer jobs get their IT and facility energy from
+Each scenario is one facility run; the RL pipeline's one gang job (every pool) gets its IT and facility energy from
 the run's attribution (``/attribution/jobs``), hence the pipeline's effective PUE and energy per
 sample at facility scope (``/workload/rl`` of each run's HDF5 file).
 
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             grp = f["workload/rl_power/rl"]
             series[name] = {pool: (grp[f"{pool}_t_s"][()].tolist(), grp[f"{pool}_P_W"][()].tolist())
                             for pool in ("rollout", "trainer", "reward")}
-            roll = float(f["workload/rl/rollout_job_id"][0])
+            job = int(f["workload/rl/job_id"][0])
         T = float(r["makespan_s"])
         mine.append({"scenario": name, "steps": STEPS, "mean_step_s": float(r["mean_step_s"]),
                      "samples_per_s": float(r["samples_per_s"]), "idle_rollout": float(r["idle_rollout"]),
@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                      "kJ_per_sample_facility": float(r["J_per_sample_facility"]) / 1e3,
                      "PUE_rl": float(r["PUE_effective"]), "PUE_facility": float(res.summary["PUE"]),
                      "staleness_mean": float(r["staleness_mean"]), "staleness_max": int(r["staleness_max"]),
-                     "samples": int(r["samples_trained"]), "start_gap_s": float(r["start_gap_s"]),
-                     "rollout_job": int(roll), "wall_s": wall})
+                     "samples": int(r["samples_trained"]), "wait_s": float(r["wait_s"]),
+                     "rl_job": job, "wall_s": wall})
         print(f"[rank {rank}] {name}: step {mine[-1]['mean_step_s']:.1f} s, {mine[-1]['samples_per_s']:.2f} samples/s, "
               f"PUE {mine[-1]['PUE_rl']:.4f}, {wall:.1f} s", flush=True)
     rows = gather_rows(comm, mine)

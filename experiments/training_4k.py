@@ -16,6 +16,13 @@ Spectrum (rank 0, closed form, no run needed): the iteration's node power is a p
 (:meth:`PhaseProfile.max_ramp_W`) come from the closed form, for the plain profile and with a GPU power floor
 (bubble and communication phases held at ``FLOOR_UTIL`` of the GPU range; the energy it costs is reported).
 
+Mitigations (one more run, ``young-daly+grid``: the Young/Daly scenario with a ``[grid.battery]``, so that the run
+writes its resampled 1 s facility power ``/grid/ramps/P_facility_W``, which carries the job's iteration shape in
+closed form): that series through :func:`power.battery.dispatch_ramp_limited` for battery ratings ``BATTERY_MW``
+(``BATTERY_HOURS`` of energy, 85 % round trip) at the grid study's limit ``RAMP_MW_PER_MIN``
+(docs/study_ramps_battery.md): 1 s / 60 s ramps of the grid draw, the amplitude at the iteration period, minutes
+over the limit, battery losses; beside the closed-form GPU floor above.
+
 Run::
 
     .venv/bin/mpiexec -n 2 .venv/bin/python -m mpi4py -m experiments.training_4k --out out/training_4k
@@ -30,25 +37,30 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from experiments.common import gather_rows, my_share, save_figure, start_study
+from experiments.common import gather_dicts, gather_rows, my_share, save_figure, start_study
 from jobs.training import TrainingConstants
 from power import PowerChain, load_system, node_power_w
+from power.battery import Battery
 from power.ramps import PhaseProfile
+from scheduler_sim.analysis.grid_dynamics import ramp_report
 from scheduler_sim.app.config import RunConfig
 from scheduler_sim.app.runner import run_one
 from scheduler_sim.app.workloads import training_jobs
 
-__all__ = ["INTERVALS_S", "config", "spectrum_rows", "main"]
+__all__ = ["INTERVALS_S", "BATTERY_MW", "config", "spectrum_rows", "battery_rows", "main"]
 
 INTERVALS_S = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0)
 TRAIN_H = 150.0
 WINDOW_DAYS = 7.0
 FLOOR_UTIL = 0.6
+RAMP_MW_PER_MIN = 5.0
+BATTERY_MW = (0.0, 0.5, 1.0, 2.0, 4.0)
+BATTERY_HOURS = 0.25
 LAYOUT = {"tp": 8, "pp": 4, "dp": 128, "micro_batches": 32, "schedule": "interleaved", "virtual_stages": 5,
           "zero_stage": 1, "recompute": "selective"}
 
 
-def config(name: str, interval: float | str) -> RunConfig:
+def config(name: str, interval: float | str, grid: bool = False) -> RunConfig:
     """One scenario of the sweep.
 
     Parameters
@@ -57,13 +69,17 @@ def config(name: str, interval: float | str) -> RunConfig:
         Run name.
     interval : float | str
         Checkpoint interval [s] or "young-daly".
+    grid : bool
+        Add a ``[grid.battery]`` (1 MW / 0.25 MWh), so that the run writes its 1 s facility power
+        (``/grid/ramps``).
 
     Returns
     -------
     RunConfig
     """
+    extra = {"grid": {"resample_s": 1.0, "battery": {"capacity_kWh": 250.0, "power_kW": 1000.0}}} if grid else {}
     return RunConfig.model_validate({
-        "name": name, "system": "h100_4k", "seed": 0,
+        "name": name, "system": "h100_4k", "seed": 0, **extra,
         "trace": {"enabled": False, "window_start_days": 0.0, "window_days": WINDOW_DAYS},
         "scheduler": {"policy": "fcfs"}, "output": {"progress": False},
         "workload": [{"family": "training", "name": "llama3-70b", "model": "llama-3-70b", "gpu": "h100-sxm",
@@ -110,6 +126,41 @@ def spectrum_rows(cfg: RunConfig, n_harmonics: int = 8) -> tuple[list[dict], dic
     return rows, summ
 
 
+def battery_rows(fast_W: np.ndarray, dt_s: float, period_s: float) -> list[dict]:
+    """Ramp figures of the facility's resampled power with each battery rating of ``BATTERY_MW``.
+
+    Parameters
+    ----------
+    fast_W : np.ndarray
+        Facility power bin means [W], shape (n,).
+    dt_s : float
+        Bin [s].
+    period_s : float
+        The job's iteration period [s] (passed to the ramp report).
+
+    Returns
+    -------
+    list of dict
+        One row per rating: battery MW / MWh, 1 s and 60 s ramps of the grid draw [MW], its lowest value [MW],
+        minutes over ``RAMP_MW_PER_MIN``, battery losses [MWh] and the battery's energy-balance residual [J]. (The
+        amplitude at the iteration period is not listed: its projection over the run came out ~0, likely because
+        every checkpoint write and restart shifts the iteration phase; the closed-form lines are in :func:`spectrum_rows`.)
+    """
+    rows = []
+    for mw in BATTERY_MW:
+        bat = Battery(mw * 1e6 * BATTERY_HOURS * 3600, mw * 1e6) if mw > 0 else None
+        rr = ramp_report(fast_W, dt_s, ramp_W_per_s=RAMP_MW_PER_MIN * 1e6 / 60.0, battery=bat,
+                         periods_s=(period_s,))
+        b = rr["battery"]
+        rows.append({"battery_MW": mw, "battery_MWh": mw * BATTERY_HOURS,
+                     "ramp_1s_MW": rr["ramp_grid_W"][1.0] / 1e6, "ramp_60s_MW": rr["ramp_grid_W"][60.0] / 1e6,
+                     "grid_min_MW": float(np.min(rr["grid_W"])) / 1e6,
+                     "minutes_over_limit": int(rr["violation_window_start_s"].size),
+                     "battery_loss_MWh": b.E_loss_J / 3.6e9 if b is not None else 0.0,
+                     "balance_residual_J": b.balance_residual_J() if b is not None else 0.0})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep and write ``goodput.csv``, ``spectrum.csv`` and ``training_4k.png/svg``.
 
@@ -125,15 +176,24 @@ def main(argv: list[str] | None = None) -> int:
     """
     out, comm, rank, size = start_study("4,096-GPU training job: goodput vs checkpoint interval, spectrum.",
                                         "out/training_4k", argv)
-    scen = [(f"ckpt{int(x)}", x) for x in INTERVALS_S] + [("young-daly", "young-daly")]
-    mine = []
+    scen = [(f"ckpt{int(x)}", x) for x in INTERVALS_S] + [("young-daly", "young-daly"),
+                                                         ("young-daly+grid", "young-daly")]
+    mine, mitig = [], {}
     system = load_system("h100_4k")
     for _, (name, iv) in my_share(scen, rank, size):
-        cfg = config(name, iv)
+        cfg = config(name, iv, grid=name.endswith("+grid"))
         t0 = time.perf_counter()
         r = run_one(cfg, out / f"{name}.h5")
         wall = time.perf_counter() - t0
         rep = training_jobs(cfg.workload, system, cfg.seed).reports[0]
+        if name.endswith("+grid"):  # the mitigations on the run's 1 s facility power
+            with h5py.File(r.path) as f:
+                g = f["grid/ramps"]
+                fast = g["P_facility_W"][()]
+                dt = float(g.attrs["resample_s"] * g.attrs["decimation"])
+            mitig[name] = {"dt_s": dt, "rows": battery_rows(fast, dt, rep["t_iter_s"])}
+            print(f"[rank {rank}] {name}: battery sweep on {fast.size:,} bins of {dt:g} s, {wall:.1f} s", flush=True)
+            continue
         with h5py.File(r.path) as f:
             e_job = float(f["jobs/energy_it_J"][0])
             ts = f["timeseries/facility"]
@@ -152,10 +212,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[rank {rank}] {name}: ETTR {rep['ettr']:.4f}, {rep['n_failures']} failures, PUE "
               f"{r.summary.get('PUE', float('nan')):.4f}, {wall:.1f} s", flush=True)
     rows = gather_rows(comm, mine)
+    allmit = gather_dicts(comm, mitig)
     if rows is None:
         return 0
     table = pd.DataFrame(rows).sort_values("interval_s").reset_index(drop=True)
     table.to_csv(out / "goodput.csv", index=False)
+    for name, m in allmit.items():
+        bt = pd.DataFrame(m["rows"])
+        bt.to_csv(out / "mitigation.csv", index=False)
+        print(f"{name}: facility power at {m['dt_s']:g} s, limit {RAMP_MW_PER_MIN:g} MW/min, battery "
+              f"{BATTERY_HOURS:g} h of energy")
+        with pd.option_context("display.width", 250):
+            print(bt.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     spec, summ = spectrum_rows(config("spectrum", 1800.0))
     sp = pd.DataFrame(spec)
     sp.to_csv(out / "spectrum.csv", index=False)

@@ -17,9 +17,12 @@ default):
   u_gpu / 16. Node DC power is then idle + share x utilisation x (max - idle) per component: power follows the
   share, and the parts of the node the pod does not use stay at idle power.
 
-What is not modelled: two pods packed on one node (or one GPU) at the same time. Every pod still gets whole nodes
-to itself, so the idle power of the unused share is charged to the pod's node and the machine fills faster than a
-packing scheduler would fill it. The run's notes say how many pods were mapped.
+On a whole-node partition every pod still gets whole nodes to itself, so the idle power of the unused share is
+charged to the pod's node and the machine fills faster than a packing scheduler would fill it. On a partition with
+``share = true`` pods share nodes: the scheduler places each pod's share by slot beside other pods, and a node
+draws its idle power plus its tenants' dynamic power (this mapping's ``share x utilisation`` above idle), capped at
+its maximum (:mod:`scheduler_sim.kernel.sharing`). Two pods on one GPU are not modelled apart from two pods on one
+node. The run's notes say how many pods were mapped.
 
 References
 ----------

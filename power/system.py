@@ -129,6 +129,9 @@ class _PartitionSpec(_Strict):
                                                                      "mapped to this partition")
     default_cpu_util: float | None = Field(None, ge=0.0, le=1.0, description="CPU utilisation of jobs with none")
     default_gpu_util: float | None = Field(None, ge=0.0, le=1.0, description="GPU utilisation of jobs with none")
+    share: bool = Field(False, description="Jobs that ask for part of a node share its nodes (docs/partitions.md)")
+    share_slots: int = Field(64, ge=2, le=1024, description="Slots per node of a sharing partition: the smallest "
+                                                            "share a job is given (1/share_slots of a node)")
 
 
 class _SystemSpec(_Strict):
@@ -229,6 +232,10 @@ class Partition:
         Utilisation of jobs with none recorded, in [0, 1].
     source : str
         Where the node figures come from.
+    share : bool
+        Jobs that ask for part of a node share its nodes (``share = true``; docs/partitions.md "Sharing nodes").
+    share_slots : int
+        Slots per node: the scheduling unit of a sharing partition (1 on a whole-node partition).
     """
 
     name: str
@@ -250,6 +257,8 @@ class Partition:
     default_cpu_util: float
     default_gpu_util: float
     source: str = ""
+    share: bool = False
+    share_slots: int = 1
 
     @property
     def nodes(self) -> range:
@@ -281,7 +290,11 @@ def _build_partitions(s: _SystemSpec, source: str) -> tuple[list[Partition], lis
             p.feed_share if p.feed_share is not None else math.nan, p.default, tuple(p.trace_names),
             nt.cores_per_node or s.cores_per_node,
             s.default_cpu_util if p.default_cpu_util is None else p.default_cpu_util,
-            s.default_gpu_util if p.default_gpu_util is None else p.default_gpu_util, nt.source))
+            s.default_gpu_util if p.default_gpu_util is None else p.default_gpu_util, nt.source,
+            p.share, p.share_slots if p.share else 1))
+        if p.share and p.kind != "batch":
+            raise SystemFileError(f"{source}: partition {p.name!r}: share = true needs kind = 'batch' (the batch "
+                                  f"scheduler places the shares), got kind = {p.kind!r}")
         first_node += p.nodes
         first_rack += n_racks
     if not any(p.default for p in parts):  # the first batch partition takes the jobs the trace does not place
@@ -404,6 +417,11 @@ class System:
     def partitioned(self) -> bool:
         """True when the system has more than one partition (outputs then carry the partition)."""
         return len(self.partitions) > 1
+
+    @property
+    def shares(self) -> bool:
+        """True when a partition lets jobs share its nodes (``share = true``)."""
+        return any(p.share for p in self.partitions)
 
     def partition(self, name: str) -> Partition:
         """The partition called ``name``.

@@ -127,14 +127,10 @@ KNOWN_PLANT_V5_FAILURES = {
         "plant v5's staged fans and Braun tower: convergence order not re-measured",
     "tests/unit/test_cooling_params.py::test_analytic_steady_state_hand_numbers":
         "hand numbers predate pump heat / condenser heat through the towers",
-    "tests/unit/test_grid_bounds_and_rules.py::test_typical_year_calendar_uses_the_weather_mapping_function":
-        "fails after the merges; not diagnosed",
     "tests/unit/test_tower_bypass.py::test_steady_state_with_bypass_matches_hand_computation":
         "hand computation predates the pumps' heat in the tower water",
     "tests/unit/test_tower_bypass.py::test_idle_cold_plant_settles_at_minimum":
         "the idle cold plant now settles above the minimum by the pumps' heat",
-    "tests/unit/test_unit_suffixes.py::test_no_lower_case_unit_suffix_in_the_product_packages":
-        "plant v5 / perf names with lower-case unit suffixes not yet renamed",
 }
 
 

@@ -759,11 +759,11 @@ def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndar
         ``y``; ``0.0`` where even ``y_lo`` rejects more than ``Q``, ``inf`` where full fans reject less.
     """
     shape = np.broadcast(m_w_kg_s, T_w_in_K, T_wb_K, Q_W).shape
-    m_w, T_in, T_wb, Q = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in (m_w_kg_s, T_w_in_K, T_wb_K,
+    m_wat, T_in, T_wb, Q = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in (m_w_kg_s, T_w_in_K, T_wb_K,
                                                                                        Q_W))
 
     def q_at(y):
-        return np.asarray(braun_effectiveness(c_braun, n_braun, m_w, y * m_a_full_kg_s, T_in, T_wb, p_atm_Pa,
+        return np.asarray(braun_effectiveness(c_braun, n_braun, m_wat, y * m_a_full_kg_s, T_in, T_wb, p_atm_Pa,
                                               cp_w_J_kgK)[0])
 
     lo, hi = np.full(shape, float(y_lo)), np.ones(shape)

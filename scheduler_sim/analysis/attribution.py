@@ -252,6 +252,49 @@ def _conversion(system):
                            overhead_per_node_W=chain.overhead_per_node_W, rack_cdu=np.asarray(system.rack_cdu))
 
 
+def _shared_dc(jobs: pd.DataFrame, owner: np.ndarray, nodes: np.ndarray, run_s: np.ndarray,
+               a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DC energy, node-seconds and DC power per node of each run on a system that shares nodes.
+
+    A tenant of a shared node is charged part of the node's power (:mod:`scheduler_sim.kernel.sharing`), so
+    ``node_power_W x nodes x t`` is not its DC energy: each run gets its job's DC energy (``energy_dc_J``, the
+    ledger's exact charges) in proportion to its node-seconds, and counts ``node_share / m`` of each of its
+    ``m`` nodes (the attempt's nodes) for the per-node conversion split; whole-node jobs are unchanged but for
+    rounding.
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Result job table (``energy_dc_J``, ``node_share``).
+    owner : np.ndarray
+        Shape (k,): job row of each run.
+    nodes : np.ndarray
+        Shape (k,): nodes of each run.
+    run_s : np.ndarray
+        Shape (k,): duration of each run [s].
+    a : np.ndarray
+        Shape (k,): start of each run [s] (runs of one attempt share it).
+
+    Returns
+    -------
+    E_dc_J : ndarray, shape (k,)
+        DC energy of each run [J].
+    node_s : ndarray, shape (k,)
+        Node-seconds each run counts for [node s].
+    P_node_W : ndarray, shape (k,)
+        DC power per counted node of each run [W] (0 for a run of no length).
+    """
+    ns = nodes * run_s
+    tot_ns = np.zeros(len(jobs))
+    np.add.at(tot_ns, owner, ns)
+    e = jobs["energy_dc_J"].to_numpy(float)[owner]
+    E = np.where(tot_ns[owner] > 0, e * ns / np.where(tot_ns[owner] > 0, tot_ns[owner], 1.0), 0.0)
+    m = pd.Series(nodes).groupby([owner, a]).transform("sum").to_numpy(float)  # nodes of the attempt
+    node_s = ns * np.minimum(jobs["node_share"].to_numpy(float)[owner] / np.maximum(m, 1.0), 1.0)
+    P = np.where(node_s > 0, E / np.where(node_s > 0, node_s, 1.0), 0.0)
+    return E, node_s, P
+
+
 def _split_conversion(J: dict, cv, conv_tot: dict, node_s: np.ndarray, P_node: np.ndarray) -> str:
     """Each job's conversion energy into ``J`` (SIVOC, rack overhead, rectifier) [J]; the rule's name.
 
@@ -353,9 +396,12 @@ def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY
     J: dict[str, np.ndarray] = {}
     J["E_it_J"] = _weighted(P_jc, np.ones((n, n_cdus)), ka, kb, wa, wb, dt)
     J["E_node_dc_J"] = np.where(run_s > 0, P_node * nodes * run_s, 0.0)
+    node_s = nodes * run_s
+    if owner is not None and "node_share" in jobs.columns:  # shared nodes: the ledger's DC charges
+        J["E_node_dc_J"], node_s, P_node = _shared_dc(jobs, owner, nodes, run_s, a)
     conv_tot = {k: tot[k] for k in ("E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J")}
     cv = _conversion(system)
-    split = _split_conversion(J, cv, conv_tot, nodes * run_s, P_node)
+    split = _split_conversion(J, cv, conv_tot, node_s, P_node)
     H = Q * dt  # CDU heat per interval [J]
     H_fac = H.sum(axis=1)
     J["E_cdu_pump_J"] = lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt)

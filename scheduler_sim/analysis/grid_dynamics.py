@@ -239,9 +239,10 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
     stepped : dict | None
         Job index -> ``(t_offset_s, node_power_W, PhaseProfile)``: a job whose node power is a step function
         (a training job's checkpoint and restart segments, issue #24) with the periodic iteration swing during
-        the segments at the profile's mean. The allocation table carries such a job at its attempt mean, so the
-        step function minus that mean is added exactly per bin, and the zero-mean swing per training segment
-        (the iteration phase restarts with each segment).
+        the segments at the profile's mean. The interval series already holds the step function's exact mean
+        over each output interval, so only its shape inside each interval is added (the step function's bin
+        means minus their interval mean), and the zero-mean swing per training segment (the iteration phase
+        restarts with each segment).
 
     Returns
     -------
@@ -311,7 +312,12 @@ def fast_facility_series(result: SimulationResult, *, idle_node_it_W: float, it_
             mean = float(np.dot(b - a, p)) / (en[j] - st[j])
             scale = nn[j] * it_per_dc
             d = np.diff(np.concatenate(([mean], p, [mean])))
-            out += scale * step_bin_means(np.append(a, en[j]), d, float(t[0]), dt_s, n)
+            # the interval series P already holds the job's real step function averaged over each output interval
+            # (the kernel integrates the job's power series exactly): add only its shape inside each interval, the
+            # step function minus its interval mean, or every dip longer than a bin would be counted twice (a
+            # 12-min restart drove the 1 s facility power below zero)
+            step = scale * step_bin_means(np.append(a, en[j]), d, float(t[0]), dt_s, n)
+            out += step - np.repeat(step.reshape(len(t), r).mean(axis=1), r)
             for s0, e0, p0 in zip(a, b, p):
                 if p0 == prof.mean_W and e0 > s0:
                     add_periodic_bins(out, float(t[0]), dt_s, float(s0), float(e0), prof, scale)

@@ -354,7 +354,7 @@ class ServingConfig(_Strict):
                                              "relative to the config file, or the name of a shipped deployment "
                                              "(experiments/serving, e.g. 'llama3-70b_h100_tp4x2')")
     trace: str = Field("", description="Request trace file; '' means the embedded Azure LLM conversation trace")
-    workload: str = Field("", description="Name of a [[workload]] table of family 'inference' or 'extreme' whose "
+    workload: str = Field("", description="Name of a [[workload]] table of family 'inference', 'extreme' or 'mixed' whose "
                           "generated requests are served instead of a request trace ('' = the trace)")
     format: str = Field("azure_llm", description="Request loader name (azure_llm, mooncake, request_csv)")
     loader_options: dict[str, str] = Field(default_factory=dict,
@@ -452,13 +452,14 @@ class RunConfig(_Strict):
             names = [w.name for w in self.workload if w.family in SERVED_FAMILIES]
             if self.serving.workload not in names:
                 raise ValueError(f"serving.workload = {self.serving.workload!r} names no [[workload]] table of family "
-                                 f"'inference' or 'extreme' (those given: {', '.join(names) or 'none'})")
+                                 f"'inference', 'extreme' or 'mixed' (those given: {', '.join(names) or 'none'})")
             if names.count(self.serving.workload) > 1:
                 raise ValueError(f"serving.workload = {self.serving.workload!r}: {names.count(self.serving.workload)} "
                                  f"inference tables have that name; give them distinct names")
         served = self.serving.workload if self.serving is not None else ""
         for w in self.workload:
-            if w.family in SERVED_FAMILIES and w.name != served:
+            no_requests = w.family == "mixed" and (w.mixed is not None and w.mixed.share_inference == 0)
+            if w.family in SERVED_FAMILIES and w.name != served and not no_requests:
                 raise ValueError(f"[[workload]] {w.name!r} of family {w.family!r} is served by no [serving] section: "
                                  f"set [serving] workload = {w.name!r}")
         return self

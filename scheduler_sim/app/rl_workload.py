@@ -1,26 +1,36 @@
 """RL post-training pipelines as workloads of a run (``[[workload]] family = "rl"``, issue #24 items 2 and 5).
 
 A pipeline (:func:`scheduler_sim.serving.rl.run_rl`: rollout on the serving engine, a reward pool, the trainer) is
-simulated first; its pools then enter the facility like any other work, as two gang jobs of the batch scheduler
-submitted together:
+simulated first; its pools then enter the facility like any other work, as ONE gang job of the batch scheduler (a
+gang of gangs): ``n_roll + n_train`` nodes, where
 
-* the **rollout job**: ``ceil(replicas x tp / gpus_per_node)`` nodes; node power = the node's non-GPU power at the
-  system's default CPU load (``power.node_power_w`` at GPU load 0, minus the idle GPUs) + the rollout pool's GPU
-  power + the idle power of GPU slots the pool leaves empty + the reward pool's power above idle, all spread evenly
-  over the job's nodes. The reward sandboxes run on the host CPUs of the rollout nodes (ASSUMPTION: verl and
-  OpenRLHF run rule-based and sandboxed rewards as processes beside the rollout workers; a separate CPU partition
-  would be a third job);
-* the **trainer job**: ``tp x pp x dp / gpus_per_node`` nodes; node power = the same non-GPU part + the trainer
-  pool's GPU power / nodes (its iteration-mean power while it trains, idle while it waits).
+* the rollout pool takes ``n_roll = ceil(replicas x tp / gpus_per_node)`` nodes and the reward sandboxes run on the
+  host CPUs of those nodes (ASSUMPTION: verl and OpenRLHF run rule-based and sandboxed rewards as processes beside
+  the rollout workers; a separate CPU partition would be another gang);
+* the trainer takes ``n_train = tp x pp x dp / gpus_per_node`` nodes.
 
-Each pool's step function (thousands of engine segments) is given to the kernel as its exact mean over bins of
-``merge_s`` (default 1 s; energy-exact: the bin means integrate to the pool's energy to rounding), so the kernel,
-the conversion chain, the CDU heat, the plant and the facility see it like any job's power, and per-job energy,
-attribution (``/attribution/jobs``) and the energy closure hold. After the run, :func:`finish_rl` adds the
-attributed IT and facility energies of the two jobs to the pipeline's report: energy per trained sample at IT and
-facility scope and the pipeline's effective PUE (``E_facility / E_it`` of its two jobs, the attribution's rule).
-The two jobs start together on a free machine; on a busy one the scheduler may start them apart, and the report
-says so (``start_gap_s``); the pools' power shapes are then each right relative to their own start only.
+The pipeline was simulated with every pool present from its time 0: a rollout pool without its trainer (or a
+trainer without rollouts) has nothing to do, so the pools must start together. One job makes that hold by
+construction: the scheduler places and starts all ``n_roll + n_train`` nodes at once or none, whatever the policy
+and however busy the machine, and a node failure kills the whole pipeline (as it does a verl / OpenRLHF job: the
+pools share one Ray job). Two jobs did not: on a busy machine the smaller rollout job backfilled hours before its
+trainer (tests/integration/test_rl_run.py::test_rl_pools_co_start_on_a_busy_machine).
+
+Node power of the job = the node's non-GPU power at the system's default CPU load (``power.node_power_w`` at GPU
+load 0, minus the idle GPUs) + (rollout GPU power + idle power of the GPU slots the rollout pool leaves empty +
+reward power above idle + trainer GPU power) / ``(n_roll + n_train)``: the pools' total spread evenly over the job's
+nodes. With affine conversion stages (the default) a node's rack-input power is affine in its DC power, so the job's
+IT power and energy equal those of the two pools on their own nodes exactly; what the even spread leaves out is
+the split of that power between the CDUs of the job's nodes (a few CDUs for a pipeline of tens of nodes) and, with
+an ``I^2 R`` conversion term, a second-order loss difference.
+
+The step function (thousands of engine segments) is given to the kernel as its exact mean over bins of ``merge_s``
+(default 1 s; energy-exact: the bin means integrate to the pools' energy to rounding), so the kernel, the
+conversion chain, the CDU heat, the plant and the facility see it like any job's power, and per-job energy,
+attribution (``/attribution/jobs``) and the energy closure hold. After the run, :func:`finish_rl` adds the job's
+attributed IT and facility energies to the pipeline's report: energy per trained sample at IT and facility scope
+and the pipeline's effective PUE (``E_facility / E_it`` of its job, the attribution's rule). Per-pool power stays at
+GPU scope in ``/workload/rl_power``.
 """
 
 from __future__ import annotations
@@ -76,7 +86,7 @@ def bin_step_function(t_s: np.ndarray, P_W: np.ndarray, T_s: float, dt_s: float)
 def rl_pipeline_jobs(w: WorkloadConfig, where: str, index: int, seed: int, system: System,
                      trainer_model: TrainingModel, gpu: TrainingGPU, first_id: int
                      ) -> tuple[list[dict], list[pd.DataFrame], dict, RLResult]:
-    """Simulate one ``family = "rl"`` table's pipeline and make its rollout and trainer jobs (module docstring).
+    """Simulate one ``family = "rl"`` table's pipeline and make its one gang job (module docstring).
 
     Parameters
     ----------
@@ -95,13 +105,13 @@ def rl_pipeline_jobs(w: WorkloadConfig, where: str, index: int, seed: int, syste
     gpu : TrainingGPU
         The GPU type on the system's nodes.
     first_id : int
-        Job id of the rollout job (the trainer job gets the next).
+        Job id of the pipeline's job.
 
     Returns
     -------
     tuple
-        ``(rows, series, report, result)``: two job rows (canonical columns plus ``node_power_set_W``), their
-        power series (``job_id``, ``t_offset_s``, ``node_power_W``), the pipeline's report (dict) and the
+        ``(rows, series, report, result)``: one job row in a list (canonical columns plus ``node_power_set_W``),
+        its power series in a list (``job_id``, ``t_offset_s``, ``node_power_W``), the pipeline's report (dict) and the
         :class:`scheduler_sim.serving.rl.RLResult`.
 
     Raises
@@ -145,25 +155,21 @@ def rl_pipeline_jobs(w: WorkloadConfig, where: str, index: int, seed: int, syste
     cpu = system.default_cpu_util
     base = float(node_power_w(cpu, 0.0, node)) - gpn * node.gpu_idle_W   # non-GPU DC power of a node [W]
     empty = (n_roll * gpn - n_roll_gpu) * node.gpu_idle_W                 # GPU slots the rollout pool leaves idle
-    t_rw, P_rw = res.power["reward"]
-    t_ro, P_ro = res.power["rollout"]
-    t_tr, P_tr = res.power["trainer"]
-    # reward power on the rollout nodes: merge the two step functions on the union of their breakpoints
-    tu = np.union1d(t_ro, t_rw)
-    P_roll = (P_ro[np.searchsorted(t_ro, tu, side="right") - 1] + P_rw[np.searchsorted(t_rw, tu, side="right") - 1]
-              + empty)
-    rows, series = [], []
+    # all pools on one job: merge the step functions on the union of their breakpoints, then spread over the nodes
+    tu = np.union1d(np.union1d(res.power["rollout"][0], res.power["reward"][0]), res.power["trainer"][0])
+    P_all = np.full(tu.size, float(empty))
+    for pool in ("rollout", "reward", "trainer"):
+        tp, Pp = res.power[pool]
+        P_all += Pp[np.searchsorted(tp, tu, side="right") - 1]
+    nodes = n_roll + n_train
+    tb, Pb = bin_step_function(tu, P_all, T, r.merge_s)
+    Pn = base + Pb / nodes
+    E_node = float(np.dot(np.diff(np.append(tb, T)), Pn))
     submit = w.submit_day * 86400.0
-    for k, (jid, nodes, (ts, Ps), pool) in enumerate(((first_id, n_roll, (tu, P_roll), "rollout"),
-                                                       (first_id + 1, n_train, (t_tr, P_tr), "trainer"))):
-        tb, Pb = bin_step_function(ts, Ps, T, r.merge_s)
-        Pn = base + Pb / nodes
-        E_node = float(np.dot(np.diff(np.append(tb, T)), Pn))
-        rows.append({"job_id": jid, "submit_time_s": submit, "requested_walltime_s": T, "nodes": nodes,
-                     "runtime_s": T, "start_time_s": np.nan, "end_time_s": np.nan, "user": "", "account": w.name,
-                     "queue": "rl", "status": 1, "cpu_util": cpu, "gpu_util": np.nan,
-                     "node_power_set_W": E_node / T})
-        series.append(pd.DataFrame({"job_id": jid, "t_offset_s": tb, "node_power_W": Pn}))
+    rows = [{"job_id": first_id, "submit_time_s": submit, "requested_walltime_s": T, "nodes": nodes,
+             "runtime_s": T, "start_time_s": np.nan, "end_time_s": np.nan, "user": "", "account": w.name,
+             "queue": "rl", "status": 1, "cpu_util": cpu, "gpu_util": np.nan, "node_power_set_W": E_node / T}]
+    series = [pd.DataFrame({"job_id": first_id, "t_offset_s": tb, "node_power_W": Pn})]
     idle = res.idle_fraction
     st = res.staleness
     report = {"name": w.name, "mode": r.mode, "staleness_bound": r.staleness, "partial_segment": r.partial_segment,
@@ -174,18 +180,18 @@ def rl_pipeline_jobs(w: WorkloadConfig, where: str, index: int, seed: int, syste
               "staleness_max": int(st.max()) if st.size else 0,
               "E_rollout_gpu_J": res.energy_J["rollout"], "E_trainer_gpu_J": res.energy_J["trainer"],
               "E_reward_J": res.energy_J["reward"], "J_per_sample_gpu": res.energy_per_sample_J,
-              "rollout_job_id": first_id, "trainer_job_id": first_id + 1, "rollout_nodes": n_roll,
+              "job_id": first_id, "nodes": nodes, "rollout_nodes": n_roll,
               "trainer_nodes": n_train, "rollout_gpus": n_roll_gpu, "trainer_gpus": lay.n_gpus,
               "model": trainer_model.name}
     return rows, series, report, res
 
 
 def finish_rl(reports: list[dict], jobs: pd.DataFrame, attribution: Attribution | None) -> None:
-    """Add the attributed energies of each pipeline's two jobs to its report, in place.
+    """Add the attributed energies of each pipeline's job to its report, in place.
 
-    Adds ``E_it_J``, ``E_facility_J`` (the two jobs' ``/attribution/jobs`` energies), ``PUE_effective`` (their
-    ratio), ``J_per_sample_it``, ``J_per_sample_facility``, ``start_s`` (the rollout job's start) and
-    ``start_gap_s`` (trainer start - rollout start; 0 when they started together).
+    Adds ``E_it_J``, ``E_facility_J`` (the job's ``/attribution/jobs`` energies), ``PUE_effective`` (their ratio),
+    ``J_per_sample_it``, ``J_per_sample_facility``, ``start_s`` (the job's start, simulation time) and
+    ``wait_s`` (the job's ``wait_s``: how long the pipeline's gang waited for all its nodes at once).
 
     Parameters
     ----------
@@ -200,15 +206,16 @@ def finish_rl(reports: list[dict], jobs: pd.DataFrame, attribution: Attribution 
     row = {int(x): i for i, x in enumerate(ids)}
     col = "sim_start_s" if "sim_start_s" in jobs.columns else "start_time_s"
     start = jobs[col].to_numpy(float) if col in jobs.columns else np.full(len(ids), np.nan)
+    wait = jobs["wait_s"].to_numpy(float) if "wait_s" in jobs.columns else np.full(len(ids), np.nan)
     for rep in reports:
-        a, b = row.get(rep["rollout_job_id"]), row.get(rep["trainer_job_id"])
-        if attribution is not None and a is not None and b is not None:
-            e_it = float(attribution.jobs["E_it_J"][a] + attribution.jobs["E_it_J"][b])
-            e_f = float(attribution.jobs["E_facility_J"][a] + attribution.jobs["E_facility_J"][b])
+        a = row.get(rep["job_id"])
+        if attribution is not None and a is not None:
+            e_it = float(attribution.jobs["E_it_J"][a])
+            e_f = float(attribution.jobs["E_facility_J"][a])
         else:
             e_it = e_f = math.nan
         n = max(rep["samples_trained"], 1)
         rep.update({"E_it_J": e_it, "E_facility_J": e_f, "PUE_effective": e_f / e_it if e_it > 0 else math.nan,
                     "J_per_sample_it": e_it / n, "J_per_sample_facility": e_f / n,
                     "start_s": float(start[a]) if a is not None else math.nan,
-                    "start_gap_s": float(start[b] - start[a]) if a is not None and b is not None else math.nan})
+                    "wait_s": float(wait[a]) if a is not None else math.nan})

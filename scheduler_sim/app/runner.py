@@ -37,6 +37,7 @@ from ..io.hdf5 import sha256_file, write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.lookahead import RolloutCooling
+from ..kernel.partitions import map_partitions
 from ..kernel.progress import Spinner
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
@@ -383,10 +384,7 @@ def _prepare_batch(run: _Run) -> None:
     say(trace_vs_system(cfg, system, loaded, cpn, pool))
     jobs = loaded.jobs
     if "gpus" in jobs.columns or "cpus" in jobs.columns:  # GPU-sharing pods: shares -> nodes, utilisation
-        jobs, share_notes = apply_node_shares(
-            jobs, gpus_per_node=system.node.gpus_per_node,
-            cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
-            default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+        jobs, share_notes = _apply_shares(jobs, cfg, system)
         loaded.report.notes.extend(share_notes)
     run.origin = float(jobs.attrs.get("time_origin_unix_s", float("nan")))
     start = default_start_day(cfg, jobs)
@@ -404,14 +402,59 @@ def _prepare_batch(run: _Run) -> None:
                             (cfg.trace.window_start_days + cfg.trace.window_days) * DAY_S)
 
 
+def _apply_shares(jobs: pd.DataFrame, cfg: RunConfig, system: System) -> tuple[pd.DataFrame, list[str]]:
+    """GPU / CPU shares of a trace's pods -> nodes and utilisation (:func:`jobs.shares.apply_node_shares`), each
+    job with the node type of its partition (:func:`~scheduler_sim.kernel.partitions.map_partitions`).
+
+    Parameters
+    ----------
+    jobs : pd.DataFrame
+        Canonical job table with ``gpus`` and/or ``cpus`` share columns, ``n`` rows.
+    cfg : RunConfig
+        The run (``trace.cores_per_node`` overrides the node type's cores).
+    system : System
+        The platform.
+
+    Returns
+    -------
+    jobs : pd.DataFrame
+        The mapped table, rows in their order (attrs kept).
+    notes : list of str
+        What was mapped (per partition on a partitioned system), for the load report.
+    """
+    if not system.partitioned:
+        return apply_node_shares(jobs, gpus_per_node=system.node.gpus_per_node,
+                                 cores_per_node=cfg.trace.cores_per_node or system.cores_per_node,
+                                 default_cpu_util=system.default_cpu_util, default_gpu_util=system.default_gpu_util)
+    part = map_partitions(jobs, system, {})
+    pieces, notes = [], []
+    for p in system.partitions:
+        m = part == p.index
+        if not m.any():
+            continue
+        sub, n = apply_node_shares(jobs.loc[m], gpus_per_node=p.node.gpus_per_node,
+                                   cores_per_node=cfg.trace.cores_per_node or p.cores_per_node,
+                                   default_cpu_util=p.default_cpu_util, default_gpu_util=p.default_gpu_util)
+        pieces.append(sub)
+        if p.share:  # the unused share is not idle there: other jobs may use it
+            n = [x.replace("idle power of the unused share stays on the job's node", "power by share") for x in n]
+        notes += [f"partition {p.name}: {x}" for x in n]
+        if p.share:
+            notes.append(f"partition {p.name} shares its nodes (share = true): jobs asking for part of a node are "
+                         f"placed by slot ({p.share_slots} per node) beside other jobs, power by share")
+    out = pd.concat(pieces).sort_index(kind="stable")
+    out.attrs = dict(jobs.attrs)
+    return out, notes
+
+
 def _prepare_serving(run: _Run) -> None:
     """The serving partition's request trace and engine run (``[serving]``), when configured."""
     cfg = run.cfg
     if cfg.serving is None:
         return
     t_serv = cfg.trace.window_start_days * DAY_S + cfg.serving.offset_s
-    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed) if cfg.serving.workload \
-        else None
+    gen = workloads.inference_requests(cfg.workload, cfg.serving.workload, cfg.seed, run.system) \
+        if cfg.serving.workload else None
     run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv, generated=gen)
     if gen is None:
         run.checksums["request_trace"] = sha256_file(serving.trace_path)
@@ -419,6 +462,14 @@ def _prepare_serving(run: _Run) -> None:
     if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
         run.origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
     info = serving.result.info
+    if gen is not None and gen[1].params.get("family") == "mixed":  # the serving partition against its share
+        dep, pm = serving.result.deployment, gen[1].params
+        held = dep.replicas * dep.tensor_parallel
+        run.say(f"mixed   {gen[0]}: inference share {pm['share_inference']:g} of {pm['gpu_hours']:,.0f} GPU-hours "
+                f"asks for {pm['inference_gpus']:,.1f} GPUs over the horizon; the serving partition holds {held}"
+                + ("" if abs(held - pm["inference_gpus"]) <= dep.tensor_parallel else
+                   f" (off by more than one replica: set replicas = "
+                   f"{max(1, round(pm['inference_gpus'] / dep.tensor_parallel))} in the deployment)"))
     run.say(f"serving {serving.result.deployment.name}: {len(serving.result.requests)} requests on nodes "
             f"{int(serving.nodes[0])}..{int(serving.nodes[-1])}, engine {info['wall_time_s']:.2f} s wall, "
             f"{info['events']} events ({info['events_per_s']:,.0f} events/s), {len(serving.power.t_s)} profile rows")
@@ -612,7 +663,7 @@ def _finish_workloads(run: _Run, result, attr) -> None:
                 f"{r['rollout_gpus']} rollout + {r['trainer_gpus']} trainer GPUs; IT {r['E_it_J'] / 3.6e6:,.2f} kWh, "
                 f"facility {r['E_facility_J'] / 3.6e6:,.2f} kWh, PUE {r['PUE_effective']:.4f}, "
                 f"{r['J_per_sample_it'] / 1e3:.2f} kJ (IT) / {r['J_per_sample_facility'] / 1e3:.2f} kJ (facility) "
-                f"per sample" + (f"; pools started {r['start_gap_s']:.0f} s apart" if abs(r['start_gap_s']) > 0
+                f"per sample" + (f"; waited {r['wait_s']:.0f} s for its {r['nodes']} nodes" if r['wait_s'] > 0
                                  else ""))
 
 

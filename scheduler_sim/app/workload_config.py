@@ -58,10 +58,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from jobs.training import LLAMA3_FAILURE_RATE
 
 __all__ = ["WorkloadConfig", "LayoutConfig", "ModelConfig", "RLTableConfig", "InferenceTableConfig",
-           "ExtremeTableConfig", "SERVED_FAMILIES"]
+           "ExtremeTableConfig", "MixedTableConfig", "SERVED_FAMILIES"]
 
 #: Families whose requests a ``[serving]`` section serves (``[serving] workload``).
-SERVED_FAMILIES = ("inference", "extreme")
+SERVED_FAMILIES = ("inference", "extreme", "mixed")
 
 
 class _Strict(BaseModel):
@@ -171,13 +171,44 @@ class ExtremeTableConfig(_Strict):
     tpot_s: float = Field(0.1, gt=0, description="TPOT SLO [s] (replaces [serving] tpot_slo_s)")
 
 
+class MixedTableConfig(_Strict):
+    """The ``mixed`` table of a ``family = "mixed"`` workload: shares of the facility's GPU-hours in training, inference
+    and batch work (:func:`jobs.families.mixed.mixed_family`; its docstring gives the rules and distributions). The
+    training jobs use the table's training_family keys (``kind``, ``per_day``, ``gpus``, ``train_hours_median``,
+    ``sigma``) and its checkpoint and failure keys; the requests its ``inference`` table; a ``[serving]`` section
+    with ``workload = "<name>"`` serves them (when ``share_inference`` > 0).
+    """
+
+    gpu_hours: float = Field(0.0, ge=0, description="GPU-hour budget of the horizon [h]; 0 = the system's (its "
+                             "partition's) GPUs x duration_s")
+    share_training: float = Field(0.6, ge=0, le=1, description="Share of the GPU-hours in useful training")
+    share_inference: float = Field(0.3, ge=0, le=1, description="Share held by the serving partition")
+    share_batch: float = Field(0.1, ge=0, le=1, description="Share in batch jobs (the three sum to 1)")
+    duration_s: float = Field(7 * 86400.0, gt=0, description="Horizon [s]: the inference stream and the budget")
+    rate_per_s: float = Field(5.0, gt=0, description="Inference arrival rate [1/s]")
+    batch_per_day: float = Field(50.0, gt=0, description="Batch submissions per day (Poisson)")
+    batch_nodes: list[int] = Field([1, 2, 4, 8, 16, 32], min_length=1, description="Batch job sizes [nodes]")
+    batch_hours_median: float = Field(2.0, gt=0, description="Median batch run time [h] (log-normal)")
+    batch_sigma: float = Field(1.0, ge=0, description="Log-normal sigma of the batch run time")
+    batch_gpu_util: tuple[float, float] = Field((0.2, 1.0), description="Uniform batch GPU utilisation (low, high)")
+
+    @model_validator(mode="after")
+    def _shares_sum_to_one(self) -> "MixedTableConfig":
+        tot = self.share_training + self.share_inference + self.share_batch
+        if abs(tot - 1.0) > 1e-9:
+            raise ValueError(f"mixed: share_training + share_inference + share_batch must be 1, got "
+                             f"{self.share_training} + {self.share_inference} + {self.share_batch} = {tot:g}")
+        return self
+
+
 class WorkloadConfig(_Strict):
     """One ``[[workload]]`` table."""
 
-    family: Literal["training", "training_family", "training_trace", "rl", "inference", "extreme"] = Field(
+    family: Literal["training", "training_family", "training_trace", "rl", "inference", "extreme", "mixed"] = Field(
         description="Workload family: 'training' (the jobs given), 'training_family' (drawn), 'training_trace' "
                     "(trace jobs mapped), 'rl' (an RL post-training pipeline: rollout and trainer pools), "
-                    "'inference' or 'extreme' (requests for the [serving] section that names it)")
+                    "'inference' or 'extreme' (requests for the [serving] section that names it), 'mixed' (shares "
+                    "of training, inference and batch work)")
     name: str = Field("training", description="Prefix of the generated jobs' names")
     model: str | ModelConfig = Field("llama-3-70b", description="Shipped training model or an inline table")
     gpu: str = Field("h100-sxm", description="GPU type of the node-type catalogue")
@@ -204,6 +235,7 @@ class WorkloadConfig(_Strict):
     rl: RLTableConfig | None = Field(None, description="rl: the pipeline (rollout, reward, trainer, mode)")
     inference: InferenceTableConfig | None = Field(None, description="inference: arrivals, lengths and SLOs")
     extreme: ExtremeTableConfig | None = Field(None, description="extreme: long contexts and a burst")
+    mixed: MixedTableConfig | None = Field(None, description="mixed: GPU-hour shares of training, inference, batch")
     partition: str = Field("", description="Batch partition the jobs run in (a partitioned system); '' = the "
                                            "partition the trace mapping gives (scheduler_sim.kernel.partitions)")
 
@@ -213,8 +245,10 @@ class WorkloadConfig(_Strict):
             raise ValueError(f"family {self.family!r} needs a layout table (tp, pp, dp, ...)")
         if self.rl is not None and self.family != "rl":
             raise ValueError(f"an rl table belongs to family 'rl', not {self.family!r}")
-        if self.inference is not None and self.family != "inference":
-            raise ValueError(f"an inference table belongs to family 'inference', not {self.family!r}")
+        if self.inference is not None and self.family not in ("inference", "mixed"):
+            raise ValueError(f"an inference table belongs to family 'inference' or 'mixed', not {self.family!r}")
+        if self.mixed is not None and self.family != "mixed":
+            raise ValueError(f"a mixed table belongs to family 'mixed', not {self.family!r}")
         if self.extreme is not None and self.family != "extreme":
             raise ValueError(f"an extreme table belongs to family 'extreme', not {self.family!r}")
         return self

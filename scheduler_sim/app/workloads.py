@@ -11,10 +11,12 @@ for any job. The iteration-scale swing (compute, bubble, exposed communication) 
 :class:`power.ramps.PhaseProfile` per job (:attr:`TrainingJobs.profiles`), zero-mean around that iteration mean,
 for the fast facility series and its spectrum (closed form, never one event per iteration).
 
-A ``family = "rl"`` table becomes two gang jobs, its RL pipeline's rollout and trainer pools
-(:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
+A ``family = "rl"`` table becomes one gang job holding its RL pipeline's rollout and trainer pools, so that they
+start together (:mod:`scheduler_sim.app.rl_workload`), with a flat iteration profile (their 1 s power series carries the pools'
 swing). A ``family = "inference"`` or ``"extreme"`` table makes no job: it gives ``[serving]`` its requests
-(:func:`inference_requests`).
+(:func:`inference_requests`). A ``family = "mixed"`` table (:func:`mixed_workload`) makes training jobs (as a
+``training_family`` table's) and batch jobs (canonical rows, the trace's node power model at their drawn GPU
+utilisation) in its shares of the GPU-hours, and gives ``[serving]`` its requests.
 
 Phase node power: the system's node model (:func:`power.node_power_w`) at the system's default CPU load and the
 phase's GPU load (:class:`jobs.training.TrainingConstants`): ``util_compute`` in the compute phase,
@@ -33,6 +35,7 @@ import pandas as pd
 
 from jobs.families.extreme import extreme_family
 from jobs.families.inference import InferenceFamily, inference_family
+from jobs.families.mixed import MixedFamily, mixed_family
 from jobs.families.training import auto_layout, training_family
 from jobs.table import validate_job_table
 from jobs.training import (SHIPPED_MODELS, IterationTime, ParallelLayout, Resilience, Timeline, TrainingConstants,
@@ -46,10 +49,10 @@ from ..analysis.attribution import Attribution
 from ..kernel.partitions import map_partitions
 from ..serving.hardware import load_gpu
 from .rl_workload import rl_pipeline_jobs
-from .workload_config import ExtremeTableConfig, InferenceTableConfig, WorkloadConfig
+from .workload_config import ExtremeTableConfig, InferenceTableConfig, MixedTableConfig, WorkloadConfig
 
 __all__ = ["TrainingJobs", "training_gpu", "training_jobs", "workload_partition", "merge_jobs", "finish_training",
-           "inference_requests", "TRAINING_JOB_ID0",
+           "inference_requests", "mixed_workload", "TRAINING_JOB_ID0",
            "DEFAULT_NETWORK_B_S"]
 
 #: Job ids of generated training jobs start here (far above trace ids).
@@ -202,6 +205,93 @@ def _trace_training_todo(i: int, where: str, w, system, trace_jobs: pd.DataFrame
         replaced.append(int(row["job_id"]))
 
 
+def mixed_workload(w: WorkloadConfig, index: int, seed: int, system: System, where: str) -> MixedFamily:
+    """Draw a ``family = "mixed"`` table's work (:func:`jobs.families.mixed.mixed_family`).
+
+    Drawn from ``default_rng([seed, 24, index, 4 * 10**6])``, so the training side (:func:`training_jobs`) and the
+    serving side (:func:`inference_requests`) see the same draw. The budget ``gpu_hours = 0`` means the GPUs of the
+    table's partition (the system's nodes on a one-partition system) x ``duration_s``.
+
+    Parameters
+    ----------
+    w : WorkloadConfig
+        The table.
+    index : int
+        Its index among the run's tables.
+    seed : int
+        The run's seed.
+    system : System
+        The platform.
+    where : str
+        The table, for messages.
+
+    Returns
+    -------
+    MixedFamily
+
+    Raises
+    ------
+    ValueError
+        If the family refuses its parameters (the message names the table).
+    """
+    m = w.mixed if w.mixed is not None else MixedTableConfig()
+    part = workload_partition(w, system, where)
+    gpu = training_gpu(w.gpu, system, part)
+    budget = m.gpu_hours or part.n_nodes * gpu.gpus_per_node * m.duration_s / 3600.0
+    inf = (w.inference if w.inference is not None else InferenceTableConfig()).model_dump(
+        exclude={"duration_s", "rate_per_s"})
+    inf["mmpp_rates_per_s"], inf["mmpp_dwell_s"] = tuple(inf["mmpp_rates_per_s"]), tuple(inf["mmpp_dwell_s"])
+    try:
+        return mixed_family(np.random.default_rng([seed, 24, index, 4 * 10**6]), gpu, gpu_hours=budget,
+                            share_training=m.share_training, share_inference=m.share_inference,
+                            share_batch=m.share_batch, duration_s=m.duration_s, rate_per_s=m.rate_per_s,
+                            start_day=w.submit_day,
+                            training={"kind": w.kind, "per_day": w.per_day, "gpus": tuple(w.gpus),
+                                      "train_hours_median": w.train_hours_median, "sigma": w.sigma},
+                            batch_per_day=m.batch_per_day, batch_nodes=tuple(m.batch_nodes),
+                            batch_hours_median=m.batch_hours_median, batch_sigma=m.batch_sigma,
+                            batch_gpu_util=tuple(m.batch_gpu_util), inference=inf)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _mixed_todo(i: int, where: str, w: WorkloadConfig, system: System, seed: int, todo: list,
+                batch: list[pd.DataFrame]) -> None:
+    """A ``family = "mixed"`` table's training jobs (appended to ``todo``) and batch jobs (a table appended to
+    ``batch``: ids offset by ``i x 10**7`` per table, the partition's default CPU load, account = the table's name).
+    """
+    part = workload_partition(w, system, where)
+    mix = mixed_workload(w, i, seed, system, where)
+    for k, d in enumerate(mix.training):
+        wk = w.model_copy(update={"count": 1, "train_hours": d["train_hours"], "name": f"{w.name}{k}"})
+        todo.append((i, f"{where} training job {k}", wk, d["model"], d["layout"], d["submit_day"], None, part))
+    if len(mix.batch):
+        b = mix.batch.copy()
+        b["job_id"] = b["job_id"] + i * 10**7
+        b["cpu_util"] = part.default_cpu_util if system.partitioned else system.default_cpu_util
+        b["account"] = w.name
+        if system.partitioned:
+            b["partition"] = part.name
+        batch.append(b)
+
+
+def _job_rows(rows: list[dict], batch: list[pd.DataFrame]) -> pd.DataFrame:
+    """Validated job rows (training, RL) with their ``node_power_set_W``, then the batch jobs (NaN: the node power
+    model at their GPU utilisation, like trace jobs).
+    """
+    jobs = None
+    if rows:
+        jobs = pd.DataFrame(rows)
+        setp = jobs.pop("node_power_set_W")
+        jobs = validate_job_table(jobs)
+        jobs["node_power_set_W"] = setp.to_numpy()
+    if batch:
+        b = pd.concat(batch, ignore_index=True)
+        b["node_power_set_W"] = np.nan
+        jobs = b if jobs is None else pd.concat([jobs, b], ignore_index=True)
+    return jobs
+
+
 def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                   const: TrainingConstants = TrainingConstants(), trace_jobs: pd.DataFrame | None = None
                   ) -> TrainingJobs:
@@ -236,8 +326,11 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
     jid = TRAINING_JOB_ID0
     todo = []                              # (table index, where, config, model, layout, submit day, trace row, part.)
     replaced: list[int] = []
+    batch: list[pd.DataFrame] = []          # batch jobs of mixed tables
     for i, w in enumerate(workloads):
         where = f"[[workload]] {i} ({w.name!r})"
+        if w.family == "mixed":
+            _mixed_todo(i, where, w, system, seed, todo, batch)
         if w.family == "training":
             todo.append((i, where, w, _model(w, where), ParallelLayout(**w.layout.model_dump()), w.submit_day, None,
                          workload_partition(w, system, where)))
@@ -323,27 +416,24 @@ def training_jobs(workloads: list[WorkloadConfig], system: System, seed: int,
                             "goodput_iter_per_s": tl.useful_s / it.t_iter_s / tl.wall_s})
             jid += trow is None
     rl_reports, rl_results = [], []
-    for i, w in enumerate(workloads):  # RL pipelines (rollout and trainer pools as two gang jobs)
+    for i, w in enumerate(workloads):  # RL pipelines (every pool in one gang job: they start together)
         if w.family != "rl":
             continue
         where = f"[[workload]] {i} ({w.name!r})"
         gpu = training_gpu(w.gpu, system)
         r_rows, r_series, rep, res = rl_pipeline_jobs(w, where, i, seed, system, _model(w, where), gpu, jid)
-        jid += 2
+        jid += len(r_rows)
         rows += r_rows
         series += r_series
         for rr in r_rows:  # a flat iteration profile: the 1 s series carries the pools' power
             profiles[rr["job_id"]] = PhaseProfile((1.0,), (rr["node_power_set_W"],))
         rl_reports.append(rep)
         rl_results.append(res)
-    if not rows:
+    if not rows and not batch:
         return TrainingJobs(pd.DataFrame(), pd.DataFrame(columns=["job_id", "t_offset_s", "node_power_W"]),
                             replaced=replaced)
-    jobs = pd.DataFrame(rows)
-    setp = jobs.pop("node_power_set_W")
-    jobs = validate_job_table(jobs)
-    jobs["node_power_set_W"] = setp.to_numpy()
-    return TrainingJobs(jobs, pd.concat(series, ignore_index=True), profiles, reports, replaced, rl_reports,
+    return TrainingJobs(_job_rows(rows, batch), pd.concat(series or [pd.DataFrame(
+        columns=["job_id", "t_offset_s", "node_power_W"])], ignore_index=True), profiles, reports, replaced, rl_reports,
                         rl_results)
 
 
@@ -410,13 +500,14 @@ def finish_training(reports: list[dict], jobs: pd.DataFrame, attribution: Attrib
                     "J_per_iteration_it": e_it / n, "J_per_iteration_facility": e_f / n})
 
 
-def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) -> tuple[str, InferenceFamily]:
+def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int,
+                       system: System | None = None) -> tuple[str, InferenceFamily]:
     """The requests of the ``[[workload]]`` table ``name`` of family ``inference`` or ``extreme`` (``[serving]
     workload``).
 
     Drawn by :func:`jobs.families.inference.inference_family` or :func:`jobs.families.extreme.extreme_family` from
     ``default_rng([seed, 24, i, 2 * 10**6])`` (``i`` the table's index), so a run's requests depend on its seed and
-    the table only.
+    the table only; a ``mixed`` table's are its :func:`mixed_workload` draw's.
 
     Parameters
     ----------
@@ -426,6 +517,8 @@ def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) ->
         The table's name.
     seed : int
         The run's seed.
+    system : System | None
+        The platform (needed by a ``mixed`` table: its GPU-hour budget and GPU type).
 
     Returns
     -------
@@ -439,11 +532,16 @@ def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) ->
         names the table).
     """
     for i, w in enumerate(workloads):
-        if w.family not in ("inference", "extreme") or w.name != name:
+        if w.family not in ("inference", "extreme", "mixed") or w.name != name:
             continue
         rng = np.random.default_rng([seed, 24, i, 2 * 10**6])
         try:
-            if w.family == "inference":
+            if w.family == "mixed":
+                if system is None:
+                    raise ValueError("a mixed table needs the system (its GPU-hour budget)")
+                p = w.mixed if w.mixed is not None else MixedTableConfig()
+                fam = mixed_workload(w, i, seed, system, f"[[workload]] {i} ({name!r})").inference
+            elif w.family == "inference":
                 p = w.inference if w.inference is not None else InferenceTableConfig()
                 fam = inference_family(rng, duration_s=p.duration_s, arrival=p.arrival, rate_per_s=p.rate_per_s,
                                        cv=p.cv, mmpp_rates_per_s=tuple(p.mmpp_rates_per_s),
@@ -460,4 +558,4 @@ def inference_requests(workloads: list[WorkloadConfig], name: str, seed: int) ->
             raise ValueError(f"[[workload]] {i} ({name!r}): no request arrives in {p.duration_s:g} s at "
                              f"{p.rate_per_s:g} per s")
         return name, fam
-    raise ValueError(f"no [[workload]] table of family 'inference' or 'extreme' is named {name!r}")
+    raise ValueError(f"no [[workload]] table of family 'inference', 'extreme' or 'mixed' is named {name!r}")

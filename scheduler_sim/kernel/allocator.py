@@ -2,12 +2,16 @@
 
 State lives in numpy arrays (``owner`` per node, ``down`` per node); allocation picks the lowest-index free,
 up nodes (first fit). Invariants, checked on every call: a node has at most one owner; a down node is never
-allocated.
+allocated. A sharing partition's nodes (:meth:`NodeAllocator.share`) are allocated by slot in its
+:class:`~scheduler_sim.kernel.sharing.SlotTable`, which holds their tenants; ``owner`` then gives a shared node's
+lowest tenant (so busy-node counts and down-node kills see it).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .sharing import SlotTable
 
 __all__ = ["NodeAllocator", "AllocationError"]
 
@@ -50,6 +54,59 @@ class NodeAllocator:
         self._n_down = 0  # down now, recounted at every set_down / set_up
         self._free = np.ones(self.n_nodes, dtype=bool)  # idle and up: (owner == FREE) & ~down, kept per change
         self._n_out = 0  # out of the schedulable pool (OUT_OF_POOL), set once by exclude()
+        self.shared: dict[int, SlotTable] = {}  # first node of a sharing partition -> its slots
+
+    def share(self, lo: int, n: int, slots: int) -> SlotTable:
+        """Make nodes ``lo .. lo + n - 1`` a sharing partition of ``slots`` slots per node; return its table.
+
+        Parameters
+        ----------
+        lo : int
+            First node of the partition.
+        n : int
+            Its node count.
+        slots : int
+            Slots per node (>= 2).
+
+        Returns
+        -------
+        SlotTable
+            The partition's slots (``allocate`` / ``release`` / ``n_free_in`` on ``lo .. lo + n - 1`` count them).
+        """
+        self.shared[int(lo)] = t = SlotTable(lo, n, slots)
+        return t
+
+    def _table(self, lo: int, hi: int) -> SlotTable | None:
+        """The slot table of the sharing partition ``lo .. hi - 1``, or None."""
+        t = self.shared.get(int(lo)) if self.shared else None
+        return t if t is not None and t.lo + t.n == hi else None
+
+    def _avail(self, t: SlotTable) -> np.ndarray:
+        """Nodes of a sharing partition that are up and in the pool, shape (t.n,)."""
+        o = self.owner[t.lo:t.lo + t.n]
+        return ~self.down[t.lo:t.lo + t.n] & (o >= FREE)
+
+    def _set_shared(self, t: SlotTable, nodes: np.ndarray) -> None:
+        """Refresh the node-level state of shared ``nodes`` from their tenants (owner, free and busy counts)."""
+        was_busy = self.owner[nodes] >= 0
+        self.owner[nodes] = t.representative(nodes)
+        busy = self.owner[nodes] >= 0
+        free = ~busy & ~self.down[nodes]
+        self._n_free += int(np.count_nonzero(free)) - int(np.count_nonzero(self._free[nodes]))
+        self._free[nodes] = free
+        self._n_busy += int(np.count_nonzero(busy)) - int(np.count_nonzero(was_busy))
+
+    def table_of(self, job: int) -> SlotTable | None:
+        """The slot table holding ``job``'s slots, or None (a whole-node job)."""
+        for t in self.shared.values():
+            if t.holds(job):
+                return t
+        return None
+
+    @property
+    def has_free(self) -> bool:
+        """True when a node is idle and up, or a sharing partition has a free slot (a pass may start a job)."""
+        return self._n_free > 0 or any(t.free_slots(self._avail(t)) > 0 for t in self.shared.values())
 
     @property
     def n_free(self) -> int:
@@ -121,7 +178,12 @@ class NodeAllocator:
         return self.n_nodes - self._n_down
 
     def n_free_in(self, lo: int, hi: int) -> int:
-        """Number of idle, up nodes among ``lo .. hi - 1`` (a partition's range), O(hi - lo)."""
+        """Number of idle, up nodes among ``lo .. hi - 1`` (a partition's range), O(hi - lo); free slots of a
+        sharing partition.
+        """
+        t = self._table(lo, hi)
+        if t is not None:
+            return t.free_slots(self._avail(t))
         if lo == 0 and hi == self.n_nodes:
             return self._n_free
         return int(np.count_nonzero(self._free[lo:hi]))
@@ -155,7 +217,7 @@ class NodeAllocator:
             If fewer than ``n`` nodes are free.
         """
         hi = self.n_nodes if hi is None else int(hi)
-        if lo != 0 or hi != self.n_nodes:
+        if lo != 0 or hi != self.n_nodes or self.shared:
             return self._allocate_in(job, n, order, int(lo), hi)
         if n > self._n_free:
             raise AllocationError(f"job {job} asks for {n} nodes but only {self._n_free} are free")
@@ -172,7 +234,16 @@ class NodeAllocator:
         return free
 
     def _allocate_in(self, job: int, n: int, order: np.ndarray | None, lo: int, hi: int) -> np.ndarray:
-        """:meth:`allocate` restricted to the nodes ``lo .. hi - 1``."""
+        """:meth:`allocate` restricted to the nodes ``lo .. hi - 1`` (``n`` slots on a sharing partition)."""
+        t = self._table(lo, hi)
+        if t is not None:
+            rank = np.arange(t.n) if order is None else np.argsort(order[(order >= lo) & (order < hi)] - lo)
+            try:
+                nodes = t.allocate(job, n, self._avail(t), rank)
+            except ValueError as exc:
+                raise AllocationError(str(exc)) from None
+            self._set_shared(t, nodes)
+            return nodes
         if order is None:
             free = lo + np.flatnonzero(self._free[lo:hi])[:n]
         else:
@@ -194,6 +265,10 @@ class NodeAllocator:
         AllocationError
             If any of the nodes is not owned by ``job``.
         """
+        t = self.table_of(job) if self.shared else None
+        if t is not None:
+            self._set_shared(t, t.release(job))
+            return
         if np.any(self.owner[nodes] != job):
             raise AllocationError(f"job {job} releases nodes it does not own")
         self.owner[nodes] = FREE
@@ -216,7 +291,12 @@ class NodeAllocator:
         self._free[newly] = False
         self._n_down = int(np.count_nonzero(self.down))
         jobs = self.owner[nodes]
-        return np.unique(jobs[jobs >= 0])
+        hit = [jobs[jobs >= 0]]
+        for t in self.shared.values():  # every tenant of a shared node
+            mine = nodes[(nodes >= t.lo) & (nodes < t.lo + t.n)]
+            if mine.size:
+                hit.append(t.tenants(mine))
+        return np.unique(np.concatenate(hit))
 
     def set_up(self, nodes: np.ndarray) -> None:
         """Return nodes to service (idle nodes become allocatable)."""

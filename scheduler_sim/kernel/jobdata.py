@@ -19,6 +19,7 @@ from power import PowerChain, System, node_power_w
 
 from .config import DAY_S
 from .partitions import map_partitions
+from .sharing import job_slots
 
 __all__ = ["JobOutcome", "NodePowerProfile", "JobTable", "build_job_table"]
 
@@ -134,6 +135,9 @@ class JobTable:
         Nodes the batch scheduler manages in each partition (0 for a serving partition).
     idle_node_W : ndarray of float, shape (n_nodes,)
         DC power of each node when idle [W] (its partition's node type).
+    slots : ndarray of int64
+        What each job asks of its partition in the scheduler's unit: ``nodes`` on a whole-node partition, slots on
+        a sharing one (:func:`~scheduler_sim.kernel.sharing.job_slots`); None: ``nodes``.
     """
 
     frame: pd.DataFrame
@@ -162,8 +166,11 @@ class JobTable:
     partition: np.ndarray = None
     pools: np.ndarray = None
     idle_node_W: np.ndarray = None
+    slots: np.ndarray = None
 
     def __post_init__(self) -> None:
+        if self.slots is None and self.nodes is not None:
+            object.__setattr__(self, "slots", self.nodes)
         for f in fields(self):
             v = getattr(self, f.name)
             if isinstance(v, np.ndarray):
@@ -331,7 +338,7 @@ def build_job_table(table: pd.DataFrame, system: System, chain: PowerChain, *, t
         account_names=tuple(account_names), queue_names=tuple(queue_names),
         marginal_it_W=marginal, idle_node_power_W=idle_W,
         idle_it_all_W=float(chain.evaluate(idle_node).it_input_W), n_pool=int(n_pool), partition=part,
-        pools=pools, idle_node_W=idle_node)
+        pools=pools, idle_node_W=idle_node, slots=job_slots(df, part, system) if system.shares else None)
 
 
 def _model_power(df: pd.DataFrame, part: np.ndarray, system: System) -> tuple[np.ndarray, ...]:

@@ -20,6 +20,7 @@ from ..policies.replay import Replay
 from .core import EventKind
 from .events import JobEnd, JobPower
 from .jobdata import JobOutcome
+from .sharing import share_power, slot_table_of
 
 if TYPE_CHECKING:  # typing only: the simulation imports this module
     from .simulation import Simulation
@@ -72,28 +73,38 @@ class JobLifecycle:
         shares = self.sim.chain.node_it_input_w_of(self.sim.state.node_dc, nodes)
         return shares, np.bincount(sysm.node_cdu[nodes], weights=shares, minlength=sysm.n_cdus)
 
+    def _share(self, j: int, p_node_W: float | None, nodes: np.ndarray, now: float) -> None:
+        """Power by share on a sharing partition (:func:`~scheduler_sim.kernel.sharing.share_power`)."""
+        sim = self.sim
+        share_power(j, p_node_W, nodes, now, sim.system, sim.jobdata, sim.state, sim.chain)
+
     def start(self, j: int, now: float, duration: float) -> None:
         """Start job ``j`` at ``now`` [s] for ``duration`` [s] on nodes chosen by the placement."""
         sim, st, jobs = self.sim, self.sim.state, self.sim.jobdata
         led = st.ledger
         order = sim.placement.node_order(st.node_dc, st.cooling)
-        if sim.system.partitioned:  # a job runs on the nodes of its partition
+        if sim.system.partitioned or sim.system.shares:  # a job runs on the nodes (slots) of its partition
             p = sim.system.partitions[int(jobs.partition[j])]
-            nodes = st.alloc.allocate(j, int(jobs.nodes[j]), order, p.first_node, p.first_node + p.n_nodes)
+            nodes = st.alloc.allocate(j, int(jobs.slots[j]), order, p.first_node, p.first_node + p.n_nodes)
         else:
             nodes = st.alloc.allocate(j, int(jobs.nodes[j]), order)
         st.job_nodes[j] = nodes
         prof = jobs.profiles.get(j)
         led.cur_node_power[j] = prof[1][0] if prof is not None else jobs.node_power_W[j]
-        st.node_dc[nodes] = led.cur_node_power[j]
+        tbl = slot_table_of(j, sim.system, jobs, st.alloc)
+        if tbl is None:
+            st.node_dc[nodes] = led.cur_node_power[j]
         led.begin_attempt(j, now)
         if prof is not None:
             for k in range(1, prof[0].size):
                 if prof[0][k] < duration:
                     st.env.schedule(now + prof[0][k], EventKind.JOB_POWER, JobPower(j, k, now))
-        shares, cdu_W = self._node_shares(nodes)
-        led.set_power(j, shares, cdu_W)
-        st.attempt_shares[j] = shares
+        if tbl is None:
+            shares, cdu_W = self._node_shares(nodes)
+            led.set_power(j, shares, cdu_W)
+            st.attempt_shares[j] = shares
+        else:  # a shared node: power by share, the co-tenants re-charged
+            self._share(j, led.cur_node_power[j], nodes, now)
         st.start[j] = now if not st.prefilled[j] else jobs.recorded_start[j]
         st.running_since[j] = now
         st.running[j] = None
@@ -104,8 +115,11 @@ class JobLifecycle:
 
     def set_job_power(self, j: int, p_node_W: float) -> None:
         """Change a running job's node DC power [W] (telemetry sample) and its attributed rack-input power."""
-        st = self.sim.state
+        sim, st = self.sim, self.sim.state
         nodes = st.job_nodes[j]
+        if slot_table_of(j, sim.system, sim.jobdata, st.alloc) is not None:
+            self._share(j, p_node_W, nodes, st.env.now)
+            return
         st.ledger.cur_node_power[j] = p_node_W
         st.node_dc[nodes] = p_node_W
         shares, cdu_W = self._node_shares(nodes)
@@ -116,7 +130,8 @@ class JobLifecycle:
         """End job ``j``'s attempt at ``now`` [s] with ``outcome``; free its nodes and record the attempt."""
         sim, st = self.sim, self.sim.state
         led = st.ledger
-        varying = j in sim.jobdata.profiles
+        tbl = slot_table_of(j, sim.system, sim.jobdata, st.alloc)
+        varying = j in sim.jobdata.profiles or tbl is not None  # a tenant's power changes with its co-tenants
         pol = sim.policies[int(sim.jobdata.partition[j])]
         if pol.wants_job_ended():  # a view per job end only for a policy that reads it
             pol.job_ended(j, sim.view(int(sim.jobdata.partition[j])))
@@ -128,6 +143,8 @@ class JobLifecycle:
         led.job_cdu_E[j] = 0.0
         st.alloc.release(j, nodes)
         st.node_dc[nodes] = sim.jobdata.idle_node_W[nodes]
+        if tbl is not None:  # the co-tenants of its nodes, re-charged without it
+            self._share(j, None, nodes, now)
         st.end[j] = now
         st.outcome[j] = outcome
         del st.running[j]
@@ -144,7 +161,8 @@ class JobLifecycle:
         sim, st = self.sim, self.sim.state
         led = st.ledger
         dt = now - st.running_since[j]
-        st.lost_node_s[j] += st.job_nodes[j].size * dt
+        tbl = slot_table_of(j, sim.system, sim.jobdata, st.alloc)
+        st.lost_node_s[j] += (st.job_nodes[j].size if tbl is None else sim.jobdata.slots[j] / tbl.S) * dt
         self.finish(j, now, JobOutcome.KILLED_NODE_DOWN)
         led.lost_energy_dc[j] += led.energy_dc[j] - led.attempt_energy0[j]
         if sim.config.on_failure == "requeue":
@@ -185,7 +203,7 @@ class JobLifecycle:
                 st.outcome[j] = outcome
                 st.jobs_left -= 1
                 continue
-            if jobs.nodes[j] > self.free_nodes(int(j)):
+            if jobs.slots[j] > self.free_nodes(int(j)):
                 n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
                 st.prefilled[j] = False
                 continue
@@ -195,9 +213,9 @@ class JobLifecycle:
         sim.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
 
     def free_nodes(self, j: int) -> int:
-        """Nodes idle and up now where job ``j`` may run (its partition's on a partitioned system)."""
+        """Nodes idle and up now where job ``j`` may run (its partition's; free slots of a sharing partition)."""
         sim = self.sim
-        if not sim.system.partitioned:
+        if not sim.system.partitioned and not sim.system.shares:
             return sim.state.alloc.n_free
         p = sim.system.partitions[int(sim.jobdata.partition[j])]
         return sim.state.alloc.n_free_in(p.first_node, p.first_node + p.n_nodes)
@@ -216,7 +234,7 @@ class JobLifecycle:
         c = st.counters
         c.n_passes += 1
         c.max_queue = max(c.max_queue, len(st.queue))
-        if not sim.system.partitioned:
+        if not sim.system.partitioned and not sim.system.shares:
             self._pass_one(t, sim.policy, None)
             return
         queued = set(int(k) for k in sim.jobdata.partition[st.queue])
@@ -292,12 +310,12 @@ class JobLifecycle:
         for j in decisions:
             if j not in queued:
                 raise PolicyError(f"policy {name!r} started job index {j} which is not queued at t={now}")
-            need += int(sim.jobdata.nodes[j])
+            need += int(sim.jobdata.slots[j])
             if view.power_W is not None:
                 power += float(view.power_W[j])
         free = view.free_nodes if part is not None else st.alloc.n_free
         if need > free:
-            raise PolicyError(f"policy {name!r} asked for {need} nodes at t={now} but only "
+            raise PolicyError(f"policy {name!r} asked for {need} nodes (slots) at t={now} but only "
                               f"{free} are free" + (f" in partition {sim.system.partitions[part].name!r}"
                                                      if part is not None else ""))
         if power > view.power_headroom_W + 1e-6:

@@ -245,7 +245,8 @@ def partition_metrics(jobs: pd.DataFrame, names: list[str], pools: np.ndarray, s
     Returns
     -------
     dict of str -> ndarray (n_partitions,)
-        ``jobs`` (simulated), ``node_hours`` [h], ``utilisation`` = node-seconds of its jobs / (pool x span) (NaN for
+        ``jobs`` (simulated), ``node_hours`` [h] (a ``node_share`` column, on a system with a sharing partition,
+        counts each job's nodes' worth), ``utilisation`` = node-seconds of its jobs / (pool x span) (NaN for
         a partition without batch nodes), ``mean_wait_s`` and ``mean_bounded_slowdown`` (prefilled jobs left
         out; NaN without jobs), ``energy_it_J`` of its jobs [J].
     """
@@ -253,7 +254,8 @@ def partition_metrics(jobs: pd.DataFrame, names: list[str], pools: np.ndarray, s
                                             "mean_bounded_slowdown", "energy_it_J")}
     for k, name in enumerate(names):
         g = jobs.loc[jobs["partition"] == name]
-        node_s = float((g["nodes"] * g["run_s"].fillna(0.0)).sum())
+        size = g["node_share"] if "node_share" in g.columns else g["nodes"]  # a sharing partition: shares
+        node_s = float((size * g["run_s"].fillna(0.0)).sum())
         live = g.loc[~g["prefilled"].astype(bool)]
         out["jobs"].append(len(g))
         out["node_hours"].append(node_s / 3600.0)

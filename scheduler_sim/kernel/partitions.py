@@ -1,7 +1,7 @@
 """Which partition runs each job: the trace's own name for it, mapped onto the system's partitions.
 
 A job runs in one partition (as in Slurm). The trace names it in one of these columns, tried in this order for each
-job (the first non-empty one counts):
+job (the first name that maps to a partition counts; an Alibaba pod's QoS in ``queue`` does not hide its GPU model):
 
 =================  =======================================================================================
 ``partition``      a loader's own partition column (an extra column of the canonical table)
@@ -81,11 +81,13 @@ def map_partitions(df: pd.DataFrame, system: System, info: dict) -> np.ndarray:
         for i in np.flatnonzero(has):
             cands = vals[i].split("|") if col == "gpu_spec" else [vals[i]]
             hit = next((lookup[c] for c in cands if c in lookup), None)
-            name[i] = vals[i]
+            if name[i] == "":  # the first name the trace gives, reported with the default
+                name[i] = vals[i]
             if hit is not None:
                 out[i] = hit
                 rule[i] = f"by {col}"
-        todo &= ~has
+                name[i] = vals[i]
+                todo[i] = False
     rows = []
     for p in system.partitions:
         for r in ("by partition", "by queue", "by gpu_spec", "default"):

@@ -280,6 +280,10 @@ class ResultBuilder:
         if sim.system.partitioned:  # which partition ran each job (a one-partition system's table is unchanged)
             names = np.array([p.name for p in sim.system.partitions], dtype=object)
             jobs["partition"] = names[sim.jobdata.partition]
+        if sim.system.shares:  # nodes' worth each job holds: slots / slots per node on a sharing partition
+            per = np.array([p.share_slots for p in sim.system.partitions], dtype=float)[sim.jobdata.partition]
+            jobs["node_share"] = np.where(per > 1, sim.jobdata.slots / per, sim.jobdata.nodes)
+            sim.info["share_jobs_split"] = sum(t.n_split for t in st.alloc.shared.values())
         return metrics.add_job_metrics(jobs, window_start_s=sim.t0)
 
     def _warnings(self, facility: dict) -> None:

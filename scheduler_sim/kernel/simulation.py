@@ -189,7 +189,8 @@ class Simulation:
     # ------------------------------------------------------------------ the policy's view
     def view(self, part: int | None = None) -> SchedulerView:
         """The view a policy decides on now (:func:`~scheduler_sim.kernel.view.scheduler_view`); of partition ``part``."""
-        p = self.system.partitions[part] if part is not None and self.system.partitioned else None
+        p = (self.system.partitions[part] if part is not None and (self.system.partitioned or self.system.shares)
+             else None)
         return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p, self._lookahead)
 
     # ------------------------------------------------------------------ the step function
@@ -227,6 +228,9 @@ class Simulation:
         wall0 = time.perf_counter()
         cfg = self.config
         self.state = st = PlatformState.initial(self.jobdata, self.system.n_nodes, self.layout, self.t0)
+        for p in self.system.partitions:  # a sharing partition's nodes are allocated by slot
+            if p.share:
+                st.alloc.share(p.first_node, p.n_nodes, p.share_slots)
         pbar = RunProgress((self.t1 - self.t0) / 3600.0) if cfg.progress else None
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
                                       self.ratio, cfg.on_implausible, pbar, dry_bulb_K=self.dry_bulb_K)
@@ -264,7 +268,7 @@ class Simulation:
             if t >= self.horizon_s and (st.jobs_left > 0 or c.required > 0):
                 self.lifecycle.cut_at_horizon(t)
                 break
-            if st.queue and st.alloc.n_free > 0:
+            if st.queue and st.alloc.has_free:
                 self.lifecycle.scheduling_pass(t)
 
     # ------------------------------------------------------------------ forks (twin in the loop)

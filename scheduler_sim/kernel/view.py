@@ -127,6 +127,9 @@ def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cf
     queue = tuple(j for j in st.queue if pj[j] == k)
     running = tuple(j for j in st.running if pj[j] == k)
     n_free = st.alloc.n_free_in(lo, hi)
+    fz = frozen if frozen is not None else frozen_job_arrays(jobs)
+    if part.share:
+        return _slot_view(st, jobs, cfg, fz, part, queue, running, n_free, (power, headroom, facility_W), lookahead)
     down = st.alloc.down_count
 
     def availability() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -140,7 +143,46 @@ def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cf
     grows = (power is None and not down[lo:hi].any()
              and not any(b > now and np.any((np.asarray(nd) >= lo) & (np.asarray(nd) < hi))
                          for _, b, nd, _ in cfg.downtimes))
-    fz = frozen if frozen is not None else frozen_job_arrays(jobs)
     return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running, start_s=st.start,
                          n_nodes=int(jobs.pools[k]), power_W=power, power_headroom_W=headroom, **fz,
                          availability_fn=availability, availability_grows=grows, lookahead=lookahead)
+
+
+def _slot_view(st: PlatformState, jobs: JobTable, cfg: SimulationConfig, fz: dict[str, np.ndarray],
+               part: Partition, queue: tuple, running: tuple, n_free: int, pw: tuple,
+               lookahead: object | None) -> SchedulerView:
+    """The view of a sharing partition (``share = true``), counted in slots (:mod:`~scheduler_sim.kernel.sharing`).
+
+    Its ``nodes`` are each job's slots (``JobTable.slots``), ``free_nodes`` the free slots of its up nodes,
+    ``n_nodes`` the slots of its pool, and the known availability that of every slot: each slot is a node of
+    :func:`known_availability` (its owner the job holding it, the down count and downtimes of its node), so
+    EASY's shadow time and extra slots are exact for the slot pool.
+    """
+    now = st.env.now
+    lo, n = part.first_node, part.n_nodes
+    tbl = st.alloc.shared[lo]
+    S = tbl.S
+    power, headroom, facility_W = pw
+    node_owner = st.alloc.owner[lo:lo + n]
+    owner = np.where(np.repeat(node_owner < -1, S), -2, tbl.owner)  # reserved / out-of-pool nodes: never free
+    down = np.repeat(st.alloc.down_count[lo:lo + n], S)
+    spread = np.arange(S)
+
+    def slots_of(nd: object) -> np.ndarray:
+        nd = np.asarray(nd, dtype=np.int64)
+        nd = nd[(nd >= lo) & (nd < lo + n)] - lo
+        return (nd[:, None] * S + spread).ravel()
+
+    def availability() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        windows = [(a, b, slots_of(nd), dr) for a, b, nd, dr in cfg.downtimes]
+        return known_availability(now, owner, down, list(running), st.start, jobs.estimate, windows, power,
+                                  facility_W, list(cfg.power_cap), jobs.slots, n_free)
+
+    grows = (power is None and not down.any()
+             and not any(b > now and slots_of(nd).size for _, b, nd, _ in cfg.downtimes))
+    sl = np.asarray(jobs.slots).view()
+    sl.flags.writeable = False
+    return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running, start_s=st.start,
+                         n_nodes=int(jobs.pools[part.index]) * S, power_W=power, power_headroom_W=headroom,
+                         **dict(fz, nodes=sl), availability_fn=availability, availability_grows=grows,
+                         lookahead=lookahead)

@@ -339,3 +339,31 @@ def test_workload_table_runs_in_its_partition_on_that_node_type():
         training_jobs([WorkloadConfig(**w)], sysm, seed=1)
     with pytest.raises(ValueError, match=r"partition 'gpus' is not a batch partition.*did you mean 'gpu'\?.*cpu, gpu"):
         training_jobs([WorkloadConfig(**w, partition="gpus")], sysm, seed=1)
+
+
+def test_sacct_partitions_map_jobs_with_the_mapping_reported(tmp_path):
+    # sacct's Partition field is the job's queue: "regular" is a trace name of cpu, "gpu" the gpu partition's own
+    # name, "debug" maps nowhere -> the default (cpu); the run's mapping and its load-report lines say so
+    from dataloaders.registry import load_trace
+    from scheduler_sim.app.runner import partition_mapping_lines
+
+    head = "JobID|JobIDRaw|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|NNodes|NodeList|State"
+    rows = [head]
+    for i, (part, n) in enumerate([("regular", 2), ("gpu", 1), ("debug", 1), ("gpu", 2)], start=1):
+        t = f"2023-03-01T10:0{i}:00"
+        rows.append(f"{i}|{i}|u|a|{part}|{t}|{t}|2023-03-01T11:00:00|00:55:00|01:00:00|{n}|nid0{i}|COMPLETED")
+    p = tmp_path / "jobs.sacct"
+    p.write_text("\n".join(rows) + "\n")
+    r = load_trace(p, format="sacct")
+    spec = two_partition_spec()
+    spec["partition"][0]["trace_names"] = ["regular"]
+    sysm = System.from_spec(spec, source="two")
+    res = Simulation(r.jobs, sysm, "easy", SimulationConfig(window_start_s=r.jobs["submit_time_s"].min(),
+                                                            window_s=1e6, step_s=10.0, interval_s=10.0),
+                     plant=None).run()
+    j = res.jobs.set_index("job_id")
+    assert j["partition"].to_dict() == {1: "cpu", 2: "gpu", 3: "cpu", 4: "gpu"}
+    lines = [s.strip() for s in partition_mapping_lines(res.info)]
+    assert any(s.startswith("partition cpu: 1 job(s) by queue") and "regular" in s for s in lines)
+    assert any(s.startswith("partition gpu: 2 job(s) by queue") for s in lines)
+    assert any(s.startswith("partition cpu: 1 job(s) by default") and "debug" in s for s in lines)

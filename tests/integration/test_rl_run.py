@@ -1,13 +1,15 @@
 """RL post-training through the facility chain (issue 24 items 2 and 5): a ``[[workload]] family = "rl"`` table
-becomes a rollout job and a trainer job whose node power is the pools' power binned energy-exactly; per-job energy
-equals that integral by hand, the pools' GPU energy is carried to the kernel unchanged, the run's energy closes,
-the pipeline gets an effective PUE from the attribution, and ``/workload`` in the HDF5 file passes the schema.
+becomes one gang job (every pool: they start together, on a busy machine too) whose node power is the pools' power
+binned energy-exactly; the job's energy equals that integral by hand, the pools' GPU energy is carried to the
+kernel unchanged, the run's energy closes, the pipeline gets an effective PUE from the attribution, and
+``/workload`` in the HDF5 file passes the schema.
 """
 
 from __future__ import annotations
 
 import h5py
 import numpy as np
+import pandas as pd
 import pytest
 
 from jobs.table import empty_job_table
@@ -40,10 +42,11 @@ def test_bin_step_function_keeps_the_energy_by_hand():
     assert float(np.dot(np.diff(np.append(tb, 2.5)), Pb)) == pytest.approx(25 + 375 + 25, rel=1e-15)
 
 
-def test_rl_pools_become_two_jobs_whose_energy_is_the_pool_power(h100):
+def test_rl_pools_become_one_gang_job_whose_energy_is_the_pool_power(h100):
     tj = training_jobs([WorkloadConfig(**RL)], h100, seed=5)
     rep, res = tj.rl[0], tj.rl_results[0]
-    assert len(tj.jobs) == 2 and rep["rollout_nodes"] == 2 and rep["trainer_nodes"] == 2
+    assert len(tj.jobs) == 1 and rep["rollout_nodes"] == 2 and rep["trainer_nodes"] == 2 and rep["nodes"] == 4
+    assert int(tj.jobs["nodes"].iloc[0]) == 4 and int(tj.jobs["job_id"].iloc[0]) == rep["job_id"]
     jobs = merge_jobs(empty_job_table(), tj)
     sim = Simulation(jobs, h100, "fcfs", SimulationConfig(window_start_s=0.0, window_s=3600.0),
                      workload_power_profiles=tj.power_series).run()
@@ -51,20 +54,40 @@ def test_rl_pools_become_two_jobs_whose_energy_is_the_pool_power(h100):
     base = float(node_power_w(h100.default_cpu_util, 0.0, node)) - 8 * node.gpu_idle_W
     T = res.makespan_s
     E_pool = {k: float(np.dot(np.diff(np.append(t, T)), P)) for k, (t, P) in res.power.items()}
-    by_id = sim.jobs.set_index("job_id")
-    roll, train = by_id.loc[rep["rollout_job_id"]], by_id.loc[rep["trainer_job_id"]]
-    assert roll.sim_start_s == train.sim_start_s == 0.0
-    assert roll.sim_end_s - roll.sim_start_s == pytest.approx(T, rel=1e-12)
-    # rollout nodes: non-GPU part + rollout GPUs + 4 idle GPU slots (12 GPUs on 2 nodes) + reward above idle
-    assert roll.energy_dc_J == pytest.approx(2 * base * T + E_pool["rollout"] + E_pool["reward"]
-                                             + 4 * node.gpu_idle_W * T, rel=1e-9)
-    assert train.energy_dc_J == pytest.approx(2 * base * T + E_pool["trainer"], rel=1e-9)
+    job = sim.jobs.set_index("job_id").loc[rep["job_id"]]
+    assert job.sim_start_s == 0.0
+    assert job.sim_end_s - job.sim_start_s == pytest.approx(T, rel=1e-12)
+    # 4 nodes: non-GPU part + rollout GPUs + 4 idle GPU slots (12 GPUs on 2 nodes) + reward above idle + trainer GPUs
+    assert job.energy_dc_J == pytest.approx(4 * base * T + E_pool["rollout"] + E_pool["reward"]
+                                            + 4 * node.gpu_idle_W * T + E_pool["trainer"], rel=1e-9)
     t = sim.totals
     assert sim.jobs["energy_it_J"].sum() + t["E_idle_node_it_J"] == pytest.approx(t["E_it_J"], rel=1e-9)
     # deterministic with the seed, different with another
     again = training_jobs([WorkloadConfig(**RL)], h100, seed=5)
     assert again.power_series.equals(tj.power_series)
     assert not training_jobs([WorkloadConfig(**RL)], h100, seed=6).power_series.equals(tj.power_series)
+
+
+def test_rl_pools_co_start_on_a_busy_machine(h100):
+    """510 of the 512 nodes are busy for 2 h; the pipeline (2 rollout + 2 trainer nodes) is submitted at 0. As two
+    jobs (before), FCFS and EASY both ran the 2-node rollout job at 0-98 s on the 2 free nodes and the trainer after
+    it, 98-196 s: the pools never overlapped, which the pipeline's power and timing never modelled. As one gang job
+    every pool waits and all start at 2 h, on 4 nodes, for the pipeline's makespan."""
+    tj = training_jobs([WorkloadConfig(**RL)], h100, seed=5)
+    busy = empty_job_table()
+    busy = pd.concat([busy, pd.DataFrame([{"job_id": 1, "submit_time_s": 0.0, "requested_walltime_s": 7200.0,
+                                           "nodes": 510, "runtime_s": 7200.0, "start_time_s": np.nan,
+                                           "end_time_s": np.nan, "user": "u", "account": "a", "queue": "q",
+                                           "status": 1, "cpu_util": 0.5, "gpu_util": 0.5}])], ignore_index=True)
+    jobs = merge_jobs(busy, tj)
+    for policy in ("fcfs", "easy"):
+        sim = Simulation(jobs, h100, policy, SimulationConfig(window_start_s=0.0, window_s=4 * 3600.0),
+                         workload_power_profiles=tj.power_series).run()
+        by_id = sim.jobs.set_index("job_id")
+        rl = by_id.loc[tj.rl[0]["job_id"]]
+        assert by_id.loc[1].sim_start_s == 0.0
+        assert rl.sim_start_s == 7200.0 and rl.nodes == 4, policy
+        assert rl.sim_end_s - rl.sim_start_s == pytest.approx(tj.rl_results[0].makespan_s, rel=1e-12)
 
 
 def test_rl_run_reports_pue_and_writes_a_valid_workload_group(tmp_path):
@@ -82,15 +105,16 @@ def test_rl_run_reports_pue_and_writes_a_valid_workload_group(tmp_path):
         ids = f["jobs/job_id"][()]
         assert f["workload/training/job_id"].shape == (0,)
         assert f["workload/rl_power/grpo/step_end_s"].shape == (2,)
-    sel = np.isin(ids, [rl["rollout_job_id"][0], rl["trainer_job_id"][0]])
+    sel = ids == rl["job_id"][0]
+    assert sel.sum() == 1 and rl["nodes"][0] == 4
     assert rl["E_it_J"][0] == pytest.approx(aj["E_it_J"][sel].sum(), rel=1e-12)
     assert rl["PUE_effective"][0] == pytest.approx(aj["E_facility_J"][sel].sum() / aj["E_it_J"][sel].sum(),
                                                    rel=1e-12)
     # a liquid-cooled facility's effective PUE: above 1, well below an air-cooled room's
     assert 1.0 < rl["PUE_effective"][0] < 1.5
     assert rl["J_per_sample_facility"][0] == pytest.approx(rl["E_facility_J"][0] / rl["samples_trained"][0])
-    assert any(line.startswith("rl grpo: sync, 2 steps") and "PUE" in line and "apart" not in line for line in lines)
-    assert rl["start_gap_s"][0] == 0.0 and rl["start_s"][0] == 0.0
+    assert any(line.startswith("rl grpo: sync, 2 steps") and "PUE" in line and "waited" not in line for line in lines)
+    assert rl["wait_s"][0] == 0.0 and rl["start_s"][0] == 0.0
     assert np.isfinite(r.summary["PUE"])
 
 

@@ -5,12 +5,14 @@ hand, the energy closes to 1e-9, runs are deterministic, and the 30-day 4,096-GP
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import pytest
 
 from jobs.table import empty_job_table
+from jobs.training import TrainingConstants
 from power import load_system
 from scheduler_sim.app.config import ConfigError, load_config
 from scheduler_sim.app.workload_config import WorkloadConfig
@@ -125,12 +127,49 @@ def test_fast_facility_series_shows_checkpoints_and_the_iteration_swing(h100):
     k = int((1800.0 + write / 2) / 0.5)
     ck_W = float(tj.power_series["node_power_W"].iloc[1])
     assert ck_W < prof.mean_W and tj.reports[0]["checkpoint_write_s"] == pytest.approx(write, rel=1e-3)
-    assert fast[k] - plain[k] == pytest.approx(8 * slope * (ck_W - float(res.jobs.iloc[0].energy_dc_J)
-                                                            / (8 * (res.jobs.iloc[0].sim_end_s - 0.0))), rel=1e-6)
+    # the 60 s interval [1800, 1860) already holds the write at its mean (write s at ck_W, the rest training at the
+    # iteration mean): the 0.5 s series adds the shape inside the interval only, ck_W minus that interval mean
+    wr = float(tj.reports[0]["checkpoint_write_s"])
+    inside = (wr * ck_W + (60.0 - wr) * prof.mean_W) / 60.0
+    assert fast[k] - plain[k] == pytest.approx(8 * slope * (ck_W - inside), rel=1e-6)
     # during training the 0.5 s series swings with the iteration; its largest 1 s ramp follows the closed form
     from power.ramps import max_ramp
     seg = fast[int(100 / 0.5):int(1700 / 0.5)]
     assert max_ramp(seg, 0.5, 1.0)[0] == pytest.approx(8 * slope * prof.max_ramp_W(1.0), rel=0.05)
+
+
+def test_fast_facility_series_counts_a_restart_once(h100):
+    """A failure's detection + restart (720 s at restart power) spans whole 60 s output intervals, which already
+    hold it at its mean: inside them the fine series equals the interval series (no iteration swing, nothing added),
+    it stays above the idle machine's power, and its energy equals the interval series' to the partial iterations.
+    Before the fix the dip was subtracted a second time there: the 1 s facility power of the 4,096-GPU study went
+    to -0.93 MW for 8,773 s."""
+    from scheduler_sim.analysis.grid_dynamics import fast_facility_series
+    from power import PowerChain, node_power_w
+    w = _w(train_hours=6.0, failure_rate_per_gpu_h=2e-3, checkpoint_interval_s=1800.0, detect_s=120.0,
+           restart_s=600.0, layout=dict(tp=8, pp=4, dp=2, micro_batches=8, zero_stage=1))
+    tj = training_jobs([w], h100, seed=0)
+    assert tj.reports[0]["n_failures"] >= 1
+    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", SimulationConfig(window_start_s=0.0, window_s=86400.0),
+                     workload_power_profiles=tj.power_series).run()
+    chain = PowerChain(h100)
+    p0 = np.full(h100.n_nodes, float(node_power_w(0.0, 0.0, h100.node)))
+    slope = float((chain.node_it_input_w(p0 + 1.0) - chain.node_it_input_w(p0)).mean())
+    idle_it = float(chain.node_it_input_w(p0).mean())
+    prof = tj.profiles[int(res.jobs.iloc[0].job_id)]
+    ps = tj.power_series
+    t0, plain, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=1.0)
+    t0, fast, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=1.0, stepped={0: (
+        ps["t_offset_s"].to_numpy(), ps["node_power_W"].to_numpy(), prof)})
+    restart_W = float(node_power_w(h100.default_cpu_util, TrainingConstants().util_restart, h100.node))
+    seg = np.flatnonzero(np.isclose(ps["node_power_W"].to_numpy(), restart_W))
+    assert seg.size >= 1
+    a = float(ps["t_offset_s"].iloc[seg[0]])
+    whole = slice(int(math.ceil(a / 60.0) * 60) + 60, int(math.ceil(a / 60.0) * 60) + 600)  # inside the 720 s
+    assert np.allclose(fast[whole], plain[whole], rtol=1e-12, atol=1e-6)
+    assert fast.min() > 0.5 * plain.min()
+    n_seg = int((ps["node_power_W"].to_numpy() == prof.mean_W).sum())
+    assert abs(fast.sum() - plain.sum()) < n_seg * prof.period_s * 64 * slope * max(prof.power_W)
 
 
 def test_trace_jobs_of_a_queue_are_mapped_to_training_jobs(h100):

@@ -232,7 +232,10 @@ def test_typical_year_calendar_uses_the_weather_mapping_function():
     assert "typical_year_s" in inspect.getsource(g._by_month_day_hour)
     import cooling_fmu.weather as w
 
-    assert "typical_year_s(" in inspect.getsource(w.Weather.wet_bulb_K)
+    # wet-bulb and dry-bulb read through one lookup, and that lookup maps times with typical_year_s
+    assert "self._lookup(" in inspect.getsource(w.Weather.wet_bulb_K)
+    assert "self._lookup(" in inspect.getsource(w.Weather.dry_bulb_K)
+    assert "typical_year_s(" in inspect.getsource(w.Weather._lookup)
 
 
 def test_typical_year_calendar_in_a_run_2025_reads_2022_same_date(tmp_path):

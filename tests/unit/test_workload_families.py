@@ -74,7 +74,39 @@ def test_auto_layout_picks_the_shallowest_pipeline_that_fits():
             tp=8, pp=shallower, dp=4096 // (8 * shallower), micro_batches=4 * shallower, recompute=rc), H100).feasible
 
 
-def test_mixed_family_shares():
-    tj, inf = mixed_family(np.random.default_rng(6), H100, share_training=0.25, jobs=8, rate_per_s=4.0,
-                           inference={"duration_s": 10_000.0})
-    assert len(tj) == 2 and len(inf.requests) / 10_000.0 == pytest.approx(3.0, rel=0.05)
+def test_mixed_family_splits_the_gpu_hours_in_its_shares():
+    # 512 nodes x 8 GPUs for 7 days = 688,128 GPU-hours: 60 % training, 30 % inference, 10 % batch
+    budget = 4096 * 7 * 24.0
+    m = mixed_family(np.random.default_rng(6), H100, gpu_hours=budget, share_training=0.6, share_inference=0.3,
+                     share_batch=0.1, duration_s=7 * 86400.0, rate_per_s=4.0,
+                     training={"gpus": (512, 1024), "train_hours_median": 48.0})
+    gh_t = sum(j["layout"].n_gpus * j["train_hours"] for j in m.training)
+    gh_b = float((m.batch["nodes"] * m.batch["runtime_s"]).sum()) * 8 / 3600.0
+    assert gh_t == pytest.approx(0.6 * budget, rel=1e-12) and gh_b == pytest.approx(0.1 * budget, rel=1e-12)
+    assert m.gpu_hours == pytest.approx({"training": 0.6 * budget, "batch": 0.1 * budget,
+                                         "inference": 0.3 * budget}, rel=1e-12)
+    # the serving partition holds 0.3 x 4096 = 1,228.8 GPUs for the whole horizon
+    assert m.inference_gpus == pytest.approx(0.3 * 4096, rel=1e-12)
+    assert len(m.inference.requests) / (7 * 86400.0) == pytest.approx(4.0, rel=0.01)
+    assert all(j["train_hours"] > 0 and memory_use(j["model"], j["layout"], H100).feasible for j in m.training)
+    assert m.batch["nodes"].isin([1, 2, 4, 8, 16, 32]).all() and m.batch["gpu_util"].between(0.2, 1.0).all()
+    assert (m.batch["runtime_s"] > 0).all() and m.batch["job_id"].is_unique
+    # same seed -> same workload
+    again = mixed_family(np.random.default_rng(6), H100, gpu_hours=budget, share_training=0.6, share_inference=0.3,
+                         share_batch=0.1, duration_s=7 * 86400.0, rate_per_s=4.0,
+                         training={"gpus": (512, 1024), "train_hours_median": 48.0})
+    assert again.batch.equals(m.batch) and [j["train_hours"] for j in again.training] == [
+        j["train_hours"] for j in m.training]
+
+
+def test_mixed_family_refuses_shares_that_do_not_sum_to_one():
+    with pytest.raises(ValueError, match=r"must be 1, got 0.6 \+ 0.3 \+ 0.2"):
+        mixed_family(np.random.default_rng(0), H100, gpu_hours=1e4, share_training=0.6, share_inference=0.3,
+                     share_batch=0.2)
+    with pytest.raises(ValueError, match="share_batch must be >= 0"):
+        mixed_family(np.random.default_rng(0), H100, gpu_hours=1e4, share_training=1.0, share_inference=0.5,
+                     share_batch=-0.5)
+    only = mixed_family(np.random.default_rng(0), H100, gpu_hours=1e4, share_training=0.0, share_inference=0.0,
+                        share_batch=1.0, duration_s=86400.0)
+    assert only.training == [] and len(only.inference.requests) == 0 and only.inference_gpus == 0.0
+    assert float((only.batch["nodes"] * only.batch["runtime_s"]).sum()) * 8 / 3600.0 == pytest.approx(1e4, rel=1e-12)
