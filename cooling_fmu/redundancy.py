@@ -95,7 +95,7 @@ def n_plus_one(params: PlantParams, T_wb_design_K: float, heat_W: np.ndarray | N
         Design wet-bulb [K] (e.g. ``design_conditions(epw).wet_bulb_K``).
     heat_W : np.ndarray | None
         Heat per CDU [W], shape (n_cdu,); None: the design heat, every CDU at ``cdu.Q_flow_nominal_W`` (a run's
-        headroom passes its machine's full-load heat, :func:`scheduler_sim.analysis.headroom.full_load_heat_W`).
+        headroom passes its machine's full-load heat, :func:`scheduler_sim.analysis.headroom.full_load_heat_w`).
 
     Returns
     -------

@@ -23,6 +23,7 @@ from jobs.textfiles import InputFileError, read_input
 from .coupling import StepAverager
 from .params import load_plant_params
 from .plant import CoolingPlant
+from .supervisory import StagedPlant
 from .weather import DEFAULT_TMY3, Weather, resolve_weather_file
 
 __all__ = ["PowerSeriesReport", "StandaloneRun", "load_power_series", "run_standalone"]
@@ -205,6 +206,11 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
                    system: str | Path | None = None) -> StandaloneRun:
     """Drive a cooling plant from a measured IT power series.
 
+    The plant gets plant v5's inputs as a scheduled run gives them (:mod:`scheduler_sim.kernel.coupler`): its tower
+    cells staged by the supervisory controller (:class:`~cooling_fmu.supervisory.StagedPlant`), the weather's
+    dry-bulb where the FMU takes ``T_db``, and, with ``system``, the air side's heat into the tower water
+    (:meth:`power.facility.FacilityOverheads.air_side_rejected_W`).
+
     Parameters
     ----------
     power_csv : str or pathlib.Path
@@ -284,9 +290,24 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         weather = w.at_calendar(t0, w.report.utc_offset_h)
     T_wb = weather.wet_bulb_K(t_mid - t0)
     heat = np.repeat((lf * P_step / params.n_cdu)[:, None], params.n_cdu, axis=1)
-    with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as pl:
-        y0 = pl.initialize(heat[0], float(T_wb[0]))
-        y = pl.run(heat, T_wb)
+    fo = None
+    if system is not None:
+        from power.facility import FacilityOverheads
+        from power.sizing import sized_facility
+
+        fo = FacilityOverheads(sized_facility(sysm), liquid_fraction=lf)
+    with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as raw:
+        # plant v5's inputs, as a run gives them (scheduler_sim.kernel.coupler): tower cells staged by the
+        # supervisory controller, the outdoor dry-bulb, and the air side's heat into the tower water
+        pl = StagedPlant(raw)
+        rows: dict[str, np.ndarray] = {}
+        T_db = weather.dry_bulb_K(t_mid - t0) if raw.uses_dry_bulb else None
+        if T_db is not None:
+            rows["T_db_K"] = np.asarray(T_db, dtype=float)
+        if fo is not None and raw.uses_air_side_heat and fo.spec.air_side is not None:
+            rows["Q_air_side_W"] = np.asarray(fo.air_side_rejected_W(P_step, T_wb), dtype=float)
+        y0 = pl.initialize(heat[0], float(T_wb[0]), **{k: float(v[0]) for k, v in rows.items()})
+        y = pl.run(heat, T_wb, **rows)
         names, units = pl.output_names, pl.output_units
         fmu_path, fmu_sha256 = pl.fmu_path, pl.fmu_sha256
     col = {n: i for i, n in enumerate(names)}
@@ -313,11 +334,9 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     }
     ovh_series: dict[str, np.ndarray] = {}
     counts = "liquid plant only"
-    if system is not None:
-        from power.facility import SERIES, FacilityOverheads
-        from power.sizing import sized_facility
+    if fo is not None:
+        from power.facility import SERIES
 
-        fo = FacilityOverheads(sized_facility(sysm), liquid_fraction=lf)
         ov = fo.evaluate(P_step, y[:, col["P_cooling"]], T_wb)
         for name in SERIES:
             key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"

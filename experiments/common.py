@@ -100,20 +100,7 @@ def gather_rows(comm: object | None, rows: list) -> list | None:
 
 
 def gather_dicts(comm: object | None, d: dict) -> dict | None:
-    """Every rank's dict merged on rank 0 (later ranks win a repeated key); None on the other ranks.
-
-    Parameters
-    ----------
-    comm : object | None
-        The mpi4py communicator :func:`world` gives; None: one process.
-    d : dict
-        This rank's entries.
-
-    Returns
-    -------
-    dict or None
-        All entries on rank 0, None elsewhere.
-    """
+    """:func:`gather_rows` of a dict's items: every rank's entries merged on rank 0 (later ranks win), None elsewhere."""
     parts = comm.gather(d, root=0) if comm is not None else [d]
     return None if parts is None else {k: v for part in parts for k, v in part.items()}
 

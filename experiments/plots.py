@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 
 from cooling_fmu.params import load_plant_params  # noqa: E402
 from power import load_system  # noqa: E402
-from scheduler_sim.app.runner import design_peak_W  # noqa: E402
+from scheduler_sim.app.runner import design_peak_w  # noqa: E402
 from experiments.common import save_figure
 
 __all__ = ["read_study", "policy_study", "power_cap_study", "placement_study"]
@@ -98,7 +98,7 @@ def power_cap_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
     warm = float(cfg0.get("output", {}).get("warmup_days", 1.0))
     ax2.plot(x, s["peak_P_facility_measured_W"][order] / 1e6, "o-", color="tab:red",
              label=f"peak facility power after the {warm:g}-day warm-up [MW]")
-    cap_MW = caps[order] * design_peak_MW(summary)
+    cap_MW = caps[order] * design_peak_mw(summary)
     ax2.plot(x, cap_MW, "_", color="black", markersize=30, mew=2, label="cap [MW]")
     ax2.plot(x, s["mean_P_facility_W"][order] / 1e6, "s--", color="tab:orange", label="mean facility power [MW]")
     ax2.set_ylabel("facility power [MW] (60 s averages)")
@@ -117,11 +117,11 @@ def power_cap_study(summary: str | Path, out_dir: str | Path) -> list[Path]:
     return _save(fig, Path(out_dir), "power_cap")
 
 
-def design_peak_MW(summary: str | Path) -> float:
+def design_peak_mw(summary: str | Path) -> float:
     """Design peak facility power [MW] of the study's system (reference of ``cap_fraction``)."""
     with h5py.File(summary) as f:
         cfg = json.loads(f["scenarios/config_json"][0])
-    return design_peak_W(load_system(cfg["system"]), cfg["scheduler"]["cooling_estimate"]) / 1e6
+    return design_peak_w(load_system(cfg["system"]), cfg["scheduler"]["cooling_estimate"]) / 1e6
 
 
 def placement_study(summary: str | Path, out_dir: str | Path) -> list[Path]:

@@ -10,9 +10,8 @@ from power.chain import ChainState, PowerChain
 from power.conversion import (
     RectifierParams,
     SivocParams,
-    rectifier_efficiency,
+    conversion_efficiency,
     rectifier_input_w,
-    sivoc_efficiency,
     sivoc_input_w,
     sivoc_loss_w,
 )
@@ -31,11 +30,10 @@ __all__ = [
     "System",
     "SystemFileError",
     "available_systems",
+    "conversion_efficiency",
     "load_system",
     "node_power_w",
-    "rectifier_efficiency",
     "rectifier_input_w",
-    "sivoc_efficiency",
     "sivoc_input_w",
     "sivoc_loss_w",
 ]

@@ -162,22 +162,22 @@ class PowerChain:
         self._B_rack = np.bincount(self._node_rack, weights=self._b_node, minlength=n_racks)
         self._nodes_per_rack = nodes_per_rack
 
-    def _check(self, node_dc_w: ArrayLike) -> tuple[NDArray[np.float64], float]:
-        p = np.asarray(node_dc_w, dtype=np.float64)
+    def _check(self, node_dc_W: ArrayLike) -> tuple[NDArray[np.float64], float]:
+        p = np.asarray(node_dc_W, dtype=np.float64)
         if p.shape != (self._n_nodes,):
-            raise ValueError(f"node_dc_w must have shape ({self._n_nodes},), got {p.shape}")
+            raise ValueError(f"node_dc_W must have shape ({self._n_nodes},), got {p.shape}")
         total = float(p.sum())
         if not (np.isfinite(total) and p.min() >= 0.0):
-            raise ValueError("node_dc_w must be finite and >= 0 W")
+            raise ValueError("node_dc_W must be finite and >= 0 W")
         return p, total
 
-    def evaluate(self, node_dc_w: ArrayLike) -> ChainState:
+    def evaluate(self, node_dc_W: ArrayLike) -> ChainState:
         """Evaluate the chain for one instant.
 
         Parameters
         ----------
-        node_dc_w : array_like, shape (n_nodes,), W (finite, >= 0)
-            Component (DC) power of every node; 0 for a node that is powered off.
+        node_dc_W : ArrayLike
+            Component (DC) power of every node; 0 for a node that is powered off, shape (n_nodes,), W (finite, >= 0).
 
         Returns
         -------
@@ -187,13 +187,13 @@ class PowerChain:
         Raises
         ------
         ValueError
-            If `node_dc_w` has the wrong shape, or holds a NaN, an infinity or a negative value.
+            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value.
 
         References
         ----------
         .. [1] Chain equations: module docstring of :mod:`power.chain`; loss form: :mod:`power.conversion`.
         """
-        p, dc_total = self._check(node_dc_w)
+        p, dc_total = self._check(node_dc_W)
         if self.uses_affine_path:
             return self._affine_state(p, dc_total)
         s_in, load, r_in = self._general(p)
@@ -202,7 +202,7 @@ class PowerChain:
         rect_loss = float(r_in.sum()) - float(load.sum())
         return self._state(dc_total, sivoc_loss, rect_loss, rack_in)
 
-    def evaluate_with_shares(self, node_dc_w: ArrayLike) -> tuple[ChainState, NDArray[np.float64]]:
+    def evaluate_with_shares(self, node_dc_W: ArrayLike) -> tuple[ChainState, NDArray[np.float64]]:
         """:meth:`evaluate` and :meth:`node_it_input_w` of the same node powers, checked once.
 
         The event loop needs both at every power change; on the affine path this skips the second input check
@@ -210,7 +210,7 @@ class PowerChain:
 
         Parameters
         ----------
-        node_dc_w : ArrayLike
+        node_dc_W : ArrayLike
             Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
 
         Returns
@@ -220,20 +220,20 @@ class PowerChain:
 
         Notes
         -----
-        Raises ValueError (from the input check) if `node_dc_w` has the wrong shape, or holds a NaN, an infinity
+        Raises ValueError (from the input check) if `node_dc_W` has the wrong shape, or holds a NaN, an infinity
         or a negative value.
         """
         if not self.uses_affine_path:
-            return self.evaluate(node_dc_w), self.node_it_input_w(node_dc_w)
-        p, dc_total = self._check(node_dc_w)
+            return self.evaluate(node_dc_W), self.node_it_input_w(node_dc_W)
+        p, dc_total = self._check(node_dc_W)
         return self._affine_state(p, dc_total), self._a * p + self._b_node
 
-    def node_it_input_w_of(self, node_dc_w: NDArray[np.float64], nodes: NDArray[np.int64]) -> NDArray[np.float64]:
-        """``node_it_input_w(node_dc_w)[nodes]``, on the affine path from those nodes only (O(len(nodes))).
+    def node_it_input_w_of(self, node_dc_W: NDArray[np.float64], nodes: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``node_it_input_w(node_dc_W)[nodes]``, on the affine path from those nodes only (O(len(nodes))).
 
         Parameters
         ----------
-        node_dc_w : NDArray[np.float64]
+        node_dc_W : NDArray[np.float64]
             Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
         nodes : NDArray[np.int64]
             Node indices, shape (k,).
@@ -246,16 +246,16 @@ class PowerChain:
         Raises
         ------
         ValueError
-            If `node_dc_w` has the wrong shape, or a power of ``nodes`` is NaN, infinite or negative (on the
+            If `node_dc_W` has the wrong shape, or a power of ``nodes`` is NaN, infinite or negative (on the
             general path: any node's).
         """
         if not self.uses_affine_path:
-            return self.node_it_input_w(node_dc_w)[nodes]
-        if np.shape(node_dc_w) != (self._n_nodes,):
-            raise ValueError(f"node_dc_w must have shape ({self._n_nodes},), got {np.shape(node_dc_w)}")
-        p = node_dc_w[nodes]
+            return self.node_it_input_w(node_dc_W)[nodes]
+        if np.shape(node_dc_W) != (self._n_nodes,):
+            raise ValueError(f"node_dc_W must have shape ({self._n_nodes},), got {np.shape(node_dc_W)}")
+        p = node_dc_W[nodes]
         if p.size and not (np.isfinite(p.sum()) and p.min() >= 0.0):
-            raise ValueError("node_dc_w must be finite and >= 0 W")
+            raise ValueError("node_dc_W must be finite and >= 0 W")
         return self._a * p + self._b_node[nodes]
 
     def _affine_state(self, p: NDArray[np.float64], dc_total: float) -> ChainState:
@@ -280,7 +280,7 @@ class PowerChain:
         r_in = conversion.rectifier_input_w(load, self._r)
         return s_in, load, r_in
 
-    def node_it_input_w(self, node_dc_w: ArrayLike) -> NDArray[np.float64]:
+    def node_it_input_w(self, node_dc_W: ArrayLike) -> NDArray[np.float64]:
         """Rack-input (IT) power attributed to each node: its SIVOC input plus its share of its rectifier.
 
         Attribution rule (shares sum exactly to rack input, hence to IT input): in rectifier group ``g`` of
@@ -292,24 +292,24 @@ class PowerChain:
 
         Parameters
         ----------
-        node_dc_w : array_like, shape (n_nodes,), W (finite, >= 0)
-            Component (DC) power of every node.
+        node_dc_W : ArrayLike
+            Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
 
         Returns
         -------
         ndarray of float64, shape (n_nodes,)
-            Rack-input power attributed to each node, W; ``sum == evaluate(node_dc_w).it_input_W``.
+            Rack-input power attributed to each node, W; ``sum == evaluate(node_dc_W).it_input_W``.
 
         Raises
         ------
         ValueError
-            If `node_dc_w` has the wrong shape, or holds a NaN, an infinity or a negative value.
+            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value.
 
         References
         ----------
         .. [1] Chain equations: module docstring of :mod:`power.chain`.
         """
-        p, _ = self._check(node_dc_w)
+        p, _ = self._check(node_dc_W)
         if self.uses_affine_path:
             return self._a * p + self._b_node
         s_in, load, _ = self._general(p)

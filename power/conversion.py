@@ -16,14 +16,13 @@ from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "conversion_efficiency",
     "RectifierParams",
     "SivocParams",
     "linear_loss_w",
-    "rectifier_efficiency",
     "rectifier_input_share_w",
     "rectifier_input_w",
     "rectifier_no_load_share_w",
-    "sivoc_efficiency",
     "sivoc_input_w",
     "sivoc_loss_w",
     "two_stage_affine_w",
@@ -188,15 +187,15 @@ def rectifier_input_w(p_out_W: ArrayLike, p: RectifierParams) -> NDArray[np.floa
     return _loss_form(p_out_W, p.P_fixed_W, p.eta, p.k_per_W, "rectifier")
 
 
-def sivoc_efficiency(p_out_W: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
-    """Efficiency ``P_out / P_in`` of a VRM / SIVOC (0 at zero load).
+def conversion_efficiency(p_out_W: ArrayLike, p: SivocParams | RectifierParams) -> NDArray[np.float64]:
+    """Efficiency ``P_out / P_in`` of a VRM / SIVOC or of one rectifier (0 at zero load).
 
     Parameters
     ----------
     p_out_W : ArrayLike
-        Any shape, W (>= 0). DC output power.
-    p : SivocParams
-        Loss parameters.
+        Any shape, W (>= 0). DC output power (of one rectifier, for :class:`RectifierParams`).
+    p : SivocParams | RectifierParams
+        Loss parameters; their type chooses the stage (:func:`sivoc_input_w` or :func:`rectifier_input_w`).
 
     Returns
     -------
@@ -209,37 +208,10 @@ def sivoc_efficiency(p_out_W: ArrayLike, p: SivocParams) -> NDArray[np.float64]:
 
     References
     ----------
-    .. [1] Definition of conversion efficiency; loss form as in :func:`sivoc_input_w`.
+    .. [1] Definition of conversion efficiency; loss forms as in :func:`sivoc_input_w` and :func:`rectifier_input_w`.
     """
     p_out = np.asarray(p_out_W, dtype=np.float64)
-    return p_out / sivoc_input_w(p_out, p)
-
-
-def rectifier_efficiency(p_out_W: ArrayLike, p: RectifierParams) -> NDArray[np.float64]:
-    """Efficiency ``P_out / P_in`` of one rectifier (0 at zero load).
-
-    Parameters
-    ----------
-    p_out_W : ArrayLike
-        Any shape, W (>= 0). DC output power of one rectifier.
-    p : RectifierParams
-        Loss parameters.
-
-    Returns
-    -------
-    ndarray of float64, same shape as `p_out_W`
-        Efficiency, dimensionless in [0, 1).
-
-    Notes
-    -----
-    Raises ValueError (from the loss form) if any output power is negative or NaN.
-
-    References
-    ----------
-    .. [1] Definition of conversion efficiency; loss form as in :func:`rectifier_input_w`.
-    """
-    p_out = np.asarray(p_out_W, dtype=np.float64)
-    return p_out / rectifier_input_w(p_out, p)
+    return p_out / (rectifier_input_w(p_out, p) if isinstance(p, RectifierParams) else sivoc_input_w(p_out, p))
 
 
 def linear_loss_w(p_out_W: ArrayLike, n_units: ArrayLike, p: SivocParams, duration_s: float = 1.0) -> ArrayLike:

@@ -15,10 +15,10 @@ from .facility import FacilityOverheads, FacilitySpec
 from .node import node_power_w
 from .system import System
 
-__all__ = ["peak_it_W", "sized_facility", "facility_overheads"]
+__all__ = ["peak_it_w", "sized_facility", "facility_overheads"]
 
 
-def peak_it_W(system: System) -> float:
+def peak_it_w(system: System) -> float:
     """IT power (rack input) with every node at full CPU and GPU utilisation [W].
 
     Parameters
@@ -51,7 +51,7 @@ def sized_facility(system: System) -> FacilitySpec:
     f = system.facility
     if f.transformer is None and f.switchgear is None:
         return f
-    return f.sized(peak_it_W(system))
+    return f.sized(peak_it_w(system))
 
 
 def facility_overheads(system: System) -> FacilityOverheads:

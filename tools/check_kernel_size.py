@@ -29,19 +29,12 @@ MAX_PACKAGE_CLASS_LINES = 400
 KERNEL = ROOT / "scheduler_sim" / "kernel"
 #: Classes over the limit that an open issue splits ("path:Class" -> why it is exempt, until when).
 CLASS_EXEMPTIONS = {
-    # issue #27 item 4: the batcher / scheduler, KV-cache manager, step-cost model and metrics, each < 300 lines
-    "scheduler_sim/serving/engine.py:ServingEngine": "issue #27 item 4 (ServingEngine split), not this turn",
     # the plant issue owns cooling_fmu/; exempt in case its model grows before its split (395 lines today)
     "cooling_fmu/plant.py:CoolingPlant": "the plant issue's split",
 }
 #: Import circles that exist today and an open issue removes (each as the sorted tuple of its modules); a new
 #: circle, or a listed one that has grown, fails the check. Shrink this list, never grow it.
-KNOWN_CIRCLES: tuple[tuple[str, ...], ...] = (
-    # issue #27 item 2 (kernel services take the narrow objects they use, not the Simulation they import for typing);
-    # kernel/lookahead.py (the fork / rollout service of item 1) joined it when it landed
-    ("scheduler_sim.kernel.events", "scheduler_sim.kernel.lifecycle", "scheduler_sim.kernel.lookahead",
-     "scheduler_sim.kernel.results", "scheduler_sim.kernel.simulation", "scheduler_sim.kernel.window"),
-)
+KNOWN_CIRCLES: tuple[tuple[str, ...], ...] = ()
 
 
 def class_sizes(root: Path = KERNEL, base: Path | None = None) -> list[tuple[str, int]]:
@@ -213,6 +206,75 @@ def import_circles(graph: dict[str, set[str]] | None = None) -> list[tuple[str, 
     return sorted(out)
 
 
+#: Each kernel service module and the protocol of scheduler_sim/kernel/platform.py that declares what it may use of
+#: the platform it serves (issue #27 item 2).
+SERVICE_PROTOCOLS = {"events": "EventPlatform", "lifecycle": "LifecyclePlatform", "window": "WindowPlatform",
+                     "results": "ResultPlatform", "lookahead": "ForkPlatform"}
+#: How the services name the platform: a parameter or local of one of these names, or ``self.<one of these>``.
+PLATFORM_NAMES = ("sim", "fork", "platform", "f")
+PLATFORM_ATTRS = ("sim", "_fork", "_platform")
+
+
+def protocol_members(path: Path = KERNEL / "platform.py") -> dict[str, set[str]]:
+    """Members (annotated attributes and methods) of every protocol class in ``path``.
+
+    Parameters
+    ----------
+    path : Path
+        The platform protocols' module.
+
+    Returns
+    -------
+    dict of str to set of str
+        Class name -> its member names.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            out[node.name] = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)} | \
+                             {s.name for s in node.body if isinstance(s, ast.FunctionDef)}
+    return out
+
+
+def platform_reaches(path: Path) -> set[str]:
+    """Members a service module uses of the platform (``sim.x``, ``self.sim.x``, ``fork.x``, ``self._fork.x`` ...).
+
+    Parameters
+    ----------
+    path : Path
+        A kernel service module.
+
+    Returns
+    -------
+    set of str
+        The member names.
+    """
+    def is_platform(v: ast.expr) -> bool:
+        if isinstance(v, ast.Name):
+            return v.id in PLATFORM_NAMES
+        return (isinstance(v, ast.Attribute) and v.attr in PLATFORM_ATTRS and isinstance(v.value, ast.Name)
+                and v.value.id == "self")
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and is_platform(n.value)}
+
+
+def undeclared_reaches() -> list[tuple[str, str]]:
+    """``(service module, member)`` for every platform member a service uses that its protocol does not declare.
+
+    Returns
+    -------
+    list of (str, str)
+    """
+    members = protocol_members()
+    out = []
+    for mod, proto in SERVICE_PROTOCOLS.items():
+        for m in sorted(platform_reaches(KERNEL / f"{mod}.py") - members[proto]):
+            out.append((mod, m))
+    return out
+
+
 def main() -> int:
     """Print what is over a limit and every import circle; 1 if any is not allowed.
 
@@ -229,6 +291,9 @@ def main() -> int:
         known = c in KNOWN_CIRCLES
         print(f"import circle{' (known)' if known else ''}: {' -> '.join(c)}")
         bad |= not known
+    for mod, member in undeclared_reaches():
+        print(f"kernel/{mod}.py uses platform.{member}, not declared in kernel/platform.py:{SERVICE_PROTOCOLS[mod]}")
+        bad = True
     return 1 if bad else 0
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["carbon_factor_g_per_kWh", "LB_KG"]
+__all__ = ["carbon_factor_g_per_kwh", "LB_KG"]
 
 #: Kilograms per avoirdupois pound (exact, international yard and pound agreement, 1959).
 LB_KG = 0.45359237
@@ -24,7 +24,7 @@ def _table() -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
 
 
-def carbon_factor_g_per_kWh(region: str) -> tuple[float, str]:
+def carbon_factor_g_per_kwh(region: str) -> tuple[float, str]:
     """The codecarbon annual carbon intensity of ``region`` [gCO2/kWh] and a description of where it came from.
 
     Parameters

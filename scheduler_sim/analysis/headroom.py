@@ -16,7 +16,7 @@ From a run's series and its system and plant descriptions (:func:`run_headroom`)
   (:func:`cooling_fmu.sizing.tower_cells_needed`; or that the CDUs limit), and how many kW of feed are missing;
 * **N+1** at the design day (issue 22 item 8b, :func:`cooling_fmu.redundancy.n_plus_one`): whether the plant still
   holds its set points (facility and every CDU supply within 0.5 K) with the machine at full load (the heat of
-  :func:`full_load_heat_W`, as the design-day capacity) at the design wet-bulb with one tower cell, one facility
+  :func:`full_load_heat_w`, as the design-day capacity) at the design wet-bulb with one tower cell, one facility
   pump or one tower pump out;
 * **chiller-free hours** of the run per calendar month (UTC; :func:`cooling_fmu.redundancy.
   chiller_free_hours_by_month`: intervals whose mean chiller heat is below 1 W; every hour of a plant without a
@@ -41,7 +41,7 @@ from cooling_fmu.redundancy import chiller_free_hours_by_month
 from power import PowerChain, System, node_power_w
 from power.sizing import sized_facility
 
-__all__ = ["Headroom", "full_load_heat_W", "run_headroom"]
+__all__ = ["Headroom", "full_load_heat_w", "run_headroom"]
 
 #: Allowed rise of a CDU secondary supply above its set point [K] (the bound of the supply-hours count).
 SUPPLY_TOLERANCE_K = 1.0
@@ -183,7 +183,7 @@ def _why(c: object) -> str:
     return f"facility supply {c.T_fac_sup_K - 273.15:.1f} C, warmest CDU {c.T_sec_sup_max_K - 273.15:.1f} C"
 
 
-def full_load_heat_W(system: System) -> np.ndarray:
+def full_load_heat_w(system: System) -> np.ndarray:
     """Heat to each CDU with every node at its maximum power (utilisation 1), through the power chain [W].
 
     Parameters
@@ -282,7 +282,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
             h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W,
                                           "the run's peak heat at its worst hour"))
     if params is not None and design is not None:
-        full = full_load_heat_W(system)
+        full = full_load_heat_w(system)
         h.full_load_heat_W = float(full.sum())
         h.design_T_wb_K = float(design.wet_bulb_K)
         h.design_source = "0.4 % wet-bulb of " + str(getattr(design, "source", "")).split(":")[0]

@@ -653,7 +653,7 @@ def cmd_design_day(a: argparse.Namespace) -> int:
     """``hpctwin cooling --design-day``: the plant at full-load IT power through its site's design day.
 
     The full-load IT power is every node at utilisation 1 through the power chain
-    (:func:`scheduler_sim.analysis.headroom.full_load_heat_W` for the heat); the design day is the calendar day of
+    (:func:`scheduler_sim.analysis.headroom.full_load_heat_w` for the heat); the design day is the calendar day of
     the weather year with the highest daily mean wet-bulb (:func:`scheduler_sim.app.cooling.design_day`). It is
     written as a constant power series and run as any ``hpctwin cooling`` series (heat shared equally by the CDUs).
     """

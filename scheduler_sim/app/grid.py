@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from dataloaders.grid import GridSignalError, load_grid_series, shipped_grid_file
-from dataloaders.grid.fallback import carbon_factor_g_per_kWh
+from dataloaders.grid.fallback import carbon_factor_g_per_kwh
 from power.grid import StepSignal
 
 from ..analysis.grid import signal_in_sim_time
@@ -107,7 +107,7 @@ def build_grid_signals(cfg: RunConfig, origin_unix_s: float, utc_offset_h: float
     if g.carbon_fallback_g_per_kWh is not None:
         fb_g, fb_how = float(g.carbon_fallback_g_per_kWh), "grid.carbon_fallback_g_per_kWh"
     else:
-        fb_g, fb_how = carbon_factor_g_per_kWh(g.carbon_region)
+        fb_g, fb_how = carbon_factor_g_per_kwh(g.carbon_region)
     series = None
     if g.carbon and g.carbon != "constant":
         path = grid_file(g.carbon)

@@ -7,11 +7,11 @@ with stdout and stderr redirected above it, so a data warning printed during the
 Without a terminal (stderr not a TTY) nothing is drawn and a one-line note says so: the run itself is unchanged.
 Any error of the display stops the display, never the run.
 
-The kernel creates its progress display itself (``scheduler_sim.kernel.simulation.RunProgress``, with
-``update(sim_h, jobs_left)`` and ``close()``); :func:`live_dashboard` puts a :class:`LiveView` in its place for
-the duration of one run and restores it after. The view reads the platform state it was attached to
-(:meth:`LiveView.attach`): queue, running jobs, the cooling readout (last step's IT and overhead power, plant
-outputs). PUE so far is the ratio of facility and IT energy summed over the display updates (each update's
+The view is one of the kernel's run observers (:class:`scheduler_sim.kernel.progress.RunObserver`, given as
+``Simulation(..., observers=[view])``; the progress bar is another): the kernel calls ``run_started(window_h)``,
+then ``run_progress(status)`` after the cooling steps, then ``run_ended()``. It reads only the
+:class:`~scheduler_sim.kernel.progress.RunStatus` it is handed: queue, running jobs, last step's IT and overhead
+power, plant outputs. PUE so far is the ratio of facility and IT energy summed over the updates (each update's
 last-step power x the simulated time since the previous update): an approximation for the eye; the run's PUE is
 in its summary.
 """
@@ -21,13 +21,16 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from ..kernel.progress import RunStatus
 
 __all__ = ["LiveView", "live_dashboard"]
 
 
 class LiveView:
-    """The dashboard of one run (the kernel's progress interface: ``update`` and ``close``).
+    """The dashboard of one run: a :class:`~scheduler_sim.kernel.progress.RunObserver`.
 
     Parameters
     ----------
@@ -45,7 +48,6 @@ class LiveView:
                  min_interval_s: float = 0.25) -> None:
         self.file = file if file is not None else sys.stderr
         self.T_limit_K, self.title, self.min_interval_s = T_limit_K, title, float(min_interval_s)
-        self.sim = None
         self.window_h = 0.0
         self._live = None
         self._last_draw = 0.0
@@ -53,49 +55,47 @@ class LiveView:
         self._E_it = self._E_fac = 0.0
         self.draws = 0
 
-    def attach(self, sim: object) -> None:
-        """Read the state of ``sim`` (a :class:`~scheduler_sim.kernel.simulation.Simulation`) on each update."""
-        self.sim = sim
+    def run_started(self, window_h: float) -> None:
+        """Begin the display (the kernel calls it when the run begins); never raises.
 
-    def start(self, window_h: float, **_ignored) -> "LiveView":
-        """Begin the display (called by the kernel in place of ``RunProgress(window_h)``); returns itself."""
+        Parameters
+        ----------
+        window_h : float
+            Length of the run's submission window [h].
+        """
         self.window_h = float(window_h)
+        self._last_h = 0.0
+        self._E_it = self._E_fac = 0.0
         try:
             from rich.console import Console
             from rich.live import Live
 
             console = Console(file=self.file, stderr=self.file is sys.stderr)
-            self._live = Live(self._render(0.0, 0), console=console, transient=True, auto_refresh=False,
+            self._live = Live(self._render(None), console=console, transient=True, auto_refresh=False,
                               redirect_stdout=True, redirect_stderr=True)
             self._live.start(refresh=True)
         except Exception:  # noqa: BLE001 - a display is a convenience, never a reason to stop a run
             self._live = None
-        return self
 
-    def _snapshot(self, sim_h: float, jobs_left: int) -> dict:
-        """The numbers shown, read from the attached simulation (missing ones are None)."""
-        snap = {"sim_h": sim_h, "jobs_left": jobs_left, "queued": None, "running": None, "P_it_W": None,
-                "P_fac_W": None, "T_sup_max_K": None}
-        st = getattr(self.sim, "state", None)
-        if st is not None:
-            snap["queued"] = len(getattr(st, "queue", []))
-            snap["running"] = len(getattr(st, "running", {}))
-            ro = getattr(st, "cooling", None)
-            if ro is not None:
-                it = float(getattr(ro, "last_it_W", 0.0) or 0.0)
-                snap["P_it_W"] = it
-                snap["P_fac_W"] = it + float(getattr(ro, "last_overhead_W", 0.0) or 0.0)
-                names = list(getattr(getattr(self.sim, "plant", None), "output_names", []) or [])
-                ps = getattr(ro, "plant_state", None)
-                idx = [i for i, n in enumerate(names) if "T_sec_sup" in n]
-                if ps is not None and idx:
-                    snap["T_sup_max_K"] = float(max(ps[i] for i in idx))
+    @staticmethod
+    def _snapshot(status: RunStatus | None) -> dict:
+        """The numbers shown, from the kernel's status (None before the first update: missing ones are None)."""
+        snap = {"sim_h": 0.0, "jobs_left": 0, "queued": None, "running": None, "P_it_W": None, "P_fac_W": None,
+                "T_sup_max_K": None}
+        if status is None:
+            return snap
+        snap.update(sim_h=status.sim_h, jobs_left=status.jobs_left, queued=status.queued, running=status.running,
+                    P_it_W=status.P_it_W, P_fac_W=status.P_it_W + status.P_overhead_W)
+        idx = [i for i, n in enumerate(status.output_names) if "T_sec_sup" in n]
+        if status.plant_state is not None and idx:
+            snap["T_sup_max_K"] = float(max(status.plant_state[i] for i in idx))
         return snap
 
-    def _render(self, sim_h: float, jobs_left: int):
+    def _render(self, status: RunStatus | None):
         from rich.table import Table
 
-        s = self._snapshot(sim_h, jobs_left)
+        s = self._snapshot(status)
+        sim_h, jobs_left = s["sim_h"], s["jobs_left"]
         t = Table(title=f"hpctwin live: {self.title}".rstrip(": "), show_header=False, box=None, pad_edge=False)
         t.add_column("what", style="bold")
         t.add_column("value")
@@ -114,12 +114,17 @@ class LiveView:
             t.add_row("hottest CDU supply", f"{s['T_sup_max_K'] - 273.15:.2f} degC{lim}")
         return t
 
-    def update(self, sim_h: float, jobs_left: int) -> None:
-        """Advance to simulated hour ``sim_h`` with ``jobs_left`` jobs still to finish; redraw at most every
-        ``min_interval_s``. Never raises.
+    def run_progress(self, status: RunStatus) -> None:
+        """Take the kernel's status of the run; redraw at most every ``min_interval_s``. Never raises.
+
+        Parameters
+        ----------
+        status : RunStatus
+            The run now (simulated hours, jobs, last step's powers, plant outputs).
         """
         try:
-            s = self._snapshot(sim_h, jobs_left)
+            s = self._snapshot(status)
+            sim_h = status.sim_h
             dt_s = max(sim_h - self._last_h, 0.0) * 3600.0
             if s["P_it_W"]:
                 self._E_it += s["P_it_W"] * dt_s
@@ -127,13 +132,13 @@ class LiveView:
             self._last_h = sim_h
             now = time.monotonic()
             if self._live is not None and now - self._last_draw >= self.min_interval_s:
-                self._live.update(self._render(sim_h, jobs_left), refresh=True)
+                self._live.update(self._render(status), refresh=True)
                 self._last_draw = now
                 self.draws += 1
         except Exception:  # noqa: BLE001 - stop the display, not the run
-            self.close()
+            self.run_ended()
 
-    def close(self) -> None:
+    def run_ended(self) -> None:
         """Erase the dashboard (transient) and restore the streams. Never raises."""
         live, self._live = self._live, None
         if live is not None:
@@ -145,24 +150,20 @@ class LiveView:
 
 @contextlib.contextmanager
 def live_dashboard(view: LiveView) -> Iterator[LiveView]:
-    """Use ``view`` as the kernel's progress display for the runs inside the block; restored after.
+    """Keep ``view`` for the runs inside the block (pass it as an observer); erase it at the end whatever happens.
 
     Parameters
     ----------
     view : LiveView
-        The dashboard (attach the simulation with :meth:`LiveView.attach` before it runs).
+        The dashboard (given to the simulation as ``observers=[view]``, :func:`scheduler_sim.app.runner.run_one`'s
+        ``live``).
 
     Yields
     ------
     LiveView
         ``view``.
     """
-    from ..kernel import simulation as ksim
-
-    saved = ksim.RunProgress
-    ksim.RunProgress = view.start  # the kernel calls RunProgress(window_h) once per run
     try:
         yield view
     finally:
-        ksim.RunProgress = saved
-        view.close()
+        view.run_ended()

@@ -265,8 +265,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         Compute the run's headroom (:mod:`scheduler_sim.analysis.headroom`) after the file is written, into
         ``RunOutput.headroom`` (printed by ``hpctwin run``; not written to the file).
     live : object
-        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), attached to the
-        simulation before it runs (the caller installs it with :func:`scheduler_sim.app.live.live_dashboard`).
+        ``hpctwin run --live``: the :class:`~scheduler_sim.app.live.LiveView` (None: none), given to the
+        simulation as its run observer in place of the progress bar (the caller erases it at the end with
+        :func:`scheduler_sim.app.live.live_dashboard`).
     fast_check_h : float
         With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
         supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
@@ -537,11 +538,11 @@ def _prepare_policy(run: _Run, comm) -> None:
         cooling = (rollout_cooling(cfg, system, run.wet_bulb, run.origin) if cfg.scheduler.twin.cooling == "fast"
                    else None)
         policy = twin_from_config(cfg, comm=comm, priority_params=priority_params(cfg), cooling=cooling)
-    sim_cfg = simulation_config(cfg, system, progress=run.show)
+    sim_cfg = simulation_config(cfg, system, progress=run.show and run.live is None)  # --live: the dashboard only
     if policy in SIGNAL_POLICIES:  # the carbon- / price-aware policy takes the run's signal
         sim_cfg = dataclasses.replace(sim_cfg, policy_params=carbon_policy_params(cfg, run.grid))
     if grid_run.enabled(cfg):  # the dynamic [grid] keys of #15: events / ramp limit around the policy, profiles
-        run.events = grid_run.resolve_events(cfg, design_peak_W(system, cfg.scheduler.cooling_estimate))
+        run.events = grid_run.resolve_events(cfg, design_peak_w(system, cfg.scheduler.cooling_estimate))
         policy, sim_cfg = grid_run.wrap_policy(cfg, policy, sim_cfg, run.events)
         run.jobs = grid_run.apply_power_profiles(cfg, run.jobs)
     run.policy, run.sim_cfg = policy, sim_cfg
@@ -568,9 +569,9 @@ def _simulate(run: _Run):
                      partition=serving.profile() if serving is not None else None,
                      job_power_profiles=getattr(run.loaded, "profiles", None) if cfg.power.use_measured_power
                      else None,
-                     workload_power_profiles=training.power_series if training is not None else None)
-    if run.live is not None:  # hpctwin run --live: the dashboard reads this platform's state
-        run.live.attach(sim)
+                     workload_power_profiles=training.power_series if training is not None else None,
+                     observers=(run.live,) if run.live is not None else ())  # hpctwin run --live: the dashboard
+    if run.live is not None:
         if cfg.cooling.plant_model != "off":
             try:
                 run.live.T_limit_K = float(load_plant_params(cfg.cooling.plant or run.system.cooling_plant)
@@ -815,31 +816,6 @@ def _and_headroom(extra, room):
     return write
 
 
-def headroom_lines(cfg: RunConfig, system: System, result: object, wpath: Path | None) -> list[str]:
-    """The headroom block of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`) as printable lines.
-
-    The plant figures need a generated plant (a plant description ``cooling_fmu/plants/<name>.toml``) and a run with
-    cooling; without them only the feed is reported.
-
-    Parameters
-    ----------
-    cfg : RunConfig
-        The run.
-    system : System
-        Its platform.
-    result : object
-        The run's SimulationResult.
-    wpath : Path | None
-        The weather file the run read (None: the system's site).
-
-    Returns
-    -------
-    list of str
-        Printable lines.
-    """
-    return run_headroom_of(cfg, system, result, wpath).lines()
-
-
 def run_headroom_of(cfg: RunConfig, system: System, result: object, wpath: Path | None,
                     origin_unix_s: float = math.nan) -> object:
     """The headroom figures of a run (:func:`scheduler_sim.analysis.headroom.run_headroom`).
@@ -1006,7 +982,7 @@ def partition_mapping_lines(info: dict) -> list[str]:
     return out
 
 
-def design_peak_W(system, cooling_estimate: float) -> float:
+def design_peak_w(system, cooling_estimate: float) -> float:
     """Design peak facility power [W] (the reference of ``power_cap.cap_fraction``).
 
     Every node at the system's default utilisation, with conversion losses and rack overhead, times
@@ -1109,7 +1085,7 @@ def simulation_config(cfg: RunConfig, system: System, progress: bool = False) ->
                     np.array(d.node_indices(system.n_nodes)), d.drain) for d in sc.downtime],
         use_measured_power=cfg.power.use_measured_power,
         power_cap=[(c.start_day * DAY_S, c.cap_MW * 1e6 if c.cap_MW is not None
-                    else c.cap_fraction * design_peak_W(system, sc.cooling_estimate)) for c in sc.power_cap],
+                    else c.cap_fraction * design_peak_w(system, sc.cooling_estimate)) for c in sc.power_cap],
         cooling_estimate=sc.cooling_estimate, power_cap_forecast_margin=sc.power_cap_forecast_margin,
         placement=sc.placement,
         failures=failures, on_failure=cfg.faults.on_failure, warmup_s=cfg.output.warmup_days * DAY_S,

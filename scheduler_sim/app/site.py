@@ -154,7 +154,7 @@ def _kv(key: str, value, comment: str) -> str:
     return f"{key} = {_fmt(value)}".ljust(44) + f"# {comment}"
 
 
-def _node_in_W(sysm_like: dict, node) -> float:
+def _node_in_w(sysm_like: dict, node) -> float:
     """Rack-input power of one node at full load with the site's conversion chain (SIVOC then rectifier) [W]."""
     sv, rc = sysm_like["sivoc"], sysm_like["rectifier"]
     p = float(node_power_w(1.0, 1.0, node))
@@ -173,7 +173,7 @@ def _layout(spec: SiteSpec) -> tuple[list[dict], int, int, int]:
     for p in spec.partitions:
         nt = load_node_type(p.node_type)
         lim = p.rack_limit_W or spec.rack_limit_W
-        per = _node_in_W(_CHAIN, nt)
+        per = _node_in_w(_CHAIN, nt)
         npr = p.nodes_per_rack or max(1, int(0.9 * lim // per))  # ASSUMPTION: 10 % below the limit at full load
         rows.append({"spec": p, "nodes_per_rack": npr, "rack_limit_W": lim, "node_in_W": per, "node": nt})
         rack_heat.append(min(npr, p.nodes) * per)
@@ -286,7 +286,7 @@ def system_toml(spec: SiteSpec, plant_file: str) -> str:
 APPROACH_K = 5.0
 
 
-def set_points_K(design_wb_K: float) -> tuple[float, float]:
+def set_points_k(design_wb_K: float) -> tuple[float, float]:
     """Facility and CDU secondary supply set points of a generated plant [K].
 
     The template's 24 C facility / 27 C secondary (ASHRAE TC 9.9 class W27), raised when the towers cannot make
@@ -311,7 +311,7 @@ def _plant_dict(n_cdu: int, q_cdu: float, q_total: float, cells: int, chiller: b
                 p_atm: float, design_wb_K: float = 292.15) -> dict:
     """The scaled template (module docstring, step 3) as a plant-description mapping."""
     t = tomllib.loads(_template_path().read_text())
-    fac, sec = set_points_K(design_wb_K)
+    fac, sec = set_points_k(design_wb_K)
     t["cdu"]["T_sec_sup_set_K"] = sec
     t["tower"]["T_fac_sup_set_K"] = fac
     sc, sp = q_cdu / _T_CDU_W, q_total / _T_TOTAL_W

@@ -12,7 +12,9 @@ One home per responsibility:
 * :mod:`.stepfunction`, :mod:`.ledger`, :mod:`.recorder` -- the power step function, exact energies, step and
   interval averages;
 * :mod:`.coupler` -- the cooling plant behind the :class:`cooling_fmu.coupling.Plant` protocol;
-* :mod:`.results`, :mod:`.metrics` -- the run's result and its metrics; :mod:`.faults`, :mod:`.progress`.
+* :mod:`.results`, :mod:`.metrics` -- the run's result and its metrics; :mod:`.faults`;
+* :mod:`.platform` -- what each service may use of the platform (one protocol per service: no service imports
+  the simulation); :mod:`.progress` -- the run observers (progress bar, ``--live`` dashboard) and their hook.
 
 Imports only :mod:`scheduler_sim.policies` and the lower packages (power, cooling_fmu, jobs, dataloaders).
 Size limits (checked in CI): no class over 300 lines (``tools/check_kernel_size.py``), no function over

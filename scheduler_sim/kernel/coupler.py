@@ -27,7 +27,7 @@ from power.facility import SERIES as OVERHEAD_SERIES
 from power.sizing import facility_overheads
 from power.system import System
 
-from .progress import RunProgress
+from .progress import RunHooks
 from .recorder import IntervalReducer
 from .state import CoolingReadout, StateLayout
 
@@ -74,7 +74,7 @@ class CoolingCoupler:
     on_implausible : str
         "warn" or "stop": what a plant output out of its physical bounds does (see
         :class:`scheduler_sim.kernel.config.SimulationConfig`).
-    progress : RunProgress | None
+    progress : RunHooks | None
         Progress display, updated per call.
     dry_bulb_K : Callable | None
         Dry-bulb temperature [K] at simulation times; passed to a plant with ``uses_dry_bulb`` as ``T_db_K``
@@ -97,7 +97,7 @@ class CoolingCoupler:
     """
 
     def __init__(self, plant: Plant | None, wet_bulb_K: Callable | None, system: System, layout: StateLayout, t0: float,
-                 step_s: float, ratio: int, on_implausible: str, progress: RunProgress | None = None,
+                 step_s: float, ratio: int, on_implausible: str, progress: RunHooks | None = None,
                  dry_bulb_K: Callable | None = None) -> None:
         self.plant = plant
         self.wet_bulb_K = wet_bulb_K

@@ -15,8 +15,8 @@ import numpy as np
 
 from .core import EventKind
 
-if TYPE_CHECKING:  # typing only: the simulation imports this module
-    from .simulation import Simulation
+if TYPE_CHECKING:  # typing only: what the service uses of the platform (kernel.platform)
+    from .platform import EventPlatform
 
 __all__ = ["JobEnd", "JobSubmit", "NodeDown", "NodeUp", "PowerChange", "JobPower", "EventHandlers"]
 
@@ -68,11 +68,11 @@ class EventHandlers:
 
     Parameters
     ----------
-    sim : Simulation
+    sim : EventPlatform
         The platform whose state the handlers change.
     """
 
-    def __init__(self, sim: "Simulation") -> None:
+    def __init__(self, sim: EventPlatform) -> None:
         self.sim = sim
         self.table = {EventKind.JOB_END: self.job_end, EventKind.JOB_SUBMIT: self.job_submit,
                       EventKind.NODE_DOWN: self.node_down, EventKind.NODE_UP: self.node_up,

@@ -29,20 +29,22 @@ def sample_failures(n_nodes: int, t0_s: float, t1_s: float, mtbf_s: float, mttr_
     ----------
     n_nodes : int
         Nodes (>= 1).
-    t0_s, t1_s : float
-        Horizon [s]; failures starting at or after ``t1_s`` are not sampled.
+    t0_s : float
+        Start of the horizon [s].
+    t1_s : float
+        End of the horizon [s]; failures starting at or after it are not sampled.
     mtbf_s : float
         Mean time between failures of ONE node [s] (> 0).
     mttr_s : float
         Mean time to repair [s] (> 0).
     seed : int
         Seed of the numpy Generator (PCG64).
-    distribution : {"exponential", "weibull"}
-        Law of the times between failures.
+    distribution : str
+        Law of the times between failures: ``"exponential"`` or ``"weibull"``.
     weibull_shape : float
         Weibull shape k (> 0); the scale is ``mtbf / Gamma(1 + 1/k)``.
-    repair : {"exponential", "lognormal"}
-        Law of the repair times; the log-normal has the given mean and log-space sigma.
+    repair : str
+        Law of the repair times, ``"exponential"`` or ``"lognormal"``; the log-normal has the given mean and log-space sigma.
     repair_sigma : float
         Log-space standard deviation of log-normal repairs.
 

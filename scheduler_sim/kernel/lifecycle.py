@@ -22,8 +22,8 @@ from .events import JobEnd, JobPower
 from .jobdata import JobOutcome
 from .sharing import share_power, slot_table_of
 
-if TYPE_CHECKING:  # typing only: the simulation imports this module
-    from .simulation import Simulation
+if TYPE_CHECKING:  # typing only: what the service uses of the platform (kernel.platform)
+    from .platform import LifecyclePlatform
 
 __all__ = ["JobLifecycle"]
 
@@ -33,11 +33,11 @@ class JobLifecycle:
 
     Parameters
     ----------
-    sim : Simulation
+    sim : LifecyclePlatform
         The platform (its state, job data, policy, placement and power chain).
     """
 
-    def __init__(self, sim: "Simulation") -> None:
+    def __init__(self, sim: LifecyclePlatform) -> None:
         self.sim = sim
 
     def run_duration(self, j: int) -> tuple[float, int]:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from power.facility import FacilityOverheads
 
     from ..policies import BasePolicy
-    from .simulation import Simulation
+    from .platform import ForkPlatform
     from .state import StateLayout
 
 __all__ = ["Lookahead", "Snapshot", "RolloutCooling", "JobKnowledge", "rollout_score", "cooled_energy"]
@@ -107,11 +107,11 @@ class Snapshot:
 
     Parameters
     ----------
-    fork : Simulation
+    fork : ForkPlatform
         A fork of the platform without a policy (:meth:`Simulation.fork`); owned by the snapshot.
     """
 
-    def __init__(self, fork: "Simulation") -> None:
+    def __init__(self, fork: ForkPlatform) -> None:
         self._fork = fork
 
     @property
@@ -171,8 +171,8 @@ class Snapshot:
             heapq.heapify(heap)
             st.env._heap = heap
         if runtime_s is not None or submit_s is not None:
-            f.jobdata = dataclasses.replace(jd, runtime=np.asarray(runtime, float), submit=np.asarray(submit, float))
-            f._wire(f.governor.cooling_estimate)
+            f.replace_jobdata(dataclasses.replace(jd, runtime=np.asarray(runtime, float),
+                                                  submit=np.asarray(submit, float)))
 
     def rollout(self, policy: "BasePolicy", until_s: float, cooling: RolloutCooling | None = None) -> dict[str, float]:
         """Roll a copy of ``policy`` out from the snapshot to ``until_s`` and score it.
@@ -207,13 +207,13 @@ class Lookahead:
 
     Parameters
     ----------
-    platform : Simulation
+    platform : ForkPlatform
         The platform (kept private: a policy reaches it only through :meth:`snapshot`).
     """
 
     __slots__ = ("_platform",)
 
-    def __init__(self, platform: "Simulation") -> None:
+    def __init__(self, platform: ForkPlatform) -> None:
         self._platform = platform
 
     def snapshot(self) -> Snapshot:
@@ -227,13 +227,13 @@ class Lookahead:
         return Snapshot(self._platform.fork(None))
 
 
-def rollout_score(fork: "Simulation", waiting: np.ndarray, t: float, end: float, blocks: list[np.ndarray],
+def rollout_score(fork: ForkPlatform, waiting: np.ndarray, t: float, end: float, blocks: list[np.ndarray],
                   cooling: RolloutCooling | None) -> dict[str, float]:
     """The score of a finished rollout (:meth:`Simulation.rollout`) over ``[t, end]``.
 
     Parameters
     ----------
-    fork : Simulation
+    fork : ForkPlatform
         The fork after its rollout.
     waiting : np.ndarray
         Indices of the jobs submitted before ``end`` and not started at ``t``.

@@ -43,7 +43,7 @@ def add_job_metrics(jobs: pd.DataFrame, window_start_s: float = -np.inf) -> pd.D
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Needs ``submit_time_s``, ``sim_start_s``, ``sim_end_s`` [s] (NaN for jobs that never ran).
     window_start_s : float
         Window start ``t0`` [s]; wait and turnaround count from ``max(submit, t0)`` (module docstring). The default
@@ -77,7 +77,7 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Output of :func:`add_job_metrics` plus ``prefilled``, ``nodes``, ``outcome``.
     totals : dict
         Exact energies [J] from the step integration: ``E_node_dc_J``, ``E_sivoc_loss_J``, ``E_rectifier_loss_J``,
@@ -90,9 +90,9 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
         Window start [s].
     cooling : bool
         Whether cooling power was modelled (if not, PUE is NaN: it would be a meaningless 1.0).
-    time_s : ndarray or None
+    time_s : np.ndarray | None
         Start of each output interval [s] (needed with ``measure``).
-    measure : (float, float) or None
+    measure : tuple[float, float] | None
         ``[a, b)`` [s] over which ``utilisation_measured`` is computed, excluding a warm-up before ``a`` and the
         drain after ``b`` (whole output intervals inside the window).
 
@@ -186,24 +186,30 @@ def summarize(jobs: pd.DataFrame, totals: dict, facility: dict, *, n_nodes: int,
 SIZE_CLASSES = ((1, "1"), (2, "2-15"), (16, "16-127"), (128, "128-511"), (512, "512-2047"), (2048, "2048+"))
 
 
-def group_metrics(jobs: pd.DataFrame, by: str, size_classes=SIZE_CLASSES) -> pd.DataFrame:
+def group_metrics(jobs: pd.DataFrame, by: str, size_classes: tuple = SIZE_CLASSES) -> pd.DataFrame:
     """Per-account or per-size-class metrics.
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Result table (:func:`add_job_metrics` columns, ``energy_dc_J``, ``energy_it_J``, ``nodes``, ``account``,
         ``user``, ``prefilled``).
-    by : {"account", "size"}
-        Group by account (else user; '' = unknown) or by node-count class (``size_classes``).
-    size_classes : sequence of (int, str)
-        Lower bounds and labels of the size classes, ascending.
+    by : str
+        ``"account"``: group by account (else user; '' = unknown); ``"size"``: by node-count class
+        (``size_classes``).
+    size_classes : tuple
+        ``(lower bound, label)`` of each size class, ascending.
 
     Returns
     -------
     pandas.DataFrame
         One row per group: ``group``, ``jobs``, ``node_hours`` [h], ``mean_wait_s``, ``mean_bounded_slowdown``,
         ``energy_dc_J``, ``energy_it_J``; prefilled jobs are left out of the wait statistics only.
+
+    Raises
+    ------
+    ValueError
+        If ``by`` is neither ``"account"`` nor ``"size"``.
     """
     df = jobs.copy()
     if by == "account":

@@ -22,12 +22,12 @@ from power.facility import SERIES as OVERHEAD_SERIES
 from . import metrics
 from .coupler import PlantStopped
 from .jobdata import JobOutcome
-from .progress import RunProgress
+from .progress import RunHooks
 from .recorder import StepIntegrator
 from .state import POWER_SERIES, SCHEDULER_SERIES
 
-if TYPE_CHECKING:  # typing only: the simulation imports this module
-    from .simulation import Simulation
+if TYPE_CHECKING:  # typing only: what the service uses of the platform (kernel.platform)
+    from .platform import ResultPlatform
 
 __all__ = ["SimulationResult", "ResultBuilder", "allocation_runs", "finish_completed", "finish_stopped"]
 
@@ -90,11 +90,11 @@ class ResultBuilder:
 
     Parameters
     ----------
-    sim : Simulation
+    sim : ResultPlatform
         The platform after its run (state, coupler, job data, info).
     """
 
-    def __init__(self, sim: "Simulation") -> None:
+    def __init__(self, sim: ResultPlatform) -> None:
         self.sim = sim
 
     def build(self) -> SimulationResult:
@@ -321,13 +321,13 @@ class ResultBuilder:
                                                          & (st.outcome != JobOutcome.REJECTED_POWER_CAP)))
 
 
-def finish_stopped(sim: "Simulation", failure: PlantStopped, integ: StepIntegrator, wall0: float,
-                   pbar: RunProgress | None) -> SimulationResult:
+def finish_stopped(sim: ResultPlatform, failure: PlantStopped, integ: StepIntegrator, wall0: float,
+                   pbar: RunHooks | None) -> SimulationResult:
     """Partial results of a run the plant stopped: everything up to the last whole output interval it completed.
 
     Parameters
     ----------
-    sim : Simulation
+    sim : ResultPlatform
         The stopped platform.
     failure : PlantStopped
         Why and when it stopped.
@@ -335,7 +335,7 @@ def finish_stopped(sim: "Simulation", failure: PlantStopped, integ: StepIntegrat
         The run's step integrator.
     wall0 : float
         Wall-clock start of the run (``time.perf_counter``) [s].
-    pbar : RunProgress | None
+    pbar : RunHooks | None
         The progress display, closed here.
 
     Returns
@@ -366,20 +366,20 @@ def finish_stopped(sim: "Simulation", failure: PlantStopped, integ: StepIntegrat
     return ResultBuilder(sim).build()
 
 
-def finish_completed(sim: "Simulation", integ: StepIntegrator, wall0: float,
-                     pbar: RunProgress | None) -> SimulationResult:
+def finish_completed(sim: ResultPlatform, integ: StepIntegrator, wall0: float,
+                     pbar: RunHooks | None) -> SimulationResult:
     """Results of a complete run: padded with idle time to a whole output interval (at least one; an integer
     count of steps).
 
     Parameters
     ----------
-    sim : Simulation
+    sim : ResultPlatform
         The platform after its last event.
     integ : StepIntegrator
         The run's step integrator.
     wall0 : float
         Wall-clock start of the run (``time.perf_counter``) [s].
-    pbar : RunProgress | None
+    pbar : RunHooks | None
         The progress display, closed here.
 
     Returns

@@ -34,6 +34,7 @@ import copy
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from typing import Callable
 
 import numpy as np
@@ -54,7 +55,7 @@ from .lookahead import Lookahead, RolloutCooling, rollout_score
 from .window import batch_failures, batch_pool, open_window, run_horizon
 from .placement import Placement
 from .powercap import OverheadForecast, PowerCapGovernor
-from .progress import RunProgress
+from .progress import RunHooks, RunObserver
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
 from .view import frozen_job_arrays, scheduler_view
@@ -106,6 +107,9 @@ class Simulation:
         with ``config.use_measured_power``: each sample holds until the next; the job's energy is their integral.
     workload_power_profiles : pd.DataFrame | None
         Same columns, for generated jobs (training, #24); used whatever ``config.use_measured_power`` says.
+    observers : Sequence[RunObserver]
+        Told how each run goes (:class:`~scheduler_sim.kernel.progress.RunObserver`: ``hpctwin run --live``'s
+        dashboard); ``config.progress`` adds the progress bar. A fork has none.
 
     Notes
     -----
@@ -119,7 +123,7 @@ class Simulation:
                  wet_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
                  dry_bulb_K: Callable[[np.ndarray], np.ndarray] | None = None,
                  partition: NodePowerProfile | None = None, job_power_profiles: pd.DataFrame | None = None,
-                 workload_power_profiles: pd.DataFrame | None = None) -> None:
+                 workload_power_profiles: pd.DataFrame | None = None, observers: Sequence[RunObserver] = ()) -> None:
         cfg = config if config is not None else SimulationConfig()
         self.system = system
         self.policy = policy if isinstance(policy, BasePolicy) else make_policy(policy, cfg.backfill,
@@ -131,6 +135,7 @@ class Simulation:
         self.wet_bulb_K = wet_bulb_K
         self.dry_bulb_K = dry_bulb_K
         self.partition = partition
+        self.observers = tuple(observers)
         self.step_s = cfg.step_s
         self.ratio = cfg.steps_per_interval
         self.interval_s = cfg.interval_s
@@ -138,7 +143,7 @@ class Simulation:
         self.t1 = cfg.window_end_s
         self.info: dict = {}
         self.failures = batch_failures(cfg, partition, system.n_nodes, self.info)
-        self.horizon_s = self._horizon(self.t1 + cfg.max_drain_s)
+        self.horizon_s = run_horizon(self.t0, self.step_s, self.ratio, self.t1 + cfg.max_drain_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
         self.attempts: list[tuple] = []
         self.layout = StateLayout(system.n_cdus, system.n_racks, len(system.partitions) if system.partitioned else 0)
@@ -172,10 +177,6 @@ class Simulation:
         self.handlers = EventHandlers(self)
         self._lookahead = Lookahead(self)  # the fork/rollout service on every view (kernel.lookahead)
 
-    def _horizon(self, t_s: float) -> float:
-        """The run horizon (:func:`~scheduler_sim.kernel.window.run_horizon`) [s]."""
-        return run_horizon(self.t0, self.step_s, self.ratio, t_s)
-
     @property
     def plant_state(self) -> np.ndarray | None:
         """The plant's outputs at the end of its last step (SI, columns as ``plant.output_names``), or None."""
@@ -194,14 +195,10 @@ class Simulation:
         return scheduler_view(self.state, self.jobdata, self.governor, self.config, self._frozen, p, self._lookahead)
 
     # ------------------------------------------------------------------ the step function
-    def _step_value(self) -> np.ndarray:
-        """The step-function value after this timestamp (:class:`~scheduler_sim.kernel.stepfunction.StepFunction`)."""
-        return self.stepfn.value(self.state)
-
     def _advance(self, integ: StepIntegrator, t: float) -> None:
         """Integrate the step function up to ``t`` [s] (this may step the cooling plant) and the background energy."""
         st = self.state
-        integ.set(self._step_value())
+        integ.set(self.stepfn.value(st))  # the step function after this timestamp (kernel.stepfunction)
         integ.advance(t)
         c, sv = st.counters, st.step
         dt = t - c.t_last
@@ -231,7 +228,7 @@ class Simulation:
         for p in self.system.partitions:  # a sharing partition's nodes are allocated by slot
             if p.share:
                 st.alloc.share(p.first_node, p.n_nodes, p.share_slots)
-        pbar = RunProgress((self.t1 - self.t0) / 3600.0) if cfg.progress else None
+        pbar = RunHooks.for_run(self.observers, cfg.progress, (self.t1 - self.t0) / 3600.0, st, self.plant)
         self.coupler = CoolingCoupler(self.plant, self.wet_bulb_K, self.system, self.layout, self.t0, self.step_s,
                                       self.ratio, cfg.on_implausible, pbar, dry_bulb_K=self.dry_bulb_K)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
@@ -308,6 +305,7 @@ class Simulation:
             setattr(new, name, getattr(self, name))
         new.config = dataclasses.replace(self.config, progress=False, record_reservations=False)
         new.plant = new.wet_bulb_K = new.dry_bulb_K = new.coupler = None
+        new.observers = ()
         new.policy, new.policies = policy, partition_policies(policy, new.system)
         new.info, new.reservation_log, new.attempts = {}, [], []
         new.state = copy.deepcopy(self.state)
@@ -315,17 +313,23 @@ class Simulation:
         new._wire(ratio)
         return new
 
+    def replace_jobdata(self, jobdata: JobTable) -> None:
+        """Give this fork other job data (same jobs; :meth:`Snapshot.revise`) and rebuild its services."""
+        self.jobdata = jobdata
+        self._wire(self.governor.cooling_estimate)
+
     def __getstate__(self) -> dict:
         """Pickle support (a fork sent to another MPI rank): the power chain and the services are rebuilt."""
         state = {k: v for k, v in self.__dict__.items()
                  if k not in ("chain", "placement", "governor", "lifecycle", "handlers", "stepfn", "_frozen",
-                              "_lookahead")}
+                              "_lookahead", "observers")}
         state["_cooling_estimate"] = self.governor.cooling_estimate
         return state
 
     def __setstate__(self, state: dict) -> None:
         estimate = state.pop("_cooling_estimate")
         self.__dict__.update(state)
+        self.observers = ()
         self.chain = PowerChain(self.system)
         self._wire(estimate)
 
@@ -369,6 +373,6 @@ class Simulation:
         st.env.schedule(t, EventKind.WAKEUP, None)  # the pass of this timestamp, under this fork's policy
         st.counters = LoopCounters(t_last=t, required=st.env.pending(EventKind.POWER_CHANGE))
         self._loop(integ, end)
-        integ.set(self._step_value())
+        integ.set(self.stepfn.value(st))
         integ.advance(end)
         return rollout_score(self, waiting, t, end, blocks, cooling)

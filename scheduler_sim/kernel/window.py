@@ -20,8 +20,8 @@ from .events import JobSubmit, NodeDown, NodeUp, PowerChange
 from .jobdata import NodePowerProfile
 from .recorder import StepIntegrator
 
-if TYPE_CHECKING:  # typing only: the simulation imports this module
-    from .simulation import Simulation
+if TYPE_CHECKING:  # typing only: what the service uses of the platform (kernel.platform)
+    from .platform import WindowPlatform
 
 __all__ = ["run_horizon", "batch_failures", "batch_pool", "open_window"]
 
@@ -124,7 +124,7 @@ def batch_pool(cfg: SimulationConfig, n_nodes: int, partition: NodePowerProfile 
     return int(cfg.pool_nodes)
 
 
-def _reserve_partition(sim: "Simulation") -> None:
+def _reserve_partition(sim: WindowPlatform) -> None:
     """Reserve the partition's nodes, schedule its power changes (events the run must reach), set the row in force
     at ``t0``.
     """
@@ -139,7 +139,7 @@ def _reserve_partition(sim: "Simulation") -> None:
         st.node_dc[part.nodes] = part.P_W[before[-1]]
 
 
-def _outages_at_start(sim: "Simulation") -> None:
+def _outages_at_start(sim: WindowPlatform) -> None:
     """Take out the nodes of downtimes and failures in force at ``t0`` (a failure's return is scheduled)."""
     st, t0 = sim.state, sim.t0
     for a_, b_, nodes_, drain_ in sim.config.downtimes:
@@ -152,7 +152,7 @@ def _outages_at_start(sim: "Simulation") -> None:
             st.env.schedule(t_up, EventKind.NODE_UP, NodeUp(nd))
 
 
-def _future_outages(sim: "Simulation") -> None:
+def _future_outages(sim: WindowPlatform) -> None:
     """Schedule the downtime and failure windows that start after ``t0`` (and the ends of those in force)."""
     env, t0 = sim.state.env, sim.t0
     for a, b, nodes, drain in sim.config.downtimes:
@@ -168,12 +168,12 @@ def _future_outages(sim: "Simulation") -> None:
             env.schedule(t_up, EventKind.NODE_UP, NodeUp(nd))
 
 
-def open_window(sim: "Simulation") -> None:
+def open_window(sim: WindowPlatform) -> None:
     """Set up the window start of ``sim`` (a fresh state): partition, outages in force, prefill, future events.
 
     Parameters
     ----------
-    sim : Simulation
+    sim : WindowPlatform
         The platform, its state fresh at ``t0``.
     """
     st, jobs, t0 = sim.state, sim.jobdata, sim.t0

@@ -9,6 +9,7 @@ backfill.
 from __future__ import annotations
 
 import difflib
+import importlib.metadata
 from collections.abc import Callable
 
 from jobs.registry import Registry
@@ -18,13 +19,17 @@ from .base import BasePolicy, SchedulerView
 from .order import ORDERS, QueueOrder
 from .replay import Replay
 
-__all__ = ["OrderedPolicy", "POLICIES", "make_policy", "policy_catalogue", "register_policy", "PolicyFactory"]
+__all__ = ["OrderedPolicy", "POLICIES", "make_policy", "policy_catalogue", "register_policy", "PolicyFactory",
+           "ENTRY_POINT_GROUP", "load_entry_point_policies"]
 
 #: policy shorthands -> (order, backfill)
 SHORTHANDS = {"easy": ("fcfs", "easy"), "conservative": ("fcfs", "conservative")}
 
 #: A factory of a registered policy: ``factory(backfill, **params) -> BasePolicy``.
 PolicyFactory = Callable[..., BasePolicy]
+
+#: Entry point group of out-of-tree policies (``[project.entry-points."hpctwin.policies"]`` in their pyproject.toml).
+ENTRY_POINT_GROUP = "hpctwin.policies"
 
 #: Policies registered by :func:`register_policy` (name -> factory, one-line description), in registration order.
 POLICIES: Registry[PolicyFactory] = Registry("policy")
@@ -49,10 +54,9 @@ def register_policy(name: str, description: str) -> Callable[[PolicyFactory], Po
     callable
         The decorator; it returns the factory unchanged.
 
-    Raises
-    ------
-    ValueError
-        If ``name`` is already an order, a shorthand or a registered policy.
+    Notes
+    -----
+    The decorator raises ValueError if ``name`` is already an order, a shorthand or a registered policy.
     """
     key = name.lower()
 
@@ -125,10 +129,15 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     name : str
         A registered policy (``replay``; ``twin`` once :mod:`scheduler_sim.app.twin` is imported), an order name
         (:data:`ORDERS`) or a shorthand (``easy``, ``conservative``).
-    backfill : str or None
+    backfill : str | None
         Backfill strategy; None means the shorthand's, or ``none`` for a plain order.
     **params
         Order parameters (e.g. multi-factor weights for ``priority``).
+
+    Returns
+    -------
+    BasePolicy
+        The policy, ready to bind to a run.
 
     Raises
     ------
@@ -136,6 +145,8 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
         If a name is unknown (the message lists the known names) or replay is combined with a backfill.
     """
     key = name.lower()
+    if key not in POLICIES and key not in SHORTHANDS and key not in ORDERS:
+        load_entry_point_policies()
     if key in POLICIES:
         return POLICIES[key](backfill, **params)
     if key in SHORTHANDS:
@@ -154,8 +165,39 @@ def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:
     return OrderedPolicy(ORDERS[order_name](**params), backfill or "none")
 
 
+def load_entry_point_policies() -> list[str]:
+    """Register every policy of the :data:`ENTRY_POINT_GROUP` entry points not registered yet.
+
+    Returns
+    -------
+    list of str
+        The names registered by this call.
+
+    Raises
+    ------
+    ValueError
+        If an entry point cannot be loaded (the message names it and its target), or its name is an order or a
+        shorthand.
+    """
+    new = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        key = ep.name.lower()
+        if key in POLICIES:
+            continue
+        try:
+            factory = ep.load()
+        except Exception as exc:  # noqa: BLE001 - any import error of a plug-in becomes one clear message
+            raise ValueError(f"policy entry point {ep.name!r} = {ep.value!r} ({ENTRY_POINT_GROUP}) cannot be "
+                             f"loaded: {type(exc).__name__}: {exc}") from exc
+        doc = getattr(factory, "description", "") or (factory.__doc__ or "").strip().partition("\n")[0]
+        register_policy(key, doc or f"out-of-tree policy ({ep.value})")(factory)
+        new.append(key)
+    return new
+
+
 def policy_catalogue() -> list[tuple[str, str]]:
     """(name, one-line description) of every order, backfill strategy and shorthand, for ``hpctwin list``."""
+    load_entry_point_policies()
     rows = POLICIES.catalogue()
     rows += [(n, c.description) for n, c in ORDERS.items()]
     rows += [(f"--backfill {n}", d) for n, (_, d) in BACKFILLS.items()]

@@ -87,6 +87,17 @@ class PowerFit:
 def read_measurements(path: str | Path) -> list[dict]:
     """Rows of a measurement table (columns of ``tests/data/mlenergy_v3_*.csv``), numbers as floats.
 
+    Parameters
+    ----------
+    path : str | Path
+        The CSV file.
+
+    Returns
+    -------
+    list[dict]
+        One dict per data row: every column as read (text), the five needed ones (``num_gpus`` ...
+        ``avg_power_watts``) as float.
+
     Raises
     ------
     ValueError
@@ -245,7 +256,7 @@ def fit_power(dep: Deployment, rows: list[dict], prompt_len: float = PROMPT_TOKE
     ----------
     dep : Deployment
         The deployment the rows were measured on (its GPU's idle and maximum power are kept).
-    rows : list of dict
+    rows : list[dict]
         From :func:`read_measurements`; ``avg_power_watts`` is the total over ``num_gpus`` GPUs.
     prompt_len : float
         Mean prompt length [tokens].

@@ -332,10 +332,22 @@ def _validate(cls, data: dict, source: str):
 def load_model(name_or_path: str, base: Path | None = None) -> ModelSpec:
     """Load a model description by shipped name (e.g. ``"llama-3-8b"``) or TOML path.
 
-    Raises
-    ------
-    ValueError
-        Unknown name, missing file, bad TOML or an invalid / unknown field (the message names file and field).
+    Parameters
+    ----------
+    name_or_path : str
+        A shipped model name or a TOML path.
+    base : Path | None
+        Folder a relative path is read from (the deployment file's); None: the working directory.
+
+    Returns
+    -------
+    ModelSpec
+        The validated model.
+
+    Notes
+    -----
+    Raises ValueError for an unknown name, a missing file, bad TOML or an invalid / unknown field (the message names
+    file and field).
     """
     p = _resolve(name_or_path, "models", base)
     return _validate(ModelSpec, _read_toml(p, "model"), str(p))
@@ -344,11 +356,23 @@ def load_model(name_or_path: str, base: Path | None = None) -> ModelSpec:
 def load_gpu(name_or_path: str, base: Path | None = None) -> GPUSpec:
     """Load a GPU description by shipped name (e.g. ``"h100-sxm"``) or TOML path.
 
+    Parameters
+    ----------
+    name_or_path : str
+        A shipped GPU name (``scheduler_sim/serving/data/gpus``) or a TOML path, relative to ``base``.
+    base : Path | None
+        The deployment file's folder (None: the working directory).
+
+    Returns
+    -------
+    GPUSpec
+        The validated GPU; the file's ``[node]`` table (a node type, :mod:`power.nodetypes`) is not read here.
+
     Raises
     ------
     ValueError
         Unknown name, missing file, bad TOML, an invalid / unknown field, or a catalogue entry that is not a GPU
-        (``kind = "cpu-node"``). The file's ``[node]`` table (a node type, :mod:`power.nodetypes`) is not read here.
+        (``kind = "cpu-node"``).
     """
     p = _resolve(name_or_path, "gpus", base)
     data = _read_toml(p, "GPU")
@@ -369,6 +393,16 @@ def resolve_deployment(name_or_path: str | Path) -> Path:
 
     A ``.toml`` path, an existing file, or the name of a shipped deployment (``"llama3-70b_h100_tp4x2"`` ->
     ``experiments/serving/llama3-70b_h100_tp4x2.toml``).
+
+    Parameters
+    ----------
+    name_or_path : str | Path
+        The ``serving.deployment`` value.
+
+    Returns
+    -------
+    Path
+        The deployment file.
 
     Raises
     ------
@@ -393,6 +427,16 @@ def load_deployment(path: str | Path) -> Deployment:
     ``tensor_parallel``, optional ``gpu_memory_utilization``, ``block_size``, a ``[constants]`` table overriding
     :class:`RooflineConstants`, a ``[disaggregation]`` table (:class:`Disaggregation`) and a ``[server]`` table
     (:class:`ServerCooling`).
+
+    Parameters
+    ----------
+    path : str | Path
+        The file, or a shipped deployment's name (:func:`resolve_deployment`).
+
+    Returns
+    -------
+    Deployment
+        The validated deployment, its model and GPU loaded.
 
     Raises
     ------

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from power import node_power_w
+from power import NodePowerParams, node_power_w
 
 from .engine import ServingResult
 
@@ -76,6 +76,16 @@ class ServingPower:
     def gpu_energy_J(self, t_end_s: float) -> float:
         """Energy of all deployment GPUs from ``t_s[0]`` to ``t_end_s`` [J] (tp GPUs per replica column).
 
+        Parameters
+        ----------
+        t_end_s : float
+            End of the span [s], at or after the last row's start.
+
+        Returns
+        -------
+        float
+            The energy [J].
+
         Raises
         ------
         ValueError
@@ -130,7 +140,7 @@ def _bin_energy_overlapping(t0, t1, P, edges) -> np.ndarray:
 MAX_PROFILE_BYTES = 2 * 2**30
 
 
-def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: float | None = None,
+def build_power(res: ServingResult, *, node: NodePowerParams, merge_s: float = 1.0, t_end_s: float | None = None,
                 offset_s: float = 0.0, cpu_util: float = 0.0) -> ServingPower:
     """Bin the engine's GPU power and add the node baseline.
 
@@ -138,11 +148,11 @@ def build_power(res: ServingResult, *, node, merge_s: float = 1.0, t_end_s: floa
     ----------
     res : ServingResult
         Engine output.
-    node : power.NodePowerParams
+    node : NodePowerParams
         The system's node description (CPU / memory / NIC / drive baseline, ``gpus_per_node``).
     merge_s : float
         Bin length [s], > 0 (default 1 s).
-    t_end_s : float or None
+    t_end_s : float | None
         End of the binned span in trace time [s]; default the last completion, rounded up to a whole bin.
     offset_s : float
         Added to trace times to give simulation times [s].

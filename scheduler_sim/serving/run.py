@@ -20,7 +20,7 @@ from dataloaders.registry import load_trace
 
 from power import System
 
-from ..kernel.simulation import NodePowerProfile
+from ..kernel.simulation import NodePowerProfile, SimulationResult
 from .engine import BatchLimits, RequestStatus, ServingEngine, ServingResult
 from .hardware import load_deployment
 from .metrics import add_slo, summarize_serving
@@ -79,8 +79,10 @@ def prepare_serving(sc: object, system: System, *, sim_offset_s: float, generate
     ValueError
         Deployment that does not fit the partition or the system, empty trace window, bad file, every request
         rejected by the engine (nothing served: the command exits non-zero), or a power profile too large to hold.
-    dataloaders.report.TraceError
-        From the request loader.
+
+    Notes
+    -----
+    The request loader raises :class:`dataloaders.report.TraceError` for a trace it cannot read.
     """
     ttft, tpot = sc.ttft_slo_s, sc.tpot_slo_s
     if generated is not None:
@@ -184,13 +186,13 @@ def serving_partition(system: System, first_node: int) -> object:
     return parts[0]
 
 
-def finish_serving(so: ServingOutput, sim_result) -> dict[str, float]:
+def finish_serving(so: ServingOutput, sim_result: SimulationResult) -> dict[str, float]:
     """Compute the three energy scopes from the facility result and the headline metrics (also stored in ``so``).
 
     Parameters
     ----------
     so : ServingOutput
-    sim_result : scheduler_sim.kernel.simulation.SimulationResult
+    sim_result : SimulationResult
         The facility run that carried the partition.
 
     Returns

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
@@ -90,13 +89,11 @@ def test_compare_plot_writes_waterfall_and_overlay(two_runs, tmp_path):
     (["export", "no_such_run.h5"], "no_such_run.h5: no such file"),
 ])
 def test_argument_errors_come_before_heavy_imports(argv, message, tmp_path):
-    t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "scheduler_sim", *argv], capture_output=True, text=True, cwd=tmp_path)
-    wall = time.perf_counter() - t0
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert "numpy" not in r.stderr
-    assert wall < 3.0  # well under 1 s on an idle machine (no numpy, h5py or the chain imported); CI is shared
+    # its time is measured by benchmarks/bench_startup.py (speed goals live in benchmarks, not in tests)
 
 
 def test_report_on_a_folder_without_summary_says_so(tmp_path, capsys):
@@ -137,6 +134,7 @@ def test_live_dashboard_is_drawn_on_a_terminal_and_erased(two_runs, tmp_path):
     assert code == 0, out[-2000:]
     assert "hpctwin live: tiny4-two" in out and "queued" in out and "PUE now" in out  # the dashboard was drawn
     assert "\x1b[2K" in out  # ... and erased (rich's transient live clears its lines)
+    assert " h simulated [" not in out and "min simulated [" not in out  # one observer draws: no progress bar too
     last = out.rsplit("hpctwin live", 1)[1]
     assert "summary (" in last and "wrote " in last  # the summary comes after the dashboard, not under it
     assert (tmp_path / "live.h5").is_file()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import h5py
 import pytest
 
-from scheduler_sim.app.runner import design_peak_W, run_one
+from scheduler_sim.app.runner import design_peak_w, run_one
 from scheduler_sim.app.sweep import load_study
 
 pytestmark = [pytest.mark.fmu, pytest.mark.slow]
@@ -35,7 +35,7 @@ def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path
     run_one(cfg, out)
     from power import load_system
 
-    cap = 0.8 * design_peak_W(load_system(cfg.system), cfg.scheduler.cooling_estimate)
+    cap = 0.8 * design_peak_w(load_system(cfg.system), cfg.scheduler.cooling_estimate)
     with h5py.File(out) as f:
         t = f["timeseries/time_s"][:]
         P = f["timeseries/facility/P_facility_W"][:]

@@ -16,8 +16,8 @@ from cooling_fmu.weather import design_conditions, resolve_weather_file
 from power import PowerChain, node_power_w
 from power.system import load_system
 from scheduler_sim.app.cli import main
-from scheduler_sim.app.site import parse_partition, set_points_K
-from scheduler_sim.analysis.headroom import full_load_heat_W
+from scheduler_sim.app.site import parse_partition, set_points_k
+from scheduler_sim.analysis.headroom import full_load_heat_w
 
 NEW = ["site", "new", "demo", "--partition", "cpu=epyc-7763-2s:512:128:120", "--partition",
        "gpu=h100-sxm-8gpu:64:8:100", "--cooling", "towers", "--site", "chicago", "--feed-MW", "4", "--margin", "0.1"]
@@ -57,15 +57,15 @@ def test_generated_system_and_plant(site):
     gpu = s.partition("gpu")
     assert gpu.n_racks == 8
     p = load_plant_params(s.cooling_plant)
-    heat = full_load_heat_W(s)
+    heat = full_load_heat_w(s)
     # CDU design heat = largest full-load CDU heat x 1.1
     assert p.cdu.Q_flow_nominal_W == pytest.approx(1.1 * heat.max(), rel=1e-5)
     assert p.n_cdu == s.n_cdus and not p.chiller.enabled
     assert s.facility.feed.capacity_W == 4e6 and s.facility.feed.redundancy == "N+1"
     # the design day: Chicago 0.4 % wet-bulb; set points max(24 C, wb + 5 K) and + 3 K
     d = design_conditions(resolve_weather_file("chicago"))
-    assert (p.tower.T_fac_sup_set_K, p.cdu.T_sec_sup_set_K) == set_points_K(d.wet_bulb_K)
-    assert set_points_K(d.wet_bulb_K)[0] == 273.15 + np.ceil(d.wet_bulb_K + 5.0 - 273.15)
+    assert (p.tower.T_fac_sup_set_K, p.cdu.T_sec_sup_set_K) == set_points_k(d.wet_bulb_K)
+    assert set_points_k(d.wet_bulb_K)[0] == 273.15 + np.ceil(d.wet_bulb_K + 5.0 - 273.15)
     # the plant holds full load x (1 + margin) at the design wet-bulb with the fewest cells that do
     cap = plant_capacity(p, heat, d.wet_bulb_K).heat_W
     assert cap >= 1.1 * heat.sum()

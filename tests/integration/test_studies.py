@@ -10,7 +10,7 @@ import h5py
 import pytest
 
 from power import load_system
-from scheduler_sim.app.runner import design_peak_W
+from scheduler_sim.app.runner import design_peak_w
 from scheduler_sim.app.sweep import load_study, run_sweep, study_plot_function
 
 EXP = Path(__file__).resolve().parents[2] / "experiments"
@@ -32,7 +32,7 @@ def test_power_cap_study_holds_the_cap_and_plots(tmp_path):
     study.write_text(text)
     summary = run_sweep(study, tmp_path / "out", echo=lambda s: None)
     assert (tmp_path / "out" / "power_cap.png").stat().st_size > 10_000
-    peak_ref = design_peak_W(load_system("theta"), 0.05)
+    peak_ref = design_peak_w(load_system("theta"), 0.05)
     with h5py.File(summary) as f:
         names = [x.decode() for x in f["scenarios/name"][()]]
         peaks = f["scenarios/peak_P_facility_measured_W"][()]

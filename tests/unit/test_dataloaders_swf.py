@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -216,10 +215,7 @@ def test_bad_options():
 
 @needs_traces
 def test_theta_2022():
-    t0 = time.perf_counter()
-    df, rep = load_trace(TRACES / "theta_2022.swf")
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 1.0
+    df, rep = load_trace(TRACES / "theta_2022.swf")  # its time: benchmarks/bench_loaders.py
     assert (rep.records_read, rep.accepted, rep.rejected, rep.repaired) == (23911, 23911, 0, 0)
     # header UnixStartTime is 0 -> origin is the first submit epoch (job 1, 2022-01-01)
     assert df.attrs["time_origin_unix_s"] == 1641021254

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dataloaders.grid import GridSignalError, load_grid_series, shipped_grid_file
-from dataloaders.grid.fallback import carbon_factor_g_per_kWh
+from dataloaders.grid.fallback import carbon_factor_g_per_kwh
 from power.grid import StepSignal, integrate_steps, interval_means, straddling_intervals
 from scheduler_sim.analysis.grid import grid_attribution, signal_in_sim_time
 
@@ -82,10 +82,10 @@ def test_shipped_pjm_2022_carbon_means_match_the_data_readme():
 
 def test_codecarbon_fallback_factors():
     # codecarbon global_energy_mix.json USA carbon_intensity 369.473; usa_emissions.json illinois 811.318 lbs/MWh
-    assert carbon_factor_g_per_kWh("usa")[0] == 369.473
-    assert carbon_factor_g_per_kWh("Illinois")[0] == pytest.approx(811.318 * 0.45359237, rel=1e-15)
+    assert carbon_factor_g_per_kwh("usa")[0] == 369.473
+    assert carbon_factor_g_per_kwh("Illinois")[0] == pytest.approx(811.318 * 0.45359237, rel=1e-15)
     with pytest.raises(ValueError, match="ISO3"):
-        carbon_factor_g_per_kWh("Atlantis")
+        carbon_factor_g_per_kwh("Atlantis")
 
 
 def test_step_products_integrated_exactly_by_hand():

@@ -14,7 +14,7 @@ from cooling_fmu.modelica import analytic_steady_state
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.sizing import plant_capacity, tower_cells_needed, with_tower_cells
 from power.system import load_system
-from scheduler_sim.analysis.headroom import full_load_heat_W, run_headroom
+from scheduler_sim.analysis.headroom import full_load_heat_w, run_headroom
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_full_load_heat_of_theta():
     from power import PowerChain
 
     it = PowerChain(s).evaluate(np.full(s.n_nodes, 262.0)).it_input_W
-    assert full_load_heat_W(s).sum() == pytest.approx(it, rel=1e-12)
+    assert full_load_heat_w(s).sum() == pytest.approx(it, rel=1e-12)
 
 
 def test_design_day_is_the_day_of_highest_mean_wet_bulb():
@@ -157,7 +157,7 @@ def test_n_plus_one_and_chiller_free_hours_in_the_headroom_and_its_file(theta_pl
     h = run_headroom(s, facility, cdu, time_s, theta_plant, design, origin)
     assert h.has_chiller and h.chiller_free == {"2022-01": (9.5, 12.0), "2022-02": (43.0, 48.0)}
     # N+1 at the design wet-bulb and the machine's full-load heat: the cases of cooling_fmu.redundancy, in its order
-    want = n_plus_one(theta_plant, 297.15, full_load_heat_W(s))
+    want = n_plus_one(theta_plant, 297.15, full_load_heat_w(s))
     assert [(c.name, c.ok) for c in h.n_plus_one] == [(c.name, c.ok) for c in want]
     assert [c.name for c in h.n_plus_one] == ["all units", "one tower cell out", "one facility pump out",
                                               "one tower pump out"]

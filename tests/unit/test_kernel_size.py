@@ -110,5 +110,29 @@ def test_no_import_circle_between_project_files_but_the_known_ones():
     circles = cks.import_circles()
     assert set(circles) <= set(cks.KNOWN_CIRCLES), [c for c in circles if c not in cks.KNOWN_CIRCLES]
     graph = cks.import_graph()
-    assert "scheduler_sim.kernel.simulation" in graph["scheduler_sim.kernel.events"]  # TYPE_CHECKING edges counted
+    assert "scheduler_sim.kernel.platform" in graph["scheduler_sim.kernel.events"]  # TYPE_CHECKING edges counted
     assert len(graph) > 150  # every module of the six packages (165 today)
+
+
+def test_kernel_services_import_the_platform_protocols_not_the_simulation():
+    graph = cks.import_graph()
+    for mod in cks.SERVICE_PROTOCOLS:
+        deps = graph[f"scheduler_sim.kernel.{mod}"]
+        assert "scheduler_sim.kernel.simulation" not in deps, mod
+        assert "scheduler_sim.kernel.platform" in deps, mod
+    assert not cks.KNOWN_CIRCLES  # the kernel's five-file circle is gone
+
+
+def test_every_platform_member_a_service_uses_is_declared_in_its_protocol():
+    members = cks.protocol_members()
+    reached = {m: cks.platform_reaches(cks.KERNEL / f"{m}.py") for m in cks.SERVICE_PROTOCOLS}
+    # the scan really sees the reaches: the event handlers use the state and the life-cycle, the results the coupler
+    assert {"state", "lifecycle", "view"} <= reached["events"] and "coupler" in reached["results"]
+    assert "coupler" not in members["EventPlatform"] and "state" in members["EventPlatform"]
+    assert cks.undeclared_reaches() == []
+
+
+def test_an_undeclared_reach_into_the_platform_is_found(tmp_path):
+    (tmp_path / "svc.py").write_text("def f(sim):\n    return sim.state, sim.coupler.x\n"
+                                     "class S:\n    def g(self):\n        return self.sim.plant, self._fork.jobdata\n")
+    assert cks.platform_reaches(tmp_path / "svc.py") == {"state", "coupler", "plant", "jobdata"}

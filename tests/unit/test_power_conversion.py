@@ -6,10 +6,9 @@ import pytest
 from power import (
     RectifierParams,
     SivocParams,
+    conversion_efficiency,
     load_system,
-    rectifier_efficiency,
     rectifier_input_w,
-    sivoc_efficiency,
     sivoc_input_w,
 )
 
@@ -26,7 +25,7 @@ def test_frontier_file_matches_reference_fit():
 def test_sivoc_at_1kw():
     # (1000 + 13) / 0.98 = 1033.673469387755 W; efficiency 1000 / 1033.67... = 0.967423...
     assert float(sivoc_input_w(1000.0, SIVOC)) == pytest.approx(1033.673469387755, rel=1e-14)
-    assert float(sivoc_efficiency(1000.0, SIVOC)) == pytest.approx(1000.0 / 1033.673469387755, rel=1e-14)
+    assert float(conversion_efficiency(1000.0, SIVOC)) == pytest.approx(1000.0 / 1033.673469387755, rel=1e-14)
 
 
 def test_sivoc_at_frontier_node_max():
@@ -41,7 +40,7 @@ def test_rectifier_at_3kw_and_at_full_frontier_group():
     #   -> (11340.857142857 + 17) / 0.96 = 11831.101190476 W in
     out = 4 * 2772.7142857142853 + 250.0
     assert float(rectifier_input_w(out, RECT)) == pytest.approx(11831.10119047619, rel=1e-13)
-    assert float(rectifier_efficiency(out, RECT)) == pytest.approx(out / 11831.10119047619, rel=1e-13)
+    assert float(conversion_efficiency(out, RECT)) == pytest.approx(out / 11831.10119047619, rel=1e-13)
 
 
 def test_quadratic_term():
@@ -53,7 +52,7 @@ def test_quadratic_term():
 def test_zero_load_is_no_load_loss():
     # 13 / 0.98 = 13.265306... W drawn at zero output; efficiency 0
     assert float(sivoc_input_w(0.0, SIVOC)) == pytest.approx(13.0 / 0.98)
-    assert float(sivoc_efficiency(0.0, SIVOC)) == 0.0
+    assert float(conversion_efficiency(0.0, SIVOC)) == 0.0
 
 
 def test_array_shape_kept():

@@ -22,8 +22,21 @@ ALLOWED = {
     **{(f, "heat_w"): "Plant protocol argument, renamed with the plant issue's split"
        for f in ("cooling_fmu/coupling.py", "cooling_fmu/plant.py", "cooling_fmu/modelica.py",
                  "cooling_fmu/quasisteady.py")},
-    ("power/chain.py", "node_dc_w"): "PowerChain argument, renamed with the performance issue's chain update",
 }
+#: Module-level functions whose name is not snake_case, (file, name) -> why; the plant issue owns cooling_fmu/.
+FUNCTIONS_ALLOWED = {
+    **{("cooling_fmu/" + f, name): "cooling_fmu is the plant issue's: renamed with its split"
+       for f, name in (("components/chiller.py", "chiller_setpoint_K"), ("components/pipe.py", "stored_energy_J"),
+                       ("components/pump.py", "shaft_nominal_W"), ("components/pump.py", "pump_rated_motor_W"),
+                       ("components/pump.py", "pump_power_W"), ("components/pump.py", "pump_heat_split_W"),
+                       ("components/pump.py", "pump_shaft_heat_W"), ("components/tower.py", "fan_power_W"),
+                       ("coupling.py", "supply_rise_K_per_W"), ("modelica.py", "cdu_loop_heat_W"),
+                       ("modelica.py", "secondary_supply_K"), ("plausibility.py", "saturation_temperature_K"),
+                       ("sizing.py", "supply_temperatures_K"), ("weather.py", "wet_bulb_K"))},
+    ("scheduler_sim/io/schema.py", "_M"): "the schema table's row constructor (one letter, as a table column); "
+                                          "renamed when issue 28 item 1 merges the metric catalogue into the table",
+}
+SNAKE = re.compile(r"^_{0,2}[a-z][a-z0-9_]*$")
 
 
 def _function_names(tree: ast.AST) -> set[str]:
@@ -80,3 +93,31 @@ def test_every_allowed_name_still_exists():
     for (rel, name) in ALLOWED:
         text = (ROOT / rel).read_text(encoding="utf-8")
         assert re.search(rf"\b{re.escape(name)}\b", text), (rel, name)
+
+
+def module_functions_not_snake_case(path: Path, rel: str) -> list[tuple[int, str]]:
+    """(line, name) of every module-level function of ``path`` whose name is not snake_case, allowances aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(n.lineno, n.name) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not SNAKE.match(n.name) and (rel, n.name) not in FUNCTIONS_ALLOWED]
+
+
+def test_module_functions_are_snake_case_with_a_lower_case_unit():
+    bad = []
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            bad += [f"{rel}:{line}: {name}" for line, name in module_functions_not_snake_case(path, rel)]
+    assert not bad, "functions are snake_case, their unit lower case (peak_it_w, not peak_it_W):\n" + "\n".join(bad)
+
+
+def test_the_function_check_finds_an_upper_case_unit(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def peak_it_W(s):\n    return s\ndef peak_it_w(s):\n    return s\n"
+                 "class C:\n    def max_W(self):\n        return 1\n")
+    assert module_functions_not_snake_case(f, "m.py") == [(1, "peak_it_W")]  # methods (field-like) are not checked
+
+
+def test_every_allowed_function_still_exists():
+    for (rel, name) in FUNCTIONS_ALLOWED:
+        assert re.search(rf"^def {re.escape(name)}\(", (ROOT / rel).read_text(encoding="utf-8"), re.M), (rel, name)
