@@ -824,7 +824,7 @@ def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:
 
 
 def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, w_cw: np.ndarray,
-                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray, Q_inlet_W: np.ndarray) -> tuple:
+                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray, Q_inlet_W: np.ndarray, ytol: float = 0.0) -> tuple:
     """Tower side at rest with the facility supply at its set point (regime A of :func:`steady_states`).
 
     The IHX carries the facility heat ``Q_fac`` (CDU heat exchangers + facility pump heat); the towers reject it
@@ -851,6 +851,10 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
         Heat into the basin besides the IHX (tower pumps) [W].
     Q_inlet_W : np.ndarray
         Heat joining the tower entering water (air side) [W].
+    ytol : float
+        Tolerance of the fan solve on the air-flow fraction (:func:`~cooling_fmu.components.tower
+        .braun_fan_fraction`): 0 (the steady states) bisects to adjacent doubles; the fast plant gives
+        :data:`cooling_fmu.quasisteady.FAN_YTOL`.
 
     Returns
     -------
@@ -868,7 +872,7 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     T_tin = T_cw_ret + Q_inlet_W / (m_cw * cp)
     c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
     y_req = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, params.m_air_nominal_kg_s, T_tin, T_wb_K, t.p_atm_Pa,
-                                                cp, Q_rej, params.y_fan_floor), dtype=float)
+                                                cp, Q_rej, params.y_fan_floor, ytol), dtype=float)
     y_req = np.where(T_tin <= T_wb_K, np.inf, y_req)
     y_req = np.where(Q_rej == 0.0, np.where(T_wb_K <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
     return T_ret, T_cw, T_cw_ret, y_req

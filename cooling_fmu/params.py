@@ -205,8 +205,8 @@ class TowerParams(BaseModel):
     NTU_nominal : float
         Merkel number ``KaV/L`` of the bank at full air flow and design water flow (> 0). Plant v5 turns it into
         Braun's air-side coefficient ``c = NTU_nominal LG_nominal^n_merkel`` (:func:`cooling_fmu.components.tower.
-        braun_coefficients`); the shipped plants size it at ``T_wb_design_K`` and ``approach_design_K``
-        (:func:`cooling_fmu.components.tower.size_ntu_nominal`).
+        braun_coefficients`); the shipped plants size it at ``T_wb_design_K`` and ``approach_design_K`` for all
+        the heat the towers reject at design (:func:`cooling_fmu.sizing.size_tower_ntu`).
     n_merkel : float
         Exponent of the tower characteristic ``NTU ~ (air flow / water flow)^n`` (0 < n <= 1.5).
     LG_nominal : float
@@ -235,6 +235,11 @@ class TowerParams(BaseModel):
         design_conditions`); documentation of the sizing, checked by the tests; None = not stated.
     approach_design_K : float | None
         Approach (leaving water minus wet-bulb) at design heat, design wet-bulb and full fans [K]; None = not stated.
+    Q_air_side_design_W : float
+        Heat the air side puts into the tower water at design [W] (>= 0; the CRAH coils' load, their fans and the
+        chilled-water power, :meth:`power.facility.FacilityOverheads.air_side_rejected_W` of the system at the IT
+        power whose liquid share is the plant's design heat; :func:`power.sizing.design_air_side_heat_w`). Part of
+        the heat the towers are sized for (:func:`cooling_fmu.sizing.size_tower_ntu`); 0 = no air side.
     T_leaving_min_K : float
         Minimum tower leaving water temperature [K] held by the tower bypass valve (cold-weather capacity
         control: fans at minimum, then water bypassed to the basin), in (273.15, T_fac_sup_set_K). Default
@@ -260,6 +265,7 @@ class TowerParams(BaseModel):
     T_leaving_min_K: float = Field(default=278.15, gt=273.15, lt=400, json_schema_extra={"unit": "K"})
     T_wb_design_K: float | None = Field(default=None, gt=200, lt=340, json_schema_extra={"unit": "K"})
     approach_design_K: float | None = Field(default=None, gt=0, lt=30, json_schema_extra={"unit": "K"})
+    Q_air_side_design_W: float = Field(default=0.0, ge=0, json_schema_extra={"unit": "W"})
 
     @model_validator(mode="after")
     def _bypass_below_setpoint(self) -> TowerParams:

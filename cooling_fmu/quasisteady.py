@@ -44,10 +44,16 @@ from .components import pipe, pump, tower, valve
 from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
 from .params import PlantParams, load_plant_params
 
-__all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K"]
+__all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K",
+           "FAN_YTOL"]
 
 #: Version of the cached table layout and grid (bump when the grid or the stored quantities change).
 TABLE_VERSION = "2"
+#: Tolerance of the fast plant's fan solve on the tower air-flow fraction [-] at every step
+#: (:func:`cooling_fmu.components.tower.braun_fan_fraction`, Illinois regula falsi): the fan power moves by about
+#: 3e-12 relative against the bisection to adjacent doubles of the steady states, for about 6x fewer tower
+#: evaluations (plant v5 made this solve ~90 % of a fast-plant run's time).
+FAN_YTOL = 1e-12
 #: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
 Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
@@ -335,6 +341,7 @@ class QuasiSteadyPlant:
         self._lag_mask[self._total_cols] = False
         self._y: np.ndarray | None = None
         self._heat_prev = 0.0
+        self._memo: dict[bytes, np.ndarray] = {}  # _base_outputs of the previous call's rows
 
     @property
     def P_cooling_index(self) -> int:
@@ -380,55 +387,15 @@ class QuasiSteadyPlant:
         """
         q = np.asarray(heat_w, dtype=float)
         tw = np.asarray(T_wb_K, dtype=float)
-        tab = self.table
-        if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
-            raise PlantError("fast plant: heat per CDU must be finite and >= 0 W")
-        qm = q.mean(axis=1) if q.size else np.zeros(0)
-        if qm.size and (qm.max() > tab.q_W[-1] * (1 + 1e-12) or q.max() > tab.q_W[-1] * (1 + 1e-12)):
-            raise PlantError(f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
-                             f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
-        if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
-                            and tw.max() <= tab.T_wb_K[-1] + 1e-9):
-            raise PlantError(f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
-                             f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+        why = _input_error(self, q, tw)
+        if why is not None:
+            raise PlantError(why)
         m = q.shape[0]
         qa = np.zeros(m) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
-        out = np.zeros((m, len(self.output_names)))
-        vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / self.n_cdu, tw)
-        out[:, self._col_table] = vals
-        T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
-        p, c = self.params, self.params.cdu
-        cp = p.cp_water_J_kgK
-        # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
-        qf = q.ravel()
-        fsf = np.repeat(T_fs, self.n_cdu)
-        both = _bilinear(tab.q_W, tab.T_fs_K, self._cdu_table, qf, fsf)
-        y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
-        y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, p.y_sec_floor)
-        m_sec = y_sec * c.m_flow_sec_nominal_kg_s
-        P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
-        cc = self._c
-        out[:, cc["T_sec_ret"]] = T_sec
-        out[:, cc["m_flow_sec"]] = m_sec
-        out[:, cc["m_flow_fac_cdu"]] = y_v * c.m_flow_fac_nominal_kg_s
-        out[:, cc["y_valve"]] = y_v
-        Q_hx = cdu_loop_heat_W(p, q)
-        out[:, cc["T_sec_sup"]] = T_sec - Q_hx / (m_sec * cp)
-        out[:, cc["Q_flow_hx"]] = Q_hx
-        out[:, cc["P_pump_sec"]] = P_sec
-        idx = self._idx
-        # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
-        # plant-level table assumed equal shares, which the valves do not follow)
-        f, tl, t = p.facility, p.tower_loop, p.tower
-        m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
-        w = m_fac / p.m_flow_fac_design_kg_s
-        r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)
-        out[:, idx["m_flow_fac"]] = m_fac
-        out[:, idx["m_flow_cw"]] = m_cw
-        out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
-        out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
-        out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
-        self._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
+        out = self._base_outputs(q, tw, qa)
+        p, t, idx, cp = self.params, self.params.tower, self._idx, self.params.cp_water_J_kgK
+        m_cw = out[:, idx["m_flow_cw"]]
+        P_sec = out[:, self._c["P_pump_sec"]]
         cmd = np.broadcast_to(np.asarray(n_cells_cmd, dtype=float), (m,))
         if np.any(cmd >= 0.5):
             self._staged_fans(out, cmd)
@@ -448,6 +415,73 @@ class QuasiSteadyPlant:
                              + out[:, idx["P_fan_tower"]] + out[:, idx["P_chiller"]])
         return out
 
+    def fan_demand(self, heat_w: np.ndarray, T_wb_K: np.ndarray, T_db_K: np.ndarray | None = None,
+                   Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
+        """The fan demand ``y_fan_demand`` of each row: column ``y_fan_demand`` of :meth:`steady_outputs`, bit for bit,
+        without the cells' staging and the evaporation (which do not change it); what
+        :class:`cooling_fmu.supervisory.StagedPlant` stages a block from.
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (m, n_cdu).
+        T_wb_K : np.ndarray
+            Wet-bulb [K], shape (m,).
+        T_db_K : np.ndarray | None
+            Dry-bulb [K] (not used by the demand; accepted for the same call as :meth:`steady_outputs`).
+        Q_air_side_W : np.ndarray | None
+            Air-side heat into the towers [W], shape (m,); None: 0.
+
+        Returns
+        -------
+        ndarray
+            Shape (m,).
+
+        Raises
+        ------
+        PlantError
+            As :meth:`steady_outputs`.
+        """
+        q = np.asarray(heat_w, dtype=float)
+        tw = np.asarray(T_wb_K, dtype=float)
+        why = _input_error(self, q, tw)
+        if why is not None:
+            raise PlantError(why)
+        qa = np.zeros(q.shape[0]) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
+        return self._base_outputs(q, tw, qa)[:, self._idx["y_fan_demand"]]
+
+    def _base_outputs(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
+        """The outputs of each row before the cells' staging (the table, the CDUs, the pumps and the set-point
+        fans), memoised over the rows of the previous call: a row depends only on its own heat, wet-bulb and
+        air-side heat, and :class:`cooling_fmu.supervisory.StagedPlant` evaluates every block twice (the fan demand
+        for the stager, then the plant with its commands), so the second evaluation reads the first's rows (the
+        same arithmetic: bit for bit).
+        """
+        m = q.shape[0]
+        keys = np.ascontiguousarray(np.column_stack((q, tw, qa)))
+        kb = [keys[i].tobytes() for i in range(m)]
+        memo = self._memo
+        out = np.empty((m, len(self.output_names)))
+        first: dict[bytes, int] = {}
+        todo, copy_from = [], []
+        for i, k in enumerate(kb):
+            row = memo.get(k)
+            if row is not None:
+                out[i] = row
+            elif k in first:
+                copy_from.append((i, first[k]))
+            else:
+                first[k] = i
+                todo.append(i)
+        if todo:
+            r = np.asarray(todo)
+            out[r] = _base_rows(self, q[r], tw[r], qa[r])
+        for i, j in copy_from:
+            out[i] = out[j]
+        base = out.copy()
+        self._memo = dict(zip(kb, base))
+        return out
+
     def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
                        T_wb: np.ndarray, Qp_cw: np.ndarray, Q_air: np.ndarray) -> None:
         """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
@@ -465,7 +499,7 @@ class QuasiSteadyPlant:
         if rows.size == 0:
             return
         Q, m, w_cw, T_wb, Qp_cw, Q_air = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows], Qp_cw[rows], Q_air[rows]
-        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air)
+        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air, FAN_YTOL)
         ok = np.isfinite(y) & (y >= p.y_fan_floor) & (y <= 1.0)
         rows, y = rows[ok], y[ok]
         n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
@@ -607,3 +641,65 @@ class QuasiSteadyPlant:
     def __exit__(self, *exc) -> None:
         """Context manager: :meth:`close`."""
         self.close()
+
+
+def _input_error(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray) -> str | None:
+    """Why heat or wet-bulb are outside the table (:meth:`QuasiSteadyPlant.steady_outputs`), or None when they are inside."""
+    tab = plant.table
+    if q.size and not (np.all(np.isfinite(q)) and q.min() >= 0.0):
+        return "fast plant: heat per CDU must be finite and >= 0 W"
+    qm = q.mean(axis=1) if q.size else np.zeros(0)
+    if qm.size and (qm.max() > tab.q_W[-1] * (1 + 1e-12) or q.max() > tab.q_W[-1] * (1 + 1e-12)):
+        return (f"fast plant: heat per CDU {q.max():.0f} W is beyond the table "
+                f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
+    if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
+                        and tw.max() <= tab.T_wb_K[-1] + 1e-9):
+        return (f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
+                f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+    return None
+
+
+def _base_rows(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
+    """:meth:`QuasiSteadyPlant._base_outputs` of rows not seen in the previous call (a function of the plant:
+    the class stays under the size limit).
+    """
+    tab = plant.table
+    m = q.shape[0]
+    qm = q.mean(axis=1)
+    out = np.zeros((m, len(plant.output_names)))
+    vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / plant.n_cdu, tw)
+    out[:, plant._col_table] = vals
+    T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
+    p, c = plant.params, plant.params.cdu
+    cp = p.cp_water_J_kgK
+    # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
+    qf = q.ravel()
+    fsf = np.repeat(T_fs, plant.n_cdu)
+    both = _bilinear(tab.q_W, tab.T_fs_K, plant._cdu_table, qf, fsf)
+    y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
+    y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, p.y_sec_floor)
+    m_sec = y_sec * c.m_flow_sec_nominal_kg_s
+    P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
+    cc = plant._c
+    out[:, cc["T_sec_ret"]] = T_sec
+    out[:, cc["m_flow_sec"]] = m_sec
+    out[:, cc["m_flow_fac_cdu"]] = y_v * c.m_flow_fac_nominal_kg_s
+    out[:, cc["y_valve"]] = y_v
+    Q_hx = cdu_loop_heat_W(p, q)
+    out[:, cc["T_sec_sup"]] = T_sec - Q_hx / (m_sec * cp)
+    out[:, cc["Q_flow_hx"]] = Q_hx
+    out[:, cc["P_pump_sec"]] = P_sec
+    idx = plant._idx
+    # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
+    # plant-level table assumed equal shares, which the valves do not follow)
+    f, tl = p.facility, p.tower_loop
+    m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
+    w = m_fac / p.m_flow_fac_design_kg_s
+    r_dp = valve.reset_factor(y_v, f.dp_reset_min if f.dp_reset else 1.0)
+    out[:, idx["m_flow_fac"]] = m_fac
+    out[:, idx["m_flow_cw"]] = m_cw
+    out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
+    out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
+    out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
+    plant._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
+    return out

@@ -21,6 +21,18 @@ whose Merkel number ``NTU_nominal`` holds at full air flow of the whole bank. A 
 same water flow moves ``(N + k) / N`` times the air, so ``L/G`` falls by ``N / (N + k)`` and the Merkel number
 rises as ``NTU ~ (L/G)^-n`` (``tower.n_merkel``; ASHRAE Handbook HVAC Systems & Equipment 2020 ch. 40), i.e.
 ``NTU_nominal x ((N + k) / N)^n``; the fan power per cell is unchanged.
+
+**Tower sizing for all the heat the towers reject** (:func:`size_tower_ntu`): the bank's rating point is the
+tower-water design flow, full fans, the site's design wet-bulb ``tower.T_wb_design_K`` and the design approach
+``tower.approach_design_K`` (a cooling-tower rating is flow, range, approach and wet-bulb: CTI ATC-105); the heat
+at that point is what the towers reject in the plant's steady state at design heat and design wet-bulb
+(:func:`design_tower_heat_w`): the CDUs' rack heat, the shaft work of every pump (CDU, facility, tower water), the
+trim chiller's condenser heat (its load, already in the facility heat, plus its compressor and condenser-pump
+power) and the air side's heat (``tower.Q_air_side_design_W``). Before this (session 6) the rating used the rack
+heat alone, so theta's towers left at a 3.23 K approach at design instead of the sized 3 K. The chiller's power
+depends on the tower water, so the size is the fixed point ``NTU = size(Q_tower(NTU))``
+(:func:`~cooling_fmu.components.tower.size_ntu_nominal`); the steady heat balance makes ``Q_tower`` the sum of the
+heat in, so the fixed point is reached in two or three passes.
 """
 
 from __future__ import annotations
@@ -35,7 +47,8 @@ from .params import PlantParams
 #: their figures are read to 0.01 K, and 1e-6 K takes about 4x fewer tower evaluations than adjacent doubles.
 SIZING_XTOL_K = 1e-6
 
-__all__ = ["Capacity", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed"]
+__all__ = ["Capacity", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed",
+           "design_tower_heat_w", "size_tower_ntu"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,3 +229,75 @@ def tower_cells_needed(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: fl
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if enough(mid) else (mid, hi)
     return hi
+
+
+def design_tower_heat_w(params: PlantParams) -> float:
+    """Heat the towers reject at design: the steady state at design heat on every CDU and the design wet-bulb.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description with ``tower.T_wb_design_K`` stated.
+
+    Returns
+    -------
+    float
+        ``Q_flow_tower`` [W] of :func:`cooling_fmu.modelica.analytic_steady_state` with the air side's design heat
+        ``tower.Q_air_side_design_W`` (module docstring): rack heat + every pump's shaft work + the trim chiller's
+        condenser heat + the air side's heat.
+
+    Raises
+    ------
+    ValueError
+        If the plant states no design wet-bulb.
+    """
+    from .modelica import analytic_steady_state
+
+    t = params.tower
+    if t.T_wb_design_K is None:
+        raise ValueError(f"plant {params.name}: tower.T_wb_design_K is not stated; the towers cannot be sized")
+    ss = analytic_steady_state(params, np.full(params.n_cdu, params.cdu.Q_flow_nominal_W), t.T_wb_design_K,
+                               Q_air_side_W=t.Q_air_side_design_W, xtol_K=SIZING_XTOL_K)
+    return float(ss["Q_flow_tower"])
+
+
+def size_tower_ntu(params: PlantParams, rtol: float = 1e-6, max_iter: int = 20) -> tuple[float, float]:
+    """``NTU_nominal`` of towers that reject all their design heat at the design wet-bulb and approach (module
+    docstring), by the fixed point ``NTU = size_ntu_nominal(design_tower_heat_w(plant with NTU))``.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description with ``tower.T_wb_design_K`` and ``tower.approach_design_K`` stated.
+    rtol : float
+        Relative change of ``NTU_nominal`` at which the iteration stops (the steady states bisect to
+        ``SIZING_XTOL_K``, which moves ``NTU_nominal`` by about 1e-8).
+    max_iter : int
+        Most passes.
+
+    Returns
+    -------
+    tuple of float
+        ``(NTU_nominal, Q_design_W)``: the Merkel number at full air and design water flow and the heat [W] it is
+        sized for.
+
+    Raises
+    ------
+    ValueError
+        If the design wet-bulb or approach is not stated, or the iteration does not settle in ``max_iter`` passes.
+    """
+    from .components.tower import size_ntu_nominal
+
+    t, tl = params.tower, params.tower_loop
+    if t.approach_design_K is None:
+        raise ValueError(f"plant {params.name}: tower.approach_design_K is not stated; the towers cannot be sized")
+    ntu = t.NTU_nominal
+    for _ in range(max_iter):
+        trial = params.model_copy(update={"tower": t.model_copy(update={"NTU_nominal": ntu})})
+        Q = design_tower_heat_w(trial)
+        new = size_ntu_nominal(t.n_merkel, t.LG_nominal, Q, tl.m_flow_nominal_kg_s, t.T_wb_design_K,
+                               t.approach_design_K, t.p_atm_Pa, params.cp_water_J_kgK)
+        if abs(new - ntu) <= rtol * new:
+            return float(new), Q
+        ntu = new
+    raise ValueError(f"plant {params.name}: tower sizing did not settle in {max_iter} passes (NTU {ntu:.6g})")

@@ -325,6 +325,7 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         "E_pump_sec_J": float(sum(y[-1, i] for n, i in col.items() if n.startswith("E_pump_sec_out["))),
         "E_pump_fac_J": float(y[-1, col["E_pump_fac_out"]]), "E_pump_tower_J": float(y[-1, col["E_pump_tower_out"]]),
         "E_chiller_elec_J": float(y[-1, col["E_chiller_elec_out"]]),
+        "E_tower_rejected_J": float(y[-1, col["E_tower_out"]]),
         "PUE": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
         "pPUE_mech": (E_it + E_cool) / E_it if E_it > 0 else float("nan"),
         "water_makeup_kg": water, "WUE_L_per_kWh": (water / 0.997) / (E_it / 3.6e6) if E_it > 0 else float("nan"),

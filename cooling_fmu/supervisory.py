@@ -189,7 +189,8 @@ class StagedPlant:
         """The fast plant: its fan demand is a function of the inputs alone, so the stager runs over the whole
         block's demand first (the same sample instants as :meth:`run`) and the plant once with the commands.
         """
-        dem = self._plant.steady_outputs(q, tw, **extra)[:, self._i_dem]
+        fd = getattr(self._plant, "fan_demand", None)  # the demand alone (no staging, no evaporation): same values
+        dem = fd(q, tw, **extra) if fd is not None else self._plant.steady_outputs(q, tw, **extra)[:, self._i_dem]
         cmd = np.empty(q.shape[0])
         for j in range(q.shape[0]):
             cmd[j] = self.stager.n_on

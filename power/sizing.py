@@ -15,7 +15,7 @@ from .facility import FacilityOverheads, FacilitySpec
 from .node import node_power_w
 from .system import System
 
-__all__ = ["peak_it_w", "sized_facility", "facility_overheads"]
+__all__ = ["peak_it_w", "sized_facility", "facility_overheads", "design_air_side_heat_w"]
 
 
 def peak_it_w(system: System) -> float:
@@ -68,3 +68,30 @@ def facility_overheads(system: System) -> FacilityOverheads:
         For ``sized_facility(system)`` and the system's liquid fraction.
     """
     return FacilityOverheads(sized_facility(system), system.liquid_fraction)
+
+
+def design_air_side_heat_w(system: System, Q_liquid_design_W: float, T_wb_K: float) -> float:
+    """Heat the air side puts into the tower water at the plant's design point (the plant's ``tower.
+    Q_air_side_design_W``, part of the heat its towers are sized for).
+
+    The IT power whose liquid share is the plant's design heat, ``P_it = Q_liquid_design / liquid_fraction``,
+    through :meth:`power.facility.FacilityOverheads.air_side_rejected_W` (CRAH coil load, fans and chilled-water
+    power, all to the towers) at the design wet-bulb.
+
+    Parameters
+    ----------
+    system : System
+        The machine.
+    Q_liquid_design_W : float
+        The plant's design heat (``n_cdu x cdu.Q_flow_nominal_W``) [W], > 0.
+    T_wb_K : float
+        Design wet-bulb [K].
+
+    Returns
+    -------
+    float
+        Heat [W]; 0 when the system describes no air side.
+    """
+    ov = facility_overheads(system)
+    r = ov.air_side_rejected_W(np.array([Q_liquid_design_W / ov.liquid_fraction]), np.array([float(T_wb_K)]))
+    return 0.0 if r is None else float(r[0])

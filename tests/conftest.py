@@ -123,14 +123,6 @@ def write_power_series(path: Path) -> Path:
 #: and were not re-derived in time. Each is a known defect, listed in that session's closing note; they run and
 #: are reported as xfail (or XPASS) until fixed. Nothing else is excused.
 KNOWN_PLANT_V5_FAILURES = {
-    "tests/unit/test_cooling_build.py::test_heun_substeps_converge_at_second_order":
-        "plant v5's staged fans and Braun tower: convergence order not re-measured",
-    "tests/unit/test_cooling_params.py::test_analytic_steady_state_hand_numbers":
-        "hand numbers predate pump heat / condenser heat through the towers",
-    "tests/unit/test_tower_bypass.py::test_steady_state_with_bypass_matches_hand_computation":
-        "hand computation predates the pumps' heat in the tower water",
-    "tests/unit/test_tower_bypass.py::test_idle_cold_plant_settles_at_minimum":
-        "the idle cold plant now settles above the minimum by the pumps' heat",
 }
 
 

@@ -2,7 +2,43 @@
 
 from __future__ import annotations
 
-__all__ = ["lit", "real"]
+from typing import NamedTuple
+
+__all__ = ["Fragment", "lit", "real", "reals"]
+
+
+class Fragment(NamedTuple):
+    """A Modelica fragment for the one flat model: its declarations and its equations, each line indented two
+    spaces; unpacks as ``decl, eq``.
+
+    Attributes
+    ----------
+    decl : list of str
+        ``Real ...;`` declarations.
+    eq : list of str
+        Equations.
+    """
+
+    decl: list[str]
+    eq: list[str]
+
+
+def reals(tag: str, **units: str) -> list[str]:
+    """Declarations ``Real <name>_<tag>(unit="<unit>");``, one per keyword, in the order given.
+
+    Parameters
+    ----------
+    tag : str
+        Suffix of every name.
+    **units : str
+        Name -> Modelica unit string.
+
+    Returns
+    -------
+    list of str
+        The declarations (indented two spaces).
+    """
+    return [f'  Real {name}_{tag}(unit="{unit}");' for name, unit in units.items()]
 
 
 def real(x: float) -> str:
@@ -11,12 +47,12 @@ def real(x: float) -> str:
     Parameters
     ----------
     x : float
-        Value.
+        Value, written with every digit ``repr`` gives.
 
     Returns
     -------
     str
-        The literal.
+        The literal, e.g. ``"0.1"``, ``"-2.5e-05"``.
     """
     return repr(float(x))
 
@@ -27,11 +63,11 @@ def lit(x: float) -> str:
     Parameters
     ----------
     x : float
-        Value.
+        Value (any sign).
 
     Returns
     -------
     str
-        ``"(<literal>)"``.
+        ``"(" + real(x) + ")"``.
     """
     return f"({real(x)})"

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..chiller_records import REFERENCE_CHILLERS, EIRChiller, reference_chiller
 from ..params import PlantParams
-from ._mo import lit
+from ._mo import Fragment, lit
 
 __all__ = ["CHW_PUMP_W_PER_W", "COND_PUMP_W_PER_W", "EIRChiller", "REFERENCE_CHILLERS", "biquadratic",
            "chiller_setpoint_K", "eir_chiller", "eir_chiller_equations", "reference_chiller", "trim_chiller",
@@ -117,7 +117,7 @@ def _bq_expr(c, x: str, y: str) -> str:
 
 
 def eir_chiller_equations(ref: EIRChiller, Q_ref_W: float, Q_load: str, T_lchw: str, T_ecw: str, tag: str
-                          ) -> tuple[list[str], list[str]]:
+                          ) -> Fragment:
     """Declarations and equations of :func:`eir_chiller` (outputs ``Q_<tag>``, ``P_<tag>``, ``cap_<tag>``).
 
     Parameters
@@ -133,12 +133,12 @@ def eir_chiller_equations(ref: EIRChiller, Q_ref_W: float, Q_load: str, T_lchw: 
     T_ecw : str
         Expression of the entering condenser-water temperature [K].
     tag : str
-        Suffix of the declared variables.
+        Suffix of ``x_``, ``y_``, ``cap_``, ``Q_``, ``plr_`` and ``P_``.
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        The curves CAPFT, EIRFT and EIRFPLR at the clamped temperatures and the part-load ratio.
     """
     t = tag
     decl = [f'  Real x_{t}(unit="degC") "Leaving chilled water, clamped to the curve range";',
@@ -156,7 +156,7 @@ def eir_chiller_equations(ref: EIRChiller, Q_ref_W: float, Q_load: str, T_lchw: 
           f"  plr_{t} = Q_{t} / cap_{t};",
           f"  P_{t} = cap_{t} / {lit(ref.COP_ref)} * {_bq_expr(ref.eirft, xe, ye)} * ({lit(a[0])} + {lit(a[1])} * {pe}"
           f" + {lit(a[2])} * {pe} * {pe}) * min(plr_{t} / {lit(ref.PLR_min)}, 1.0);"]
-    return decl, eq
+    return Fragment(decl, eq)
 
 
 def chiller_setpoint_K(params: PlantParams) -> float:
@@ -216,7 +216,7 @@ def trim_chiller(params: PlantParams, m_fac_kg_s: float | np.ndarray, T_in_K: fl
     return Q, P, cop, Q + P
 
 
-def trim_chiller_equations(params: PlantParams, T_cond_in: str = "T_cw_basin") -> tuple[list[str], list[str]]:
+def trim_chiller_equations(params: PlantParams, T_cond_in: str = "T_cw_basin") -> Fragment:
     """Modelica declarations and equations of :func:`trim_chiller` (names of the shipped model's variables:
     ``m_flow_fac``, ``T_ihx_out``, ``T_wb``, ``cp``, parameters ``have_chiller``, ``T_wb_switch``,
     ``T_chiller_set``; outputs ``Q_flow_chiller``, ``P_chiller``, ``COP_chiller``, ``Q_flow_chiller_cond``,
@@ -231,8 +231,8 @@ def trim_chiller_equations(params: PlantParams, T_cond_in: str = "T_cw_basin") -
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        The reference chiller on the facility water after the IHX, its condenser pump counted.
     """
     ch = params.chiller
     decl, eq = eir_chiller_equations(reference_chiller(ch.reference), max(ch.Q_flow_max_W, 1.0),
@@ -244,4 +244,4 @@ def trim_chiller_equations(params: PlantParams, T_cond_in: str = "T_cw_basin") -
            f"  P_chiller = P_ch * (1.0 + {k}) + {k} * Q_ch;",
            "  COP_chiller = noEvent(if P_chiller > 0.0 then Q_flow_chiller / P_chiller else 1.0);",
            "  Q_flow_chiller_cond = Q_flow_chiller + P_chiller;"]
-    return decl, eq
+    return Fragment(decl, eq)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .drycooler import FanCoilParams, fan_coil_equations, fan_coil_rates
+from ._mo import Fragment, reals
 from .hx import counterflow_eps_rates, counterflow_rate_equations
 
 __all__ = ["CRAHParams", "crah", "crah_equations"]
@@ -54,7 +55,7 @@ def crah(p: CRAHParams, y_fan: float | np.ndarray, m_chw_kg_s: float | np.ndarra
 
 
 def crah_equations(p: CRAHParams, y: str, m_chw: str, T_air_in: str, T_chw_in: str, tag: str = "crah"
-                   ) -> tuple[list[str], list[str]]:
+                   ) -> Fragment:
     """Declarations and equations of :func:`crah` (outputs ``Q_<tag>``, ``T_air_out_<tag>``, ``T_chw_out_<tag>``,
     ``P_fan_<tag>``).
 
@@ -71,20 +72,19 @@ def crah_equations(p: CRAHParams, y: str, m_chw: str, T_air_in: str, T_chw_in: s
     T_chw_in : str
         Name of the chilled water entering.
     tag : str
-        Suffix of the declared variables.
+        Suffix of ``Q_``, ``T_air_out_``, ``T_chw_out_``, ``eps_``, ``Z_`` and the coil's rates.
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        The counterflow coil between room air and chilled water on top of :func:`~.drycooler.fan_coil_equations`.
     """
     t = tag
     decl, eq = fan_coil_equations(p, y, m_chw, t)
-    decl += [f'  Real Z_{t}(unit="1");', f'  Real eps_{t}(unit="1");', f'  Real Q_{t}(unit="W");',
-             f'  Real T_air_out_{t}(unit="K");', f'  Real T_chw_out_{t}(unit="K");']
+    decl += reals(t, Z="1", eps="1", Q="W", T_air_out="K", T_chw_out="K")
     eq += ["  " + e for e in counterflow_rate_equations(f"eps_{t}", f"Z_{t}", f"UA_{t}", f"C_min_{t}",
                                                         f"(C_min_{t} / C_max_{t})")]
     eq += [f"  Q_{t} = eps_{t} * C_min_{t} * ({T_air_in} - {T_chw_in});",
            f"  T_air_out_{t} = {T_air_in} - Q_{t} / C_a_{t};",
            f"  T_chw_out_{t} = {T_chw_in} + Q_{t} / C_w_{t};"]
-    return decl, eq
+    return Fragment(decl, eq)

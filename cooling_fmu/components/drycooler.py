@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._mo import lit
+from ._mo import Fragment, lit, reals
 
 __all__ = ["CP_AIR_J_KGK", "DryCoolerParams", "FanCoilParams", "crossflow_unmixed_eps", "dry_cooler", "dry_cooler_equations",
            "fan_coil_equations", "fan_coil_rates"]
@@ -85,7 +85,7 @@ def fan_coil_rates(p: FanCoilParams, y_fan: float | np.ndarray, m_w_kg_s: float 
         p.P_fan_nominal_W * y_fan**3
 
 
-def fan_coil_equations(p: FanCoilParams, y: str, m_w: str, t: str) -> tuple[list[str], list[str]]:
+def fan_coil_equations(p: FanCoilParams, y: str, m_w: str, t: str) -> Fragment:
     """Declarations and equations of :func:`fan_coil_rates` (``C_w_<t>``, ``C_a_<t>``, ``C_min_<t>``,
     ``C_max_<t>``, ``UA_<t>``, ``P_fan_<t>``).
 
@@ -98,22 +98,21 @@ def fan_coil_equations(p: FanCoilParams, y: str, m_w: str, t: str) -> tuple[list
     m_w : str
         Name of the water flow.
     t : str
-        Suffix of the declared variables.
+        Suffix of the six rates' names.
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        The coil's capacity rates, conductance and fan power.
     """
-    decl = [f'  Real C_w_{t}(unit="W/K");', f'  Real C_a_{t}(unit="W/K");', f'  Real C_min_{t}(unit="W/K");',
-            f'  Real C_max_{t}(unit="W/K");', f'  Real UA_{t}(unit="W/K");', f'  Real P_fan_{t}(unit="W");']
+    decl = reals(t, C_w="W/K", C_a="W/K", C_min="W/K", C_max="W/K", UA="W/K", P_fan="W")
     eq = [f"  C_w_{t} = {m_w} * {lit(p.cp_water_J_kgK)};",
           f"  C_a_{t} = {y} * {lit(p.m_air_nominal_kg_s)} * {lit(CP_AIR_J_KGK)};",
           f"  C_min_{t} = min(C_w_{t}, C_a_{t});",
           f"  C_max_{t} = max(C_w_{t}, C_a_{t});",
           f"  UA_{t} = {lit(p.UA_nominal_W_K)} * {y} ^ {lit(p.n_UA)};",
           f"  P_fan_{t} = {lit(p.P_fan_nominal_W)} * {y} ^ 3;"]
-    return decl, eq
+    return Fragment(decl, eq)
 
 
 def crossflow_unmixed_eps(NTU: float | np.ndarray, C_r: float | np.ndarray):
@@ -163,7 +162,7 @@ def dry_cooler(p: DryCoolerParams, y_fan: float | np.ndarray, m_w_kg_s: float | 
 
 
 def dry_cooler_equations(p: DryCoolerParams, y: str, m_w: str, T_in: str, T_db: str, tag: str = "dc"
-                         ) -> tuple[list[str], list[str]]:
+                         ) -> Fragment:
     """Declarations and equations of :func:`dry_cooler` (outputs ``Q_<tag>``, ``T_out_<tag>``, ``P_fan_<tag>``).
 
     Parameters
@@ -179,20 +178,19 @@ def dry_cooler_equations(p: DryCoolerParams, y: str, m_w: str, T_in: str, T_db: 
     T_db : str
         Name of the dry-bulb.
     tag : str
-        Suffix of the declared variables.
+        Suffix of ``Q_``, ``T_out_``, ``NTU_``, ``eps_`` and the coil's rates.
 
     Returns
     -------
-    tuple of (list of str, list of str)
-        Declarations and equations (indented two spaces).
+    Fragment
+        The crossflow coil against the dry-bulb on top of :func:`fan_coil_equations`.
     """
     t = tag
     decl, eq = fan_coil_equations(p, y, m_w, t)
-    decl += [f'  Real NTU_{t}(unit="1");', f'  Real eps_{t}(unit="1");', f'  Real Q_{t}(unit="W");',
-             f'  Real T_out_{t}(unit="K");']
+    decl += reals(t, NTU="1", eps="1", Q="W", T_out="K")
     eq += [f"  NTU_{t} = UA_{t} / C_min_{t};",
            f"  eps_{t} = 1.0 - exp((1.0 / (C_min_{t} / C_max_{t})) * NTU_{t} ^ 0.22 * (exp(-(C_min_{t} / C_max_{t}) "
            f"* NTU_{t} ^ 0.78) - 1.0));",
            f"  Q_{t} = eps_{t} * C_min_{t} * ({T_in} - {T_db});",
            f"  T_out_{t} = {T_in} - Q_{t} / C_w_{t};"]
-    return decl, eq
+    return Fragment(decl, eq)

@@ -744,7 +744,7 @@ def _subset(pts: SweepPoints, keep: np.ndarray) -> SweepPoints:
 
 
 def sweep_frontier(summary: str | Path, out_dir: str | Path,
-                   conditions: dict[str, str] | None = None) -> list[ReportFrontier]:
+                   conditions: dict[str, str] | None = None, points: SweepPoints | None = None) -> list[ReportFrontier]:
     """The sweep report's frontiers: default axes (batch: wait vs facility energy; serving: tokens/s per user vs
     tokens/s per GPU, energy per token as colour), a CSV in ``out_dir``, the figure and a table, one per condition.
 
@@ -762,13 +762,17 @@ def sweep_frontier(summary: str | Path, out_dir: str | Path,
     conditions : dict[str, str] | None
         Condition label per scenario name (``scheduler_sim.analysis.report.sweep_conditions``); None or all labels
         equal: one front.
+    points : SweepPoints | None
+        The points to draw (an ensemble's scenario means,
+        :func:`scheduler_sim.analysis.report.sweep_table.ensemble_mean_points`); None: every finished scenario of
+        ``summary``.
 
     Returns
     -------
     list of ReportFrontier
         One per condition with at least one finished scenario that has both default metrics; empty if none has.
     """
-    pts = load_sweep_points(summary)
+    pts = load_sweep_points(summary) if points is None else points
     labels = [(conditions or {}).get(n, "") for n in pts.names]
     distinct = sorted(set(labels))
     out = []

@@ -18,6 +18,9 @@ From a run's series and its system and plant descriptions (:func:`run_headroom`)
   holds its set points (facility and every CDU supply within 0.5 K) with the machine at full load (the heat of
   :func:`full_load_heat_w`, as the design-day capacity) at the design wet-bulb with one tower cell, one facility
   pump or one tower pump out;
+* **hours below the data hall's dew point** (issue 22 item 3): hours during which some CDU's secondary supply (the
+  water in the rack manifolds, in the data hall) was below :data:`DATA_HALL_DEW_POINT_K`, where uninsulated pipes
+  and cold plates would sweat, and the coldest CDU supply of the run;
 * **chiller-free hours** of the run per calendar month (UTC; :func:`cooling_fmu.redundancy.
   chiller_free_hours_by_month`: intervals whose mean chiller heat is below 1 W; every hour of a plant without a
   chiller).
@@ -41,10 +44,15 @@ from cooling_fmu.redundancy import chiller_free_hours_by_month
 from power import PowerChain, System, node_power_w
 from power.sizing import sized_facility
 
-__all__ = ["Headroom", "full_load_heat_w", "run_headroom"]
+__all__ = ["DATA_HALL_DEW_POINT_K", "Headroom", "full_load_heat_w", "run_headroom"]
 
 #: Allowed rise of a CDU secondary supply above its set point [K] (the bound of the supply-hours count).
 SUPPLY_TOLERANCE_K = 1.0
+
+#: Dew point of the data hall's air [K]: 15 C, the upper dew point of the recommended envelope of ASHRAE TC 9.9,
+#: "Thermal Guidelines for Data Processing Environments" (2015/2021: -9 C to 15 C dew point, 60 % RH). ASSUMPTION:
+#: the hall is at that bound (the most humid air the envelope recommends; a drier hall has fewer hours).
+DATA_HALL_DEW_POINT_K = 288.15
 
 
 @dataclasses.dataclass
@@ -71,6 +79,10 @@ class Headroom:
         CDU (0-based) with the least supply margin (-1 when unknown).
     least_margin_K : float
         Its margin: set point + 1 K minus its highest supply temperature [K].
+    hours_below_dew_point : float
+        Hours with some CDU supply below the data hall's dew point :data:`DATA_HALL_DEW_POINT_K` [h].
+    coldest_supply_K : float
+        Coldest CDU secondary supply of the run [K].
     advice : list of str
         What the plant or the feed would need when a margin is negative.
     n_plus_one : list of cooling_fmu.redundancy.RedundancyCase
@@ -95,6 +107,8 @@ class Headroom:
     hours_supply_above: float = math.nan
     least_margin_cdu: int = -1
     least_margin_K: float = math.nan
+    hours_below_dew_point: float = math.nan
+    coldest_supply_K: float = math.nan
     advice: list = dataclasses.field(default_factory=list)
     n_plus_one: list = dataclasses.field(default_factory=list)
     chiller_free: dict = dataclasses.field(default_factory=dict)
@@ -117,7 +131,9 @@ class Headroom:
             "capacity_worst_hour_W": self.capacity_worst_hour_W, "design_T_wb_K": self.design_T_wb_K,
             "capacity_design_W": self.capacity_design_W, "full_load_heat_W": self.full_load_heat_W,
             "hours_supply_above_h": self.hours_supply_above, "least_margin_cdu": float(self.least_margin_cdu),
-            "least_margin_K": self.least_margin_K, "has_chiller": float(self.has_chiller)})
+            "least_margin_K": self.least_margin_K, "has_chiller": float(self.has_chiller),
+            "hours_below_dew_point_h": self.hours_below_dew_point, "coldest_supply_K": self.coldest_supply_K,
+            "dew_point_K": DATA_HALL_DEW_POINT_K})
         text = h5py.string_dtype("utf-8")
         c = self.n_plus_one
         w.dataset("/headroom/n_plus_one_case", np.array([x.name for x in c], dtype=text), units="")
@@ -161,6 +177,10 @@ class Headroom:
             out.append(f"  CDU supply            {self.hours_supply_above:.2f} h above set point + "
                        f"{SUPPLY_TOLERANCE_K:g} K; least margin CDU {self.least_margin_cdu} "
                        f"({self.least_margin_K:+.2f} K)")
+        if math.isfinite(self.hours_below_dew_point):
+            out.append(f"  below dew point       {self.hours_below_dew_point:.2f} h with a CDU supply below the data "
+                       f"hall's {DATA_HALL_DEW_POINT_K - 273.15:g} C dew point (ASHRAE TC 9.9 upper bound); coldest "
+                       f"supply {self.coldest_supply_K - 273.15:.1f} C")
         if self.n_plus_one:
             cases = [c for c in self.n_plus_one if c.name != "all units" or not c.ok]  # all units: said if short
             out.append("  N+1, design day       " + ", ".join(
@@ -220,6 +240,16 @@ def _supply(cdu: dict, params, interval_s: float) -> tuple[float, int, float]:
     return float(above.sum() * interval_s / 3600.0), k, float(margin[k])
 
 
+def _below_dew_point(cdu: dict, interval_s: float) -> tuple[float, float]:
+    """Hours with some CDU supply below :data:`DATA_HALL_DEW_POINT_K` and the coldest supply [h, K] (NaN: none)."""
+    T = cdu.get("T_sec_sup")
+    if T is None or not np.size(T):
+        return math.nan, math.nan
+    T = np.asarray(T, dtype=float)
+    below = np.any(T < DATA_HALL_DEW_POINT_K, axis=1)
+    return float(below.sum() * interval_s / 3600.0), float(np.nanmin(T))
+
+
 def _chiller_free(facility: dict, time_s: np.ndarray, params, origin_unix_s: float) -> tuple[dict, bool]:
     """Chiller-free hours per month of the run and whether the plant has a chiller ({} without the series)."""
     has = bool(getattr(getattr(params, "chiller", None), "enabled", False))
@@ -274,6 +304,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         h.peak_heat_W = float(shape.sum())
     interval_s = float(time_s[1] - time_s[0]) if len(time_s) > 1 else 0.0
     h.hours_supply_above, h.least_margin_cdu, h.least_margin_K = _supply(cdu, params, interval_s)
+    h.hours_below_dew_point, h.coldest_supply_K = _below_dew_point(cdu, interval_s)
     if params is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
         h.worst_hour_T_wb_K = _worst_hour(np.asarray(time_s), np.asarray(facility["T_wb_K"]))
         cap = cached_capacity(params, shape, h.worst_hour_T_wb_K)

@@ -436,6 +436,9 @@ def print_sweep_answer(summary: Path, echo: object = print) -> None:
                 if "config_json" in g else ["{}"] * len(dec))
         study_file = str(f.attrs.get("study_file", ""))
     cond = dict(zip(dec, sweep_conditions(study_file, cfgs)))
+    from ..analysis.report.sweep_table import ensemble_mean_points
+
+    pts, cond, of = ensemble_mean_points(summary, pts, cond)  # an ensemble: the front of the scenarios' means
     labels = [cond.get(n, "") for n in pts.names]
     for label in sorted(set(labels)):
         sub = _subset(pts, np.array([lb == label for lb in labels], dtype=bool)) if len(set(labels)) > 1 else pts
@@ -446,7 +449,7 @@ def print_sweep_answer(summary: Path, echo: object = print) -> None:
             dx, dy, dc = serving_default_axes() if sub.serving else ("wait", "energy", None)
             fr = frontier_table(sub, [dx, dy], colour=dc)
             echo("")
-            echo(f"frontier{where} ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
+            echo(f"frontier{of}{where} ({', '.join(f'{m.name} ({m.sense})' for m in fr.metrics)}; `hpctwin frontier "
                  f"{summary.parent}` for other metrics, CSV and plot):")
             echo(fr.format())
         except (SpanMismatchError, ValueError) as exc:  # spans differ, or no scenario has both metrics

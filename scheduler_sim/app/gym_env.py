@@ -367,7 +367,7 @@ class FacilityEnv:
             f = o[:4 * K].reshape(K, 4)
             f[:n, 0] = view.nodes[idx] / N
             f[:n, 1] = view.estimate_s[idx] / DAY_S
-            f[:n, 2] = np.clip((view.now_s - np.maximum(view.submit_s[idx], self._t0)) / DAY_S, 0.0, 30.0)
+            f[:n, 2] = np.minimum(np.maximum((view.now_s - np.maximum(view.submit_s[idx], self._t0)) / DAY_S, 0.0), 30.0)
             f[:n, 3] = 1.0
         t = view.now_s
         run = list(view.running) + list(picks)
@@ -383,7 +383,9 @@ class FacilityEnv:
         if "price" in self._signals:
             g[6] = float(self._signals["price"].value_at(t)[0]) * 3.6e9 / 100.0  # per J -> per MWh
         g[7] = ((t + (self._origin if math.isfinite(self._origin) else 0.0)) % DAY_S) / DAY_S
-        return np.clip(o, -10.0, 100.0).astype(np.float32)
+        np.maximum(o, -10.0, out=o)  # np.clip's values, without its Python wrapper (the hot path of a step)
+        np.minimum(o, 100.0, out=o)
+        return o.astype(np.float32)
 
     def _wet_bulb_obs(self, t: float) -> float:
         """Wet-bulb observation at ``t`` (module docstring); memoised on the last time (the environment asks
@@ -406,7 +408,7 @@ class FacilityEnv:
         start = st.start
         on = np.isfinite(start)
         w_end = np.where(on, start, np.inf)
-        W = float(np.clip(np.minimum(w_end, b) - np.maximum(sub, a), 0.0, None).sum())
+        W = float(np.maximum(np.minimum(w_end, b) - np.maximum(sub, a), 0.0).sum())
         e_on = st.end[on]
         ends = np.where(np.isfinite(e_on), e_on, st.scheduled_end[on])  # the running / ended jobs' ends
         s0 = np.maximum(start[on], a)

@@ -241,7 +241,8 @@ def _grid_writers(ga, grid_content):
 
 def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = None,
             echo: Callable[[str], None] | None = None, comm: object | None = None,
-            headroom: bool = False, live: object = None, fast_check_h: float = 0.0) -> RunOutput:
+            headroom: bool = False, live: object = None, fast_check_h: float = 0.0,
+            content: str = "full") -> RunOutput:
     """Run one configuration and write its HDF5 file.
 
     A pipeline of small steps over one :class:`_Run` (configuration -> inputs -> simulation -> outputs): the
@@ -272,6 +273,9 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
         With ``cooling.model = "fast"``: length of the FMU reference window [h] that measures the fast plant's
         supply-temperature and peak errors on this run (:mod:`scheduler_sim.analysis.fast_check`; ``hpctwin run`` asks
         for 6 h), written to ``info["fast_plant_check"]`` and printed; 0 measures nothing.
+    content : str
+        ``"full"`` writes the run file; ``"summary"`` an ensemble member's record (root attributes, summary,
+        totals, provenance: :func:`scheduler_sim.io.hdf5.write_run`), without the attribution it would hold.
 
     Returns
     -------
@@ -298,10 +302,11 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     _annotate_result(run, result)
     ga, grid_content = _grid_results(run, result, sim)
     limit = _supply_limit(run)
-    attr = _attribution(run, result, limit) if out is not None or _has_workload(run) else None
+    attr = _attribution(run, result, limit) if (out is not None and content == "full") or _has_workload(run) \
+        else None
     _finish_workloads(run, result, attr)
     room = run_headroom_of(run.cfg, run.system, result, run.wpath, run.origin) if headroom else None
-    path = _write(run, out, result, ga, grid_content, attr, room) if out is not None else None
+    path = _write(run, out, result, ga, grid_content, attr, room, content) if out is not None else None
     return _run_output(run, path, result, limit, room)
 
 
@@ -687,9 +692,16 @@ def _extra_groups(run: _Run, ga, grid_content, room):
     return write
 
 
-def _write(run: _Run, out: str | Path, result, ga, grid_content, attr, room) -> Path:
-    """Write the run file (:func:`scheduler_sim.io.hdf5.write_run`) with its attribution; its path."""
+def _write(run: _Run, out: str | Path, result, ga, grid_content, attr, room, content: str = "full") -> Path:
+    """Write the run file (:func:`scheduler_sim.io.hdf5.write_run`) with its attribution, or with ``content =
+    "summary"`` a member's record; its path.
+    """
     cfg, loaded = run.cfg, run.loaded
+    if content == "summary":
+        return write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=run.system.name,
+                         policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=run.checksums,
+                         load_report=loaded.report.to_dict() if loaded is not None else {},
+                         time_origin_unix_s=run.origin, content="summary")
     return write_run(out, result, cfg.to_json(), run_name=cfg.name, system_name=run.system.name,
                      policy=cfg.scheduler.policy, seed=cfg.seed, input_checksums=run.checksums,
                      load_report=loaded.report.to_dict() if loaded is not None else {},

@@ -93,11 +93,14 @@ __all__ = ["Scenario", "load_study", "run_sweep", "refine_spec", "select_refine"
 
 @dataclass(frozen=True)
 class Scenario:
-    """One member of a study: its index, file-safe name and configuration."""
+    """One member of a study: its index, file-safe name, configuration and what its file holds (``"full"``: a
+    run file; ``"summary"``: an ensemble member's record, :func:`scheduler_sim.io.hdf5.write_run`).
+    """
 
     index: int
     name: str
     config: RunConfig
+    content: str = "full"
 
 
 def _slug(v: object) -> str:
@@ -299,7 +302,7 @@ def _run_scenario(s: Scenario, out_dir: Path) -> tuple[str, str, dict]:
     """Run one scenario; return (status, error, headline metrics). Never raises."""
     path = out_dir / f"{s.name}.h5"
     try:
-        r = run_one(s.config, path, progress=False)
+        r = run_one(s.config, path, progress=False, content=s.content)
     except Exception as exc:  # a failed scenario must not stop the sweep
         path.unlink(missing_ok=True)  # no stale file from an earlier sweep
         return "failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}", {}
@@ -370,6 +373,10 @@ def scenario_status(s: Scenario, out_dir: Path, hashes: dict | None = None) -> t
             cfg = cfg.decode() if isinstance(cfg, bytes) else cfg
             if not bool(f.attrs.get("complete", False)):
                 return None, "earlier file is partial (complete = false)"
+            kind = f.attrs.get("kind", "run")
+            kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+            if kind != ("run-summary" if s.content == "summary" else "run"):
+                return None, f"earlier file is a {kind} file, the study asks for {s.content} member files"
             if cfg != s.config.to_json():
                 return None, "configuration changed"
             raw = f["provenance"].attrs.get("input_checksums_json", "{}")

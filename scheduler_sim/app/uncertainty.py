@@ -125,6 +125,9 @@ class EnsembleSpec:
         Every parameter's distribution, in file order.
     delta : bool
         Also compute delta indices (slow: seconds per metric).
+    member_files : str
+        ``"summary"`` (default): each member writes a record of its run (kind ``run-summary``: headline metrics,
+        totals, provenance; what the statistics and the resume read); ``"full"``: whole run files.
     """
 
     members: int
@@ -134,6 +137,7 @@ class EnsembleSpec:
     refine: tuple[int, ...]
     dists: tuple[Distribution, ...]
     delta: bool = False
+    member_files: str = "summary"
 
     @property
     def varied(self) -> list[Distribution]:
@@ -171,10 +175,13 @@ def ensemble_spec(data: dict, where: str | Path = "study file") -> EnsembleSpec:
     w = f"{where}: [uncertainty]"
     if not isinstance(data, dict):
         raise ConfigError(f"{w} must be a table")
-    unknown = set(data) - {"members", "seed", "design", "cooling", "refine", "parameters", "delta"}
+    unknown = set(data) - {"members", "seed", "design", "cooling", "refine", "parameters", "delta", "member_files"}
     if unknown:
         raise ConfigError(f"{w}: unknown key(s) {sorted(unknown)}; expected members, seed, design, cooling, refine, "
-                          f"delta, parameters")
+                          f"delta, member_files, parameters")
+    member_files = data.get("member_files", "summary")
+    if member_files not in ("summary", "full"):
+        raise ConfigError(f"{w} member_files must be 'summary' or 'full', got {member_files!r}")
     if not isinstance(data.get("delta", False), bool):
         raise ConfigError(f"{w} delta must be true or false, got {data['delta']!r}")
     n = data.get("members", 32)
@@ -195,7 +202,7 @@ def ensemble_spec(data: dict, where: str | Path = "study file") -> EnsembleSpec:
     dists = []
     for name, d in params.items():
         dists.append(_distribution(name, d, f"{w}.parameters.{name}"))
-    spec = EnsembleSpec(n, seed, design, cooling, (), tuple(dists), bool(data.get("delta", False)))
+    spec = EnsembleSpec(n, seed, design, cooling, (), tuple(dists), bool(data.get("delta", False)), member_files)
     refine = data.get("refine", [])
     if not isinstance(refine, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in refine) \
             or any(k < 0 or k >= spec.n_runs for k in refine):
@@ -335,7 +342,7 @@ def expand_members(scenarios: list, spec: EnsembleSpec) -> tuple[list, list[Memb
     order = sorted(range(len(info)), key=lambda i: (info[i][0].base, info[i][0].fmu, info[i][0].member))
     for j, i in enumerate(order):
         mi, name, cfg = info[i]
-        out.append(cls(j, name, cfg))
+        out.append(cls(j, name, cfg, spec.member_files))
     return out, [info[i][0] for i in order]
 
 

@@ -466,7 +466,8 @@ def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | N
 def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving: ServingOutput | None = None, attribution=None, extra_groups=None) -> Path:
+              serving: ServingOutput | None = None, attribution=None, extra_groups=None,
+              content: str = "full") -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
@@ -497,28 +498,33 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     extra_groups : callable(h5py.File) or None
         Writes further groups into the open file before it is sealed (e.g. ``/grid``,
         :func:`scheduler_sim.io.grid_group.write_grid_group`); None writes none.
+    content : str
+        ``"full"`` (a run file) or ``"summary"``: an ensemble member's record (kind ``run-summary``,
+        :data:`scheduler_sim.io.schema.RUN_SUMMARY`): the root attributes, ``/summary``, ``/totals`` and
+        ``/provenance`` only (``serving``, ``attribution`` and ``extra_groups`` are not written).
 
     Returns
     -------
     Path
         ``path``.
+
+    Raises
+    ------
+    ValueError
+        If ``content`` is neither ``"full"`` nor ``"summary"``.
     """
+    if content not in ("full", "summary"):
+        raise ValueError(f"write_run: content must be 'full' or 'summary', got {content!r}")
     path = Path(path)
+    summary_only = content == "summary"
     with atomic_h5(path) as f:
-        w = SchemaWriter(f, "run")
-        w.attrs("/", {
-            "schema_version": SCHEMA_VERSION, "software_version": package_versions().get("hpctwin", "unknown"),
-            "git_sha": git_sha(), "run_name": run_name, "system": system_name, "policy": policy, "seed": int(seed),
-            "config_json": config_json, "pue_definition": PUE_DEFINITION, "pue_category": pue_category(result.info),
-            "it_fans_rule": IT_FANS_RULE,
-            "facility_stages_counted": ",".join(result.info.get("facility_stages_counted", [])),
-            "facility_stages_absent": ",".join(result.info.get("facility_stages_absent", [])),
-            "cooling_modelled": bool("T_wb_K" in result.facility), "complete": bool(result.info.get("complete", True)),
-            "failure": str(result.info.get("failure", ""))})
-        if result.info.get("cooling_model", "fmu") != "fmu":  # only when another plant model than the FMU ran
-            w.attr("/", "cooling_model", str(result.info["cooling_model"]))
-        if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
-            w.attr("/", "plant_out_of_bounds_json", json.dumps(result.info["plant_out_of_bounds"], sort_keys=True))
+        w = SchemaWriter(f, "run-summary" if summary_only else "run")
+        if summary_only:
+            w.attr("/", "kind", "run-summary")
+        _write_root_attrs(w, result, config_json, run_name, system_name, policy, seed)
+        if summary_only:
+            _write_summary_groups(w, result, input_checksums, load_report)
+            return path
 
         w.group("/jobs")
         for col in result.jobs.columns:
@@ -564,24 +570,9 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
                 else:
                     w.dataset(f"/metrics/by_{by}/{col}", gm[col].to_numpy(),
                               units={"node_hours": "h"}.get(col, unit_of(col)))
-        w.group("/summary")
-        w.attrs("/summary", {k: float(v) for k, v in result.summary.items()})
-        w.group("/totals")
-        w.attrs("/totals", {k: float(v) for k, v in result.totals.items()})
-        if attribution is not None:
-            write_attribution_group(f, attribution)
-        w.group("/provenance")
-        info = {k: v for k, v in result.info.items() if k not in VOLATILE_ATTRS}
-        w.attrs("/provenance", {
-            "input_checksums_json": json.dumps(input_checksums, sort_keys=True),
-            "versions_json": json.dumps(package_versions(), sort_keys=True),
-            "load_report_json": json.dumps(load_report or {}, sort_keys=True, default=str),
-            "info_json": json.dumps(info, sort_keys=True, default=str),
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "wall_time_s": float(result.info.get("wall_time_s", float("nan"))),
-            "scheduling_time_s": float(result.info.get("scheduling_time_s", float("nan")))})
-        if "twin_latency_s" in result.info:
-            w.attr("/provenance", "twin_latency_s", np.asarray(result.info["twin_latency_s"], dtype=float))
+        _write_summary_groups(w, result, input_checksums, load_report,
+                              between=(lambda: write_attribution_group(f, attribution)) if attribution is not None
+                              else None)
         if serving is not None:
             write_serving_group(f, serving)
         if extra_groups is not None:
@@ -589,6 +580,49 @@ def write_run(path: str | Path, result, config_json: str, *, run_name: str, syst
     return path
 
 
+
+
+def _write_root_attrs(w: SchemaWriter, result, config_json: str, run_name: str, system_name: str, policy: str,
+                      seed: int) -> None:
+    """The root attributes of a run file (and of a member's record)."""
+    w.attrs("/", {
+        "schema_version": SCHEMA_VERSION, "software_version": package_versions().get("hpctwin", "unknown"),
+        "git_sha": git_sha(), "run_name": run_name, "system": system_name, "policy": policy, "seed": int(seed),
+        "config_json": config_json, "pue_definition": PUE_DEFINITION, "pue_category": pue_category(result.info),
+        "it_fans_rule": IT_FANS_RULE,
+        "facility_stages_counted": ",".join(result.info.get("facility_stages_counted", [])),
+        "facility_stages_absent": ",".join(result.info.get("facility_stages_absent", [])),
+        "cooling_modelled": bool("T_wb_K" in result.facility), "complete": bool(result.info.get("complete", True)),
+        "failure": str(result.info.get("failure", ""))})
+    if result.info.get("cooling_model", "fmu") != "fmu":  # only when another plant model than the FMU ran
+        w.attr("/", "cooling_model", str(result.info["cooling_model"]))
+    if result.info.get("plant_out_of_bounds"):  # only when the plant left its physical bounds
+        w.attr("/", "plant_out_of_bounds_json", json.dumps(result.info["plant_out_of_bounds"], sort_keys=True))
+
+
+def _write_summary_groups(w: SchemaWriter, result, input_checksums: dict, load_report: dict | None,
+                          between=None) -> None:
+    """``/summary``, ``/totals`` and ``/provenance`` of a run file (or of a member's record); ``between`` writes
+    what goes between the totals and the provenance (the attribution), in the order of earlier files.
+    """
+    w.group("/summary")
+    w.attrs("/summary", {k: float(v) for k, v in result.summary.items()})
+    w.group("/totals")
+    w.attrs("/totals", {k: float(v) for k, v in result.totals.items()})
+    if between is not None:
+        between()
+    w.group("/provenance")
+    info = {k: v for k, v in result.info.items() if k not in VOLATILE_ATTRS}
+    w.attrs("/provenance", {
+        "input_checksums_json": json.dumps(input_checksums, sort_keys=True),
+        "versions_json": json.dumps(package_versions(), sort_keys=True),
+        "load_report_json": json.dumps(load_report or {}, sort_keys=True, default=str),
+        "info_json": json.dumps(info, sort_keys=True, default=str),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "wall_time_s": float(result.info.get("wall_time_s", float("nan"))),
+        "scheduling_time_s": float(result.info.get("scheduling_time_s", float("nan")))})
+    if "twin_latency_s" in result.info:
+        w.attr("/provenance", "twin_latency_s", np.asarray(result.info["twin_latency_s"], dtype=float))
 
 
 def _write_partitions(w: SchemaWriter, result) -> None:
@@ -616,6 +650,10 @@ def check_schema(f: h5py.File, path: str | Path = "") -> None:
     v = f.attrs.get("schema_version")
     if v is None:
         raise SchemaError(f"{path}: not an hpctwin run file (no schema_version attribute)")
+    kind = f.attrs.get("kind", "run")
+    if (kind.decode() if isinstance(kind, bytes) else str(kind)) == "run-summary":
+        raise SchemaError(f"{path}: an ensemble member's record (kind run-summary: headline metrics only, no jobs or "
+                          f"series); set [uncertainty] member_files = \"full\" in the study to keep whole run files")
     v = v.decode() if isinstance(v, bytes) else str(v)
     if v.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise SchemaError(f"{path}: schema_version {v} is not compatible with this hpctwin (reads {SCHEMA_VERSION})")

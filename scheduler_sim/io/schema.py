@@ -29,7 +29,7 @@ import numpy as np
 
 from jobs.table import JOB_COLUMNS
 
-__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "SWEEP_SUMMARY",
+__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "RUN_SUMMARY", "SWEEP_SUMMARY",
            "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts",
            "check_file", "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
            "SUMMARY_METRICS", "summary_metric", "duration_unit"]
@@ -822,7 +822,9 @@ def _run_table() -> tuple[Entry, ...]:
         _attr("/headroom@{name}", "float", "One headroom figure (unit from the name suffix; NaN: not known): "
               "peak_P_facility_W, feed_W, feed_firm_W, peak_heat_W, worst_hour_T_wb_K, capacity_worst_hour_W, "
               "design_T_wb_K, capacity_design_W, full_load_heat_W, hours_supply_above_h, least_margin_cdu (-1: "
-              "unknown), least_margin_K, has_chiller (1/0)", since="1.2"),
+              "unknown), least_margin_K, has_chiller (1/0); hours_below_dew_point_h (hours with some CDU supply below the "
+              "data hall's dew point), coldest_supply_K, dew_point_K (15 C, ASHRAE TC 9.9 recommended upper bound)",
+              since="1.2"),
         _ds("/headroom/n_plus_one_case", "str", ("n_redundancy_cases",), "", "N+1 case at the machine's full-load "
             "heat and the design wet-bulb (cooling_fmu.redundancy.n_plus_one): all units, one tower cell out, one facility pump "
             "out, one tower pump out; empty without a plant or a design day", since="1.2"),
@@ -1122,12 +1124,26 @@ INCENTIVE_STUDY: tuple[Entry, ...] = (
     _ds("/cases/wait_bad_half_h[{variant}]", "float", ("n_cases",), "h", "Mean wait of the worse-scored half"),
 )
 
+def _run_summary_table() -> tuple[Entry, ...]:
+    """The ``run-summary`` kind: a run file's root attributes, ``/summary``, ``/totals`` and ``/provenance`` only."""
+    keep = [e for e in RUN if e.path.startswith("/@") or e.path.split("@")[0] in ("/summary", "/totals",
+                                                                                  "/provenance")]
+    kind = _attr("/@kind", "str", '"run-summary": an ensemble member\'s record (the run file without its jobs, '
+                 'series, metrics and attribution; [uncertainty] member_files = "summary", the default): the headline '
+                 'metrics the ensemble statistics and the resume need', required=True, since="1.2")
+    return (kind, *keep)
+
+
+#: An ensemble member's record (scheduler_sim.app.uncertainty, ``member_files = "summary"``).
+RUN_SUMMARY: tuple[Entry, ...] = _run_summary_table()
+
 #: Entries per file kind (root attribute ``kind``; ``run`` when absent).
 TABLES: dict[str, tuple[Entry, ...]] = {"run": RUN, "sweep-summary": SWEEP_SUMMARY,
-                                        "cooling_standalone": COOLING_STANDALONE, "incentive-study": INCENTIVE_STUDY}
+                                        "cooling_standalone": COOLING_STANDALONE, "incentive-study": INCENTIVE_STUDY,
+                                        "run-summary": RUN_SUMMARY}
 #: schema_version written per file kind.
 KIND_VERSIONS = {"run": SCHEMA_VERSION, "sweep-summary": SCHEMA_VERSION, "cooling_standalone": "1.0",
-                 "incentive-study": SCHEMA_VERSION}
+                 "incentive-study": SCHEMA_VERSION, "run-summary": SCHEMA_VERSION}
 
 
 def _check_table(entries: tuple[Entry, ...], kind: str) -> None:

@@ -21,7 +21,10 @@ overheads (:class:`power.facility.FacilityOverheads`) on every step, and scores 
 
 with ``P_overhead`` the facility overheads beyond the liquid plant (the coupler's definition,
 :class:`scheduler_sim.kernel.coupler.CoolingCoupler`). The weather of the horizon and the plant's part-load
-behaviour then enter the decision. The plant's lag (``cooling.fast_tau_s``) is not applied in rollouts.
+behaviour then enter the decision. As in the run (the coupler), a plant that takes the air side's heat into its
+towers (``uses_air_side_heat``) gets it on every step (:meth:`power.facility.FacilityOverheads.air_side_rejected_W`
+of the step's IT power and wet-bulb). The plant's lag (``cooling.fast_tau_s``) is not applied in rollouts, nor the
+dry-bulb (it changes the plant's evaporation only, not its power).
 """
 
 from __future__ import annotations
@@ -304,9 +307,14 @@ def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCool
     t_mid = t0 + (np.arange(n) + 0.5) * dt
     twb = np.asarray(cooling.wet_bulb_K(t_mid), dtype=float)
     heat = np.ascontiguousarray(blocks[:, :layout.n_cdus])
-    out = cooling.plant.steady_outputs(heat, twb)
-    p_liq = out[:, cooling.plant.P_cooling_index]
     p_it = blocks[:, layout.it]
+    kw = {}
+    if overheads is not None and getattr(cooling.plant, "uses_air_side_heat", False):
+        q_air = overheads.air_side_rejected_W(p_it, twb)  # CRAH coil -> chilled water -> towers, as the run's plant
+        if q_air is not None:
+            kw["Q_air_side_W"] = q_air
+    out = cooling.plant.steady_outputs(heat, twb, **kw)
+    p_liq = out[:, cooling.plant.P_cooling_index]
     extra = np.zeros(n)
     if overheads is not None:
         from power.facility import SERIES as OVERHEAD_SERIES

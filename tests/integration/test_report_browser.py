@@ -187,3 +187,63 @@ def test_sweep_report_opens_in_chromium(tmp_path):
     info = open_report(tmp_path / "srep" / "report.html")
     _check(info, min_figures=2)
     assert all("own front" in cap for _, cap in info["figures"])  # one Pareto front per weather condition
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text.replace(",", ""))]
+
+
+def test_ensemble_bands_beside_the_headline_in_chromium(tmp_path, capsys):
+    """Issue 28 item 9b: with an ensemble the sweep report's headline gives each scenario's mean and 5-95 % band of
+    its members, and a member's own run report shows its scenario's band beside each headline figure; the numbers
+    are recomputed here from the members' rows of /scenarios (numpy mean and linear quantiles)."""
+    import h5py
+    import numpy as np
+
+    study = tmp_path / "ens.toml"
+    study.write_text('name = "ens"\n[base]\nsystem = "theta"\n'
+                     'trace = { window_start_days = 181.0, window_days = 0.5 }\n'
+                     'cooling = { step_s = 15.0, T_wb_C = 24.0, weather = "constant" }\noutput = { progress = false }\n'
+                     '[axes]\n"scheduler.policy" = ["fcfs", "easy"]\n'
+                     '[uncertainty]\nmembers = 4\nseed = 7\nmember_files = "full"\n[uncertainty.parameters]\n'
+                     'node_power_scale = { dist = "uniform", low = 0.9, high = 1.1 }\n'
+                     'wet_bulb_offset_K = { dist = "uniform", low = -2.0, high = 2.0 }\n')
+    assert main(["sweep", str(study), "--out", str(tmp_path / "sw")]) == 0
+    out = capsys.readouterr().out
+    # the terminal: the band table, and the front of the scenarios' means (members are not decisions)
+    assert "PUE mean (5 % .. 95 %)" in out and "frontier of the ensemble means (4 members)" in out
+    front = out[out.index("frontier of the ensemble means"):]
+    assert "000_fcfs " in front and "_m00" not in front
+    with h5py.File(tmp_path / "sw" / "summary.h5") as f:
+        names = [x.decode() for x in f["scenarios/name"][()]]
+        pue = f["scenarios/PUE"][()]
+    mine = np.array([pue[i] for i, n in enumerate(names) if n.startswith("000_fcfs_m")])
+    assert mine.size == 4 and np.ptp(mine) > 1e-4  # the members differ
+    want = (mine.mean(), np.quantile(mine, 0.05), np.quantile(mine, 0.95))
+
+    assert main(["report", str(tmp_path / "sw" / "summary.h5"), "--out", str(tmp_path / "srep")]) == 0
+    info = open_report(tmp_path / "srep" / "report.html")
+    assert info["errors"] == [] and info["failed"] == []
+    assert info["headings"][:2] == ["Headline", "Members"]
+    head = info["tables"][0]
+    col = [i for i, h in enumerate(head[0]) if h.startswith("PUE")]
+    assert col and "mean (5 % .. 95 %)" in head[0][col[0]]
+    row = next(r for r in head[1:] if r[0] == "000_fcfs")
+    assert row[1] == "4 members"
+    got = _numbers(row[col[0]])
+    assert len(got) == 3 and np.allclose(got, want, rtol=5e-4), (row[col[0]], want)
+    assert len(info["tables"][1]) == 1 + 8  # the members' own table: 2 scenarios x 4 members
+    front = (tmp_path / "srep" / "frontier.csv").read_text().splitlines()[1:]
+    assert front and all(r.split(",")[0] in ("000_fcfs", "001_easy") for r in front)  # the means, no member
+    assert any("Frontier of the ensemble means (4 members)" in cap for _, cap in info["figures"])
+
+    member = tmp_path / "sw" / "000_fcfs_m002.h5"
+    assert main(["report", str(member), "--out", str(tmp_path / "mrep")]) == 0
+    minfo = open_report(tmp_path / "mrep" / "report.html")
+    assert minfo["errors"] == []
+    h = minfo["tables"][0]
+    assert h[0][2] == "ensemble 000_fcfs: mean (5 % .. 95 %) of 4 members"
+    pue_row = next(r for r in h[1:] if r[0].startswith("PUE"))
+    assert _numbers(pue_row[1])[0] == pytest.approx(mine[2], rel=5e-4)  # this member's own PUE
+    assert np.allclose(_numbers(pue_row[2]), want, rtol=5e-4)
+    assert all(len(r) == 3 for r in h[1:])

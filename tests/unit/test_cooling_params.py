@@ -27,7 +27,7 @@ def test_validation_error_names_file_and_field(tmp_path):
         load_plant_params(bad)
     assert str(bad) in str(exc.value) and "cdu.y_valve_min" in str(exc.value)
     missing = tmp_path / "missing.toml"
-    missing.write_text(text.replace("NTU_nominal = 1.581", ""))
+    missing.write_text(text.replace("NTU_nominal = 1.7164", ""))
     with pytest.raises(PlantParamsError, match=r"tower\.NTU_nominal"):
         load_plant_params(missing)
     with pytest.raises(PlantParamsError, match="not found"):
@@ -52,11 +52,31 @@ def test_generated_modelica_is_flat_and_sized():
 
 def test_analytic_steady_state_hand_numbers():
     p = load_plant_params("theta")
-    # idle plant: water at the wet-bulb, every actuator at its floor
+    cp = 4186.0
+    # idle plant (no rack heat) at 15 C wet-bulb, every actuator at its floor. Plant v5: the pumps' shaft work
+    # enters the water (it is the only heat), and the IHX bypass holds the facility water at its set point -
+    # 0.25 K (tower_loop.ihx_bypass_below_set_K) instead of letting it fall towards the wet-bulb
     ss = analytic_steady_state(p, np.zeros(6), 288.15)
     assert ss["regime"] == "fan_floor"
-    for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup"):
-        assert ss[k] == pytest.approx(288.15, abs=1e-9)
+    # shaft work by hand, P_shaft,nom x (x the load fractions derived below): secondary 6.4 / 997 x 200 kPa / 0.70
+    # = 1,834.07 W at x = 0.1635 (x 6 CDUs); facility 63.6 / 997 x 300 kPa / 0.75 = 25,516.5 W at x = 0.011333;
+    # tower water 63.6 / 997 x 180 kPa / 0.75 = 15,309.9 W at x = 0.25
+    sh_sec = 6.4 / 997 * 200e3 / 0.70 * 0.3 * (0.5 + 0.5 * 0.09)
+    sh_fac = 63.6 / 997 * 300e3 / 0.75 * 0.2 * (0.09 / 3 + 2 / 3 * 0.04)
+    sh_cw = 63.6 / 997 * 180e3 / 0.75 * 0.5 * (1 / 3 + 2 / 3 * 0.25)
+    assert 6 * sh_sec + sh_fac == pytest.approx(2088.41, abs=0.01) and sh_cw == pytest.approx(3827.48, abs=0.01)
+    assert ss["Q_flow_pump_heat"] == pytest.approx(6 * sh_sec + sh_fac + sh_cw, rel=1e-12)
+    assert ss["Q_flow_ihx"] == pytest.approx(6 * sh_sec + sh_fac, rel=1e-9)  # the facility loop's heat
+    assert ss["Q_flow_tower"] == pytest.approx(6 * sh_sec + sh_fac + sh_cw, rel=1e-9)  # the towers reject it all
+    m_sec, m_fac, m_cw = 0.3 * 6.4, 6 * 0.2 * 10.6, 0.5 * 63.6
+    assert ss["m_flow_fac"] == pytest.approx(m_fac, rel=1e-12) and ss["m_flow_cw"] == pytest.approx(m_cw, rel=1e-12)
+    assert ss["T_fac_sup"] == pytest.approx(297.15 - 0.25, abs=1e-9)
+    assert ss["T_fac_ret"] - ss["T_fac_sup"] == pytest.approx((6 * sh_sec + sh_fac) / (m_fac * cp), rel=1e-9)
+    np.testing.assert_allclose(ss["T_sec_ret"] - ss["T_sec_sup"], sh_sec / (m_sec * cp), rtol=1e-9)
+    assert ss["T_cw_ret"] - ss["T_cw_sup"] == pytest.approx((6 * sh_sec + sh_fac) / (m_cw * cp), rel=1e-9)
+    # tower pumps' heat into the basin: the cells leave that much below it
+    assert ss["T_cw_sup"] - ss["T_tower_out"] == pytest.approx(sh_cw / (m_cw * cp), rel=1e-9)
+    assert 288.15 < ss["T_tower_out"] < 288.15 + 1.0  # 5.9 kW on a bank at its floor: just above the wet-bulb
     # pumps by hand: P = P_shaft,nom x / (0.93 x 0.97 x rel), rel = U.S. DOE (2014) motor part-load efficiency
     # relative to full load, interpolated by hand between the tabulated sizes and load points (Modelica Buildings
     # motorEfficiencyCurve table: 700 W row 0.1 / 0.2 = 0.319837 / 0.551722, 2.5 kW 0.329887 / 0.613280, 7.5 kW
@@ -93,11 +113,23 @@ def test_analytic_steady_state_hand_numbers():
     assert ss["regime"] == "setpoint"
     assert ss["T_fac_sup"] == pytest.approx(297.15, abs=1e-12)
     np.testing.assert_allclose(ss["T_sec_sup"], 300.15, atol=1e-9)
-    # secondary flow 0.7 x 6.4 = 4.48 kg/s -> return = 27 C + 186.69e3 / (4.48 x 4186) = 27 + 9.955 K
-    np.testing.assert_allclose(ss["T_sec_ret"] - 300.15, 186.69e3 / (4.48 * 4186), rtol=1e-9)
-    # facility return = supply + sum(Q) / (m_fac cp); towers reject everything
-    assert ss["T_fac_ret"] - 297.15 == pytest.approx(q.sum() / (ss["m_flow_fac"] * 4186), rel=1e-12)
-    assert ss["Q_flow_tower"] == pytest.approx(q.sum(), rel=1e-12) and ss["Q_flow_chiller"] == 0.0
+    # secondary flow 0.7 x 6.4 = 4.48 kg/s, its pump at x = 0.7 (0.5 + 0.5 x 0.49) = 0.5215 puts 1,834.07 x 0.5215
+    # = 956.47 W of shaft work into the loop -> return = 27 C + (186.69e3 + 956.47) / (4.48 x 4186) = 27 + 10.006 K
+    sh_sec = 6.4 / 997 * 200e3 / 0.70 * 0.7 * (0.5 + 0.5 * 0.49)
+    assert sh_sec == pytest.approx(956.47, abs=0.01)
+    np.testing.assert_allclose(ss["T_sec_ret"] - 300.15, (186.69e3 + sh_sec) / (4.48 * 4186), rtol=1e-9)
+    # facility pump at the steady flow fraction w = m_fac / 63.6, its set point reset to r = max(0.3, max valve):
+    # x = w (r^2 / 3 + 2 / 3 w^2); tower pumps at their 50 % floor (w < 0.5): 3,827.48 W as at idle
+    w, r = ss["m_flow_fac"] / 63.6, max(0.3, float(np.max(ss["y_valve"])))
+    sh_fac = 63.6 / 997 * 300e3 / 0.75 * w * (r * r / 3 + 2 / 3 * w * w)
+    assert w < 0.5 and ss["Q_flow_pump_heat"] == pytest.approx(6 * sh_sec + sh_fac + sh_cw, rel=1e-12)
+    # facility return = supply + (rack + CDU pumps + facility pump heat) / (m_fac cp); the towers reject everything,
+    # the tower pumps' heat too
+    Q_fac = q.sum() + 6 * sh_sec + sh_fac
+    assert ss["T_fac_ret"] - 297.15 == pytest.approx(Q_fac / (ss["m_flow_fac"] * cp), rel=1e-12)
+    assert ss["Q_flow_ihx"] == pytest.approx(Q_fac, rel=1e-9)
+    Q_rej = Q_fac + sh_cw
+    assert ss["Q_flow_tower"] == pytest.approx(Q_rej, rel=1e-9) and ss["Q_flow_chiller"] == 0.0
     # water from the saturated-exit-air balance (psychrolib): the air enters with h_s(T_wb), W_s(T_wb), takes up
     # the heat and leaves saturated; evaporation = m_air (W_out - W_in); blowdown E / (4 - 1) - drift
     import psychrolib as psy
@@ -107,7 +139,7 @@ def test_analytic_steady_state_hand_numbers():
     m_air = ss["m_flow_air"]
     assert m_air >= ss["y_fan"] * 63.6 / 1.2 * (1 - 1e-12)
     T_out = ss["T_air_out"] - 273.15
-    assert psy.GetSatAirEnthalpy(T_out, P) == pytest.approx(h_in + q.sum() / m_air, rel=1e-9)
+    assert psy.GetSatAirEnthalpy(T_out, P) == pytest.approx(h_in + Q_rej / m_air, rel=1e-9)
     evap = m_air * (psy.GetSatHumRatio(T_out, P) - W_in)
     assert ss["m_flow_evap"] == pytest.approx(evap, rel=1e-9)
     drift = 5e-5 * ss["m_flow_cw"]

@@ -96,6 +96,31 @@ def test_headroom_hours_above_and_least_margin(theta_plant):
     assert h.advice == []  # 1.2 MW < capacity, 1 MW < feed
 
 
+def test_headroom_counts_hours_below_the_data_hall_dew_point(theta_plant):
+    # ASHRAE TC 9.9 recommended envelope: dew point <= 15 C. 45 intervals of 60 s with CDU 1 at 14.5 C and, in 15 of
+    # them, CDU 3 at 12 C as well: 45 intervals with some supply below 15 C = 0.75 h; coldest 12 C; 15.0 C exactly is
+    # not below
+    from scheduler_sim.analysis.headroom import DATA_HALL_DEW_POINT_K
+
+    assert DATA_HALL_DEW_POINT_K == 288.15
+    s = load_system("theta")
+    T = np.full((120, 6), theta_plant.cdu.T_sec_sup_set_K)
+    T[0:45, 1] = 287.65
+    T[20:35, 3] = 285.15
+    T[60:80, 5] = 288.15
+    time_s, facility, cdu = _series(T=T)
+    h = run_headroom(s, facility, cdu, time_s, theta_plant, None)
+    assert h.hours_below_dew_point == pytest.approx(0.75)
+    assert h.coldest_supply_K == pytest.approx(285.15)
+    assert "0.75 h with a CDU supply below the data hall's 15 C dew point" in "\n".join(h.lines())
+    # a warm run: none; no supply series: not known
+    time_s, facility, cdu = _series(T=np.full((120, 6), 300.15))
+    assert run_headroom(s, facility, cdu, time_s, theta_plant, None).hours_below_dew_point == 0.0
+    time_s, facility, cdu = _series()
+    h = run_headroom(s, facility, cdu, time_s, theta_plant, None)
+    assert math.isnan(h.hours_below_dew_point) and "below dew point" not in "\n".join(h.lines())
+
+
 def test_headroom_advice_when_negative(theta_plant):
     s = load_system("theta")
     time_s, facility, cdu = _series(p_fac=5.0e6)

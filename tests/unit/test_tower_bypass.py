@@ -38,41 +38,66 @@ def test_steady_state_with_bypass_matches_hand_computation():
     ss = analytic_steady_state(p, q, T_wb)
     assert ss["regime"] == "fan_floor"
     assert ss["y_fan"] == pytest.approx(0.2 / 4)  # one cell at its 20 % minimum speed
+    # plant v5: the pumps' shaft work enters the water. By hand (the arithmetic of test_cooling_params): every CDU
+    # pump at its 0.3 floor, 1,834.07 W x 0.1635; the facility pump at w = 0.2 (valves at 0.2), its set point reset
+    # to 0.3: 25,516.5 W x 0.2 (0.09 / 3 + 2 / 3 x 0.04); the tower pumps at their 0.5 floor: 15,309.9 W x 0.25
+    sh_fac_loop = 6 * 6.4 / 997 * 200e3 / 0.70 * 0.1635 + 63.6 / 997 * 300e3 / 0.75 * 0.2 * (0.03 + 0.08 / 3)
+    sh_cw = 63.6 / 997 * 180e3 / 0.75 * 0.25
+    assert sh_fac_loop == pytest.approx(2088.41, abs=0.01) and sh_cw == pytest.approx(3827.48, abs=0.01)
+    m_fac, m_cw = 6 * 0.2 * 10.6, 0.5 * 63.6
+    assert ss["m_flow_fac"] == pytest.approx(m_fac, rel=1e-12) and ss["m_flow_cw"] == pytest.approx(m_cw, rel=1e-12)
+    # the tower bypass holds the cells' leaving water at T_min; the tower pumps' heat then warms the basin above
+    # it by sh_cw / (m_cw cp) = 3,827.48 / (31.8 x 4186) = 0.0288 K
     assert ss["T_tower_out"] == pytest.approx(T_min, abs=1e-9)
-    assert ss["T_cw_sup"] == pytest.approx(T_min, abs=1e-9)
+    assert ss["T_cw_sup"] == pytest.approx(T_min + sh_cw / (m_cw * cp), abs=1e-9)
+    assert ss["T_cw_sup"] - T_min == pytest.approx(0.0288, abs=1e-4)
     assert ss["T_fac_sup"] == pytest.approx(p.tower.T_fac_sup_set_K - 0.25, abs=1e-9)
     Q = float(q.sum())
     assert ss["Q_flow_chiller"] == 0.0
-    assert ss["Q_flow_tower"] == pytest.approx(Q, rel=1e-9)
-    assert ss["Q_flow_ihx"] == pytest.approx(Q, rel=1e-9)
-    m_fac, m_cw = ss["m_flow_fac"], ss["m_flow_cw"]
-    assert ss["T_fac_ret"] == pytest.approx(ss["T_fac_sup"] + Q / (m_fac * cp), rel=1e-12)
-    assert ss["T_cw_ret"] == pytest.approx(T_min + Q / (m_cw * cp), rel=1e-12)
+    assert ss["Q_flow_tower"] == pytest.approx(Q + sh_fac_loop + sh_cw, rel=1e-9)
+    assert ss["Q_flow_ihx"] == pytest.approx(Q + sh_fac_loop, rel=1e-9)
+    Q_ihx = Q + sh_fac_loop
+    assert ss["T_fac_ret"] == pytest.approx(ss["T_fac_sup"] + Q_ihx / (m_fac * cp), rel=1e-12)
+    assert ss["T_cw_ret"] == pytest.approx(ss["T_cw_sup"] + Q_ihx / (m_cw * cp), rel=1e-12)
     # IHX by hand (Incropera eq. 11.29a): with the whole flow it would pass more than Q; the bypass passes Q
     C_min, C_max = cp * min(m_fac, m_cw), cp * max(m_fac, m_cw)
     ntu, cr = p.tower_loop.UA_ihx_W_K / C_min, C_min / C_max
     z = math.exp(-ntu * (1 - cr))
     eps_i = (1 - z) / (1 - cr * z) if cr < 0.999999 else ntu / (1 + ntu)
-    assert eps_i * C_min * (ss["T_fac_ret"] - T_min) > Q
+    assert eps_i * C_min * (ss["T_fac_ret"] - ss["T_cw_sup"]) > Q_ihx
     # tower bypass fraction from the energy balance: cells with the whole flow would reject Q_cells (Braun)
     c, n = tower.braun_coefficients(p.tower.NTU_nominal, p.tower.n_merkel, p.tower.LG_nominal)
     Q_cells = tower.braun_effectiveness(c, n, m_cw, ss["y_fan"] * p.m_air_nominal_kg_s, ss["T_cw_ret"], T_wb,
                                         p.tower.p_atm_Pa, cp)[0]
     b = tower_bypass_fraction(Q_cells, ss["Q_flow_tower"])
-    assert b == pytest.approx(1 - Q / Q_cells, rel=1e-12) and 0.0 < b < 1.0
+    assert b == pytest.approx(1 - (Q_ihx + sh_cw) / Q_cells, rel=1e-9) and 0.0 < b < 1.0
     for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_cw_ret", "T_tower_out"):
         assert ss[k] >= T_min - 1e-9
     assert np.all(ss["T_sec_sup"] >= T_min)
-    assert 0.0 <= ss["m_flow_evap"] < Q / 2.45e6
+    assert 0.0 <= ss["m_flow_evap"] < (Q_ihx + sh_cw) / 2.45e6
     np.testing.assert_allclose(plant_equations(p, ss["x"], q, T_wb)["der"], 0.0, atol=1e-9)
 
 
-def test_idle_cold_plant_settles_at_minimum():
+def test_idle_cold_plant_holds_both_bypass_minimums():
+    # no rack heat at -10 C. Plant v5: the pumps' shaft work is heat (2,088.41 W into the facility loop, 3,827.48 W
+    # into the basin, by hand in the test above), so the plant is not at rest at the minimum: the tower bypass
+    # holds the cells' leaving water at T_min, the tower pumps warm the basin 0.0288 K above it, and the IHX bypass
+    # holds the facility supply at its set point - 0.25 K (not at the tower water's 5 C)
     p = load_plant_params("theta")
-    ss = analytic_steady_state(p, np.zeros(6), 263.15)  # no heat at -10 C: water at the minimum, not the wet-bulb
-    for k in ("T_fac_sup", "T_fac_ret", "T_cw_sup", "T_tower_out"):
-        assert ss[k] == pytest.approx(278.15, abs=1e-6)
-    assert ss["Q_flow_tower"] == pytest.approx(0.0, abs=1e-3)
+    cp, T_min = p.cp_water_J_kgK, 278.15
+    ss = analytic_steady_state(p, np.zeros(6), 263.15)
+    sh_fac_loop = 6 * 6.4 / 997 * 200e3 / 0.70 * 0.1635 + 63.6 / 997 * 300e3 / 0.75 * 0.2 * (0.03 + 0.08 / 3)
+    sh_cw = 63.6 / 997 * 180e3 / 0.75 * 0.25
+    m_fac, m_cw = 6 * 0.2 * 10.6, 0.5 * 63.6
+    assert ss["regime"] == "fan_floor"
+    assert ss["T_tower_out"] == pytest.approx(T_min, abs=1e-9)
+    assert ss["T_cw_sup"] == pytest.approx(T_min + sh_cw / (m_cw * cp), abs=1e-9)
+    assert ss["T_cw_ret"] == pytest.approx(ss["T_cw_sup"] + sh_fac_loop / (m_cw * cp), abs=1e-9)
+    assert ss["T_fac_sup"] == pytest.approx(p.tower.T_fac_sup_set_K - p.tower_loop.ihx_bypass_below_set_K, abs=1e-9)
+    assert ss["T_fac_ret"] == pytest.approx(ss["T_fac_sup"] + sh_fac_loop / (m_fac * cp), abs=1e-9)
+    assert ss["Q_flow_ihx"] == pytest.approx(sh_fac_loop, rel=1e-9)
+    assert ss["Q_flow_tower"] == pytest.approx(sh_fac_loop + sh_cw, rel=1e-9)
+    np.testing.assert_allclose(ss["der"], 0.0, atol=1e-12)
 
 
 def test_bypass_inactive_when_tower_leaves_above_minimum():

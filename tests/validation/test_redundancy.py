@@ -57,9 +57,11 @@ def test_cooling_summary_prints_design_wet_bulb_and_n_plus_one(capsys):
     assert [line.split(":")[0] for line in out[1:]] == [
         "  N+1 at design heat, all units", "  N+1 at design heat, one tower cell out",
         "  N+1 at design heat, one facility pump out", "  N+1 at design heat, one tower pump out"]
-    # plant v5: sized at this wet-bulb for a 3 K approach, so full fans leave the facility supply 1.2 K above 29 C
-    # (the pumps' shaft work and the condenser heat now pass through the towers too)
-    assert "FAILS (facility supply 30.23 degC" in out[1]
+    # plant v5: the towers are sized at this wet-bulb for a 3 K approach with all the heat they reject (pumps' shaft
+    # work and the air side's design heat included), so full fans leave the tower water near 25.12 + 3 C and the
+    # IHX's ~2 K cold-end approach puts the facility supply 1.1 K above its 29 C set point (30.23 C when the sizing
+    # left out the pumps' and the air side's heat)
+    assert "FAILS (facility supply 30.12 degC" in out[1]
 
 
 def test_chiller_free_hours_by_month_hand_series():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import shutil
 import sys
 import tomllib
@@ -322,7 +323,9 @@ def _run_report(path: Path, out: Path, gantt_start_day: float, gantt_days: float
         created=_text(prov.get("created")), pue_definition=_text(a.get("pue_definition", "")),
         metrics=_metric_tables(res.summary, batch=bool(batch)), figures=parts, training=_training_rows(res),
         monthly=_monthly(path, res, ts), workload=_workload_tables(path),
-        headline=_headline(res.summary, att, T_lim, T_tol, w_class, bool(batch), serving is not None),
+        headline=_headline(res.summary, att, T_lim, T_tol, w_class, bool(batch), serving is not None,
+                           _member_bands(path, _text(a.get("run_name", path.stem)))),
+        headline_header=_headline_header(path, _text(a.get("run_name", path.stem))),
         conversion_split=_text(att.attrs.get("conversion_split")),
         closure=f"{att.totals.get('closure_rel_error', float('nan')):.1e}",
         totals=[tuple(_text(c) for c in r) for r in atot], top_jobs=top_rows, cdus=cdu_rows,
@@ -409,9 +412,48 @@ def _serving_figures(sv: dict, tax) -> dict:
     }
 
 
-def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batch: bool, serving: bool) -> list:
+def _ensemble_of_member(path: Path, run_name: str):
+    """(bands, scenario) when ``path`` is a member of an ensemble sweep (``summary.h5`` beside it with
+    ``/ensemble`` naming the member's scenario, ``<scenario>_m<kkk>``), else None.
+    """
+    from .sweep_table import ensemble_bands
+
+    m = re.fullmatch(r"(.+)_m\d{3}(?:_fmu)?", run_name)
+    summary = Path(path).parent / "summary.h5"
+    if m is None or not summary.is_file():
+        return None
+    try:
+        bands = ensemble_bands(summary)
+    except (OSError, KeyError, ValueError):
+        return None
+    if bands is None or m.group(1) not in bands.scenarios:
+        return None
+    return bands, m.group(1)
+
+
+def _member_bands(path: Path, run_name: str) -> dict[str, tuple[float, float, float]] | None:
+    """Headline key -> ``(mean, p05, p95)`` of the member's scenario over its ensemble (None: not a member)."""
+    found = _ensemble_of_member(path, run_name)
+    if found is None:
+        return None
+    bands, scen = found
+    return {k: b for k in bands.stats for b in (bands.of(scen, k),) if b is not None and np.isfinite(b[0])}
+
+
+def _headline_header(path: Path, run_name: str) -> tuple[str, ...]:
+    """Columns of the headline table: a third, the ensemble's band, for a member of an ensemble sweep."""
+    found = _ensemble_of_member(path, run_name)
+    if found is None:
+        return ("", "value")
+    bands, scen = found
+    return ("", "this run", f"ensemble {scen}: mean (5 % .. 95 %) of {bands.members} members")
+
+
+def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batch: bool, serving: bool,
+              bands: dict[str, str] | None = None) -> list:
     """The figures a planner reads first: energy, PUE, peak power, wait or serving latency, and the CDU supply
-    against the plant's limit (peak and hours above). Rows of (what, value with its unit).
+    against the plant's limit (peak and hours above). Rows of (what, value with its unit), and with ``bands`` (a
+    member of an ensemble sweep: :func:`_member_bands`) a third cell, the scenario's 5-95 % band.
     """
     from .catalogue import format_with_unit
 
@@ -427,15 +469,26 @@ def _headline(summary: dict, att, T_lim: float, T_tol: float, w_class: str, batc
         v = summary.get(k)
         if v is None or not np.isfinite(float(v)):
             continue
-        rows.append((describe(k, v).label, format_with_unit(k, v)))
+        rows.append((describe(k, v).label, format_with_unit(k, v)) if bands is None else
+                    (describe(k, v).label, format_with_unit(k, v), _band_cell(k, v, bands.get(k))))
     T_max = np.asarray(att.cdu.get("T_supply_max_K", []), dtype=float)
     if T_max.size and np.any(np.isfinite(T_max)):
         c = int(np.nanargmax(T_max))
         above = np.asarray(att.cdu.get("time_above_limit_s", np.zeros(T_max.size)), dtype=float)
         rows.append(("peak CDU supply", f"{T_max[c] - 273.15:.2f} degC (CDU {c}); limit {T_lim - 273.15:.1f} degC "
                                         f"({w_class}, the plant's set point) + {T_tol:g} K: {np.nanmax(above) / 3600:.2f}"
-                                        f" h above (most of any CDU)"))
+                                        f" h above (most of any CDU)") + (() if bands is None else ("-",)))
     return rows
+
+
+def _band_cell(key: str, value: float, band: tuple[float, float, float] | None) -> str:
+    """``"mean (p05 .. p95) unit"`` in the unit the run's own value is shown in; ``-`` without a band."""
+    from .sweep_table import band_text
+
+    if band is None:
+        return "-"
+    shown = describe(key, value)
+    return band_text(key, *band, shown) + (f" {shown.unit}" if shown.unit else "")
 
 
 def _monthly(path: Path, res, ts) -> dict | None:
@@ -763,16 +816,26 @@ def _sweep_report(path: Path, out: Path, pairs: list[tuple[str, str]]) -> Path:
                           f"{ly} against {lx} for every finished scenario; filled markers joined by a line: the "
                           f"non-dominated scenarios.{per}"))
     # the frontier (analysis.frontier): non-dominated set, knee, hypervolume, CSV; one per condition
-    fronts = sweep_frontier(path, out, dict(zip(names, groups)))
+    from ..frontier import load_sweep_points
+    from .sweep_table import ensemble_mean_points
+
+    fpts, fcond, of = ensemble_mean_points(path, load_sweep_points(path), dict(zip(names, groups)))
+    fronts = sweep_frontier(path, out, fcond, points=fpts if of else None)
+    for fs in fronts:
+        if of:  # an ensemble: the front of the study scenarios' means
+            fs.caption = f"Frontier{of}: each point a study scenario at its members' mean. " + fs.caption
     fnames = ["frontier"] if len(fronts) == 1 else [f"frontier_{k}" for k in range(len(fronts))]
     frontiers = [{"figure": _img(_save(fs.figure, out, fn), fn, fs.caption), "header": fs.header, "rows": fs.rows}
                  for fn, fs in zip(fnames, fronts)]
-    table = headline_table(path)  # peak power, cost, CO2, water beside PUE, energy and wait; one unit per column
+    table = headline_table(path, members=True)  # peak power, cost, CO2, water beside PUE, energy and wait
     for w in table.warnings:
         print(f"WARNING: {w}", file=sys.stderr)
+    bands = headline_table(path)  # an ensemble: each study scenario's figures with their 5-95 % band
+    ensemble = None if bands.header == table.header else {"header": bands.header, "rows": bands.rows,
+                                                           "warnings": bands.warnings}
     page = render("sweep.html.j2", study=study, file=str(path), schema_version=version, n_scenarios=len(names),
                   n_done=status.count("done"), header=table.header, rows=table.rows, figures=parts,
-                  study_file=study_file, frontiers=frontiers, table_warnings=table.warnings)
+                  study_file=study_file, frontiers=frontiers, table_warnings=table.warnings, ensemble=ensemble)
     return _write_html(out, page)
 
 

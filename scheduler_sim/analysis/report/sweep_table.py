@@ -17,7 +17,8 @@ import numpy as np
 
 from .catalogue import column_unit, format_value
 
-__all__ = ["HEADLINE", "HeadlineTable", "headline_table", "span_warning"]
+__all__ = ["HEADLINE", "HeadlineTable", "headline_table", "span_warning", "ensemble_bands", "band_text",
+           "ensemble_mean_points"]
 
 #: Candidate columns, in order: facility, schedule, money and carbon, water, serving.
 HEADLINE = ("PUE", "E_facility_J", "peak_P_facility_W", "mean_wait_s", "mean_bounded_slowdown", "utilisation",
@@ -94,13 +95,18 @@ def span_warning(names: list[str], configs: list[str], serving_span_s: np.ndarra
             f"not comparable as they are (hpctwin frontier --per-day divides them by the span)")
 
 
-def headline_table(summary: str | Path) -> HeadlineTable:
+def headline_table(summary: str | Path, members: bool = False) -> HeadlineTable:
     """Read a sweep's ``summary.h5`` and build its headline table.
+
+    When the sweep ran an ensemble (``/ensemble``, :mod:`scheduler_sim.app.ensemble_run`), one row per study
+    scenario with each figure as ``mean (5 % .. 95 %)`` over its members (:func:`band_text`), unless ``members``.
 
     Parameters
     ----------
     summary : str | Path
         The sweep summary file, or the sweep folder holding it.
+    members : bool
+        With an ensemble, the table of every member (one row per member run) instead of the bands.
 
     Returns
     -------
@@ -115,6 +121,10 @@ def headline_table(summary: str | Path) -> HeadlineTable:
     p = Path(summary)
     if p.is_dir():
         p = p / "summary.h5"
+    if not members:
+        bands = ensemble_bands(p)
+        if bands is not None:
+            return _band_table(p, bands)
     with h5py.File(p, "r") as f:
         if "scenarios" not in f or "name" not in f["scenarios"]:
             raise ValueError(f"{p}: not a sweep summary (no /scenarios/name)")
@@ -149,3 +159,131 @@ def _currency(configs: list[str]) -> str:
         if cur:
             return str(cur)
     return ""
+
+
+@dataclass
+class EnsembleBands:
+    """The bands of an ensemble sweep's ``summary.h5 /ensemble``.
+
+    Attributes
+    ----------
+    scenarios : list of str
+        Study scenarios (before expansion into members).
+    members : int
+        Members per scenario that ran (``n_runs``).
+    n_failed : int
+        Members that failed.
+    stats : dict of str to dict of str to ndarray
+        Metric -> ``mean`` / ``p05`` / ``p95`` / ``std`` -> shape (n_scenarios,).
+    """
+
+    scenarios: list[str]
+    members: int
+    n_failed: int
+    stats: dict[str, dict[str, np.ndarray]]
+
+    def of(self, scenario: str, metric: str) -> tuple[float, float, float] | None:
+        """``(mean, p05, p95)`` of ``metric`` for ``scenario``, or None when the ensemble has no such band."""
+        if scenario not in self.scenarios or metric not in self.stats:
+            return None
+        i, st = self.scenarios.index(scenario), self.stats[metric]
+        return float(st["mean"][i]), float(st["p05"][i]), float(st["p95"][i])
+
+
+def ensemble_bands(summary: str | Path) -> EnsembleBands | None:
+    """The ensemble bands of a sweep summary, or None when the sweep ran no ensemble.
+
+    Parameters
+    ----------
+    summary : str | Path
+        ``summary.h5`` of a sweep.
+
+    Returns
+    -------
+    EnsembleBands or None
+        From ``/ensemble/band/<metric>__mean|p05|p95|std``.
+    """
+    with h5py.File(summary, "r") as f:
+        if "ensemble" not in f or "band" not in f["ensemble"]:
+            return None
+        g = f["ensemble"]
+        names = _dec(g["scenario"][()])
+        stats: dict[str, dict[str, np.ndarray]] = {}
+        for key in g["band"]:
+            metric, _, stat = key.rpartition("__")
+            stats.setdefault(metric, {})[stat] = np.asarray(g["band"][key][()], float)
+        return EnsembleBands(names, int(g.attrs.get("n_runs", g.attrs.get("members", 0))),
+                             int(g.attrs.get("n_failed", 0)), stats)
+
+
+def band_text(metric: str, mean: float, p05: float, p95: float, shown: object = None) -> str:
+    """``"mean (p05 .. p95)"`` in the metric's shown unit (the headline figure beside its 5-95 % band).
+
+    Parameters
+    ----------
+    metric : str
+        ``/summary`` key.
+    mean : float
+        Mean over the members [SI unit].
+    p05 : float
+        5 % quantile [SI unit].
+    p95 : float
+        95 % quantile [SI unit].
+    shown : object
+        The column's unit (:func:`~scheduler_sim.analysis.report.catalogue.column_unit`); None: the metric's own.
+
+    Returns
+    -------
+    str
+        E.g. ``"1.044 (1.039 .. 1.05)"``.
+    """
+    if shown is None:
+        shown = column_unit(metric, np.array([mean, p05, p95]))
+    return (f"{format_value(metric, mean, shown)} ({format_value(metric, p05, shown)} .. "
+            f"{format_value(metric, p95, shown)})")
+
+
+def _band_table(p: Path, bands: EnsembleBands) -> HeadlineTable:
+    """The headline table of an ensemble: a row per study scenario, each figure with its 5-95 % band."""
+    keys = [k for k in HEADLINE if k in bands.stats and np.any(np.isfinite(bands.stats[k].get("mean", np.nan)))]
+    shown = {k: column_unit(k, bands.stats[k]["mean"]) for k in keys}
+    head = tuple((f"{d.label} [{d.unit}]" if d.unit else d.label) + " mean (5 % .. 95 %)" for d in shown.values())
+    rows = [(n, f"{bands.members} members", *(band_text(k, *bands.of(n, k), shown[k]) for k in keys))
+            for n in bands.scenarios]
+    warn = [f"{bands.n_failed} member(s) failed: their bands leave them out"] if bands.n_failed else []
+    return HeadlineTable(keys, ("scenario", "ensemble", *head), rows, warn)
+
+
+def ensemble_mean_points(summary: str | Path, pts: object, cond: dict[str, str]) -> tuple:
+    """With an ensemble (``/ensemble``), the study scenarios at their members' means in place of the members (a
+    front over members would set one draw of the inputs against another); without one, the arguments unchanged.
+
+    Parameters
+    ----------
+    summary : str | Path
+        ``summary.h5`` of the sweep.
+    pts : object
+        The sweep's points, a :class:`scheduler_sim.analysis.frontier.SweepPoints`
+        (:func:`scheduler_sim.analysis.frontier.load_sweep_points`).
+    cond : dict[str, str]
+        Condition label per scenario name of ``pts``.
+
+    Returns
+    -------
+    tuple
+        ``(points, conditions, note)``: the points of the study scenarios (metric = ``/ensemble/band`` mean, span of
+        the scenario's member 0), their conditions (those of member 0), and ``" of the ensemble means (N
+        members)"``; or ``(pts, cond, "")``.
+    """
+    from ..frontier import SweepPoints
+
+    bands = ensemble_bands(summary)
+    if bands is None:
+        return pts, cond, ""
+    first = {n: i for i, n in enumerate(pts.names)}
+    rows = [first.get(f"{s}_m000") for s in bands.scenarios]
+    span = np.array([pts.span_s[i] if i is not None else np.nan for i in rows], dtype=float)
+    cols = {m: np.asarray(st["mean"], float) for m, st in bands.stats.items() if "mean" in st}
+    names = list(bands.scenarios)
+    return (SweepPoints(pts.path, names, cols, span, pts.serving),
+            {s: cond.get(f"{s}_m000", "") for s in names}, f" of the ensemble means ({bands.members} members)")
