@@ -13,7 +13,7 @@ run in a fresh child process: this checkout fixed and adaptive (opt-in), and wit
 the old checkout's default in the same invocation. Prints median wall times over ``--repeat`` runs and ratios.
 
     .venv/bin/python benchmarks/bench_plant_stepping.py table [--repeat 3]
-    .venv/bin/python benchmarks/bench_plant_stepping.py year [--repeat 1] [--root /work/main]
+    .venv/bin/python benchmarks/bench_plant_stepping.py year [--repeat 1] [--root /work/main] [--parallel]
 """
 
 from __future__ import annotations
@@ -52,9 +52,14 @@ ov = {{"name": "bench-year", "trace.window_start_days": 0.0, "trace.window_days"
 if {stepping!r} and "stepping" in RunConfig.model_fields["cooling"].annotation.model_fields:
     ov["cooling.stepping"] = {stepping!r}
 cfg = RunConfig().with_overrides(ov)
-t0 = time.perf_counter()
+from scheduler_sim.app import runner
+built, orig = [], runner.build_plant
+runner.build_plant = lambda *a, **k: built.append(orig(*a, **k)) or built[-1]
+t0, c0 = time.perf_counter(), time.process_time()
 r = run_one(cfg, None, progress=False)
-print(time.perf_counter() - t0, repr(r.summary["E_cooling_J"]), r.summary["PUE"], r.info["cooling_steps"])
+calls = getattr(built[-1], "calls", None) if built else None
+print(time.perf_counter() - t0, repr(r.summary["E_cooling_J"]), r.summary["PUE"], r.info["cooling_steps"],
+      time.process_time() - c0, calls if calls is not None else r.info["cooling_steps"])
 """
 
 
@@ -105,33 +110,56 @@ def table(repeat: int) -> None:
         print(f"| {label} | {e:+.2e} | {ep:+.2e} | {calls:,} | {w:.2f} | {w / base:.2f} |")
 
 
-def _child(root: Path, stepping: str | None) -> tuple[float, str, str, str]:
+def _start(root: Path, stepping: str | None) -> subprocess.Popen:
     py = root / ".venv" / "bin" / "python"
     code = CHILD.format(root=str(root), stepping=stepping or "")
-    res = subprocess.run([str(py if py.exists() else sys.executable), "-c", code], capture_output=True, text=True,
-                         cwd=root, check=False)
-    if res.returncode != 0:
-        raise SystemExit(f"child in {root} failed:\n{res.stderr[-2000:]}")
-    w, e, pue, steps = res.stdout.strip().splitlines()[-1].split()
-    return float(w), e, pue, steps
+    return subprocess.Popen([str(py if py.exists() else sys.executable), "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=root)
 
 
-def year(repeat: int, old_root: Path | None) -> None:
-    """Print the full-year wall times: fixed vs adaptive here, and the old checkout's default."""
+def _result(proc: subprocess.Popen, root: Path) -> tuple:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"child in {root} failed:\n{err[-2000:]}")
+    w, e, pue, steps, cpu, calls = out.strip().splitlines()[-1].split()
+    return float(w), e, pue, steps, float(cpu), calls
+
+
+def _child(root: Path, stepping: str | None) -> tuple:
+    return _result(_start(root, stepping), root)
+
+
+def year(repeat: int, old_root: Path | None, parallel: bool = False) -> None:
+    """Print the full-year wall and CPU times: fixed vs adaptive here, and the old checkout's default.
+
+    With ``parallel`` the children of one repeat run at the same time (on a loaded machine the CPU seconds stay
+    comparable, the wall times do not).
+    """
     rows = [("this checkout, fixed 15 s", ROOT, "fixed"), ("this checkout, adaptive", ROOT, "adaptive")]
     if old_root is not None:
         rows.append((f"--root {old_root} (its default)", old_root, None))
     res = {}
-    for label, root, stepping in rows:
-        runs = [_child(root, stepping) for _ in range(repeat)]
-        res[label] = (statistics.median(r[0] for r in runs), runs[-1])
-    base = res[rows[0][0]][0]
-    print(f"full Theta year, 15 s steps, EASY; median of {repeat} run(s) each, fresh process")
-    print(f"{'run':45s} {'wall s':>8s} {'/ fixed':>8s} {'E_cooling MWh':>14s} {'PUE':>9s} {'steps':>9s}")
+    runs_of: dict[str, list] = {label: [] for label, _, _ in rows}
+    for _ in range(repeat):
+        if parallel:
+            procs = [(label, root, _start(root, stepping)) for label, root, stepping in rows]
+            for label, root, proc in procs:
+                runs_of[label].append(_result(proc, root))
+        else:
+            for label, root, stepping in rows:
+                runs_of[label].append(_child(root, stepping))
     for label, _, _ in rows:
-        w, (_, e, pue, steps) = res[label]
-        print(f"{label:45s} {w:8.1f} {w / base:8.2f} {float(e) / 3.6e9:14.3f} {float(pue):9.5f} {steps:>9s}")
-    e_fix, e_ada = float(res[rows[0][0]][1][1]), float(res[rows[1][0]][1][1])
+        runs = runs_of[label]
+        res[label] = (statistics.median(r[0] for r in runs), statistics.median(r[4] for r in runs), runs[-1])
+    base, base_cpu = res[rows[0][0]][0], res[rows[0][0]][1]
+    print(f"full Theta year, 15 s steps, EASY; median of {repeat} run(s) each, fresh process; CPU s of the child")
+    print(f"{'run':45s} {'wall s':>8s} {'/ fixed':>8s} {'CPU s':>8s} {'/ fixed':>8s} {'E_cooling MWh':>14s} "
+          f"{'PUE':>9s} {'steps':>9s} {'plant calls':>12s}")
+    for label, _, _ in rows:
+        w, c, (_, e, pue, steps, _, calls) = res[label]
+        print(f"{label:45s} {w:8.1f} {w / base:8.2f} {c:8.1f} {c / base_cpu:8.2f} {float(e) / 3.6e9:14.3f} "
+              f"{float(pue):9.5f} {steps:>9s} {calls:>12s}")
+    e_fix, e_ada = float(res[rows[0][0]][2][1]), float(res[rows[1][0]][2][1])
     print(f"adaptive vs fixed 15 s: cooling energy {(e_ada - e_fix) / e_fix:+.2e} relative")
 
 
@@ -141,11 +169,12 @@ def main() -> None:
     ap.add_argument("part", nargs="?", choices=("table", "year"), default="table")
     ap.add_argument("--repeat", type=int, default=None, help="runs per scheme (median; default 3 table, 1 year)")
     ap.add_argument("--root", type=Path, help="an older checkout to time beside this one (year)")
+    ap.add_argument("--parallel", action="store_true", help="year: run the children at the same time (CPU s only)")
     a = ap.parse_args()
     if a.part == "table":
         table(a.repeat or 3)
     else:
-        year(a.repeat or 1, a.root)
+        year(a.repeat or 1, a.root, a.parallel)
 
 
 if __name__ == "__main__":

@@ -262,47 +262,62 @@ class AdaptiveStepper:
             self._y = np.array(out[-1], dtype=float) if m else self._y
             return out
         out = np.empty((m, len(self.output_names)))
-        # start of each run of identical rows (the kernel hands over broadcast blocks: usually a single run)
-        starts = np.flatnonzero(np.any(q[1:] != q[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
-        bounds = np.concatenate(([0], starts, [m]))
-        i = 0
+        pos = [0]  # steps of this call completed (kept by _run_long as it goes)
+        block = getattr(self.plant, "run_block", None)  # a guarded FMU plant: the whole block on its step worker
         try:
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                h = q[a]
-                if self._last_heat is None or not np.array_equal(h, self._last_heat):
-                    self._last_heat = h.copy()
-                    self._since_change, self._held = 0, 1
-                i = a
-                while i < b:
-                    if self._since_change < self.n_fine:  # fine steps after a change, in one plant call
-                        n = min(self.n_fine - self._since_change, b - i)
-                        out[i:i + n] = self.plant.run(q[i:i + n], tw[i:i + n], **db(i, i + n))
-                        self.calls += n
-                        self._since_change += n
-                    else:
-                        n = min(self._held, b - i)
-                        if n == 1:
-                            out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1], **db(i, i + 1))[0]
-                        else:
-                            kw = {k: float(v[i:i + n].mean()) for k, v in extra.items()}
-                            y1 = np.asarray(self.plant.advance_held(h, float(tw[i:i + n].mean()), n, **kw),
-                                            dtype=float)
-                            frac = (np.arange(1, n + 1) / n)[:, None]
-                            out[i:i + n] = self._y + (y1 - self._y) * frac
-                            out[i + n - 1] = y1  # the end of the long step exactly
-                        self.calls += 1
-                        self._held = min(self._held * self.growth, self.max_held)
-                    i += n
-                    self.steps += n
-                    self._y = out[i - 1].copy()
+            if block is not None:
+                block(self._run_long, q, tw, extra, out, pos)
+            else:
+                self._run_long(q, tw, extra, out, pos)
         except PlantError as exc:
-            done = exc.completed_outputs
+            done, i = exc.completed_outputs, pos[0]
             # the same error (function, time, FMU log kept), with every step of THIS call completed before it
+            done = np.zeros((0, out.shape[1])) if done is None else done
             exc.completed_outputs = out[:i].copy() if done.size == 0 else np.concatenate([out[:i], done], axis=0)
             if hasattr(exc, "completed_steps"):
                 exc.completed_steps = int(exc.completed_outputs.shape[0])
             raise
         return out
+
+    def _run_long(self, q: np.ndarray, tw: np.ndarray, extra: dict, out: np.ndarray, pos: list) -> None:
+        """:meth:`run` with long steps (fine steps after each change, then growing held steps) into ``out``."""
+        m = q.shape[0]
+
+        def db(a, b):  # the further per-step inputs of rows a..b
+            return {k: v[a:b] for k, v in extra.items()}
+
+        # start of each run of identical rows (the kernel hands over broadcast blocks: usually a single run)
+        starts = np.flatnonzero(np.any(q[1:] != q[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
+        bounds = np.concatenate(([0], starts, [m]))
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            h = q[a]
+            if self._last_heat is None or not np.array_equal(h, self._last_heat):
+                self._last_heat = h.copy()
+                self._since_change, self._held = 0, 1
+            i = pos[0] = a
+            while i < b:
+                if self._since_change < self.n_fine:  # fine steps after a change, in one plant call
+                    n = min(self.n_fine - self._since_change, b - i)
+                    out[i:i + n] = self.plant.run(q[i:i + n], tw[i:i + n], **db(i, i + n))
+                    self.calls += n
+                    self._since_change += n
+                else:
+                    n = min(self._held, b - i)
+                    if n == 1:
+                        out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1], **db(i, i + 1))[0]
+                    else:
+                        kw = {k: float(v[i:i + n].mean()) for k, v in extra.items()}
+                        y1 = np.asarray(self.plant.advance_held(h, float(tw[i:i + n].mean()), n, **kw),
+                                        dtype=float)
+                        frac = (np.arange(1, n + 1) / n)[:, None]
+                        out[i:i + n] = self._y + (y1 - self._y) * frac
+                        out[i + n - 1] = y1  # the end of the long step exactly
+                    self.calls += 1
+                    self._held = min(self._held * self.growth, self.max_held)
+                i += n
+                pos[0] = i
+                self.steps += n
+                self._y = out[i - 1].copy()
 
 
 def cdu_series_name(name: str) -> str | None:

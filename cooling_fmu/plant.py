@@ -376,6 +376,83 @@ class PlantIO:
             u[:, n + 1 + self.has_dry_bulb] = qa
         return u
 
+    def held_row(self, heat_w: np.ndarray, T_wb_K: float, n_cells_cmd: float, T_db_K: float | None = None,
+                 Q_air_side_W: float | None = None) -> np.ndarray:
+        """The FMU's input row of one held step, checked as :meth:`check_inputs` and :meth:`si_inputs` check.
+
+        The same values as ``fmu_inputs(heat_w[None, :], ...)[0]``, built from floats (a held step of
+        :class:`cooling_fmu.coupling.AdaptiveStepper` is one row: the array checks cost more than its C step).
+
+        Parameters
+        ----------
+        heat_w : np.ndarray
+            Heat per CDU [W], shape (n_cdu,).
+        T_wb_K : float
+            Wet-bulb [K].
+        n_cells_cmd : float
+            Tower cells commanded (generated plant).
+        T_db_K : float | None
+            Dry-bulb [K]; None: the wet-bulb.
+        Q_air_side_W : float | None
+            Air-side heat into the tower water [W]; None: 0.
+
+        Returns
+        -------
+        ndarray, shape (n_in,)
+            In FMU units.
+
+        Raises
+        ------
+        ValueError
+            Naming the bad input (the messages of :meth:`check_inputs` / :meth:`si_inputs`).
+        """
+        if self._convert_in:  # a site map with units to convert: the array path
+            self.check_inputs(heat_w, np.array([T_wb_K]))
+            return self.fmu_inputs(heat_w[None, :], np.array([T_wb_K]), n_cells_cmd, T_db_K, Q_air_side_W)[0]
+        n = heat_w.shape[0]
+        if n and not (math.isfinite(float(heat_w.sum())) and float(heat_w.min()) >= 0.0):
+            raise ValueError("heat_w must be finite and >= 0 W")
+        if not (math.isfinite(T_wb_K) and 150.0 < T_wb_K < 400.0):
+            raise ValueError("T_wb_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+        row = np.empty(len(self.input_names) + self.has_cells_cmd)
+        row[:n], row[n], i = heat_w, T_wb_K, n + 1
+        if self.has_dry_bulb:
+            td = T_wb_K if T_db_K is None else float(T_db_K)
+            if not (math.isfinite(td) and 150.0 < td < 400.0):
+                raise ValueError("T_db_K must be finite and in (150, 400) K (kelvin, not Celsius)")
+            row[i], i = td, i + 1
+        if self.has_air_side:
+            qa = 0.0 if Q_air_side_W is None else float(Q_air_side_W)
+            if not (math.isfinite(qa) and qa >= 0.0):
+                raise ValueError("Q_air_side_W must be finite and >= 0 W")
+            row[i] = qa
+        if self.has_cells_cmd:
+            row[-1] = float(n_cells_cmd)
+        return row
+
+    def nonfinite(self, y: np.ndarray, t_s: float, u_row: np.ndarray, log: list) -> FMUError:
+        """The error of a step whose outputs are not all finite (names the first five).
+
+        Parameters
+        ----------
+        y : np.ndarray
+            The step's outputs, shape (n_outputs,).
+        t_s : float
+            Time at the end of the step [s].
+        u_row : np.ndarray
+            The step's inputs (FMU units), shape (n_in,).
+        log : list
+            The FMU's log.
+
+        Returns
+        -------
+        cooling_fmu.adapter.FMUError
+            Function ``fmi2GetReal``, status 3 (error).
+        """
+        names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
+        return FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t_s,
+                        dict(zip(self.input_names, u_row.tolist())), list(log))
+
     def fmu_inputs(self, heat_w: np.ndarray, T_wb_K: np.ndarray, n_cells_cmd: float | np.ndarray,
                    T_db_K: np.ndarray | float | None = None, Q_air_side_W: np.ndarray | float | None = None
                    ) -> np.ndarray:
@@ -453,6 +530,61 @@ class PlantIO:
             y *= self._out_scale
             y += self._out_offset
         return y
+
+
+def _open_plant_fmu(params: PlantParams, fmu_path: str | Path | None, cache_dir: str | Path | None,
+                    map_path: str | Path | None, backend: str, phase: Callable[[str], None]
+                    ) -> tuple[Path, str, object, VariableMap, PlantIO]:
+    """Fetch (or read) the FMU's bytes, open a verified private copy and check its variable map.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description (generated when ``fmu_path`` is None).
+    fmu_path : str | Path | None
+        A site FMU, or None for the generated plant (fetched from the cache, built on a miss).
+    cache_dir : str | Path | None
+        FMU cache folder.
+    map_path : str | Path | None
+        Variable map YAML (default the shipped map).
+    backend : str
+        FMI backend.
+    phase : Callable[[str], None]
+        Told each phase of the set-up.
+
+    Returns
+    -------
+    tuple of (pathlib.Path, str, object, VariableMap, PlantIO)
+        The FMU's path, the SHA-256 of the bytes opened, the opened FMU, the map and its :class:`PlantIO`.
+
+    Raises
+    ------
+    Exception
+        Whatever checking the map against the FMU raises (ValueError: units, inputs, states), re-raised after
+        the FMU instance is freed; and the build / cache / backend errors listed by :class:`CoolingPlant`.
+    """
+    own_model = fmu_path is None
+    if own_model:
+        phase("FMU (cache lookup)")
+        fmu_path, sha, data = fetch_fmu_bytes(generate_plant_modelica(params), model_name_for(params), cache_dir,
+                                              phase)
+    else:  # a site FMU: read once, and the bytes hashed are the bytes opened (it runs as native code by design)
+        data = Path(fmu_path).read_bytes()
+        sha = sha256_bytes(data)
+    vmap: VariableMap = load_variable_map(params.n_cdu, map_path)
+    # fmpy opens files by name only: it opens a private copy (mkdtemp, 0700) of the verified bytes, hashed again
+    # after writing, never the cache file; the copy is removed once fmpy has extracted it
+    with verified_copy(data, Path(fmu_path).name, sha) as copy:
+        fmu = open_fmu(copy, backend)
+    del data
+    try:
+        for group in (vmap.inputs, vmap.states, vmap.outputs):
+            fmu.check_units(group)
+        io = PlantIO(vmap, fmu, params.n_cdu, own_model)
+    except Exception:
+        fmu.freeInstance()
+        raise
+    return Path(fmu_path), sha, fmu, vmap, io
 
 
 class _ClosedOnExit:
@@ -565,37 +697,16 @@ class CoolingPlant(_ClosedOnExit):
             limit = max_stable_step_s(self.params, cache_dir)
         self.step_s = step_s
         self.n_cdu = self.params.n_cdu
-        if fmu_path is None:
-            phase("FMU (cache lookup)")
-            fmu_path, self.fmu_sha256, data = fetch_fmu_bytes(generate_plant_modelica(self.params),
-                                                              model_name_for(self.params), cache_dir, phase)
-        else:  # a site FMU: read once, and the bytes hashed are the bytes opened (it runs as native code by design)
-            data = Path(fmu_path).read_bytes()
-            self.fmu_sha256 = sha256_bytes(data)
-        self.fmu_path = Path(fmu_path)
         self.backend = backend
-        self.map: VariableMap = load_variable_map(self.n_cdu, map_path)
-        # fmpy opens files by name only: it opens a private copy (mkdtemp, 0700) of the verified bytes, hashed again
-        # after writing, never the cache file; the copy is removed once fmpy has extracted it
-        with verified_copy(data, self.fmu_path.name, self.fmu_sha256) as copy:
-            self._fmu = open_fmu(copy, backend)
-        del data
-        try:
-            for group in (self.map.inputs, self.map.states, self.map.outputs):
-                self._fmu.check_units(group)
-            self._io = PlantIO(self.map, self._fmu, self.n_cdu, self.own_model)
-        except Exception:
-            self._fmu.freeInstance()
-            raise
+        self.fmu_path, self.fmu_sha256, self._fmu, self.map, self._io = _open_plant_fmu(
+            self.params, fmu_path, cache_dir, map_path, backend, phase)
         #: longest Heun sub-step of the generated FMU [s] (:func:`max_stable_step_s`); None for a site FMU
         self.max_substep_s = limit if self.own_model else None
         #: most communication steps one advance_held call may cover: HELD_SUBSTEPS sub-steps of the generated FMU
         #: (1 for a site FMU, whose integrator is not known)
         self.max_held_steps = max(1, int(HELD_SUBSTEPS * limit // step_s)) if self.own_model else 1
-        self._k = 0  # communication steps since initialize
-        self._t0 = 0.0
-        self._initialized = False
-        self._closed = False
+        self._k, self._t0 = 0, 0.0  # communication steps since initialize, and the time of step 0 [s]
+        self._initialized = self._closed = False
         #: the FMI calls (experiment, initial state, the step loops): cooling_fmu.stepping.FMUStepper
         io = self._io
         self.input_names, self.output_names, self.output_units = io.input_names, io.output_names, io.output_units
@@ -765,7 +876,8 @@ class CoolingPlant(_ClosedOnExit):
             Wet-bulb temperature over each step [K], shape (n_steps,).
         n_cells_cmd : float | np.ndarray
             Tower cells commanded by the supervisory stager (:mod:`cooling_fmu.supervisory`), scalar or shape
-            (n_steps,); 0 (default) = the FMU's algebraic staging. Ignored for a site FMU.
+            (n_steps,); 0 (default) = the FMU's algebraic staging; or the stager itself (an object with
+            ``sample_steps``: :meth:`cooling_fmu.stepping.FMUStepper.steps_staged`). Ignored for a site FMU.
         T_db_K : np.ndarray | None
             Dry-bulb over each step [K] (input ``T_db`` when the map has it), shape (n_steps,); None: the wet-bulb
             (saturated air).
@@ -797,15 +909,18 @@ class CoolingPlant(_ClosedOnExit):
                 f"need heat_w shape (n_steps, {self.n_cdu}) and T_wb_K shape (n_steps,), got {q.shape}, {tw.shape}"
             )
         self._io.check_inputs(q, tw)
-        n_steps = q.shape[0]
-        u = self._io.fmu_inputs(q, tw, n_cells_cmd, T_db_K, Q_air_side_W)
+        n_steps, staged = q.shape[0], hasattr(n_cells_cmd, "sample_steps") and self._io.has_cells_cmd
+        u = self._io.fmu_inputs(q, tw, 0.0 if staged else n_cells_cmd, T_db_K, Q_air_side_W)
         out = np.empty((n_steps, self._n_out))
         h, t0, k0 = self.step_s, self._t0, self._k
-        j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
+        if staged:  # the stager's command, piece by piece (cooling_fmu.supervisory.StagedPlant)
+            j, exc = self._stepper.steps_staged(u, t0, k0, h, out, n_cells_cmd, self._io.to_si_outputs)
+        else:
+            j, exc = self._stepper.steps(u, t0 + k0 * h, h, out)
         bad = ~np.isfinite(out[:j]).all(axis=1)
         if exc is None and bad.any():
             j = int(np.argmax(bad))
-            exc = self._nonfinite(out[j], t0 + (k0 + j + 1) * h, u[j])
+            exc = self._io.nonfinite(out[j], t0 + (k0 + j + 1) * h, u[j], self._fmu.log)
         if exc is not None:
             self._k = k0 + j
             raise PlantStepError(exc, self._io.to_si_outputs(out[:j].copy()), self.output_names) from exc
@@ -856,25 +971,17 @@ class CoolingPlant(_ClosedOnExit):
         q = np.asarray(heat_w, dtype=float)
         if q.shape != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {q.shape}")
-        tw = float(T_wb_K)
-        self._io.check_inputs(q, np.array([tw]))
-        u = self._io.fmu_inputs(q[None, :], np.array([tw]), n_cells_cmd, T_db_K, Q_air_side_W)[0]
+        u = self._io.held_row(q, float(T_wb_K), n_cells_cmd, T_db_K, Q_air_side_W)
         t = self._t0 + self._k * self.step_s
         try:
             y = self._stepper.held(u, t, n * self.step_s)
         except FMUError as exc:
             raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names) from exc
         if not np.isfinite(y).all():
-            raise PlantStepError(self._nonfinite(y, t + n * self.step_s, u), np.zeros((0, self._n_out)),
-                                 self.output_names)
+            exc = self._io.nonfinite(y, t + n * self.step_s, u, self._fmu.log)
+            raise PlantStepError(exc, np.zeros((0, self._n_out)), self.output_names)
         self._k += n
         return self._io.to_si_outputs(y)
-
-    def _nonfinite(self, y: np.ndarray, t_s: float, u_row: np.ndarray) -> FMUError:
-        """The error of a step whose outputs ``y`` are not all finite (names the first five)."""
-        names = [self.output_names[i] for i in np.flatnonzero(~np.isfinite(y))]
-        return FMUError(f"fmi2GetReal (non-finite outputs {names[:5]})", 3, t_s,
-                        dict(zip(self.input_names, u_row.tolist())), list(self._fmu.log))
 
     def reset(self) -> None:
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.

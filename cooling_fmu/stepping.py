@@ -12,6 +12,7 @@ stepping apart from output assembly).
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
 import numpy as np
 
@@ -118,7 +119,8 @@ class FMUStepper:
             self.fmu.doStep(t_start_s + j * step_s, step_s)
         return np.array(self.fmu.getReal(self.vr_out_list), dtype=float)
 
-    def steps(self, u: np.ndarray, t_first_s: float, step_s: float, out: np.ndarray) -> tuple[int, FMUError | None]:
+    def steps(self, u: np.ndarray, t_first_s: float, step_s: float, out: np.ndarray,
+              run_c: object = None) -> tuple[int, FMUError | None]:
         """Take one communication step per row of ``u``, writing the outputs into ``out``.
 
         Parameters
@@ -132,6 +134,8 @@ class FMUStepper:
         out : np.ndarray
             Output buffer, C-contiguous, shape (n_steps, n_out); row ``j`` gets the outputs at the end of step
             ``j``.
+        run_c : object
+            The C loop to call instead of :attr:`run_c` (the step timeout's worker passes the unwrapped one).
 
         Returns
         -------
@@ -139,11 +143,12 @@ class FMUStepper:
             Steps completed and, if a step failed, its error (function, status, time, inputs, FMU log).
         """
         fmu, n_steps, h, t0 = self.fmu, u.shape[0], step_s, t_first_s
+        run_c = self.run_c if run_c is None else run_c
         j = 0
         try:
-            if self.run_c is not None:  # the FMU's own loop: one C call for every step
+            if run_c is not None:  # the FMU's own loop: one C call for every step
                 status = ctypes.c_int(0)
-                j = int(self.run_c(fmu.component, n_steps, t0, h, self._a_vr_in, self.n_in, u.ctypes.data,
+                j = int(run_c(fmu.component, n_steps, t0, h, self._a_vr_in, self.n_in, u.ctypes.data,
                                    self._a_vr_out, self.n_out, out.ctypes.data, ctypes.addressof(status)))
                 if status.value:
                     self._raise_raw_status(status.value, t0 + j * h, u[j])
@@ -168,6 +173,75 @@ class FMUStepper:
             return j, exc
         return n_steps, None
 
+    def steps_staged(self, u: np.ndarray, t0_s: float, k0: int, step_s: float, out: np.ndarray, schedule: object,
+                     to_si: Callable[[np.ndarray], np.ndarray], run_c: object = None) -> tuple[int, FMUError | None]:
+        """:meth:`steps` in pieces of one sample period, the supervisory command set before each piece.
+
+        The cell command (the last input column) of each piece is ``schedule.command()``; after the piece,
+        ``schedule.after(n, y_last)`` gets its length and its last outputs in SI (``to_si`` of a copy). Pieces end at
+        the multiples of ``schedule.sample_steps`` steps counted by ``schedule.steps_done``, so the FMU sees the
+        same inputs, step by step, as one :meth:`steps` call per piece (the calls :class:`cooling_fmu.supervisory.
+        StagedPlant` made before), without the per-piece input checks and conversions.
+
+        Parameters
+        ----------
+        u : np.ndarray
+            Inputs (FMU units), C-contiguous, shape (n_steps, n_in); the last column is overwritten.
+        t0_s : float
+            Time of the plant's step 0 [s].
+        k0 : int
+            Steps taken before ``u``'s first row (its start time is ``t0_s + k0 * step_s``).
+        step_s : float
+            Communication step [s].
+        out : np.ndarray
+            Output buffer, C-contiguous, shape (n_steps, n_out).
+        schedule : object
+            ``sample_steps``, ``steps_done``, ``command()`` and ``after(n, y_last)`` (the stager).
+        to_si : Callable[[np.ndarray], np.ndarray]
+            FMU outputs to SI (in place).
+        run_c : object
+            As :meth:`steps`.
+
+        Returns
+        -------
+        tuple of (int, cooling_fmu.adapter.FMUError or None)
+            Steps completed and, if a step failed, its error. A piece with a non-finite output ends the loop
+            after that piece (the caller finds the step).
+        """
+        n_steps, col, every, j = u.shape[0], u.shape[1] - 1, schedule.sample_steps, 0
+        run_c = self.run_c if run_c is None else run_c
+        if run_c is None:  # no C loop (another backend): one steps() call per piece
+            while j < n_steps:
+                n = min(n_steps - j, every - schedule.steps_done % every)
+                u[j:j + n, col] = schedule.command()
+                done, exc = self.steps(u[j:j + n], t0_s + (k0 + j) * step_s, step_s, out[j:j + n])
+                if exc is not None:
+                    return j + done, exc
+                j += n
+                if not np.isfinite(out[j - n:j]).all():
+                    return j, None
+                schedule.after(n, to_si(out[j - 1].copy()))
+            return n_steps, None
+        # the C loop per piece, called as steps() calls it, with the buffers' addresses taken once
+        comp, status = self.fmu.component, ctypes.c_int(0)
+        a_st, a_u, a_out, su, so = ctypes.addressof(status), u.ctypes.data, out.ctypes.data, u.strides[0], out.strides[0]
+        a_vr_in, a_vr_out, n_in, n_out, isfinite = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out, np.isfinite
+        while j < n_steps:
+            n = min(n_steps - j, every - schedule.steps_done % every)
+            u[j:j + n, col] = schedule.command()
+            t = t0_s + (k0 + j) * step_s
+            done = int(run_c(comp, n, t, step_s, a_vr_in, n_in, a_u + j * su, a_vr_out, n_out, a_out + j * so, a_st))
+            if status.value:
+                try:
+                    self._raise_raw_status(status.value, t + done * step_s, u[j + done])
+                except FMUError as exc:
+                    return j + done, exc
+            j += n
+            if not isfinite(out[j - n:j]).all():
+                return j, None
+            schedule.after(n, to_si(out[j - 1].copy()))
+        return n_steps, None
+
     def held(self, u: np.ndarray, t_s: float, span_s: float) -> np.ndarray:
         """One FMU step of ``span_s`` with the inputs ``u`` held.
 
@@ -185,7 +259,17 @@ class FMUStepper:
         ndarray, shape (n_out,)
             Outputs at the end (FMU units).
 
+        Raises
+        ------
+        FMUError
+            If an FMI call fails.
         """
+        if self.run_c is not None:  # the FMU's own loop for one row: the same fmi2SetReal / DoStep / GetReal in C
+            out = np.empty((1, self.n_out))
+            _, exc = self.steps(np.ascontiguousarray(u, dtype=float).reshape(1, -1), t_s, span_s, out)
+            if exc is not None:
+                raise FMUError(exc.function, exc.status, exc.time_s, exc.inputs, exc.log) from exc
+            return out[0]
         self.fmu.setReal(self.vr_in_list, u)
         self.fmu.doStep(t_s, span_s)
         return np.array(self.fmu.getReal(self.vr_out_list), dtype=float)

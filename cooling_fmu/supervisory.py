@@ -74,6 +74,42 @@ class StagedPlant:
         self._i_dem = plant.output_names.index("y_fan_demand")
         self._k = 0
         self.switch_times_s: list[float] = []
+        from .plant import CoolingPlant
+
+        #: the generated FMU plant takes this stager as its command (:meth:`CoolingPlant.run`): one call per block
+        self._schedule_in_plant = isinstance(plant, CoolingPlant) and plant.own_model
+
+    @property
+    def sample_steps(self) -> int:
+        """int: communication steps between two samples of the stager."""
+        return self._every
+
+    @property
+    def steps_done(self) -> int:
+        """int: communication steps since :meth:`initialize`."""
+        return self._k
+
+    def command(self) -> float:
+        """The cells commanded until the next sample.
+
+        Returns
+        -------
+        float
+            ``stager.n_on``.
+        """
+        return float(self.stager.n_on)
+
+    def after(self, n: int, y_last: np.ndarray) -> None:
+        """Count ``n`` steps and, at a sample instant, update the stager with the fan demand of ``y_last``.
+
+        Parameters
+        ----------
+        n : int
+            Steps just taken.
+        y_last : np.ndarray
+            SI outputs at the end of the last of them, shape (n_outputs,).
+        """
+        self._after(n, y_last)
 
     def __getattr__(self, name: str):
         return getattr(self._plant, name)
@@ -131,6 +167,8 @@ class StagedPlant:
         extra = {k: np.asarray(v, dtype=float) for k, v in rows.items() if v is not None}
         if getattr(self._plant, "demand_independent_of_cells", False) and m:
             return self._run_fast(q, tw, extra)
+        if self._schedule_in_plant:  # the FMU plant runs the pieces itself (FMUStepper.steps_staged), same steps
+            return self._plant.run(q, tw, n_cells_cmd=self, **extra)
         parts, j = [], 0
         while j < m:
             n = min(m - j, self._every - self._k % self._every)

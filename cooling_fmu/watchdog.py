@@ -92,6 +92,16 @@ class _Worker:
             finally:
                 job[2].set()
 
+    def on_worker(self) -> bool:
+        """True on the worker's own thread (inside a call handed to it).
+
+        Returns
+        -------
+        bool
+            Whether the current thread is the worker.
+        """
+        return threading.current_thread() is self._thread
+
     def stop(self) -> None:
         """End the thread after the calls already handed over (the plant is closed)."""
         self._jobs.put(None)
@@ -117,14 +127,91 @@ class _Worker:
         return res[0], -1
 
 
+def _guard_c_loop(plant: CoolingPlant, worker: _Worker, timeout_s: float, hung: Callable) -> None:
+    """Route the FMU's own C loop (``stepper.run_c``), the staged block loop and whole blocks of plant calls
+    (``plant.run_block``, used by :class:`cooling_fmu.coupling.AdaptiveStepper`) through ``worker``.
+    """
+    stepper = plant._stepper
+    run_c = stepper.run_c
+    # inside a block handed to the worker whole (plant.run_block): the C calls are made there directly, each
+    # counted (calls done, the current call's rows done, its start time) for the caller's deadline
+    blk = {"calls": 0, "out": None, "t": 0.0}
+
+    def rows_of(out: np.ndarray | None) -> int:
+        if out is None:
+            return 0
+        nan = np.isnan(out[:, 0])
+        return int(np.argmax(nan)) if nan.any() else len(out)
+
+    def c_rows(a_out, n_steps, n_out) -> np.ndarray:
+        out = np.ctypeslib.as_array((ctypes.c_double * (int(n_steps) * int(n_out))).from_address(a_out))
+        out = out.reshape(int(n_steps), int(n_out))
+        out[:] = np.nan  # rows still NaN = steps not done yet: the progress of the loop
+        return out
+
+    def run_counted(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status):
+        blk["out"], blk["t"] = c_rows(a_out, n_steps, n_out), float(t_start)
+        r = run_c(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status)
+        blk["calls"] += 1
+        return r
+
+    def run_block(fn: Callable, *args: Any) -> Any:
+        if worker.on_worker():
+            return fn(*args)
+        blk["calls"], blk["out"] = 0, None
+        r, k = worker.call(fn, args, timeout_s, lambda: (blk["calls"], rows_of(blk["out"])))
+        if k is not None and k != -1:
+            raise hung("fmi2DoStep (in the FMU's hpctwin_run loop, a block of plant calls)", blk["t"])
+        return r
+
+    plant.run_block = run_block
+
+    def run_guarded(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status):
+        if worker.on_worker():
+            return run_counted(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status)
+        out = c_rows(a_out, n_steps, n_out)
+
+        def steps_done() -> int:
+            return rows_of(out)
+
+        r, k = worker.call(run_c, (comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out,
+                                   a_status), timeout_s, steps_done)
+        if k >= 0:
+            rows = out[:k].copy()
+            raise hung("fmi2DoStep (in the FMU's hpctwin_run loop)", t_start + k * h, rows)
+        return r
+
+    stepper.run_c = run_guarded
+    staged = stepper.steps_staged
+
+    def staged_guarded(u, t0_s, k0, step_s, out, schedule, to_si):
+        # the whole block on the worker, with the stager between its pieces (one hand-off per block, not per
+        # sample period); the unwrapped C loop inside, the rows still NaN = the steps not done yet
+        if worker.on_worker():
+            return staged(u, t0_s, k0, step_s, out, schedule, to_si, run_counted)
+        out[:] = np.nan
+
+        def rows_done() -> int:
+            nan = np.isnan(out[:, 0])
+            return int(np.argmax(nan)) if nan.any() else len(out)
+
+        r, k = worker.call(staged, (u, t0_s, k0, step_s, out, schedule, to_si, run_c), timeout_s, rows_done)
+        if k >= 0:
+            raise hung("fmi2DoStep (in the FMU's hpctwin_run loop)", t0_s + (k0 + k) * step_s, out[:k].copy())
+        return r
+
+    stepper.steps_staged = staged_guarded
+
+
 def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
     """Put every FMU step call of ``plant`` under a wall-clock limit per step (see the module docstring).
 
     Parameters
     ----------
     plant : CoolingPlant
-        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its stepper's C loop (``run_c``), the raw
-        ``fmi2DoStep`` and the adapter's ``doStep`` are wrapped.
+        The plant (:class:`cooling_fmu.plant.CoolingPlant`): its stepper's C loop (``run_c``) and staged block
+        loop (``steps_staged``, the whole block on the worker), the raw ``fmi2DoStep`` and the adapter's ``doStep``
+        are wrapped.
     timeout_s : float | None
         Limit [s of wall time per step], > 0; None leaves the plant as it is.
 
@@ -149,25 +236,7 @@ def guard_plant(plant: CoolingPlant, timeout_s: float | None) -> None:
 
     stepper = plant._stepper  # cooling_fmu.stepping.FMUStepper: the C loop and the FMU instance it steps
     if stepper.run_c is not None:
-        run_c = stepper.run_c
-
-        def run_guarded(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status):
-            out = np.ctypeslib.as_array((ctypes.c_double * (int(n_steps) * int(n_out))).from_address(a_out))
-            out = out.reshape(int(n_steps), int(n_out))
-            out[:] = np.nan  # rows still NaN = steps not done yet: the progress of the loop
-
-            def steps_done() -> int:
-                nan = np.isnan(out[:, 0])
-                return int(np.argmax(nan)) if nan.any() else int(n_steps)
-
-            r, k = worker.call(run_c, (comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out,
-                                       a_status), timeout_s, steps_done)
-            if k >= 0:
-                rows = out[:k].copy()
-                raise hung("fmi2DoStep (in the FMU's hpctwin_run loop)", t_start + k * h, rows)
-            return r
-
-        stepper.run_c = run_guarded
+        _guard_c_loop(plant, worker, timeout_s, hung)
     raw = getattr(fmu, "raw", None)
     if raw is not None:
         do_step_raw = raw.fmi2DoStep

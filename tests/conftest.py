@@ -123,8 +123,6 @@ def write_power_series(path: Path) -> Path:
 #: and were not re-derived in time. Each is a known defect, listed in that session's closing note; they run and
 #: are reported as xfail (or XPASS) until fixed. Nothing else is excused.
 KNOWN_PLANT_V5_FAILURES = {
-    "tests/unit/test_plant_split.py::test_plant_classes_are_at_most_400_lines":
-        "CoolingPlant grew past 400 lines with plant v5's inputs (T_db, Q_flow_air_side, n_cells_cmd)",
 }
 
 

@@ -25,7 +25,10 @@ From a run's series and its system and plant descriptions (:func:`run_headroom`)
   chiller_free_hours_by_month`: intervals whose mean chiller heat is below 1 W; every hour of a plant without a
   chiller).
 
-The figures are computed from the run's outputs before its file is sealed: printed with the summary, and written
+The plant figures (capacities, N+1 cases, tower cells needed) are steady-state questions that cost seconds each;
+they are cached beside the FMU, content-verified and exact (:mod:`cooling_fmu.figure_cache`), so a run that asks
+again (the same plant, design day and peak) reads them back. The figures are computed from the run's outputs before
+its file is sealed: printed with the summary, and written
 to ``/headroom`` of the HDF5 file (:meth:`Headroom.write`, docs/output_schema.md) by ``hpctwin run``.
 """
 
@@ -36,8 +39,8 @@ import math
 
 import numpy as np
 
-from cooling_fmu.redundancy import chiller_free_hours_by_month, n_plus_one
-from cooling_fmu.sizing import plant_capacity, tower_cells_needed
+from cooling_fmu.figure_cache import cached_capacity, cached_cells_needed, cached_n_plus_one
+from cooling_fmu.redundancy import chiller_free_hours_by_month
 from power import PowerChain, System, node_power_w
 from power.sizing import sized_facility
 
@@ -304,7 +307,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
     h.hours_below_dew_point, h.coldest_supply_K = _below_dew_point(cdu, interval_s)
     if params is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
         h.worst_hour_T_wb_K = _worst_hour(np.asarray(time_s), np.asarray(facility["T_wb_K"]))
-        cap = plant_capacity(params, shape, h.worst_hour_T_wb_K)
+        cap = cached_capacity(params, shape, h.worst_hour_T_wb_K)
         h.capacity_worst_hour_W = cap.heat_W
         if h.peak_heat_W > cap.heat_W:
             h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W,
@@ -314,9 +317,9 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         h.full_load_heat_W = float(full.sum())
         h.design_T_wb_K = float(design.wet_bulb_K)
         h.design_source = "0.4 % wet-bulb of " + str(getattr(design, "source", "")).split(":")[0]
-        cap = plant_capacity(params, full, h.design_T_wb_K)
+        cap = cached_capacity(params, full, h.design_T_wb_K)
         h.capacity_design_W = cap.heat_W
-        h.n_plus_one = n_plus_one(params, h.design_T_wb_K, full)
+        h.n_plus_one = cached_n_plus_one(params, h.design_T_wb_K, full)
         if h.full_load_heat_W > cap.heat_W:
             h.advice.append(_plant_advice(params, full, h.design_T_wb_K, h.full_load_heat_W, cap.heat_W,
                                           "full load at the design wet-bulb"))
@@ -333,7 +336,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
 
 def _plant_advice(params, shape: np.ndarray, T_wb_K: float, need_W: float, have_W: float, what: str) -> str:
     """What the plant needs to reject ``need_W`` at ``T_wb_K`` (extra tower cells, else the CDUs limit)."""
-    k = tower_cells_needed(params, shape, T_wb_K, need_W, max_extra=4)
+    k = cached_cells_needed(params, shape, T_wb_K, need_W, max_extra=4)
     short = f"{(need_W - have_W) / 1e3:,.0f} kW short for {what}"
     if k is not None:
         return f"{k} more tower cell(s) of the same size ({params.tower.n_cells} -> {params.tower.n_cells + k}); " \

@@ -86,6 +86,16 @@ def test_fmu_step_that_never_returns_stops_the_run_with_a_partial_file(tmp_path)
     # the file conforms and its checksum holds; validate exits 1 and says PARTIAL RUN first (issue #21 kind 7)
     assert v.returncode == 1, v.stdout + v.stderr
     assert v.stdout.startswith("PARTIAL RUN: hang.h5") and "content checksum verified" in v.stdout, v.stdout
+    # adaptive stepping hands whole blocks of plant calls to the step worker (plant.run_block): the C calls inside
+    # are counted, so the hang is caught the same way (the block's own steps are not kept: the file ends earlier)
+    ra = _hpctwin(base + ["--days", "0.2", "--set", "cooling.step_timeout_s=2", "--set", "cooling.stepping=adaptive",
+                          "--out", "hang_adaptive.h5"], env, tmp_path, 120)
+    assert ra.returncode == 2, ra.stderr
+    err = [ln for ln in ra.stderr.splitlines() if ln.startswith("hpctwin run: error:")]
+    assert len(err) == 1 and fmu.name in err[0] and "fmi2DoStep" in err[0] and "within 2 s" in err[0], ra.stderr
+    with h5py.File(tmp_path / "hang_adaptive.h5") as f:
+        assert not bool(f.attrs["complete"])
+        assert float(f["timeseries/time_s"][()][-1]) <= 3600.0
     # the same FMU opened as a site FMU (no C loop: the Python loop of raw fmi2DoStep calls) stops the same way
     script = ("import sys, numpy as np\n"
               "from cooling_fmu.plant import CoolingPlant\n"
