@@ -258,7 +258,7 @@ class PowerChain:
             raise ValueError("node_dc_W must be finite and >= 0 W")
         return self._a * p + self._b_node[nodes]
 
-    def evaluate_into(self, node_dc_w: NDArray[np.float64], cdu_heat_W: NDArray[np.float64],
+    def evaluate_into(self, node_dc_W: NDArray[np.float64], cdu_heat_W: NDArray[np.float64],
                       totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]) -> None:
         """:meth:`evaluate` on the affine path, written into the caller's arrays (the event loop's step vector).
 
@@ -267,7 +267,7 @@ class PowerChain:
 
         Parameters
         ----------
-        node_dc_w : NDArray[np.float64]
+        node_dc_W : NDArray[np.float64]
             Component (DC) power of every node, shape (n_nodes,), W (finite, >= 0).
         cdu_heat_W : NDArray[np.float64]
             Out: heat per CDU, shape (n_cdus,) [W].
@@ -280,12 +280,12 @@ class PowerChain:
         Raises
         ------
         ValueError
-            If the chain is not affine (:attr:`uses_affine_path` False), or `node_dc_w` has the wrong shape, or
+            If the chain is not affine (:attr:`uses_affine_path` False), or `node_dc_W` has the wrong shape, or
             holds a NaN, an infinity or a negative value.
         """
         if not self.uses_affine_path:
             raise ValueError("evaluate_into needs the affine path (both conversion stages linear)")
-        p, dc_total = self._check(node_dc_w)
+        p, dc_total = self._check(node_dc_W)
         rack_in = self._a * self._sum_node_rack(p) + self._B_rack
         sivoc_loss = conversion.linear_loss_w(dc_total, self._n_nodes, self._s)
         rect_out = dc_total + sivoc_loss + self._O_dc_total

@@ -28,10 +28,7 @@ MAX_CLASS_LINES = 300
 MAX_PACKAGE_CLASS_LINES = 400
 KERNEL = ROOT / "scheduler_sim" / "kernel"
 #: Classes over the limit that an open issue splits ("path:Class" -> why it is exempt, until when).
-CLASS_EXEMPTIONS = {
-    # the plant issue owns cooling_fmu/; exempt in case its model grows before its split (395 lines today)
-    "cooling_fmu/plant.py:CoolingPlant": "the plant issue's split",
-}
+CLASS_EXEMPTIONS: dict[str, str] = {}  # none: CoolingPlant is split (398 lines), ServingEngine too (198)
 #: Import circles that exist today and an open issue removes (each as the sorted tuple of its modules); a new
 #: circle, or a listed one that has grown, fails the check. Shrink this list, never grow it.
 KNOWN_CIRCLES: tuple[tuple[str, ...], ...] = ()

@@ -351,6 +351,8 @@ SUMMARY_METRICS: tuple[Metric, ...] = (
        "power; cooling-only mode)"),
     _M("E_chiller_elec_J", "cooling", "trim chiller", "J", "energy", "MWh", "electric input of the trim chiller "
        "(cooling-only mode)"),
+    _M("E_tower_rejected_J", "cooling", "heat rejected by the towers", "J", "energy", "MWh", "heat the cooling "
+       "towers reject: racks' heat, pumps' shaft work, chiller and air side (heat, not power; cooling-only mode)"),
     _M("E_pump_fac_J", "cooling", "facility pumps", "J", "energy", "MWh", "facility (hot-water) loop pumps "
        "(cooling-only mode)"),
     _M("E_pump_sec_J", "cooling", "CDU pumps", "J", "energy", "MWh", "secondary-loop pumps of the CDUs "
