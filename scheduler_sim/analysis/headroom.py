@@ -43,6 +43,7 @@ from cooling_fmu.figure_cache import cached_capacity, cached_cells_needed, cache
 from cooling_fmu.redundancy import chiller_free_hours_by_month
 from power import PowerChain, System, node_power_w
 from power.sizing import sized_facility
+from .units import temperature_difference_text, temperature_text
 
 __all__ = ["DATA_HALL_DEW_POINT_K", "Headroom", "full_load_heat_w", "run_headroom"]
 
@@ -168,24 +169,24 @@ class Headroom:
         if math.isfinite(self.capacity_worst_hour_W):
             out.append(f"  plant, worst hour     peak heat {mw(self.peak_heat_W)} vs capacity "
                        f"{mw(self.capacity_worst_hour_W)}{pct(self.peak_heat_W, self.capacity_worst_hour_W)} at "
-                       f"wet-bulb {self.worst_hour_T_wb_K - 273.15:.1f} C")
+                       f"wet-bulb {temperature_text(self.worst_hour_T_wb_K)}")
         if math.isfinite(self.capacity_design_W):
             out.append(f"  plant, design day     full-load heat {mw(self.full_load_heat_W)} vs capacity "
                        f"{mw(self.capacity_design_W)}{pct(self.full_load_heat_W, self.capacity_design_W)} at "
-                       f"wet-bulb {self.design_T_wb_K - 273.15:.1f} C ({self.design_source})")
+                       f"wet-bulb {temperature_text(self.design_T_wb_K)} ({self.design_source})")
         if math.isfinite(self.hours_supply_above):
             out.append(f"  CDU supply            {self.hours_supply_above:.2f} h above set point + "
-                       f"{SUPPLY_TOLERANCE_K:g} K; least margin CDU {self.least_margin_cdu} "
-                       f"({self.least_margin_K:+.2f} K)")
+                       f"{temperature_difference_text(SUPPLY_TOLERANCE_K, 'g')}; least margin CDU {self.least_margin_cdu} "
+                       f"({temperature_difference_text(self.least_margin_K)})")
         if math.isfinite(self.hours_below_dew_point):
             out.append(f"  below dew point       {self.hours_below_dew_point:.2f} h with a CDU supply below the data "
-                       f"hall's {DATA_HALL_DEW_POINT_K - 273.15:g} C dew point (ASHRAE TC 9.9 upper bound); coldest "
-                       f"supply {self.coldest_supply_K - 273.15:.1f} C")
+                       f"hall's {temperature_text(DATA_HALL_DEW_POINT_K, 'g')} dew point (ASHRAE TC 9.9 upper bound); "
+                       f"coldest supply {temperature_text(self.coldest_supply_K)}")
         if self.n_plus_one:
             cases = [c for c in self.n_plus_one if c.name != "all units" or not c.ok]  # all units: said if short
             out.append("  N+1, design day       " + ", ".join(
                 f"{c.name} {'holds' if c.ok else 'FAILS'}" + ("" if c.ok else f" ({_why(c)})") for c in cases)
-                + " (set points within 0.5 K at full load)")
+                + f" (set points within {temperature_difference_text(0.5, 'g')} at full load)")
         if self.chiller_free:
             free = sum(v[0] for v in self.chiller_free.values())
             tot = sum(v[1] for v in self.chiller_free.values())
@@ -200,7 +201,7 @@ def _why(c: object) -> str:
     """Why an N+1 case fails: its steady supply temperatures, or the note (no standby unit)."""
     if not math.isfinite(c.T_fac_sup_K):
         return c.note
-    return f"facility supply {c.T_fac_sup_K - 273.15:.1f} C, warmest CDU {c.T_sec_sup_max_K - 273.15:.1f} C"
+    return f"facility supply {temperature_text(c.T_fac_sup_K)}, warmest CDU {temperature_text(c.T_sec_sup_max_K)}"
 
 
 def full_load_heat_w(system: System) -> np.ndarray:

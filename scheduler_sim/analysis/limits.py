@@ -46,7 +46,9 @@ class SupplyLimit:
 
     def describe(self) -> str:
         """One line: ``32.0 degC (W32, ...)``."""
-        return f"{self.T_limit_K - 273.15:.1f} degC ({self.w_class}; {self.source})"
+        from .units import temperature_text
+
+        return f"{temperature_text(self.T_limit_K, '.1f', 'degC')} ({self.w_class}; {self.source})"
 
 
 def ashrae_class(T_K: float) -> str:

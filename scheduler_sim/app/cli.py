@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--set system.topology.n_nodes=+20%%, --set plant.tower.n_cells=5, "
                         "--set trace.arrival_rate_factor=1.5; relative numbers: +20%%, -10%%, x1.5 "
                         "(docs/configuration.md)")
+    r.add_argument("--units", choices=["si", "ip"], default="si",
+                   help="units of the printed summary: si (default) or ip, US customary (degF, gal, lb; "
+                        "scheduler_sim.analysis.units); the HDF5 file is SI either way")
     r.add_argument("--quiet", action="store_true", help="no progress bar, only the summary (data warnings, such "
                                                         "as rejected records or interpolated weather, still show)")
     r.add_argument("--live", action="store_true",
@@ -168,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--pareto", action="append", metavar="X,Y",
                     help="sweep only: metric pair for a Pareto plot (repeatable; default mean_wait_s,E_facility_J "
                          "and mean_bounded_slowdown,PUE)")
+    rp.add_argument("--units", choices=["si", "ip"], default="si",
+                    help="units of the report's tables and headroom lines: si (default) or ip, US customary "
+                         "(degF, gal, lb); figures keep SI axes")
     rp.add_argument("--no-verify", action="store_true",
                     help=NO_VERIFY_HELP)
 
@@ -365,6 +371,17 @@ def main(argv: list[str] | None = None) -> int:
         handler = {"run": commands.cmd_run, "sweep": commands.cmd_sweep, "compare": commands.cmd_compare,
                    "report": commands.cmd_report, "frontier": commands.cmd_frontier, "list": commands.cmd_list,
                    "cooling": commands.cmd_cooling, "site": commands.cmd_site}[a.command]
+    from ..analysis.units import set_unit_system  # pure Python: no start-up cost
+
+    set_unit_system(getattr(a, "units", "si"))  # for this command only (reset below: in-process callers)
+    try:
+        return _handle(a, handler)
+    finally:
+        set_unit_system("si")
+
+
+def _handle(a, handler) -> int:
+    """Run a command's handler, turning the expected failures into one line on stderr and an exit status."""
     if getattr(a, "debug", False):
         return handler(a)
     try:
@@ -385,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - report / compare read files that may be damaged in any way
         if a.command not in ("report", "compare"):
             raise
+        from . import commands
+
         if a.command == "report":
             why = f"{a.file}: {commands.describe_unreadable(a.file, exc)}"
         else:

@@ -782,8 +782,11 @@ def supply_lines(result: object, limit: object) -> list[str]:
     dt = float(t[1] - t[0]) if t.size > 1 else float(result.totals["duration_s"])  # as the attribution's dt
     per_cdu, any_h = hours_above(T, limit.T_limit_K, T_SUPPLY_TOLERANCE_K, dt)
     hot = int(np.nanargmax(np.nanmax(T.reshape(len(T), -1), axis=0)))
-    return [f"  CDU supply            peak {np.nanmax(T) - 273.15:.2f} degC (CDU {hot}); limit "
-            f"{limit.describe()} + {T_SUPPLY_TOLERANCE_K:g} K: {any_h:.2f} h above (any CDU), the most "
+    from ..analysis.units import temperature_difference_text, temperature_text
+
+    return [f"  CDU supply            peak {temperature_text(np.nanmax(T), '.2f', 'degC')} (CDU {hot}); limit "
+            f"{limit.describe()} + {temperature_difference_text(T_SUPPLY_TOLERANCE_K, 'g')}: {any_h:.2f} h above "
+            f"(any CDU), the most "
             f"{per_cdu.max():.2f} h (CDU {int(per_cdu.argmax())})"]
 
 

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from ...io.schema import SHOWN_UNITS, SUMMARY_METRICS, duration_unit, summary_metric
+from ..units import IP_SHOWN, unit_system
 
 __all__ = ["Shown", "GROUPS", "describe", "format_value", "format_with_unit", "grouped_rows", "column_unit",
            "is_declared"]
@@ -96,7 +97,11 @@ def describe(key: str, value: float | None = None) -> Shown:
         v = _finite(value)
         unit, fmt = duration_unit(v if v is not None else 0.0)
         return Shown(m.group, label, unit, SHOWN_UNITS[unit][1], m.definition, fmt, m.kind)
-    return Shown(m.group, label, m.shown, SHOWN_UNITS[m.shown][1], m.definition, m.fmt, m.kind)
+    unit, scale = m.shown, SHOWN_UNITS[m.shown][1]
+    if unit in IP_SHOWN and unit_system() == "ip":  # US customary units at the edge (scheduler_sim.analysis.units)
+        unit, factor = IP_SHOWN[unit]
+        scale *= factor
+    return Shown(m.group, label, unit, scale, m.definition, m.fmt, m.kind)
 
 
 def column_unit(key: str, values: object) -> Shown:
