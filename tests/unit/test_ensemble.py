@@ -133,6 +133,22 @@ def test_rbd_fast_and_delta_find_the_parameter_that_matters():
     assert np.all(np.isnan(sensitivity_from_members(U, np.ones(64), ["a", "b"])["delta"]))  # no variance: NaN
 
 
+def test_sensitivity_indices_do_not_depend_on_numpy_global_random_state():
+    # SALib's delta also draws from numpy's global generator: the indices must depend on the members and the seed
+    # only, whatever ran before in the process (another member, another test, another MPI rank's history)
+    U = design_matrix(_spec(members=64))[0]
+    y = 5.0 * U[:, 0] + 0.01 * U[:, 1]
+    got = []
+    for state in (0, 1, 12345):
+        np.random.seed(state)
+        s = sensitivity_from_members(U, y, ["a", "b"])
+        got.append(np.concatenate([s["delta"], s["rbd_fast_S1"]]))
+        after = np.random.random()
+        np.random.seed(state)
+        assert after == np.random.random()  # the caller's global generator is given back as it was
+    assert np.array_equal(got[0], got[1]) and np.array_equal(got[0], got[2])
+
+
 def test_sobol_indices_of_a_linear_model_are_its_variance_shares():
     s = _spec(design="saltelli", members=512)
     U = design_matrix(s)[0]
