@@ -706,7 +706,8 @@ def _headroom_text(res) -> str:
             design = design_conditions(resolve_weather_file(sysm.site_weather or "golden", base))
         except (FileNotFoundError, ValueError):  # a site FMU, or no readable site weather: feed and supply only
             pass
-    h = run_headroom(sysm, res.facility, res.cdu, np.asarray(res.time_s), params, design)
+    origin = float(getattr(res, "time_origin_unix_s", float("nan")))  # the run's calendar: its months
+    h = run_headroom(sysm, res.facility, res.cdu, np.asarray(res.time_s), params, design, origin)
     return "\n".join(h.lines())
 
 
