@@ -12,7 +12,7 @@ import pytest
 
 from jobs.table import empty_job_table
 from jobs.training import TrainingConstants
-from power import load_system
+from power import PowerChain, load_system, node_power_w
 from scheduler_sim.app.config import ConfigError, load_config
 from scheduler_sim.app.workload_config import WorkloadConfig
 from scheduler_sim.app.workloads import merge_jobs, training_jobs
@@ -100,18 +100,23 @@ def test_training_family_table_draws_jobs_into_the_run(h100):
     assert training_jobs([w], h100, seed=11).jobs.equals(tj.jobs)
 
 
-def test_fast_facility_series_shows_checkpoints_and_the_iteration_swing(h100):
-    from scheduler_sim.analysis.grid_dynamics import fast_facility_series
-    from power import PowerChain, node_power_w
-    w = _w(train_hours=3.0, failure_rate_per_gpu_h=0.0, checkpoint_interval_s=1800.0, storage_bandwidth_GB_s=5.0,
-           layout=dict(tp=8, pp=4, dp=2, micro_batches=8, zero_stage=1))
-    tj = training_jobs([w], h100, seed=0)
+def _one_day_and_node_it(tj, h100):
+    """A day of FCFS on ``h100`` with the training jobs ``tj``; the run, the idle node's IT input [W] and the IT
+    input per node-DC watt (the chain's slope), as :func:`fast_facility_series` takes them."""
     res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", SimulationConfig(window_start_s=0.0, window_s=86400.0),
                      workload_power_profiles=tj.power_series).run()
     chain = PowerChain(h100)
     p0 = np.full(h100.n_nodes, float(node_power_w(0.0, 0.0, h100.node)))
     slope = float((chain.node_it_input_w(p0 + 1.0) - chain.node_it_input_w(p0)).mean())
-    idle_it = float(chain.node_it_input_w(p0).mean())
+    return res, float(chain.node_it_input_w(p0).mean()), slope
+
+
+def test_fast_facility_series_shows_checkpoints_and_the_iteration_swing(h100):
+    from scheduler_sim.analysis.grid_dynamics import fast_facility_series
+    w = _w(train_hours=3.0, failure_rate_per_gpu_h=0.0, checkpoint_interval_s=1800.0, storage_bandwidth_GB_s=5.0,
+           layout=dict(tp=8, pp=4, dp=2, micro_batches=8, zero_stage=1))
+    tj = training_jobs([w], h100, seed=0)
+    res, idle_it, slope = _one_day_and_node_it(tj, h100)
     prof = tj.profiles[int(res.jobs.iloc[0].job_id)]
     t0, plain, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=0.5)
     t0, fast, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=0.5, stepped={0: (
@@ -141,17 +146,11 @@ def test_fast_facility_series_counts_a_restart_once(h100):
     Before the fix the dip was subtracted a second time there: the 1 s facility power of the 4,096-GPU study went
     to -0.93 MW for 8,773 s."""
     from scheduler_sim.analysis.grid_dynamics import fast_facility_series
-    from power import PowerChain, node_power_w
     w = _w(train_hours=6.0, failure_rate_per_gpu_h=2e-3, checkpoint_interval_s=1800.0, detect_s=120.0,
            restart_s=600.0, layout=dict(tp=8, pp=4, dp=2, micro_batches=8, zero_stage=1))
     tj = training_jobs([w], h100, seed=0)
     assert tj.reports[0]["n_failures"] >= 1
-    res = Simulation(merge_jobs(empty_job_table(), tj), h100, "fcfs", SimulationConfig(window_start_s=0.0, window_s=86400.0),
-                     workload_power_profiles=tj.power_series).run()
-    chain = PowerChain(h100)
-    p0 = np.full(h100.n_nodes, float(node_power_w(0.0, 0.0, h100.node)))
-    slope = float((chain.node_it_input_w(p0 + 1.0) - chain.node_it_input_w(p0)).mean())
-    idle_it = float(chain.node_it_input_w(p0).mean())
+    res, idle_it, slope = _one_day_and_node_it(tj, h100)
     prof = tj.profiles[int(res.jobs.iloc[0].job_id)]
     ps = tj.power_series
     t0, plain, _ = fast_facility_series(res, idle_node_it_W=idle_it, it_per_dc=slope, dt_s=1.0)
