@@ -3,6 +3,7 @@ paths, names, resume integrity and the folder lock."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import subprocess
@@ -339,6 +340,25 @@ def test_atomic_h5_writes_its_buffer_without_a_copy_and_nothing_on_error(tmp_pat
     assert not (tmp_path / "never.h5").exists() and _tmps(tmp_path) == []
 
 
+@contextlib.contextmanager
+def _disk_full_after(n_writes: int):
+    """``os.write`` fails with ENOSPC after ``n_writes`` writes went through (a disk that fills during the file)."""
+    real_write = os.write
+    calls = []
+
+    def full(fd, b):
+        calls.append(1)
+        if len(calls) > n_writes:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, b)
+
+    os.write = full
+    try:
+        yield
+    finally:
+        os.write = real_write
+
+
 def test_atomic_h5_data_reaches_the_temporary_while_the_file_is_open(tmp_path):
     """Streamed output (issue #26 item 3): once h5py flushes, the datasets written so far are on the disk in the
     private temporary (none at the target name yet), not in an in-memory image; a disk that fills during a chunk
@@ -353,21 +373,8 @@ def test_atomic_h5_data_reaches_the_temporary_while_the_file_is_open(tmp_path):
         assert len(tmps) == 1 and not out.exists()
         assert (tmp_path / tmps[0]).stat().st_size > 6e6  # the compressed chunks are on the disk already
     assert verify_file(out) is True and _tmps(tmp_path) == []
-    real_write = os.write
-    n = []
-
-    def full(fd, b):
-        n.append(1)
-        if len(n) > 3:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_write(fd, b)
-
-    os.write = full
-    try:
-        with pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
-            f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
-    finally:
-        os.write = real_write
+    with _disk_full_after(3), pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
+        f.create_dataset("x", data=data, chunks=(65_536,), compression="gzip", shuffle=True)
     assert str(ei.value) == f"{tmp_path / 'full.h5'}: could not write the HDF5 file: No space left on device"
     assert not (tmp_path / "full.h5").exists() and _tmps(tmp_path) == []
 
@@ -382,26 +389,13 @@ def test_atomic_h5_full_disk_leaves_no_open_hdf5_object_behind(tmp_path):
     import gc
 
     data = np.random.default_rng(4).random(400_000)
-    real_write = os.write
-    n = []
-
-    def full(fd, b):
-        n.append(1)
-        if len(n) > 2:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_write(fd, b)
-
     unraisable = []
     old_hook = sys.unraisablehook
     sys.unraisablehook = lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")
     try:
-        os.write = full
-        try:
-            with pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
-                d = f.create_dataset("x", data=data, chunks=(16_384,), compression="gzip", shuffle=True)
-                f.create_dataset("y", data=data[::-1], chunks=(16_384,), compression="gzip", shuffle=True)
-        finally:
-            os.write = real_write
+        with _disk_full_after(2), pytest.raises(OSError) as ei, atomic_h5(tmp_path / "full.h5") as f:
+            d = f.create_dataset("x", data=data, chunks=(16_384,), compression="gzip", shuffle=True)
+            f.create_dataset("y", data=data[::-1], chunks=(16_384,), compression="gzip", shuffle=True)
         assert "No space left on device" in str(ei.value) and "\n" not in str(ei.value)
         assert not f.id.valid and not d.id.valid  # closed by HDF5, nothing left open
         del f, d, ei
