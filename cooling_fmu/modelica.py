@@ -155,7 +155,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .components import chiller, hx, pipe, pump, tower, valve
+from .components import chiller, drycooler, hx, pipe, pump, tower, valve
 from .components.hx import CR_BALANCED
 from .components.moist_air import sat_air
 from .components.pump import (ETA_MOTOR_FULL, ETA_VFD, MOTOR_PLR, MOTOR_REL_EFF, MOTOR_SIZES_W, motor_drive_efficiency,
@@ -250,7 +250,11 @@ def generate_plant_modelica(params: PlantParams) -> str:
     c_braun, n_braun = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
     braun_decl, braun_eq = tower.braun_equations()
     decl_psy += "\n" + "\n".join(braun_decl)
-    eq_braun = "\n".join(braun_eq)
+    eq_braun = "\n".join(braun_eq + ["  Q_flow_cells = Q_braun;"])
+    m_air_nom, drift = params.m_air_nominal_kg_s, t.drift_fraction
+    if params.heat_rejection != "towers":  # the dry-cooler bank in place of the cells (issue 22 item 6)
+        decl_psy, eq_psy, eq_braun = _dry_cooler_text(params)
+        m_air_nom, drift = params.dry_cooler.m_air_nominal_kg_s, 0.0
     fan_eq = "\n  ".join(tower.fan_speed_equations("s_fan", "y_fan", "y_fan_demand", "n_cells_on", N, "y_fan_min"))
     byp_eq = "\n  ".join(tower.bypass_equations("Q_flow_tower", "T_tower_out", "Q_flow_cells", "T_cells_out",
                                                 "T_tower_in", "m_flow_cw", "cp", "T_tower_min"))
@@ -290,7 +294,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real s_cw(unit="1") = {real(tl.pump.static_fraction)} "Static share of the tower pump head";
   parameter Real c_braun(unit="1") = {real(c_braun)} "Braun NTU coefficient of the tower (NTU_nominal LG_nominal^n_merkel)";
   parameter Real n_braun(unit="1") = {real(n_braun)} "Braun NTU exponent (-n_merkel)";
-  parameter Real m_air_nominal(unit="kg/s") = {real(params.m_air_nominal_kg_s)} "Tower air flow at full fan speed";
+  parameter Real m_air_nominal(unit="kg/s") = {real(m_air_nom)} "Tower air flow at full fan speed";
   parameter Real p_atm(unit="Pa") = {real(t.p_atm_Pa)} "Site atmospheric pressure";
   parameter Real P_fan_cell_nominal(unit="W") = {real(t.P_fan_cell_nominal_W)} "Fan power of one cell at full speed";
   parameter Real y_fan_min(unit="1") = {real(t.y_fan_min)} "Minimum speed of a running fan";
@@ -302,7 +306,7 @@ def generate_plant_modelica(params: PlantParams) -> str:
   parameter Real T_tower_min(unit="K") = {real(t.T_leaving_min_K)} "Minimum tower leaving water held by the tower bypass";
   parameter Real T_ihx_min(unit="K") = {real(params.T_ihx_bypass_K)} "Facility supply held by the IHX bypass (0 = none)";
   parameter Real coc(unit="1") = {real(t.cycles_of_concentration)} "Cycles of concentration";
-  parameter Real drift_fraction(unit="1") = {real(t.drift_fraction)} "Drift as a fraction of circulating flow";
+  parameter Real drift_fraction(unit="1") = {real(drift)} "Drift as a fraction of circulating flow";
   parameter Real have_chiller(unit="1") = {real(1.0 if ch.enabled else 0.0)} "1 if the plant has a trim chiller";
   parameter Real T_wb_switch(unit="K") = {real(ch.T_wb_switch_K)} "Wet-bulb above which the chiller may run";
   parameter Real T_chiller_set(unit="K") = {real(T_ch_set)} "Chiller leaving-water setpoint";
@@ -465,7 +469,6 @@ equation
   m_a_tower = y_fan * m_air_nominal;
   T_w_in = T_tower_in;
 {eq_braun}
-  Q_flow_cells = Q_braun;
   {byp_eq}
   m_water_basin * cp * der(T_cw_basin) = m_flow_cw * cp * (T_tower_out - T_cw_basin) + Q_pump_cw;
 {ch_eq}
@@ -504,6 +507,103 @@ equation
 end {name};
 """
     return src
+
+
+
+def dry_bank(params: PlantParams) -> drycooler.DryCoolerParams:
+    """The dry-cooler bank of a ``heat_rejection = "dry" | "hybrid"`` plant as the component's parameters.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description with a ``[dry_cooler]`` section.
+
+    Returns
+    -------
+    DryCoolerParams
+        The whole bank at full fans (conductance, air, fan power ``n_cells P_fan_cell_nominal``).
+    """
+    d, t = params.dry_cooler, params.tower
+    return drycooler.DryCoolerParams(UA_nominal_W_K=d.UA_nominal_W_K, m_air_nominal_kg_s=d.m_air_nominal_kg_s,
+                                     P_fan_nominal_W=t.n_cells * t.P_fan_cell_nominal_W, n_UA=d.n_UA,
+                                     cp_water_J_kgK=params.cp_water_J_kgK)
+
+
+def coil_air_temperature_K(params: PlantParams, T_wb_K, T_db_K):
+    """Air the heat-rejection bank works against: the wet-bulb for towers, the (pre-cooled) dry-bulb otherwise.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    T_wb_K : float | np.ndarray
+        Wet-bulb [K].
+    T_db_K : float | np.ndarray | None
+        Dry-bulb [K]; None: saturated air (``T_db = T_wb``).
+
+    Returns
+    -------
+    float or ndarray
+        ``T_wb`` (towers) or :func:`~cooling_fmu.components.drycooler.coil_air_K` (dry, hybrid) [K].
+    """
+    if params.heat_rejection == "towers":
+        return T_wb_K
+    d = params.dry_cooler
+    return drycooler.coil_air_K(T_wb_K if T_db_K is None else T_db_K, T_wb_K, d.eps_pad, d.T_db_pad_on_K)
+
+
+def rejected_heat_W(params: PlantParams, y_fan, m_cw_kg_s, T_tin_K, T_wb_K, T_db_K=None):
+    """Heat the bank rejects with bank air fraction ``y_fan``: Braun's towers or the dry-cooler coil.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    y_fan : float | np.ndarray
+        Bank air-flow fraction (all arguments broadcast together).
+    m_cw_kg_s : float | np.ndarray
+        Water through the bank [kg/s].
+    T_tin_K : float | np.ndarray
+        Water entering the bank [K].
+    T_wb_K : float | np.ndarray
+        Wet-bulb [K].
+    T_db_K : float | np.ndarray | None
+        Dry-bulb [K] (dry and hybrid banks); None: ``T_wb``.
+
+    Returns
+    -------
+    float or ndarray
+        Heat [W] (:func:`~cooling_fmu.components.tower.braun_effectiveness` or
+        :func:`~cooling_fmu.components.drycooler.dry_cooler`).
+    """
+    if params.heat_rejection == "towers":
+        t = params.tower
+        c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+        return tower.braun_effectiveness(c_b, n_b, m_cw_kg_s, y_fan * params.m_air_nominal_kg_s, T_tin_K, T_wb_K,
+                                         t.p_atm_Pa, params.cp_water_J_kgK)[0]
+    return drycooler.dry_cooler(dry_bank(params), y_fan, m_cw_kg_s, T_tin_K,
+                                coil_air_temperature_K(params, T_wb_K, T_db_K))[0]
+
+
+def _dry_cooler_text(params: PlantParams) -> tuple[str, str, str]:
+    """Declarations, air-side equations and heat equations of the dry-cooler bank (generator, dry / hybrid).
+
+    The bank's air ``y_fan m_air_nominal`` and its heat by :func:`~cooling_fmu.components.drycooler.
+    dry_cooler_equations` against the coil air :func:`~cooling_fmu.components.drycooler.coil_air_expr`; the air
+    warms sensibly (``T_air_out = T_coil + Q / (m_air cp_air)``), the pads evaporate
+    :func:`~cooling_fmu.components.drycooler.pad_evaporation_expr` (0 when dry).
+    """
+    d = params.dry_cooler
+    decl, eq = drycooler.dry_cooler_equations(dry_bank(params), "y_fan", "m_w_tower", "T_w_in", "T_air_coil")
+    decl = list(decl) + ['  Real T_air_coil(unit="K") "Air entering the dry-cooler coil (after the pads)";']
+    air = [f"  T_air_coil = {drycooler.coil_air_expr('T_db', 'T_wb', d.eps_pad, d.T_db_pad_on_K)};",
+           "  T_air_hi = T_tower_in;",
+           f"  dh_air_max = {real(drycooler.CP_AIR_J_KGK)} * (T_tower_in - T_air_coil);",
+           "  m_flow_air = y_fan * m_air_nominal;",
+           "  dh_air = Q_air / m_flow_air;",
+           f"  T_air_out = T_air_coil + dh_air / {real(drycooler.CP_AIR_J_KGK)};",
+           f"  m_flow_evap = {drycooler.pad_evaporation_expr('m_flow_air', 'T_db', 'T_air_coil')};"]
+    return "\n".join(decl), "\n".join(air), "\n".join(eq + ["  Q_flow_cells = Q_dc;"])
 
 
 
@@ -628,9 +728,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
     Q_ch, P_ch, _, Q_cond = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K, T_cw)
     T_tin = pipe.leaving_temperature(T_cw_ret, -(Q_cond + Q_air_side_W), m_cw, cp)
-    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
-    Q_cells = tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * params.m_air_nominal_kg_s, T_tin, T_wb_K,
-                                        t.p_atm_Pa, cp)[0]
+    Q_cells = float(rejected_heat_W(params, y_fan, m_cw, T_tin, T_wb_K, T_db_K))
     Q_tower, T_tw = tower.bypass(Q_cells, T_tin, m_cw, cp, t.T_leaving_min_K)
     T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
@@ -639,10 +737,18 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     P_cw = float(pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
     Q_p_fac = float(pump.pump_shaft_heat_W(f.pump, params.m_flow_fac_design_kg_s, rho, w, r_dp))
     Q_p_cw = float(pump.pump_shaft_heat_W(tl.pump, tl.m_flow_nominal_kg_s, rho, w_cw))
-    m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_tin, y_fan * params.m_air_nominal_kg_s,
-                                              Q_tower, T_db_K)
-    evap = m_air * (W_out - W_in)
-    drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
+    if params.heat_rejection == "towers":
+        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, T_wb_K, T_tin, y_fan * params.m_air_nominal_kg_s,
+                                                  Q_tower, T_db_K)
+        evap = m_air * (W_out - W_in)
+        drift_fraction = t.drift_fraction
+    else:  # dry cooler: sensible air, the pads' evaporation (0 when dry), no drift
+        m_air = y_fan * params.dry_cooler.m_air_nominal_kg_s
+        T_coil = coil_air_temperature_K(params, T_wb_K, T_db_K)
+        T_ao = T_coil + max(0.0, Q_tower) / (m_air * drycooler.CP_AIR_J_KGK)
+        evap = float(drycooler.pad_evaporation_kg_s(m_air, T_wb_K if T_db_K is None else T_db_K, T_coil))
+        drift_fraction = 0.0
+    drift, blow, makeup = tower.water_use(evap, m_cw, drift_fraction, t.cycles_of_concentration)
     der = np.concatenate([
         (q + Q_p_sec - Q_hx) / (c.m_water_sec_kg * cp),
         valve.integrator_rate(e_valve, y_valve, I_valve, c.valve_Ti_s),
@@ -824,7 +930,8 @@ def facility_flows(params: PlantParams, y_valve: np.ndarray) -> tuple:
 
 
 def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, w_cw: np.ndarray,
-                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray, Q_inlet_W: np.ndarray, ytol: float = 0.0) -> tuple:
+                        T_wb_K: np.ndarray, Q_extra_W: np.ndarray, Q_inlet_W: np.ndarray, ytol: float = 0.0,
+                        T_db_K: np.ndarray | None = None) -> tuple:
     """Tower side at rest with the facility supply at its set point (regime A of :func:`steady_states`).
 
     The IHX carries the facility heat ``Q_fac`` (CDU heat exchangers + facility pump heat); the towers reject it
@@ -855,6 +962,9 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
         Tolerance of the fan solve on the air-flow fraction (:func:`~cooling_fmu.components.tower
         .braun_fan_fraction`): 0 (the steady states) bisects to adjacent doubles; the fast plant gives
         :data:`cooling_fmu.quasisteady.FAN_YTOL`.
+    T_db_K : np.ndarray | None
+        Dry-bulb [K] for a dry or hybrid bank (:func:`coil_air_temperature_K`; the fan solve is then
+        :func:`~cooling_fmu.components.drycooler.dry_fan_fraction`); None: ``T_wb``; unused by towers.
 
     Returns
     -------
@@ -870,16 +980,22 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     T_cw_ret = T_cw + Q_fac_W / (m_cw * cp)
     Q_rej = Q_fac_W + Q_extra_W + Q_inlet_W
     T_tin = T_cw_ret + Q_inlet_W / (m_cw * cp)
-    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
-    y_req = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, params.m_air_nominal_kg_s, T_tin, T_wb_K, t.p_atm_Pa,
-                                                cp, Q_rej, params.y_fan_floor, ytol), dtype=float)
-    y_req = np.where(T_tin <= T_wb_K, np.inf, y_req)
-    y_req = np.where(Q_rej == 0.0, np.where(T_wb_K <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
+    if params.heat_rejection == "towers":
+        c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+        y_req = np.asarray(tower.braun_fan_fraction(c_b, n_b, m_cw, params.m_air_nominal_kg_s, T_tin, T_wb_K,
+                                                    t.p_atm_Pa, cp, Q_rej, params.y_fan_floor, ytol), dtype=float)
+        T_air = T_wb_K
+    else:
+        T_air = coil_air_temperature_K(params, T_wb_K, T_db_K)
+        y_req = drycooler.dry_fan_fraction(dry_bank(params), m_cw, T_tin, T_air, Q_rej, params.y_fan_floor, ytol)
+    y_req = np.where(T_tin <= T_air, np.inf, y_req)
+    y_req = np.where(Q_rej == 0.0, np.where(T_air <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
     return T_ret, T_cw, T_cw_ret, y_req
 
 
 def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
-                  Q_air_side_W: np.ndarray | float = 0.0, xtol_K: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                  Q_air_side_W: np.ndarray | float = 0.0, xtol_K: float = 0.0,
+                  T_db_K: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Steady states of the generated plant model at ``k`` points of constant load and wet-bulb (vectorised).
 
     Derivation (every ``der(.) = 0``), written once with arrays:
@@ -916,6 +1032,9 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     xtol_K : float
         Width [K] at which the basin and facility-supply bisections stop; 0 (default): to adjacent doubles (the
         FMU's initial state); the sizing and N+1 questions pass 1e-6 K, about 4x fewer tower evaluations.
+    T_db_K : np.ndarray | None
+        Constant dry-bulb [K], shape (k,), for a dry or hybrid bank (the coil works against it,
+        :func:`coil_air_temperature_K`); None: saturated air (``T_db = T_wb``). Towers do not use it.
 
     Returns
     -------
@@ -931,12 +1050,12 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     Q_air = np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), Q_cdu.shape)
     y_floor = params.y_fan_floor
     T_set, T_min, T_lo = t.T_fac_sup_set_K, t.T_leaving_min_K, params.T_ihx_bypass_K
-
-    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
-    m_air_full = params.m_air_nominal_kg_s
+    T_db = None if T_db_K is None else np.broadcast_to(np.asarray(T_db_K, dtype=float), T_wb.shape)
+    T_air = np.asarray(coil_air_temperature_K(params, T_wb, T_db), dtype=float)  # the wet-bulb for towers
 
     def loop(rows, T_fs, y_fan):
         Tw = T_wb[rows]
+        Td = None if T_db is None else T_db[rows]
         y_v, T_sec = _valves_at(params, q[rows], T_fs[:, None])
         m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
         Qa = Q_air[rows]  # joins the tower entering water, as the chiller's condenser heat
@@ -951,12 +1070,12 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
             q_ihx, T_ihx = ihx(T_b)
             Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
             T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
-            return tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * m_air_full, T_tin, Tw, t.p_atm_Pa,
-                                             cp)[0] - q_ihx - Q_cond - Qa - Qp_cw
+            return rejected_heat_W(params, y_fan, m_cw, T_tin, Tw, Td) - q_ihx - Q_cond - Qa - Qp_cw
 
         # bisection (the chiller's condenser heat makes the balance non-smooth; the wide bracket always changes sign:
         # far below the wet-bulb the towers heat the water, far above they reject more than anything brings in)
-        T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0, xtol=xtol_K)
+        Ta = T_air[rows]
+        T_cw = _bisect(basin_balance, np.minimum(Ta, T_min) - 30.0, np.maximum(T_ret, Ta) + 100.0, xtol=xtol_K)
         # tower bypass open: the leaving water at the minimum, the basin above it by the tower pumps' heat
         T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
         a, T_ihx = ihx(T_cw)
@@ -966,21 +1085,21 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     # regime A (facility supply at its setpoint), in closed form
     y_v, T_sec = _valves_at(params, q, np.full(q.shape[:-1] + (1,), T_set))
     m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
-    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw, Q_air)
+    T_ret, T_cw, _, y_req = setpoint_tower_side(params, Q_cdu + Qp_fac, m, w_cw, T_wb, Qp_cw, Q_air, T_db_K=T_db)
     setpoint = (y_floor <= y_req) & (y_req <= 1.0)
     regime = np.where(setpoint, "setpoint", np.where(y_req < y_floor, "fan_floor", "fan_full"))
     y_fan = np.where(setpoint, y_req, np.where(y_req < y_floor, y_floor, 1.0))
     T_fs = np.full(Q_cdu.shape, T_set)
     I_fan = np.where(setpoint, y_req, 0.0)
-    T_cw = np.where(setpoint & (Q_cdu + Qp_fac + Qp_cw + Q_air == 0.0), np.maximum(T_wb, T_min), T_cw)
+    T_cw = np.where(setpoint & (Q_cdu + Qp_fac + Qp_cw + Q_air == 0.0), np.maximum(T_air, T_min), T_cw)
     rows = np.flatnonzero(~setpoint)
     if rows.size:  # regimes B / C: T_fs = T_chiller_out(T_fs)
         yf = y_fan[rows]
-        T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_wb[rows] - 50.0, T_wb[rows] + 150.0,
+        T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_air[rows] - 50.0, T_air[rows] + 150.0,
                              xtol=xtol_K)
         # without heat every facility temperature the IHX bypass holds is at rest: take the water at the basin,
         # max(T_wb, T_tower_min), where that is a rest point (as plant v4 without the IHX bypass)
-        T0 = np.maximum(T_wb[rows], T_min)
+        T0 = np.maximum(T_air[rows], T_min)
         idle = (Q_cdu[rows] + Q_air[rows] == 0.0) & (np.abs(T0 - loop(rows, T0, yf)[4]) < 1e-9)
         T_fs[rows] = np.where(idle, T0, T_fs[rows])
         y_v[rows], T_sec[rows], T_ret[rows], T_cw[rows], _ = loop(rows, T_fs[rows], yf)
@@ -1010,7 +1129,8 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
     T_wb_K : float
         Constant wet-bulb temperature [K].
     T_db_K : float | None
-        Constant dry-bulb temperature [K] (only the evaporation depends on it); None: saturated air.
+        Constant dry-bulb temperature [K] (the towers' evaporation depends on it, a dry or hybrid bank's heat
+        too); None: saturated air.
     Q_air_side_W : float
         Constant heat of the air side into the tower water [W].
     xtol_K : float
@@ -1034,7 +1154,7 @@ def analytic_steady_state(params: PlantParams, heat_w: np.ndarray, T_wb_K: float
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise ValueError("heat_w must be finite and >= 0")
     x, regime = steady_states(params, q[None, :], np.array([float(T_wb_K)]), np.array([float(Q_air_side_W)]),
-                              xtol_K=xtol_K)
+                              xtol_K=xtol_K, T_db_K=None if T_db_K is None else np.array([float(T_db_K)]))
     out = plant_equations(params, x[0], q, float(T_wb_K), T_db_K, float(Q_air_side_W))
     out["x"] = x[0]
     out["regime"] = str(regime[0])

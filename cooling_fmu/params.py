@@ -29,6 +29,7 @@ __all__ = [
     "PlantParams",
     "PlantParamsError",
     "TowerParams",
+    "DryCoolerSection",
     "load_plant_params",
     "plant_names",
     "plant_registry",
@@ -312,6 +313,37 @@ class ChillerParams(BaseModel):
         return v
 
 
+class DryCoolerSection(BaseModel):
+    """Dry-cooler bank of a plant with ``heat_rejection = "dry"`` or ``"hybrid"`` (issue 22 item 6).
+
+    The bank replaces the tower cells on the tower-water (closed, glycol-free ASSUMPTION) loop; its staging,
+    fan controller, fan power per unit and minimum fan speed are the ``[tower]`` section's (``n_cells`` counts the
+    dry-cooler units, ``P_fan_cell_nominal_W`` is one unit's fan at full speed). Relations:
+    :mod:`cooling_fmu.components.drycooler`.
+
+    Attributes
+    ----------
+    UA_nominal_W_K : float
+        Conductance of the whole bank at full fans [W/K] (> 0; :func:`cooling_fmu.components.drycooler.
+        size_ua_nominal` sizes it at the design dry-bulb).
+    m_air_nominal_kg_s : float
+        Air of the whole bank at full fans [kg/s] (> 0).
+    n_UA : float
+        Exponent of the conductance in the air flow (ASSUMPTION 0.6, the module docstring).
+    eps_pad : float
+        Saturation effectiveness of the adiabatic pads in [0, 1) (hybrid only; 0 for ``"dry"``).
+    T_db_pad_on_K : float
+        Dry-bulb above which the pads are wetted [K] (the hybrid's switch-over; dry below it).
+    """
+
+    model_config = _STRICT
+    UA_nominal_W_K: float = Field(gt=0, json_schema_extra={"unit": "W/K"})
+    m_air_nominal_kg_s: float = Field(gt=0, json_schema_extra={"unit": "kg/s"})
+    n_UA: float = Field(default=0.6, gt=0, le=1.5)
+    eps_pad: float = Field(default=0.0, ge=0, lt=1)
+    T_db_pad_on_K: float = Field(default=400.0, gt=200, json_schema_extra={"unit": "K"})
+
+
 class PlantParams(BaseModel):
     """Complete description of one cooling plant (frozen, validated).
 
@@ -331,6 +363,11 @@ class PlantParams(BaseModel):
         Reference temperature of the stored-energy output [K] (> 0).
     cdu, facility, tower_loop, tower, chiller : CDUParams, FacilityParams, TowerLoopParams, TowerParams, ChillerParams
         Component parameters (``chiller`` optional, absent = no chiller).
+    heat_rejection : str
+        ``"towers"`` (default: evaporative cells), ``"dry"`` (a dry-cooler bank, no water) or ``"hybrid"`` (the
+        dry-cooler bank with adiabatic pads wetted above a dry-bulb switch-over).
+    dry_cooler : DryCoolerSection | None
+        The dry-cooler bank; required for ``"dry"`` and ``"hybrid"``, refused with ``"towers"``.
     """
 
     model_config = _STRICT
@@ -345,6 +382,22 @@ class PlantParams(BaseModel):
     tower_loop: TowerLoopParams
     tower: TowerParams
     chiller: ChillerParams = ChillerParams()
+    heat_rejection: Literal["towers", "dry", "hybrid"] = "towers"
+    dry_cooler: DryCoolerSection | None = None
+
+    @model_validator(mode="after")
+    def _dry_cooler_section(self) -> PlantParams:
+        if self.heat_rejection == "towers" and self.dry_cooler is not None:
+            raise ValueError("[dry_cooler] is given but heat_rejection is 'towers': set heat_rejection = "
+                             "'dry' or 'hybrid', or remove the section")
+        if self.heat_rejection != "towers" and self.dry_cooler is None:
+            raise ValueError(f"heat_rejection = '{self.heat_rejection}' needs a [dry_cooler] section "
+                             "(UA_nominal_W_K, m_air_nominal_kg_s)")
+        if self.heat_rejection == "hybrid" and self.dry_cooler.eps_pad <= 0:
+            raise ValueError("heat_rejection = 'hybrid' needs dry_cooler.eps_pad > 0 (the adiabatic pads)")
+        if self.heat_rejection == "dry" and self.dry_cooler.eps_pad != 0:
+            raise ValueError("heat_rejection = 'dry' has no pads: dry_cooler.eps_pad must be 0 (or choose 'hybrid')")
+        return self
 
     @model_validator(mode="after")
     def _finite(self) -> PlantParams:

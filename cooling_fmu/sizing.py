@@ -301,3 +301,82 @@ def size_tower_ntu(params: PlantParams, rtol: float = 1e-6, max_iter: int = 20) 
             return float(new), Q
         ntu = new
     raise ValueError(f"plant {params.name}: tower sizing did not settle in {max_iter} passes (NTU {ntu:.6g})")
+
+
+#: Smallest entering temperature difference (water in minus air in) a dry-cooler bank is selected for at design
+#: [K]. ASSUMPTION: no manufacturer selection could be opened here; below about 5-8 K the coil area grows without
+#: bound (the crossflow effectiveness tends to its limit).
+DRY_ITD_MIN_K = 6.0
+
+#: Largest water-side effectiveness a dry-cooler bank is selected for at design (ASSUMPTION 0.75: the water range
+#: is at most three quarters of the entering temperature difference), so ``ITD >= range / 0.75``.
+DRY_EPS_WATER_MAX = 0.75
+
+#: Air temperature rise across the dry-cooler coil at design, as a fraction of the entering temperature difference
+#: (ASSUMPTION: 0.5, a balanced selection between coil area and fan air).
+DRY_AIR_RISE_FRACTION = 0.5
+
+#: Saturation effectiveness of the hybrid's adiabatic pads (ASSUMPTION 0.8: rigid-media pads are quoted at 70-95 %,
+#: ASHRAE Handbook HVAC Systems and Equipment 2020 ch. 41, not opened here).
+PAD_EFFECTIVENESS = 0.8
+
+
+def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: str = "dry") -> tuple:
+    """A dry-cooler (or hybrid) version of a plant, its bank sized for ALL the heat the towers reject at design.
+
+    The design heat is :func:`design_tower_heat_w` of the plant as given (rack heat, every pump's shaft work, the
+    trim chiller's condenser heat, the air side's design heat: the one sizing rule). The bank sees the water the
+    towers would see at the facility set point (``T_tower_in`` of the design steady state) and air at the design
+    dry-bulb, or at ``T_tower_in - ITD`` (``ITD = max(DRY_ITD_MIN_K, range / DRY_EPS_WATER_MAX)``, the water range at
+    design) where the dry-bulb is warmer (then the bank cannot hold the set
+    point on the design day; the returned shortfall says by how much). Air: the design heat at an air rise of
+    ``DRY_AIR_RISE_FRACTION`` of the entering difference; conductance by
+    :func:`~cooling_fmu.components.drycooler.size_ua_nominal`; fans
+    :data:`~cooling_fmu.components.drycooler.SPECIFIC_FAN_POWER_W_PER_W` of the design heat, spread over the
+    ``tower.n_cells`` units. Hybrid: pads of :data:`PAD_EFFECTIVENESS`, wetted above the sizing air temperature.
+
+    Parameters
+    ----------
+    params : PlantParams
+        A towers plant with ``tower.T_wb_design_K`` stated.
+    T_db_design_K : float
+        The site's 0.4 % design dry-bulb [K] (:func:`cooling_fmu.weather.design_conditions`).
+    heat_rejection : str
+        ``"dry"`` or ``"hybrid"``.
+
+    Returns
+    -------
+    tuple
+        ``(plant, Q_design_W, T_air_sized_K, shortfall_K)``: the new plant, the heat the bank is sized for [W], the
+        air temperature it is sized at [K] and how far the design dry-bulb is above it [K] (0 when it holds).
+
+    Raises
+    ------
+    ValueError
+        If ``heat_rejection`` is not ``"dry"`` or ``"hybrid"``, or the plant states no design wet-bulb.
+    """
+    from .components import drycooler
+    from .modelica import analytic_steady_state
+    from .params import DryCoolerSection
+
+    if heat_rejection not in ("dry", "hybrid"):
+        raise ValueError(f"heat_rejection must be 'dry' or 'hybrid', got {heat_rejection!r}")
+    t, tl, cp = params.tower, params.tower_loop, params.cp_water_J_kgK
+    Q = design_tower_heat_w(params)
+    ss = analytic_steady_state(params, np.full(params.n_cdu, params.cdu.Q_flow_nominal_W), t.T_wb_design_K,
+                               Q_air_side_W=t.Q_air_side_design_W, xtol_K=SIZING_XTOL_K)
+    m_cw = float(ss["m_flow_cw"])
+    T_in = float(ss["T_cw_ret"]) + (float(ss["Q_flow_chiller"]) + float(ss["P_chiller"]) + t.Q_air_side_design_W) \
+        / (m_cw * cp)
+    itd = max(DRY_ITD_MIN_K, Q / (m_cw * cp) / DRY_EPS_WATER_MAX)
+    T_air = min(float(T_db_design_K), T_in - itd)
+    m_air = Q / (drycooler.CP_AIR_J_KGK * DRY_AIR_RISE_FRACTION * (T_in - T_air))
+    ua = drycooler.size_ua_nominal(Q, m_cw, m_air, T_in, T_air, cp_water_J_kgK=cp)
+    pads = heat_rejection == "hybrid"
+    dc = DryCoolerSection(UA_nominal_W_K=ua, m_air_nominal_kg_s=m_air, eps_pad=PAD_EFFECTIVENESS if pads else 0.0,
+                          T_db_pad_on_K=T_air if pads else 400.0)
+    d = params.model_dump()
+    d["tower"]["P_fan_cell_nominal_W"] = drycooler.SPECIFIC_FAN_POWER_W_PER_W * Q / t.n_cells
+    d.update(heat_rejection=heat_rejection, dry_cooler=dc.model_dump())
+    plant = type(params).model_validate(d)
+    return plant, Q, T_air, max(0.0, float(T_db_design_K) - T_air)
