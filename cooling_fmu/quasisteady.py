@@ -40,8 +40,9 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .components import pipe, pump, tower, valve
-from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
+from .components import drycooler, pipe, pump, tower, valve
+from .modelica import (_valves_at, cdu_loop_heat_W, coil_air_temperature_K, facility_flows, plant_equations,
+                       setpoint_tower_side, steady_states)
 from .params import PlantParams, load_plant_params
 
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K",
@@ -58,6 +59,15 @@ FAN_YTOL = 1e-12
 Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
 T_WB_GRID_K = 273.15 + np.linspace(-40.0, 40.0, 81)
+#: Coil-air grid of a dry or hybrid plant [K]: -40 to +55 degC (a dry-bulb; Phoenix TMY3 peaks at 46 C). The table
+#: of such a plant is on the air the coil sees (:func:`cooling_fmu.modelica.coil_air_temperature_K`), which is all
+#: its steady state depends on (no chiller: refused, :class:`QuasiSteadyPlant`).
+T_COIL_GRID_K = 273.15 + np.linspace(-40.0, 55.0, 96)
+
+
+def _air_grid(params: PlantParams) -> np.ndarray:
+    """The table's air-temperature axis: wet-bulb for towers, coil air for a dry or hybrid bank."""
+    return T_WB_GRID_K if params.heat_rejection == "towers" else T_COIL_GRID_K
 #: Facility supply temperature grid of the per-CDU table, relative to the facility setpoint [K].
 T_FS_OFFSETS_K = np.linspace(-60.0, 30.0, 181)
 #: Plant-level outputs taken from the table (every plant-level output except the running totals and P_cooling).
@@ -159,7 +169,8 @@ def steady_table(params: PlantParams) -> SteadyTable:
         The tables.
     """
     q_grid = Q_FRACTIONS * params.cdu.Q_flow_nominal_W
-    qq, ww = np.meshgrid(q_grid, T_WB_GRID_K, indexing="ij")
+    grid = _air_grid(params)
+    qq, ww = np.meshgrid(q_grid, grid, indexing="ij")
     x = _steady_states(params, qq.ravel(), ww.ravel())
     n = params.n_cdu
     vals = np.empty((x.shape[0], len(TABLE_OUTPUTS)))
@@ -169,7 +180,7 @@ def steady_table(params: PlantParams) -> SteadyTable:
     T_fs = params.tower.T_fac_sup_set_K + T_FS_OFFSETS_K
     q2, f2 = np.meshgrid(q_grid, T_fs, indexing="ij")
     y_v, T_sec = _valves_at(params, q2.ravel(), f2.ravel())
-    return SteadyTable(q_grid, T_WB_GRID_K.copy(), vals.reshape(len(q_grid), len(T_WB_GRID_K), -1), T_fs,
+    return SteadyTable(q_grid, grid.copy(), vals.reshape(len(q_grid), len(grid), -1), T_fs,
                        y_v.reshape(q2.shape), T_sec.reshape(q2.shape))
 
 
@@ -305,6 +316,10 @@ class QuasiSteadyPlant:
     def __init__(self, params: PlantParams | str | Path, step_s: float = 15.0, tau_s: float = 0.0,
                  cache_dir: str | Path | None = None, table: SteadyTable | None = None) -> None:
         self.params = params if isinstance(params, PlantParams) else load_plant_params(params)
+        if self.params.heat_rejection != "towers" and self.params.chiller.enabled:
+            raise ValueError(f"plant {self.params.name}: the fast plant of a {self.params.heat_rejection} bank "
+                             "has no trim chiller (its table is on the coil air, the chiller needs the wet-bulb); "
+                             "use the FMU (--cooling fmu)")
         if not (np.isfinite(step_s) and step_s > 0):
             raise ValueError(f"step_s must be positive and finite, got {step_s}")
         if not (np.isfinite(tau_s) and tau_s >= 0):
@@ -386,7 +401,8 @@ class QuasiSteadyPlant:
             the wet-bulb outside -40 .. 40 degC.
         """
         q = np.asarray(heat_w, dtype=float)
-        tw = np.asarray(T_wb_K, dtype=float)
+        tw_in = np.asarray(T_wb_K, dtype=float)
+        tw = self._table_air(tw_in, T_db_K)
         why = _input_error(self, q, tw)
         if why is not None:
             raise PlantError(why)
@@ -403,11 +419,18 @@ class QuasiSteadyPlant:
         # relation)
         T_tin = pipe.leaving_temperature(out[:, idx["T_cw_ret"]], -(out[:, idx["Q_flow_chiller"]]
                                                                   + out[:, idx["P_chiller"]] + qa), m_cw, cp)
-        m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
-                                                  out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
-                                                  out[:, idx["Q_flow_tower"]], T_db_K)
-        evap = m_air * (W_out - W_in)
-        drift, blow, makeup = tower.water_use(evap, m_cw, t.drift_fraction, t.cycles_of_concentration)
+        if p.heat_rejection == "towers":
+            m_air, T_ao, W_in, W_out = tower.exit_air(t.p_atm_Pa, tw, T_tin,
+                                                      out[:, idx["y_fan"]] * p.m_air_nominal_kg_s,
+                                                      out[:, idx["Q_flow_tower"]], T_db_K)
+            evap = m_air * (W_out - W_in)
+            drift_fraction = t.drift_fraction
+        else:  # the dry-cooler bank: sensible air from the coil air, the pads' water (the mirror's relations)
+            m_air = out[:, idx["y_fan"]] * p.dry_cooler.m_air_nominal_kg_s
+            T_ao = tw + np.maximum(0.0, out[:, idx["Q_flow_tower"]]) / (m_air * drycooler.CP_AIR_J_KGK)
+            evap = drycooler.pad_evaporation_kg_s(m_air, tw_in if T_db_K is None else np.asarray(T_db_K, float), tw)
+            drift_fraction = 0.0
+        drift, blow, makeup = tower.water_use(evap, m_cw, drift_fraction, t.cycles_of_concentration)
         for name, v in (("m_flow_air", m_air), ("T_air_out", T_ao), ("m_flow_evap", evap), ("m_flow_drift", drift),
                         ("m_flow_blowdown", blow), ("m_flow_makeup", makeup)):
             out[:, idx[name]] = v
@@ -443,12 +466,18 @@ class QuasiSteadyPlant:
             As :meth:`steady_outputs`.
         """
         q = np.asarray(heat_w, dtype=float)
-        tw = np.asarray(T_wb_K, dtype=float)
+        tw = self._table_air(np.asarray(T_wb_K, dtype=float), T_db_K)
         why = _input_error(self, q, tw)
         if why is not None:
             raise PlantError(why)
         qa = np.zeros(q.shape[0]) if Q_air_side_W is None else np.asarray(Q_air_side_W, dtype=float)
         return self._base_outputs(q, tw, qa)[:, self._idx["y_fan_demand"]]
+
+    def _table_air(self, T_wb_K: np.ndarray, T_db_K: np.ndarray | None) -> np.ndarray:
+        """The table's air axis for each row: the wet-bulb (towers) or the coil air of a dry or hybrid bank."""
+        if self.params.heat_rejection == "towers":
+            return T_wb_K
+        return np.asarray(coil_air_temperature_K(self.params, T_wb_K, T_db_K), dtype=float)
 
     def _base_outputs(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
         """The outputs of each row before the cells' staging (the table, the CDUs, the pumps and the set-point

@@ -159,3 +159,24 @@ def test_dry_and_hybrid_fmu_match_the_mirror(fmu_cache):
                 for key in ("Q_flow_tower", "T_tower_out", "P_fan_tower", "m_flow_evap", "m_flow_air", "T_air_out",
                             "m_flow_makeup", "T_fac_sup"):
                     assert y[plant.index(key)] == pytest.approx(ref[key], rel=1e-12, abs=1e-9), (kind, key)
+
+
+@pytest.mark.skipif(not KNOXVILLE.exists(), reason="needs ../shared/data/weather")
+def test_fast_plant_of_a_dry_and_hybrid_bank_follows_the_steady_state(frontier_banks, tmp_path):
+    """The fast plant tabulates a dry / hybrid plant on the coil air; at a grid node it equals the steady state, and
+    the pads' water is recomputed from the row's dry-bulb."""
+    from cooling_fmu.modelica import analytic_steady_state
+    from cooling_fmu.quasisteady import QuasiSteadyPlant
+
+    _, dry, hyb, *_ = frontier_banks
+    for p in (dry, hyb):
+        q = np.full(p.n_cdu, 0.5 * p.cdu.Q_flow_nominal_W)  # a grid node (Q_FRACTIONS step 0.025)
+        T_wb, T_db = 288.15, 298.15
+        with QuasiSteadyPlant(p, cache_dir=tmp_path) as fast:
+            y = fast.steady_outputs(q[None, :], np.array([T_wb]), T_db_K=np.array([T_db]))[0]
+            ss = analytic_steady_state(p, q, T_wb, T_db)
+            T_coil = drycooler.coil_air_K(T_db, T_wb, p.dry_cooler.eps_pad, p.dry_cooler.T_db_pad_on_K)
+            assert T_coil == pytest.approx(273.15 + round(T_coil - 273.15), abs=1e-9)  # a node of the 1 K grid
+            for key in ("T_fac_sup", "P_fan_tower", "Q_flow_tower", "m_flow_evap"):
+                assert y[fast.index(key)] == pytest.approx(ss[key], rel=1e-6, abs=1e-9), (p.heat_rejection, key)
+        assert (y[fast.index("m_flow_makeup")] == 0.0) == (p.heat_rejection == "dry")
