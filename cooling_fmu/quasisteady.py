@@ -125,7 +125,8 @@ class SteadyTable:
                 "y_valve": self.y_valve, "T_sec": self.T_sec}
 
 
-def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray, xtol_K: float = 0.0) -> np.ndarray:
+def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray, xtol_K: float = 0.0,
+                   T_db: np.ndarray | None = None) -> np.ndarray:
     """Steady states of the plant with every CDU at heat ``q``: :func:`cooling_fmu.modelica.steady_states` (the one
     derivation of the steady state) at ``k`` points.
 
@@ -139,6 +140,8 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray, xtol_K:
         Wet-bulb [K] of each point, shape (k,).
     xtol_K : float
         Bisection width [K] (:func:`cooling_fmu.modelica.steady_states`); 0: to adjacent doubles.
+    T_db : np.ndarray | None
+        Dry-bulb [K] of each point (a dry or hybrid bank works against it); None: saturated air.
 
     Returns
     -------
@@ -147,7 +150,7 @@ def _steady_states(params: PlantParams, q: np.ndarray, T_wb: np.ndarray, xtol_K:
     """
     q = np.asarray(q, dtype=float)
     return steady_states(params, np.repeat(q[:, None], params.n_cdu, axis=1), np.asarray(T_wb, dtype=float),
-                         xtol_K=xtol_K)[0]
+                         xtol_K=xtol_K, T_db_K=T_db)[0]
 
 
 def steady_table(params: PlantParams) -> SteadyTable:

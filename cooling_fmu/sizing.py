@@ -76,7 +76,8 @@ class Capacity:
     worst_cdu: int
 
 
-def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float) -> np.ndarray:
+def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float,
+                          T_db_K: float | None = None) -> np.ndarray:
     """Steady secondary supply temperature of every CDU for loads ``heat_W`` at one wet-bulb (module docstring).
 
     Parameters
@@ -87,6 +88,8 @@ def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float
         Heat per CDU of each load [W], >= 0, shape (k, n_cdu).
     T_wb_K : float
         Wet-bulb [K].
+    T_db_K : float | None
+        Dry-bulb [K] (what a dry or hybrid bank works against); None: saturated air (``T_db = T_wb``).
 
     Returns
     -------
@@ -106,13 +109,14 @@ def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float
         mid = 0.5 * (lo + hi)
         low = cdu_loop_heat_W(params, mid) < target
         lo, hi = np.where(low, mid, lo), np.where(low, hi, mid)
-    x = _steady_states(params, 0.5 * (lo + hi), np.full(k, float(T_wb_K)), xtol_K=SIZING_XTOL_K)
+    x = _steady_states(params, 0.5 * (lo + hi), np.full(k, float(T_wb_K)), xtol_K=SIZING_XTOL_K,
+                       T_db=None if T_db_K is None else np.full(k, float(T_db_K)))
     T_fs = np.repeat(x[:, 2 * n], n)
     return secondary_supply_K(params, heat.ravel(), T_fs).reshape(k, n)
 
 
 def plant_capacity(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float, tol_K: float = 1.0,
-                   n_grid: int = 600, cache_dir: None = None) -> Capacity:
+                   n_grid: int = 600, cache_dir: None = None, T_db_K: float | None = None) -> Capacity:
     """Capacity of the plant at ``T_wb_K`` for heat split over the CDUs as ``heat_shape_W`` (module docstring).
 
     Parameters
@@ -129,6 +133,8 @@ def plant_capacity(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float,
         Scale factors tried between 0 and the range's end.
     cache_dir : None
         Unused (kept for callers that pass a cache).
+    T_db_K : float | None
+        Dry-bulb [K] for a dry or hybrid bank (its design day is the dry-bulb); None: saturated air.
 
     Returns
     -------
@@ -146,7 +152,7 @@ def plant_capacity(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: float,
     shape = shape / shape.sum()
     f_max = 3.0 * params.cdu.Q_flow_nominal_W / shape.max()  # the range's end for the hottest CDU
     f = np.linspace(0.0, f_max, n_grid)
-    T = supply_temperatures_K(params, f[:, None] * shape[None, :], T_wb_K)
+    T = supply_temperatures_K(params, f[:, None] * shape[None, :], T_wb_K, T_db_K)
     over = T - (params.cdu.T_sec_sup_set_K + tol_K)
     worst = over.max(axis=1)
     bad = np.flatnonzero(worst > 0.0)
@@ -321,7 +327,8 @@ DRY_AIR_RISE_FRACTION = 0.5
 PAD_EFFECTIVENESS = 0.8
 
 
-def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: str = "dry") -> tuple:
+def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: str = "dry",
+                    T_wb_coincident_K: float | None = None) -> tuple:
     """A dry-cooler (or hybrid) version of a plant, its bank sized for ALL the heat the towers reject at design.
 
     The design heat is :func:`design_tower_heat_w` of the plant as given (rack heat, every pump's shaft work, the
@@ -333,7 +340,9 @@ def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: s
     ``DRY_AIR_RISE_FRACTION`` of the entering difference; conductance by
     :func:`~cooling_fmu.components.drycooler.size_ua_nominal`; fans
     :data:`~cooling_fmu.components.drycooler.SPECIFIC_FAN_POWER_W_PER_W` of the design heat, spread over the
-    ``tower.n_cells`` units. Hybrid: pads of :data:`PAD_EFFECTIVENESS`, wetted above the sizing air temperature.
+    ``tower.n_cells`` units. Hybrid: pads of :data:`PAD_EFFECTIVENESS`; the design air is the pre-cooled dry-bulb
+    ``T_db - eps (T_db - T_wb,coincident)``, and the pads are wetted above the dry-bulb the bank is sized at (below
+    it the dry bank alone carries the design heat).
 
     Parameters
     ----------
@@ -343,17 +352,22 @@ def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: s
         The site's 0.4 % design dry-bulb [K] (:func:`cooling_fmu.weather.design_conditions`).
     heat_rejection : str
         ``"dry"`` or ``"hybrid"``.
+    T_wb_coincident_K : float | None
+        Mean coincident wet-bulb of the design dry-bulb [K] (``mcwb_K`` of the design conditions); needed for
+        ``"hybrid"``, unused for ``"dry"``.
 
     Returns
     -------
     tuple
         ``(plant, Q_design_W, T_air_sized_K, shortfall_K)``: the new plant, the heat the bank is sized for [W], the
-        air temperature it is sized at [K] and how far the design dry-bulb is above it [K] (0 when it holds).
+        air temperature it is sized at [K] and how far the design air (the dry-bulb, or with pads the pre-cooled
+        dry-bulb) is above it [K] (0 when it holds).
 
     Raises
     ------
     ValueError
-        If ``heat_rejection`` is not ``"dry"`` or ``"hybrid"``, or the plant states no design wet-bulb.
+        If ``heat_rejection`` is not ``"dry"`` or ``"hybrid"``, a hybrid has no coincident wet-bulb, or the plant
+        states no design wet-bulb.
     """
     from .components import drycooler
     from .modelica import analytic_steady_state
@@ -368,15 +382,19 @@ def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: s
     m_cw = float(ss["m_flow_cw"])
     T_in = float(ss["T_cw_ret"]) + (float(ss["Q_flow_chiller"]) + float(ss["P_chiller"]) + t.Q_air_side_design_W) \
         / (m_cw * cp)
+    pads = heat_rejection == "hybrid"
+    if pads and T_wb_coincident_K is None:
+        raise ValueError("a hybrid bank is sized with the design dry-bulb's coincident wet-bulb (T_wb_coincident_K)")
+    T_design = (drycooler.coil_air_K(float(T_db_design_K), float(T_wb_coincident_K), PAD_EFFECTIVENESS, 0.0)
+                if pads else float(T_db_design_K))
     itd = max(DRY_ITD_MIN_K, Q / (m_cw * cp) / DRY_EPS_WATER_MAX)
-    T_air = min(float(T_db_design_K), T_in - itd)
+    T_air = min(T_design, T_in - itd)
     m_air = Q / (drycooler.CP_AIR_J_KGK * DRY_AIR_RISE_FRACTION * (T_in - T_air))
     ua = drycooler.size_ua_nominal(Q, m_cw, m_air, T_in, T_air, cp_water_J_kgK=cp)
-    pads = heat_rejection == "hybrid"
     dc = DryCoolerSection(UA_nominal_W_K=ua, m_air_nominal_kg_s=m_air, eps_pad=PAD_EFFECTIVENESS if pads else 0.0,
                           T_db_pad_on_K=T_air if pads else 400.0)
     d = params.model_dump()
     d["tower"]["P_fan_cell_nominal_W"] = drycooler.SPECIFIC_FAN_POWER_W_PER_W * Q / t.n_cells
     d.update(heat_rejection=heat_rejection, dry_cooler=dc.model_dump())
     plant = type(params).model_validate(d)
-    return plant, Q, T_air, max(0.0, float(T_db_design_K) - T_air)
+    return plant, Q, T_air, max(0.0, T_design - T_air)

@@ -225,8 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--out", default="sites", metavar="DIR", help="folder to write into (default sites/)")
     sn.add_argument("--partition", action="append", metavar="NAME=NODE_TYPE:COUNT[:NODES_PER_RACK[:RACK_KW]]",
                     help="a partition (repeat for each); node types: hpctwin list node-types")
-    sn.add_argument("--cooling", choices=["towers", "chiller", "dry", "air"],
-                    help="cooling topology: warm-water towers, chiller-assisted towers (dry and air: not yet)")
+    sn.add_argument("--cooling", choices=["towers", "chiller", "dry", "hybrid", "air"],
+                    help="cooling topology: warm-water towers, chiller-assisted towers, dry coolers, hybrid (dry "
+                         "coolers with adiabatic pads); air is refused (the plant cools CDUs with liquid)")
     sn.add_argument("--site", metavar="SITE|EPW", help="shipped site (golden, chicago, knoxville) or an EPW/TMY3 file")
     sn.add_argument("--feed-MW", type=float, help="electrical feed capacity [MW] (default 1.5 x full-load IT)")
     sn.add_argument("--feed-units", type=int, default=2, help="feed units / transformers (default 2)")

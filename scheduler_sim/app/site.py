@@ -24,7 +24,9 @@ library will replace the template below when it lands):
    raised by 25 % steps.
 
 Topologies: ``towers`` (warm-water towers, no chiller), ``chiller`` (towers with the template's trim chiller, 40 %
-of design heat), ``dry`` and ``air`` are refused until plant v5 brings the dry cooler and a CRAH-only plant.
+of design heat), ``dry`` (a dry-cooler bank, no water) and ``hybrid`` (the bank with adiabatic pads), both sized by
+:func:`cooling_fmu.sizing.size_dry_cooler` for all the heat they reject at the design dry-bulb; ``air`` is refused
+(the plant always cools its CDUs with liquid; the air side is the system's ``[facility.air_side]``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ __all__ = ["SiteSpec", "PartitionSpec", "parse_partition", "build_site", "check_
 #: Full-load heat a generated CDU serves at most when racks_per_cdu is not given [W]. ASSUMPTION: 1.2 MW, the
 #: order of Frontier's CDUs (28.2 MW full IT / 25 CDUs = 1.13 MW; RAPS Frontier config).
 CDU_TARGET_W = 1.2e6
+#: Highest facility supply set point the site builder gives a dry or hybrid plant [K]: 45 C, the top of ASHRAE TC 9.9's
+#: W45 liquid-cooling class (facility water supply up to 45 C; "Water-Cooled Servers", 2nd ed., as quoted in
+#: ../shared/notes is not available: ASSUMPTION that the racks accept W45 water + 3 K).
+DRY_SET_MAX_K = 318.15
+
 #: Design heat per tower cell [W]: the template's 1.6 MW / 4 cells (cooling_fmu/plants/theta.toml, ASSUMPTION there).
 CELL_W = 400e3
 #: The template plant and its design heats [W].
@@ -111,7 +118,7 @@ class SiteSpec:
     partitions : tuple of PartitionSpec
         Partitions, in rack order.
     cooling : str
-        ``towers`` or ``chiller`` (``dry`` and ``air`` are refused, module docstring).
+        ``towers``, ``chiller``, ``dry`` or ``hybrid`` (``air`` is refused, module docstring).
     weather : str
         A shipped site (cooling_fmu.weather.SITES) or an EPW / TMY3 path.
     feed_W : float
@@ -343,7 +350,11 @@ def _plant_toml(name: str, d: dict, notes: dict) -> str:
          _kv("n_cdu", d["n_cdu"], notes.get("n_cdu", "the system's CDUs"))]
     for k in ("cp_water_J_kgK", "rho_water_kg_m3", "T_ref_K"):
         L.append(_kv(k, d[k], "template (IAPWS-95 tables / reference)"))
-    for sect in ("cdu", "cdu.pump", "facility", "facility.pump", "tower_loop", "tower_loop.pump", "tower", "chiller"):
+    sections = ["cdu", "cdu.pump", "facility", "facility.pump", "tower_loop", "tower_loop.pump", "tower", "chiller"]
+    if d.get("dry_cooler"):
+        L.append(_kv("heat_rejection", d["heat_rejection"], notes["heat_rejection"]))
+        sections.append("dry_cooler")
+    for sect in sections:
         node = d
         for part in sect.split("."):
             node = node[part]
@@ -381,11 +392,11 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
 
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", spec.name):
         raise ValueError(f"site name {spec.name!r}: use letters, digits, '_' and '-', starting with a letter")
-    if spec.cooling in ("dry", "air"):
-        raise ValueError(f"--cooling {spec.cooling}: not supported yet (the dry cooler and a CRAH-only plant come "
-                         f"with plant v5's component library); use towers or chiller")
-    if spec.cooling not in ("towers", "chiller"):
-        raise ValueError(f"--cooling {spec.cooling!r}: expected towers, chiller, dry or air")
+    if spec.cooling == "air":
+        raise ValueError("--cooling air: not supported (the plant always cools CDUs with liquid; the air side is "
+                         "the system's [facility.air_side], not a plant of its own); use towers, chiller, dry or hybrid")
+    if spec.cooling not in ("towers", "chiller", "dry", "hybrid"):
+        raise ValueError(f"--cooling {spec.cooling!r}: expected towers, chiller, dry, hybrid or air")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sys_path, plant_path = out / f"{spec.name}.toml", out / f"{spec.name}_plant.toml"
@@ -409,6 +420,10 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
            f"design heat x (1 + {m:g}): CDU {q_cdu / 1e3:.0f} kW, plant {q_total / 1e6:.3f} MW",
            f"design wet-bulb {design.wet_bulb_K - 273.15:.1f} C (0.4 %, {Path(wpath).name}); station pressure "
            f"{p_atm:.0f} Pa (mean of the weather file)"]
+    if spec.cooling in ("dry", "hybrid"):
+        plant_path.write_text(_dry_plant_toml(spec, system, plant_path, q_cdu, q_total, cells0, p_atm, design, log))
+        load_plant_params(plant_path)  # validated (plausibility of the design heat included)
+        return sys_path, plant_path, log
     boost, cells = 1.0, cells0
     for _ in range(4):
         d = _plant_dict(system.n_cdus, q_cdu, q_total, cells0, spec.cooling == "chiller", boost, p_atm,
@@ -455,6 +470,72 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
     return sys_path, plant_path, log
 
 
+def _dry_plant_toml(spec: SiteSpec, system: System, plant_path: Path, q_cdu: float, q_total: float, units: int,
+                    p_atm: float, design, log: list[str]) -> str:
+    """The plant description of a ``dry`` or ``hybrid`` site: the scaled template without chiller, its bank sized by
+    :func:`cooling_fmu.sizing.size_dry_cooler` for ALL the heat it rejects at design (rack heat, pumps' shaft
+    work, the air side's design heat, :func:`power.sizing.design_air_side_heat_w`) at the design dry-bulb; one unit
+    per :data:`CELL_W` of design heat (ASSUMPTION)."""
+    from cooling_fmu.components.drycooler import SPECIFIC_FAN_POWER_W_PER_W
+    from cooling_fmu.sizing import DRY_AIR_RISE_FRACTION, DRY_EPS_WATER_MAX, DRY_ITD_MIN_K, PAD_EFFECTIVENESS
+    from cooling_fmu.sizing import size_dry_cooler
+    from power.sizing import design_air_side_heat_w
+
+    q_air = design_air_side_heat_w(system, system.n_cdus * q_cdu, design.wet_bulb_K)
+    fac0 = fac = set_points_k(design.wet_bulb_K)[0]
+    for _ in range(8):  # raise the facility set point until the bank holds at the design dry-bulb (W45 at most)
+        d = _plant_dict(system.n_cdus, q_cdu, q_total, units, False, 1.0, p_atm, design.wet_bulb_K)
+        d["tower"].update(T_wb_design_K=design.wet_bulb_K, Q_air_side_design_W=q_air, T_fac_sup_set_K=fac)
+        d["cdu"]["T_sec_sup_set_K"] = fac + 3.0
+        plant, Q, T_air, short = size_dry_cooler(_params_of(d, plant_path, spec.name), design.dry_bulb_K,
+                                                 spec.cooling, design.mcwb_K)
+        if short <= 0.0 or fac >= DRY_SET_MAX_K:
+            break
+        fac = min(DRY_SET_MAX_K, fac + math.ceil(short))
+    if fac > fac0:
+        log.append(f"facility set point {fac0 - 273.15:.0f} -> {fac - 273.15:.0f} C so the dry coolers hold at the "
+                   f"design dry-bulb {design.dry_bulb_K - 273.15:.1f} C (at most {DRY_SET_MAX_K - 273.15:.0f} C, W45)")
+    # N+1: one spare unit of the same size, so that any ``units`` of the ``units + 1`` carry the design heat
+    k = (units + 1) / units
+    dc = plant.dry_cooler.model_copy(update={"UA_nominal_W_K": plant.dry_cooler.UA_nominal_W_K * k,
+                                             "m_air_nominal_kg_s": plant.dry_cooler.m_air_nominal_kg_s * k})
+    d["tower"].update(P_fan_cell_nominal_W=plant.tower.P_fan_cell_nominal_W, n_cells=units + 1)
+    d["heat_rejection"] = spec.cooling
+    d["dry_cooler"] = {k: v for k, v in dc.model_dump().items() if spec.cooling == "hybrid" or k in
+                       ("UA_nominal_W_K", "m_air_nominal_kg_s", "n_UA")}
+    log.append(f"dry coolers: {units} units + 1 spare (N+1), sized for {Q / 1e6:.3f} MW (all the heat they reject: rack, pumps' "
+               f"shaft work, air side {q_air / 1e3:.0f} kW) at air {T_air - 273.15:.1f} C"
+               + (f"; the design air is {short:.1f} K warmer: the set point is not held on the design day (hpctwin "
+                  "site check)" if short > 0 else ""))
+    sized = (f"cooling_fmu.sizing.size_dry_cooler for {Q / 1e6:.4f} MW at air {T_air - 273.15:.2f} C, x "
+             f"{units + 1}/{units} for N+1")
+    notes = {"heat_rejection": f"--cooling {spec.cooling}",
+             "dry_cooler.UA_nominal_W_K": f"{sized}: crossflow eps-NTU (Incropera Table 11.3) inverted",
+             "dry_cooler.m_air_nominal_kg_s": f"{sized}: air rise {DRY_AIR_RISE_FRACTION:g} x ITD, ITD = max("
+                                              f"{DRY_ITD_MIN_K:g} K, range / {DRY_EPS_WATER_MAX:g}) (ASSUMPTION)",
+             "dry_cooler.n_UA": "ASSUMPTION 0.6 (finned coil, Kays & London)",
+             "dry_cooler.eps_pad": f"ASSUMPTION {PAD_EFFECTIVENESS:g} (rigid media 70-95 %, ASHRAE HVAC S&E ch. 41)",
+             "dry_cooler.T_db_pad_on_K": "pads wetted above the air the bank is sized at: the dry-bulb below which "
+                                         "the dry bank alone carries the design heat (ASSUMPTION)",
+             "tower.n_cells": f"dry-cooler units: one per {CELL_W / 1e3:.0f} kW of design heat (ASSUMPTION) + 1 spare "
+                              "(N+1)",
+             "tower.P_fan_cell_nominal_W": f"{SPECIFIC_FAN_POWER_W_PER_W:g} W per W of design heat over the "
+                                           f"{units} duty units (EnergyPlus FluidCoolers.cc fan autosizing)",
+             "tower.T_wb_design_K": "0.4 % design wet-bulb of the weather file (cooling_fmu.weather)",
+             "tower.Q_air_side_design_W": "power.sizing.design_air_side_heat_w of the system at the design heat",
+             "tower.drift_fraction": "unused by a dry-cooler bank (no drift)",
+             "tower.NTU_nominal": "unused by a dry-cooler bank", "tower.LG_nominal": "unused by a dry-cooler bank",
+             "tower.n_merkel": "unused by a dry-cooler bank", "tower.p_atm_Pa": "mean station pressure of the "
+             "weather file", "chiller.enabled": "no trim chiller with a dry-cooler bank",
+             "cdu.Q_flow_nominal_W": f"largest CDU full-load heat x (1 + {spec.margin:g} margin)",
+             "tower.T_fac_sup_set_K": f"max(24 C, design wet-bulb + {APPROACH_K:g} K approach)"
+             + (f", raised {fac - fac0:.0f} K so the bank holds at the design dry-bulb (at most W45's 45 C)"
+                if fac > fac0 else "") + " (ASSUMPTION)",
+             "cdu.T_sec_sup_set_K": "facility set point + 3 K (the template's W27 difference)",
+             "tower_loop.m_flow_nominal_kg_s": "sum of the CDU facility flows"}
+    return _plant_toml(spec.name, d, notes)
+
+
 def _fewest_cells(params, heat: np.ndarray, T_wb_K: float, need_W: float) -> int:
     """Fewest tower cells (at least 2) of the template's size that still hold ``need_W`` at ``T_wb_K``: the plant
     holds with its own cells; bisection on the cell count (capacity grows with the cells).
@@ -474,6 +555,31 @@ def _params_of(d: dict, path: Path, name: str):
     """Validated PlantParams of a plant mapping (written to ``path`` and read back)."""
     path.write_text(_plant_toml(name, d, {}))
     return load_plant_params(path)
+
+
+def _dry_bank_lines(params, heat: np.ndarray, design, cap_W: float) -> list[str]:
+    """``site check`` lines of a dry or hybrid bank: its size, the heat it is sized for, and N+1 (one unit out:
+    conductance, air and fans of ``n - 1`` units) at the design dry-bulb."""
+    from cooling_fmu.sizing import design_tower_heat_w
+
+    dc, t = params.dry_cooler, params.tower
+    n = t.n_cells
+    L = [f"dry coolers ({params.heat_rejection}): {n} units, UA {dc.UA_nominal_W_K / 1e3:,.0f} kW/K, air "
+         f"{dc.m_air_nominal_kg_s:,.0f} kg/s, fans {n * t.P_fan_cell_nominal_W / 1e3:.1f} kW at full speed"
+         + (f", pads {dc.eps_pad:g} above {dc.T_db_pad_on_K - 273.15:.1f} C" if dc.eps_pad > 0 else "")
+         + f"; sized for {design_tower_heat_w(params) / 1e6:.3f} MW (rack heat, pumps' shaft work, air side "
+         f"{t.Q_air_side_design_W / 1e3:.0f} kW)"]
+    if n > 1:
+        k = (n - 1) / n
+        d = params.model_dump()
+        d["dry_cooler"].update(UA_nominal_W_K=dc.UA_nominal_W_K * k, m_air_nominal_kg_s=dc.m_air_nominal_kg_s * k)
+        d["tower"]["n_cells"] = n - 1
+        red = plant_capacity(type(params).model_validate(d), heat, design.mcwb_K, n_grid=300,
+                             T_db_K=design.dry_bulb_K)
+        L.append(f"N+1 (one dry-cooler unit out) at the design dry-bulb: {red.heat_W / 1e6:.3f} MW vs full-load heat "
+                 f"{heat.sum() / 1e6:.3f} MW: " + ("holds" if red.heat_W >= heat.sum() else "FAILS")
+                 + f" (all units {cap_W / 1e6:.3f} MW)")
+    return L
 
 
 def _full_heat(system: System) -> np.ndarray:
@@ -529,10 +635,14 @@ def check_site(system_path: str | Path) -> tuple[bool, list[str]]:
             L.append(f"needs at most {int(lim // per)} nodes per rack in partition {q.name} (or a rack limit of "
                      f"{racks.max() / 1e3:.0f} kW)")
         ok &= not flag
-    cap = plant_capacity(params, heat, design.wet_bulb_K)
+    dry = params.heat_rejection != "towers"
+    # a dry or hybrid bank's design day is the 0.4 % dry-bulb with its mean coincident wet-bulb (the pads' air)
+    T_wb_d, T_db_d = (design.mcwb_K, design.dry_bulb_K) if dry else (design.wet_bulb_K, None)
+    cap = plant_capacity(params, heat, T_wb_d, T_db_K=T_db_d)
     margin = 1.0 - heat.sum() / cap.heat_W  # share of the capacity left (as the run's headroom block)
-    L.append(f"plant capacity at the design wet-bulb: {cap.heat_W / 1e6:.3f} MW{' or more' if cap.at_least else ''}"
-             f" vs full-load heat {heat.sum() / 1e6:.3f} MW ({100 * margin:+.1f} % of capacity left)")
+    L.append(f"plant capacity at the design {'dry' if dry else 'wet'}-bulb: {cap.heat_W / 1e6:.3f} MW"
+             f"{' or more' if cap.at_least else ''} vs full-load heat {heat.sum() / 1e6:.3f} MW "
+             f"({100 * margin:+.1f} % of capacity left)")
     rho = params.rho_water_kg_m3
     m_cw = params.tower_loop.m_flow_nominal_kg_s
     P_cdu = pump_rated_motor_W(params.cdu.pump, params.cdu.m_flow_sec_nominal_kg_s, rho)
@@ -541,10 +651,13 @@ def check_site(system_path: str | Path) -> tuple[bool, list[str]]:
     L.append(f"pumps (rated motor, each): CDU {P_cdu / 1e3:.1f} kW x {params.n_cdu}, facility {P_fac / 1e3:.1f} kW x "
              f"{params.facility.pump.n_pumps}, tower water {P_tw / 1e3:.1f} kW x {params.tower_loop.pump.n_pumps} "
              f"(flows {params.cdu.m_flow_sec_nominal_kg_s:.1f} kg/s per CDU, {m_cw:.1f} kg/s facility and towers)")
-    L.append(f"towers: {params.tower.n_cells} cells, Merkel number {params.tower.NTU_nominal:.3f} at full air, "
-             f"fans {params.tower.n_cells * params.tower.P_fan_cell_nominal_W / 1e3:.1f} kW; chiller "
-             + (f"{params.chiller.Q_flow_max_W / 1e3:.0f} kW" if params.chiller.enabled else "none"))
-    ss = analytic_steady_state(params, heat, design.wet_bulb_K)
+    if dry:
+        L += _dry_bank_lines(params, heat, design, float(cap.heat_W))
+    else:
+        L.append(f"towers: {params.tower.n_cells} cells, Merkel number {params.tower.NTU_nominal:.3f} at full air, "
+                 f"fans {params.tower.n_cells * params.tower.P_fan_cell_nominal_W / 1e3:.1f} kW; chiller "
+                 + (f"{params.chiller.Q_flow_max_W / 1e3:.0f} kW" if params.chiller.enabled else "none"))
+    ss = analytic_steady_state(params, heat, T_wb_d, T_db_d)
     fo = FacilityOverheads(sized_facility(system), system.liquid_fraction)  # ratings from the system
     cols = fo.evaluate_columns(np.array([st.it_input_W]), np.array([float(ss["P_cooling"])]),
                                np.array([design.wet_bulb_K]))
@@ -559,7 +672,16 @@ def check_site(system_path: str | Path) -> tuple[bool, list[str]]:
         L.append(f"needs {(fac - feed) / 1e3:,.0f} kW more feed")
     elif math.isfinite(firm) and fac > firm:
         L.append(f"note: the full load exceeds the firm feed by {(fac - firm) / 1e3:,.0f} kW ({red} not held)")
-    if cap.heat_W < heat.sum():
+    if cap.heat_W < heat.sum() and dry:
+        ok = False
+        T_fs = float(ss["T_fac_sup"])
+        L.append(f"REFUSED: the {params.heat_rejection} bank cannot reject the full-load heat at the design dry-bulb "
+                 f"({(heat.sum() - cap.heat_W) / 1e3:,.0f} kW short; facility supply {T_fs - 273.15:.1f} C vs set "
+                 f"point {params.tower.T_fac_sup_set_K - 273.15:.1f} C): a dry cooler cannot cool below the "
+                 f"dry-bulb plus its approach; raise the facility set point by {T_fs - params.tower.T_fac_sup_set_K:.1f}"
+                 f" K, or choose " + ("--cooling hybrid or towers" if params.heat_rejection == "dry" else
+                                      "--cooling towers"))
+    elif cap.heat_W < heat.sum():
         ok = False
         k = tower_cells_needed(params, heat, design.wet_bulb_K, float(heat.sum()), max_extra=12)
         L.append(f"REFUSED: the plant cannot reject the full-load heat at the design wet-bulb "
