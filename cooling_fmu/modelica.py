@@ -529,7 +529,8 @@ def dry_bank(params: PlantParams) -> drycooler.DryCoolerParams:
                                      cp_water_J_kgK=params.cp_water_J_kgK)
 
 
-def coil_air_temperature_K(params: PlantParams, T_wb_K, T_db_K):
+def coil_air_temperature_K(params: PlantParams, T_wb_K: float | np.ndarray,
+                           T_db_K: float | np.ndarray | None) -> float | np.ndarray:
     """Air the heat-rejection bank works against: the wet-bulb for towers, the (pre-cooled) dry-bulb otherwise.
 
     Parameters
@@ -552,7 +553,9 @@ def coil_air_temperature_K(params: PlantParams, T_wb_K, T_db_K):
     return drycooler.coil_air_K(T_wb_K if T_db_K is None else T_db_K, T_wb_K, d.eps_pad, d.T_db_pad_on_K)
 
 
-def rejected_heat_W(params: PlantParams, y_fan, m_cw_kg_s, T_tin_K, T_wb_K, T_db_K=None):
+def rejected_heat_W(params: PlantParams, y_fan: float | np.ndarray, m_cw_kg_s: float | np.ndarray,
+                    T_tin_K: float | np.ndarray, T_wb_K: float | np.ndarray,
+                    T_db_K: float | np.ndarray | None = None) -> float | np.ndarray:
     """Heat the bank rejects with bank air fraction ``y_fan``: Braun's towers or the dry-cooler coil.
 
     Parameters
@@ -636,18 +639,22 @@ def tower_bypass_fraction(Q_flow_cells_W: float, Q_flow_tower_W: float) -> float
 
 
 
-def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_ret: float, I_fan: float,
-                 T_cw_sup: float) -> np.ndarray:
+def state_vector(params: PlantParams, T_sec: float | np.ndarray, I_valve: float | np.ndarray, T_fac_sup: float,
+                 T_fac_ret: float, I_fan: float, T_cw_sup: float) -> np.ndarray:
     """Pack the plant state in FMU order.
 
     Parameters
     ----------
     params : PlantParams
         Plant description.
-    T_sec, I_valve : array_like, shape (n_cdu,) or scalar
-        Secondary temperatures [K] and valve integrators [1].
-    T_fac_sup, T_fac_ret : float
-        Facility supply and return temperatures [K].
+    T_sec : float | np.ndarray
+        Secondary temperatures [K], shape (n_cdu,) or scalar.
+    I_valve : float | np.ndarray
+        Valve integrators [1], shape (n_cdu,) or scalar.
+    T_fac_sup : float
+        Facility supply temperature [K].
+    T_fac_ret : float
+        Facility return temperature [K].
     I_fan : float
         Fan integrator [1].
     T_cw_sup : float
@@ -678,10 +685,10 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     ----------
     params : PlantParams
         Plant description.
-    x : ndarray, shape (2 n_cdu + 4,)
-        State in the order of :func:`state_vector` [K, 1, K, K, 1, K].
-    heat_w : ndarray, shape (n_cdu,)
-        Heat into each CDU [W].
+    x : np.ndarray
+        State in the order of :func:`state_vector` [K, 1, K, K, 1, K], shape (2 n_cdu + 4,).
+    heat_w : np.ndarray
+        Heat into each CDU [W], shape (n_cdu,).
     T_wb_K : float
         Wet-bulb temperature [K].
     T_db_K : float | None

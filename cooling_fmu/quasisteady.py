@@ -41,8 +41,8 @@ import numpy as np
 from .adapter import load_variable_map
 from .coupling import PlantError
 from .components import drycooler, pipe, pump, tower, valve
-from .modelica import (_valves_at, cdu_loop_heat_W, coil_air_temperature_K, facility_flows, plant_equations,
-                       setpoint_tower_side, steady_states)
+from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
+from .modelica import coil_air_temperature_K
 from .params import PlantParams, load_plant_params
 
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K",

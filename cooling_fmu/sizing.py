@@ -375,7 +375,7 @@ def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: s
 
     if heat_rejection not in ("dry", "hybrid"):
         raise ValueError(f"heat_rejection must be 'dry' or 'hybrid', got {heat_rejection!r}")
-    t, tl, cp = params.tower, params.tower_loop, params.cp_water_J_kgK
+    t, cp = params.tower, params.cp_water_J_kgK
     Q = design_tower_heat_w(params)
     ss = analytic_steady_state(params, np.full(params.n_cdu, params.cdu.Q_flow_nominal_W), t.T_wb_design_K,
                                Q_air_side_W=t.Q_air_side_design_W, xtol_K=SIZING_XTOL_K)

@@ -3,14 +3,20 @@
 Relations
 ---------
 * Crossflow coil, both streams unmixed, effectiveness-NTU (Incropera & DeWitt, Fundamentals of Heat and Mass
-  Transfer, 6th ed., Table 11.3, eq. 11.33; EnergyPlus' FluidCooler:SingleSpeed models the same coil the same way,
-  "a cross flow heat exchanger (both streams unmixed)", Input-Output Reference): ``eps = 1 - exp((1 / C_r) NTU^0.22 (exp(-C_r NTU^0.78) - 1))``,
-  ``C_r = C_min / C_max``, ``NTU = UA / C_min``; the heat ``Q = eps C_min (T_w,in - T_db)``: the air side sees the
-  DRY-bulb, no water is evaporated.
+  Transfer, 6th ed., Table 11.3, eq. 11.33; EnergyPlus' FluidCooler:SingleSpeed models the same coil the same
+  way, "a cross flow heat exchanger (both streams unmixed)", Input-Output Reference):
+  ``eps = 1 - exp((1 / C_r) NTU^0.22 (exp(-C_r NTU^0.78) - 1))``, ``C_r = C_min / C_max``, ``NTU = UA / C_min``;
+  the heat ``Q = eps C_min (T_w,in - T_air)``: the air side sees the DRY-bulb (or, with adiabatic pads, the
+  pre-cooled dry-bulb :func:`coil_air_K`); the coil itself evaporates no water.
 * Air flow and conductance: ``m_air = y m_air,nominal``; the air-side film dominates, ``UA = UA_nominal
   y^n_UA`` (ASSUMPTION: n_UA = 0.6, a finned-coil air-side coefficient ~ velocity^0.6; e.g. the Colburn j-factor
   correlations of Kays & London, Compact Heat Exchangers, for plate-fin surfaces at Re 500-5000).
 * Fan power by the affinity law, ``P = P_nominal y^3``.
+* In the plant (``heat_rejection = "dry" | "hybrid"``, :mod:`cooling_fmu.modelica`) the bank is ``n`` staged units:
+  air = fan speed x design air per running unit, ``y = n_on s / n`` (:func:`cooling_fmu.components.tower.
+  fan_speed`), fan power ``n_on P_unit s^3`` (:func:`cooling_fmu.components.tower.fan_power_W`, from the design
+  point :data:`SPECIFIC_FAN_POWER_W_PER_W`), and the heat of the bank is :func:`dry_cooler` at the bank's air
+  ``y`` (ASSUMPTION, as for the towers: water through every coil, so the bank's heat depends on its total air).
 
 :class:`DryCoolerParams` gathers the numbers; :func:`dry_cooler` (numpy) and :func:`dry_cooler_equations`
 (Modelica) are the same arithmetic.

@@ -475,7 +475,8 @@ def _dry_plant_toml(spec: SiteSpec, system: System, plant_path: Path, q_cdu: flo
     """The plant description of a ``dry`` or ``hybrid`` site: the scaled template without chiller, its bank sized by
     :func:`cooling_fmu.sizing.size_dry_cooler` for ALL the heat it rejects at design (rack heat, pumps' shaft
     work, the air side's design heat, :func:`power.sizing.design_air_side_heat_w`) at the design dry-bulb; one unit
-    per :data:`CELL_W` of design heat (ASSUMPTION)."""
+    per :data:`CELL_W` of design heat (ASSUMPTION).
+    """
     from cooling_fmu.components.drycooler import SPECIFIC_FAN_POWER_W_PER_W
     from cooling_fmu.sizing import DRY_AIR_RISE_FRACTION, DRY_EPS_WATER_MAX, DRY_ITD_MIN_K, PAD_EFFECTIVENESS
     from cooling_fmu.sizing import size_dry_cooler
@@ -559,7 +560,8 @@ def _params_of(d: dict, path: Path, name: str):
 
 def _dry_bank_lines(params, heat: np.ndarray, design, cap_W: float) -> list[str]:
     """``site check`` lines of a dry or hybrid bank: its size, the heat it is sized for, and N+1 (one unit out:
-    conductance, air and fans of ``n - 1`` units) at the design dry-bulb."""
+    conductance, air and fans of ``n - 1`` units) at the design dry-bulb.
+    """
     from cooling_fmu.sizing import design_tower_heat_w
 
     dc, t = params.dry_cooler, params.tower
