@@ -86,6 +86,9 @@ class Headroom:
         Coldest CDU secondary supply of the run [K].
     advice : list of str
         What the plant or the feed would need when a margin is negative.
+    plant_note : str
+        Why the plant's capacity and N+1 are not computed here ("" for towers): a dry or hybrid bank's design day
+        is the dry-bulb, which ``hpctwin site check`` evaluates.
     n_plus_one : list of cooling_fmu.redundancy.RedundancyCase
         The N+1 cases at full-load heat and the design wet-bulb ([] without a plant or a design day).
     chiller_free : dict of str to (float, float)
@@ -111,6 +114,7 @@ class Headroom:
     hours_below_dew_point: float = math.nan
     coldest_supply_K: float = math.nan
     advice: list = dataclasses.field(default_factory=list)
+    plant_note: str = ""
     n_plus_one: list = dataclasses.field(default_factory=list)
     chiller_free: dict = dataclasses.field(default_factory=dict)
     has_chiller: bool = False
@@ -174,6 +178,8 @@ class Headroom:
             out.append(f"  plant, design day     full-load heat {mw(self.full_load_heat_W)} vs capacity "
                        f"{mw(self.capacity_design_W)}{pct(self.full_load_heat_W, self.capacity_design_W)} at "
                        f"wet-bulb {temperature_text(self.design_T_wb_K)} ({self.design_source})")
+        if self.plant_note:
+            out.append(f"  plant                 {self.plant_note}")
         if math.isfinite(self.hours_supply_above):
             out.append(f"  CDU supply            {self.hours_supply_above:.2f} h above set point + "
                        f"{temperature_difference_text(SUPPLY_TOLERANCE_K, 'g')}; least margin CDU {self.least_margin_cdu} "
@@ -306,14 +312,22 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
     interval_s = float(time_s[1] - time_s[0]) if len(time_s) > 1 else 0.0
     h.hours_supply_above, h.least_margin_cdu, h.least_margin_K = _supply(cdu, params, interval_s)
     h.hours_below_dew_point, h.coldest_supply_K = _below_dew_point(cdu, interval_s)
-    if params is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
+    if params is not None and params.heat_rejection != "towers":
+        # the capacity, N+1 and cell rules below are the towers' (at the wet-bulb); a dry or hybrid bank's design
+        # day is the dry-bulb: said, not computed with the wrong rule (hpctwin site check sizes it)
+        h.plant_note = (f"{params.heat_rejection} bank: capacity and N+1 at the design dry-bulb are printed by "
+                        "`hpctwin site check` (the run's headroom rules are the towers')")
+        params_towers = None
+    else:
+        params_towers = params
+    if params_towers is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
         h.worst_hour_T_wb_K = _worst_hour(np.asarray(time_s), np.asarray(facility["T_wb_K"]))
         cap = cached_capacity(params, shape, h.worst_hour_T_wb_K)
         h.capacity_worst_hour_W = cap.heat_W
         if h.peak_heat_W > cap.heat_W:
             h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W,
                                           "the run's peak heat at its worst hour"))
-    if params is not None and design is not None:
+    if params_towers is not None and design is not None:
         full = full_load_heat_w(system)
         h.full_load_heat_W = float(full.sum())
         h.design_T_wb_K = float(design.wet_bulb_K)
