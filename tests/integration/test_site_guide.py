@@ -34,7 +34,8 @@ def guide_commands() -> list[list[str]]:
 def test_guide_lists_the_steps():
     cmds = [c[:2] for c in guide_commands()]
     assert cmds == [["list", "node-types"], ["site", "new"], ["site", "check"], ["run", "--system"],
-                    ["run", "--system"], ["site", "new"], ["site", "check"], ["run", "--system"]]
+                    ["run", "--system"], ["site", "new"], ["site", "check"], ["run", "--system"],
+                    ["site", "new"], ["site", "check"]]  # section 6: the dry-cooler site
     assert "--set partition.gpu.nodes=+20%" in GUIDE.read_text()
 
 
@@ -58,6 +59,10 @@ def test_follow_the_guide(tmp_path, capsys):
     # the --set what-if on the plant as built (5 cells, a third CDU): capacity +5.6 % on the CDU supplies, but the
     # facility supply misses its set point even with all units
     assert "full-load heat 2.210 MW vs capacity 2.341 MW (+5.6 %)" in out
+    # section 6: the dry site, its set point raised until the bank holds at the design dry-bulb, N+1 with a spare
+    assert "facility set point 31 -> 38 C so the dry coolers hold at the design dry-bulb 32.2 C" in out
+    assert "plant capacity at the design dry-bulb: 2.798 MW vs full-load heat 1.958 MW (+30.0 % of capacity left)" in out
+    assert "N+1 (one dry-cooler unit out) at the design dry-bulb: 2.519 MW vs full-load heat 1.958 MW: holds" in out
     assert "all units FAILS (facility supply 32.3 C" in out
     assert "one tower cell out FAILS (facility supply 33.4 C" in out
     # the re-sized site: holds with all units (only the what-if says "all units FAILS"), not with one cell out

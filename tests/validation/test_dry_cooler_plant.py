@@ -143,7 +143,7 @@ def test_dry_and_hybrid_fmu_match_the_mirror(fmu_cache):
 
     base = load_plant_params("theta")
     for kind in ("dry", "hybrid"):
-        p = size_dry_cooler(base, 303.0, kind)[0]
+        p = size_dry_cooler(base, 303.0, kind, 295.0)[0]  # design dry-bulb 30 C, coincident wet-bulb 22 C
         rng = np.random.default_rng(11)
         with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as plant:
             for _ in range(4):
