@@ -529,7 +529,7 @@ def dry_bank(params: PlantParams) -> drycooler.DryCoolerParams:
                                      cp_water_J_kgK=params.cp_water_J_kgK)
 
 
-def coil_air_temperature_K(params: PlantParams, T_wb_K: float | np.ndarray,
+def coil_air_temperature_k(params: PlantParams, T_wb_K: float | np.ndarray,
                            T_db_K: float | np.ndarray | None) -> float | np.ndarray:
     """Air the heat-rejection bank works against: the wet-bulb for towers, the (pre-cooled) dry-bulb otherwise.
 
@@ -545,15 +545,15 @@ def coil_air_temperature_K(params: PlantParams, T_wb_K: float | np.ndarray,
     Returns
     -------
     float or ndarray
-        ``T_wb`` (towers) or :func:`~cooling_fmu.components.drycooler.coil_air_K` (dry, hybrid) [K].
+        ``T_wb`` (towers) or :func:`~cooling_fmu.components.drycooler.coil_air_k` (dry, hybrid) [K].
     """
     if params.heat_rejection == "towers":
         return T_wb_K
     d = params.dry_cooler
-    return drycooler.coil_air_K(T_wb_K if T_db_K is None else T_db_K, T_wb_K, d.eps_pad, d.T_db_pad_on_K)
+    return drycooler.coil_air_k(T_wb_K if T_db_K is None else T_db_K, T_wb_K, d.eps_pad, d.T_db_pad_on_K)
 
 
-def rejected_heat_W(params: PlantParams, y_fan: float | np.ndarray, m_cw_kg_s: float | np.ndarray,
+def rejected_heat_w(params: PlantParams, y_fan: float | np.ndarray, m_cw_kg_s: float | np.ndarray,
                     T_tin_K: float | np.ndarray, T_wb_K: float | np.ndarray,
                     T_db_K: float | np.ndarray | None = None) -> float | np.ndarray:
     """Heat the bank rejects with bank air fraction ``y_fan``: Braun's towers or the dry-cooler coil.
@@ -585,7 +585,7 @@ def rejected_heat_W(params: PlantParams, y_fan: float | np.ndarray, m_cw_kg_s: f
         return tower.braun_effectiveness(c_b, n_b, m_cw_kg_s, y_fan * params.m_air_nominal_kg_s, T_tin_K, T_wb_K,
                                          t.p_atm_Pa, params.cp_water_J_kgK)[0]
     return drycooler.dry_cooler(dry_bank(params), y_fan, m_cw_kg_s, T_tin_K,
-                                coil_air_temperature_K(params, T_wb_K, T_db_K))[0]
+                                coil_air_temperature_k(params, T_wb_K, T_db_K))[0]
 
 
 def _dry_cooler_text(params: PlantParams) -> tuple[str, str, str]:
@@ -735,7 +735,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
     Q_ch, P_ch, _, Q_cond = chiller.trim_chiller(params, m_fac, T_ihx_out, T_wb_K, T_cw)
     T_tin = pipe.leaving_temperature(T_cw_ret, -(Q_cond + Q_air_side_W), m_cw, cp)
-    Q_cells = float(rejected_heat_W(params, y_fan, m_cw, T_tin, T_wb_K, T_db_K))
+    Q_cells = float(rejected_heat_w(params, y_fan, m_cw, T_tin, T_wb_K, T_db_K))
     Q_tower, T_tw = tower.bypass(Q_cells, T_tin, m_cw, cp, t.T_leaving_min_K)
     T_ch_out = pipe.leaving_temperature(T_ihx_out, Q_ch, m_fac, cp)
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
@@ -751,7 +751,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
         drift_fraction = t.drift_fraction
     else:  # dry cooler: sensible air, the pads' evaporation (0 when dry), no drift
         m_air = y_fan * params.dry_cooler.m_air_nominal_kg_s
-        T_coil = coil_air_temperature_K(params, T_wb_K, T_db_K)
+        T_coil = coil_air_temperature_k(params, T_wb_K, T_db_K)
         T_ao = T_coil + max(0.0, Q_tower) / (m_air * drycooler.CP_AIR_J_KGK)
         evap = float(drycooler.pad_evaporation_kg_s(m_air, T_wb_K if T_db_K is None else T_db_K, T_coil))
         drift_fraction = 0.0
@@ -970,7 +970,7 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
         .braun_fan_fraction`): 0 (the steady states) bisects to adjacent doubles; the fast plant gives
         :data:`cooling_fmu.quasisteady.FAN_YTOL`.
     T_db_K : np.ndarray | None
-        Dry-bulb [K] for a dry or hybrid bank (:func:`coil_air_temperature_K`; the fan solve is then
+        Dry-bulb [K] for a dry or hybrid bank (:func:`coil_air_temperature_k`; the fan solve is then
         :func:`~cooling_fmu.components.drycooler.dry_fan_fraction`); None: ``T_wb``; unused by towers.
 
     Returns
@@ -993,7 +993,7 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
                                                     t.p_atm_Pa, cp, Q_rej, params.y_fan_floor, ytol), dtype=float)
         T_air = T_wb_K
     else:
-        T_air = coil_air_temperature_K(params, T_wb_K, T_db_K)
+        T_air = coil_air_temperature_k(params, T_wb_K, T_db_K)
         y_req = drycooler.dry_fan_fraction(dry_bank(params), m_cw, T_tin, T_air, Q_rej, params.y_fan_floor, ytol)
     y_req = np.where(T_tin <= T_air, np.inf, y_req)
     y_req = np.where(Q_rej == 0.0, np.where(T_air <= t.T_fac_sup_set_K, 0.0, np.inf), y_req)
@@ -1041,7 +1041,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         FMU's initial state); the sizing and N+1 questions pass 1e-6 K, about 4x fewer tower evaluations.
     T_db_K : np.ndarray | None
         Constant dry-bulb [K], shape (k,), for a dry or hybrid bank (the coil works against it,
-        :func:`coil_air_temperature_K`); None: saturated air (``T_db = T_wb``). Towers do not use it.
+        :func:`coil_air_temperature_k`); None: saturated air (``T_db = T_wb``). Towers do not use it.
 
     Returns
     -------
@@ -1058,7 +1058,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     y_floor = params.y_fan_floor
     T_set, T_min, T_lo = t.T_fac_sup_set_K, t.T_leaving_min_K, params.T_ihx_bypass_K
     T_db = None if T_db_K is None else np.broadcast_to(np.asarray(T_db_K, dtype=float), T_wb.shape)
-    T_air = np.asarray(coil_air_temperature_K(params, T_wb, T_db), dtype=float)  # the wet-bulb for towers
+    T_air = np.asarray(coil_air_temperature_k(params, T_wb, T_db), dtype=float)  # the wet-bulb for towers
 
     def loop(rows, T_fs, y_fan):
         Tw = T_wb[rows]
@@ -1077,7 +1077,7 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
             q_ihx, T_ihx = ihx(T_b)
             Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
             T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
-            return rejected_heat_W(params, y_fan, m_cw, T_tin, Tw, Td) - q_ihx - Q_cond - Qa - Qp_cw
+            return rejected_heat_w(params, y_fan, m_cw, T_tin, Tw, Td) - q_ihx - Q_cond - Qa - Qp_cw
 
         # bisection (the chiller's condenser heat makes the balance non-smooth; the wide bracket always changes sign:
         # far below the wet-bulb the towers heat the water, far above they reject more than anything brings in)

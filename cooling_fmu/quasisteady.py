@@ -42,7 +42,7 @@ from .adapter import load_variable_map
 from .coupling import PlantError
 from .components import drycooler, pipe, pump, tower, valve
 from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
-from .modelica import coil_air_temperature_K
+from .modelica import coil_air_temperature_k
 from .params import PlantParams, load_plant_params
 
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K",
@@ -60,7 +60,7 @@ Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
 T_WB_GRID_K = 273.15 + np.linspace(-40.0, 40.0, 81)
 #: Coil-air grid of a dry or hybrid plant [K]: -40 to +55 degC (a dry-bulb; Phoenix TMY3 peaks at 46 C). The table
-#: of such a plant is on the air the coil sees (:func:`cooling_fmu.modelica.coil_air_temperature_K`), which is all
+#: of such a plant is on the air the coil sees (:func:`cooling_fmu.modelica.coil_air_temperature_k`), which is all
 #: its steady state depends on (no chiller: refused, :class:`QuasiSteadyPlant`).
 T_COIL_GRID_K = 273.15 + np.linspace(-40.0, 55.0, 96)
 
@@ -480,7 +480,7 @@ class QuasiSteadyPlant:
         """The table's air axis for each row: the wet-bulb (towers) or the coil air of a dry or hybrid bank."""
         if self.params.heat_rejection == "towers":
             return T_wb_K
-        return np.asarray(coil_air_temperature_K(self.params, T_wb_K, T_db_K), dtype=float)
+        return np.asarray(coil_air_temperature_k(self.params, T_wb_K, T_db_K), dtype=float)
 
     def _base_outputs(self, q: np.ndarray, tw: np.ndarray, qa: np.ndarray) -> np.ndarray:
         """The outputs of each row before the cells' staging (the table, the CDUs, the pumps and the set-point

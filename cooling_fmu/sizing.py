@@ -385,7 +385,7 @@ def size_dry_cooler(params: PlantParams, T_db_design_K: float, heat_rejection: s
     pads = heat_rejection == "hybrid"
     if pads and T_wb_coincident_K is None:
         raise ValueError("a hybrid bank is sized with the design dry-bulb's coincident wet-bulb (T_wb_coincident_K)")
-    T_design = (drycooler.coil_air_K(float(T_db_design_K), float(T_wb_coincident_K), PAD_EFFECTIVENESS, 0.0)
+    T_design = (drycooler.coil_air_k(float(T_db_design_K), float(T_wb_coincident_K), PAD_EFFECTIVENESS, 0.0)
                 if pads else float(T_db_design_K))
     itd = max(DRY_ITD_MIN_K, Q / (m_cw * cp) / DRY_EPS_WATER_MAX)
     T_air = min(T_design, T_in - itd)

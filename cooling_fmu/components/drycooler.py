@@ -7,7 +7,7 @@ Relations
   way, "a cross flow heat exchanger (both streams unmixed)", Input-Output Reference):
   ``eps = 1 - exp((1 / C_r) NTU^0.22 (exp(-C_r NTU^0.78) - 1))``, ``C_r = C_min / C_max``, ``NTU = UA / C_min``;
   the heat ``Q = eps C_min (T_w,in - T_air)``: the air side sees the DRY-bulb (or, with adiabatic pads, the
-  pre-cooled dry-bulb :func:`coil_air_K`); the coil itself evaporates no water.
+  pre-cooled dry-bulb :func:`coil_air_k`); the coil itself evaporates no water.
 * Air flow and conductance: ``m_air = y m_air,nominal``; the air-side film dominates, ``UA = UA_nominal
   y^n_UA`` (ASSUMPTION: n_UA = 0.6, a finned-coil air-side coefficient ~ velocity^0.6; e.g. the Colburn j-factor
   correlations of Kays & London, Compact Heat Exchangers, for plate-fin surfaces at Re 500-5000).
@@ -31,7 +31,7 @@ import numpy as np
 from ._mo import Fragment, lit, reals
 
 __all__ = ["CP_AIR_J_KGK", "DryCoolerParams", "FanCoilParams", "H_FG_J_KG", "SPECIFIC_FAN_POWER_W_PER_W",
-           "coil_air_K", "coil_air_expr", "crossflow_unmixed_eps", "dry_cooler", "dry_cooler_equations",
+           "coil_air_k", "coil_air_expr", "crossflow_unmixed_eps", "dry_cooler", "dry_cooler_equations",
            "dry_fan_fraction", "fan_coil_equations", "fan_coil_rates", "pad_evaporation_expr",
            "pad_evaporation_kg_s", "size_ua_nominal"]
 
@@ -219,7 +219,7 @@ SPECIFIC_FAN_POWER_W_PER_W = 0.0105
 H_FG_J_KG = 2.454e6
 
 
-def coil_air_K(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, eps_pad: float, T_db_on_K: float):
+def coil_air_k(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, eps_pad: float, T_db_on_K: float):
     """Air entering the coil: the dry-bulb, or adiabatically pre-cooled by wetted pads above the switch-over.
 
     Direct evaporative cooling of the air ahead of the coil (the "adiabatic" or hybrid dry cooler): the pads bring
@@ -250,7 +250,7 @@ def coil_air_K(T_db_K: float | np.ndarray, T_wb_K: float | np.ndarray, eps_pad: 
 
 
 def coil_air_expr(T_db: str, T_wb: str, eps_pad: float, T_db_on_K: float) -> str:
-    """Modelica expression of :func:`coil_air_K`.
+    """Modelica expression of :func:`coil_air_k`.
 
     Parameters
     ----------
@@ -286,7 +286,7 @@ def pad_evaporation_kg_s(m_air_kg_s: float | np.ndarray, T_db_K: float | np.ndar
     T_db_K : float | np.ndarray
         Outdoor dry-bulb [K].
     T_coil_K : float | np.ndarray
-        Air leaving the pads [K] (:func:`coil_air_K`; equal to the dry-bulb when the pads are dry).
+        Air leaving the pads [K] (:func:`coil_air_k`; equal to the dry-bulb when the pads are dry).
 
     Returns
     -------

@@ -220,11 +220,11 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
     assert {"tower_water_fraction_expr", "tower_water_fraction"} <= used_m["pipe"]
     assert {"trim_chiller", "trim_chiller_equations"} <= used_m["chiller"]
     # the dry-cooler / hybrid bank (issue 22 item 6): the same functions in generator, mirror, steady state
-    assert {"dry_cooler", "dry_cooler_equations", "coil_air_K", "coil_air_expr", "pad_evaporation_kg_s",
+    assert {"dry_cooler", "dry_cooler_equations", "coil_air_k", "coil_air_expr", "pad_evaporation_kg_s",
             "pad_evaporation_expr", "dry_fan_fraction"} <= _names_used(mod, "drycooler")
     assert {"pad_evaporation_kg_s"} <= _names_used(qss, "drycooler")
     src_m = mod.read_text()
-    assert "rejected_heat_W(params, y_fan, m_cw" in src_m and "coil_air_temperature_K" in qss.read_text()
+    assert "rejected_heat_w(params, y_fan, m_cw" in src_m and "coil_air_temperature_k" in qss.read_text()
     # the fast plant: the same functions, not copies
     assert {"secondary_flow_fraction", "pump_power_W"} <= used_q["pump"]
     assert {"cells_running", "fan_power_W"} <= used_q["tower"]  # the inverse tower relation via setpoint_tower_side

@@ -42,8 +42,8 @@ def test_dry_cooler_energy_balance_and_dry_bulb_limit():
 
 def test_adiabatic_pads_and_their_water_by_hand():
     # below the switch-over the coil sees the dry-bulb; above it T_db - eps (T_db - T_wb)
-    assert drycooler.coil_air_K(300.0, 290.0, 0.8, 305.0) == 300.0
-    assert drycooler.coil_air_K(310.0, 295.0, 0.8, 305.0) == pytest.approx(310.0 - 0.8 * 15.0, rel=1e-15)
+    assert drycooler.coil_air_k(300.0, 290.0, 0.8, 305.0) == 300.0
+    assert drycooler.coil_air_k(310.0, 295.0, 0.8, 305.0) == pytest.approx(310.0 - 0.8 * 15.0, rel=1e-15)
     # 100 kg/s of air cooled 12 K: 100 * 1007 * 12 / 2.454e6 = 0.49242 kg/s evaporated
     assert drycooler.pad_evaporation_kg_s(100.0, 310.0, 298.0) == pytest.approx(0.492421, rel=1e-5)
     assert drycooler.pad_evaporation_kg_s(100.0, 300.0, 300.0) == 0.0
@@ -175,7 +175,7 @@ def test_fast_plant_of_a_dry_and_hybrid_bank_follows_the_steady_state(frontier_b
         with QuasiSteadyPlant(p, cache_dir=tmp_path) as fast:
             y = fast.steady_outputs(q[None, :], np.array([T_wb]), T_db_K=np.array([T_db]))[0]
             ss = analytic_steady_state(p, q, T_wb, T_db)
-            T_coil = drycooler.coil_air_K(T_db, T_wb, p.dry_cooler.eps_pad, p.dry_cooler.T_db_pad_on_K)
+            T_coil = drycooler.coil_air_k(T_db, T_wb, p.dry_cooler.eps_pad, p.dry_cooler.T_db_pad_on_K)
             assert T_coil == pytest.approx(273.15 + round(T_coil - 273.15), abs=1e-9)  # a node of the 1 K grid
             for key in ("T_fac_sup", "P_fan_tower", "Q_flow_tower", "m_flow_evap"):
                 assert y[fast.index(key)] == pytest.approx(ss[key], rel=1e-6, abs=1e-9), (p.heat_rejection, key)
