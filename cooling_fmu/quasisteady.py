@@ -686,8 +686,10 @@ def _input_error(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray) -> str 
                 f"({tab.q_W[-1]:.0f} W = 1.5 x cdu.Q_flow_nominal_W); use cooling.model = 'fmu'")
     if tw.size and not (np.all(np.isfinite(tw)) and tw.min() >= tab.T_wb_K[0] - 1e-9
                         and tw.max() <= tab.T_wb_K[-1] + 1e-9):
-        return (f"fast plant: wet-bulb {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
-                f"the table's -40 .. 40 degC; use cooling.model = 'fmu'")
+        what = "wet-bulb" if plant.params.heat_rejection == "towers" else "coil air"
+        return (f"fast plant: {what} {tw.min() - 273.15:.1f} .. {tw.max() - 273.15:.1f} degC outside "
+                f"the table's {tab.T_wb_K[0] - 273.15:.0f} .. {tab.T_wb_K[-1] - 273.15:.0f} degC; use "
+                "cooling.model = 'fmu'")
     return None
 
 
