@@ -148,12 +148,14 @@ class Batcher:
         record_segment(rep, b)
         st = self.st
         gen = st.gen
-        if len(b.seqs):
-            s = b.seqs
-            gen[s] += m
-            self.kv.grow(rep, s)
-            rep.outstanding -= m * len(s)
-            done = s[gen[s] >= st.out[s]]
+        s = b.seqs
+        if s.size:
+            g = gen[s]                     # one gather: the advanced counts serve the blocks and the finishes
+            g += m
+            gen[s] = g
+            self.kv.grow(rep, s, g)
+            rep.outstanding -= m * s.size
+            done = s[g >= st.out[s]]
             if done.size:
                 ds = set(done.tolist())
                 rep.running = [x for x in rep.running if x not in ds]
