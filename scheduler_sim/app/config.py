@@ -196,6 +196,9 @@ class TwinConfig(_Strict):
         "(scheduler_sim.kernel.lookahead)")
     plant_step_s: float = Field(300.0, gt=0, le=86400.0, description="Rollout cooling step with cooling = 'fast' "
                                                                      "[s]")
+    rollout_queue_limit: int = Field(
+        100, ge=0, description="Jobs of its order a rollout's pass considers (as Slurm's default_queue_depth; "
+        "0 = the whole queue): bounds the decision's cost on long queues (scheduler_sim.app.twin, 'Rollout cost')")
 
 
 class SchedulerConfig(_Strict):
@@ -509,6 +512,8 @@ class RunConfig(_Strict):
         if tw.get("cooling") == "frozen" and tw.get("plant_step_s") == 300.0:
             tw.pop("cooling", None)
             tw.pop("plant_step_s", None)
+        if tw.get("rollout_queue_limit") == 100:
+            tw.pop("rollout_queue_limit")
         for section, key, default in _LATER_KEYS:  # keys added later: left out at their defaults, as above
             if section.startswith("workload[]") if section else False:  # a key of every [[workload]] table
                 for sec in d.get("workload", []):
