@@ -51,8 +51,9 @@ def run(a: argparse.Namespace) -> list[dict]:
                     "scheduler.twin.cooling": cooling, "scheduler.twin.plant_step_s": a.plant_step,
                     "scheduler.twin.rollout_queue_limit": limit,
                     "output.progress": False, "output.max_drain_days": 0.5})
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 r = run_one(cfg, None, progress=False)
+                cpu = time.process_time() - c0
                 dec = r.info["twin_decisions"]
                 q = np.array([d[1] for d in dec])
                 lat = np.array(r.info["twin_latency_s"]) * 1e3
@@ -64,7 +65,8 @@ def run(a: argparse.Namespace) -> list[dict]:
                         print(f"{cooling:7s} {h:6g} h {lim:>6s} {label:>11s} {int(sel.sum()):4d} "
                               f"{np.percentile(lat[sel], 50):9.1f} {np.percentile(lat[sel], 99):9.1f}")
                 print(f"{cooling:7s} {h:6g} h {lim:>6s} {'all':>11s} {len(lat):4d} {np.percentile(lat, 50):9.1f} "
-                      f"{np.percentile(lat, 99):9.1f}   (run {time.perf_counter() - t0:.0f} s, max queue {q.max()}, "
+                      f"{np.percentile(lat, 99):9.1f}   (run {time.perf_counter() - t0:.0f} s wall, {cpu:.0f} s CPU, max queue "
+                      f"{q.max()}, "
                       f"load {os.getloadavg()[0]:.1f})", flush=True)
                 rows += [{"cooling": cooling, "horizon_h": h, "limit": limit, "arrival_factor": a.arrival_factor,
                           "t_s": d[0], "queue": d[1], "latency_ms": float(x), "chosen": d[2]}
