@@ -381,3 +381,17 @@ def test_twin_bounds_its_rollouts_but_never_the_main_run(system16):
     assert twin.decisions[2][3] == [J]
     with pytest.raises(ValueError, match="rollout_queue_limit"):
         TwinPolicy(["sjf+easy"], rollout_queue_limit=0)
+
+
+def test_rollout_queue_limit_key_defaults_to_100_and_0_means_the_whole_queue():
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.twin import DEFAULT_ROLLOUT_QUEUE_LIMIT, twin_from_config
+
+    cfg = RunConfig()
+    assert "rollout_queue_limit" not in json.loads(cfg.to_json())["scheduler"]["twin"]  # JSON as before the key
+    assert twin_from_config(cfg).rollout_queue_limit == DEFAULT_ROLLOUT_QUEUE_LIMIT == 100
+    whole = cfg.with_overrides({"scheduler.twin.rollout_queue_limit": 0})
+    assert twin_from_config(whole).rollout_queue_limit is None
+    some = cfg.with_overrides({"scheduler.twin.rollout_queue_limit": 250})
+    assert json.loads(some.to_json())["scheduler"]["twin"]["rollout_queue_limit"] == 250
+    assert twin_from_config(some).rollout_queue_limit == 250
