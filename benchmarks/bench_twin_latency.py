@@ -14,7 +14,7 @@ queue length, latency, chosen candidate), ``--plot`` draws P50 / P99 against que
 CSV files (``--from-csv`` plots without running).
 
     .venv/bin/python benchmarks/bench_twin_latency.py [--days 2] [--horizons 1 6 24] [--cooling frozen fast]
-        [--limits 500] [--arrival-factor 1] [--period-h 1] [--plant-step 300] [--csv out.csv]
+        [--limits 100] [--arrival-factor 1] [--period-h 1] [--plant-step 300] [--csv out.csv]
         [--plot docs/img/twin_latency.png] [--from-csv a.csv b.csv]
 """
 
@@ -120,7 +120,7 @@ def main() -> None:
     ap.add_argument("--days", type=float, default=2.0)
     ap.add_argument("--horizons", type=float, nargs="+", default=[1.0, 6.0, 24.0], help="hours")
     ap.add_argument("--cooling", nargs="+", default=["frozen", "fast"], choices=["frozen", "fast"])
-    ap.add_argument("--limits", type=int, nargs="+", default=[500], help="rollout queue limits (0 = none)")
+    ap.add_argument("--limits", type=int, nargs="+", default=[100], help="rollout queue limits (0 = none)")
     ap.add_argument("--arrival-factor", type=float, default=1.0)
     ap.add_argument("--period-h", type=float, default=1.0)
     ap.add_argument("--plant-step", type=float, default=300.0, help="rollout cooling step [s]")
