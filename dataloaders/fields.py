@@ -6,6 +6,11 @@ format are rows of a table (:class:`FieldRule`, :class:`RejectRule`) and one eng
 (:func:`apply_repairs`, :func:`apply_rejections`), so that the checks a format makes are read in one place, next
 to the text its load report prints, and a new format writes a table, not a loop.
 
+Formats whose records are text columns (sacct) or JSON / CSV objects (Batsim, Alibaba) name their fields with
+:class:`TextField` (header names tried in order, unit, parser: Slurm durations, energies with unit suffixes,
+plain numbers), read by :func:`read_text_fields`, and their checks with :class:`Check` rows (reject, repair or flag,
+over any parsed field, with the fill a repair writes), applied in table order by :func:`apply_checks`.
+
 The issue collectors (:class:`dataloaders._common.Issues` and the SWF loader's own) take the masks; the report's
 counts and strict mode stay in :func:`dataloaders._common.finish_load`.
 """
@@ -18,7 +23,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["FieldRule", "IssueSink", "RejectRule", "apply_rejections", "apply_repairs"]
+__all__ = ["Check", "FieldRule", "IssueSink", "RejectRule", "TextField", "apply_checks", "apply_rejections",
+           "apply_repairs", "read_text_fields"]
 
 
 class IssueSink(Protocol):
@@ -167,3 +173,157 @@ def apply_rejections(values: Any, rules: Sequence[RejectRule], ok: np.ndarray, l
         issues.add_mask(bad, lines, rid, r.field, r.found(values), r.expected, "rejected", r.reason)
         ok &= ~bad
     return ok
+
+
+def _report(issues: IssueSink, bad: np.ndarray, lines: np.ndarray, ids: np.ndarray | None, field: str,
+            found: Any, expected: str, action: str, reason: str) -> None:
+    """The one place a table row's issues are reported (nothing to do when no row is bad)."""
+    if bad.any():
+        issues.add_mask(bad, lines, ids, field, found, expected, action, reason)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of a format's check table: a rule over the parsed fields and what breaking it does.
+
+    Attributes
+    ----------
+    field : str
+        Name in the load report (the format's own field name).
+    bad : Callable[[dict], np.ndarray]
+        Parsed fields (name -> array of shape (n_records,)) -> bool mask of the records that break the rule.
+        Only records still accepted are reported.
+    found : Callable[[dict], Any] or str
+        Parsed fields -> the value shown per record (an array, a list or a scalar), or one text for all.
+    expected : str
+        What a valid value looks like (the report's ``expected`` text); ``{name}`` is replaced by
+        ``values[name]`` (a load option such as ``max_nodes`` or ``timezone``), ``{{`` and ``}}`` are braces.
+    reason : str
+        Machine-readable reason.
+    action : str
+        ``"rejected"`` (the record is dropped), ``"repaired"`` or ``"flagged"`` (kept).
+    fill : tuple of (str, float) or None
+        For a repair: the parsed field set, and the value it is set to, on the records reported.
+    hide_id : bool
+        Report no job id (the id itself is what is wrong, or is not known yet).
+    when : Callable[[dict], bool] or None
+        The rule applies only when this is true (e.g. the file has the column).
+    """
+
+    field: str
+    bad: Callable[[dict[str, Any]], np.ndarray]
+    found: Callable[[dict[str, Any]], Any] | str
+    expected: str
+    reason: str
+    action: str = "rejected"
+    fill: tuple[str, float] | None = None
+    hide_id: bool = False
+    when: Callable[[dict[str, Any]], bool] | None = None
+
+
+def apply_checks(values: dict[str, Any], checks: Sequence[Check], ok: np.ndarray, lines: np.ndarray,
+                 ids: np.ndarray | None, issues: IssueSink) -> np.ndarray:
+    """Apply a check table in order: report every accepted record that breaks a row, then reject or repair it.
+
+    Parameters
+    ----------
+    values : dict[str, Any]
+        Parsed fields, name -> array of shape (n_records,); a repair's ``fill`` writes into it (in place).
+    checks : Sequence[Check]
+        In the order they are checked (a record is rejected once: later rows see only the records kept).
+    ok : np.ndarray
+        Shape (n_records,), bool: records still usable before these rows (not modified).
+    lines : np.ndarray
+        Shape (n_records,), int: line / record numbers.
+    ids : np.ndarray | None
+        Shape (n_records,): job ids (None when not known).
+    issues : IssueSink
+        Where the issues go.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_records,)
+        ``ok`` minus the records rejected here.
+    """
+    ok = ok.copy()
+    for c in checks:
+        if c.when is not None and not c.when(values):
+            continue
+        bad = ok & c.bad(values)
+        if bad.any():
+            found = c.found if isinstance(c.found, str) else c.found(values)
+            _report(issues, bad, lines, None if c.hide_id else ids, c.field, found, c.expected.format_map(values),
+                    c.action, c.reason)
+        if c.action == "rejected":
+            ok &= ~bad
+        elif c.fill is not None:
+            values[c.fill[0]][bad] = c.fill[1]
+    return ok
+
+
+@dataclass(frozen=True)
+class TextField:
+    """One field of a text-column format: the header names that hold it, its unit, how its text is parsed.
+
+    Attributes
+    ----------
+    name : str
+        Key of the parsed values (``values[name]``; ``values[name + "_bad"]`` the unparsable texts,
+        ``values[name + "_text"]`` the stripped text read, or None when no column holds the field).
+    columns : tuple of str
+        Header names tried in order (case-insensitive); the first the file has is read.
+    unit : str
+        Unit of the parsed values (``"s"``, ``"J"``, ``"-"``).
+    parse : Callable[[pandas.Series, str], tuple[np.ndarray, np.ndarray]]
+        (stripped text column, the header name read) -> (float values in ``unit``, bool mask of unparsable texts).
+    missing : float
+        Value of every record when no column holds the field (NaN by default).
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    unit: str
+    parse: Callable[[Any, str], tuple[np.ndarray, np.ndarray]]
+    missing: float = float("nan")
+
+
+class TextColumns(Protocol):
+    """What :func:`read_text_fields` reads from: stripped text columns by case-insensitive name."""
+
+    def has(self, name: str) -> bool:
+        """Whether the file has the column ``name``."""
+
+    def get(self, name: str) -> Any:
+        """Column ``name`` (a pandas Series of stripped text), or None."""
+
+
+def read_text_fields(cols: TextColumns, fields: Sequence[TextField], n: int) -> dict[str, Any]:
+    """Parse a table of :class:`TextField` rows.
+
+    Parameters
+    ----------
+    cols : TextColumns
+        The file's text columns (e.g. the sacct loader's ``_Columns``).
+    fields : Sequence[TextField]
+        The fields to read.
+    n : int
+        Number of records (the length of a field no column holds).
+
+    Returns
+    -------
+    dict
+        ``name`` -> float array, shape (n,); ``name + "_bad"`` -> bool array, shape (n,); ``name + "_text"`` ->
+        the text read (a Series) or None; ``name + "_column"`` -> the header name read or None.
+    """
+    out: dict[str, Any] = {}
+    for f in fields:
+        col = next((c for c in f.columns if cols.has(c)), None)
+        if col is None:
+            out[f.name], out[f.name + "_bad"] = np.full(n, f.missing), np.zeros(n, dtype=bool)
+            out[f.name + "_text"] = None
+        else:
+            text = cols.get(col)
+            out[f.name], out[f.name + "_bad"] = f.parse(text, col)
+            out[f.name + "_text"] = text
+        out[f.name + "_column"] = col
+    return out
