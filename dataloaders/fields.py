@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["Check", "FieldRule", "IssueSink", "RejectRule", "TextField", "apply_checks", "apply_rejections",
-           "apply_repairs", "read_text_fields"]
+__all__ = ["Check", "FieldRule", "FrameColumns", "IssueSink", "RejectRule", "TextField", "apply_checks", "apply_rejections",
+           "apply_repairs", "number_or_nan", "read_text_fields"]
 
 
 class IssueSink(Protocol):
@@ -327,3 +328,67 @@ def read_text_fields(cols: TextColumns, fields: Sequence[TextField], n: int) -> 
             out[f.name + "_text"] = text
         out[f.name + "_column"] = col
     return out
+
+
+class FrameColumns:
+    """:class:`TextColumns` over a table of text (CSV records): exact column names, values stripped.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The records, one column per field, values as text (object dtype).
+    """
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+
+    def has(self, name: str) -> bool:
+        """Whether the table has the column ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Column name (exact).
+
+        Returns
+        -------
+        bool
+            True when the column exists.
+        """
+        return name in self.df
+
+    def get(self, name: str) -> pd.Series | None:
+        """Column ``name`` as stripped text, or None.
+
+        Parameters
+        ----------
+        name : str
+            Column name (exact).
+
+        Returns
+        -------
+        pandas.Series or None
+            The stripped text of every record.
+        """
+        return self.df[name].astype(str).str.strip() if name in self.df else None
+
+
+def number_or_nan(text: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Parser of plain numbers: empty or non-numeric text -> NaN (the checks decide what a NaN means).
+
+    Parameters
+    ----------
+    text : pandas.Series
+        Stripped text, shape (n,).
+    column : str
+        The header name read (unused: one rule for every column).
+
+    Returns
+    -------
+    values : ndarray of float, shape (n,)
+        The numbers (``inf`` / ``-inf`` as written).
+    bad : ndarray of bool, shape (n,)
+        Non-empty texts that are not numbers.
+    """
+    vals = pd.to_numeric(text.replace("", np.nan), errors="coerce").to_numpy(float)
+    return vals, np.isnan(vals) & text.ne("").to_numpy()

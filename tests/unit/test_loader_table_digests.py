@@ -70,6 +70,43 @@ FAULTS_SACCT = """JobID|JobIDRaw|User|Submit|Start|End|ElapsedRaw|TimelimitRaw|N
 """
 
 
+#: One pod per check of the Alibaba pod list's tables.
+FAULTS_PODS = """name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+openb-pod-0001,4000,15000,1,250,,BE,Running,0,,100
+pod-without-number,1000,2000,0,0,,BE,Pending,5,,6
+openb-pod-99999999999999999999,1000,2000,0,0,,BE,Pending,5,,6
+openb-pod-0002,1000,2000,0,0,,BE,Succeeded,1e20,,6
+openb-pod-0003,1000,2000,0,0,,BE,Succeeded,7,1e20,8
+openb-pod-0004,1000,2000,99999999999,1000,,BE,Succeeded,7,20,8
+openb-pod-0005,-5,2000,0,0,,BE,Succeeded,7,20,8
+openb-pod-0006,1000,2000,1,1000,V100M32,LS,Succeeded,9,,
+openb-pod-0007,1000,2000,1,1000,"V100M32|P100",LS,Exploded,9,30,10
+openb-pod-0008,inf,2000,1,1000,,LS,Failed,9,30,10
+openb-pod-0009,1000,2000,1,1500,,LS,Failed,9,30,10
+openb-pod-0010,1000,2000,0.5,1000,,LS,Failed,,30,10
+openb-pod-0011,500,1024,2,300,T4,LS,Succeeded,12,14,13
+"""
+
+#: One job per check of the Batsim tables.
+FAULTS_BATSIM = """{"nb_res": 8, "jobs": [
+  {"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d"},
+  7,
+  {"subtime": 1, "walltime": 100, "res": 2, "profile": "d"},
+  {"id": 99999999999999999999, "subtime": 1, "walltime": 100, "res": 2, "profile": "d"},
+  {"id": "w!x", "subtime": 2, "walltime": 100, "res": 2, "profile": "d"},
+  {"id": 3, "subtime": 1e20, "walltime": 100, "res": 2, "profile": "d"},
+  {"id": 4, "subtime": 3, "walltime": 100, "res": 0, "profile": "d"},
+  {"id": 5, "subtime": 3, "walltime": 100, "res": 1e12, "profile": "d"},
+  {"id": 6, "subtime": 3, "walltime": 100, "res": 1.5, "profile": "d"},
+  {"id": 7, "subtime": 4, "walltime": 1e30, "res": 1, "profile": "bad"},
+  {"id": 8, "subtime": "x", "walltime": 100, "res": 1, "profile": "d"},
+  {"id": 9, "subtime": 5, "walltime": -1, "res": 9, "profile": "d"},
+  {"id": 10, "subtime": 5, "res": 1, "profile": "u"}
+], "profiles": {"d": {"type": "delay", "delay": 50}, "bad": {"type": "delay", "delay": -3},
+                "u": {"type": "parallel"}}}
+"""
+
+
 def _synthetic(tmp: Path) -> dict[str, tuple[Path, str, dict]]:
     """The benchmark's generators (seeded), with faults added, for bigger inputs than the samples."""
     import bench_loaders as bl
@@ -89,6 +126,12 @@ def _synthetic(tmp: Path) -> dict[str, tuple[Path, str, dict]]:
     p = tmp / "faults.sacct"
     p.write_text(FAULTS_SACCT)
     out["faults.sacct"] = (p, "sacct", {"max_nodes": 8})
+    p = tmp / "faults_pods.csv"
+    p.write_text(FAULTS_PODS)
+    out["faults_pods.csv"] = (p, "alibaba_pods", {})
+    p = tmp / "faults_batsim.json"
+    p.write_text(FAULTS_BATSIM)
+    out["faults_batsim.json"] = (p, "batsim", {})
     p = tmp / "gen_batsim.json"
     bl.make_batsim(p, 3000, np.random.default_rng(7))
     out["gen_batsim.json"] = (p, "batsim", {})
@@ -118,7 +161,9 @@ def _cases(tmp: Path) -> dict[str, tuple[Path, str | None, dict]]:
         "AzureLLMInferenceTrace_conv.csv.gz": (ROOT / "experiments" / "data" / "AzureLLMInferenceTrace_conv.csv.gz",
                                                "azure_llm", {}),
         "pm100.parquet": (pf.write_pm100(tmp / "pm100.parquet"), "pm100", {}),
-        "fugaku.parquet": (pf.write_fugaku(tmp / "fugaku.parquet"), "fugaku", {}),
+        "faults_batsim.json": "b59eddc0b2dafba79bbccb66",
+    "faults_pods.csv": "426253ebf776b1a0b04bb226",
+    "fugaku.parquet": (pf.write_fugaku(tmp / "fugaku.parquet"), "fugaku", {}),
         "adastra.parquet": (pf.write_adastra(tmp / "adastra.parquet"), "adastra", {}),
         "lassen": (pf.write_lassen(tmp / "lassen") / "final_csm_allocation_history_hashed.csv", "lassen", {}),
     }
@@ -136,6 +181,8 @@ RECORDED: dict[str, str] = {
     "AzureLLMInferenceTrace_conv.csv.gz": "9d943f506552adde98bd8c9b",
     "adastra.parquet": "171ff10aaf9237c89b3063f2",
     "azure_llm_mini.csv": "964c9aed0002f1629004c8b9",
+    "faults_batsim.json": "b59eddc0b2dafba79bbccb66",
+    "faults_pods.csv": "426253ebf776b1a0b04bb226",
     "fugaku.parquet": "0d77e5cb7a63384c92041b8f",
     "faults.sacct": "26d3b1562f8c8dc110080b89",
     "gen.sacct": "580b614aeaf4c1faa2c7c84a",
