@@ -155,13 +155,13 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         ``openb_pod_list_*.csv``, plain or gzip.
-    cores_per_node : int, optional
+    cores_per_node : int
         Accepted for a uniform interface; unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Accepted for a uniform interface (every pod needs 1 node).
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -173,11 +173,15 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     TraceError
         A required column is missing, zero pods, or a strict-mode violation; a bad node list (see
         :func:`read_alibaba_nodes`).
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``FileNotFoundError``: If ``path`` does not exist.
     """
     check_common_options(cores_per_node, max_nodes)
     p = Path(path)
@@ -470,9 +474,9 @@ class AlibabaPodLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             Pod list CSV.
-        **options
+        **options : Any
             ``cores_per_node``, ``max_nodes``, ``strict``.
 
         Returns
@@ -480,9 +484,10 @@ class AlibabaPodLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            See :func:`read_alibaba_pods`.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: See :func:`read_alibaba_pods`.
         """
         return read_alibaba_pods(path, **options)

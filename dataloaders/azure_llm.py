@@ -36,16 +36,16 @@ class AzureLLMLoader(BaseRequestLoader):
 
     COLUMNS: ClassVar[tuple[str, str, str]] = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 
-    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **_: Any) -> LoadResult:
+    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **options: Any) -> LoadResult:
         """Read an Azure LLM inference trace.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The CSV (``.csv`` or ``.csv.gz``).
         strict : bool
             Raise on the first bad record instead of rejecting it.
-        **_
+        **options : Any
             Options meant for other loaders are ignored.
 
         Returns
@@ -58,8 +58,12 @@ class AzureLLMLoader(BaseRequestLoader):
         ------
         TraceError
             Wrong header (line 1), bad record in strict mode, or no request at all.
-        FileNotFoundError
-            If the file does not exist.
+
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``FileNotFoundError``: If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
         reader = None

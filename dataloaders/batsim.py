@@ -114,13 +114,13 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Workload JSON, plain or gzip.
-    cores_per_node : int, optional
+    cores_per_node : int
         Accepted for a uniform interface; unused (``res`` are hosts).
-    max_nodes : int, optional
+    max_nodes : int | None
         Machine size in nodes; default the file's ``nb_res``. Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -130,10 +130,14 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     TraceError
         Invalid JSON (line, column), no ``jobs`` list, zero jobs, or a strict-mode violation.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``FileNotFoundError``: If ``path`` does not exist.
     """
     check_common_options(cores_per_node, max_nodes)
     p = Path(path)
@@ -266,9 +270,9 @@ class BatsimLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             Workload file.
-        **options
+        **options : Any
             ``cores_per_node``, ``max_nodes``, ``strict``.
 
         Returns
@@ -276,9 +280,10 @@ class BatsimLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            See :func:`read_batsim`.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: See :func:`read_batsim`.
         """
         return read_batsim(path, **options)

@@ -335,7 +335,7 @@ class FrameColumns:
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    df : pd.DataFrame
         The records, one column per field, values as text (object dtype).
     """
 
@@ -378,7 +378,7 @@ def number_or_nan(text: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]
 
     Parameters
     ----------
-    text : pandas.Series
+    text : pd.Series
         Stripped text, shape (n,).
     column : str
         The header name read (unused: one rule for every column).

@@ -31,16 +31,16 @@ class MooncakeLoader(BaseRequestLoader):
     description: ClassVar[str] = "Mooncake request trace JSONL (timestamp ms, input_length, output_length, hash_ids)"
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
-    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **_: Any) -> LoadResult:
+    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **options: Any) -> LoadResult:
         """Read a Mooncake JSONL trace.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The ``.jsonl`` file (``.jsonl.gz`` allowed).
         strict : bool
             Raise on the first bad record instead of rejecting it.
-        **_
+        **options : Any
             Options meant for other loaders are ignored.
 
         Returns
@@ -48,12 +48,12 @@ class MooncakeLoader(BaseRequestLoader):
         LoadResult
             ``jobs`` holds the request table (:mod:`jobs.requests`) with ``prefix_block_ids`` from ``hash_ids``.
 
-        Raises
-        ------
-        TraceError
-            Bad record in strict mode, or no request at all.
-        FileNotFoundError
-            If the file does not exist.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: Bad record in strict mode, or no request at all.
+        - ``FileNotFoundError``: If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
         T, P, O, X, L = [], [], [], [], []
@@ -64,17 +64,17 @@ class MooncakeLoader(BaseRequestLoader):
                 report.records_read += 1
                 try:
                     rec = json.loads(text)
-                    if not isinstance(rec, dict):
-                        raise ValueError
                 except (ValueError, RecursionError):  # RecursionError: a line nested too deeply to parse
+                    rec = None
+                if not isinstance(rec, dict):
                     self._record(report, line, "", text.strip(), "a JSON object", "bad_json", strict)
                     continue
                 ts = rec.get("timestamp")
                 try:
                     t = float(ts) * 1e-3
-                    if not np.isfinite(t):
-                        raise ValueError
                 except (TypeError, ValueError, OverflowError):
+                    t = float("nan")
+                if not np.isfinite(t):
                     self._record(report, line, "timestamp", ts, "a number of milliseconds", "bad_timestamp", strict)
                     continue
                 p = self._int_tokens(rec.get("input_length"))

@@ -266,17 +266,17 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         ``job_table.parquet`` (or a CSV with the same columns, arrays then unavailable).
-    timezone : str, optional
+    timezone : str
         Zone of naive timestamps, default ``"Europe/Rome"`` (CINECA, Bologna).
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused (the table gives nodes).
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
-    profiles : bool, optional
+    profiles : bool
         Build the ``profiles`` side table (default True).
 
     Returns
@@ -285,10 +285,11 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
         ``measured_node_power_W`` = mean of the series / ``num_nodes_alloc`` [W]; ``profiles`` rows
         (job_id, t_offset_s = 20 k s, node_power_W = sample / num_nodes_alloc).
 
-    Raises
-    ------
-    TraceError
-        Unreadable file, missing columns, zero jobs, strict-mode violation.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: Unreadable file, missing columns, zero jobs, strict-mode violation.
 
     References
     ----------
@@ -351,18 +352,18 @@ def read_fugaku(path: str | os.PathLike[str], *, timezone: str = "Asia/Tokyo", a
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         F-DATA parquet (or CSV with the same columns).
-    timezone : str, optional
+    timezone : str
         Zone of naive timestamps, default ``"Asia/Tokyo"`` (RIKEN R-CCS, Kobe).
-    avgpcon_per_node : bool, optional
+    avgpcon_per_node : bool
         False (default): ``avgpcon`` is the job's total average power and is divided by the node count. True: it
         is already per node. The dataset's description does not settle this; check against ``econ`` for your copy.
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -423,15 +424,15 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Adastra parquet (or CSV, arrays then unavailable).
-    timezone : str, optional
+    timezone : str
         Zone of naive timestamps, default ``"Europe/Paris"`` (CINES, Montpellier).
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -439,10 +440,11 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
     LoadResult
         ``measured_node_power_W`` as above; ``profiles`` None.
 
-    Raises
-    ------
-    TraceError
-        Unreadable file, missing columns, zero jobs, strict-mode violation.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: Unreadable file, missing columns, zero jobs, strict-mode violation.
 
     References
     ----------
@@ -490,15 +492,15 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The dataset folder, or the allocation CSV itself (the node CSV is then looked for beside it).
-    timezone : str, optional
+    timezone : str
         Zone of the text times, default ``"America/Los_Angeles"`` (LLNL, Livermore).
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -510,8 +512,14 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
 
     Raises
     ------
-    TraceError
-        Missing file or columns, zero jobs, strict-mode violation.
+    FileNotFoundError
+        If the allocation table does not exist.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: Missing columns, zero jobs, strict-mode violation.
 
     References
     ----------

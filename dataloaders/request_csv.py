@@ -47,9 +47,9 @@ def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) ->
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The trace file.
-    report : LoadReport, optional
+    report : LoadReport | None
         Gets a note when the Latin-1 fallback is used.
 
     Returns
@@ -61,8 +61,12 @@ def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) ->
     ------
     FileNotFoundError
         If ``path`` does not exist.
-    TraceError
-        If the gzip stream is corrupt.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: If the gzip stream is corrupt.
     """
     p = Path(path)
     if not p.is_file():
@@ -82,8 +86,8 @@ def parse_datetimes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
     Parameters
     ----------
-    texts : list of str, length n
-        E.g. ``"2023-11-16 18:15:46.6805900"``.
+    texts : list[str]
+        List of str, length n: E.g. ``"2023-11-16 18:15:46.6805900"``.
 
     Returns
     -------
@@ -161,18 +165,22 @@ class BaseRequestLoader(BaseLoader):
         ----------
         report : LoadReport
             The load's report (issues and counts updated here).
-        t_s : list of float, length n
-            Arrival times [s] relative to ``origin_unix_s`` (or the trace's own clock when it is NaN).
-        prompt, output : list of int, length n
-            Token counts (each in [1, 2**31]).
-        prefix : list of tuple of int, length n, or None
-            Prompt block ids.
+        t_s : list[float]
+            List of float, length n: Arrival times [s] relative to ``origin_unix_s`` (or the trace's own clock when it
+            is NaN).
+        prompt : list[int]
+            Length n: prompt token counts (each in [1, 2**31]).
+        output : list[int]
+            Length n: output token counts (each in [1, 2**31]).
+        prefix : list[tuple[int, ...]] | None
+            List of tuple of int, length n, or None: Prompt block ids.
         origin_unix_s : float
             Unix time of the trace's time 0, NaN when the trace has no absolute time.
-        origin_text : str or list of str
-            How the first arrival is written in the file (one text per request, or one for the first).
-        lines : list of int, length n, optional
-            Line of each request, for rejections.
+        origin_text : str | list[str]
+            Str or list of str: How the first arrival is written in the file (one text per request, or one for the
+            first).
+        lines : list[int] | None
+            List of int, length n: Line of each request, for rejections.
         strict : bool
             Raise :class:`TraceError` for the first rejection.
         time_field : str
@@ -263,24 +271,28 @@ class RequestCSVLoader(BaseRequestLoader):
 
     def load(self, path: str | os.PathLike[str], *, arrival: str = "", prompt: str = "", output: str = "",
              prefix: str = "", time_unit: str = "s", delimiter: str = ",", strict: bool = False,
-             **_: Any) -> LoadResult:
+             **options: Any) -> LoadResult:
         """Read a request CSV.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The CSV file (``.gz`` allowed).
-        arrival, prompt, output : str
-            Column names of the arrival time, prompt tokens and output tokens.
-        prefix : str, optional
+        arrival : str
+            Column name of the arrival time.
+        prompt : str
+            Column name of the prompt tokens.
+        output : str
+            Column name of the output tokens.
+        prefix : str
             Column of prompt block ids (``"1 2 3"`` or ``"1;2;3"``), '' for none.
-        time_unit : {"s", "ms", "us", "ns", "datetime"}
-            Unit of the arrival column.
+        time_unit : str
+            One of {"s", "ms", "us", "ns", "datetime"}: Unit of the arrival column.
         delimiter : str
             Field separator.
         strict : bool
             Raise on the first bad record instead of rejecting it.
-        **_
+        **options : Any
             Options meant for other loaders (e.g. ``max_nodes``) are ignored.
 
         Returns
@@ -292,8 +304,12 @@ class RequestCSVLoader(BaseRequestLoader):
         ------
         TraceError
             Missing mapping or column (line 1), bad record in strict mode, or no request at all.
-        FileNotFoundError
-            If the file does not exist.
+
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``FileNotFoundError``: If the file does not exist.
         """
         if not (arrival and prompt and output):
             raise TraceError(str(path), "the request_csv loader needs the column mapping options arrival=, "

@@ -97,7 +97,7 @@ def parse_slurm_duration(text: str, *, bare_unit_s: float = 60.0) -> float:
     ----------
     text : str
         ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; seconds may carry a fraction (``05:03.250``).
-    bare_unit_s : float, optional
+    bare_unit_s : float
         Unit of a lone number (Slurm time limits: minutes, 60 s, the default).
 
     Returns
@@ -241,10 +241,11 @@ def expand_hostlist(text: str) -> list[str]:
     list of str
         Host names in order, zero padding kept (``nid001 ... nid004, nid007, login1``).
 
-    Raises
-    ------
-    ValueError
-        Unbalanced brackets, a non-numeric or descending range.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``ValueError``: Unbalanced brackets, a non-numeric or descending range.
     """
     t = text.strip()
     if not t or t.lower().startswith("none"):
@@ -634,9 +635,15 @@ def _check_header(header: list[str], src: str, line: int, delimiter: str) -> Non
 def _normalise_header(header: list[str]) -> tuple[list[str], bool, int]:
     """Strip the column names; drop the empty name a trailing delimiter makes (``sacct -p``).
 
+    Parameters
+    ----------
+    header : list[str]
+        The column names as the header line (or ``columns=``) gives them.
+
     Returns
     -------
     header : list of str
+        The stripped names, without the trailing empty one.
     trailing : bool
         Whether every line ends with the delimiter.
     n_sep : int
@@ -729,22 +736,22 @@ def read_sacct(
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         sacct output, plain or gzip.
-    timezone : str, optional
+    timezone : str
         IANA zone of the Submit/Start/End local times (sacct prints the local time of the machine that ran
         it), default ``"UTC"``. DST: a repeated (autumn) local time is read as its first occurrence and a skipped
         (spring) one is moved forward by the gap, as ``fold=0`` (PEP 495); both are repaired and reported
         (``dst_ambiguous_time``, ``dst_nonexistent_time``). ``hpctwin run --timezone`` / ``trace.timezone``.
-    columns : list of str, optional
-        Column names for output without a header line (``sacct --noheader``).
-    delimiter : str, optional
+    columns : list[str] | None
+        List of str: Column names for output without a header line (``sacct --noheader``).
+    delimiter : str
         Field separator (``sacct --delimiter``), default ``"|"``.
-    cores_per_node : int, optional
+    cores_per_node : int
         Accepted for a uniform loader interface; unused (sacct gives nodes).
-    max_nodes : int, optional
+    max_nodes : int | None
         Machine size in nodes; larger jobs are rejected (``larger_than_machine``).
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -1108,9 +1115,9 @@ class SacctLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             sacct output file.
-        **options
+        **options : Any
             ``timezone``, ``columns``, ``delimiter``, ``cores_per_node``, ``max_nodes``, ``strict``.
 
         Returns
@@ -1118,9 +1125,10 @@ class SacctLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            See :func:`read_sacct`.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: See :func:`read_sacct`.
         """
         return read_sacct(path, **options)

@@ -151,8 +151,8 @@ def parse_swf_header(comment_lines: list[str]) -> dict[str, Any]:
 
     Parameters
     ----------
-    comment_lines : list of str
-        Lines starting with ``;`` (leading whitespace allowed).
+    comment_lines : list[str]
+        List of str: Lines starting with ``;`` (leading whitespace allowed).
 
     Returns
     -------
@@ -195,7 +195,7 @@ def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         SWF file.
 
     Returns
@@ -233,7 +233,7 @@ def swf_cores_per_node(header: dict[str, Any], system_procs_per_node: int, syste
 
     Parameters
     ----------
-    header : dict
+    header : dict[str, Any]
         From :func:`read_swf_header` / :func:`parse_swf_header`.
     system_procs_per_node : int
         The system's processors per node as its logs count them (``power.System.trace_procs_per_node``), >= 1.
@@ -350,6 +350,15 @@ def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues
     - tokens after the 18th (site columns such as a node list or a resource string, common in the Parallel
       Workloads Archive family) are ignored; the caller notes how many records had them.
 
+    Parameters
+    ----------
+    data : list[str]
+        The lines to parse, stripped, non-blank, non-comment.
+    line_no : np.ndarray
+        Shape (len(data),), int: their 1-based line numbers.
+    issues : _Issues
+        Where each rejection goes.
+
     Returns
     -------
     values : ndarray of float64, shape (n_ok, 18)
@@ -439,6 +448,11 @@ def _scan_block(block: bytes) -> tuple[np.ndarray, np.ndarray]:
     ``[-]digits[.digits]`` with at least one digit, at most 15 characters, a minus only in front of a digit 1-9
     (so ``-0`` keeps its sign on the per-line path). Anything else (comments, letters, exponents, other
     whitespace, non-ASCII bytes, a wrong field count) is left to the per-line path.
+
+    Parameters
+    ----------
+    block : bytes
+        Whole lines of the file, without the newline that ends the last one.
 
     Returns
     -------
@@ -833,14 +847,14 @@ def read_swf(
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         SWF file; gzip is detected from the content, not the suffix.
-    cores_per_node : int, optional
+    cores_per_node : int
         Processors per node; nodes = ceil(processors / cores_per_node). Default 1 (SWF processors are nodes).
-    max_nodes : int, optional
+    max_nodes : int | None
         Machine size in nodes; a job needing more is rejected (``larger_than_machine``) and the load continues.
         None (default): no check (the header's ``MaxNodes`` is only reported, since header units vary by log).
-    strict : bool, optional
+    strict : bool
         Raise :class:`TraceError` for the first record that would be repaired or rejected (default False).
         Flagged (missing) values and folded partial-execution lines do not raise.
 
@@ -951,13 +965,13 @@ class SWFLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             SWF file, plain or gzip.
-        cores_per_node : int, optional
+        cores_per_node : int
             Processors per node, default 1.
-        max_nodes : int, optional
+        max_nodes : int | None
             Machine size in nodes; larger jobs are rejected. Default None (no check).
-        strict : bool, optional
+        strict : bool
             Raise on the first repaired or rejected record, default False.
 
         Returns
@@ -965,13 +979,12 @@ class SWFLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            Zero jobs, corrupt gzip, or a strict-mode violation.
-        ValueError
-            Invalid ``cores_per_node`` / ``max_nodes``.
-        FileNotFoundError
-            If ``path`` does not exist.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: Zero jobs, corrupt gzip, or a strict-mode violation.
+        - ``ValueError``: Invalid ``cores_per_node`` / ``max_nodes``.
+        - ``FileNotFoundError``: If ``path`` does not exist.
         """
         return read_swf(path, cores_per_node=cores_per_node, max_nodes=max_nodes, strict=strict)
