@@ -6,6 +6,10 @@ format are rows of a table (:class:`FieldRule`, :class:`RejectRule`) and one eng
 (:func:`apply_repairs`, :func:`apply_rejections`), so that the checks a format makes are read in one place, next
 to the text its load report prints, and a new format writes a table, not a loop.
 
+Per-record formats (JSON lines, CSV rows read one by one: the request traces) name their fields with
+:class:`RecordField` (where the value is, its parser, the report's text); :func:`parse_record` parses one record
+and rejects it at its first bad field.
+
 Formats whose records are text columns (sacct) or JSON / CSV objects (Batsim, Alibaba) name their fields with
 :class:`TextField` (header names tried in order, unit, parser: Slurm durations, energies with unit suffixes,
 plain numbers), read by :func:`read_text_fields`, and their checks with :class:`Check` rows (reject, repair or flag,
@@ -25,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Check", "FieldRule", "FrameColumns", "IssueSink", "RejectRule", "TextField", "apply_checks", "apply_rejections",
-           "apply_repairs", "number_or_nan", "read_text_fields"]
+           "apply_repairs", "number_or_nan", "parse_record", "read_text_fields", "RecordField"]
 
 
 class IssueSink(Protocol):
@@ -392,3 +396,67 @@ def number_or_nan(text: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]
     """
     vals = pd.to_numeric(text.replace("", np.nan), errors="coerce").to_numpy(float)
     return vals, np.isnan(vals) & text.ne("").to_numpy()
+
+
+@dataclass(frozen=True)
+class RecordField:
+    """One field of a per-record format: where its value is, how it is parsed, what a bad value says.
+
+    Attributes
+    ----------
+    name : str
+        Key of the parsed value.
+    field : str
+        Name in the load report.
+    get : Callable[[Any], Any]
+        Record -> the value as the file holds it.
+    parse : Callable[[Any], Any]
+        That value -> the parsed value, or None when it is bad (the record is then rejected).
+    expected : str
+        What a valid value looks like.
+    reason : str
+        Machine-readable reason of the rejection.
+    unit : str
+        Unit of the parsed value (documentation of the table).
+    found : Callable[[Any], Any] or None
+        Record -> the value shown in the report; None: the value ``get`` returns.
+    """
+
+    name: str
+    field: str
+    get: Callable[[Any], Any]
+    parse: Callable[[Any], Any]
+    expected: str
+    reason: str
+    unit: str = "-"
+    found: Callable[[Any], Any] | None = None
+
+
+def parse_record(rec: Any, fields: Sequence[RecordField],
+                 reject: Callable[[str, Any, str, str], None]) -> dict[str, Any] | None:
+    """Parse one record field by field; reject it at its first bad field.
+
+    Parameters
+    ----------
+    rec : Any
+        The record (a JSON object, a CSV row, ...), as the fields' ``get`` read it.
+    fields : Sequence[RecordField]
+        In the order they are checked.
+    reject : Callable[[str, Any, str, str], None]
+        Called once for a bad record with (field, value found, expected, reason); it reports the rejection (or
+        raises, in strict mode).
+
+    Returns
+    -------
+    dict[str, Any] or None
+        Field name -> parsed value; None when the record was rejected.
+    """
+    out: dict[str, Any] = {}
+    for f in fields:
+        raw = f.get(rec)
+        val = f.parse(raw)
+        if val is None:
+            reject(f.field, raw if f.found is None else f.found(rec), f.expected, f.reason)
+            return None
+        out[f.name] = val
+    return out

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import MAX_TIME_S, read_bytes
+from dataloaders.fields import RecordField, parse_record
 from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from dataloaders.swf import EPOCH_THRESHOLD_S
@@ -256,6 +257,52 @@ class BaseRequestLoader(BaseLoader):
         return LoadResult(df, report)
 
 
+def _block_list(text: str) -> tuple[int, ...] | None:
+    """``"1 2 3"`` or ``"1;2;3"`` -> block ids; None when a token is not an integer."""
+    try:
+        return tuple(int(b) for b in text.replace(";", " ").split())
+    except ValueError:
+        return None
+
+
+def _request_fields(idx: dict[str, int], arrival: str, prompt: str, output: str, prefix: str, time_unit: str
+                    ) -> tuple[RecordField, ...]:
+    """The fields of a request CSV row ((arrival time [s] or NaN, row)), named by the column mapping.
+
+    Parameters
+    ----------
+    idx : dict[str, int]
+        Role (``arrival``, ``prompt``, ``output``, ``prefix``) -> column index.
+    arrival : str
+        Column name of the arrival time (the report's field name).
+    prompt : str
+        Column name of the prompt tokens.
+    output : str
+        Column name of the output tokens.
+    prefix : str
+        Column name of the prompt block ids, ``""`` for none.
+    time_unit : str
+        Unit of the arrival column (in the report's expected text).
+
+    Returns
+    -------
+    tuple of RecordField
+        In the order they are checked (engine: :func:`dataloaders.fields.parse_record`).
+    """
+    fields = [
+        RecordField("time", arrival, lambda rec: rec[0], lambda t: t if np.isfinite(t) else None,
+                    f"a time ({time_unit})", "bad_time", "s", found=lambda rec: rec[1][idx["arrival"]]),
+        RecordField("prompt", prompt, lambda rec: rec[1][idx["prompt"]], BaseRequestLoader._int_tokens,
+                    "an integer in [1, 2**31]", "bad_prompt_tokens", "tokens"),
+        RecordField("output", output, lambda rec: rec[1][idx["output"]], BaseRequestLoader._int_tokens,
+                    "an integer in [1, 2**31]", "bad_output_tokens", "tokens"),
+    ]
+    if prefix:
+        fields.append(RecordField("prefix", prefix, lambda rec: rec[1][idx["prefix"]], _block_list,
+                                  "integers separated by spaces or ';'", "bad_prefix_ids", "block ids"))
+    return tuple(fields)
+
+
 class RequestCSVLoader(BaseRequestLoader):
     """Generic request CSV with a column mapping (header row required).
 
@@ -363,33 +410,16 @@ class RequestCSVLoader(BaseRequestLoader):
                     t_vals.append(float("nan"))
             origin = float("nan")
         T, P, O, X, L = [], [], [], [], []
+        fields = _request_fields(idx, arrival, prompt, output, prefix, time_unit)
         for (line, r), tv in zip(keep_rows, t_vals):
-            if not np.isfinite(tv):
-                self._record(report, line, arrival, r[idx["arrival"]], f"a time ({time_unit})", "bad_time", strict)
+            v = parse_record((tv, r), fields, lambda field, found, expected, reason, line=line:
+                             self._record(report, line, field, found, expected, reason, strict))
+            if v is None:
                 continue
-            p = self._int_tokens(r[idx["prompt"]])
-            o = self._int_tokens(r[idx["output"]])
-            if p is None:
-                self._record(report, line, prompt, r[idx["prompt"]], "an integer in [1, 2**31]", "bad_prompt_tokens",
-                             strict)
-                continue
-            if o is None:
-                self._record(report, line, output, r[idx["output"]], "an integer in [1, 2**31]", "bad_output_tokens",
-                             strict)
-                continue
-            pre: tuple[int, ...] = ()
-            if prefix:
-                txt = r[idx["prefix"]].replace(";", " ").split()
-                try:
-                    pre = tuple(int(b) for b in txt)
-                except ValueError:
-                    self._record(report, line, prefix, r[idx["prefix"]], "integers separated by spaces or ';'",
-                                 "bad_prefix_ids", strict)
-                    continue
             T.append(tv)
-            P.append(p)
-            O.append(o)
-            X.append(pre)
+            P.append(v["prompt"])
+            O.append(v["output"])
+            X.append(v.get("prefix", ()))
             L.append(line)
         return self._finish(report, T, P, O, X, origin, "(first valid row)", lines=L, strict=strict,
                             time_field=arrival)

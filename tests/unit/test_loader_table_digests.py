@@ -107,6 +107,40 @@ FAULTS_BATSIM = """{"nb_res": 8, "jobs": [
 """
 
 
+#: One record per check of each request loader's field table.
+FAULTS_MOONCAKE = """{"timestamp": 1000, "input_length": 600, "output_length": 10, "hash_ids": [1, 2]}
+[1, 2]
+{"timestamp": "soon", "input_length": 6, "output_length": 1}
+{"timestamp": 1e400, "input_length": 6, "output_length": 1}
+{"timestamp": 1200, "input_length": 0, "output_length": 1}
+{"timestamp": 1300, "input_length": 5, "output_length": 2.5}
+{"timestamp": 1400, "input_length": 5, "output_length": 2, "hash_ids": "1 2"}
+{"timestamp": 1500, "input_length": 5, "output_length": 2, "hash_ids": [1, "x"]}
+{"timestamp": 1600, "input_length": 5.0, "output_length": "3"}
+not json
+{"timestamp": 900, "input_length": 1e300, "output_length": 3}
+"""
+FAULTS_AZURE = """TIMESTAMP,ContextTokens,GeneratedTokens
+2023-11-16 18:15:46.6805900,374,44
+2023-11-16 18:15:47,10
+2023-11-16 18:15:48.1,abc,2
+2023-11-16 18:15:49.2,10,0
+2023-11-16 25:15:49.2,10,3
+2023-11-16 18:15:50.3,10.0,3.0
+2023-11-16 18:15:45.0000001,7,1,9
+"""
+FAULTS_REQUESTS = """t_ms,in,out,blocks
+2000,12,3,7;8
+500,4,2,
+x,4,2,
+700,0,2,
+800,4,-1,
+900,4,2,1;a
+1000,4
+1100,5.0,1,3 4
+"""
+
+
 def _synthetic(tmp: Path) -> dict[str, tuple[Path, str, dict]]:
     """The benchmark's generators (seeded), with faults added, for bigger inputs than the samples."""
     import bench_loaders as bl
@@ -132,6 +166,12 @@ def _synthetic(tmp: Path) -> dict[str, tuple[Path, str, dict]]:
     p = tmp / "faults_batsim.json"
     p.write_text(FAULTS_BATSIM)
     out["faults_batsim.json"] = (p, "batsim", {})
+    for name, text, fmt, opts in (("faults_mooncake.jsonl", FAULTS_MOONCAKE, "mooncake", {}),
+                                  ("faults_azure.csv", FAULTS_AZURE, "azure_llm", {}),
+                                  ("faults_requests.csv", FAULTS_REQUESTS, "request_csv", REQUEST_MAP)):
+        p = tmp / name
+        p.write_text(text)
+        out[name] = (p, fmt, opts)
     p = tmp / "gen_batsim.json"
     bl.make_batsim(p, 3000, np.random.default_rng(7))
     out["gen_batsim.json"] = (p, "batsim", {})
@@ -161,9 +201,7 @@ def _cases(tmp: Path) -> dict[str, tuple[Path, str | None, dict]]:
         "AzureLLMInferenceTrace_conv.csv.gz": (ROOT / "experiments" / "data" / "AzureLLMInferenceTrace_conv.csv.gz",
                                                "azure_llm", {}),
         "pm100.parquet": (pf.write_pm100(tmp / "pm100.parquet"), "pm100", {}),
-        "faults_batsim.json": "b59eddc0b2dafba79bbccb66",
-    "faults_pods.csv": "426253ebf776b1a0b04bb226",
-    "fugaku.parquet": (pf.write_fugaku(tmp / "fugaku.parquet"), "fugaku", {}),
+        "fugaku.parquet": (pf.write_fugaku(tmp / "fugaku.parquet"), "fugaku", {}),
         "adastra.parquet": (pf.write_adastra(tmp / "adastra.parquet"), "adastra", {}),
         "lassen": (pf.write_lassen(tmp / "lassen") / "final_csm_allocation_history_hashed.csv", "lassen", {}),
     }
@@ -181,10 +219,13 @@ RECORDED: dict[str, str] = {
     "AzureLLMInferenceTrace_conv.csv.gz": "9d943f506552adde98bd8c9b",
     "adastra.parquet": "171ff10aaf9237c89b3063f2",
     "azure_llm_mini.csv": "964c9aed0002f1629004c8b9",
+    "faults_azure.csv": "e7f819670fd7ad2395b58d6c",
     "faults_batsim.json": "b59eddc0b2dafba79bbccb66",
+    "faults_mooncake.jsonl": "8554faa7172f8567715b2c83",
     "faults_pods.csv": "426253ebf776b1a0b04bb226",
-    "fugaku.parquet": "0d77e5cb7a63384c92041b8f",
+    "faults_requests.csv": "c989bc2a6f1e5c363fd04b07",
     "faults.sacct": "26d3b1562f8c8dc110080b89",
+    "fugaku.parquet": "0d77e5cb7a63384c92041b8f",
     "gen.sacct": "580b614aeaf4c1faa2c7c84a",
     "gen.swf": "c86651c1c6a58b95714f3c04",
     "gen_batsim.json": "b1afef5511488f52604a18f2",
