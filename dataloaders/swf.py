@@ -75,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import finish_load
-from dataloaders.fields import FieldRule, RejectRule, apply_rejections, apply_repairs
+from dataloaders.fields import FieldRule, RecordField, RejectRule, apply_rejections, apply_repairs, parse_record
 from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult
 from jobs.table import JobStatus
@@ -273,6 +273,16 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
+#: The fields of an Alea ``.machines`` line (whitespace-separated ``id name nodes cpus_per_node speed ram``) that the
+#: partition names need, in the order they are checked (engine: :func:`dataloaders.fields.parse_record`).
+_MACHINE_FIELDS = (
+    RecordField("id", "id", lambda f: f[0], lambda x: x if x.lstrip("-").isdigit() else None, "an integer cluster id",
+                "bad_machine_id"),
+    RecordField("name", "name", lambda f: f[1] if len(f) > 1 else "(absent)", lambda x: None if x == "(absent)" else x,
+                "a cluster name after the id", "machine_name_missing"),
+)
+
+
 def _machine_names(path: Path, part: np.ndarray, report: LoadReport) -> np.ndarray:
     """SWF partition ids (field 16, as text) -> cluster names of an Alea ``.machines`` file beside the trace.
 
@@ -280,16 +290,23 @@ def _machine_names(path: Path, part: np.ndarray, report: LoadReport) -> np.ndarr
     cluster per line: ``id name nodes cpus_per_node speed ram`` (whitespace-separated). Ids are matched as they are;
     when some id has no machine but every id minus one has (SWF partitions counted from 1, the machine file from
     0), that shift is used. Either way the load report says how the ids were mapped; without a machine file the ids are kept.
+    A non-blank line that is not a cluster (no integer id, no name: :data:`_MACHINE_FIELDS`) is skipped and noted.
     """
     base = str(path)[:-3] if str(path).endswith(".gz") else str(path)
     mfile = Path(base + ".machines")
     if not mfile.is_file():
         return part
-    names = {}
-    for line in mfile.read_text(encoding="utf-8", errors="replace").splitlines():
+    names, skipped = {}, []
+    for no, line in enumerate(mfile.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
         f = line.split()
-        if len(f) >= 2 and f[0].lstrip("-").isdigit():
-            names[f[0]] = f[1]
+        if not f:
+            continue
+        v = parse_record(f, _MACHINE_FIELDS, lambda field, found, expected, reason, no=no:
+                         skipped.append(f"line {no}: {field} = {found!r}, expected {expected}"))
+        if v is not None:
+            names[v["id"]] = v["name"]
+    if skipped:
+        report.notes.append(f"{len(skipped)} line(s) of {mfile.name} skipped (not a cluster): " + "; ".join(skipped[:3]))
     ids = sorted({x for x in part if x != ""})
     shift = 0
     if not all(x in names for x in ids) and all(x.isdigit() and str(int(x) - 1) in names for x in ids):
