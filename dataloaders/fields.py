@@ -40,6 +40,13 @@ class IssueSink(Protocol):
         """Add one issue per True entry of ``mask`` (see :meth:`dataloaders._common.Issues.add_mask`)."""
 
 
+def _report(issues: IssueSink, bad: np.ndarray, lines: np.ndarray, ids: np.ndarray | None, field: str,
+            found: Any, expected: str, action: str, reason: str) -> None:
+    """The one place a table row's issues are reported (nothing to do when no row is bad)."""
+    if bad.any():
+        issues.add_mask(bad, lines, ids, field, found, expected, action, reason)
+
+
 @dataclass(frozen=True)
 class FieldRule:
     """One value field of a trace: its column, its missing marker, what is bad in it and how it is repaired.
@@ -139,9 +146,9 @@ def apply_repairs(v: np.ndarray, rules: Sequence[FieldRule], lines: np.ndarray, 
         x = v[:, r.column].copy()
         miss = x == r.missing if r.missing is not None else np.zeros(len(x), dtype=bool)
         if r.missing_reason is not None:
-            issues.add_mask(miss, lines, ids, r.field, x, r.missing_expected, "flagged", r.missing_reason)
+            _report(issues, miss, lines, ids, r.field, x, r.missing_expected, "flagged", r.missing_reason)
         bad = r.bad(x) & ~miss
-        issues.add_mask(bad, lines, ids, r.field, x, r.expected, r.action, r.reason)
+        _report(issues, bad, lines, ids, r.field, x, r.expected, r.action, r.reason)
         x[bad | miss] = r.fill
         out[r.column] = x
     return out
@@ -174,17 +181,11 @@ def apply_rejections(values: Any, rules: Sequence[RejectRule], ok: np.ndarray, l
     ok = ok.copy()
     for r in rules:
         bad = ok & r.bad(values)
-        rid = np.full(len(ok), np.nan) if r.hide_id or ids is None else ids
-        issues.add_mask(bad, lines, rid, r.field, r.found(values), r.expected, "rejected", r.reason)
+        if bad.any():
+            rid = np.full(len(ok), np.nan) if r.hide_id or ids is None else ids
+            _report(issues, bad, lines, rid, r.field, r.found(values), r.expected, "rejected", r.reason)
         ok &= ~bad
     return ok
-
-
-def _report(issues: IssueSink, bad: np.ndarray, lines: np.ndarray, ids: np.ndarray | None, field: str,
-            found: Any, expected: str, action: str, reason: str) -> None:
-    """The one place a table row's issues are reported (nothing to do when no row is bad)."""
-    if bad.any():
-        issues.add_mask(bad, lines, ids, field, found, expected, action, reason)
 
 
 @dataclass(frozen=True)
