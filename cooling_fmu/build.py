@@ -474,11 +474,11 @@ def _rumoca_save(source: str, model_name: str, out_dir: Path) -> None:
     result.save_all(str(out_dir))
 
 
-def _compile(src_c: Path, out_so: Path) -> None:
+def _compile(src_c: Path, out_so: Path, opt: str = "-O2") -> None:
     import fmpy  # heavy: fmpy is loaded only when an FMU is built or opened
 
     include = Path(fmpy.__file__).resolve().parent / "c-code"
-    cmd = [_gcc(), "-O2", "-shared", "-fPIC", f"-I{include}", "-o", str(out_so), str(src_c), "-lm"]
+    cmd = [_gcc(), opt, "-shared", "-fPIC", f"-I{include}", "-o", str(out_so), str(src_c), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise FMUBuildError(
@@ -645,8 +645,11 @@ def _build_into(source: str, model_name: str, cache: Path, target: Path, key: st
                           encoding="utf-8")
         bindir = tree / "binaries" / "linux64"
         bindir.mkdir(parents=True)
-        phase(f"gcc -O2 ({c_file.stat().st_size / 1e6:.1f} MB of C)")
-        _compile(c_file, bindir / f"{model_name}.so")
+        from .replicate import gcc_optimisation
+
+        opt = gcc_optimisation(source)
+        phase(f"gcc {opt} ({c_file.stat().st_size / 1e6:.1f} MB of C)")
+        _compile(c_file, bindir / f"{model_name}.so", opt)
         md = tree / "modelDescription.xml"
         md.write_text(fix_model_description(md.read_text(encoding="utf-8")), encoding="utf-8")
         (tree / "sources" / f"{model_name}.mo").write_text(source, encoding="utf-8")

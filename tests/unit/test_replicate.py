@@ -1,0 +1,95 @@
+"""Unit tests: the many-CDU plant FMU built by replicating rumoca's CDU block (cooling_fmu/replicate.py).
+
+The reference is rumoca 0.9.13 on the whole model, built through the ordinary path of cooling_fmu.build.
+"""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pytest
+
+import cooling_fmu.build as build
+import cooling_fmu.replicate as rep
+from cooling_fmu.modelica import generate_plant_modelica, model_name_for
+from cooling_fmu.params import load_plant_params
+from cooling_fmu.plant import CoolingPlant, _reduced
+
+
+def _frontier(n: int):
+    return _reduced(load_plant_params("frontier"), n)
+
+
+def test_reduced_source_has_k_cdus_and_the_same_parameters():
+    p = load_plant_params("frontier257")
+    src = generate_plant_modelica(p)
+    small = rep.reduce_source(src)
+    assert rep.n_cdus_of(src) == 257 and rep.n_cdus_of(small) == rep.K_CDUS == 3
+    params = [ln for ln in src.splitlines() if ln.lstrip().startswith("parameter ")]
+    assert params == [ln for ln in small.splitlines() if ln.lstrip().startswith("parameter ")]
+    assert f"model {model_name_for(p)} " in small and "[257]" not in small
+    assert "r_dp = max(dp_reset_min, max(max(y_valve[1], y_valve[2]), y_valve[3]));" in small
+    assert "E_stored = cp * (m_water_sec * (sum(T_sec) - 3.0 * T_ref)" in small
+
+
+def test_source_with_an_unknown_dependence_on_n_is_refused():
+    src = generate_plant_modelica(load_plant_params("frontier257"))
+    odd = src.replace("  T_fac_sup = T_pipe_sup;", "  T_fac_sup = T_pipe_sup + 0.0 * T_sec[3];")
+    with pytest.raises(rep.ReplicationError, match="does not reduce to 3 CDUs and back"):
+        rep.reduce_source(odd)
+    with pytest.raises(rep.ReplicationError, match="more than 3 CDUs"):
+        rep.reduce_source(generate_plant_modelica(_frontier(3)))
+    assert rep.n_cdus_of("model M\n  Real x;\nend M;") is None
+
+
+def test_cache_key_covers_the_replicator_only_for_replicated_plants(monkeypatch):
+    big, small = load_plant_params("frontier257"), _frontier(25)
+    src_big, src_small = generate_plant_modelica(big), generate_plant_modelica(small)
+    assert rep.build_fingerprint(src_small) == "" and rep.build_fingerprint(src_big).startswith("replicate k=3 ")
+    k_big = build.cache_key(src_big, model_name_for(big))
+    k_small = build.cache_key(src_small, model_name_for(small))
+    monkeypatch.setattr(rep, "_module_sha256", lambda: "0" * 64)
+    assert build.cache_key(src_big, model_name_for(big)) != k_big
+    assert build.cache_key(src_small, model_name_for(small)) == k_small
+
+
+def _fmu_c(path) -> str:
+    with zipfile.ZipFile(path) as z:
+        return next(z.read(n).decode() for n in z.namelist() if n.startswith("sources/") and n.endswith(".c"))
+
+
+@pytest.mark.fmu
+@pytest.mark.slow
+def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monkeypatch):
+    """A 6-CDU Frontier-like plant built both ways: rumoca on the whole model (the default at <= 40 CDUs) and
+    rumoca on 3 CDUs replicated to 6 (forced by lowering the threshold). The replicated C is rumoca's whole-model
+    C without the unused locals (drop_unused_locals), the variable maps agree, and a 40-step transient with
+    unequal, changing CDU loads (0-100 % of nominal, wet-bulb 280-298 K) gives the same outputs to the last bit."""
+    p = _frontier(6)
+    flat_cache, rep_cache = tmp_path / "flat", tmp_path / "rep"
+    flat_cache.mkdir(mode=0o700)
+    rep_cache.mkdir(mode=0o700)
+    src, name = generate_plant_modelica(p), model_name_for(p)
+    flat = build.build_fmu(src, name, flat_cache)
+    monkeypatch.setattr(rep, "REPLICATE_ABOVE_CDUS", 4)
+    phases: list[str] = []
+    repl = build.build_fmu(src, name, rep_cache, phases.append)
+    assert any("3 CDUs, replicated to 6" in ph for ph in phases), phases
+    assert _fmu_c(repl) == rep.drop_unused_locals(_fmu_c(flat))
+
+    rng = np.random.default_rng(7)
+    q = p.cdu.Q_flow_nominal_W
+    heat = rng.uniform(0.0, 1.0, (40, 6)) * q
+    T_wb = np.linspace(280.0, 298.0, 40)
+    outs = []
+    for cache in (flat_cache, rep_cache):
+        with CoolingPlant(p, step_s=15.0, cache_dir=cache) as plant:
+            plant.initialize(heat[0] * 0.5, 285.0)
+            outs.append((plant.output_names, plant.run(heat, T_wb)))
+    assert outs[0][0] == outs[1][0]
+    assert outs[0][1].shape == (40, len(outs[0][0]))
+    assert np.array_equal(outs[0][1], outs[1][1])
+    # the transient is not trivial: CDU supply temperatures differ across CDUs and move over the run
+    T_sup = outs[0][1][:, [outs[0][0].index(f"T_sec_sup[{i}]") for i in range(1, 7)]]
+    assert np.ptp(T_sup[-1]) > 0.05 and np.ptp(T_sup[:, 0]) > 0.05
