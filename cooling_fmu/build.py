@@ -112,12 +112,11 @@ def cache_key(source: str, model_name: str) -> str:
     str
         Hex sha256 of model name, source, rumoca version, gcc version and :data:`BUILD_SCRIPT_VERSION`; for a
         plant built by CDU replication (:func:`cooling_fmu.replicate.build_fingerprint`), also of the replicator's
-        source text and the number of CDUs it has rumoca generate.
+        source text, the number of CDUs it has rumoca generate and its gcc level.
 
-    Raises
-    ------
-    FMUBuildError
-        If gcc is missing.
+    Notes
+    -----
+    Raises :class:`FMUBuildError` (from the gcc look-up) if gcc is missing.
     """
     from .replicate import build_fingerprint
 

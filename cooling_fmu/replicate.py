@@ -119,12 +119,14 @@ def replicate_tree(out_dir: Path, model_name: str, k: int, n: int) -> None:
 
     Parameters
     ----------
-    out_dir : pathlib.Path
+    out_dir : Path
         Folder where rumoca saved the k-CDU model (``save_all``).
     model_name : str
         Model name (the same for both: :func:`reduce_source` keeps it).
-    k, n : int
-        CDUs generated and wanted.
+    k : int
+        CDUs of the model rumoca generated.
+    n : int
+        CDUs wanted.
 
     Raises
     ------
@@ -304,8 +306,10 @@ def replicate_model_description(xml_text: str, c_source: str, k: int, n: int) ->
         rumoca's modelDescription.xml of the k-CDU model.
     c_source : str
         rumoca's C of the same model (for the counts of each storage category).
-    k, n : int
-        CDUs of the generated and of the wanted model.
+    k : int
+        CDUs of the model rumoca generated.
+    n : int
+        CDUs wanted.
 
     Returns
     -------
@@ -315,9 +319,12 @@ def replicate_model_description(xml_text: str, c_source: str, k: int, n: int) ->
     Raises
     ------
     ReplicationError
-        If the variables are not stored as this module expects.
+        If the XML does not parse or the variables are not stored as this module expects.
     """
-    root = ET.fromstring(xml_text)
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise ReplicationError(f"rumoca's modelDescription.xml does not parse: {exc}") from exc
     lay = _Layout(root, _counts_of(c_source), k, n)
     mv = root.find("ModelVariables")
     svs = list(mv.findall("ScalarVariable"))
@@ -656,8 +663,10 @@ def replicate_c(c_source: str, xml_text: str, k: int, n: int) -> str:
         rumoca 0.9.13's C of the k-CDU model.
     xml_text : str
         rumoca's modelDescription.xml of the same model (storage order of the variables).
-    k, n : int
-        CDUs of the generated and of the wanted model, ``n > k >= 3``.
+    k : int
+        CDUs of the model rumoca generated (>= 3).
+    n : int
+        CDUs wanted (> k).
 
     Returns
     -------
