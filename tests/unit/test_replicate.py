@@ -65,7 +65,8 @@ def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monke
     """A 6-CDU Frontier-like plant built both ways: rumoca on the whole model (the default at <= 40 CDUs) and
     rumoca on 3 CDUs replicated to 6 (forced by lowering the threshold). The replicated C is rumoca's whole-model
     C without the unused locals (drop_unused_locals), the variable maps agree, and a 40-step transient with
-    unequal, changing CDU loads (0-100 % of nominal, wet-bulb 280-298 K) gives the same outputs to the last bit."""
+    unequal, changing CDU loads (0-100 % of nominal, wet-bulb 280-298 K) gives the same outputs to the last bit,
+    although the replicated FMU is compiled at gcc -O0 and the flat one at -O2."""
     p = _frontier(6)
     flat_cache, rep_cache = tmp_path / "flat", tmp_path / "rep"
     flat_cache.mkdir(mode=0o700)
@@ -76,6 +77,7 @@ def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monke
     phases: list[str] = []
     repl = build.build_fmu(src, name, rep_cache, phases.append)
     assert any("3 CDUs, replicated to 6" in ph for ph in phases), phases
+    assert any(ph.startswith("gcc -O0") for ph in phases), phases
     assert _fmu_c(repl) == rep.drop_unused_locals(_fmu_c(flat))
 
     rng = np.random.default_rng(7)
