@@ -126,3 +126,29 @@ def test_257_cdu_fmu_holds_each_cdus_analytic_steady_state(tmp_path):
     assert np.ptp(ss["y_valve"]) > 0.05  # the CDUs really differ
     pump_heat = ss["Q_flow_hx"] - q
     assert np.all(pump_heat > 0) and np.ptp(col("Q_flow_hx")[-1] - q) < 0.5 * np.ptp(q)
+
+
+def test_build_falls_back_to_rumoca_on_the_whole_model_when_replication_fails(tmp_path, monkeypatch):
+    """A C of a shape the replicator does not know is not replicated: the build says so and gives rumoca the
+    whole model (stopped here before rumoca runs)."""
+    p = load_plant_params("frontier257")
+    calls: list[int | None] = []
+
+    def fake_save(source, name, out_dir):
+        calls.append(rep.n_cdus_of(source))
+        if len(calls) == 2:
+            raise build.FMUBuildError("stopped before rumoca")
+
+    def odd(*_args):
+        raise rep.ReplicationError("line refers to CDUs [1, 3] of 3")
+
+    monkeypatch.setattr(build, "_rumoca_save", fake_save)
+    monkeypatch.setattr(rep, "replicate_tree", odd)
+    cache = tmp_path / "fmu"
+    cache.mkdir(mode=0o700)
+    phases: list[str] = []
+    with pytest.raises(build.FMUBuildError, match="stopped before rumoca"):
+        build.fetch_fmu_bytes(generate_plant_modelica(p), model_name_for(p), cache, phases.append)
+    assert calls == [3, 257]
+    assert any(ph.startswith("CDU replication not possible (line refers to CDUs [1, 3] of 3)") for ph in phases)
+    assert not list(cache.glob("*.fmu"))
