@@ -61,13 +61,14 @@ def _fmu_c(path) -> str:
 
 @pytest.mark.fmu
 @pytest.mark.slow
-def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monkeypatch):
-    """A 6-CDU Frontier-like plant built both ways: rumoca on the whole model (the default at <= 40 CDUs) and
-    rumoca on 3 CDUs replicated to 6 (forced by lowering the threshold). The replicated C is rumoca's whole-model
+@pytest.mark.parametrize("n", [6, 25])
+def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monkeypatch, n):
+    """A Frontier-like plant of 6 and of 25 CDUs built both ways: rumoca on the whole model (the default at <= 40
+    CDUs) and rumoca on 3 CDUs replicated to n (forced by lowering the threshold). The replicated C is rumoca's whole-model
     C without the unused locals (drop_unused_locals), the variable maps agree, and a 40-step transient with
     unequal, changing CDU loads (0-100 % of nominal, wet-bulb 280-298 K) gives the same outputs to the last bit,
     although the replicated FMU is compiled at gcc -O0 and the flat one at -O2."""
-    p = _frontier(6)
+    p = _frontier(n)
     flat_cache, rep_cache = tmp_path / "flat", tmp_path / "rep"
     flat_cache.mkdir(mode=0o700)
     rep_cache.mkdir(mode=0o700)
@@ -76,13 +77,13 @@ def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monke
     monkeypatch.setattr(rep, "REPLICATE_ABOVE_CDUS", 4)
     phases: list[str] = []
     repl = build.build_fmu(src, name, rep_cache, phases.append)
-    assert any("3 CDUs, replicated to 6" in ph for ph in phases), phases
+    assert any(f"3 CDUs, replicated to {n}" in ph for ph in phases), phases
     assert any(ph.startswith("gcc -O0") for ph in phases), phases
     assert _fmu_c(repl) == rep.drop_unused_locals(_fmu_c(flat))
 
     rng = np.random.default_rng(7)
     q = p.cdu.Q_flow_nominal_W
-    heat = rng.uniform(0.0, 1.0, (40, 6)) * q
+    heat = rng.uniform(0.0, 1.0, (40, n)) * q
     T_wb = np.linspace(280.0, 298.0, 40)
     outs = []
     for cache in (flat_cache, rep_cache):
@@ -93,7 +94,7 @@ def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monke
     assert outs[0][1].shape == (40, len(outs[0][0]))
     assert np.array_equal(outs[0][1], outs[1][1])
     # the transient is not trivial: CDU supply temperatures differ across CDUs and move over the run
-    T_sup = outs[0][1][:, [outs[0][0].index(f"T_sec_sup[{i}]") for i in range(1, 7)]]
+    T_sup = outs[0][1][:, [outs[0][0].index(f"T_sec_sup[{i}]") for i in range(1, n + 1)]]
     assert np.ptp(T_sup[-1]) > 0.05 and np.ptp(T_sup[:, 0]) > 0.05
 
 
