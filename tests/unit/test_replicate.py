@@ -80,6 +80,8 @@ def test_replicated_fmu_is_rumocas_program_and_steps_identically(tmp_path, monke
     assert any(f"3 CDUs, replicated to {n}" in ph for ph in phases), phases
     assert any(ph.startswith("gcc -O0") for ph in phases), phases
     assert _fmu_c(repl) == rep.drop_unused_locals(_fmu_c(flat))
+    with zipfile.ZipFile(repl) as a, zipfile.ZipFile(flat) as b:
+        assert a.read("modelDescription.xml") == b.read("modelDescription.xml")
 
     rng = np.random.default_rng(7)
     q = p.cdu.Q_flow_nominal_W
