@@ -643,9 +643,11 @@ def advance_held_sequence(plant: CoolingPlant, heat_w: np.ndarray, T_wb_K: np.nd
                            plant._fmu.log)
     plant._k += int(ns[:j].sum())
     if exc is not None:
-        err = PlantStepError(exc, np.zeros((0, out.shape[1])), plant.output_names)
-        err.held_outputs = io.to_si_outputs(out[:j].copy())
-        raise err from exc
+        try:
+            raise PlantStepError(exc, np.zeros((0, out.shape[1])), plant.output_names) from exc
+        except PlantStepError as err:  # the long steps completed before it, for AdaptiveStepper
+            err.held_outputs = io.to_si_outputs(out[:j].copy())
+            raise
     return io.to_si_outputs(out)
 
 

@@ -97,3 +97,34 @@ def test_fmu_long_steps_in_one_call_equal_one_call_per_long_step_bit_for_bit(fmu
     assert ca == cb < sum(blocks) / 3  # the same plant steps, over 3x fewer than fixed 15 s
     assert swa == swb and na == nb
     assert len(swa) >= 1  # the stager switched during long steps
+
+
+@pytest.mark.fmu
+def test_fmu_failure_in_a_sequence_reports_the_long_steps_completed_before_it(fmu_cache, monkeypatch):
+    from cooling_fmu.adapter import FMUError
+    from cooling_fmu.params import load_plant_params
+    from cooling_fmu.plant import CoolingPlant, PlantStepError, advance_held_sequence
+    from cooling_fmu.supervisory import StagedPlant
+
+    p = load_plant_params("theta")
+    q0 = np.full(p.n_cdu, 0.3 * p.cdu.Q_flow_nominal_W)
+    with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as a:
+        staged = StagedPlant(a)
+        staged.initialize(q0, 290.0)
+        ok = advance_held_sequence(a, q0, np.full(2, 290.0), np.array([2, 4]), staged)  # 6 steps
+        assert ok.shape == (2, len(a.output_names)) and a.time_s == 6 * 15.0
+        real = a._stepper.held_staged
+
+        def fails_at_second_row(u, t0_s, k0, n_steps, step_s, out, schedule, to_si):
+            done, _ = real(u[:1], t0_s, k0, n_steps[:1], step_s, out[:1], schedule, to_si)
+            return done, FMUError("fmi2DoStep", 3, t0_s + (k0 + int(n_steps[0])) * step_s, {}, [])
+
+        monkeypatch.setattr(a._stepper, "held_staged", fails_at_second_row)
+        with pytest.raises(PlantStepError) as ei:
+            advance_held_sequence(a, q0, np.full(3, 290.0), np.array([8, 16, 16]), staged)
+        assert ei.value.completed_outputs.shape == (0, len(a.output_names))
+        assert ei.value.held_outputs.shape == (1, len(a.output_names))  # the long step of 8 completed
+        assert a.time_s == (6 + 8) * 15.0  # the plant stays after it
+        assert ei.value.time_s == (6 + 8) * 15.0
+        with pytest.raises(ValueError, match="n_steps must be in 1"):
+            advance_held_sequence(a, q0, np.full(1, 290.0), np.array([a.max_held_steps + 1]), staged)
