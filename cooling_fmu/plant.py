@@ -602,7 +602,7 @@ def advance_held_sequence(plant: CoolingPlant, heat_w: np.ndarray, T_wb_K: np.nd
     plant : CoolingPlant
         An initialised generated plant (its own C loop).
     heat_w : np.ndarray
-        Heat per CDU, constant over every row [W], shape (n_cdu,).
+        Heat per CDU of each long step [W], shape (k, n_cdu), or (n_cdu,) for the same heat in every one.
     T_wb_K : np.ndarray
         Wet-bulb of each long step [K], shape (k,).
     n_steps : np.ndarray

@@ -232,7 +232,7 @@ class StagedPlant:
         Parameters
         ----------
         heat_W : np.ndarray
-            Heat per CDU [W], shape (n_cdu,).
+            Heat per CDU of each long step [W], shape (k, n_cdu) or (n_cdu,).
         T_wb_K : np.ndarray
             Wet-bulb of each long step [K], shape (k,).
         n_steps : np.ndarray

@@ -1,6 +1,7 @@
-"""AdaptiveStepper's long steps in one plant call (issue 26 item 2): ``advance_held_sequence`` makes the same plant
-steps as one ``advance_held`` call per long step, so the outputs are bit-identical to the per-call loop, the call
-schedule is the documented one, and a failure keeps the steps completed before it.
+"""AdaptiveStepper's plant steps in one plant call (issue 26 item 2): ``advance_held_sequence`` makes the same plant
+steps (fine steps and long steps, each run's heat) as one plant call per fine block and one ``advance_held`` call per
+long step, so the outputs are bit-identical to the per-call loop, the call schedule is the documented one, and a
+failure keeps the steps completed before it.
 
 Two plants: the exact first-order lag of ``test_adaptive_stepper.py`` (closed-form steps), and the Theta plant's FMU
 under its supervisory stager (a varying wet-bulb, dry-bulb and air-side heat, so the long steps' means and the
@@ -28,10 +29,11 @@ class ExactLagSequence(ExactLag):
     def advance_held_sequence(self, heat_w, T_wb_K, n_steps):
         self.sequence_calls += 1
         ys = []
-        for tw, n in zip(T_wb_K, n_steps):
+        heat = np.broadcast_to(heat_w, (len(T_wb_K), np.shape(heat_w)[-1]))
+        for h, tw, n in zip(heat, T_wb_K, n_steps):
             try:
-                ys.append(self.run(heat_w[None, :], np.array([tw]))[0] if n == 1
-                          else self.advance_held(heat_w, float(tw), int(n)))
+                ys.append(self.run(h[None, :], np.array([tw]))[0] if n == 1
+                          else self.advance_held(h, float(tw), int(n)))
             except PlantError as exc:
                 exc.held_outputs = np.array(ys).reshape(len(ys), 3)
                 raise
@@ -44,11 +46,11 @@ def test_sequence_gives_the_per_call_outputs_bit_for_bit_and_the_same_schedule()
     ref, out = _drive(ref_st, _blocks()), _drive(seq_st, _blocks())
     np.testing.assert_array_equal(out, ref)
     # the schedule of test_adaptive_stepper: run of 40: 4 fine + 1, 2, 4, 8, 16, 5; run of 3: 3 fine; run of 25:
-    # 4 fine + 1, 2, 4, 8, 6 -> the same 21 plant steps, the long ones in 2 sequence calls (one per run that has them)
+    # 4 fine + 1, 2, 4, 8, 6 -> the same 21 plant steps, in one sequence call per AdaptiveStepper.run call (3 blocks)
     assert seq_st.calls == ref_st.calls == (4 + 6) + 3 + (4 + 5)
     assert seq_st.steps == ref_st.steps == 68
     assert seq_plant.held_calls == ref_plant.held_calls == (6 - 1) + (5 - 1)
-    assert seq_plant.sequence_calls == 2
+    assert seq_plant.sequence_calls == 3
 
 
 def test_failure_inside_a_sequence_keeps_the_steps_completed_before_it():
