@@ -46,7 +46,7 @@ def _sorted(view: SchedulerView, key: np.ndarray) -> list[int]:
     if q.size == 0:
         return []
     pos = np.arange(q.size)  # arrival rank breaks ties
-    return [int(x) for x in q[np.lexsort((pos, key))]]
+    return q[np.lexsort((pos, key))].tolist()  # Python ints, one C loop
 
 
 class SJFOrder(QueueOrder):
