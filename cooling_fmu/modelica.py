@@ -545,18 +545,22 @@ def tower_bypass_fraction(Q_flow_cells_W: float, Q_flow_tower_W: float) -> float
 
 
 
-def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_ret: float, I_fan: float,
-                 T_cw_sup: float) -> np.ndarray:
+def state_vector(params: PlantParams, T_sec: float | np.ndarray, I_valve: float | np.ndarray, T_fac_sup: float,
+                 T_fac_ret: float, I_fan: float, T_cw_sup: float) -> np.ndarray:
     """Pack the plant state in FMU order.
 
     Parameters
     ----------
     params : PlantParams
         Plant description.
-    T_sec, I_valve : array_like, shape (n_cdu,) or scalar
-        Secondary temperatures [K] and valve integrators [1].
-    T_fac_sup, T_fac_ret : float
-        Facility supply and return temperatures [K].
+    T_sec : float | np.ndarray
+        Secondary (loop) temperatures [K], shape (n_cdu,) or scalar.
+    I_valve : float | np.ndarray
+        Valve integrators [1], shape (n_cdu,) or scalar.
+    T_fac_sup : float
+        Facility supply temperature [K].
+    T_fac_ret : float
+        Facility return temperature [K].
     I_fan : float
         Fan integrator [1].
     T_cw_sup : float
@@ -587,10 +591,10 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     ----------
     params : PlantParams
         Plant description.
-    x : ndarray, shape (2 n_cdu + 4,)
-        State in the order of :func:`state_vector` [K, 1, K, K, 1, K].
-    heat_w : ndarray, shape (n_cdu,)
-        Heat into each CDU [W].
+    x : np.ndarray
+        State in the order of :func:`state_vector` [K, 1, K, K, 1, K], shape (2 n_cdu + 4,).
+    heat_w : np.ndarray
+        Heat into each CDU [W], shape (n_cdu,).
     T_wb_K : float
         Wet-bulb temperature [K].
     T_db_K : float | None

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["feedforward_opening", "feedforward_opening_expr", "integrator_rate", "integrator_rate_expr", "reset_factor", "reset_factor_expr", "valve_opening",
-           "valve_opening_expr"]
+__all__ = ["feedforward_opening", "feedforward_opening_expr", "integrator_rate", "integrator_rate_expr",
+           "reset_factor", "reset_factor_expr", "valve_opening", "valve_opening_expr"]
 
 
 def feedforward_opening(Q_W: float | np.ndarray, Q_nominal_W: float, k_ff: float):

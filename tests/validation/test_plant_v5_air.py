@@ -220,3 +220,23 @@ def test_cdu_supply_stays_within_2_K_of_set_point_on_a_30_to_90_percent_step(fmu
         T_fs = out[:, plant.index("T_fac_sup")]
     assert sup.max() <= p.cdu.T_sec_sup_set_K + 2.0
     assert abs(T_fs[-1] - p.tower.T_fac_sup_set_K) < 0.5  # settled at its set point again
+
+
+def test_load_following_cdu_pumps_without_the_valve_feedforward_overshoot_the_step(fmu_cache):
+    # issue 22 item 8: the same 30 -> 90 % step with the valve's load feed-forward off (valve_k_ff = 0): at 30 %
+    # the pumps run at their 0.345 minimum, the loop water sits 9.6 K above the supply and the valve at 0.24; when
+    # the flow follows the heat at once that water reaches the racks before the valve has opened: 5.35 K over the
+    # set point in the first 15 s step (the shipped plant, feed-forward 0.85: ~0.6 K, the test above)
+    from cooling_fmu.plant import CoolingPlant
+
+    p = load_plant_params("frontier")
+    p = p.model_copy(update={"cdu": p.cdu.model_copy(update={"valve_k_ff": 0.0})})
+    with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as fmu:
+        plant = StagedPlant(fmu)
+        q30 = np.full(p.n_cdu, 0.3 * p.cdu.Q_flow_nominal_W)
+        plant.initialize(q30, 293.15)
+        plant.run(np.tile(q30, (120, 1)), np.full(120, 293.15))
+        out = plant.run(np.tile(3 * q30, (40, 1)), np.full(40, 293.15))
+        sup = out[:, [plant.index(f"T_sec_sup[{i}]") for i in range(1, p.n_cdu + 1)]]
+    assert sup.max() - p.cdu.T_sec_sup_set_K > 5.0
+    assert int(np.argmax(sup.max(axis=1))) == 0  # at once: the first step after the jump
