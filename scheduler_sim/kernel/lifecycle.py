@@ -111,7 +111,7 @@ class JobLifecycle:
         end = now + duration
         st.scheduled_end[j] = end
         st.env.schedule(end, EventKind.JOB_END, JobEnd(j, end))
-        st.step.dirty = True
+        st.step.touch(nodes)
 
     def set_job_power(self, j: int, p_node_W: float) -> None:
         """Change a running job's node DC power [W] (telemetry sample) and its attributed rack-input power."""
@@ -124,7 +124,7 @@ class JobLifecycle:
         st.node_dc[nodes] = p_node_W
         shares, cdu_W = self._node_shares(nodes)
         st.ledger.set_power(j, shares, cdu_W)
-        st.step.dirty = True
+        st.step.touch(nodes)
 
     def finish(self, j: int, now: float, outcome: int) -> None:
         """End job ``j``'s attempt at ``now`` [s] with ``outcome``; free its nodes and record the attempt."""
@@ -153,7 +153,7 @@ class JobLifecycle:
         if varying and run > 0 and shares.sum() > 0:
             shares = shares * ((led.energy_it[j] - led.attempt_it0[j]) / run / shares.sum())
         sim.attempts.append((j, st.running_since[j], now, nodes, shares))
-        st.step.dirty = True
+        st.step.touch(nodes)
         st.jobs_left -= 1
 
     def kill(self, j: int, now: float) -> None:
