@@ -31,6 +31,7 @@ weighted ``np.bincount`` alone costs ~26 us per call at 9,472 nodes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -257,6 +258,37 @@ class PowerChain:
         if p.size and not (np.isfinite(p.sum()) and p.min() >= 0.0):
             raise ValueError("node_dc_W must be finite and >= 0 W")
         return self._a * p + self._b_node[nodes]
+
+    def node_it_input_w_at(self, node_dc_W: NDArray[np.float64], nodes: NDArray[np.int64],
+                           p_W: float) -> NDArray[np.float64]:
+        """:meth:`node_it_input_w_of` when every node of ``nodes`` draws the same DC power ``p_W`` [W] (a job starting or
+        changing its power), without reading ``node_dc_W`` on the affine path: ``a p + b_i``, the same values.
+
+        Parameters
+        ----------
+        node_dc_W : NDArray[np.float64]
+            Component (DC) power of every node, shape (n_nodes,) [W], ``p_W`` at ``nodes`` (read only on the general
+            path).
+        nodes : NDArray[np.int64]
+            Node indices, shape (k,).
+        p_W : float
+            DC power of each of ``nodes`` [W] (finite, >= 0).
+
+        Returns
+        -------
+        ndarray of float64, shape (k,)
+            Rack-input power attributed to each of ``nodes`` [W].
+
+        Raises
+        ------
+        ValueError
+            If ``p_W`` is NaN, infinite or negative.
+        """
+        if not self.uses_affine_path:
+            return self.node_it_input_w(node_dc_W)[nodes]
+        if not (math.isfinite(p_W) and p_W >= 0.0):
+            raise ValueError("node_dc_W must be finite and >= 0 W")
+        return self._a * float(p_W) + self._b_node[nodes]
 
     def evaluate_into(self, node_dc_W: NDArray[np.float64], cdu_heat_W: NDArray[np.float64],
                       totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]
