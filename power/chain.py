@@ -313,7 +313,7 @@ class PowerChain:
         Returns
         -------
         tuple[NDArray[np.float64], float]
-            The node DC power per rack, shape (n_racks,) [W] (:meth:`rack_dc_w`), and in total [W]: what the
+            The node DC power per rack, shape (n_racks,) [W], and in total [W]: what the
             step function then keeps by difference.
 
         Raises
@@ -325,24 +325,9 @@ class PowerChain:
         if not self.uses_affine_path:
             raise ValueError("evaluate_into needs the affine path (both conversion stages linear)")
         p, dc_total = self._check(node_dc_W)
-        rack_dc = self.rack_dc_w(p)
+        rack_dc = self._sum_node_rack(p)
         self.rack_dc_into(rack_dc, dc_total, cdu_heat_W, totals_W, rack_input_W)
         return rack_dc, dc_total
-
-    def rack_dc_w(self, node_dc_W: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Node DC power summed per rack [W], shape (n_racks,), as :meth:`evaluate_into` sums it (unchecked).
-
-        Parameters
-        ----------
-        node_dc_W : NDArray[np.float64]
-            Component (DC) power of every node, shape (n_nodes,), W.
-
-        Returns
-        -------
-        NDArray[np.float64]
-            Shape (n_racks,): the DC power of each rack's nodes [W].
-        """
-        return self._sum_node_rack(node_dc_W)
 
     def rack_dc_into(self, rack_dc_W: NDArray[np.float64], dc_total_W: float, cdu_heat_W: NDArray[np.float64],
                      totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]) -> None:
@@ -354,7 +339,7 @@ class PowerChain:
         Parameters
         ----------
         rack_dc_W : NDArray[np.float64]
-            DC power of each rack's nodes, shape (n_racks,) [W] (:meth:`rack_dc_w`).
+            DC power of each rack's nodes, shape (n_racks,) [W] (as :meth:`evaluate_into` returns it).
         dc_total_W : float
             DC power of all nodes [W].
         cdu_heat_W : NDArray[np.float64]

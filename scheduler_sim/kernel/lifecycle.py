@@ -39,8 +39,7 @@ class JobLifecycle:
 
     def __init__(self, sim: LifecyclePlatform) -> None:
         self.sim = sim
-        # one idle power for every node (not partitioned: jobdata.idle_node_W is that value everywhere) [W]
-        self._idle_W = None if sim.system.partitioned else float(sim.jobdata.idle_node_power_W)
+        self._idle_W = None if sim.system.partitioned else float(sim.jobdata.idle_node_power_W)  # every node's [W]
 
     def run_duration(self, j: int) -> tuple[float, int]:
         """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
@@ -78,8 +77,7 @@ class JobLifecycle:
 
     def _share(self, j: int, p_node_W: float | None, nodes: np.ndarray, now: float) -> None:
         """Power by share on a sharing partition (:func:`~scheduler_sim.kernel.sharing.share_power`)."""
-        sim = self.sim
-        share_power(j, p_node_W, nodes, now, sim.system, sim.jobdata, sim.state, sim.chain)
+        share_power(j, p_node_W, nodes, now, self.sim.system, self.sim.jobdata, self.sim.state, self.sim.chain)
 
     def start(self, j: int, now: float, duration: float) -> None:
         """Start job ``j`` at ``now`` [s] for ``duration`` [s] on nodes chosen by the placement."""

@@ -294,23 +294,26 @@ class StepFunction:
         p = st.node_dc
         mask = st.alloc.idle_mask()
         rack_dc = None
-        if self._idle_share_W is not None:
+        if self.chain.uses_affine_path:  # evaluate_into: evaluate's values bit for bit, and the sums it made
             rack_dc, dc_total = self.chain.evaluate_into(p, v[:nc], v[nc:nc + 5], v[lay.rack:lay.part_busy])
-            k = int(np.count_nonzero(mask))
-            sv.idle_dc_W = self._idle_dc_W(k)
-            sv.idle_it_W = self._idle_it_W(k, mask)
         else:
             r, shares = self.chain.evaluate_with_shares(p)
             v[:nc] = r.cdu_heat_W
             v[nc:nc + 5] = (r.node_dc_W, r.sivoc_loss_W, r.rectifier_loss_W, r.rack_overhead_W, r.it_input_W)
             v[lay.rack:lay.part_busy] = r.rack_input_W
+        if self._idle_share_W is not None:
+            k = int(np.count_nonzero(mask))
+            sv.idle_dc_W = self._idle_dc_W(k)
+            sv.idle_it_W = self._idle_it_W(k, mask)
+        else:
+            if self.chain.uses_affine_path:  # node_it_input_w's shares (a p + b_i), without a second input check
+                a, b_node, _ = self.chain.affine_coefficients
+                shares = a * p + b_node
             sv.idle_dc_W = float(p[mask].sum())
             sv.idle_it_W = float(shares[mask].sum())
             if self.partition is not None:
                 sv.part_dc_W = float(p[self.partition.nodes].sum())
                 sv.part_it_W = float(shares[self.partition.nodes].sum())
-            if self._by_diff:
-                rack_dc, dc_total = self.chain.rack_dc_w(p), r.node_dc_W
         if not (keep and self._by_diff):
             if keep:
                 sv.diff = None
@@ -326,7 +329,7 @@ class StepFunction:
 
     def _difference(self, st: PlatformState, sv: StepValue, d: _Sums) -> None:
         """Update the power part of ``sv`` and the sums ``d`` from the touched nodes only (module docstring); a
-        touched node's power that is NaN, infinite or negative raises the chain's ValueError (:meth:`_nodes`).
+        touched node's power that is NaN, infinite or negative raises the chain's ValueError (:func:`_update_nodes`).
         """
         d.n_diff += 1
         tl = sv.touched
@@ -336,13 +339,13 @@ class StepFunction:
         d.n_nodes += len(idx)
         new = st.node_dc[idx]
         own = st.alloc.owner[idx]
-        racks, idle, part_dc, idle_changed, busy_changed = self._nodes(d, idx, new, own)
+        racks, idle, part_dc, idle_changed, busy_changed = _update_nodes(self, d, idx, new, own)
         d.p_W[idx] = new
         d.owner[idx] = own
         lay = self.layout
         v = sv.vec
         if racks:
-            self._racks_and_totals(d, racks, v)
+            _write_racks_and_totals(self, d, racks, v)
             if part_dc:
                 sv.part_dc_W += part_dc
                 sv.part_it_W += self._a * part_dc
@@ -362,87 +365,92 @@ class StepFunction:
         if busy_changed:
             v[lay.part_busy:] = d.part_busy
 
-    def _nodes(self, d: _Sums, idx: np.ndarray, new: np.ndarray, own: np.ndarray
-               ) -> tuple[set, tuple[float, float], float, bool, bool]:
-        """The loop over the touched nodes: rack and total DC sums, idle counts, busy nodes per partition.
 
-        Parameters
-        ----------
-        d : _Sums
-            The sums, updated in place (not the per-node arrays: the caller writes those after).
-        idx : np.ndarray
-            Touched nodes, shape (k,), unique.
-        new : np.ndarray
-            Their DC power now, shape (k,) [W].
-        own : np.ndarray
-            Their owners now, shape (k,).
+def _update_nodes(sf: StepFunction, d: _Sums, idx: np.ndarray, new: np.ndarray, own: np.ndarray
+                  ) -> tuple[set, tuple[float, float], float, bool, bool]:
+    """The loop over the touched nodes: rack and total DC sums, idle counts, busy nodes per partition.
 
-        Returns
-        -------
-        tuple[set, tuple[float, float], float, bool, bool]
-            Racks whose DC power changed; the change of the idle DC and rack-input powers without tables [W]; the
-            change of the co-located partition's DC power [W]; whether an idle count and a busy count changed.
+    Parameters
+    ----------
+    sf : StepFunction
+        The step function (its topology lists and affine coefficients).
+    d : _Sums
+        The sums, updated in place (not the per-node arrays: the caller writes those after).
+    idx : np.ndarray
+        Touched nodes, shape (k,), unique.
+    new : np.ndarray
+        Their DC power now, shape (k,) [W].
+    own : np.ndarray
+        Their owners now, shape (k,).
 
-        Raises
-        ------
-        ValueError
-            If a touched node's power is NaN, infinite or negative.
-        """
-        rack_dc, nr, a = d.rack_dc_W, self._node_rack_l, self._a
-        general = self._idle_share_W is None
-        in_part, cls_l = self._in_part, self._cls_node_l
-        dc = d.dc_W
-        racks: set = set()
-        idle_dc = idle_it = part_dc = 0.0
-        idle_changed = busy_changed = False
-        for i, x, old, o, o_was in zip(idx.tolist(), new.tolist(), d.p_W[idx].tolist(), own.tolist(),
-                                       d.owner[idx].tolist()):
-            if not x >= 0.0:
-                raise ValueError("node_dc_W must be finite and >= 0 W")
-            dp = x - old
-            if dp:
-                r = nr[i]
-                rack_dc[r] += dp
-                dc += dp
-                racks.add(r)
-                if in_part is not None and in_part[i]:
-                    part_dc += dp
-            idle = o == FREE or o == OUT_OF_POOL
-            was = o_was == FREE or o_was == OUT_OF_POOL
-            if general and (idle or was):  # the idle sums: what this node adds now less what it added before
-                b = self._b_node_l[i]
-                if idle:
-                    idle_dc += x
-                    idle_it += a * x + b
-                if was:
-                    idle_dc -= old
-                    idle_it -= a * old + b
-            if idle != was:
-                d.idle_n[0 if cls_l is None else cls_l[i]] += 1 if idle else -1
-                idle_changed = True
-            if d.part_busy and (o >= 0) != (o_was >= 0):
-                d.part_busy[self._node_part_l[i]] += 1 if o >= 0 else -1
-                busy_changed = True
-        if not math.isfinite(dc):
+    Returns
+    -------
+    tuple[set, tuple[float, float], float, bool, bool]
+        Racks whose DC power changed; the change of the idle DC and rack-input powers without tables [W]; the
+        change of the co-located partition's DC power [W]; whether an idle count and a busy count changed.
+
+    Raises
+    ------
+    ValueError
+        If a touched node's power is NaN, infinite or negative.
+    """
+    rack_dc, nr, a = d.rack_dc_W, sf._node_rack_l, sf._a
+    general = sf._idle_share_W is None
+    in_part, cls_l = sf._in_part, sf._cls_node_l
+    dc = d.dc_W
+    racks: set = set()
+    idle_dc = idle_it = part_dc = 0.0
+    idle_changed = busy_changed = False
+    for i, x, old, o, o_was in zip(idx.tolist(), new.tolist(), d.p_W[idx].tolist(), own.tolist(),
+                                   d.owner[idx].tolist()):
+        if not x >= 0.0:
             raise ValueError("node_dc_W must be finite and >= 0 W")
-        d.dc_W = dc
-        return racks, (idle_dc, idle_it), part_dc, idle_changed, busy_changed
+        dp = x - old
+        if dp:
+            r = nr[i]
+            rack_dc[r] += dp
+            dc += dp
+            racks.add(r)
+            if in_part is not None and in_part[i]:
+                part_dc += dp
+        idle = o == FREE or o == OUT_OF_POOL
+        was = o_was == FREE or o_was == OUT_OF_POOL
+        if general and (idle or was):  # the idle sums: what this node adds now less what it added before
+            b = sf._b_node_l[i]
+            if idle:
+                idle_dc += x
+                idle_it += a * x + b
+            if was:
+                idle_dc -= old
+                idle_it -= a * old + b
+        if idle != was:
+            d.idle_n[0 if cls_l is None else cls_l[i]] += 1 if idle else -1
+            idle_changed = True
+        if d.part_busy and (o >= 0) != (o_was >= 0):
+            d.part_busy[sf._node_part_l[i]] += 1 if o >= 0 else -1
+            busy_changed = True
+    if not math.isfinite(dc):
+        raise ValueError("node_dc_W must be finite and >= 0 W")
+    d.dc_W = dc
+    return racks, (idle_dc, idle_it), part_dc, idle_changed, busy_changed
 
-    def _racks_and_totals(self, d: _Sums, racks: set, v: np.ndarray) -> None:
-        """Write the input of ``racks``, the heat of their CDUs and the power totals into ``v`` from the sums."""
-        lay = self.layout
-        nc = lay.n_cdus
-        rin, rack_dc, b_rack, r0, a = d.rack_in_W, d.rack_dc_W, self._b_rack_l, lay.rack, self._a
-        cdus = set()
-        for r in racks:
-            rin[r] = ri = a * rack_dc[r] + b_rack[r]
-            v[r0 + r] = ri
-            cdus.add(self._rack_cdu_l[r])
-        for c in cdus:
-            q = sum([rin[r] for r in self._cdu_racks[c]])
-            v[c] = q * self._lf if self._lf != 1.0 else q
-        sivoc, rect = self.chain.loss_totals_w(d.dc_W)
-        v[nc] = d.dc_W
-        v[nc + 1] = sivoc
-        v[nc + 2] = rect
-        v[nc + 4] = sum(rin)
+def _write_racks_and_totals(sf: StepFunction, d: _Sums, racks: set, v: np.ndarray) -> None:
+    """Write the input of ``racks``, the heat of their CDUs and the power totals into ``v`` from the sums ``d`` (the
+    step function ``sf``'s layout and chain).
+    """
+    lay = sf.layout
+    nc = lay.n_cdus
+    rin, rack_dc, b_rack, r0, a = d.rack_in_W, d.rack_dc_W, sf._b_rack_l, lay.rack, sf._a
+    cdus = set()
+    for r in racks:
+        rin[r] = ri = a * rack_dc[r] + b_rack[r]
+        v[r0 + r] = ri
+        cdus.add(sf._rack_cdu_l[r])
+    for c in cdus:
+        q = sum([rin[r] for r in sf._cdu_racks[c]])
+        v[c] = q * sf._lf if sf._lf != 1.0 else q
+    sivoc, rect = sf.chain.loss_totals_w(d.dc_W)
+    v[nc] = d.dc_W
+    v[nc + 1] = sivoc
+    v[nc + 2] = rect
+    v[nc + 4] = sum(rin)
