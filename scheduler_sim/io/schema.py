@@ -30,7 +30,7 @@ import numpy as np
 
 from jobs.table import JOB_COLUMNS
 
-__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "RUN_SUMMARY", "SWEEP_SUMMARY",
+__all__ = ["Entry", "SchemaError", "SchemaWriter", "chunk_rows", "TABLES", "KIND_VERSIONS", "RUN", "RUN_SUMMARY", "SWEEP_SUMMARY",
            "track_sources", "untrack_sources", "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup",
            "validate_file", "shape_conflicts",
            "check_file", "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
@@ -1251,6 +1251,28 @@ def untrack_sources(f: h5py.File) -> dict[str, weakref.ref]:
     return _SOURCES.pop(f.id.id, {})
 
 
+def chunk_rows(data: np.ndarray) -> int:
+    """Rows per chunk of a chunked output dataset: at most 65,536, and at most 1 MiB of data a chunk (a wide series,
+    e.g. rack input power of (n_intervals, n_racks), gets shorter chunks; a 1-D float64 series 65,536 rows).
+
+    Why (issue #26 item 3): HDF5 compresses a whole chunk at once; a 65,536-row chunk of 24 racks was 12 MiB, held
+    with its compressed copy and the contiguous copy of the series when the file was written (the end-of-run peak
+    after 30 days of Theta). The content, and so ``content_sha256``, does not depend on the chunking.
+
+    Parameters
+    ----------
+    data : np.ndarray
+        The dataset's values (at least one dimension).
+
+    Returns
+    -------
+    int
+        Rows per chunk (>= 1, <= the number of rows).
+    """
+    row_bytes = max(1, int(np.prod(data.shape[1:], dtype=np.int64)) * data.dtype.itemsize)
+    return max(1, min(data.shape[0], 65536, (1 << 20) // row_bytes))
+
+
 class SchemaWriter:
     """Writes groups, datasets and attributes of one output file, each checked against the schema table.
 
@@ -1360,8 +1382,9 @@ class SchemaWriter:
                 **create) -> h5py.Dataset:
         """Create the dataset ``path`` with its ``units`` and ``long_name`` attributes.
 
-        Arrays of more than 1,024 elements are chunked (up to 65,536 rows a chunk) and gzip-compressed (level 4,
-        shuffled) unless ``create`` gives other creation keywords.
+        Arrays of more than 1,024 elements are chunked (up to 65,536 rows and 1 MiB a chunk, :func:`chunk_rows`) and
+        gzip-compressed (level 4, shuffled) unless ``create`` gives other creation keywords; numeric ones are written
+        a chunk at a time.
 
         Parameters
         ----------
@@ -1397,12 +1420,21 @@ class SchemaWriter:
         unit = units if units is not None else e.unit
         if e.has_units and unit is None:
             raise SchemaError(f"{path}: the schema table leaves the unit to the writer, and none was given")
+        blocks = 0
         if not create and data.ndim >= 1 and data.size > 1024:
+            blocks = chunk_rows(data)
             create = {"compression": "gzip", "compression_opts": 4, "shuffle": True,
-                      "chunks": (min(data.shape[0], 65536),) + data.shape[1:]}
+                      "chunks": (blocks,) + data.shape[1:]}
         parent, _, name = path.rpartition("/")
         g = self.f.require_group(parent or "/")
-        ds = g.create_dataset(name, data=data, track_times=False, **create)
+        if blocks and data.dtype.kind in "biuf":
+            # numeric series: written a chunk at a time from the caller's array (often a strided view of the
+            # run's row block), so neither a contiguous copy of the whole series nor a chunk of it all is made
+            ds = g.create_dataset(name, shape=data.shape, dtype=data.dtype, track_times=False, **create)
+            for i in range(0, data.shape[0], blocks):  # one chunk (<= 1 MiB) a write
+                ds[i:i + blocks] = data[i:i + blocks]
+        else:
+            ds = g.create_dataset(name, data=data, track_times=False, **create)
         sources = _SOURCES.get(self.f.id.id)
         if sources is not None and data.dtype.kind in "biuf" and data.ndim >= 1:
             sources[ds.name] = weakref.ref(data)
