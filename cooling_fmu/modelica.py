@@ -878,6 +878,73 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     return T_ret, T_cw, T_cw_ret, y_req
 
 
+def tower_side_at_fan(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, m_cw_kg_s: np.ndarray,
+                      Qp_cw_W: np.ndarray, Q_inlet_W: np.ndarray, T_wb_K: np.ndarray, T_fac_sup_K: np.ndarray,
+                      y_fan: np.ndarray, xtol_K: float = 0.0) -> tuple:
+    """Tower side at rest for a given facility supply and fan air-flow fraction (regimes B / C of
+    :func:`steady_states`, and the fast plant's chiller regime: one derivation).
+
+    ``T_fac_ret = T_fac_sup + Q_fac / (m_fac cp)``; the IHX (behind its bypass, :func:`~cooling_fmu.components.tower
+    .bypass`) and the trim chiller (:func:`~cooling_fmu.components.chiller.trim_chiller`, its condenser heat into the
+    tower water) at the basin temperature ``T_cw_sup`` that balances the basin: Braun's tower heat at ``y_fan``
+    (:func:`~cooling_fmu.components.tower.braun_effectiveness`) = IHX heat + condenser heat + ``Q_inlet`` + tower
+    pumps' heat, found by bisection on a bracket that always changes sign (far below the wet-bulb the towers heat
+    the water, far above they reject more than anything brings in); with the tower bypass open the leaving water
+    sits at the minimum and the basin above it by the tower pumps' heat.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+    Q_fac_W : np.ndarray
+        Facility heat [W] (CDU heat exchangers + facility pump heat), shape (k,) (every argument broadcast together).
+    m_fac_kg_s : np.ndarray
+        Facility flow [kg/s].
+    m_cw_kg_s : np.ndarray
+        Tower-water flow [kg/s].
+    Qp_cw_W : np.ndarray
+        Tower pumps' heat into the basin [W].
+    Q_inlet_W : np.ndarray
+        Heat joining the tower entering water (the air side's) [W].
+    T_wb_K : np.ndarray
+        Wet-bulb [K].
+    T_fac_sup_K : np.ndarray
+        Facility supply [K].
+    y_fan : np.ndarray
+        Fan air-flow fraction [1].
+    xtol_K : float
+        Bisection width [K]; 0: to adjacent doubles.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(T_fac_ret, T_cw_sup, T_ihx_out, Q_chiller, T_chiller_out)`` [K, K, K, W, K], each shape (k,).
+    """
+    t, tl, cp = params.tower, params.tower_loop, params.cp_water_J_kgK
+    T_min, T_lo = t.T_leaving_min_K, params.T_ihx_bypass_K
+    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
+    m, m_cw, Qp_cw, Qa, Tw = m_fac_kg_s, m_cw_kg_s, Qp_cw_W, Q_inlet_W, T_wb_K
+    T_ret = T_fac_sup_K + Q_fac_W / (m * cp)
+    eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
+    C_cw = m_cw * cp
+
+    def ihx(T_b):  # IHX heat and facility leaving water behind the IHX bypass, basin at T_b
+        return tower.bypass(eps_i * C_i * (T_ret - T_b), T_ret, m, cp, T_lo)
+
+    def basin_balance(T_b):  # tower heat minus everything the tower water takes up, basin at T_b
+        q_ihx, T_ihx = ihx(T_b)
+        Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
+        T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
+        return tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * params.m_air_nominal_kg_s, T_tin, Tw, t.p_atm_Pa,
+                                         cp)[0] - q_ihx - Q_cond - Qa - Qp_cw
+
+    T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0, xtol=xtol_K)
+    T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
+    _, T_ihx = ihx(T_cw)
+    Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw, T_cw)[0]
+    return T_ret, T_cw, T_ihx, Q_ch, pipe.leaving_temperature(T_ihx, Q_ch, m, cp)
+
+
 def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
                   Q_air_side_W: np.ndarray | float = 0.0, xtol_K: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Steady states of the generated plant model at ``k`` points of constant load and wet-bulb (vectorised).
@@ -925,43 +992,19 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
     """
     q = np.asarray(heat_w, dtype=float)
     T_wb = np.asarray(T_wb_K, dtype=float)
-    c, t, tl, cp = params.cdu, params.tower, params.tower_loop, params.cp_water_J_kgK
+    c, t, cp = params.cdu, params.tower, params.cp_water_J_kgK
     Q_hx = cdu_loop_heat_W(params, q)
     Q_cdu = Q_hx.sum(axis=-1)
     Q_air = np.broadcast_to(np.asarray(Q_air_side_W, dtype=float), Q_cdu.shape)
     y_floor = params.y_fan_floor
-    T_set, T_min, T_lo = t.T_fac_sup_set_K, t.T_leaving_min_K, params.T_ihx_bypass_K
-
-    c_b, n_b = tower.braun_coefficients(t.NTU_nominal, t.n_merkel, t.LG_nominal)
-    m_air_full = params.m_air_nominal_kg_s
+    T_set, T_min = t.T_fac_sup_set_K, t.T_leaving_min_K
 
     def loop(rows, T_fs, y_fan):
-        Tw = T_wb[rows]
         y_v, T_sec = _valves_at(params, q[rows], T_fs[:, None])
         m, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(params, y_v)
-        Qa = Q_air[rows]  # joins the tower entering water, as the chiller's condenser heat
-        T_ret = T_fs + (Q_cdu[rows] + Qp_fac) / (m * cp)
-        eps_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m, m_cw)
-        C_cw = m_cw * cp
-
-        def ihx(T_b):  # IHX heat and facility leaving water behind the IHX bypass, basin at T_b
-            return tower.bypass(eps_i * C_i * (T_ret - T_b), T_ret, m, cp, T_lo)
-
-        def basin_balance(T_b):  # tower heat minus everything the tower water takes up, basin at T_b
-            q_ihx, T_ihx = ihx(T_b)
-            Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
-            T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
-            return tower.braun_effectiveness(c_b, n_b, m_cw, y_fan * m_air_full, T_tin, Tw, t.p_atm_Pa,
-                                             cp)[0] - q_ihx - Q_cond - Qa - Qp_cw
-
-        # bisection (the chiller's condenser heat makes the balance non-smooth; the wide bracket always changes sign:
-        # far below the wet-bulb the towers heat the water, far above they reject more than anything brings in)
-        T_cw = _bisect(basin_balance, np.minimum(Tw, T_min) - 30.0, np.maximum(T_ret, Tw) + 100.0, xtol=xtol_K)
-        # tower bypass open: the leaving water at the minimum, the basin above it by the tower pumps' heat
-        T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
-        a, T_ihx = ihx(T_cw)
-        Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw, T_cw)[0]
-        return y_v, T_sec, T_ret, T_cw, pipe.leaving_temperature(T_ihx, Q_ch, m, cp)
+        T_ret, T_cw, _, _, T_out = tower_side_at_fan(params, Q_cdu[rows] + Qp_fac, m, m_cw, Qp_cw, Q_air[rows],
+                                                     T_wb[rows], T_fs, y_fan, xtol_K)
+        return y_v, T_sec, T_ret, T_cw, T_out
 
     # regime A (facility supply at its setpoint), in closed form
     y_v, T_sec = _valves_at(params, q, np.full(q.shape[:-1] + (1,), T_set))

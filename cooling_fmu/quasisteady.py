@@ -40,8 +40,9 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .components import pipe, pump, tower, valve
-from .modelica import _valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states
+from .components import chiller, pipe, pump, tower, valve
+from .modelica import (_valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states,
+                       tower_side_at_fan)
 from .params import PlantParams, load_plant_params
 
 __all__ = ["QuasiSteadyPlant", "steady_table", "SteadyTable", "TABLE_VERSION", "Q_FRACTIONS", "T_WB_GRID_K",
@@ -54,6 +55,8 @@ TABLE_VERSION = "2"
 #: 3e-12 relative against the bisection to adjacent doubles of the steady states, for about 6x fewer tower
 #: evaluations (plant v5 made this solve ~90 % of a fast-plant run's time).
 FAN_YTOL = 1e-12
+#: Bisection width of the basin temperature in the chiller regime of the fast plant [K] (:func:`_chiller_rows`).
+BASIN_XTOL_K = 1e-9
 #: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
 Q_FRACTIONS = np.linspace(0.0, 1.5, 61)
 #: Wet-bulb grid [K]: -40 to +40 degC in 1 K steps (the range of ``cooling.T_wb_C``; a TMY wet-bulb stays inside).
@@ -702,4 +705,41 @@ def _base_rows(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray, qa: np.nd
     out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
     out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
     plant._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
+    _chiller_rows(plant, out, Q_hx.sum(axis=1) + Qp_fac, m_fac, m_cw, tw, Qp_cw, qa)
     return out
+
+
+def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, m_cw: np.ndarray,
+                  tw: np.ndarray, Qp_cw: np.ndarray, qa: np.ndarray) -> None:
+    """Where the table has the fans at full air flow and the trim chiller holding the facility supply at its set
+    point (regime C of :func:`cooling_fmu.modelica.steady_states`: the supply at the chiller's set point,
+    :func:`~cooling_fmu.components.chiller.chiller_setpoint_K`), redo the tower side and the chiller with the
+    actual facility flow of the per-CDU valves (in place), as :meth:`QuasiSteadyPlant._setpoint_fans` does in
+    regime A: the plant-level table is read at the mean CDU heat and assumes equal shares, which unequal CDU loads
+    do not follow (their valves set a different facility flow, so a different return temperature and IHX heat).
+    One derivation: :func:`cooling_fmu.modelica.tower_side_at_fan` at ``y_fan = 1`` and that supply, the
+    basin bisected to :data:`BASIN_XTOL_K`. Rows where the chiller cannot hold the set point keep the table.
+    Measured before (issue 25 power cap, Theta 6 CDUs at 160 / 174 / 4 x 92 kW, wet-bulb 24.28 degC): the fast
+    plant's cooling power was 60.2 kW against the FMU's 65.9 kW at rest.
+    """
+    p, idx = plant.params, plant._idx
+    T_set = chiller.chiller_setpoint_K(p)
+    rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (out[:, idx["y_fan"]] == 1.0)
+                          & (out[:, idx["Q_flow_chiller"]] > 0.0) & (Q > 0.0))
+    if rows.size == 0:
+        return
+    Q, m, mc, Tw, Qp, Qa = Q[rows], m_fac[rows], m_cw[rows], tw[rows], Qp_cw[rows], qa[rows]
+    T_ret, T_cw, T_ihx, Q_ch, T_out = tower_side_at_fan(p, Q, m, mc, Qp, Qa, Tw, np.full(rows.size, T_set), 1.0,
+                                                        BASIN_XTOL_K)
+    ok = np.abs(T_out - T_set) < 1e-6
+    if not np.any(ok):
+        return
+    rows = rows[ok]
+    T_ret, T_cw, T_ihx, Q_ch, m, mc, Tw, Qp, Qa = (a[ok] for a in (T_ret, T_cw, T_ihx, Q_ch, m, mc, Tw, Qp, Qa))
+    cp = p.cp_water_J_kgK
+    q_ihx = m * cp * (T_ret - T_ihx)
+    _, P_ch, _, Q_cond = chiller.trim_chiller(p, m, T_ihx, Tw, T_cw)
+    for name, v in (("T_fac_ret", T_ret), ("T_cw_sup", T_cw), ("T_tower_out", T_cw - Qp / (mc * cp)),
+                    ("T_cw_ret", T_cw + q_ihx / (mc * cp)), ("Q_flow_ihx", q_ihx), ("Q_flow_chiller", Q_ch),
+                    ("P_chiller", P_ch), ("Q_flow_tower", q_ihx + Q_cond + Qa + Qp)):
+        out[rows, idx[name]] = v

@@ -35,6 +35,27 @@ _WINDOW_FMT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} simu
 _DRAIN_FMT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} jobs ended [{elapsed}]"
 
 
+#: Width [characters] and height [lines] of the screen for a terminal that reports no size: a pseudo-terminal opened
+#: without one (e.g. ``script`` under a process without a controlling terminal) reports 0 x 0, and tqdm then draws
+#: nothing at all (its bar is hidden below a screen of 0 lines). The values are ``shutil.get_terminal_size``'s
+#: fallback (80) and tqdm's own default height (20).
+FALLBACK_NCOLS, FALLBACK_NROWS = 80, 20
+
+
+def _width(file: TextIO) -> dict:
+    """Screen-size arguments of tqdm for ``file``: follow the terminal (``dynamic_ncols``) where it reports a size,
+    else :data:`FALLBACK_NCOLS` columns and :data:`FALLBACK_NROWS` lines.
+    """
+    try:
+        size = os.get_terminal_size(file.fileno())
+    except (AttributeError, OSError, ValueError):
+        return {"dynamic_ncols": True}
+    kw = {"dynamic_ncols": True} if size.columns > 0 else {"ncols": FALLBACK_NCOLS}
+    if size.lines <= 0:
+        kw["nrows"] = FALLBACK_NROWS
+    return kw
+
+
 def _mininterval(default: float) -> float:
     """Least time between redraws [s]: ``$HPCTWIN_PROGRESS_MININTERVAL`` if set (tests use 0), else ``default``."""
     try:
@@ -100,7 +121,7 @@ class RunProgress:
         self._total_units = max(1, math.ceil(self.window_h * self._scale - 1e-9))
         self._shown = 0
         self._bar = tqdm(total=self._total_units, desc="window", unit=unit, leave=False, file=self.file,
-                         bar_format=_WINDOW_FMT, dynamic_ncols=True, mininterval=self.mininterval, miniters=1)
+                         bar_format=_WINDOW_FMT, mininterval=self.mininterval, miniters=1, **_width(self.file))
 
     def _open_drain(self, jobs_left: int) -> None:
         if self._bar is not None:
@@ -109,7 +130,7 @@ class RunProgress:
         self._drain_total = max(int(jobs_left), 0)
         self._drain_done = 0
         self._bar = tqdm(total=self._drain_total, desc="draining the queue", leave=False, file=self.file, bar_format=_DRAIN_FMT,
-                         dynamic_ncols=True, mininterval=self.mininterval, miniters=1)
+                         mininterval=self.mininterval, miniters=1, **_width(self.file))
 
     def _advance(self, sim_h: float, jobs_left: int) -> None:
         if self.phase == "window":
@@ -354,7 +375,7 @@ class Spinner:
                 fmt = ("{desc}: {n_fmt}/{total_fmt} [{elapsed}]" if self.total is not None
                        else "{desc} [{elapsed}]")
                 self._bar = tqdm(total=self.total, desc=self.desc, leave=False, file=self.file, bar_format=fmt,
-                                 mininterval=_mininterval(0.5), miniters=1)
+                                 mininterval=_mininterval(0.5), miniters=1, **_width(self.file))
             except Exception:  # noqa: BLE001
                 self._bar = None
         if self._bar is not None:  # a background refresh keeps the elapsed time moving during a silent step

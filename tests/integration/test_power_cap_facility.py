@@ -18,24 +18,40 @@ from scheduler_sim.app.sweep import load_study
 
 pytestmark = [pytest.mark.fmu, pytest.mark.slow]
 
-#: docs/policies.md, "Facility power cap": after the warm-up, at most a few minutes above the budget in the run
-#: (week + drain), by at most 1e-3 of it (measured with the default forecast margin 5e-3: 0 minutes, the peak 2.0e-3
-#: below the budget; without the margin 81 min and 1.47e-3). Plant v5 (Braun towers whose fans move the real air,
-#: staged cells) makes the cooling power swing more within a forecast step: 10 minutes over, by at most 3.6e-4 of the
-#: budget, measured with the same margin (a known regression, closing note of this turn).
-MAX_MINUTES_OVER = 12
+#: docs/policies.md, "Facility power cap": after the warm-up, never above the budget in the run (week + drain) with
+#: the default forecast margin, and by at most 1e-3 of it without the margin. Measured (session 8, plant v5, towers
+#: sized for all their heat): 0 minutes, the peak 5.1e-3 below the budget; without the margin 0 minutes, 8.4e-4
+#: below. Before the forecast's steady peak and the fast plant's CDU shares in the chiller regime: 54 min over by
+#: up to 3.85e-3 with the margin, 190 min by up to 1.65e-2 without.
+MAX_MINUTES_OVER = 0
 MAX_REL_EXCESS = 1e-3
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known regression (session 7): with the towers sized for all the heat they reject, the cap80 week stands 54 min "
-    "above the budget after the warm-up, by up to 3.85e-3 of it (bounds 12 min, 1e-3); the forecast "
-    "(kernel/powercap.py OverheadForecast) calls the steady state without the air side's heat into the towers, the "
-    "dry-bulb or the stager's cell count: which of them causes it is not measured; an open defect"))
-def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path):
+def _cap80_week(margin: float | None = None):
     _, scenarios = load_study("experiments/study_power_cap.toml")
     sc = next(s for s in scenarios if s.name.endswith("cap80"))
-    cfg = sc.config.with_overrides({"trace.window_days": 7.0})
+    over = {"trace.window_days": 7.0}
+    if margin is not None:
+        over["scheduler.power_cap_forecast_margin"] = margin
+    return sc.config.with_overrides(over)
+
+
+def test_forecast_alone_keeps_the_7_day_study_within_1e3_of_the_budget(tmp_path):
+    cfg = _cap80_week(margin=0.0)
+    out = tmp_path / "cap80_nomargin.h5"
+    run_one(cfg, out)
+    from power import load_system
+
+    cap = 0.8 * design_peak_w(load_system(cfg.system), cfg.scheduler.cooling_estimate)
+    with h5py.File(out) as f:
+        t = f["timeseries/time_s"][:]
+        P = f["timeseries/facility/P_facility_W"][:]
+    after = t >= (cfg.trace.window_start_days + cfg.output.warmup_days) * 86400.0
+    assert float(((P[after] - cap) / cap).max()) <= MAX_REL_EXCESS
+
+
+def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path):
+    cfg = _cap80_week()
     out = tmp_path / "cap80.h5"
     run_one(cfg, out)
     from power import load_system

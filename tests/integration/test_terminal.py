@@ -30,7 +30,7 @@ def run_in_pty(argv: list[str], cwd: Path, env: dict | None = None, cols: int = 
                timeout_s: float = 600.0) -> tuple[int, str]:
     """Run ``argv`` with a pty as its terminal; return (exit status, everything it drew)."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24 if cols else 0, cols, 0, 0))  # 0: no size at all
     import subprocess
 
     full_env = dict(os.environ, **(env or {}))
@@ -112,3 +112,14 @@ def test_cooling_in_a_terminal(tmp_path, term_env):
     assert rc == 0, text[-3000:]
     assert "Traceback" not in text and "PUE" in text
     assert out.is_file()
+
+
+def test_run_on_a_terminal_that_reports_no_width_still_draws_its_bar(tmp_path, term_env):
+    # a pseudo-terminal opened without a size (``script`` from a process without a terminal) reports 0 columns;
+    # tqdm's dynamic width then draws nothing at all (seen by last session's newcomer): the bar falls back to 80
+    env = {k: v for k, v in term_env.items() if k != "COLUMNS"}
+    out = tmp_path / "run.h5"
+    rc, text = run_in_pty(HPCTWIN + ["run", "--days", "0.5", "--cooling", "off", "--out", str(out)], tmp_path, env,
+                          cols=0)
+    assert rc == 0, text[-3000:]
+    assert "12/12 h simulated" in text and "|" in text.split("12/12 h simulated")[0][-80:]

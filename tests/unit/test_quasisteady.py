@@ -121,3 +121,20 @@ def test_cached_table_is_bit_identical_and_a_tampered_cache_is_recomputed(theta,
     files[0].write_bytes(bytes(raw))
     c = cached_steady_table(p, tmp_path)  # digest mismatch: recomputed, not loaded
     assert np.array_equal(c.values, tab.values)
+
+
+def test_unequal_cdu_heat_in_the_chiller_regime_follows_the_analytic_steady_state(theta):
+    # the plant-level table is read at the mean CDU heat; with unequal CDU loads the per-CDU valves set another
+    # facility flow, so another return temperature, IHX heat and trim-chiller load. Found by the facility power
+    # cap (session 8): at Theta's 6 CDUs loaded 160 / 174 / 4 x 92 kW, wet-bulb 24.28 degC, the fast plant gave
+    # 60.2 kW of cooling power against the mirror's (and the FMU's) 65.9 kW; the chiller 49.9 kW against 56.7 kW
+    p, _ = theta
+    plant = QuasiSteadyPlant(p, step_s=15.0)
+    heat = np.array([160147.4, 174189.8, 93137.3, 92154.8, 92154.8, 92154.8])
+    T_wb, Q_air = 273.15 + 24.28, 6822.8
+    ref = analytic_steady_state(p, heat, T_wb, Q_air_side_W=Q_air, xtol_K=1e-9)
+    assert ref["regime"] == "fan_full"
+    out = plant.steady_outputs(heat[None, :], np.array([T_wb]), Q_air_side_W=np.array([Q_air]))[0]
+    names = list(plant.output_names)
+    for name in ("P_cooling", "Q_flow_chiller", "P_chiller", "Q_flow_ihx", "Q_flow_tower", "T_fac_ret", "T_cw_sup"):
+        assert out[names.index(name)] == pytest.approx(float(np.asarray(ref[name]).ravel()[0]), rel=2e-4), name
