@@ -15,12 +15,11 @@ Lowest layer (no project imports), so that every package can share it.
 
 from __future__ import annotations
 
-import ctypes
 import resource
 from collections.abc import Callable
 
 __all__ = ["InputTooLargeError", "MARGIN_FRACTION", "MARGIN_MIN_BYTES", "MAX_SPAN_S", "check_allocation", "check_span",
-           "memory_budget_bytes", "fmt_bytes", "MMAP_THRESHOLD_BYTES", "return_freed_arrays"]
+           "memory_budget_bytes", "fmt_bytes"]
 
 #: Part of the free memory kept back from any one input-sized allocation (the run needs memory besides it).
 MARGIN_FRACTION = 0.10
@@ -33,42 +32,6 @@ MAX_SPAN_S = 20 * 365.25 * 86400.0
 
 class InputTooLargeError(ValueError):
     """An input asks for more memory (or more bytes, lines, rows) than may be allocated; the message names it."""
-
-
-#: Allocations of at least this many bytes are mapped by their own ``mmap`` (:func:`return_freed_arrays`), so
-#: freeing one gives its pages back to the system at once (1 MiB: far above the per-event temporaries, 35 kB for
-#: a 4,392-node array, so the event loop makes no extra system calls; below the output-interval chunks, ~4 MiB).
-MMAP_THRESHOLD_BYTES = 1 << 20
-_M_MMAP_THRESHOLD = -3  # glibc <malloc.h>
-_returning: bool | None = None
-
-
-def return_freed_arrays() -> bool:
-    """Make large allocations give their memory back to the system when freed (glibc's ``malloc``), once per process.
-
-    Why (issue #26 item 3, found by measuring RSS phase by phase): glibc serves a request of at least
-    ``M_MMAP_THRESHOLD`` bytes (128 kiB at start) with its own ``mmap`` and returns it to the system on ``free``;
-    but freeing such a block *raises* the threshold to that block's size (up to 32 MiB), so later blocks of a
-    few MiB (the output intervals' row chunks, the writer's contiguous copies) are carved from the heap instead,
-    where a small long-lived allocation above them keeps the pages resident after they are freed. The trace
-    loader's temporaries raise the threshold at start, so at the end of a run the row chunks (freed while they are
-    copied into the one result array) stayed resident beside that array: about 0.65 MiB per simulated day of
-    Theta (10.4 MiB more after 16 days, 12 MiB less with this set). Setting the threshold with ``mallopt`` fixes it
-    at :data:`MMAP_THRESHOLD_BYTES` (``mallopt(3)``: a value set explicitly disables the dynamic adjustment).
-
-    Returns
-    -------
-    bool
-        True if the threshold is set (glibc), False where the C library has no ``mallopt`` (musl, macOS,
-        Windows: nothing changes there).
-    """
-    global _returning
-    if _returning is None:
-        try:
-            _returning = bool(ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
-        except (AttributeError, OSError, TypeError):
-            _returning = False
-    return _returning
 
 
 def fmt_bytes(n: float) -> str:

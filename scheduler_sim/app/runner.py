@@ -23,7 +23,6 @@ from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weathe
 from dataloaders.registry import guess_format, load_trace
 from dataloaders.report import LoadResult
 from dataloaders.swf import read_swf_header, swf_cores_per_node
-from jobs.memory import return_freed_arrays
 from jobs.table import empty_job_table
 from jobs.shares import apply_node_shares
 from power import PowerChain, System, load_system, node_power_w
@@ -289,7 +288,6 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     The loaders raise :class:`dataloaders.report.TraceError` and the plant the errors of :mod:`cooling_fmu`
     (messages naming the file / field at fault).
     """
-    return_freed_arrays()  # freed row chunks and copies go back to the system (jobs.memory; once per process)
     run = _Run(cfg=cfg, say=echo or (lambda s: None), show=cfg.output.progress if progress is None else progress,
                progress=progress, live=live, fast_check_h=fast_check_h)
     _check_output(cfg, out)
