@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/bench_plant_build.py [--cdus 10 20 40] [--toy 100 200 400] [--repeat 1]
+    python benchmarks/bench_plant_build.py --build frontier257 [--repeat 1]
 
 Two measurements, each the median over ``--repeat`` runs, printed as a table with the growth factor per doubling:
 
@@ -13,6 +14,11 @@ Two measurements, each the median over ``--repeat`` runs, printed as a table wit
 - ``toy``: a model with ``--toy`` independent array elements, each one state, one input, one output and three
   algebraic unknowns, written as arrays with one ``for`` loop. It has no coupling between elements at all, so any
   growth faster than linear is rumoca 0.9.13's own.
+
+``--build PLANT`` instead times the whole first build of a shipped plant's FMU
+(:func:`cooling_fmu.build.fetch_fmu_bytes`, each repeat into a new empty cache folder): wall seconds and CPU seconds
+of this process and its children (gcc), per build phase and in total. Plants above
+:data:`cooling_fmu.replicate.REPLICATE_ABOVE_CDUS` CDUs are built by CDU replication (issue 26, item 5).
 
 Finding (2-core machine, load ~9): code generation, not parsing, is quadratic in the number of *scalar* unknowns
 whether or not the source uses arrays and ``for`` loops (rumoca scalarises them before code generation): the toy
@@ -88,6 +94,48 @@ def time_codegen(source: str, model: str, repeat: int) -> tuple[float, float]:
     return statistics.median(loads), statistics.median(gens)
 
 
+def _cpu_s() -> float:
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def time_build(plant: str, repeat: int) -> None:
+    """Print the phases and the total of the first build of ``plant``'s FMU, ``repeat`` times (medians).
+
+    Parameters
+    ----------
+    plant : str
+        Name of a shipped plant description (``cooling_fmu/plants/<plant>.toml``).
+    repeat : int
+        Number of builds (>= 1), each into a new empty cache folder.
+    """
+    import tempfile
+
+    from cooling_fmu import modelica
+    from cooling_fmu.build import fetch_fmu_bytes
+    from cooling_fmu.params import load_plant_params
+
+    p = load_plant_params(plant)
+    src, name = modelica.generate_plant_modelica(p), modelica.model_name_for(p)
+    walls, cpus = [], []
+    for _ in range(repeat):
+        marks: list[tuple[str, float, float]] = []
+        with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
+            w0, c0 = time.perf_counter(), _cpu_s()
+            fetch_fmu_bytes(src, name, Path(tmp) / "fmu",
+                            lambda msg: marks.append((msg, time.perf_counter(), _cpu_s())))
+            w1, c1 = time.perf_counter(), _cpu_s()
+        marks.append(("end", w1, c1))
+        for (msg, w, c), (_m, w_next, c_next) in zip(marks, marks[1:]):
+            print(f"  {w_next - w:8.2f} s wall {c_next - c:8.2f} s CPU  {msg}")
+        walls.append(w1 - w0)
+        cpus.append(c1 - c0)
+    print(f"build {plant} ({p.n_cdu} CDUs): {statistics.median(walls):.2f} s wall, "
+          f"{statistics.median(cpus):.2f} s CPU (this process + gcc), median of {repeat}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the measurements and print the table.
 
@@ -105,7 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cdus", type=int, nargs="*", default=[10, 20, 40])
     ap.add_argument("--toy", type=int, nargs="*", default=[100, 200, 400])
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--build", metavar="PLANT", help="time the whole first build of this plant's FMU instead")
     args = ap.parse_args(argv)
+    if args.build:
+        time_build(args.build, args.repeat)
+        return 0
 
     from cooling_fmu import modelica
     from cooling_fmu.params import load_plant_params

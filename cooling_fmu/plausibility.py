@@ -68,6 +68,16 @@ def saturation_temperature_K(p_Pa: float) -> float:
     Source: ASHRAE Handbook Fundamentals 2017 ch. 1 eq. 5-6 (Hyland-Wexler), via :mod:`psychrolib`; valid for
     0-200 degC, i.e. 611 Pa to 1.55 MPa.
 
+    Parameters
+    ----------
+    p_Pa : float
+        Absolute pressure [Pa].
+
+    Returns
+    -------
+    float
+        Saturation temperature [K].
+
     Raises
     ------
     ValueError
@@ -88,13 +98,14 @@ def saturation_temperature_K(p_Pa: float) -> float:
     return 0.5 * (lo + hi) + 273.15
 
 
-def design_steady_state(params) -> dict[str, float]:
+def design_steady_state(params: object) -> dict[str, float]:
     """Steady state of one CDU at design heat, valves open, facility supply at its setpoint (module docstring).
 
     Parameters
     ----------
-    params : cooling_fmu.params.PlantParams
-        Uses ``cdu.Q_flow_nominal_W``, ``cdu.m_flow_sec_nominal_kg_s``, ``cdu.m_flow_fac_nominal_kg_s``,
+    params : object
+        A :class:`cooling_fmu.params.PlantParams` (not imported: the loader calls this module). Uses
+        ``cdu.Q_flow_nominal_W``, ``cdu.m_flow_sec_nominal_kg_s``, ``cdu.m_flow_fac_nominal_kg_s``,
         ``cdu.UA_hx_W_K``, ``tower.T_fac_sup_set_K`` and ``cp_water_J_kgK``.
 
     Returns
@@ -120,7 +131,8 @@ def design_steady_state(params) -> dict[str, float]:
             "T_fac_ret_K": t_fs + Q / c_fac, "T_fac_sup_K": t_fs}
 
 
-def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA, error: type[Exception] = ValueError) -> None:
+def check_design_heat(params: object, source: str = "", p_Pa: float = LOOP_PRESSURE_PA,  # noqa: DOC503
+                      error: type[Exception] = ValueError) -> None:
     """Refuse a plant that can only reject its design heat with water at or above its boiling point.
 
     Also refused: a setpoint (``cdu.T_sec_sup_set_K``, ``tower.T_fac_sup_set_K``) outside liquid water, and a
@@ -128,14 +140,13 @@ def check_design_heat(params, source: str = "", p_Pa: float = LOOP_PRESSURE_PA, 
 
     Parameters
     ----------
-    params : cooling_fmu.params.PlantParams
-        The plant description.
+    params : object
+        The plant description (a :class:`cooling_fmu.params.PlantParams`).
     source : str
         File name for the message.
     p_Pa : float
         Loop pressure of the boiling bound [Pa].
-
-    error : type of Exception
+    error : type[Exception]
         The exception class raised (the caller's: :class:`cooling_fmu.params.PlantParamsError` when loading a plant
         file; passed in so that this module does not import the loader, which calls it).
 
@@ -270,6 +281,15 @@ class OutputGuard:
 
     def check(self, t_end_s: np.ndarray, out: np.ndarray, T_wb_K: np.ndarray | None = None) -> int | None:
         """Check output rows ``out`` (m, n_out) ending at times ``t_end_s`` (m,) [s]; record what is out of bounds.
+
+        Parameters
+        ----------
+        t_end_s : np.ndarray
+            Shape (m,). End of each row's step [s].
+        out : np.ndarray
+            Shape (m, n_out). The plant's outputs in its output order.
+        T_wb_K : np.ndarray | None
+            Shape (m,). Wet-bulb of each row [K] (bounds relative to it); None: those bounds are not checked.
 
         Returns
         -------

@@ -247,13 +247,27 @@ class WeatherReport:
         return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> WeatherReport:
+    def from_json(cls, text: str) -> WeatherReport:  # noqa: DOC502
         """Inverse of :meth:`to_json`.
+
+        Parameters
+        ----------
+        text : str
+            JSON written by :meth:`to_json`.
+
+        Returns
+        -------
+        WeatherReport
+            The report.
 
         Raises
         ------
-        ValueError, TypeError, KeyError
-            If the text is not a report written by :meth:`to_json`.
+        ValueError
+            If the text is not JSON (``json.JSONDecodeError``) or a field has the wrong form.
+        TypeError
+            If a field is missing or unknown (the dataclass constructor).
+        KeyError
+            If ``source_years`` is missing.
         """
         d = json.loads(text)
         d["source_years"] = {int(k): int(v) for k, v in d["source_years"].items()}
@@ -312,6 +326,25 @@ def _check_physical(path: Path, column: str, v: np.ndarray, ok_mask: np.ndarray,
                     scale: float = 1.0, file_unit: str = "") -> None:
     """Reject values outside :data:`PHYSICAL_BOUNDS` (``v * scale`` in the bound's unit) among non-missing cells.
 
+    Parameters
+    ----------
+    path : Path
+        The weather file (for the message).
+    column : str
+        The file's column name.
+    v : np.ndarray
+        Shape (n,). The column's values in the file's unit.
+    ok_mask : np.ndarray
+        Shape (n,), bool. True where the cell is not missing.
+    key : str
+        Key of :data:`PHYSICAL_BOUNDS`.
+    lines : np.ndarray
+        Shape (n,). File line of each value (1-based).
+    scale : float
+        Factor from the file's unit to the bound's unit.
+    file_unit : str
+        The file's unit, for the message ("" : the bound's).
+
     Raises
     ------
     WeatherFileError
@@ -348,17 +381,17 @@ def _check_dewpoint(path: Path, T_db: np.ndarray, T_dp: np.ndarray, lines: np.nd
     return np.minimum(T_dp, T_db)
 
 
-def wet_bulb_K(T_db_K: np.ndarray, T_dp_K: np.ndarray, p_Pa: np.ndarray) -> np.ndarray:
+def wet_bulb_K(T_db_K: np.ndarray, T_dp_K: np.ndarray, p_Pa: np.ndarray) -> np.ndarray:  # noqa: DOC502
     """Wet-bulb temperature from dry-bulb, dew point and pressure (psychrolib, SI).
 
     Parameters
     ----------
-    T_db_K : ndarray, shape (n,)
-        Dry-bulb temperature [K].
-    T_dp_K : ndarray, shape (n,)
-        Dew-point temperature [K], <= dry-bulb.
-    p_Pa : ndarray, shape (n,) or float
-        Station (not sea-level) pressure [Pa].
+    T_db_K : np.ndarray
+        Shape (n,). Dry-bulb temperature [K].
+    T_dp_K : np.ndarray
+        Shape (n,). Dew-point temperature [K], <= dry-bulb.
+    p_Pa : np.ndarray
+        Shape (n,), or a float for every point. Station (not sea-level) pressure [Pa].
 
     Returns
     -------
@@ -653,9 +686,9 @@ def resolve_weather_file(spec: str | Path, base_dir: str | Path | None = None) -
 
     Parameters
     ----------
-    spec : str or pathlib.Path
+    spec : str | Path
         A shipped site name (a key of :data:`SITES`, e.g. ``"chicago"``), or the path of an EPW or TMY3 file.
-    base_dir : str or pathlib.Path, optional
+    base_dir : str | Path | None
         Folder a relative path is resolved against (e.g. the system description's folder); default the
         working directory.
 
@@ -752,7 +785,7 @@ def _cache_write(entry: Path, df: pd.DataFrame, report: WeatherReport, source_sh
         log.warning("weather cache not written (%s): %s", entry, exc)
 
 
-def load_weather(path: str | Path, *, cache: bool = True,
+def load_weather(path: str | Path, *, cache: bool = True,  # noqa: DOC502
                  accept_long_gaps: bool = False) -> tuple[pd.DataFrame, WeatherReport]:
     """Load an EPW or TMY3 weather file (told apart by the first line), with the wet-bulb series cached.
 
@@ -954,7 +987,7 @@ class Weather:
         return cls(np.array([0.0]), np.array([float(T_wb_K)]), period_s=YEAR_S)
 
     @classmethod
-    def from_file(cls, path: str | Path, offset_s: float = 0.0, *, cache: bool = True,
+    def from_file(cls, path: str | Path, offset_s: float = 0.0, *, cache: bool = True,  # noqa: DOC502
                   accept_long_gaps: bool = False) -> Weather:
         """Weather from an EPW or TMY3 file (see :func:`load_weather`).
 
@@ -989,9 +1022,9 @@ class Weather:
 
         Parameters
         ----------
-        path : str or pathlib.Path
+        path : str | Path
             TMY3 CSV, plain or gzip.
-        offset_s : float, optional
+        offset_s : float
             Start offset into the typical year [s].
 
         Returns
@@ -1009,9 +1042,9 @@ class Weather:
 
         Parameters
         ----------
-        path : str or pathlib.Path
+        path : str | Path
             EPW file, plain or gzip.
-        offset_s : float, optional
+        offset_s : float
             Start offset into the year [s].
 
         Returns
@@ -1031,7 +1064,7 @@ class Weather:
         ----------
         day_of_year : int
             1 = Jan 1, ..., 365 = Dec 31.
-        hour : float, optional
+        hour : float
             Local standard time of day [h], 0 <= hour < 24.
 
         Returns
@@ -1102,7 +1135,7 @@ class Weather:
 
         Parameters
         ----------
-        t_s : ndarray or float
+        t_s : np.ndarray | float
             Simulation time [s], any shape.
 
         Returns
@@ -1157,7 +1190,7 @@ def default_weather(offset_s: float = 0.0) -> Weather:
 
     Parameters
     ----------
-    offset_s : float, optional
+    offset_s : float
         Start offset into the typical year [s].
 
     Returns

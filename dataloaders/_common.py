@@ -63,13 +63,14 @@ def read_text(path: Path, max_line_bytes: int | None = MAX_LINE_BYTES) -> str:
     str
         The decoded text, without a leading byte-order mark.
 
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    TraceError
-        If the compressed stream is corrupt, the content is too large (:func:`jobs.textfiles.read_input`), the
-        text is UTF-16 / UTF-32, or a line is too long; the message names the file.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``FileNotFoundError``: If ``path`` does not exist.
+    - ``TraceError``: If the compressed stream is corrupt, the content is too large
+      (:func:`jobs.textfiles.read_input`), the text is UTF-16 / UTF-32, or a line is too long; the message names the
+      file.
     """
     raw = trace_bytes(path, max_line_bytes)
     try:
@@ -141,7 +142,7 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
 
     Parameters
     ----------
-    path : pathlib.Path
+    path : Path
         The trace file.
 
     Returns
@@ -151,12 +152,12 @@ def read_bytes(path: Path) -> tuple[bytes, str]:
     encoding : {"utf-8", "latin-1"}
         ``"utf-8"`` when the whole content is valid UTF-8, else ``"latin-1"``.
 
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    TraceError
-        As :func:`read_text`.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``FileNotFoundError``: If ``path`` does not exist.
+    - ``TraceError``: As :func:`read_text`.
     """
     body = trace_bytes(path)
     if not body.isascii():
@@ -172,8 +173,8 @@ def count_or_zero(x: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    x : ndarray of float, shape (n,)
-        Counts as read (NaN for missing).
+    x : np.ndarray
+        Shape (n,), float: Counts as read (NaN for missing).
 
     Returns
     -------
@@ -193,10 +194,10 @@ def check_common_options(cores_per_node: Any, max_nodes: Any) -> None:
 
     Parameters
     ----------
-    cores_per_node : int
-        Processors per node, >= 1.
-    max_nodes : int or None
-        Machine size in nodes, >= 1, or None.
+    cores_per_node : Any
+        Int: Processors per node, >= 1.
+    max_nodes : Any
+        Int or None: Machine size in nodes, >= 1, or None.
 
     Raises
     ------
@@ -238,18 +239,18 @@ class Issues:
 
         Parameters
         ----------
-        line : int or None
-            1-based line (or record number for non-line formats).
-        job_id : int or None
-            Job id when known.
+        line : Any
+            Int or None: 1-based line (or record number for non-line formats).
+        job_id : Any
+            Int or None: Job id when known.
         field : str
             Field concerned.
-        found : object
-            What the file holds (shown truncated to 80 characters).
+        found : Any
+            Object: What the file holds (shown truncated to 80 characters).
         expected : str
             What a valid value looks like.
-        action : {"rejected", "repaired", "flagged", "folded"}
-            What the loader did.
+        action : str
+            One of {"rejected", "repaired", "flagged", "folded"}: What the loader did.
         reason : str
             Machine-readable category.
         """
@@ -269,17 +270,21 @@ class Issues:
 
         Parameters
         ----------
-        mask : ndarray of bool, shape (n,)
-            Rows concerned.
-        lines : ndarray, shape (n,)
-            Line / record numbers.
-        ids : ndarray, shape (n,), or None
-            Job ids (None when unknown).
+        mask : np.ndarray
+            Shape (n,), bool: Rows concerned.
+        lines : np.ndarray
+            Shape (n,): Line / record numbers.
+        ids : np.ndarray | None
+            Shape (n,), or None: Job ids (None when unknown).
         field : str
             Field concerned.
-        found : ndarray, shape (n,), or scalar
-            Values found, per row or one for all.
-        expected, action, reason : str
+        found : Any
+            Shape (n,), or scalar: Values found, per row or one for all.
+        expected : str
+            As in :meth:`add`.
+        action : str
+            As in :meth:`add`.
+        reason : str
             As in :meth:`add`.
 
         Returns
@@ -349,25 +354,26 @@ def local_times_to_epoch(values: pd.Series, tz: str, field: str, lines: np.ndarr
 
     Parameters
     ----------
-    values : pandas.Series of str, shape (n,)
-        Times as text: ``2023-03-26T02:30:00`` (local time in ``tz``), an ISO time with an explicit offset, or
+    values : pd.Series
+        Shape (n,), str: Times as text: ``2023-03-26T02:30:00`` (local time in ``tz``), an ISO time with an explicit
+        offset, or
         all-digit Unix seconds (``SLURM_TIME_FORMAT=%s``).
     tz : str
         IANA time zone of the local times (e.g. ``"Europe/Rome"``, ``"UTC"``).
     field : str
         Field name, for issues.
-    lines : ndarray of int, shape (n,)
-        Line numbers, for issues.
-    ids : ndarray, shape (n,), or None
-        Job ids, for issues.
+    lines : np.ndarray
+        Shape (n,), int: Line numbers, for issues.
+    ids : np.ndarray | None
+        Shape (n,), or None: Job ids, for issues.
     issues : Issues
         Where unparseable values (``flagged``, set to NaN) and DST-ambiguous (first occurrence used) or
         non-existent (moved forward by the gap) local times (``repaired``: ``dst_ambiguous_time``,
         ``dst_nonexistent_time``) are reported.
-    fmt : str, optional
+    fmt : str | None
         strptime format of the local times (default ISO ``%Y-%m-%dT%H:%M:%S`` with a fallback to mixed ISO).
-    missing : tuple of str, optional
-        Texts that mean "no time" (NaN, not an issue).
+    missing : tuple[str, ...]
+        Tuple of str: Texts that mean "no time" (NaN, not an issue).
 
     Returns
     -------
@@ -512,8 +518,8 @@ def finish_load(df: pd.DataFrame, report: LoadReport, issues: Issues, *, strict:
 
     Parameters
     ----------
-    df : pandas.DataFrame, shape (n_jobs, >= 13)
-        Accepted jobs with the canonical columns and ``line_column``.
+    df : pd.DataFrame
+        Shape (n_jobs, >= 13): Accepted jobs with the canonical columns and ``line_column``.
     report : LoadReport
         Report with ``source``, ``loader``, ``records_read``, ``folded`` and notes already set.
     issues : Issues
@@ -522,11 +528,11 @@ def finish_load(df: pd.DataFrame, report: LoadReport, issues: Issues, *, strict:
         Raise for the first repaired or rejected record.
     origin : float
         Time origin [Unix s], NaN when the trace has no absolute time.
-    attrs : dict, optional
+    attrs : dict[str, Any] | None
         Extra ``df.attrs`` entries.
-    profiles : pandas.DataFrame, optional
+    profiles : pd.DataFrame | None
         Power time-series side table (see :class:`dataloaders.report.LoadResult`).
-    line_column : str, optional
+    line_column : str
         Column holding each row's line / record number.
 
     Returns
@@ -568,14 +574,14 @@ def reject_duplicates(ids: np.ndarray, lines: np.ndarray, issues: Issues, keep: 
 
     Parameters
     ----------
-    ids : ndarray of int64, shape (n,)
-        Job ids in file order.
-    lines : ndarray of int, shape (n,)
-        Line / record numbers.
+    ids : np.ndarray
+        Shape (n,), int64: Job ids in file order.
+    lines : np.ndarray
+        Shape (n,), int: Line / record numbers.
     issues : Issues
         Where each dropped occurrence is reported (``rejected``, ``duplicate_job_id``).
-    keep : {"first", "last"}
-        Which occurrence is kept.
+    keep : str
+        One of {"first", "last"}: Which occurrence is kept.
 
     Returns
     -------

@@ -72,6 +72,7 @@ import pandas as pd
 
 from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
 from dataloaders._common import check_common_options, finish_load, read_text, reject_duplicates
+from dataloaders.fields import Check, FrameColumns, TextField, apply_checks, number_or_nan, read_text_fields
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
@@ -92,19 +93,75 @@ _PHASE = {"Succeeded": JobStatus.COMPLETED, "Failed": JobStatus.FAILED, "Running
           "Pending": JobStatus.UNKNOWN}
 
 
+# ---- the pod list's fields and checks as data (engine: dataloaders.fields) --------------------------------------
+#: name (= the CSV column), columns, unit as the file holds it, parser (plain numbers; empty -> NaN)
+_POD_FIELDS = tuple(TextField(c, (c,), u, number_or_nan) for c, u in (
+    ("creation_time", "s"), ("scheduled_time", "s"), ("deletion_time", "s"), ("num_gpu", "-"),
+    ("gpu_milli", "1/1000 GPU"), ("cpu_milli", "1/1000 core"), ("memory_mib", "MiB")))
+_TIME_TEXT = f"a time below {MAX_TIME_S:.0e} s (317 years)"
+
+
+def _gpu_text(v: dict[str, Any]) -> list[str]:
+    """The GPU request as the file holds it, per record."""
+    df, n = v["df"], len(v["df"])
+    return [f"num_gpu={a}, gpu_milli={b}" for a, b in zip(df.get("num_gpu", [""] * n), df.get("gpu_milli", [""] * n))]
+
+
+def _column_text(column: str) -> Any:
+    """The text of one pod list column per record (``""`` for every record when the file lacks it)."""
+    return lambda v: v["df"].get(column, pd.Series([""] * len(v["df"]))).to_numpy()
+
+
+_NAME_CHECKS = (
+    Check("name", lambda v: ~v["has_number"], lambda v: v["name"], "a pod name ending in a number", "bad_pod_name"),
+    Check("name", lambda v: v["idf"] > MAX_EXACT_INT, lambda v: v["name"], f"a pod number <= {MAX_EXACT_INT}",
+          "job_id_out_of_range"),
+)
+_POD_CHECKS = (
+    Check("creation_time", lambda v: ~(np.isfinite(v["creation_time"]) & (v["creation_time"] >= 0)),
+          lambda v: v["df"]["creation_time"].to_numpy(), "a time >= 0 s", "submit_time_missing"),
+    *(Check(c, lambda v, c=c: v[c] > MAX_TIME_S, lambda v, c=c: v[c], _TIME_TEXT, "time_out_of_range")
+      for c in ("creation_time", "scheduled_time", "deletion_time")),
+    Check("gpu_milli", lambda v: ~((np.isfinite(v["num_gpu"]) & (v["num_gpu"] >= 0)) & (
+        np.isfinite(v["gpu_milli"]) & (v["gpu_milli"] >= 0) & (v["gpu_milli"] <= 1000))), _gpu_text,
+          "num_gpu >= 0 and gpu_milli in [0, 1000]", "bad_gpu_request"),
+    Check("num_gpu", lambda v: v["num_gpu"] > MAX_COUNT, lambda v: v["num_gpu"], f"at most {MAX_COUNT:.0f} GPUs",
+          "gpus_out_of_range"),
+    Check("cpu_milli", lambda v: (v["cpu_milli"] < 0) | (v["cpu_milli"] > 1000 * MAX_COUNT) | np.isinf(v["cpu_milli"]),
+          lambda v: v["cpu_milli"], f"milli-cores in [0, {1000 * MAX_COUNT:.0f}]", "bad_cpu_request"),
+)
+#: only a missing value means "never scheduled": 0 is the trace start, a valid time
+_SCHEDULE_CHECKS = (
+    Check("scheduled_time", lambda v: ~np.isfinite(v["scheduled_time"]), _column_text("scheduled_time"),
+          "a time >= 0 s (never scheduled: start NaN)", "never_scheduled", "flagged", fill=("start", np.nan)),
+    Check("scheduled_time", lambda v: np.isfinite(v["start"]) & (v["start"] < v["creation_time"]),
+          lambda v: v["scheduled_time"], "scheduled >= creation (start set to NaN)", "scheduled_before_creation",
+          "repaired", fill=("start", np.nan)),
+    Check("deletion_time", lambda v: ~np.isfinite(v["deletion_time"]) & np.isfinite(v["scheduled_time"]), "(empty)",
+          "a time (still running: end NaN)", "no_deletion_time", "flagged"),
+    Check("deletion_time", lambda v: np.isfinite(v["end"]) & np.isfinite(v["start"]) & (v["end"] < v["start"]),
+          lambda v: v["deletion_time"], "deletion >= scheduled (end set to NaN)", "deleted_before_scheduled",
+          "repaired", fill=("end", np.nan)),
+)
+_PHASE_CHECKS = (
+    Check("pod_phase", lambda v: v["unknown_phase"], lambda v: v["phase"], "Succeeded, Failed, Running or Pending",
+          "unknown_pod_phase", "repaired"),
+)
+
+
 def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_nodes: int | None = None,
                       strict: bool = False) -> LoadResult:
     """Read an Alibaba GPU-cluster pod list into the canonical job table (fields in the module docstring).
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         ``openb_pod_list_*.csv``, plain or gzip.
-    cores_per_node : int, optional
+    cores_per_node : int
         Accepted for a uniform interface; unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Accepted for a uniform interface (every pod needs 1 node).
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -116,11 +173,15 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     TraceError
         A required column is missing, zero pods, or a strict-mode violation; a bad node list (see
         :func:`read_alibaba_nodes`).
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``FileNotFoundError``: If ``path`` does not exist.
     """
     check_common_options(cores_per_node, max_nodes)
     p = Path(path)
@@ -169,76 +230,28 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
     df = pd.DataFrame(rows, columns=head, dtype=object) if rows else pd.DataFrame(columns=head, dtype=object)
     lines = np.asarray(line_no, dtype=np.int64)
     n = len(df)
-
-    def num(c: str) -> np.ndarray:
-        if c not in df:
-            return np.full(n, np.nan)
-        return pd.to_numeric(df[c].astype(str).str.strip().replace("", np.nan), errors="coerce").to_numpy(float)
-
+    v = read_text_fields(FrameColumns(df), _POD_FIELDS, n)
+    v["df"] = df
     name = df["name"].astype(str).str.strip()
     idnum = name.str.extract(r"(\d+)$")[0]
-    ok = idnum.notna().to_numpy().copy()
-    issues.add_mask(~ok, lines, None, "name", name.to_numpy(), "a pod name ending in a number", "rejected",
-                    "bad_pod_name")
-    idf = pd.to_numeric(idnum.str.slice(-20), errors="coerce").fillna(-1).to_numpy(float)
-    huge_id = ok & (idf > MAX_EXACT_INT)
-    issues.add_mask(huge_id, lines, None, "name", name.to_numpy(), f"a pod number <= {MAX_EXACT_INT}", "rejected",
-                    "job_id_out_of_range")
-    ok &= ~huge_id
-    jid = np.where(ok, idf, -1).astype(np.int64)
-    create, sched, delete = num("creation_time"), num("scheduled_time"), num("deletion_time")
-    bad_c = ok & ~(np.isfinite(create) & (create >= 0))
-    issues.add_mask(bad_c, lines, jid, "creation_time", df["creation_time"].to_numpy(), "a time >= 0 s",
-                    "rejected", "submit_time_missing")
-    ok &= ~bad_c
-    for name_t, t in (("creation_time", create), ("scheduled_time", sched), ("deletion_time", delete)):
-        huge_t = ok & (t > MAX_TIME_S)
-        issues.add_mask(huge_t, lines, jid, name_t, t, f"a time below {MAX_TIME_S:.0e} s (317 years)", "rejected",
-                        "time_out_of_range")
-        ok &= ~huge_t
-    ngpu, gmilli = num("num_gpu"), num("gpu_milli")
-    bad_g = ok & ~((np.isfinite(ngpu) & (ngpu >= 0)) & (np.isfinite(gmilli) & (gmilli >= 0) & (gmilli <= 1000)))
-    issues.add_mask(bad_g, lines, jid, "gpu_milli", [f"num_gpu={a}, gpu_milli={b}" for a, b in
-                                                      zip(df.get("num_gpu", [""] * n), df.get("gpu_milli", [""] * n))],
-                    "num_gpu >= 0 and gpu_milli in [0, 1000]", "rejected", "bad_gpu_request")
-    ok &= ~bad_g
-    huge_g = ok & (ngpu > MAX_COUNT)
-    issues.add_mask(huge_g, lines, jid, "num_gpu", ngpu, f"at most {MAX_COUNT:.0f} GPUs", "rejected",
-                    "gpus_out_of_range")
-    ok &= ~huge_g
-    cmilli = num("cpu_milli")
-    bad_cpu = ok & ((cmilli < 0) | (cmilli > 1000 * MAX_COUNT) | np.isinf(cmilli))
-    issues.add_mask(bad_cpu, lines, jid, "cpu_milli", cmilli, f"milli-cores in [0, {1000 * MAX_COUNT:.0f}]",
-                    "rejected", "bad_cpu_request")
-    ok &= ~bad_cpu
+    v.update(name=name.to_numpy(), has_number=idnum.notna().to_numpy(),
+             idf=pd.to_numeric(idnum.str.slice(-20), errors="coerce").fillna(-1).to_numpy(float))
+    ok = apply_checks(v, _NAME_CHECKS, np.ones(n, dtype=bool), lines, None, issues)
+    jid = np.where(ok, v["idf"], -1).astype(np.int64)
+    ok = apply_checks(v, _POD_CHECKS, ok, lines, jid, issues)
     idx = np.flatnonzero(ok)
     keep = reject_duplicates(jid[idx], lines[idx], issues, keep="first")
     ok[idx[~keep]] = False
-
-    # only a missing value means "never scheduled": 0 is the trace start, a valid time
-    not_sched = ok & ~np.isfinite(sched)
-    issues.add_mask(not_sched, lines, jid, "scheduled_time", df.get("scheduled_time", pd.Series([""] * n)).to_numpy(),
-                    "a time >= 0 s (never scheduled: start NaN)", "flagged", "never_scheduled")
-    start = np.where(not_sched, np.nan, sched)
-    early = ok & np.isfinite(start) & (start < create)
-    issues.add_mask(early, lines, jid, "scheduled_time", sched, "scheduled >= creation (start set to NaN)",
-                    "repaired", "scheduled_before_creation")
-    start[early] = np.nan
-    no_del = ok & ~np.isfinite(delete)
-    issues.add_mask(no_del & ~not_sched, lines, jid, "deletion_time", "(empty)", "a time (still running: end NaN)",
-                    "flagged", "no_deletion_time")
-    end = delete.copy()
-    before = ok & np.isfinite(end) & np.isfinite(start) & (end < start)
-    issues.add_mask(before, lines, jid, "deletion_time", delete, "deletion >= scheduled (end set to NaN)",
-                    "repaired", "deleted_before_scheduled")
-    end[before] = np.nan
+    v["start"], v["end"] = v["scheduled_time"].copy(), v["deletion_time"].copy()
+    apply_checks(v, _SCHEDULE_CHECKS, ok, lines, jid, issues)
+    start, end = v["start"], v["end"]
     end[~np.isfinite(start)] = np.nan
     runtime = end - start
     phase = df.get("pod_phase", pd.Series([""] * n)).astype(str).str.strip()
     status = phase.map(_PHASE)
-    unk = ok & status.isna().to_numpy()
-    issues.add_mask(unk, lines, jid, "pod_phase", phase.to_numpy(), "Succeeded, Failed, Running or Pending",
-                    "repaired", "unknown_pod_phase")
+    v.update(phase=phase.to_numpy(), unknown_phase=status.isna().to_numpy())
+    apply_checks(v, _PHASE_CHECKS, ok, lines, jid, issues)
+    ngpu, gmilli, cmilli, create = v["num_gpu"], v["gpu_milli"], v["cpu_milli"], v["creation_time"]
     gpus = ngpu * gmilli / 1000.0
     frac = ok & (gpus > 0) & (gpus != np.floor(gpus))
     if frac.any():
@@ -259,7 +272,7 @@ def read_alibaba_pods(path: str | os.PathLike[str], *, cores_per_node: int = 1, 
         "user": "", "account": "", "queue": df.get("qos", pd.Series([""] * n)).astype(str).to_numpy(),
         "status": status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8),
         "cpu_util": np.full(n, np.nan), "gpu_util": np.full(n, np.nan), MEASURED_POWER_COLUMN: np.full(n, np.nan),
-        "gpus": gpus, "cpus": cmilli / 1000.0, "memory_B": num("memory_mib") * 2.0**20,
+        "gpus": gpus, "cpus": cmilli / 1000.0, "memory_B": v["memory_mib"] * 2.0**20,
         "gpu_spec": spec, **extra,
         "trace_job_id": name.to_numpy(dtype=object), "state": phase.to_numpy(dtype=object), "source_line": lines,
     })[ok]
@@ -461,9 +474,9 @@ class AlibabaPodLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             Pod list CSV.
-        **options
+        **options : Any
             ``cores_per_node``, ``max_nodes``, ``strict``.
 
         Returns
@@ -471,9 +484,10 @@ class AlibabaPodLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            See :func:`read_alibaba_pods`.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: See :func:`read_alibaba_pods`.
         """
         return read_alibaba_pods(path, **options)

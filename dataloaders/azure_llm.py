@@ -19,11 +19,24 @@ import os
 from typing import Any, ClassVar
 
 
+from dataloaders.fields import RecordField, parse_record
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from dataloaders.request_csv import BaseRequestLoader, open_text, parse_datetimes
 
 __all__ = ["AzureLLMLoader", "parse_datetimes"]
 
+
+
+_TOKENS = "an integer in [1, 2**31]"
+#: the fields of an Azure record ((TIMESTAMP parsed?, row)), in the order they are checked (engine: dataloaders.fields)
+_FIELDS = (
+    RecordField("time", "TIMESTAMP", lambda rec: rec[0] or None, lambda ok: ok, "YYYY-MM-DD HH:MM:SS[.fffffff]",
+                "bad_timestamp", "s", found=lambda rec: rec[1][0]),
+    RecordField("prompt", "ContextTokens", lambda rec: rec[1][1], BaseRequestLoader._int_tokens, _TOKENS,
+                "bad_context_tokens", "tokens"),
+    RecordField("output", "GeneratedTokens", lambda rec: rec[1][2], BaseRequestLoader._int_tokens, _TOKENS,
+                "bad_generated_tokens", "tokens"),
+)
 
 
 class AzureLLMLoader(BaseRequestLoader):
@@ -36,16 +49,16 @@ class AzureLLMLoader(BaseRequestLoader):
 
     COLUMNS: ClassVar[tuple[str, str, str]] = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 
-    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **_: Any) -> LoadResult:
+    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **options: Any) -> LoadResult:
         """Read an Azure LLM inference trace.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The CSV (``.csv`` or ``.csv.gz``).
         strict : bool
             Raise on the first bad record instead of rejecting it.
-        **_
+        **options : Any
             Options meant for other loaders are ignored.
 
         Returns
@@ -58,8 +71,12 @@ class AzureLLMLoader(BaseRequestLoader):
         ------
         TraceError
             Wrong header (line 1), bad record in strict mode, or no request at all.
-        FileNotFoundError
-            If the file does not exist.
+
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``FileNotFoundError``: If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
         reader = None
@@ -85,23 +102,13 @@ class AzureLLMLoader(BaseRequestLoader):
         T, P, O, texts, L = [], [], [], [], []
         s0 = int(secs[ok][0]) if ok.any() else 0
         for k, (line, r) in enumerate(good):
-            if not ok[k]:
-                self._record(report, line, "TIMESTAMP", r[0], "YYYY-MM-DD HH:MM:SS[.fffffff]", "bad_timestamp",
-                             strict)
-                continue
-            p = self._int_tokens(r[1])
-            o = self._int_tokens(r[2])
-            if p is None:
-                self._record(report, line, "ContextTokens", r[1], "an integer in [1, 2**31]", "bad_context_tokens",
-                             strict)
-                continue
-            if o is None:
-                self._record(report, line, "GeneratedTokens", r[2], "an integer in [1, 2**31]", "bad_generated_tokens",
-                             strict)
+            v = parse_record((bool(ok[k]), r), _FIELDS, lambda field, found, expected, reason, line=line:
+                             self._record(report, line, field, found, expected, reason, strict))
+            if v is None:
                 continue
             T.append(float(secs[k] - s0) + float(fracs[k]))
-            P.append(p)
-            O.append(o)
+            P.append(v["prompt"])
+            O.append(v["output"])
             texts.append(r[0].strip())
             L.append(line)
         report.notes.append("TIMESTAMP has no time zone; read as UTC")

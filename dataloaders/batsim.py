@@ -44,6 +44,7 @@ import pandas as pd
 
 from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
 from dataloaders._common import check_common_options, count_or_zero, finish_load, read_text, reject_duplicates
+from dataloaders.fields import Check, apply_checks
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
@@ -67,19 +68,59 @@ def _num(x: Any) -> float:
     return float("nan")
 
 
+def _member_text(key: str) -> Any:
+    """A job member as text, per record (``"(absent)"`` when the job object lacks it)."""
+    return lambda v: [str(j.get(key, "(absent)")) for j in v["g"]]
+
+
+# ---- the workload's checks as data (engine: dataloaders.fields); values: the members read per job -------------
+_ID_CHECKS = (
+    Check("", lambda v: ~v["is_obj"], lambda v: [repr(j) for j in v["jobs"]], "a job object", "not_an_object"),
+    Check("id", lambda v: np.array([x is None for x in v["raw_id"]], dtype=bool), "(absent)", "a job id",
+          "job_id_missing"),
+    Check("id", lambda v: v["huge_id"], lambda v: v["id_text"], f"an integer <= {MAX_EXACT_INT}",
+          "job_id_out_of_range"),
+)
+_JOB_CHECKS = (
+    Check("id", lambda v: v["no_num"], lambda v: v["id_text"], "an integer or 'workload!integer' (new id from "
+          "{start_id})", "non_numeric_job_id", "repaired", hide_id=True),
+    Check("subtime", lambda v: ~(np.isfinite(v["subtime"]) & (v["subtime"] >= 0)), _member_text("subtime"),
+          "a time >= 0 s", "submit_time_missing"),
+    Check("subtime", lambda v: v["subtime"] > MAX_TIME_S, lambda v: v["subtime"],
+          f"a time below {MAX_TIME_S:.0e} s (317 years)", "time_out_of_range"),
+    Check("res", lambda v: ~(np.isfinite(v["res"]) & (v["res"] >= 1)), _member_text("res"), "an integer >= 1",
+          "nodes_missing"),
+    Check("res", lambda v: v["res"] > MAX_COUNT, lambda v: v["res"], f"an integer <= {MAX_COUNT:.0f} hosts",
+          "nodes_out_of_range"),
+    Check("res", lambda v: v["res"] != np.floor(v["res"]), lambda v: v["res"], "an integer (rounded up)",
+          "fractional_res", "repaired"),
+)
+_MACHINE_CHECKS = (
+    Check("res", lambda v: v["nodes"] > v["max_nodes"], lambda v: v["nodes"], "<= {max_nodes} hosts",
+          "larger_than_machine", when=lambda v: v["max_nodes"] is not None),
+)
+_WALLTIME_CHECKS = (
+    Check("walltime", lambda v: v["walltime"] == -1, lambda v: v["walltime"], "a time > 0 s (NaN kept)",
+          "walltime_missing", "flagged"),
+    Check("walltime", lambda v: ~((v["walltime"] > 0) & (v["walltime"] <= MAX_TIME_S)) & (v["walltime"] != -1),
+          lambda v: [str(j.get("walltime")) for j in v["g"]], f"a time in (0, {MAX_TIME_S:.0e}] s or -1 (set to NaN)",
+          "walltime_not_positive", "repaired"),
+)
+
+
 def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_nodes: int | None = None,
                 strict: bool = False) -> LoadResult:
     """Read a Batsim JSON workload into the canonical job table (fields in the module docstring).
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Workload JSON, plain or gzip.
-    cores_per_node : int, optional
+    cores_per_node : int
         Accepted for a uniform interface; unused (``res`` are hosts).
-    max_nodes : int, optional
+    max_nodes : int | None
         Machine size in nodes; default the file's ``nb_res``. Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -89,10 +130,14 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     TraceError
         Invalid JSON (line, column), no ``jobs`` list, zero jobs, or a strict-mode violation.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``FileNotFoundError``: If ``path`` does not exist.
     """
     check_common_options(cores_per_node, max_nodes)
     p = Path(path)
@@ -123,8 +168,6 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
     n = len(jobs)
     line = np.arange(1, n + 1, dtype=np.int64)
     is_obj = np.fromiter((isinstance(j, dict) for j in jobs), dtype=bool, count=n)
-    for k in np.flatnonzero(~is_obj):
-        issues.add(line[k], None, "", repr(jobs[k]), "a job object", "rejected", "not_an_object")
     g = [j if isinstance(j, dict) else {} for j in jobs]
     raw_id = [j.get("id") for j in g]
     sub = np.array([_num(j.get("subtime")) for j in g])
@@ -150,54 +193,20 @@ def read_batsim(path: str | os.PathLike[str], *, cores_per_node: int = 1, max_no
                 huge_id[k] = True
             else:
                 jid[k] = v
-    ok = is_obj.copy()
-    missing_id = ok & np.array([x is None for x in raw_id], dtype=bool)
-    issues.add_mask(missing_id, line, None, "id", "(absent)", "a job id", "rejected", "job_id_missing")
-    ok &= ~missing_id
-    huge_id &= ok
-    issues.add_mask(huge_id, line, None, "id", id_text, f"an integer <= {MAX_EXACT_INT}", "rejected",
-                    "job_id_out_of_range")
-    ok &= ~huge_id
+    v = {"jobs": jobs, "g": g, "is_obj": is_obj, "raw_id": raw_id, "id_text": id_text, "huge_id": huge_id,
+         "no_num": no_num, "subtime": sub, "walltime": wall, "res": res, "max_nodes": limit}
+    ok = apply_checks(v, _ID_CHECKS, np.ones(n, dtype=bool), line, None, issues)
     fix = ok & no_num
-    if fix.any():
-        start_id = int(jid.max()) + 1 if (jid >= 0).any() else 1
-        jid[fix] = start_id + np.arange(int(fix.sum()))
-        issues.add_mask(fix, line, None, "id", id_text, f"an integer or 'workload!integer' (new id from {start_id})",
-                        "repaired", "non_numeric_job_id")
-    bad_sub = ok & ~(np.isfinite(sub) & (sub >= 0))
-    issues.add_mask(bad_sub, line, jid, "subtime", [str(j.get("subtime", "(absent)")) for j in g],
-                    "a time >= 0 s", "rejected", "submit_time_missing")
-    ok &= ~bad_sub
-    huge_sub = ok & (sub > MAX_TIME_S)
-    issues.add_mask(huge_sub, line, jid, "subtime", sub, f"a time below {MAX_TIME_S:.0e} s (317 years)", "rejected",
-                    "time_out_of_range")
-    ok &= ~huge_sub
-    bad_res = ok & ~(np.isfinite(res) & (res >= 1))
-    issues.add_mask(bad_res, line, jid, "res", [str(j.get("res", "(absent)")) for j in g], "an integer >= 1",
-                    "rejected", "nodes_missing")
-    ok &= ~bad_res
-    huge_res = ok & (res > MAX_COUNT)
-    issues.add_mask(huge_res, line, jid, "res", res, f"an integer <= {MAX_COUNT:.0f} hosts", "rejected",
-                    "nodes_out_of_range")
-    ok &= ~huge_res
-    frac = ok & (res != np.floor(res))
-    issues.add_mask(frac, line, jid, "res", res, "an integer (rounded up)", "repaired", "fractional_res")
-    nodes = count_or_zero(np.where(ok, res, np.nan))
-    if limit is not None:
-        big = ok & (nodes > limit)
-        issues.add_mask(big, line, jid, "res", nodes, f"<= {limit} hosts", "rejected", "larger_than_machine")
-        ok &= ~big
+    v["start_id"] = int(jid.max()) + 1 if (jid >= 0).any() else 1
+    jid[fix] = v["start_id"] + np.arange(int(fix.sum()))
+    ok = apply_checks(v, _JOB_CHECKS, ok, line, jid, issues)
+    v["nodes"] = nodes = count_or_zero(np.where(ok, res, np.nan))
+    ok = apply_checks(v, _MACHINE_CHECKS, ok, line, jid, issues)
     # duplicates among the records still valid, first kept
     idx = np.flatnonzero(ok)
     keep_sub = reject_duplicates(jid[idx], line[idx], issues, keep="first")
     ok[idx[~keep_sub]] = False
-
-    absent_wall = ok & (wall == -1)
-    issues.add_mask(absent_wall & ok, line, jid, "walltime", wall, "a time > 0 s (NaN kept)", "flagged",
-                    "walltime_missing")
-    bad_wall = ok & ~((wall > 0) & (wall <= MAX_TIME_S)) & ~absent_wall
-    issues.add_mask(bad_wall, line, jid, "walltime", [str(j.get("walltime")) for j in g],
-                    f"a time in (0, {MAX_TIME_S:.0e}] s or -1 (set to NaN)", "repaired", "walltime_not_positive")
+    apply_checks(v, _WALLTIME_CHECKS, ok, line, jid, issues)
     wall = np.where((wall > 0) & (wall <= MAX_TIME_S), wall, np.nan)
 
     runtime = np.full(n, np.nan)
@@ -261,9 +270,9 @@ class BatsimLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             Workload file.
-        **options
+        **options : Any
             ``cores_per_node``, ``max_nodes``, ``strict``.
 
         Returns
@@ -271,9 +280,10 @@ class BatsimLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            See :func:`read_batsim`.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: See :func:`read_batsim`.
         """
         return read_batsim(path, **options)

@@ -101,11 +101,11 @@ def cache_key(path: str | os.PathLike[str], loader: str, options: dict[str, Any]
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Input file (a folder input, e.g. Lassen, hashes every file in it, sorted by name).
     loader : str
         Loader name.
-    options : dict
+    options : dict[str, Any]
         Loader options (JSON-serialisable; ``repr`` is used for others).
 
     Returns
@@ -146,10 +146,11 @@ def load_cached(key: str) -> LoadResult | None:
         Jobs (with their ``attrs``), report and profiles as stored; None when absent, or when the entry fails its
         content check (the entry is then removed).
 
-    Raises
-    ------
-    jobs.cachedirs.CacheTrustError
-        If the cache folder belongs to another user or others can write it.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``jobs.cachedirs.CacheTrustError``: If the cache folder belongs to another user or others can write it.
     """
     from jobs.cachedirs import CacheTrustError, check_cache_path, private_dir
 
@@ -200,8 +201,14 @@ def store_cached(key: str, result: LoadResult) -> Path:
     ------
     OSError
         If the cache folder cannot be written.
-    jobs.cachedirs.CacheTrustError
-        If the cache folder belongs to another user or others can write it.
+    BaseException
+        Whatever interrupts the write (the partial entry is removed, then the error re-raised).
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``jobs.cachedirs.CacheTrustError``: If the cache folder belongs to another user or others can write it.
     """
     from jobs.cachedirs import private_dir, write_entry
 

@@ -18,10 +18,39 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dataloaders.fields import RecordField, parse_record
 from dataloaders.report import LoadReport, LoadResult
 from dataloaders.request_csv import BaseRequestLoader, open_text
 
 __all__ = ["MooncakeLoader"]
+
+
+def _ms_to_s(x: Any) -> float | None:
+    """A number of milliseconds -> seconds; None unless finite."""
+    try:
+        t = float(x) * 1e-3
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return t if np.isfinite(t) else None
+
+
+def _block_ids(h: Any) -> tuple[int, ...] | None:
+    """A list of integers -> a tuple; None for anything else."""
+    return tuple(h) if isinstance(h, list) and all(isinstance(b, int) for b in h) else None
+
+
+_TOKENS = "an integer in [1, 2**31]"
+#: the fields of a Mooncake record, in the order they are checked (engine: dataloaders.fields)
+_FIELDS = (
+    RecordField("t", "timestamp", lambda r: r.get("timestamp"), _ms_to_s, "a number of milliseconds", "bad_timestamp",
+                "s"),
+    RecordField("prompt", "input_length", lambda r: r.get("input_length"), BaseRequestLoader._int_tokens, _TOKENS,
+                "bad_input_length", "tokens"),
+    RecordField("output", "output_length", lambda r: r.get("output_length"), BaseRequestLoader._int_tokens, _TOKENS,
+                "bad_output_length", "tokens"),
+    RecordField("prefix", "hash_ids", lambda r: r.get("hash_ids", []), _block_ids, "a list of integers",
+                "bad_hash_ids", "block ids"),
+)
 
 
 class MooncakeLoader(BaseRequestLoader):
@@ -31,16 +60,16 @@ class MooncakeLoader(BaseRequestLoader):
     description: ClassVar[str] = "Mooncake request trace JSONL (timestamp ms, input_length, output_length, hash_ids)"
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
-    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **_: Any) -> LoadResult:
+    def load(self, path: str | os.PathLike[str], *, strict: bool = False, **options: Any) -> LoadResult:
         """Read a Mooncake JSONL trace.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The ``.jsonl`` file (``.jsonl.gz`` allowed).
         strict : bool
             Raise on the first bad record instead of rejecting it.
-        **_
+        **options : Any
             Options meant for other loaders are ignored.
 
         Returns
@@ -48,12 +77,12 @@ class MooncakeLoader(BaseRequestLoader):
         LoadResult
             ``jobs`` holds the request table (:mod:`jobs.requests`) with ``prefix_block_ids`` from ``hash_ids``.
 
-        Raises
-        ------
-        TraceError
-            Bad record in strict mode, or no request at all.
-        FileNotFoundError
-            If the file does not exist.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: Bad record in strict mode, or no request at all.
+        - ``FileNotFoundError``: If the file does not exist.
         """
         report = LoadReport(source=str(path), loader=self.name)
         T, P, O, X, L = [], [], [], [], []
@@ -64,36 +93,18 @@ class MooncakeLoader(BaseRequestLoader):
                 report.records_read += 1
                 try:
                     rec = json.loads(text)
-                    if not isinstance(rec, dict):
-                        raise ValueError
                 except (ValueError, RecursionError):  # RecursionError: a line nested too deeply to parse
+                    rec = None
+                if not isinstance(rec, dict):
                     self._record(report, line, "", text.strip(), "a JSON object", "bad_json", strict)
                     continue
-                ts = rec.get("timestamp")
-                try:
-                    t = float(ts) * 1e-3
-                    if not np.isfinite(t):
-                        raise ValueError
-                except (TypeError, ValueError, OverflowError):
-                    self._record(report, line, "timestamp", ts, "a number of milliseconds", "bad_timestamp", strict)
+                v = parse_record(rec, _FIELDS, lambda field, found, expected, reason, line=line:
+                                 self._record(report, line, field, found, expected, reason, strict))
+                if v is None:
                     continue
-                p = self._int_tokens(rec.get("input_length"))
-                if p is None:
-                    self._record(report, line, "input_length", rec.get("input_length"), "an integer in [1, 2**31]",
-                                 "bad_input_length", strict)
-                    continue
-                o = self._int_tokens(rec.get("output_length"))
-                if o is None:
-                    self._record(report, line, "output_length", rec.get("output_length"), "an integer in [1, 2**31]",
-                                 "bad_output_length", strict)
-                    continue
-                h = rec.get("hash_ids", [])
-                if not isinstance(h, list) or not all(isinstance(b, int) for b in h):
-                    self._record(report, line, "hash_ids", h, "a list of integers", "bad_hash_ids", strict)
-                    continue
-                T.append(t)
-                P.append(p)
-                O.append(o)
-                X.append(tuple(h))
+                T.append(v["t"])
+                P.append(v["prompt"])
+                O.append(v["output"])
+                X.append(v["prefix"])
                 L.append(line)
         return self._finish(report, T, P, O, X, float("nan"), "", lines=L, strict=strict, time_field="timestamp")

@@ -23,6 +23,7 @@ import pandas as pd
 from dataloaders._common import MAX_COUNT, MAX_EXACT_INT, MAX_TIME_S, MEASURED_POWER_COLUMN, Issues
 from dataloaders._common import check_common_options, trace_bytes
 from dataloaders._common import _dst_fold0, count_or_zero, finish_load, reject_duplicates
+from dataloaders.fields import Check, apply_checks
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.memory import check_allocation
@@ -129,6 +130,31 @@ def _status_from_text(col: pd.Series, mapping: dict[str, int]) -> tuple[np.ndarr
     return st.fillna(-1).to_numpy(dtype=np.int8), st.isna().to_numpy()
 
 
+# ---- the checks every power dataset shares, as data (engine: dataloaders.fields) --------------------------------
+_JOB_CHECKS = (
+    Check("submit_time", lambda v: ~np.isfinite(v["submit"]), "(missing)", "a timestamp", "submit_time_missing"),
+    Check("nodes", lambda v: np.asarray(v["found"], dtype=float) > MAX_COUNT, lambda v: v["found"],
+          f"an integer <= {MAX_COUNT:.0f}", "nodes_out_of_range"),
+    Check("nodes", lambda v: ~(v["nodes"] >= 1), lambda v: v["found"], "an integer >= 1", "nodes_missing"),
+    Check("nodes", lambda v: v["nodes_found"] != np.floor(v["nodes_found"]), lambda v: v["nodes_found"],
+          "an integer (rounded up)", "fractional_nodes", "repaired", when=lambda v: v["nodes_found"] is not None),
+    Check("nodes", lambda v: v["nodes"] > v["max_nodes"], lambda v: v["nodes"], "<= {max_nodes} (max_nodes)",
+          "larger_than_machine", when=lambda v: v["max_nodes"] is not None),
+)
+_VALUE_CHECKS = (
+    Check("end_time", lambda v: v["rt_neg"], lambda v: v["end"] - v["start"], "end >= start (run time NaN)",
+          "end_before_start", "repaired"),
+    Check("run_time", lambda v: ~np.isfinite(v["rt"]) & ~v["rt_neg"], "(missing)", "a run time (NaN kept)",
+          "runtime_missing", "flagged"),
+    Check("time_limit", lambda v: np.isfinite(v["limit"]) & (v["limit"] <= 0), lambda v: v["limit"],
+          "> 0 (set to NaN)", "time_limit_not_positive", "repaired"),
+    Check("state", lambda v: v["bad_status"], "(unknown)", "a known job state (set to -1)", "unknown_state",
+          "repaired"),
+    Check(MEASURED_POWER_COLUMN, lambda v: np.isfinite(v["power"]) & (v["power"] < 0), lambda v: v["power"],
+          "power >= 0 W (set to NaN)", "negative_power", "repaired"),
+)
+
+
 def _finish_common(src: str, loader: str, df: pd.DataFrame, *, jid: np.ndarray, id_text: np.ndarray,
                    submit: np.ndarray, start: np.ndarray, end: np.ndarray, runtime: np.ndarray, limit: np.ndarray,
                    nodes: np.ndarray, status: np.ndarray, bad_status: np.ndarray, user: Any, account: Any, queue: Any,
@@ -144,47 +170,18 @@ def _finish_common(src: str, loader: str, df: pd.DataFrame, *, jid: np.ndarray, 
     n = len(df)
     line = np.arange(1, n + 1, dtype=np.int64)
     report.records_read = n
-    ok = np.ones(n, dtype=bool)
-    bad_sub = ~np.isfinite(submit)
-    issues.add_mask(bad_sub, line, jid, "submit_time", "(missing)", "a timestamp", "rejected", "submit_time_missing")
-    ok &= ~bad_sub
     found = nodes if nodes_found is None else nodes_found
-    huge_n = ok & (np.asarray(found, dtype=float) > MAX_COUNT)
-    issues.add_mask(huge_n, line, jid, "nodes", found, f"an integer <= {MAX_COUNT:.0f}", "rejected",
-                    "nodes_out_of_range")
-    ok &= ~huge_n
-    bad_n = ok & ~(nodes >= 1)
-    issues.add_mask(bad_n, line, jid, "nodes", found, "an integer >= 1", "rejected", "nodes_missing")
-    ok &= ~bad_n
-    if nodes_found is not None:
-        frac = ok & (nodes_found != np.floor(nodes_found))
-        issues.add_mask(frac, line, jid, "nodes", nodes_found, "an integer (rounded up)", "repaired",
-                        "fractional_nodes")
-    if max_nodes is not None:
-        big = ok & (nodes > max_nodes)
-        issues.add_mask(big, line, jid, "nodes", nodes, f"<= {max_nodes} (max_nodes)", "rejected",
-                        "larger_than_machine")
-        ok &= ~big
+    v = {"submit": submit, "nodes": nodes, "nodes_found": nodes_found, "found": found, "max_nodes": max_nodes,
+         "limit": limit, "bad_status": bad_status, "power": power}
+    ok = apply_checks(v, _JOB_CHECKS, np.ones(n, dtype=bool), line, jid, issues)
     idx = np.flatnonzero(ok)
     keep = reject_duplicates(jid[idx], line[idx], issues, keep="first")
     ok[idx[~keep]] = False
     rt = np.where(np.isfinite(runtime) & (runtime >= 0), runtime, end - start)
-    neg = ok & (rt < 0)
-    issues.add_mask(neg, line, jid, "end_time", end - start, "end >= start (run time NaN)", "repaired",
-                    "end_before_start")
+    v.update(rt=rt, rt_neg=rt < 0, start=start, end=end)
+    apply_checks(v, _VALUE_CHECKS, ok, line, jid, issues)
     rt[rt < 0] = np.nan
-    miss_rt = ok & ~np.isfinite(rt)
-    issues.add_mask(miss_rt & ~neg, line, jid, "run_time", "(missing)", "a run time (NaN kept)", "flagged",
-                    "runtime_missing")
-    bad_lim = ok & np.isfinite(limit) & (limit <= 0)
-    issues.add_mask(bad_lim, line, jid, "time_limit", limit, "> 0 (set to NaN)", "repaired",
-                    "time_limit_not_positive")
     limit = np.where(limit > 0, limit, np.nan)
-    issues.add_mask(ok & bad_status, line, jid, "state", "(unknown)", "a known job state (set to -1)", "repaired",
-                    "unknown_state")
-    bad_p = ok & np.isfinite(power) & (power < 0)
-    issues.add_mask(bad_p, line, jid, MEASURED_POWER_COLUMN, power, "power >= 0 W (set to NaN)", "repaired",
-                    "negative_power")
     power = np.where(power >= 0, power, np.nan)
     if ok.any():
         origin = float(np.nanmin(submit[ok]))
@@ -269,17 +266,17 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         ``job_table.parquet`` (or a CSV with the same columns, arrays then unavailable).
-    timezone : str, optional
+    timezone : str
         Zone of naive timestamps, default ``"Europe/Rome"`` (CINECA, Bologna).
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused (the table gives nodes).
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
-    profiles : bool, optional
+    profiles : bool
         Build the ``profiles`` side table (default True).
 
     Returns
@@ -288,10 +285,11 @@ def read_pm100(path: str | os.PathLike[str], *, timezone: str = "Europe/Rome", c
         ``measured_node_power_W`` = mean of the series / ``num_nodes_alloc`` [W]; ``profiles`` rows
         (job_id, t_offset_s = 20 k s, node_power_W = sample / num_nodes_alloc).
 
-    Raises
-    ------
-    TraceError
-        Unreadable file, missing columns, zero jobs, strict-mode violation.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: Unreadable file, missing columns, zero jobs, strict-mode violation.
 
     References
     ----------
@@ -354,18 +352,18 @@ def read_fugaku(path: str | os.PathLike[str], *, timezone: str = "Asia/Tokyo", a
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         F-DATA parquet (or CSV with the same columns).
-    timezone : str, optional
+    timezone : str
         Zone of naive timestamps, default ``"Asia/Tokyo"`` (RIKEN R-CCS, Kobe).
-    avgpcon_per_node : bool, optional
+    avgpcon_per_node : bool
         False (default): ``avgpcon`` is the job's total average power and is divided by the node count. True: it
         is already per node. The dataset's description does not settle this; check against ``econ`` for your copy.
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -426,15 +424,15 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Adastra parquet (or CSV, arrays then unavailable).
-    timezone : str, optional
+    timezone : str
         Zone of naive timestamps, default ``"Europe/Paris"`` (CINES, Montpellier).
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -442,10 +440,11 @@ def read_adastra(path: str | os.PathLike[str], *, timezone: str = "Europe/Paris"
     LoadResult
         ``measured_node_power_W`` as above; ``profiles`` None.
 
-    Raises
-    ------
-    TraceError
-        Unreadable file, missing columns, zero jobs, strict-mode violation.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: Unreadable file, missing columns, zero jobs, strict-mode violation.
 
     References
     ----------
@@ -493,15 +492,15 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The dataset folder, or the allocation CSV itself (the node CSV is then looked for beside it).
-    timezone : str, optional
+    timezone : str
         Zone of the text times, default ``"America/Los_Angeles"`` (LLNL, Livermore).
-    cores_per_node : int, optional
+    cores_per_node : int
         Unused.
-    max_nodes : int, optional
+    max_nodes : int | None
         Larger jobs are rejected.
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -513,8 +512,14 @@ def read_lassen(path: str | os.PathLike[str], *, timezone: str = "America/Los_An
 
     Raises
     ------
-    TraceError
-        Missing file or columns, zero jobs, strict-mode violation.
+    FileNotFoundError
+        If the allocation table does not exist.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: Missing columns, zero jobs, strict-mode violation.
 
     References
     ----------

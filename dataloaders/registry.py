@@ -19,7 +19,7 @@ import io
 import os
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from dataloaders.cache import cache_key, load_cached, store_cached
 from dataloaders.report import LoadResult
@@ -96,9 +96,9 @@ class BaseLoader(abc.ABC):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The trace file (compressed or not, as the loader supports).
-        **options
+        **options : Any
             Loader-specific options; every loader accepts ``strict: bool``.
 
         Returns
@@ -106,10 +106,12 @@ class BaseLoader(abc.ABC):
         LoadResult
             The canonical job table and the load report.
 
-        Raises
-        ------
-        dataloaders.report.TraceError
-            If the trace yields zero jobs, or (``strict=True``) a record would be repaired or rejected.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``dataloaders.report.TraceError``: If the trace yields zero jobs, or (``strict=True``) a record would
+          be repaired or rejected.
         """
 
 
@@ -165,9 +167,9 @@ def register_loader(cls: type[BaseLoader], *, replace: bool = False) -> type[Bas
 
     Parameters
     ----------
-    cls : type
+    cls : type[BaseLoader]
         A :class:`BaseLoader` subclass with a non-empty ``name``.
-    replace : bool, optional
+    replace : bool
         Allow replacing a loader of the same name (default False).
 
     Returns
@@ -192,8 +194,22 @@ def register_loader(cls: type[BaseLoader], *, replace: bool = False) -> type[Bas
     return cls
 
 
-def _unknown(name: str, known: dict[str, Any]) -> ValueError:
-    return ValueError(f"unknown trace format {name!r}; known loaders: {', '.join(sorted(known)) or '(none)'}")
+def _unknown(name: str, known: dict[str, Any]) -> NoReturn:
+    """Raise the error of an unknown loader name.
+
+    Parameters
+    ----------
+    name : str
+        The name asked for.
+    known : dict[str, Any]
+        The registered names.
+
+    Raises
+    ------
+    ValueError
+        Always; the message lists the known names.
+    """
+    raise ValueError(f"unknown trace format {name!r}; known loaders: {', '.join(sorted(known)) or '(none)'}")
 
 
 def get_loader(name: str) -> BaseLoader:
@@ -209,17 +225,17 @@ def get_loader(name: str) -> BaseLoader:
     BaseLoader
         A new loader instance.
 
-    Raises
-    ------
-    ValueError
-        If no loader has that name; the message lists the known names.
-    TypeError
-        If the registered object is not a BaseLoader subclass.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``ValueError``: If no loader has that name; the message lists the known names.
+    - ``TypeError``: If the registered object is not a BaseLoader subclass.
     """
     targets = _targets()
     key = name.lower()
     if key not in targets:
-        raise _unknown(name, targets)
+        _unknown(name, targets)
     return _resolve(key, targets[key])()
 
 
@@ -249,7 +265,7 @@ def guess_format(path: str | os.PathLike[str]) -> str:
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         Trace file name; a trailing ``.gz`` is ignored (``x.swf.gz`` -> ``swf``).
 
     Returns
@@ -298,6 +314,18 @@ def guess_format(path: str | os.PathLike[str]) -> str:
 def _guess_csv(path: Path, headers: dict[str, tuple[str, ...]]) -> str:
     """The loader whose required header columns the CSV's first line contains (the most specific one wins).
 
+    Parameters
+    ----------
+    path : Path
+        The CSV file.
+    headers : dict[str, tuple[str, ...]]
+        Loader name -> the header columns it needs (empty: the loader does not claim CSV headers).
+
+    Returns
+    -------
+    str
+        The loader name.
+
     Raises
     ------
     ValueError
@@ -334,14 +362,14 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None, *, cache
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The trace file.
-    format : str, optional
+    format : str | None
         Loader name; guessed with :func:`guess_format` when None.
-    cache : bool, optional
+    cache : bool
         Use the parsed-trace cache (:mod:`dataloaders.cache`, keyed by the input's sha256, the loader version and
         the options); default False. A strict load that would raise is never cached.
-    **options
+    **options : Any
         Passed to the loader's ``load`` (e.g. ``cores_per_node``, ``max_nodes``, ``strict`` for SWF).
 
     Returns
@@ -351,12 +379,15 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None, *, cache
 
     Raises
     ------
-    ValueError
-        If the format is unknown or cannot be guessed (message lists the known loaders).
-    dataloaders.report.TraceError
-        From the loader: zero jobs, unreadable file, or a strict-mode violation.
     FileNotFoundError
         If ``path`` does not exist.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``ValueError``: If the format is unknown or cannot be guessed (message lists the known loaders).
+    - ``dataloaders.report.TraceError``: From the loader: zero jobs, unreadable file, or a strict-mode violation.
     """
     name = format if format is not None else guess_format(path)
     loader = get_loader(name)

@@ -50,14 +50,15 @@ class TraceError(ValueError):
         The trace file.
     message : str
         What is wrong.
-    line : int or None, optional
-        1-based line number in the (decompressed) file, None when the problem concerns the whole file.
-    field : str, optional
-        Field name (e.g. ``"run_time"``), ``""`` when not about one field.
-    expected : str, optional
-        What a valid value looks like.
-    found : str, optional
-        What the file holds.
+    line : int | None
+        1-based line number in the (decompressed) file, None (the default) when the problem concerns the whole
+        file.
+    field : str
+        Field name (e.g. ``"run_time"``), ``""`` (the default) when not about one field.
+    expected : str
+        What a valid value looks like (default ``""``).
+    found : str
+        What the file holds (default ``""``).
 
     Attributes
     ----------
@@ -308,7 +309,7 @@ class LoadReport:
 
         Parameters
         ----------
-        max_examples : int, optional
+        max_examples : int
             Examples (with line numbers) shown per (action, reason), default 3.
 
         Returns

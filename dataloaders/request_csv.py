@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import MAX_TIME_S, read_bytes
+from dataloaders.fields import RecordField, parse_record
 from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult, TraceError
 from dataloaders.swf import EPOCH_THRESHOLD_S
@@ -47,9 +48,9 @@ def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) ->
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         The trace file.
-    report : LoadReport, optional
+    report : LoadReport | None
         Gets a note when the Latin-1 fallback is used.
 
     Returns
@@ -61,8 +62,12 @@ def open_text(path: str | os.PathLike[str], report: LoadReport | None = None) ->
     ------
     FileNotFoundError
         If ``path`` does not exist.
-    TraceError
-        If the gzip stream is corrupt.
+
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``TraceError``: If the gzip stream is corrupt.
     """
     p = Path(path)
     if not p.is_file():
@@ -82,8 +87,8 @@ def parse_datetimes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
     Parameters
     ----------
-    texts : list of str, length n
-        E.g. ``"2023-11-16 18:15:46.6805900"``.
+    texts : list[str]
+        List of str, length n: E.g. ``"2023-11-16 18:15:46.6805900"``.
 
     Returns
     -------
@@ -161,18 +166,22 @@ class BaseRequestLoader(BaseLoader):
         ----------
         report : LoadReport
             The load's report (issues and counts updated here).
-        t_s : list of float, length n
-            Arrival times [s] relative to ``origin_unix_s`` (or the trace's own clock when it is NaN).
-        prompt, output : list of int, length n
-            Token counts (each in [1, 2**31]).
-        prefix : list of tuple of int, length n, or None
-            Prompt block ids.
+        t_s : list[float]
+            List of float, length n: Arrival times [s] relative to ``origin_unix_s`` (or the trace's own clock when it
+            is NaN).
+        prompt : list[int]
+            Length n: prompt token counts (each in [1, 2**31]).
+        output : list[int]
+            Length n: output token counts (each in [1, 2**31]).
+        prefix : list[tuple[int, ...]] | None
+            List of tuple of int, length n, or None: Prompt block ids.
         origin_unix_s : float
             Unix time of the trace's time 0, NaN when the trace has no absolute time.
-        origin_text : str or list of str
-            How the first arrival is written in the file (one text per request, or one for the first).
-        lines : list of int, length n, optional
-            Line of each request, for rejections.
+        origin_text : str | list[str]
+            Str or list of str: How the first arrival is written in the file (one text per request, or one for the
+            first).
+        lines : list[int] | None
+            List of int, length n: Line of each request, for rejections.
         strict : bool
             Raise :class:`TraceError` for the first rejection.
         time_field : str
@@ -248,6 +257,52 @@ class BaseRequestLoader(BaseLoader):
         return LoadResult(df, report)
 
 
+def _block_list(text: str) -> tuple[int, ...] | None:
+    """``"1 2 3"`` or ``"1;2;3"`` -> block ids; None when a token is not an integer."""
+    try:
+        return tuple(int(b) for b in text.replace(";", " ").split())
+    except ValueError:
+        return None
+
+
+def _request_fields(idx: dict[str, int], arrival: str, prompt: str, output: str, prefix: str, time_unit: str
+                    ) -> tuple[RecordField, ...]:
+    """The fields of a request CSV row ((arrival time [s] or NaN, row)), named by the column mapping.
+
+    Parameters
+    ----------
+    idx : dict[str, int]
+        Role (``arrival``, ``prompt``, ``output``, ``prefix``) -> column index.
+    arrival : str
+        Column name of the arrival time (the report's field name).
+    prompt : str
+        Column name of the prompt tokens.
+    output : str
+        Column name of the output tokens.
+    prefix : str
+        Column name of the prompt block ids, ``""`` for none.
+    time_unit : str
+        Unit of the arrival column (in the report's expected text).
+
+    Returns
+    -------
+    tuple of RecordField
+        In the order they are checked (engine: :func:`dataloaders.fields.parse_record`).
+    """
+    fields = [
+        RecordField("time", arrival, lambda rec: rec[0], lambda t: t if np.isfinite(t) else None,
+                    f"a time ({time_unit})", "bad_time", "s", found=lambda rec: rec[1][idx["arrival"]]),
+        RecordField("prompt", prompt, lambda rec: rec[1][idx["prompt"]], BaseRequestLoader._int_tokens,
+                    "an integer in [1, 2**31]", "bad_prompt_tokens", "tokens"),
+        RecordField("output", output, lambda rec: rec[1][idx["output"]], BaseRequestLoader._int_tokens,
+                    "an integer in [1, 2**31]", "bad_output_tokens", "tokens"),
+    ]
+    if prefix:
+        fields.append(RecordField("prefix", prefix, lambda rec: rec[1][idx["prefix"]], _block_list,
+                                  "integers separated by spaces or ';'", "bad_prefix_ids", "block ids"))
+    return tuple(fields)
+
+
 class RequestCSVLoader(BaseRequestLoader):
     """Generic request CSV with a column mapping (header row required).
 
@@ -263,24 +318,28 @@ class RequestCSVLoader(BaseRequestLoader):
 
     def load(self, path: str | os.PathLike[str], *, arrival: str = "", prompt: str = "", output: str = "",
              prefix: str = "", time_unit: str = "s", delimiter: str = ",", strict: bool = False,
-             **_: Any) -> LoadResult:
+             **options: Any) -> LoadResult:
         """Read a request CSV.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             The CSV file (``.gz`` allowed).
-        arrival, prompt, output : str
-            Column names of the arrival time, prompt tokens and output tokens.
-        prefix : str, optional
+        arrival : str
+            Column name of the arrival time.
+        prompt : str
+            Column name of the prompt tokens.
+        output : str
+            Column name of the output tokens.
+        prefix : str
             Column of prompt block ids (``"1 2 3"`` or ``"1;2;3"``), '' for none.
-        time_unit : {"s", "ms", "us", "ns", "datetime"}
-            Unit of the arrival column.
+        time_unit : str
+            One of {"s", "ms", "us", "ns", "datetime"}: Unit of the arrival column.
         delimiter : str
             Field separator.
         strict : bool
             Raise on the first bad record instead of rejecting it.
-        **_
+        **options : Any
             Options meant for other loaders (e.g. ``max_nodes``) are ignored.
 
         Returns
@@ -292,8 +351,12 @@ class RequestCSVLoader(BaseRequestLoader):
         ------
         TraceError
             Missing mapping or column (line 1), bad record in strict mode, or no request at all.
-        FileNotFoundError
-            If the file does not exist.
+
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``FileNotFoundError``: If the file does not exist.
         """
         if not (arrival and prompt and output):
             raise TraceError(str(path), "the request_csv loader needs the column mapping options arrival=, "
@@ -347,33 +410,16 @@ class RequestCSVLoader(BaseRequestLoader):
                     t_vals.append(float("nan"))
             origin = float("nan")
         T, P, O, X, L = [], [], [], [], []
+        fields = _request_fields(idx, arrival, prompt, output, prefix, time_unit)
         for (line, r), tv in zip(keep_rows, t_vals):
-            if not np.isfinite(tv):
-                self._record(report, line, arrival, r[idx["arrival"]], f"a time ({time_unit})", "bad_time", strict)
+            v = parse_record((tv, r), fields, lambda field, found, expected, reason, line=line:
+                             self._record(report, line, field, found, expected, reason, strict))
+            if v is None:
                 continue
-            p = self._int_tokens(r[idx["prompt"]])
-            o = self._int_tokens(r[idx["output"]])
-            if p is None:
-                self._record(report, line, prompt, r[idx["prompt"]], "an integer in [1, 2**31]", "bad_prompt_tokens",
-                             strict)
-                continue
-            if o is None:
-                self._record(report, line, output, r[idx["output"]], "an integer in [1, 2**31]", "bad_output_tokens",
-                             strict)
-                continue
-            pre: tuple[int, ...] = ()
-            if prefix:
-                txt = r[idx["prefix"]].replace(";", " ").split()
-                try:
-                    pre = tuple(int(b) for b in txt)
-                except ValueError:
-                    self._record(report, line, prefix, r[idx["prefix"]], "integers separated by spaces or ';'",
-                                 "bad_prefix_ids", strict)
-                    continue
             T.append(tv)
-            P.append(p)
-            O.append(o)
-            X.append(pre)
+            P.append(v["prompt"])
+            O.append(v["output"])
+            X.append(v.get("prefix", ()))
             L.append(line)
         return self._finish(report, T, P, O, X, origin, "(first valid row)", lines=L, strict=strict,
                             time_field=arrival)

@@ -70,6 +70,7 @@ from dataloaders._common import (
     read_bytes,
     reject_duplicates,
 )
+from dataloaders.fields import Check, TextField, apply_checks, read_text_fields
 from dataloaders.registry import BaseLoader
 from dataloaders.report import LoadReport, LoadResult, TraceError
 from jobs.table import JobStatus
@@ -96,7 +97,7 @@ def parse_slurm_duration(text: str, *, bare_unit_s: float = 60.0) -> float:
     ----------
     text : str
         ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; seconds may carry a fraction (``05:03.250``).
-    bare_unit_s : float, optional
+    bare_unit_s : float
         Unit of a lone number (Slurm time limits: minutes, 60 s, the default).
 
     Returns
@@ -240,10 +241,11 @@ def expand_hostlist(text: str) -> list[str]:
     list of str
         Host names in order, zero padding kept (``nid001 ... nid004, nid007, login1``).
 
-    Raises
-    ------
-    ValueError
-        Unbalanced brackets, a non-numeric or descending range.
+    Notes
+    -----
+    Raised by the functions it calls, not by its own body:
+
+    - ``ValueError``: Unbalanced brackets, a non-numeric or descending range.
     """
     t = text.strip()
     if not t or t.lower().startswith("none"):
@@ -633,9 +635,15 @@ def _check_header(header: list[str], src: str, line: int, delimiter: str) -> Non
 def _normalise_header(header: list[str]) -> tuple[list[str], bool, int]:
     """Strip the column names; drop the empty name a trailing delimiter makes (``sacct -p``).
 
+    Parameters
+    ----------
+    header : list[str]
+        The column names as the header line (or ``columns=``) gives them.
+
     Returns
     -------
     header : list of str
+        The stripped names, without the trailing empty one.
     trailing : bool
         Whether every line ends with the delimiter.
     n_sep : int
@@ -646,6 +654,72 @@ def _normalise_header(header: list[str]) -> tuple[list[str], bool, int]:
     if trailing:
         header = header[:-1]
     return header, trailing, len(header) - 1 + (1 if trailing else 0)
+
+
+# ---- the sacct fields and checks as data (engine: dataloaders.fields) -------------------------------------------
+
+
+def _number(text: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Plain numbers: (float values, mask of non-empty texts that are not numbers)."""
+    vals = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+    return vals, np.isnan(vals) & text.ne("").to_numpy()
+
+
+def _seconds(bare_unit_s: float) -> Any:
+    """Parser of Slurm durations whose lone number is ``bare_unit_s`` seconds (see :func:`parse_slurm_duration`)."""
+    return lambda text, column: _durations(text, bare_unit_s=bare_unit_s)
+
+
+def _elapsed(text: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """``ElapsedRaw`` is a number of seconds; ``Elapsed`` is ``[D-]HH:MM:SS``."""
+    return _number(text, column) if column.lower() == "elapsedraw" else _durations(text, bare_unit_s=1.0)
+
+
+def _joule(text: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """``ConsumedEnergyRaw`` in J; ``ConsumedEnergy`` with K/M/G/T suffixes; unparsable -> NaN (not reported)."""
+    return _energy_joule(text, column.lower() == "consumedenergyraw"), np.zeros(len(text), dtype=bool)
+
+
+#: name, sacct columns tried in order, unit of the parsed value, parser
+_ENERGY_FIELD = TextField("energy", ("ConsumedEnergyRaw", "ConsumedEnergy"), "J", _joule)
+_NNODES_FIELD = TextField("nnodes", ("NNodes",), "-", _number)
+_ELAPSED_FIELD = TextField("elapsed", ("ElapsedRaw", "Elapsed"), "s", _elapsed)
+_TIMELIMIT_FIELD = TextField("timelimit", ("TimelimitRaw", "Timelimit"), "s", _seconds(60.0))
+_CPU_FIELDS = (TextField("total_cpu", ("TotalCPU",), "s", _seconds(1.0)), TextField("ncpus", ("NCPUS",), "-", _number))
+
+_STATE_EXPECTED = "a Slurm job state (COMPLETED, CANCELLED, FAILED, TIMEOUT, ...; set to unknown)"
+_SUBMIT_CHECKS = (
+    Check("Submit", lambda v: np.isnan(v["submit"]), lambda v: v["submit_text"],
+          "a local ISO time YYYY-MM-DDTHH:MM:SS ({timezone}) or Unix seconds", "submit_time_missing"),
+)
+_NODE_CHECKS = (
+    Check("NNodes", lambda v: v["nodes"] == 0, lambda v: v["nnodes_text"] if v["nnodes_text"] is not None
+          else "(no column)", f"NNodes in [1, {MAX_COUNT:.0f}] or a non-empty NodeList", "nodes_missing"),
+    Check("NNodes", lambda v: v["nodes"] > v["max_nodes"], lambda v: v["nodes"], "<= {max_nodes} nodes (max_nodes)",
+          "larger_than_machine", when=lambda v: v["max_nodes"] is not None),
+)
+_ELAPSED_CHECKS = (
+    Check("Elapsed", lambda v: v["elapsed_bad"], lambda v: v["elapsed_text"], "[D-]HH:MM:SS (set to NaN)",
+          "bad_elapsed", "repaired", when=lambda v: v["elapsed_text"] is not None),
+)
+_RUNTIME_CHECKS = (
+    Check("End", lambda v: v["runtime"] < 0, lambda v: v["end"] - v["start"], "End >= Start (run time set to NaN)",
+          "end_before_start", "repaired"),
+)
+_TIMELIMIT_CHECKS = (
+    Check("Timelimit", lambda v: v["timelimit_bad"], lambda v: v["timelimit_text"],
+          "Slurm time (M, H:M:S, D-H:M:S) or UNLIMITED (set to NaN)", "bad_timelimit", "repaired",
+          when=lambda v: v["timelimit_text"] is not None),
+    Check("Timelimit", lambda v: v["timelimit"] <= 0, lambda v: v["timelimit"], "a limit > 0 (set to NaN)",
+          "timelimit_not_positive", "repaired"),
+)
+_STATE_CHECKS = (
+    Check("State", lambda v: v["unknown"], lambda v: v["state_text"], _STATE_EXPECTED, "unknown_state", "repaired"),
+)
+_CPU_CHECKS = (
+    Check("TotalCPU", lambda v: v["cpu_ok"] & (v["cpu_util"] > 1.0 + 1e-9), lambda v: v["total_cpu_text"],
+          "<= NCPUS x Elapsed (cpu_util clipped to 1)", "cpu_util_clipped", "repaired"),
+)
 
 
 def read_sacct(
@@ -662,22 +736,22 @@ def read_sacct(
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         sacct output, plain or gzip.
-    timezone : str, optional
+    timezone : str
         IANA zone of the Submit/Start/End local times (sacct prints the local time of the machine that ran
         it), default ``"UTC"``. DST: a repeated (autumn) local time is read as its first occurrence and a skipped
         (spring) one is moved forward by the gap, as ``fold=0`` (PEP 495); both are repaired and reported
         (``dst_ambiguous_time``, ``dst_nonexistent_time``). ``hpctwin run --timezone`` / ``trace.timezone``.
-    columns : list of str, optional
-        Column names for output without a header line (``sacct --noheader``).
-    delimiter : str, optional
+    columns : list[str] | None
+        List of str: Column names for output without a header line (``sacct --noheader``).
+    delimiter : str
         Field separator (``sacct --delimiter``), default ``"|"``.
-    cores_per_node : int, optional
+    cores_per_node : int
         Accepted for a uniform loader interface; unused (sacct gives nodes).
-    max_nodes : int, optional
+    max_nodes : int | None
         Machine size in nodes; larger jobs are rejected (``larger_than_machine``).
-    strict : bool, optional
+    strict : bool
         Raise for the first repaired or rejected record.
 
     Returns
@@ -866,12 +940,8 @@ def _fold_steps_and_ids(c: _Columns, src: str, issues: Issues, report: LoadRepor
 
 
 def _energy(c: _Columns) -> np.ndarray:
-    """Energy of every record [J]: ConsumedEnergyRaw, else ConsumedEnergy (K/M/G suffixes); NaN when absent."""
-    if c.has("ConsumedEnergyRaw"):
-        return _energy_joule(c.get("ConsumedEnergyRaw"), True)
-    if c.has("ConsumedEnergy"):
-        return _energy_joule(c.get("ConsumedEnergy"), False)
-    return np.full(len(c.raw), np.nan)
+    """Energy of every record [J]: the :data:`_ENERGY_FIELD` row of the field table; NaN when absent."""
+    return read_text_fields(c, (_ENERGY_FIELD,), len(c.raw))["energy"]
 
 
 def _job_ids(base: pd.Series, key: np.ndarray, canonical: bool, lines: np.ndarray, issues: Issues) -> np.ndarray:
@@ -898,41 +968,31 @@ def _times(c: _Columns, timezone: str, lines: np.ndarray, jid: np.ndarray, issue
     """(submit, start, end) [Unix s] and the mask of records with a submit time (a missing one is rejected)."""
     n_jobs = len(jid)
     submit = local_times_to_epoch(c.raw_text("Submit"), timezone, "Submit", lines, jid, issues)
-    no_submit = np.isnan(submit)
     # a bad time was already reported as 'repaired'; a missing submit makes the record unusable
     issues.items = [i for i in issues.items if not (i.field == "Submit" and i.reason == "bad_time")]
-    issues.add_mask(no_submit, lines, jid, "Submit", c.raw_text("Submit"),
-                    f"a local ISO time YYYY-MM-DDTHH:MM:SS ({timezone}) or Unix seconds", "rejected",
-                    "submit_time_missing")
+    ok = apply_checks({"submit": submit, "submit_text": c.raw_text("Submit"), "timezone": timezone}, _SUBMIT_CHECKS,
+                      np.ones(n_jobs, dtype=bool), lines, jid, issues)
     start, end = (local_times_to_epoch(c.raw_text(name), timezone, name, lines, jid, issues) if c.has(name)
                   else np.full(n_jobs, np.nan) for name in ("Start", "End"))
-    return submit, start, end, ~no_submit
+    return submit, start, end, ok
 
 
 def _node_counts(c: _Columns, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray, issues: Issues,
                  report: LoadReport, max_nodes: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Nodes from NNodes, else counted from NodeList; (nodes, node list text, ok minus the rejected records)."""
     n_jobs = len(jid)
-    nn = c.get("NNodes")
+    v = read_text_fields(c, (_NNODES_FIELD,), n_jobs)
+    nn_num = v["nnodes"]
     nodes = np.zeros(n_jobs, dtype=np.int64)
-    if nn is not None:
-        nn_num = pd.to_numeric(nn, errors="coerce").to_numpy()
-        good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num)) & (nn_num <= MAX_COUNT)
-        nodes[good_nn] = nn_num[good_nn].astype(np.int64)
+    good_nn = np.isfinite(nn_num) & (nn_num >= 1) & (nn_num == np.floor(nn_num)) & (nn_num <= MAX_COUNT)
+    nodes[good_nn] = nn_num[good_nn].astype(np.int64)
     nl_col = c.get("NodeList")
     node_list = np.full(n_jobs, "", dtype=object)
     if nl_col is not None:
         node_list = _shared_objects(nl_col)
         _count_node_lists(node_list, nodes, ok & (nodes < 1), lines, jid, issues, report)
-    bad_nodes = ok & (nodes == 0)
-    issues.add_mask(bad_nodes, lines, jid, "NNodes", nn if nn is not None else "(no column)",
-                    f"NNodes in [1, {MAX_COUNT:.0f}] or a non-empty NodeList", "rejected", "nodes_missing")
-    ok = ok & (nodes >= 1)
-    if max_nodes is not None:
-        big = ok & (nodes > max_nodes)
-        issues.add_mask(big, lines, jid, "NNodes", nodes, f"<= {max_nodes} nodes (max_nodes)", "rejected",
-                        "larger_than_machine")
-        ok &= ~big
+    v.update(nodes=nodes, max_nodes=max_nodes)
+    ok = apply_checks(v, _NODE_CHECKS, ok & (nodes != -1), lines, jid, issues)  # -1: a bad NodeList, reported
     return nodes, node_list, ok
 
 
@@ -956,37 +1016,20 @@ def _count_node_lists(node_list: np.ndarray, nodes: np.ndarray, need: np.ndarray
         report.notes.append(f"nodes counted from NodeList for {int(got.sum())} job(s) (NNodes absent or 0)")
 
 
-def _duration_column(c: _Columns, raw_name: str, text_name: str, n_jobs: int, *, raw_numeric: bool,
-                     bare_unit_s: float) -> tuple[np.ndarray, np.ndarray, pd.Series | None]:
-    """A duration read from ``raw_name`` (else ``text_name``): (seconds, bad mask, the text read or None)."""
-    raw = c.get(raw_name)
-    if raw is not None and raw_numeric:
-        vals = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        return vals, np.isnan(vals) & raw.ne("").to_numpy(), raw
-    text = raw if raw is not None else c.get(text_name)
-    if text is None:
-        return np.full(n_jobs, np.nan), np.zeros(n_jobs, dtype=bool), None
-    vals, bad = _durations(text, bare_unit_s=bare_unit_s)
-    return vals, bad, text
-
-
 def _runtime(c: _Columns, start: np.ndarray, end: np.ndarray, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray,
              issues: Issues, report: LoadReport) -> np.ndarray:
     """Run time [s]: Elapsed(Raw) for jobs with a start and an end, else End - Start; NaN for the others."""
-    elapsed, bad_el, el_text = _duration_column(c, "ElapsedRaw", "Elapsed", len(jid), raw_numeric=True,
-                                                bare_unit_s=1.0)
-    if el_text is not None:
-        issues.add_mask(ok & bad_el, lines, jid, "Elapsed", el_text, "[D-]HH:MM:SS (set to NaN)",
-                        "repaired", "bad_elapsed")
+    v = read_text_fields(c, (_ELAPSED_FIELD,), len(jid))
+    apply_checks(v, _ELAPSED_CHECKS, ok, lines, jid, issues)
+    elapsed = v["elapsed"]
     finished = np.isfinite(start) & np.isfinite(end)
     runtime = np.where(finished, elapsed, np.nan)
-    if not np.isfinite(elapsed).any() or el_text is None:
+    if not np.isfinite(elapsed).any() or v["elapsed_text"] is None:
         runtime = np.where(finished, end - start, np.nan)
     fill = finished & np.isnan(runtime)
     runtime[fill] = (end - start)[fill]
-    neg = ok & (runtime < 0)
-    issues.add_mask(neg, lines, jid, "End", end - start, "End >= Start (run time set to NaN)", "repaired",
-                    "end_before_start")
+    v.update(runtime=runtime, start=start, end=end)
+    apply_checks(v, _RUNTIME_CHECKS, ok, lines, jid, issues)
     runtime[runtime < 0] = np.nan
     not_run = ok & ~finished
     if not_run.any():
@@ -998,19 +1041,16 @@ def _runtime(c: _Columns, start: np.ndarray, end: np.ndarray, ok: np.ndarray, li
 def _time_limit(c: _Columns, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray, issues: Issues,
                 report: LoadReport) -> np.ndarray:
     """Requested walltime [s] from TimelimitRaw / Timelimit (bare numbers are minutes); NaN when unlimited or bad."""
-    limit, bad_lim, lim_text = _duration_column(c, "TimelimitRaw", "Timelimit", len(jid), raw_numeric=False,
-                                                bare_unit_s=60.0)
-    if lim_text is not None:
-        issues.add_mask(ok & bad_lim, lines, jid, "Timelimit", lim_text,
-                        "Slurm time (M, H:M:S, D-H:M:S) or UNLIMITED (set to NaN)", "repaired", "bad_timelimit")
-        unlimited = ok & np.isnan(limit) & ~bad_lim
+    v = read_text_fields(c, (_TIMELIMIT_FIELD,), len(jid))
+    limit = v["timelimit"]
+    apply_checks(v, _TIMELIMIT_CHECKS[:1], ok, lines, jid, issues)
+    if v["timelimit_text"] is not None:
+        unlimited = ok & np.isnan(limit) & ~v["timelimit_bad"]
         if unlimited.any():
             report.notes.append(f"{int(unlimited.sum())} job(s) with no time limit (UNLIMITED / Partition_Limit): "
                                 "requested walltime NaN")
-    zero_lim = limit <= 0
-    issues.add_mask(ok & zero_lim, lines, jid, "Timelimit", limit, "a limit > 0 (set to NaN)", "repaired",
-                    "timelimit_not_positive")
-    limit[zero_lim] = np.nan
+    apply_checks(v, _TIMELIMIT_CHECKS[1:], ok, lines, jid, issues)
+    limit[limit <= 0] = np.nan
     return limit
 
 
@@ -1022,10 +1062,7 @@ def _state(c: _Columns, ok: np.ndarray, lines: np.ndarray, jid: np.ndarray, issu
         return np.full(n_jobs, JobStatus.UNKNOWN, dtype=np.int8), np.full(n_jobs, "", dtype=object)
     word = st_col.str.replace(r"(?s) .*", "", n=1, regex=True).str.upper().str.rstrip("+")  # first word
     status = word.map(_STATE_STATUS)
-    unknown = status.isna().to_numpy()
-    issues.add_mask(ok & unknown, lines, jid, "State", st_col,
-                    "a Slurm job state (COMPLETED, CANCELLED, FAILED, TIMEOUT, ...; set to unknown)",
-                    "repaired", "unknown_state")
+    apply_checks({"unknown": status.isna().to_numpy(), "state_text": st_col}, _STATE_CHECKS, ok, lines, jid, issues)
     return status.fillna(JobStatus.UNKNOWN).to_numpy(dtype=np.int8), _shared_objects(word)
 
 
@@ -1033,16 +1070,14 @@ def _cpu_util(c: _Columns, ok: np.ndarray, runtime: np.ndarray, lines: np.ndarra
               issues: Issues) -> np.ndarray:
     """TotalCPU / (NCPUS x run time), clipped to 1 (repaired); NaN without both columns or a run time."""
     cpu_util = np.full(len(jid), np.nan)
-    tc, nc = c.get("TotalCPU"), c.get("NCPUS")
-    if tc is None or nc is None:
+    if not (c.has("TotalCPU") and c.has("NCPUS")):
         return cpu_util
-    tcpu, _ = _durations(tc, bare_unit_s=1.0)
-    ncpu = pd.to_numeric(nc, errors="coerce").to_numpy(dtype=float)
+    v = read_text_fields(c, _CPU_FIELDS, len(jid))
+    tcpu, ncpu = v["total_cpu"], v["ncpus"]
     okc = np.isfinite(tcpu) & (ncpu > 0) & (runtime > 0)
     cpu_util[okc] = tcpu[okc] / (ncpu[okc] * runtime[okc])
-    over = ok & okc & (cpu_util > 1.0 + 1e-9)
-    issues.add_mask(over, lines, jid, "TotalCPU", tc, "<= NCPUS x Elapsed (cpu_util clipped to 1)",
-                    "repaired", "cpu_util_clipped")
+    v.update(cpu_util=cpu_util, cpu_ok=okc)
+    apply_checks(v, _CPU_CHECKS, ok, lines, jid, issues)
     return np.clip(cpu_util, 0.0, 1.0)
 
 
@@ -1080,9 +1115,9 @@ class SacctLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             sacct output file.
-        **options
+        **options : Any
             ``timezone``, ``columns``, ``delimiter``, ``cores_per_node``, ``max_nodes``, ``strict``.
 
         Returns
@@ -1090,9 +1125,10 @@ class SacctLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            See :func:`read_sacct`.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: See :func:`read_sacct`.
         """
         return read_sacct(path, **options)

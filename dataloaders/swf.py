@@ -75,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 from dataloaders._common import finish_load
-from dataloaders.fields import FieldRule, RejectRule, apply_rejections, apply_repairs
+from dataloaders.fields import FieldRule, RecordField, RejectRule, apply_rejections, apply_repairs, parse_record
 from dataloaders.registry import BaseLoader
 from dataloaders.report import Issue, LoadReport, LoadResult
 from jobs.table import JobStatus
@@ -151,8 +151,8 @@ def parse_swf_header(comment_lines: list[str]) -> dict[str, Any]:
 
     Parameters
     ----------
-    comment_lines : list of str
-        Lines starting with ``;`` (leading whitespace allowed).
+    comment_lines : list[str]
+        List of str: Lines starting with ``;`` (leading whitespace allowed).
 
     Returns
     -------
@@ -195,7 +195,7 @@ def read_swf_header(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         SWF file.
 
     Returns
@@ -233,7 +233,7 @@ def swf_cores_per_node(header: dict[str, Any], system_procs_per_node: int, syste
 
     Parameters
     ----------
-    header : dict
+    header : dict[str, Any]
         From :func:`read_swf_header` / :func:`parse_swf_header`.
     system_procs_per_node : int
         The system's processors per node as its logs count them (``power.System.trace_procs_per_node``), >= 1.
@@ -273,6 +273,16 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
+#: The fields of an Alea ``.machines`` line (whitespace-separated ``id name nodes cpus_per_node speed ram``) that the
+#: partition names need, in the order they are checked (engine: :func:`dataloaders.fields.parse_record`).
+_MACHINE_FIELDS = (
+    RecordField("id", "id", lambda f: f[0], lambda x: x if x.lstrip("-").isdigit() else None, "an integer cluster id",
+                "bad_machine_id"),
+    RecordField("name", "name", lambda f: f[1] if len(f) > 1 else "(absent)", lambda x: None if x == "(absent)" else x,
+                "a cluster name after the id", "machine_name_missing"),
+)
+
+
 def _machine_names(path: Path, part: np.ndarray, report: LoadReport) -> np.ndarray:
     """SWF partition ids (field 16, as text) -> cluster names of an Alea ``.machines`` file beside the trace.
 
@@ -280,16 +290,23 @@ def _machine_names(path: Path, part: np.ndarray, report: LoadReport) -> np.ndarr
     cluster per line: ``id name nodes cpus_per_node speed ram`` (whitespace-separated). Ids are matched as they are;
     when some id has no machine but every id minus one has (SWF partitions counted from 1, the machine file from
     0), that shift is used. Either way the load report says how the ids were mapped; without a machine file the ids are kept.
+    A non-blank line that is not a cluster (no integer id, no name: :data:`_MACHINE_FIELDS`) is skipped and noted.
     """
     base = str(path)[:-3] if str(path).endswith(".gz") else str(path)
     mfile = Path(base + ".machines")
     if not mfile.is_file():
         return part
-    names = {}
-    for line in mfile.read_text(encoding="utf-8", errors="replace").splitlines():
+    names, skipped = {}, []
+    for no, line in enumerate(mfile.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
         f = line.split()
-        if len(f) >= 2 and f[0].lstrip("-").isdigit():
-            names[f[0]] = f[1]
+        if not f:
+            continue
+        v = parse_record(f, _MACHINE_FIELDS, lambda field, found, expected, reason, no=no:
+                         skipped.append(f"line {no}: {field} = {found!r}, expected {expected}"))
+        if v is not None:
+            names[v["id"]] = v["name"]
+    if skipped:
+        report.notes.append(f"{len(skipped)} line(s) of {mfile.name} skipped (not a cluster): " + "; ".join(skipped[:3]))
     ids = sorted({x for x in part if x != ""})
     shift = 0
     if not all(x in names for x in ids) and all(x.isdigit() and str(int(x) - 1) in names for x in ids):
@@ -349,6 +366,15 @@ def _parse_lines(data: list[str], line_no: np.ndarray, issues: _Issues
       :data:`TEXT_FIELDS`) is kept as text (the value matrix holds NaN there);
     - tokens after the 18th (site columns such as a node list or a resource string, common in the Parallel
       Workloads Archive family) are ignored; the caller notes how many records had them.
+
+    Parameters
+    ----------
+    data : list[str]
+        The lines to parse, stripped, non-blank, non-comment.
+    line_no : np.ndarray
+        Shape (len(data),), int: their 1-based line numbers.
+    issues : _Issues
+        Where each rejection goes.
 
     Returns
     -------
@@ -439,6 +465,11 @@ def _scan_block(block: bytes) -> tuple[np.ndarray, np.ndarray]:
     ``[-]digits[.digits]`` with at least one digit, at most 15 characters, a minus only in front of a digit 1-9
     (so ``-0`` keeps its sign on the per-line path). Anything else (comments, letters, exponents, other
     whitespace, non-ASCII bytes, a wrong field count) is left to the per-line path.
+
+    Parameters
+    ----------
+    block : bytes
+        Whole lines of the file, without the newline that ends the last one.
 
     Returns
     -------
@@ -833,14 +864,14 @@ def read_swf(
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str | os.PathLike[str]
         SWF file; gzip is detected from the content, not the suffix.
-    cores_per_node : int, optional
+    cores_per_node : int
         Processors per node; nodes = ceil(processors / cores_per_node). Default 1 (SWF processors are nodes).
-    max_nodes : int, optional
+    max_nodes : int | None
         Machine size in nodes; a job needing more is rejected (``larger_than_machine``) and the load continues.
         None (default): no check (the header's ``MaxNodes`` is only reported, since header units vary by log).
-    strict : bool, optional
+    strict : bool
         Raise :class:`TraceError` for the first record that would be repaired or rejected (default False).
         Flagged (missing) values and folded partial-execution lines do not raise.
 
@@ -951,13 +982,13 @@ class SWFLoader(BaseLoader):
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str | os.PathLike[str]
             SWF file, plain or gzip.
-        cores_per_node : int, optional
+        cores_per_node : int
             Processors per node, default 1.
-        max_nodes : int, optional
+        max_nodes : int | None
             Machine size in nodes; larger jobs are rejected. Default None (no check).
-        strict : bool, optional
+        strict : bool
             Raise on the first repaired or rejected record, default False.
 
         Returns
@@ -965,13 +996,12 @@ class SWFLoader(BaseLoader):
         LoadResult
             Job table and load report.
 
-        Raises
-        ------
-        TraceError
-            Zero jobs, corrupt gzip, or a strict-mode violation.
-        ValueError
-            Invalid ``cores_per_node`` / ``max_nodes``.
-        FileNotFoundError
-            If ``path`` does not exist.
+        Notes
+        -----
+        Raised by the functions it calls, not by its own body:
+
+        - ``TraceError``: Zero jobs, corrupt gzip, or a strict-mode violation.
+        - ``ValueError``: Invalid ``cores_per_node`` / ``max_nodes``.
+        - ``FileNotFoundError``: If ``path`` does not exist.
         """
         return read_swf(path, cores_per_node=cores_per_node, max_nodes=max_nodes, strict=strict)

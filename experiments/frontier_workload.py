@@ -143,9 +143,9 @@ def write_swf(jobs: dict[str, np.ndarray], path: str | Path, *, cores_per_node: 
 
     Parameters
     ----------
-    jobs : dict of ndarray
+    jobs : dict[str, np.ndarray]
         As returned by :func:`frontier_jobs`.
-    path : str or pathlib.Path
+    path : str | Path
         Output file; written to a temporary name and renamed, never half-written.
     cores_per_node : int
         Processors per node in the SWF (load it with the same ``cores_per_node``).

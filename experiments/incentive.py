@@ -68,9 +68,10 @@ def user_scores(jobs: pd.DataFrame, variant: str) -> pd.Series:
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Run-file job table (``user``, ``nodes``, ``run_s``, ``energy_it_J``).
-    variant : {"avg_power", "edp", "ed2p"}
+    variant : str
+        "avg_power", "edp" or "ed2p".
 
     Returns
     -------

@@ -20,10 +20,12 @@ Every function draws from a caller-supplied :class:`numpy.random.Generator`, so 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 __all__ = [
     "REQUEST_COLUMNS",
@@ -62,21 +64,24 @@ def empty_request_table() -> pd.DataFrame:
     return df
 
 
-def make_request_table(arrival_time_s, prompt_tokens, output_tokens, prefix_block_ids=None, *,
+def make_request_table(arrival_time_s: ArrayLike, prompt_tokens: ArrayLike, output_tokens: ArrayLike,  # noqa: DOC502
+                       prefix_block_ids: Sequence[Sequence[int]] | None = None, *,
                        time_origin_unix_s: float = float("nan"), time_shift_s: float = 0.0) -> pd.DataFrame:
     """Build a canonical request table from columns, sorted by arrival (stable), with ids 0..n-1.
 
     Parameters
     ----------
-    arrival_time_s : array_like of float, shape (n,)
-        Arrival times [s], finite and >= 0.
-    prompt_tokens, output_tokens : array_like of int, shape (n,)
-        Prompt and output lengths [tokens], >= 1.
-    prefix_block_ids : sequence of tuple of int, length n, optional
-        Prompt KV-block ids; None gives ``()`` for every request.
-    time_origin_unix_s : float, optional
+    arrival_time_s : ArrayLike
+        Arrival times [s], float, shape (n,), finite and >= 0.
+    prompt_tokens : ArrayLike
+        Prompt lengths [tokens], int, shape (n,), >= 1.
+    output_tokens : ArrayLike
+        Output lengths [tokens], int, shape (n,), >= 1.
+    prefix_block_ids : Sequence[Sequence[int]] | None
+        Prompt KV-block ids, length n; None gives ``()`` for every request.
+    time_origin_unix_s : float
         Unix time of time 0 (NaN when unknown).
-    time_shift_s : float, optional
+    time_shift_s : float
         What was subtracted from the trace's own times to make the first arrival 0 [s].
 
     Returns
@@ -110,7 +115,7 @@ def validate_request_table(df: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    df : pd.DataFrame
         Candidate table, shape (n_requests, >= 4); a missing ``prefix_block_ids`` column is filled with ``()``.
 
     Returns
@@ -174,12 +179,12 @@ def _renewal(rng: np.random.Generator, draw, mean_gap_s: float, duration_s: floa
         t_last = float(t[-1])
 
 
-def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, duration_s: float) -> np.ndarray:
+def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, duration_s: float) -> np.ndarray:  # noqa: DOC502
     """Arrival times of a homogeneous Poisson process.
 
     Parameters
     ----------
-    rng : numpy.random.Generator
+    rng : np.random.Generator
         Source of randomness.
     rate_per_s : float
         Mean arrival rate [1/s], > 0.
@@ -209,7 +214,7 @@ def gamma_arrivals(rng: np.random.Generator, rate_per_s: float, cv: float, durat
 
     Parameters
     ----------
-    rng : numpy.random.Generator
+    rng : np.random.Generator
         Source of randomness.
     rate_per_s : float
         Mean arrival rate [1/s], > 0.
@@ -245,11 +250,11 @@ def mmpp_arrivals(rng: np.random.Generator, rates_per_s: tuple[float, float], me
 
     Parameters
     ----------
-    rng : numpy.random.Generator
+    rng : np.random.Generator
         Source of randomness.
-    rates_per_s : (float, float)
+    rates_per_s : tuple[float, float]
         Arrival rate in each state [1/s], >= 0, not both 0.
-    mean_dwell_s : (float, float)
+    mean_dwell_s : tuple[float, float]
         Mean sojourn time in each state [s], > 0.
     duration_s : float
         Horizon [s], > 0.
@@ -313,10 +318,10 @@ class LengthModel:
 
         Parameters
         ----------
-        table : pandas.DataFrame
+        table : pd.DataFrame
             Request table with ``prompt_tokens`` and ``output_tokens`` (>= 2 rows).
-        kind : {"lognormal", "empirical"}
-            Model family.
+        kind : str
+            Model family: "lognormal" or "empirical".
 
         Returns
         -------
@@ -340,7 +345,7 @@ class LengthModel:
 
         Parameters
         ----------
-        rng : numpy.random.Generator
+        rng : np.random.Generator
             Source of randomness.
         n : int
             Number of draws, >= 0.
@@ -366,7 +371,7 @@ def synthetic_requests(rng: np.random.Generator, lengths: LengthModel, duration_
 
     Parameters
     ----------
-    rng : numpy.random.Generator
+    rng : np.random.Generator
         Source of randomness (seed it from the run configuration).
     lengths : LengthModel
         Length distribution (e.g. ``LengthModel.fit(azure_table)``).
@@ -374,12 +379,14 @@ def synthetic_requests(rng: np.random.Generator, lengths: LengthModel, duration_
         Horizon [s].
     rate_per_s : float
         Mean arrival rate [1/s] (``"poisson"`` and ``"gamma"``).
-    arrival : {"poisson", "gamma", "mmpp"}
-        Arrival family.
+    arrival : str
+        Arrival family: "poisson", "gamma" or "mmpp".
     cv : float
         Gap coefficient of variation for ``"gamma"``.
-    mmpp_rates_per_s, mmpp_dwell_s : (float, float)
-        State rates [1/s] and mean dwell times [s] for ``"mmpp"``.
+    mmpp_rates_per_s : tuple[float, float]
+        State rates [1/s] for ``"mmpp"``.
+    mmpp_dwell_s : tuple[float, float]
+        Mean dwell times [s] of the two states for ``"mmpp"``.
 
     Returns
     -------

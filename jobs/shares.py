@@ -44,15 +44,17 @@ def apply_node_shares(jobs: pd.DataFrame, *, gpus_per_node: int, cores_per_node:
 
     Parameters
     ----------
-    jobs : pandas.DataFrame, shape (n_jobs, >= 13)
-        Canonical job table with an extra ``gpus`` column (GPUs, float, >= 0) and/or ``cpus`` column (cores,
-        float, >= 0, NaN when unknown). A table with neither is returned unchanged.
+    jobs : pd.DataFrame
+        Shape (n_jobs, >= 13). Canonical job table with an extra ``gpus`` column (GPUs, float, >= 0) and/or
+        ``cpus`` column (cores, float, >= 0, NaN when unknown). A table with neither is returned unchanged.
     gpus_per_node : int
         GPUs per node of the system (>= 0; 0 for CPU-only nodes: GPU shares are then ignored, with a note).
     cores_per_node : int
         CPU cores per node (>= 1).
-    default_cpu_util, default_gpu_util : float
-        System defaults in [0, 1] for jobs with no recorded utilisation.
+    default_cpu_util : float
+        System default CPU utilisation in [0, 1] for jobs with none recorded.
+    default_gpu_util : float
+        System default GPU utilisation in [0, 1] for jobs with none recorded.
 
     Returns
     -------

@@ -84,7 +84,7 @@ def validate_job_table(df: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    df : pd.DataFrame
         Candidate table, shape (n_jobs, >= 13). Extra columns are kept after the canonical ones.
 
     Returns

@@ -279,17 +279,17 @@ def read_input_head(path: str | os.PathLike[str], nbytes: int, what: str = "inpu
     return _read(path, what, None, 1.0, head_only=int(nbytes))[0]
 
 
-def read_utf8(path: str | Path, what: str, error: type[Exception] = ValueError,
+def read_utf8(path: str | Path, what: str, error: type[Exception] = ValueError,  # noqa: DOC503
               max_bytes: int = MAX_TEXT_CONFIG_BYTES) -> str:
     """The text of ``path`` decoded as UTF-8 (a leading byte-order mark allowed), read through :func:`read_input`.
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         The file.
     what : str
         What the file is, for the message (e.g. ``"configuration file"``).
-    error : type of Exception
+    error : type[Exception]
         The exception raised when the bytes are not UTF-8 (a subclass of the caller's error family).
     max_bytes : int
         Largest size accepted [bytes] (default :data:`MAX_TEXT_CONFIG_BYTES`, 16 MiB).

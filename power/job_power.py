@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from power.node import node_power_w
+from power.system import System
 
 __all__ = ["ARCHER2_TABLE", "NodePowerDistribution", "draw_job_utilisation", "it_power_spread",
            "utilisation_for_ratio"]
@@ -112,7 +113,7 @@ class NodePowerDistribution:
 
         Parameters
         ----------
-        path : str or pathlib.Path
+        path : str | Path
             CSV in the layout of ``power/data/archer2_codepower_weighted_2022-11.csv``.
 
         Returns
@@ -185,13 +186,18 @@ class NodePowerDistribution:
         ----------
         n : int
             Number of draws (>= 0).
-        rng : numpy.random.Generator
+        rng : np.random.Generator
             Random source (two draws per value: component, quantile).
 
         Returns
         -------
         ndarray, shape (n,)
             Node powers [W].
+
+        Raises
+        ------
+        ValueError
+            If ``n`` < 0.
         """
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")
@@ -245,14 +251,14 @@ def _distribution(name: str) -> NodePowerDistribution:
     raise ValueError(f"unknown job power distribution {name!r}; known: archer2, none")
 
 
-def utilisation_for_ratio(ratio: np.ndarray, system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def utilisation_for_ratio(ratio: np.ndarray, system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CPU and GPU utilisation that give a node ``ratio`` times the node power at the system's default utilisation.
 
     Parameters
     ----------
-    ratio : ndarray, shape (n,)
-        Wanted node DC power over the node power at ``(default_cpu_util, default_gpu_util)``, >= 0.
-    system : power.System
+    ratio : np.ndarray
+        Shape (n,). Wanted node DC power over the node power at ``(default_cpu_util, default_gpu_util)``, >= 0.
+    system : System
         Node power model and defaults.
 
     Returns
@@ -275,19 +281,21 @@ def utilisation_for_ratio(ratio: np.ndarray, system) -> tuple[np.ndarray, np.nda
     return np.clip(cpu, 0.0, 1.0), np.clip(gpu, 0.0, 1.0), clipped
 
 
-def draw_job_utilisation(cpu_util: np.ndarray, gpu_util: np.ndarray, system, seed: int,
+def draw_job_utilisation(cpu_util: np.ndarray, gpu_util: np.ndarray, system: System, seed: int,
                          distribution: str = "archer2") -> tuple[np.ndarray, np.ndarray, dict]:
     """Fill missing (NaN) job utilisations with draws from a measured node-power distribution.
 
     Parameters
     ----------
-    cpu_util, gpu_util : ndarray, shape (n_jobs,)
-        Recorded utilisations in [0, 1]; NaN where the trace has none.
-    system : power.System
+    cpu_util : np.ndarray
+        Shape (n_jobs,). Recorded CPU utilisations in [0, 1]; NaN where the trace has none.
+    gpu_util : np.ndarray
+        Shape (n_jobs,). Recorded GPU utilisations in [0, 1]; NaN where the trace has none.
+    system : System
         Node power model and default utilisations (the mean job).
     seed : int
         Run seed; the draws use ``SeedSequence([seed, SEED_TAG])``, one ratio per row in order.
-    distribution : {"archer2", "none"}
+    distribution : str
         ``"archer2"``: :data:`ARCHER2_TABLE` (module docstring); ``"none"``: NaN stays NaN (system default).
 
     Returns
@@ -326,13 +334,15 @@ def it_power_spread(t_s: np.ndarray, P_W: np.ndarray, t_from_s: float, t_to_s: f
 
     Parameters
     ----------
-    t_s : ndarray, shape (n,)
-        Start of each sample interval [s], on a regular grid that divides ``bin_s``.
-    P_W : ndarray, shape (n,)
-        Mean power over each sample interval [W].
-    t_from_s, t_to_s : float
-        Period kept: samples with ``t_from_s <= t < t_to_s`` (e.g. the window after the warm-up).
-    bin_s : float, optional
+    t_s : np.ndarray
+        Shape (n,). Start of each sample interval [s], on a regular grid that divides ``bin_s``.
+    P_W : np.ndarray
+        Shape (n,). Mean power over each sample interval [W].
+    t_from_s : float
+        Start of the period kept [s]: samples with ``t_from_s <= t < t_to_s`` (e.g. the window after the warm-up).
+    t_to_s : float
+        End of the period kept [s].
+    bin_s : float
         Averaging bin [s] (15 minutes: the Hawk series' resolution).
 
     Returns

@@ -101,7 +101,7 @@ def _check_util(name: str, u: NDArray[np.float64]) -> None:
         raise ValueError(f"{name} must be in [0, 1] and not NaN; got e.g. {np.ravel(bad)[:3]!r}")
 
 
-def node_power_w(cpu_util: ArrayLike, gpu_util: ArrayLike, p: NodePowerParams) -> NDArray[np.float64]:
+def node_power_w(cpu_util: ArrayLike, gpu_util: ArrayLike, p: NodePowerParams) -> NDArray[np.float64]:  # noqa: DOC502
     """Node DC power for given CPU and GPU utilisation.
 
     ``P = n_cpu (P_cpu,idle + u_cpu (P_cpu,max - P_cpu,idle)) + n_gpu (P_gpu,idle + u_gpu (P_gpu,max -
@@ -110,10 +110,12 @@ def node_power_w(cpu_util: ArrayLike, gpu_util: ArrayLike, p: NodePowerParams) -
 
     Parameters
     ----------
-    cpu_util : array_like, any shape broadcastable with `gpu_util`, dimensionless in [0, 1]
-        Mean utilisation of the node's CPU sockets.
-    gpu_util : array_like, any shape broadcastable with `cpu_util`, dimensionless in [0, 1]
-        Mean utilisation of the node's GPUs (checked even when ``p.gpus_per_node == 0``).
+    cpu_util : ArrayLike
+        Mean utilisation of the node's CPU sockets, dimensionless in [0, 1], any shape broadcastable with
+        ``gpu_util``.
+    gpu_util : ArrayLike
+        Mean utilisation of the node's GPUs, dimensionless in [0, 1], any shape broadcastable with ``cpu_util``
+        (checked even when ``p.gpus_per_node == 0``).
     p : NodePowerParams
         Component power figures.
 
@@ -125,7 +127,7 @@ def node_power_w(cpu_util: ArrayLike, gpu_util: ArrayLike, p: NodePowerParams) -
     Raises
     ------
     ValueError
-        If any utilisation is NaN or outside [0, 1], or the shapes do not broadcast.
+        If any utilisation is NaN or outside [0, 1] (raised by ``_check_util``), or the shapes do not broadcast.
 
     References
     ----------

@@ -554,7 +554,7 @@ def load_system(name_or_path: str | Path) -> System:
 
     Parameters
     ----------
-    name_or_path : str or pathlib.Path
+    name_or_path : str | Path
         A bundled system name (``"theta"``, ``"frontier"``) or the path of a ``.toml`` file.
 
     Returns

@@ -64,7 +64,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from power import PowerChain, load_system, sivoc_loss_w
+from power import PowerChain, System, load_system, sivoc_loss_w
 
 from ..io.hdf5 import check_output, check_schema, read_jobs, reading
 
@@ -355,16 +355,18 @@ def _pseudo_consumers(J: dict, T: dict, tot: dict, cooled: bool) -> tuple[dict[s
     return pseudo, closure
 
 
-def attribute(result, system=None, *, T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
+def attribute(result: object, system: System | None = None, *,
+              T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution:
     """Attribute every facility joule of a run to jobs and pseudo-consumers (rules: module docstring).
 
     Parameters
     ----------
-    result : SimulationResult or namespace with the same attributes
-        Needs ``jobs`` (``sim_start_s``, ``sim_end_s``, ``nodes``, ``node_power_W``, ``energy_dc_J``), ``time_s``
+    result : object
+        A :class:`~scheduler_sim.kernel.results.SimulationResult` or a namespace with the same attributes. Needs
+        ``jobs`` (``sim_start_s``, ``sim_end_s``, ``nodes``, ``node_power_W``, ``energy_dc_J``), ``time_s``
         (n_intervals,) [s], ``facility``, ``cdu``, ``rack`` series [W, K], ``totals`` [J] and ``job_cdu_it_W``
         (n_jobs, n_cdus) [W].
-    system : power.System or None
+    system : System | None
         The platform; gives the exact SIVOC / overhead split per job and the per-rack losses. None: the job's
         conversion energy is split in the run's facility proportions and per-rack losses are NaN.
     T_supply_limit_K : float
@@ -534,14 +536,14 @@ def _system_from_config(config_json: str):
         return None
 
 
-def attribution_of_run(result, config_json: str, *,
+def attribution_of_run(result: object, config_json: str, *,
                        T_supply_limit_K: float = DEFAULT_T_SUPPLY_LIMIT_K) -> Attribution | None:
     """The attribution a run file carries in ``/attribution`` (written by :func:`scheduler_sim.io.hdf5.write_run`).
 
     Parameters
     ----------
-    result : SimulationResult
-        The run.
+    result : object
+        The run (:class:`~scheduler_sim.kernel.results.SimulationResult`).
     config_json : str
         The run configuration (its ``system`` key selects the system description).
     T_supply_limit_K : float
@@ -557,7 +559,7 @@ def attribution_of_run(result, config_json: str, *,
     return attribute(result, _system_from_config(config_json), T_supply_limit_K=T_supply_limit_K)
 
 
-def load_result(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> SimpleNamespace:
+def load_result(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> SimpleNamespace:  # noqa: DOC502
     """Read a run file back into a :class:`SimulationResult`-like namespace (jobs, series, totals, config).
 
     Parameters
@@ -629,7 +631,7 @@ def attribute_file(path: str | Path, *, T_supply_limit_K: float = DEFAULT_T_SUPP
     return attribute(res, _system_from_config(res.config_json), T_supply_limit_K=T_supply_limit_K)
 
 
-def read_attribution(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> Attribution:
+def read_attribution(path: str | Path, *, verify: bool = True, allow_unverified: bool = False) -> Attribution:  # noqa: DOC502
     """Read ``/attribution`` from a run file, or compute it when the file predates it (schema 1.0).
 
     Parameters

@@ -210,8 +210,10 @@ def decompose(A: dict[str, float], B: dict[str, float]) -> tuple[pd.Series, pd.S
 
     Parameters
     ----------
-    A, B : dict
-        Totals of each run: ``E_compute_J``, ``E_loss_J``, ``E_heat_J``, ``E_cooling_J``, ``E_it_J`` [J].
+    A : dict[str, float]
+        Totals of run A: ``E_compute_J``, ``E_loss_J``, ``E_heat_J``, ``E_cooling_J``, ``E_it_J`` [J].
+    B : dict[str, float]
+        The same totals of run B [J].
 
     Returns
     -------
@@ -378,14 +380,16 @@ def _jobs(ra, rb, aa, ab, top: int) -> tuple[pd.DataFrame, dict]:
     return out.reset_index(drop=True), ctx
 
 
-def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86400.0,
+def compare(a: str | Path, b: str | Path, *, top: int = 10, period_s: float = 86400.0,  # noqa: DOC502
             allow_unverified: bool = False) -> Comparison:
     """Explain run B against run A (formulas: module docstring).
 
     Parameters
     ----------
-    a, b : str or Path
-        Run files (schema 1.x; the attribution is computed when a file predates ``/attribution``).
+    a : str | Path
+        Run file A (schema 1.x; the attribution is computed when a file predates ``/attribution``).
+    b : str | Path
+        Run file B, compared against A.
     top : int
         How many jobs and periods to list.
     period_s : float

@@ -96,6 +96,16 @@ class DowntimeConfig(_Strict):
         """The node text as inclusive ``(first, last)`` ranges, each checked against the machine *before* anything
         is expanded (a hostile ``'0-99999999999'`` costs nothing).
 
+        Parameters
+        ----------
+        n_nodes : int
+            Nodes of the machine.
+
+        Returns
+        -------
+        list[tuple[int, int]]
+            The ranges, in the order written.
+
         Raises
         ------
         ValueError
@@ -121,10 +131,20 @@ class DowntimeConfig(_Strict):
     def node_indices(self, n_nodes: int):
         """The node indices, sorted and unique: ndarray of int64, shape (k,) with k <= ``n_nodes``.
 
-        Raises
-        ------
-        ValueError
-            As :meth:`node_ranges` (checked before the ranges are expanded).
+        Parameters
+        ----------
+        n_nodes : int
+            Nodes of the machine.
+
+        Returns
+        -------
+        np.ndarray
+            Node indices, int64, sorted and unique.
+
+        Notes
+        -----
+        :meth:`node_ranges` raises ValueError for malformed text or a range outside the machine (checked before the
+        ranges are expanded).
         """
         import numpy as np
 
@@ -196,6 +216,9 @@ class TwinConfig(_Strict):
         "(scheduler_sim.kernel.lookahead)")
     plant_step_s: float = Field(300.0, gt=0, le=86400.0, description="Rollout cooling step with cooling = 'fast' "
                                                                      "[s]")
+    rollout_queue_limit: int = Field(
+        100, ge=0, description="Jobs of its order a rollout's pass considers (as Slurm's default_queue_depth; "
+        "0 = the whole queue): bounds the decision's cost on long queues (scheduler_sim.app.twin, 'Rollout cost')")
 
 
 class SchedulerConfig(_Strict):
@@ -282,14 +305,14 @@ class CoolingConfig(_Strict):
         "fixed", description="'fixed' (default): one plant step per step_s; 'adaptive': while the heat is constant "
                              "the plant takes longer internal steps after fine_steps steps at step_s, outputs "
                              "interpolated on the step_s grid (cooling_fmu.coupling.AdaptiveStepper); on plant "
-                             "generator v4 (staged pumps) its cooling-energy error on the test week is 7.1e-4 "
-                             "with 240 s long steps and 2.0e-4 with 60 s, above the 1e-4 target, hence opt-in "
-                             "(docs/cooling.md)")
+                             "v5 its cooling-energy error on the test week is 2.9e-6 of a 0.25 s reference "
+                             "(fixed 15 s: 3.8e-6) with 6.8x fewer plant calls; opt-in, since it changes results "
+                             "in the last digits (docs/cooling.md)")
     fine_steps: int = Field(4, ge=1, le=1000, description="With stepping = 'adaptive': steps taken at step_s after "
                                                           "each change of the heat input")
     max_step_s: float = Field(240.0, ge=0.0, description="With stepping = 'adaptive': longest internal plant step [s] "
                                                        "(rounded down to whole steps); 0 = the plant's stability "
-                                                       "limit (default 240 s: error 2.9e-5 on the test week, see "
+                                                       "limit (default 240 s: error 2.9e-6 on the test week, see "
                                                        "docs/cooling.md)")
     weather: Literal["file", "tmy3", "constant"] = Field(
         "file", description="'file': a typical-year weather file (EPW or TMY3): weather_path, else the system's "
@@ -509,6 +532,8 @@ class RunConfig(_Strict):
         if tw.get("cooling") == "frozen" and tw.get("plant_step_s") == 300.0:
             tw.pop("cooling", None)
             tw.pop("plant_step_s", None)
+        if tw.get("rollout_queue_limit") == 100:
+            tw.pop("rollout_queue_limit")
         for section, key, default in _LATER_KEYS:  # keys added later: left out at their defaults, as above
             if section.startswith("workload[]") if section else False:  # a key of every [[workload]] table
                 for sec in d.get("workload", []):
@@ -523,6 +548,16 @@ class RunConfig(_Strict):
 
     def with_overrides(self, overrides: dict) -> "RunConfig":
         """Return a copy with dotted-key overrides applied, e.g. ``{"scheduler.policy": "fcfs"}``.
+
+        Parameters
+        ----------
+        overrides : dict
+            Dotted key -> value.
+
+        Returns
+        -------
+        RunConfig
+            The new configuration (validated).
 
         Raises
         ------
@@ -562,6 +597,18 @@ _LATER_KEYS = (("trace", "timezone", ""), ("trace", "arrival_rate_factor", 1.0),
 def check_name(v: str, what: str = "name") -> str:
     r"""Check a run or study name, which becomes a file or folder name under ``out/``; return it.
 
+    Parameters
+    ----------
+    v : str
+        The name.
+    what : str
+        What the name is, for the message.
+
+    Returns
+    -------
+    str
+        ``v`` unchanged.
+
     Raises
     ------
     ValueError
@@ -589,9 +636,14 @@ def load_config(path: str | Path | None = None) -> RunConfig:
 
     Parameters
     ----------
-    path : str or Path or None
+    path : str | Path | None
         TOML file with the sections of :class:`RunConfig` (top-level keys ``name``, ``seed``, ``system`` and tables
         ``[trace]``, ``[scheduler]``, ``[cooling]``, ``[output]``).
+
+    Returns
+    -------
+    RunConfig
+        The validated configuration, its relative paths made absolute against the file's folder.
 
     Raises
     ------
@@ -613,6 +665,18 @@ def load_config(path: str | Path | None = None) -> RunConfig:
 def read_toml(path: Path, what: str) -> dict:
     """Parse a TOML file.
 
+    Parameters
+    ----------
+    path : Path
+        The file.
+    what : str
+        What the file is, for the messages.
+
+    Returns
+    -------
+    dict
+        The parsed tables.
+
     Raises
     ------
     ConfigError
@@ -629,11 +693,22 @@ def read_toml(path: Path, what: str) -> dict:
 def utf8_text(path: Path, what: str) -> str:
     """The text of a file that must be UTF-8 (TOML v1.0.0 requires it), a leading BOM allowed.
 
-    Raises
-    ------
-    ConfigError
-        If the bytes are not UTF-8: the message names the file, says it is not UTF-8 text and gives the line and
-        byte offset of the first bad byte (:func:`jobs.textfiles.read_utf8`).
+    Parameters
+    ----------
+    path : Path
+        The file.
+    what : str
+        What the file is, for the message.
+
+    Returns
+    -------
+    str
+        The text.
+
+    Notes
+    -----
+    :func:`jobs.textfiles.read_utf8` raises ConfigError if the bytes are not UTF-8: the message names the file, says
+    it is not UTF-8 text and gives the line and byte offset of the first bad byte.
     """
     return read_utf8(path, what, ConfigError)
 

@@ -46,6 +46,17 @@ passes, so an inactive candidate's reservations may be stale when it is chosen. 
 the same event loop as the main run, so a rollout of the active policy reproduces the main run's starts until
 the next decision (tested).
 
+Rollout cost
+------------
+A candidate's pass costs time with the queue it orders: EASY's backfill scans it, conservative backfill reserves
+every queued job on an availability profile that grows with each reservation (quadratic in the queue). With
+thousands of queued jobs a decision took seconds to minutes (docs/decisions.md, section 6). So a rollout's copy of
+each ``order+backfill`` candidate considers only the first ``rollout_queue_limit`` jobs of its order in each pass
+(:attr:`scheduler_sim.policies.OrderedPolicy.max_jobs`, as Slurm's backfill bounds itself with
+``bf_max_job_test``): a job further down neither starts nor holds a reservation in the rollout. Below the limit a
+rollout is exactly the unbounded one; above it the rollout is an approximation of the candidate, the same for every
+candidate, and the main run's passes are never bounded. ``rollout_queue_limit = None`` rolls the whole queue out.
+
 Decision latency (wall time per decision, including forking, pickling and gathering) is kept in
 ``info["twin_latency_s"]`` (volatile, not written to the datasets); the decisions themselves (time, queue length,
 chosen candidate, scores) are deterministic and kept in ``info["twin_decisions"]``.
@@ -53,6 +64,7 @@ chosen candidate, scores) are deterministic and kept in ``info["twin_decisions"]
 
 from __future__ import annotations
 
+import copy
 import math
 import pickle
 import time
@@ -62,12 +74,18 @@ from dataclasses import dataclass
 from ..kernel.lookahead import RolloutCooling
 from ..policies import make_policy, register_policy
 from ..policies.base import BasePolicy, SchedulerView
+from ..policies.registry import OrderedPolicy
 
 __all__ = ["TwinPolicy", "Objective", "RolloutPool", "serve_rollouts", "stop_rollout_workers", "make_candidate",
-           "DEFAULT_POOL"]
+           "DEFAULT_POOL", "DEFAULT_ROLLOUT_QUEUE_LIMIT", "bounded_candidate"]
 
 #: Candidate policies of the default pool (``order+backfill``).
 DEFAULT_POOL = ("fcfs+easy", "sjf+easy", "priority+easy", "fcfs+conservative")
+
+#: Default of ``rollout_queue_limit`` [jobs]: a rollout's pass considers the first 100 jobs of its candidate's order,
+#: the default depth of Slurm's main scheduling pass (``SchedulerParameters=default_queue_depth``, 100; its backfill
+#: pass goes to ``bf_max_job_test``, 500); see "Rollout cost" in the module docstring.
+DEFAULT_ROLLOUT_QUEUE_LIMIT = 100
 
 _TAG_TASK, _TAG_RESULT, _TAG_STOP = 71, 72, 73
 
@@ -95,6 +113,18 @@ class Objective:
 def make_candidate(spec: str, priority_params: dict | None = None) -> BasePolicy:
     """A pool member from ``"order+backfill"`` (e.g. ``sjf+easy``) or a policy name (``easy``, ``fcfs``).
 
+    Parameters
+    ----------
+    spec : str
+        ``"order+backfill"`` or a policy name.
+    priority_params : dict | None
+        Multi-factor priority weights, used when the order is ``priority``.
+
+    Returns
+    -------
+    BasePolicy
+        The candidate.
+
     Raises
     ------
     ValueError
@@ -109,6 +139,29 @@ def make_candidate(spec: str, priority_params: dict | None = None) -> BasePolicy
 
 def _roll(snap, candidate: BasePolicy, until_s: float, cooling=None) -> dict[str, float]:
     return snap.rollout(candidate, until_s, cooling)
+
+
+def bounded_candidate(candidate: BasePolicy, limit: int | None) -> BasePolicy:
+    """The copy of a candidate a rollout runs: its passes consider the first ``limit`` jobs of its order.
+
+    Parameters
+    ----------
+    candidate : BasePolicy
+        A pool member. Only :class:`~scheduler_sim.policies.OrderedPolicy` candidates (every ``order+backfill``
+        name) can be bounded; another policy is returned unchanged.
+    limit : int | None
+        Jobs a pass considers (:attr:`OrderedPolicy.max_jobs`); None: the whole queue.
+
+    Returns
+    -------
+    BasePolicy
+        A shallow copy with ``max_jobs`` set (the rollout deep-copies it again), or ``candidate`` itself.
+    """
+    if limit is None or not isinstance(candidate, OrderedPolicy):
+        return candidate
+    c = copy.copy(candidate)
+    c.max_jobs = int(limit)
+    return c
 
 
 class RolloutPool:
@@ -215,6 +268,14 @@ class TwinPolicy(BasePolicy):
     cooling : RolloutCooling | None
         Cooling in the rollouts' horizon (:class:`~scheduler_sim.kernel.lookahead.RolloutCooling`: the
         quasi-steady plant and the run's wet-bulb); None: the cooling ratio frozen at the decision.
+    rollout_queue_limit : int | None
+        Jobs of its order a rollout's pass considers (>= 1; module docstring, "Rollout cost"); None: all.
+
+    Raises
+    ------
+    ValueError
+        For a horizon or period not finite and > 0, an empty pool, a candidate that does not kill at wall time
+        (replay), or a rollout queue limit that is not an integer >= 1.
     """
 
     name = "twin"
@@ -222,9 +283,14 @@ class TwinPolicy(BasePolicy):
 
     def __init__(self, pool: Sequence[str | BasePolicy] = DEFAULT_POOL, horizon_s: float = 6 * 3600.0,
                  period_s: float = 3600.0, objective: Objective = Objective(), comm: object | None = None,
-                 priority_params: dict | None = None, cooling: RolloutCooling | None = None) -> None:
+                 priority_params: dict | None = None, cooling: RolloutCooling | None = None,
+                 rollout_queue_limit: int | None = DEFAULT_ROLLOUT_QUEUE_LIMIT) -> None:
         if not (math.isfinite(horizon_s) and horizon_s > 0 and math.isfinite(period_s) and period_s > 0):
             raise ValueError(f"twin horizon_s ({horizon_s}) and period_s ({period_s}) must be finite and > 0")
+        if rollout_queue_limit is not None and not (int(rollout_queue_limit) == rollout_queue_limit
+                                                    and rollout_queue_limit >= 1):
+            raise ValueError(f"twin rollout_queue_limit must be an integer >= 1 or None, got {rollout_queue_limit!r}")
+        self.rollout_queue_limit = None if rollout_queue_limit is None else int(rollout_queue_limit)
         if len(pool) == 0:
             raise ValueError("twin pool must name at least one policy")
         self.candidates = [p if isinstance(p, BasePolicy) else make_candidate(p, priority_params) for p in pool]
@@ -296,7 +362,8 @@ class TwinPolicy(BasePolicy):
         tw = time.perf_counter()
         now_s, queue_length = view.now_s, len(view.queue)
         base = self.snapshot(view)
-        scores = self.pool.evaluate(base, self.candidates, now_s + self.horizon_s)
+        cands = [bounded_candidate(c, self.rollout_queue_limit) for c in self.candidates]
+        scores = self.pool.evaluate(base, cands, now_s + self.horizon_s)
         J = [self.objective(s) for s in scores]
         best = min(range(len(J)), key=lambda i: (J[i], i))
         self.active = best
@@ -337,4 +404,5 @@ def twin_from_config(cfg, comm=None, priority_params: dict | None = None, coolin
     t = cfg.scheduler.twin
     return TwinPolicy(pool=list(t.pool), horizon_s=t.horizon_s, period_s=t.period_s,
                       objective=Objective(t.w_wait_per_s, t.w_energy_per_J), comm=comm,
-                      priority_params=priority_params, cooling=cooling)
+                      priority_params=priority_params, cooling=cooling,
+                      rollout_queue_limit=t.rollout_queue_limit or None)

@@ -38,25 +38,27 @@ def known_availability(now: float, owner: np.ndarray, down_count: np.ndarray, ru
     ----------
     now : float
         Current time [s].
-    owner : ndarray of int64, shape (n_nodes,)
-        Job index on each node, -1 idle, -2 reserved for a partition (never free).
-    down_count : ndarray of int64, shape (n_nodes,)
-        Number of down windows (downtimes and failures) holding each node down now.
-    running : list of int
+    owner : np.ndarray
+        Shape (n_nodes,), int64. Job index on each node, -1 idle, -2 reserved for a partition (never free).
+    down_count : np.ndarray
+        Shape (n_nodes,), int64. Number of down windows (downtimes and failures) holding each node down now.
+    running : list[int]
         Running job indices.
-    start_s, estimate_s : ndarray of float64, shape (n_jobs,)
-        Start and requested time (estimate) of every job [s]; a running job is expected to end at their sum
+    start_s : np.ndarray
+        Shape (n_jobs,). Start of every job [s]; a running job is expected to end at its start plus its estimate
         (read for running jobs only).
-    downtimes : list of (start_s, end_s, nodes, drain)
-        Known downtime windows (maintenance and drains) [s].
-    power_W : ndarray of float64, shape (n_jobs,), or None
-        Facility power each job adds while it runs [W] (None: no power budget).
+    estimate_s : np.ndarray
+        Shape (n_jobs,). Requested time (estimate) of every job [s].
+    downtimes : list[tuple]
+        ``(start_s, end_s, nodes, drain)`` of the known downtime windows (maintenance and drains) [s].
+    power_W : np.ndarray | None
+        Shape (n_jobs,). Facility power each job adds while it runs [W] (None: no power budget).
     facility_W : float
         Predicted facility power now [W].
-    cap_schedule : list of (t_s, cap_W)
-        Facility power budget from ``t_s`` on, sorted by time.
-    job_nodes : ndarray of int64, shape (n_jobs,)
-        Nodes of every job.
+    cap_schedule : list[tuple[float, float]]
+        ``(t_s, cap_W)``: facility power budget from ``t_s`` on, sorted by time.
+    job_nodes : np.ndarray
+        Shape (n_jobs,), int64. Nodes of every job.
     n_free : int
         Nodes idle and up now.
 

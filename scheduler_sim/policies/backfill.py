@@ -44,6 +44,15 @@ def shadow_time(view: SchedulerView, need: int, started: list[int] = ()) -> tupl
     (every job whose end is at or before the shadow time, ties included, whatever their ids), downtime and drain
     ends. Jobs in ``started`` (chosen to start now in this pass) hold their nodes until now + estimate.
 
+    Parameters
+    ----------
+    view : SchedulerView
+        The platform as the policy sees it.
+    need : int
+        Nodes the queue's head asks for.
+    started : list[int]
+        Jobs chosen to start now in this pass (not yet in the view's running set).
+
     Returns
     -------
     shadow_s : float

@@ -46,7 +46,7 @@ def _sorted(view: SchedulerView, key: np.ndarray) -> list[int]:
     if q.size == 0:
         return []
     pos = np.arange(q.size)  # arrival rank breaks ties
-    return [int(x) for x in q[np.lexsort((pos, key))]]
+    return q[np.lexsort((pos, key))].tolist()  # Python ints, one C loop
 
 
 class SJFOrder(QueueOrder):
@@ -94,16 +94,28 @@ class MultiFactorPriority(QueueOrder):
 
     Parameters
     ----------
-    w_age, w_size, w_fairshare, w_qos : float
-        Weights (>= 0); Slurm's defaults are site-specific, these defaults give age and fair-share equal say.
+    w_age : float
+        Weight of the age factor (>= 0); Slurm's defaults are site-specific, these defaults give age and fair-share
+        equal say.
+    w_size : float
+        Weight of the size factor (>= 0).
+    w_fairshare : float
+        Weight of the fair-share factor (>= 0).
+    w_qos : float
+        Weight of the QoS factor (>= 0).
     max_age_s : float
         Age at which the age factor saturates [s] (Slurm ``PriorityMaxAge``, default 7 days).
     half_life_s : float
         Usage decay half-life [s].
-    qos_weights : dict of str -> float or None
+    qos_weights : dict[str, float] | None
         Weight per queue name (mapped to the platform's queue codes by :meth:`bind`).
-    account_bonus : dict of str -> float or None
+    account_bonus : dict[str, float] | None
         Additive priority per account name (used by incentive schemes, e.g. energy points); default none.
+
+    Raises
+    ------
+    ValueError
+        If a weight is negative or not finite, or ``max_age_s`` or ``half_life_s`` is not > 0.
     """
 
     name = "priority"
@@ -130,6 +142,13 @@ class MultiFactorPriority(QueueOrder):
 
     def bind(self, queue_names: list[str], account_names: list[str]) -> None:
         """Map QoS weights and account bonuses given by name onto the platform's integer codes.
+
+        Parameters
+        ----------
+        queue_names : list[str]
+            The platform's queue names; code ``i`` is ``queue_names[i]``.
+        account_names : list[str]
+            The platform's account names; code ``i`` is ``account_names[i]``.
 
         Raises
         ------

@@ -78,9 +78,17 @@ register_policy("replay", Replay.description)(_replay)
 
 
 class OrderedPolicy(BasePolicy):
-    """A queue order combined with a backfill strategy (see :mod:`.order` and :mod:`.backfill`)."""
+    """A queue order combined with a backfill strategy (see :mod:`.order` and :mod:`.backfill`).
+
+    ``max_jobs`` (attribute, default None: the whole queue) bounds the jobs a pass considers to the first
+    ``max_jobs`` of the order, as Slurm bounds its scheduling passes (``SchedulerParameters=default_queue_depth``,
+    default 100 jobs, and ``bf_max_job_test``, default 500, for backfill: https://slurm.schedmd.com/slurm.conf.html):
+    a job further down the order neither starts nor is reserved in that pass. The twin sets it on its rollouts'
+    copies (``[scheduler.twin] rollout_queue_limit``).
+    """
 
     kills_at_walltime = True
+    max_jobs: int | None = None
 
     def __init__(self, order: QueueOrder, backfill: str) -> None:
         if backfill not in BACKFILLS:
@@ -118,7 +126,10 @@ class OrderedPolicy(BasePolicy):
         """Order the queue, then apply the backfill strategy; reservations are kept in :attr:`reservations`."""
         previous = self.reservations
         self.reservations = {}
-        return self._fn(view, self.order.order(view), self.reservations, previous)
+        order = self.order.order(view)
+        if self.max_jobs is not None and len(order) > self.max_jobs:
+            order = order[:self.max_jobs]
+        return self._fn(view, order, self.reservations, previous)
 
 
 def make_policy(name: str, backfill: str | None = None, **params) -> BasePolicy:

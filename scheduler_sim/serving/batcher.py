@@ -148,12 +148,19 @@ class Batcher:
         record_segment(rep, b)
         st = self.st
         gen = st.gen
-        if len(b.seqs):
-            s = b.seqs
-            gen[s] += m
-            self.kv.grow(rep, s)
-            rep.outstanding -= m * len(s)
-            done = s[gen[s] >= st.out[s]]
+        s = b.seqs
+        if s.size:
+            if b.g is not None:            # a decode run planned with its counts (_decode_run): no gather
+                gen[s] = b.g + m
+                self.kv.grow(rep, s, L=b.L + m)
+                done = s[b.left <= m]
+            else:
+                g = gen[s]                 # one gather: the advanced counts serve the blocks and the finishes
+                g += m
+                gen[s] = g
+                self.kv.grow(rep, s, g)
+                done = s[g >= st.out[s]]
+            rep.outstanding -= m * s.size
             if done.size:
                 ds = set(done.tolist())
                 rep.running = [x for x in rep.running if x not in ds]
@@ -204,13 +211,14 @@ class Batcher:
             if not rep.running:
                 return  # idle
             s = np.asarray(rep.running, dtype=np.int64)
-            L = self.st.prm[s] + self.st.gen[s] - 1
+            g = self.st.gen[s]
+            L = self.st.prm[s] + g - 1
             k_fail = self.kv.decode_capacity(rep, L)
             if k_fail == 0:
                 self.preempt(rep)
                 preempted = True
                 continue
-            self._decode_run(rep, t, s, L, k_fail)
+            self._decode_run(rep, t, s, L, k_fail, g)
             return
 
     def _plan_prefill(self, rep: Replica, t: float) -> bool:
@@ -240,11 +248,20 @@ class Batcher:
         self._begin(rep, self.cost.prefill(t, adm, tokens, attn, kv_read))
         return True
 
-    def _decode_run(self, rep: Replica, t: float, s: np.ndarray, L: np.ndarray, k_fail: int) -> None:
-        """Plan the decode run of sequences ``s`` from t: until the first finishes or the KV cache runs out."""
-        m = int(min(int((self.st.out[s] - self.st.gen[s]).min()), k_fail))
+    def _decode_run(self, rep: Replica, t: float, s: np.ndarray, L: np.ndarray, k_fail: int,
+                    g: np.ndarray | None = None) -> None:
+        """Plan the decode run of sequences ``s`` from t: until the first finishes or the KV cache runs out.
+
+        ``g`` (``gen[s]`` now, when the caller has it) and the tokens left are kept on the plan, so its commit
+        needs no gather of the per-request arrays (they do not change while the run is in flight).
+        """
+        left = self.st.out[s] - (self.st.gen[s] if g is None else g)
+        m = int(min(int(left.min()), k_fail))
         self.counts["decode_runs"] += 1
-        self._begin(rep, self.cost.decode_run(t, s, L, m))
+        b = self.cost.decode_run(t, s, L, m)
+        if g is not None:
+            b.g, b.L, b.left = g, L, left
+        self._begin(rep, b)
 
     def _begin(self, rep: Replica, b: Bulk) -> None:
         rep.bulk = b

@@ -180,7 +180,7 @@ class KVCache:
         """
         return int(np.count_nonzero(L % self.B == 0))
 
-    def grow(self, rep: Replica, s: np.ndarray) -> None:
+    def grow(self, rep: Replica, s: np.ndarray, gen: np.ndarray | None = None, L: np.ndarray | None = None) -> None:
         """Charge the blocks of sequences ``s`` after their decode steps (``gen`` already advanced).
 
         Parameters
@@ -188,9 +188,16 @@ class KVCache:
         rep : Replica
         s : np.ndarray
             Request rows (int64).
+        gen : np.ndarray | None
+            ``st.gen[s]``, when the caller has it (int64, shape of ``s``); None reads it.
+        L : np.ndarray | None
+            Cached tokens of each sequence now, ``prm[s] + gen[s] - 1``, when the caller has them (then ``gen`` is
+            not used).
         """
         st = self.st
-        newb = -((-(st.prm[s] + st.gen[s] - 1 - st.shared[s])) // self.B)   # ceil(own cached tokens / B)
+        if L is None:
+            L = st.prm[s] + (st.gen[s] if gen is None else gen) - 1
+        newb = -((-(L - st.shared[s])) // self.B)   # ceil(own cached tokens / B)
         rep.free -= int((newb - st.nblk[s]).sum())
         st.nblk[s] = newb
         if rep.free < 0:

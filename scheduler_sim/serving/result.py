@@ -73,12 +73,22 @@ def record_segment(rep: Replica, b: Bulk) -> None:
     b : Bulk
         The step(s) just ended; only its first ``b.m`` steps ran.
     """
-    m = b.m
-    ends = b.ends[:m]
-    dt = np.diff(ends, prepend=b.t_start)
-    span = float(ends[-1] - b.t_start)
-    rep.seg_t0.append(b.t_start)
-    rep.seg_t1.append(float(ends[-1]))
+    m, t0 = b.m, b.t_start
+    rep.seg_t0.append(t0)
+    if m == 1:                         # one step: the same product and quotient in Python floats
+        t1 = float(b.ends[0])
+        span = t1 - t0
+        P0 = float(b.P[0])
+        rep.seg_t1.append(t1)
+        rep.seg_P.append(P0 * span / span if span > 0 else P0)
+        return
+    ends = b.ends
+    dt = np.empty(m)                   # np.diff(ends[:m], prepend=t0), without its concatenation
+    dt[0] = ends[0] - t0
+    np.subtract(ends[1:m], ends[:m - 1], out=dt[1:])
+    t1 = float(ends[m - 1])
+    span = t1 - t0
+    rep.seg_t1.append(t1)
     rep.seg_P.append(float(np.dot(b.P[:m], dt)) / span if span > 0 else float(b.P[0]))
 
 

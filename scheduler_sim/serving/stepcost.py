@@ -19,6 +19,9 @@ from .roofline import StepModel
 
 __all__ = ["Bulk", "StepCost"]
 
+_NO_SEQS = np.zeros(0, dtype=np.int64)
+_NO_SEQS.flags.writeable = False
+
 
 class Bulk:
     """A planned step, or run of decode steps, of one replica.
@@ -29,19 +32,19 @@ class Bulk:
         ``"prefill"``, ``"decode"`` or ``"mixed"``.
     t_start : float
         Start of the first step [s].
-    ends : np.ndarray
-        End of each step [s], shape (m,).
-    P : np.ndarray
-        Per-GPU power of each step [W], shape (m,).
+    ends : np.ndarray | list
+        End of each step [s], shape (m,) (a one-element list for a single prefill or mixed step).
+    P : np.ndarray | list
+        Per-GPU power of each step [W], shape (m,) (likewise).
     seqs : np.ndarray
         Decoding sequences (request rows).
     chunks : Sequence
         ``(request row, prompt tokens)`` prefilled in the step.
     """
 
-    __slots__ = ("kind", "t_start", "ends", "P", "m", "seqs", "chunks")
+    __slots__ = ("kind", "t_start", "ends", "P", "m", "seqs", "chunks", "g", "L", "left")
 
-    def __init__(self, kind: str, t_start: float, ends: np.ndarray, P: np.ndarray, seqs: np.ndarray,
+    def __init__(self, kind: str, t_start: float, ends: np.ndarray | list, P: np.ndarray | list, seqs: np.ndarray,
                  chunks: Sequence = ()) -> None:
         self.kind = kind
         self.t_start = t_start
@@ -50,6 +53,7 @@ class Bulk:
         self.m = len(ends)
         self.seqs = seqs
         self.chunks = chunks
+        self.g = self.L = self.left = None  # a decode run's gen, cached tokens and tokens left at its start
 
 
 class StepCost:
@@ -83,8 +87,8 @@ class StepCost:
         -------
         Bulk
         """
-        dt, P = self.model.cost(float(tokens), attn, kv_read, float(len(adm)))
-        return Bulk("prefill", t, np.array([t + float(dt)]), np.array([float(P)]), np.zeros(0, dtype=np.int64), adm)
+        dt, P = self.model.cost1(float(tokens), attn, kv_read, float(len(adm)))
+        return Bulk("prefill", t, [t + dt], [P], _NO_SEQS, adm)
 
     def decode_run(self, t: float, s: np.ndarray, L: np.ndarray, m: int) -> Bulk:
         """``m`` decode steps of sequences ``s`` (cached tokens ``L``) from t.
@@ -104,12 +108,10 @@ class StepCost:
         -------
         Bulk
         """
-        nseq = s.size
-        ks = np.arange(m, dtype=float)
-        Ls = float(L.sum())
-        dt, P = self.model.cost(float(nseq), Ls + nseq + nseq * ks, Ls + nseq * ks, float(nseq))
-        ends = t + np.cumsum(dt)
-        return Bulk("decode", t, ends, np.asarray(P, dtype=float), s)
+        dt, P = self.model.decode_steps(s.size, float(L.sum()), m)
+        ends = dt.cumsum()
+        ends += t
+        return Bulk("decode", t, ends, P, s)
 
     def mixed(self, t: float, s: np.ndarray, L: np.ndarray, chunks: list, done: np.ndarray) -> Bulk:
         """A chunked-prefill step from t: one decode token of each of ``s`` plus the prompt ``chunks``.
@@ -134,5 +136,5 @@ class StepCost:
         n_tok = s.size + sum(q for _, q in chunks)
         attn = float(L.sum() + s.size) + sum(q * int(done[i]) + q * (q + 1) / 2.0 for i, q in chunks)
         kv = float(L.sum()) + sum(float(done[i]) for i, _ in chunks)
-        dt, P = self.model.cost(float(n_tok), attn, kv, float(s.size + len(chunks)))
-        return Bulk("mixed", t, np.array([t + float(dt)]), np.array([float(P)]), s, chunks)
+        dt, P = self.model.cost1(float(n_tok), attn, kv, float(s.size + len(chunks)))
+        return Bulk("mixed", t, [t + dt], [P], s, chunks)

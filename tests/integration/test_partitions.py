@@ -272,6 +272,23 @@ def test_shipped_perlmutter_example_runs_on_its_partitions(tmp_path):
     assert any(line.strip().startswith("plant, design day") for line in out.headroom)
 
 
+def test_alea_machines_line_that_is_not_a_cluster_is_skipped_and_noted(tmp_path):
+    # a header line and a line without a name are not clusters: skipped, and the load report says which (it was a
+    # silent skip); the good lines still map partitions 1 / 2 (ids counted from 1) to cpu / gpu
+    from dataloaders.registry import load_trace
+
+    rows = [" ".join(str(x) for x in [k, k, -1, 100, 1, -1, -1, 1, 100, -1, 1, -1, -1, -1, -1, part, -1, -1])
+            for k, part in ((1, 1), (2, 2))]
+    swf = tmp_path / "two.swf"
+    swf.write_text("; MaxNodes: 6\n; MaxProcs: 6\n" + "\n".join(rows) + "\n")
+    (tmp_path / "two.swf.machines").write_text("id name nodes\n0\tcpu\t4\t1\t1\t1024\n\n7\n1\tgpu\t2\t1\t1\t1024\n")
+    r = load_trace(swf, cores_per_node=1)
+    assert r.jobs.sort_values("job_id")["partition"].tolist() == ["cpu", "gpu"]
+    note = next(n for n in r.report.notes if "skipped (not a cluster)" in n)
+    assert note == ("2 line(s) of two.swf.machines skipped (not a cluster): line 1: id = 'id', expected an integer "
+                    "cluster id; line 4: name = '(absent)', expected a cluster name after the id")
+
+
 def test_alea_machines_file_maps_swf_partitions(tmp_path):
     # SWF field 16 (partition) 1 / 2 and an Alea machines file (0-based ids) beside the trace: jobs map to the
     # clusters' names, which are the system's partitions; the load report says how

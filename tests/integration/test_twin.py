@@ -305,3 +305,93 @@ def test_twin_decisions_see_the_cooling_of_the_horizon(system16):
     # cooled J = frozen J + w_energy * (E_cool - 0.05 E_it) with E_cool = 5 E_it: every score rises
     assert all(jh > jp for jh, jp in zip(first_hot[3], first_plain[3]))
     assert sum(d[2] == 0 for d in plain.decisions) > sum(d[2] == 0 for d in hot.decisions)
+
+
+# ---------------------------------------------------------------- rollout cost bound (#25 item 5)
+def test_bounded_pass_considers_only_the_first_jobs_of_the_order():
+    # 8 free nodes, nothing running. FCFS queue: job 0 (10 nodes, cannot start: reserved at inf, nothing ends),
+    # jobs 1, 2, 3 (2 nodes each) fit. Unbounded EASY backfills 1, 2, 3 around the head's (infinite) reservation;
+    # bounded to the first 2 jobs of the order it sees 0 and 1 only: job 1 starts, 2 and 3 wait for a later pass.
+    from scheduler_sim.policies import SchedulerView
+
+    n = 4
+    view = SchedulerView(now_s=0.0, queue=(0, 1, 2, 3), free_nodes=8, nodes=np.array([10, 2, 2, 2]),
+                         estimate_s=np.full(n, 100.0), submit_s=np.zeros(n), recorded_start_s=np.full(n, np.nan),
+                         running=(), start_s=np.full(n, np.nan), n_nodes=8, availability_grows=True)
+    full, bounded = make_candidate("fcfs+easy"), make_candidate("fcfs+easy")
+    bounded.max_jobs = 2
+    assert full.schedule(view) == [1, 2, 3]
+    assert bounded.schedule(view) == [1]
+    assert set(bounded.reservations) == {0}
+    cons = make_candidate("fcfs+conservative")
+    cons.max_jobs = 3
+    assert cons.schedule(view) == [1, 2] and set(cons.reservations) == {0, 1, 2}
+
+
+def _bursty(n: int = 90) -> list[tuple]:
+    """Everything submitted in the first 15 minutes on 16 nodes: the queue holds dozens of jobs for hours."""
+    rng = np.random.default_rng(11)
+    return [(i + 1, round(float(rng.uniform(0, 900))), int(rng.integers(1, 9)),
+             float(rng.choice([600.0, 1800.0, 3600.0])), 3600.0 * 1.5) for i in range(n)]
+
+
+class _Probe(BasePolicy):
+    """Runs ``inner``; at the first pass at or after ``t_fork`` keeps a snapshot and the queue length."""
+
+    name = "probe"
+
+    def __init__(self, inner: BasePolicy, t_fork: float) -> None:
+        self.inner, self.t_fork, self.snap = inner, t_fork, None
+
+    def schedule(self, view):
+        if self.snap is None and view.now_s >= self.t_fork:
+            self.snap, self.t, self.queued = view.lookahead.snapshot(), view.now_s, len(view.queue)
+        return self.inner.schedule(view)
+
+
+@pytest.mark.parametrize("spec", ["fcfs+easy", "sjf+easy", "fcfs+conservative", "priority+easy"])
+def test_rollout_bounded_above_the_queue_equals_the_unbounded_rollout(system16, spec):
+    from scheduler_sim.app.twin import bounded_candidate
+
+    probe = _Probe(make_candidate(spec), t_fork=1200.0)
+    Simulation(make_jobs(_bursty()), system16, probe, SimulationConfig(window_start_s=0.0, window_s=1e6)).run()
+    assert probe.queued > 40  # a long queue at the fork
+    end = probe.t + 4 * 3600.0
+    free = probe.snap.rollout(make_candidate(spec), end)
+    assert probe.snap.rollout(bounded_candidate(make_candidate(spec), 90), end) == free  # limit >= every job
+    if spec in ("fcfs+easy", "fcfs+conservative"):  # here a limit below the queue changes the rollout
+        tight = probe.snap.rollout(bounded_candidate(make_candidate(spec), 1), end)
+        assert tight != free and tight["started"] > 0
+
+
+def test_twin_bounds_its_rollouts_but_never_the_main_run(system16):
+    jobs = make_jobs(_bursty())
+    cfg = SimulationConfig(window_start_s=0.0, window_s=1e6)
+    plain = Simulation(jobs, system16, make_candidate("sjf+easy"), cfg).run()
+    twin = TwinPolicy(["sjf+easy"], horizon_s=3600.0, period_s=600.0, rollout_queue_limit=2)
+    res = Simulation(jobs, system16, twin, cfg).run()
+    assert max(d[1] for d in twin.decisions) > 40
+    assert np.array_equal(plain.jobs["sim_start_s"].to_numpy(), res.jobs["sim_start_s"].to_numpy())
+    # the rollouts ran the bounded copy: the scores equal those of a rollout of max_jobs = 2 from the same state
+    probe = _Probe(make_candidate("sjf+easy"), t_fork=twin.decisions[2][0])
+    Simulation(jobs, system16, probe, cfg).run()
+    bounded = make_candidate("sjf+easy")
+    bounded.max_jobs = 2
+    J = Objective()(probe.snap.rollout(bounded, probe.t + 3600.0))
+    assert twin.decisions[2][3] == [J]
+    with pytest.raises(ValueError, match="rollout_queue_limit"):
+        TwinPolicy(["sjf+easy"], rollout_queue_limit=0)
+
+
+def test_rollout_queue_limit_key_defaults_to_100_and_0_means_the_whole_queue():
+    from scheduler_sim.app.config import RunConfig
+    from scheduler_sim.app.twin import DEFAULT_ROLLOUT_QUEUE_LIMIT, twin_from_config
+
+    cfg = RunConfig()
+    assert "rollout_queue_limit" not in json.loads(cfg.to_json())["scheduler"]["twin"]  # JSON as before the key
+    assert twin_from_config(cfg).rollout_queue_limit == DEFAULT_ROLLOUT_QUEUE_LIMIT == 100
+    whole = cfg.with_overrides({"scheduler.twin.rollout_queue_limit": 0})
+    assert twin_from_config(whole).rollout_queue_limit is None
+    some = cfg.with_overrides({"scheduler.twin.rollout_queue_limit": 250})
+    assert json.loads(some.to_json())["scheduler"]["twin"]["rollout_queue_limit"] == 250
+    assert twin_from_config(some).rollout_queue_limit == 250

@@ -33,3 +33,14 @@ def test_lower_packages_do_not_import_scheduler_sim():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scheduler_sim'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_simulation_takes_no_keyword_catch_all():
+    # issue #27 item 6: no **kwargs path into Simulation; its options come through SimulationConfig, and an option
+    # passed the old way is refused when the call is bound, before any work
+    import inspect
+
+    params = inspect.signature(Simulation.__init__).parameters.values()
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'window_s'"):
+        Simulation(None, None, "easy", window_s=86400.0)

@@ -269,3 +269,26 @@ def test_recompute_after_preemption_is_not_counted_as_a_prefix_hit():
     B = res.requests.iloc[1]
     assert B.preemptions == 1 and B.cached_prompt_tokens == 8 and B.recompute_cached_tokens == 0
     assert res.info["prefix_hit_tokens"] == 8 and res.info["recompute_cached_tokens"] == 0
+
+
+def test_step_cost_fast_paths_equal_the_array_cost_bit_for_bit(monkeypatch):
+    # the engine's fast paths (issue #26) must give exactly StepModel.cost's values: one step in Python floats,
+    # decode runs step by step in Python floats (short) or with numpy and hoisted terms (long)
+    from pathlib import Path
+
+    import scheduler_sim.serving.roofline as roofline
+    from scheduler_sim.serving.hardware import load_deployment
+
+    root = Path(__file__).resolve().parents[2]
+    for dep in (toy(), load_deployment(root / "experiments/serving/llama3-70b_h100_tp4x2.toml")):
+        sm = roofline.StepModel(dep)
+        for args in ((1.0, 1.0, 0.0, 1.0), (8192.0, 3.3e7, 1.2e5, 17.0), (300.0, 4.5e4 + 0.5, 999.0, 300.0)):
+            t, P = sm.cost(*args)
+            assert sm.cost1(*args) == (float(t), float(P))
+        for py_steps in (0, 10 ** 6):  # the numpy path, then the Python path, for every case
+            monkeypatch.setattr(roofline, "_PY_STEPS", py_steps)
+            for nseq, Ls, m in ((1, 0.0, 1), (7, 777.0, 3), (200, 123456.0, 25), (96, 2.5e5, 60)):
+                ks = np.arange(m, dtype=float)
+                t, P = sm.cost(float(nseq), Ls + nseq + nseq * ks, Ls + nseq * ks, float(nseq))
+                t2, P2 = sm.decode_steps(nseq, Ls, m)
+                assert np.array_equal(t, t2) and np.array_equal(P, P2), (py_steps, nseq, Ls, m)

@@ -167,7 +167,7 @@ def _metric_tables(summary: dict[str, float], batch: bool = True) -> dict:
             "groups": [(group.capitalize(), [tuple(_text(c) for c in r) for r in rows]) for group, rows in groups]}
 
 
-def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,
+def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_start_day: float = 0.0,  # noqa: DOC503
                 gantt_days: float = 3.0, gantt_color: str = "job",
                 pareto: list[tuple[str, str]] | None = None, progress: bool = False,
                 allow_unverified: bool = False) -> Path:
@@ -175,15 +175,17 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         Run file or sweep ``summary.h5``.
-    out_dir : str or Path or None
+    out_dir : str | Path | None
         Output folder (created); default ``<stem>_report`` beside ``path``.
-    gantt_start_day, gantt_days : float
-        Window of the occupancy view: start [days after the run start] and length [days].
-    gantt_color : {"job", "wait"}
-        Colour of the occupancy rectangles: a stable colour per job, or the job's wait time.
-    pareto : list of (str, str) or None
+    gantt_start_day : float
+        Start of the occupancy view [days after the run start].
+    gantt_days : float
+        Length of the occupancy view [days].
+    gantt_color : str
+        Colour of the occupancy rectangles: "job" (a stable colour per job) or "wait" (the job's wait time).
+    pareto : list[tuple[str, str]] | None
         Sweep only: metric pairs (summary.h5 ``/scenarios`` datasets) for the Pareto plots.
     progress : bool
         Show a progress line on stderr (figures saved, elapsed time); the CLI sets it on a terminal.
@@ -204,6 +206,8 @@ def make_report(path: str | Path, out_dir: str | Path | None = None, *, gantt_st
         If the file is missing, not HDF5, unreadable, or does not match its recorded ``content_sha256``.
     KeyError
         If a Pareto metric is not in the sweep summary.
+    ValueError
+        If ``gantt_color`` is neither "job" nor "wait".
     """
     path = Path(path)
     out = Path(out_dir) if out_dir else path.with_name(f"{path.stem}_report")
@@ -763,7 +767,7 @@ def sweep_conditions(study_text: str, configs: list[str]) -> list[str]:
     study_text : str
         The study file (TOML) stored in ``summary.h5``; its ``[axes]`` keys that are conditions
         (:data:`CONDITION_AXES`) are used.
-    configs : list of str
+    configs : list[str]
         Each scenario's resolved configuration (JSON).
 
     Returns

@@ -55,7 +55,8 @@ class TimeAxis:
 
     Parameters
     ----------
-    time_s : ndarray, shape (n,)
+    time_s : np.ndarray
+        Shape (n,).
         Interval starts [s].
     origin_unix_s : float
         Unix time of simulation time 0 (NaN: no calendar).
@@ -421,7 +422,7 @@ def _allocation_faces(color_by: str, jid: np.ndarray, wait_h: np.ndarray):
 def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: float, t1_s: float, tax: TimeAxis, *,
                           jobs: pd.DataFrame | None = None, node_rack: np.ndarray | None = None,
                           node_cdu: np.ndarray | None = None, color_by: str = "job",
-                          run_span_s: tuple[float, float] | None = None, down_nodes_max: float = 0.0):
+                          run_span_s: tuple[float, float] | None = None, down_nodes_max: float = 0.0) -> plt.Figure:
     """Node occupancy in ``[t0_s, t1_s)`` from the run file's ``/allocations``: node index x time.
 
     One rectangle per allocation run (``job_id``, ``start_s``, ``end_s``, ``node_first``, ``node_count``), clipped
@@ -431,27 +432,41 @@ def occupancy_allocations(alloc: dict[str, np.ndarray], n_nodes: int, t0_s: floa
 
     Parameters
     ----------
-    alloc : dict of str -> ndarray
+    alloc : dict[str, np.ndarray]
         The ``/allocations`` columns.
     n_nodes : int
         Nodes of the system (y range).
-    t0_s, t1_s : float
-        Window [s, simulation time].
+    t0_s : float
+        Start of the window [s, simulation time].
+    t1_s : float
+        End of the window [s, simulation time].
     tax : TimeAxis
         Time -> x.
-    jobs : DataFrame or None
+    jobs : pd.DataFrame | None
         ``/jobs`` (``job_id``, ``wait_s``, ``prefilled``, ``sim_end_s``, ``outcome``): wait colours and the
         attempts ended by a node failure (hatched).
-    node_rack, node_cdu : ndarray or None
-        Rack and CDU of each node (``power.System``): CDU boundaries (solid), rack boundaries (dotted) and
-        "CDU k" tick labels. Without them the y axis is the plain node index.
-    color_by : {"job", "wait"}
-        ``job``: a stable colour per job id; ``wait``: the job's wait before it first started (log scale).
-    run_span_s : (float, float) or None
+    node_rack : np.ndarray | None
+        Rack of each node (``power.System``): rack boundaries (dotted). Without it and ``node_cdu`` the y axis is
+        the plain node index.
+    node_cdu : np.ndarray | None
+        CDU of each node: CDU boundaries (solid) and "CDU k" tick labels.
+    color_by : str
+        ``"job"``: a stable colour per job id; ``"wait"``: the job's wait before it first started (log scale).
+    run_span_s : tuple[float, float] | None
         Simulated span of the run: window time outside it is shaded.
     down_nodes_max : float
         Largest interval-mean number of down nodes in the window (the file records the count, not which nodes);
         noted in the legend if > 0.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The occupancy figure.
+
+    Raises
+    ------
+    ValueError
+        If ``color_by`` is neither "job" nor "wait".
     """
     if color_by not in ("job", "wait"):
         raise ValueError(f"color_by must be 'job' or 'wait', not {color_by!r}")
@@ -709,20 +724,30 @@ def _front(X: np.ndarray, Y: np.ndarray, members: np.ndarray) -> np.ndarray:
     return keep[np.argsort(X[keep], kind="stable")] if keep.size else keep
 
 
-def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str, groups: list[str] | None = None):
+def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str,
+           groups: list[str] | None = None) -> plt.Figure:
     """Scenarios in the (mx, my) plane, both minimised, with one Pareto front per condition.
 
     Parameters
     ----------
-    names : list of str
+    names : list[str]
         Scenario names (annotations).
-    x, y : ndarray, shape (n,)
-        Metric values in SI (``mx``, ``my`` keys of the sweep summary; converted for the axes).
-    mx, my : str
-        Metric keys.
-    groups : list of str or None
+    x : np.ndarray
+        Shape (n,). Values of metric ``mx`` in SI (converted for the axis).
+    y : np.ndarray
+        Shape (n,). Values of metric ``my`` in SI.
+    mx : str
+        Key of the x metric in the sweep summary.
+    my : str
+        Key of the y metric.
+    groups : list[str] | None
         The condition of each scenario (e.g. its weather). Conditions are not decisions: a scenario is compared
         only with scenarios under the same condition, so each condition gets its own front. None: one front.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The scatter with its fronts.
     """
     lx, sx = _metric_label(mx, x)
     ly, sy = _metric_label(my, y)
@@ -762,12 +787,12 @@ def pareto(names: list[str], x: np.ndarray, y: np.ndarray, mx: str, my: str, gro
     return fig
 
 
-def measured_vs_model(jobs):
+def measured_vs_model(jobs: pd.DataFrame) -> tuple[plt.Figure, str]:
     """Measured per-node job power (telemetry) against the utilisation model, and the energy both give.
 
     Parameters
     ----------
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         Run-file job table with ``node_power_W`` (what the run used: measured where the trace had it),
         ``node_power_model_W`` (the model's figure), ``measured_node_power_W`` (NaN where the trace had none),
         ``nodes`` and ``run_s``.
