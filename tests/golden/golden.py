@@ -5,6 +5,7 @@ Usage (from the repository root, in the project's venv)::
     python tests/golden/golden.py check            # run every golden case, compare with tests/golden/digests.json
     python tests/golden/golden.py check main serving-hour
     python tests/golden/golden.py record "reason"  # re-record after an intended change; names the change
+    python tests/golden/golden.py record "reason" serving-hour   # re-record only these cases
 
 A digest is the SHA-256 of every dataset's bytes (dtype and shape included) and of every attribute, per HDF5
 path, minus what legitimately differs between two runs of the same inputs: the volatile attributes of
@@ -150,10 +151,9 @@ def main(argv: list[str]) -> int:
         return 2
     mode = argv[0]
     reason = argv[1] if mode == "record" and len(argv) > 1 else ""
-    names = [a for a in argv[1:] if a in CASES] if mode == "check" else list(CASES)
-    if mode == "check" and not names:
-        names = list(CASES)
-    unknown = [a for a in argv[1:] if mode == "check" and a not in CASES]
+    args = argv[1:] if mode == "check" else argv[2:]  # record: "reason" first, then the cases (none: every case)
+    names = [a for a in args if a in CASES] or list(CASES)
+    unknown = [a for a in args if a not in CASES]
     if unknown:
         print(f"unknown case(s) {unknown}; known: {', '.join(CASES)}")
         return 2
@@ -163,7 +163,10 @@ def main(argv: list[str]) -> int:
         old = json.loads(DIGESTS.read_text()) if DIGESTS.is_file() else {}
         history = old.get("history", [])
         history.append({"date": time.strftime("%Y-%m-%d"), "reason": reason or "(no reason given)"})
-        DIGESTS.write_text(json.dumps({"versions": _versions(), "history": history, "cases": got}, indent=1,
+        cases = dict(old.get("cases", {})) if names != list(CASES) else {}
+        cases.update(got)  # a partial record keeps the other cases' digests
+        history[-1]["cases"] = names
+        DIGESTS.write_text(json.dumps({"versions": _versions(), "history": history, "cases": cases}, indent=1,
                                       sort_keys=True) + "\n")
         print(f"recorded {len(got)} cases in {DIGESTS.relative_to(ROOT)}")
         return 0

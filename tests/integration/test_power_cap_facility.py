@@ -27,31 +27,15 @@ MAX_MINUTES_OVER = 0
 MAX_REL_EXCESS = 1e-3
 
 
-def _cap80_week(margin: float | None = None):
+def _cap80_week(tmp_path, margin: float | None = None):
+    """Run the 7-day cap80 study (the margin overridden when given); return (t, P_facility, budget, after warm-up,
+    summary's power_cap_exceeded_s)."""
     _, scenarios = load_study("experiments/study_power_cap.toml")
     sc = next(s for s in scenarios if s.name.endswith("cap80"))
     over = {"trace.window_days": 7.0}
     if margin is not None:
         over["scheduler.power_cap_forecast_margin"] = margin
-    return sc.config.with_overrides(over)
-
-
-def test_forecast_alone_keeps_the_7_day_study_within_1e3_of_the_budget(tmp_path):
-    cfg = _cap80_week(margin=0.0)
-    out = tmp_path / "cap80_nomargin.h5"
-    run_one(cfg, out)
-    from power import load_system
-
-    cap = 0.8 * design_peak_w(load_system(cfg.system), cfg.scheduler.cooling_estimate)
-    with h5py.File(out) as f:
-        t = f["timeseries/time_s"][:]
-        P = f["timeseries/facility/P_facility_W"][:]
-    after = t >= (cfg.trace.window_start_days + cfg.output.warmup_days) * 86400.0
-    assert float(((P[after] - cap) / cap).max()) <= MAX_REL_EXCESS
-
-
-def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path):
-    cfg = _cap80_week()
+    cfg = sc.config.with_overrides(over)
     out = tmp_path / "cap80.h5"
     run_one(cfg, out)
     from power import load_system
@@ -60,9 +44,19 @@ def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path
     with h5py.File(out) as f:
         t = f["timeseries/time_s"][:]
         P = f["timeseries/facility/P_facility_W"][:]
-        dt = float(t[1] - t[0])
         total_over_s = float(f["summary"].attrs["power_cap_exceeded_s"])
     after = t >= (cfg.trace.window_start_days + cfg.output.warmup_days) * 86400.0
+    return t, P, cap, after, total_over_s
+
+
+def test_forecast_alone_keeps_the_7_day_study_within_1e3_of_the_budget(tmp_path):
+    _, P, cap, after, _ = _cap80_week(tmp_path, margin=0.0)
+    assert float(((P[after] - cap) / cap).max()) <= MAX_REL_EXCESS
+
+
+def test_power_cap_holds_facility_power_after_warmup_on_the_7_day_study(tmp_path):
+    t, P, cap, after, total_over_s = _cap80_week(tmp_path)
+    dt = float(t[1] - t[0])
     over = after & (P > cap)
     minutes = over.sum() * dt / 60.0
     excess = float(((P[after] - cap) / cap).max())
