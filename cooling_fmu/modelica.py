@@ -154,6 +154,7 @@ integration error.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .components import chiller, hx, pipe, pump, tower, valve
 from .components.hx import CR_BALANCED
@@ -536,7 +537,7 @@ def tower_bypass_fraction(Q_flow_cells_W: float, Q_flow_tower_W: float) -> float
 
 
 
-def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_ret: float, I_fan: float,
+def state_vector(params: PlantParams, T_sec: ArrayLike, I_valve: ArrayLike, T_fac_sup: float, T_fac_ret: float, I_fan: float,
                  T_cw_sup: float) -> np.ndarray:
     """Pack the plant state in FMU order.
 
@@ -544,10 +545,14 @@ def state_vector(params: PlantParams, T_sec, I_valve, T_fac_sup: float, T_fac_re
     ----------
     params : PlantParams
         Plant description.
-    T_sec, I_valve : array_like, shape (n_cdu,) or scalar
-        Secondary temperatures [K] and valve integrators [1].
-    T_fac_sup, T_fac_ret : float
-        Facility supply and return temperatures [K].
+    T_sec : ArrayLike
+        Secondary temperatures [K], shape (n_cdu,) or a scalar for every CDU.
+    I_valve : ArrayLike
+        Valve integrators [1], shape (n_cdu,) or a scalar for every CDU.
+    T_fac_sup : float
+        Facility supply temperature [K].
+    T_fac_ret : float
+        Facility return temperature [K].
     I_fan : float
         Fan integrator [1].
     T_cw_sup : float
@@ -578,10 +583,10 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     ----------
     params : PlantParams
         Plant description.
-    x : ndarray, shape (2 n_cdu + 4,)
-        State in the order of :func:`state_vector` [K, 1, K, K, 1, K].
-    heat_w : ndarray, shape (n_cdu,)
-        Heat into each CDU [W].
+    x : np.ndarray
+        State, shape (2 n_cdu + 4,), in the order of :func:`state_vector` [K, 1, K, K, 1, K].
+    heat_w : np.ndarray
+        Heat into each CDU [W], shape (n_cdu,).
     T_wb_K : float
         Wet-bulb temperature [K].
     T_db_K : float | None

@@ -439,7 +439,7 @@ def load_plant_params(name_or_path: str | Path) -> PlantParams:
 
     Parameters
     ----------
-    name_or_path : str or pathlib.Path
+    name_or_path : str | Path
         A shipped plant name (``"theta"``, ``"frontier"``) or the path of a TOML file.
 
     Returns

@@ -105,9 +105,9 @@ class PowerChain:
     ----------
     system : System
         Platform description (topology index arrays and conversion parameters).
-    allow_affine : bool, default True
+    allow_affine : bool
         Use the per-node affine fast path when both conversion stages are linear (``k_per_W == 0``).
-        ``False`` forces the general path (used by tests to prove the two agree).
+        ``False`` forces the general path (used by tests to prove the two agree). Default True.
 
     Attributes
     ----------
@@ -171,7 +171,7 @@ class PowerChain:
             raise ValueError("node_dc_W must be finite and >= 0 W")
         return p, total
 
-    def evaluate(self, node_dc_W: ArrayLike) -> ChainState:
+    def evaluate(self, node_dc_W: ArrayLike) -> ChainState:  # noqa: DOC502
         """Evaluate the chain for one instant.
 
         Parameters
@@ -187,7 +187,8 @@ class PowerChain:
         Raises
         ------
         ValueError
-            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value.
+            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value (raised by
+            ``_check``).
 
         References
         ----------
@@ -323,7 +324,7 @@ class PowerChain:
         r_in = conversion.rectifier_input_w(load, self._r)
         return s_in, load, r_in
 
-    def node_it_input_w(self, node_dc_W: ArrayLike) -> NDArray[np.float64]:
+    def node_it_input_w(self, node_dc_W: ArrayLike) -> NDArray[np.float64]:  # noqa: DOC502
         """Rack-input (IT) power attributed to each node: its SIVOC input plus its share of its rectifier.
 
         Attribution rule (shares sum exactly to rack input, hence to IT input): in rectifier group ``g`` of
@@ -346,7 +347,8 @@ class PowerChain:
         Raises
         ------
         ValueError
-            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value.
+            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value (raised by
+            ``_check``).
 
         References
         ----------
