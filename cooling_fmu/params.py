@@ -117,6 +117,10 @@ class CDUParams(BaseModel):
         Integral time of the valve controller [s] (> 0).
     valve_dT_span_K : float
         Temperature error that moves the valve by its full range in ``valve_Ti_s`` [K] (> 0).
+    valve_k_ff : float
+        Load feed-forward gain of the facility valve, dimensionless in [0, 1]: the opening is ``clip(I + valve_k_ff
+        Q / Q_nominal, y_valve_min, 1)`` (:func:`cooling_fmu.components.valve.feedforward_opening`); 0 (default):
+        integral control alone.
     """
 
     model_config = _STRICT
@@ -132,6 +136,7 @@ class CDUParams(BaseModel):
     T_sec_sup_set_K: float = Field(gt=200, lt=400, json_schema_extra={"unit": "K"})
     valve_Ti_s: float = Field(gt=0, json_schema_extra={"unit": "s"})
     valve_dT_span_K: float = Field(gt=0, json_schema_extra={"unit": "K"})
+    valve_k_ff: float = Field(default=0.0, ge=0, le=1)
 
 
 class FacilityParams(BaseModel):
@@ -202,6 +207,11 @@ class TowerParams(BaseModel):
     ----------
     n_cells : int
         Number of tower cells (1..64).
+    n_cells_standby : int
+        Cells of the bank that are standby at design (N+1 redundancy, issue 22 item 8b): the shipped plants size
+        ``NTU_nominal`` and the IHX so that ``n_cells - n_cells_standby`` cells hold the design point
+        (:func:`cooling_fmu.sizing.size_tower_ntu`, :func:`cooling_fmu.sizing.size_ihx_ua`); 0 (default): every
+        cell is needed at design. The running plant uses every cell.
     NTU_nominal : float
         Merkel number ``KaV/L`` of the bank at full air flow and design water flow (> 0). Plant v5 turns it into
         Braun's air-side coefficient ``c = NTU_nominal LG_nominal^n_merkel`` (:func:`cooling_fmu.components.tower.
@@ -250,6 +260,7 @@ class TowerParams(BaseModel):
 
     model_config = _STRICT
     n_cells: int = Field(ge=1, le=64)
+    n_cells_standby: int = Field(default=0, ge=0, le=8)
     NTU_nominal: float = Field(gt=0)
     n_merkel: float = Field(gt=0, le=1.5)
     LG_nominal: float = Field(gt=0, le=10)

@@ -35,7 +35,8 @@ from .modelica import analytic_steady_state, generate_plant_modelica, model_name
 from .params import PlantParams, load_plant_params
 from .stepping import FMUStepper
 
-__all__ = ["CoolingPlant", "PlantIO", "SUBSTEP_ACCURACY", "PlantStepError", "max_stable_step_s", "plant_cache_path", "plant_hash"]
+__all__ = ["CoolingPlant", "advance_held_sequence", "PlantIO", "SUBSTEP_ACCURACY", "PlantStepError", "max_stable_step_s",
+           "plant_cache_path", "plant_hash"]
 
 #: Largest ``|h lambda|`` allowed for one Heun sub-step ``h`` of the generated FMU (accuracy; stability,
 #: ``|1 + z + z^2 / 2| < 1`` with ``z = h lambda``, is checked as well). See :func:`cooling_fmu.build.install_integrator`.
@@ -596,6 +597,69 @@ def _open_plant_fmu(params: PlantParams, fmu_path: str | Path | None, cache_dir:
         fmu.freeInstance()
         raise
     return Path(fmu_path), sha, fmu, vmap, io
+
+
+def advance_held_sequence(plant: CoolingPlant, heat_w: np.ndarray, T_wb_K: np.ndarray, n_steps: np.ndarray,
+                          schedule: object, T_db_K: np.ndarray | None = None,
+                          Q_air_side_W: np.ndarray | None = None) -> np.ndarray:
+    """Held long steps of a generated plant one after another, the stager's command before each (issue 26 item 2).
+
+    The same FMU calls, inputs and clock as one :meth:`CoolingPlant.advance_held` per row (each followed by
+    ``schedule.after``), made by :meth:`cooling_fmu.stepping.FMUStepper.held_staged` in one Python call: what
+    :class:`cooling_fmu.coupling.AdaptiveStepper` runs for the long steps of a constant run.
+
+    Parameters
+    ----------
+    plant : CoolingPlant
+        An initialised generated plant (its own C loop).
+    heat_w : np.ndarray
+        Heat per CDU of each long step [W], shape (k, n_cdu), or (n_cdu,) for the same heat in every one.
+    T_wb_K : np.ndarray
+        Wet-bulb of each long step [K], shape (k,).
+    n_steps : np.ndarray
+        Communication steps of each long step, shape (k,), each in 1 .. ``plant.max_held_steps``.
+    schedule : object
+        ``command()`` and ``after(n, y_si)`` (:class:`cooling_fmu.supervisory.StagedPlant`).
+    T_db_K : np.ndarray | None
+        Dry-bulb of each long step [K], shape (k,); None: the wet-bulb.
+    Q_air_side_W : np.ndarray | None
+        Air-side heat of each long step [W], shape (k,); None: 0.
+
+    Returns
+    -------
+    ndarray, shape (k, n_outputs)
+        SI outputs at the end of each long step.
+
+    Raises
+    ------
+    ValueError
+        If a step count or an input is out of range.
+    PlantStepError
+        If an FMI call fails or an output is not finite; ``completed_outputs`` is empty and ``held_outputs`` holds
+        the SI outputs at the end of each long step completed before it (the plant stays after the last of them).
+    """
+    ns = np.asarray(n_steps, dtype=np.int64)
+    if ns.size and not (ns.min() >= 1 and ns.max() <= plant.max_held_steps):
+        raise ValueError(f"n_steps must be in 1..{plant.max_held_steps} (HELD_SUBSTEPS sub-steps), got {ns.tolist()}")
+    tw = np.asarray(T_wb_K, dtype=float)
+    q = np.broadcast_to(np.asarray(heat_w, dtype=float), (tw.shape[0], plant.n_cdu))
+    io, stepper = plant._io, plant._stepper
+    io.check_inputs(q, tw)
+    u = io.fmu_inputs(q, tw, 0.0, T_db_K, Q_air_side_W)
+    out = np.empty((tw.shape[0], len(io.vr_out)))
+    j, exc = stepper.held_staged(u, plant._t0, plant._k, ns, plant.step_s, out, schedule, io.to_si_outputs)
+    if exc is None and j and not np.isfinite(out[j - 1]).all():
+        j -= 1
+        exc = io.nonfinite(out[j], plant._t0 + (plant._k + int(ns[:j + 1].sum())) * plant.step_s, u[j],
+                           plant._fmu.log)
+    plant._k += int(ns[:j].sum())
+    if exc is not None:
+        try:
+            raise PlantStepError(exc, np.zeros((0, out.shape[1])), plant.output_names) from exc
+        except PlantStepError as err:  # the long steps completed before it, for AdaptiveStepper
+            err.held_outputs = io.to_si_outputs(out[:j].copy())
+            raise
+    return io.to_si_outputs(out)
 
 
 class _ClosedOnExit:

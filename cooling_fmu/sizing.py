@@ -33,6 +33,19 @@ heat alone, so theta's towers left at a 3.23 K approach at design instead of the
 depends on the tower water, so the size is the fixed point ``NTU = size(Q_tower(NTU))``
 (:func:`~cooling_fmu.components.tower.size_ntu_nominal`); the steady heat balance makes ``Q_tower`` the sum of the
 heat in, so the fixed point is reached in two or three passes.
+
+**N+1 at design** (issue 22 item 8b; :func:`size_tower_ntu` and :func:`size_ihx_ua` with ``tower.n_cells_standby
+= k``): the rating point above is met by ``N - k`` cells, the bank less its standby cells (the bank of ``N - k``
+cells at the same water flow: :func:`with_tower_cells` with ``-k``), so one cell out still leaves the design
+approach; and the intermediate heat exchanger is sized so that, with those ``N - k`` cells at full fans, the
+facility supply is at its set point at design heat and the design wet-bulb: ``UA_ihx`` is the root of
+``T_fac_sup(UA_ihx) = tower.T_fac_sup_set_K`` (bisection in ``log UA``; the supply falls monotonically as the IHX
+grows). Before this (session 7) the Frontier-like plant had a 3 K tower approach on 25.12 C plus a 2 K IHX
+approach: 30.1 C at design with every unit running, against a 29 C set point. A plant whose set point lies below
+``T_wb_design + approach`` (a trim chiller's plant: Theta-like, 24 C) has no such IHX: :func:`size_ihx_ua` raises.
+The two sizes are coupled (the facility pumps' shaft heat, part of the towers' design heat, depends on how far the
+CDU valves open at the facility supply the IHX gives), so :func:`size_towers_and_ihx` takes their joint fixed
+point: three passes move ``NTU_nominal`` by 2e-7 on the Frontier-like plant.
 """
 
 from __future__ import annotations
@@ -48,7 +61,8 @@ from .params import PlantParams
 SIZING_XTOL_K = 1e-6
 
 __all__ = ["Capacity", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed",
-           "design_tower_heat_w", "size_tower_ntu"]
+           "design_tower_heat_w", "size_tower_ntu", "size_ihx_ua", "size_towers_and_ihx",
+           "design_cells"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,7 +182,7 @@ def with_tower_cells(params: PlantParams, extra: int) -> PlantParams:
     params : PlantParams
         Plant description.
     extra : int
-        Cells to add (>= 0).
+        Cells to add (> -n_cells; negative: the bank less cells, :func:`design_cells`).
 
     Returns
     -------
@@ -231,6 +245,32 @@ def tower_cells_needed(params: PlantParams, heat_shape_W: np.ndarray, T_wb_K: fl
     return hi
 
 
+def design_cells(params: PlantParams) -> PlantParams:
+    """The plant as sized: its bank less ``tower.n_cells_standby`` cells (:func:`with_tower_cells`, module docstring).
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description.
+
+    Returns
+    -------
+    PlantParams
+        ``params`` itself without standby cells, else a copy with ``n_cells - n_cells_standby`` cells.
+
+    Raises
+    ------
+    ValueError
+        If the standby cells are the whole bank.
+    """
+    k = params.tower.n_cells_standby
+    if k == 0:
+        return params
+    if k >= params.tower.n_cells:
+        raise ValueError(f"plant {params.name}: tower.n_cells_standby = {k} leaves no cell of {params.tower.n_cells}")
+    return with_tower_cells(params, -k)
+
+
 def design_tower_heat_w(params: PlantParams) -> float:
     """Heat the towers reject at design: the steady state at design heat on every CDU and the design wet-bulb.
 
@@ -262,8 +302,9 @@ def design_tower_heat_w(params: PlantParams) -> float:
 
 
 def size_tower_ntu(params: PlantParams, rtol: float = 1e-6, max_iter: int = 20) -> tuple[float, float]:
-    """``NTU_nominal`` of towers that reject all their design heat at the design wet-bulb and approach (module
-    docstring), by the fixed point ``NTU = size_ntu_nominal(design_tower_heat_w(plant with NTU))``.
+    """``NTU_nominal`` of towers that reject all their design heat at the design wet-bulb and approach with their
+    ``n_cells - n_cells_standby`` design cells (module docstring), by the fixed point ``NTU =
+    size_ntu_nominal(design_tower_heat_w(plant with NTU))``.
 
     Parameters
     ----------
@@ -291,13 +332,98 @@ def size_tower_ntu(params: PlantParams, rtol: float = 1e-6, max_iter: int = 20) 
     t, tl = params.tower, params.tower_loop
     if t.approach_design_K is None:
         raise ValueError(f"plant {params.name}: tower.approach_design_K is not stated; the towers cannot be sized")
+    # the design cells (N - standby) scale NTU by r^n and L/G by 1/r, r = (N - k) / N (with_tower_cells)
+    r = (t.n_cells - t.n_cells_standby) / t.n_cells
     ntu = t.NTU_nominal
     for _ in range(max_iter):
         trial = params.model_copy(update={"tower": t.model_copy(update={"NTU_nominal": ntu})})
-        Q = design_tower_heat_w(trial)
-        new = size_ntu_nominal(t.n_merkel, t.LG_nominal, Q, tl.m_flow_nominal_kg_s, t.T_wb_design_K,
-                               t.approach_design_K, t.p_atm_Pa, params.cp_water_J_kgK)
+        Q = design_tower_heat_w(design_cells(trial))
+        new = size_ntu_nominal(t.n_merkel, t.LG_nominal / r, Q, tl.m_flow_nominal_kg_s, t.T_wb_design_K,
+                               t.approach_design_K, t.p_atm_Pa, params.cp_water_J_kgK) / r ** t.n_merkel
         if abs(new - ntu) <= rtol * new:
             return float(new), Q
         ntu = new
     raise ValueError(f"plant {params.name}: tower sizing did not settle in {max_iter} passes (NTU {ntu:.6g})")
+
+
+def size_ihx_ua(params: PlantParams, rtol: float = 1e-6) -> float:
+    """``UA_ihx`` [W/K] that holds the facility supply at its set point at design with the design cells at full fans
+    (module docstring, "N+1 at design").
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description with its towers sized (:func:`size_tower_ntu`) and ``tower.T_wb_design_K`` stated.
+    rtol : float
+        Relative width of the bisection bracket in ``UA_ihx`` at which it stops.
+
+    Returns
+    -------
+    float
+        Conductance of the intermediate heat exchanger [W/K].
+
+    Raises
+    ------
+    ValueError
+        If no design wet-bulb is stated, or no IHX between 1e-3 and 1e3 times today's holds the set point (a
+        set point below what the towers can reach: a chiller plant).
+    """
+    from .modelica import analytic_steady_state
+
+    t = params.tower
+    if t.T_wb_design_K is None:
+        raise ValueError(f"plant {params.name}: tower.T_wb_design_K is not stated; the IHX cannot be sized")
+    base = design_cells(params)
+    heat = np.full(params.n_cdu, params.cdu.Q_flow_nominal_W)
+
+    def over(log_ua: float) -> float:
+        p = base.model_copy(update={"tower_loop": base.tower_loop.model_copy(update={"UA_ihx_W_K":
+                                                                                     float(np.exp(log_ua))})})
+        ss = analytic_steady_state(p, heat, t.T_wb_design_K, Q_air_side_W=t.Q_air_side_design_W,
+                                   xtol_K=SIZING_XTOL_K)
+        # at the root the fans are just full: below it the supply sits at the set point with fans < 1
+        return float(ss["T_fac_sup"]) - t.T_fac_sup_set_K - (1.0 - float(ss["y_fan"]))
+
+    lo, hi = np.log(params.tower_loop.UA_ihx_W_K) - np.log(1e3), np.log(params.tower_loop.UA_ihx_W_K) + np.log(1e3)
+    if over(hi) > 0.0:
+        raise ValueError(f"plant {params.name}: no IHX holds the {t.T_fac_sup_set_K - 273.15:.2f} C facility set "
+                         f"point at the design wet-bulb {t.T_wb_design_K - 273.15:.2f} C with "
+                         f"{base.tower.n_cells} cells (a chiller plant?)")
+    while hi - lo > rtol:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if over(mid) > 0.0 else (lo, mid)
+    return float(np.exp(hi))
+
+
+def size_towers_and_ihx(params: PlantParams, rtol: float = 1e-6, max_iter: int = 10) -> tuple[float, float, float]:
+    """Joint fixed point of :func:`size_tower_ntu` and :func:`size_ihx_ua` (module docstring, "N+1 at design").
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description with ``tower.T_wb_design_K`` and ``tower.approach_design_K`` stated.
+    rtol : float
+        Relative change of both sizes at which the passes stop.
+    max_iter : int
+        Most passes.
+
+    Returns
+    -------
+    tuple of float
+        ``(NTU_nominal, UA_ihx_W_K, Q_design_W)``: the bank's Merkel number, the IHX conductance [W/K] and the
+        towers' design heat [W].
+
+    Raises
+    ------
+    ValueError
+        If a size cannot be found (:func:`size_tower_ntu`, :func:`size_ihx_ua`) or the passes do not settle.
+    """
+    p = params
+    for _ in range(max_iter):
+        ntu, Q = size_tower_ntu(p)
+        q = p.model_copy(update={"tower": p.tower.model_copy(update={"NTU_nominal": ntu})})
+        ua = size_ihx_ua(q)
+        if abs(ntu - p.tower.NTU_nominal) <= rtol * ntu and abs(ua - p.tower_loop.UA_ihx_W_K) <= rtol * ua:
+            return ntu, ua, Q
+        p = q.model_copy(update={"tower_loop": q.tower_loop.model_copy(update={"UA_ihx_W_K": ua})})
+    raise ValueError(f"plant {p.name}: tower and IHX sizing did not settle in {max_iter} passes")

@@ -12,6 +12,7 @@ stepping apart from output assembly).
 from __future__ import annotations
 
 import ctypes
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -241,6 +242,69 @@ class FMUStepper:
                 return j, None
             schedule.after(n, to_si(out[j - 1].copy()))
         return n_steps, None
+
+    def held_staged(self, u: np.ndarray, t0_s: float, k0: int, n_steps: np.ndarray, step_s: float, out: np.ndarray,
+                    schedule: object, to_si: Callable[[np.ndarray], np.ndarray]) -> tuple[int, FMUError | None]:
+        """Held long steps one after another, the supervisory command set before each (issue 26 item 2).
+
+        Row ``k`` of ``u`` is ONE FMU step of ``n_steps[k] * step_s`` with its inputs held (:meth:`held`, in the FMU's
+        own C loop), its cell command (the last input column) ``schedule.command()``; then
+        ``schedule.after(n_steps[k], y)`` gets the SI outputs at its end: the calls and arithmetic of one
+        :meth:`held` call per row with the stager between them, without their per-call Python.
+
+        Parameters
+        ----------
+        u : np.ndarray
+            Inputs (FMU units), C-contiguous, shape (k, n_in); the last column is overwritten.
+        t0_s : float
+            Time of the plant's step 0 [s].
+        k0 : int
+            Steps taken before ``u``'s first row (it starts at ``t0_s + k0 * step_s``, as :meth:`held` is called).
+        n_steps : np.ndarray
+            Communication steps each row covers, shape (k,), >= 1.
+        step_s : float
+            Communication step [s].
+        out : np.ndarray
+            Output buffer, C-contiguous, shape (k, n_out): row ``k`` gets the outputs (FMU units) at the end of row
+            ``k``.
+        schedule : object
+            ``command()`` and ``after(n, y_last)`` (the stager, :class:`cooling_fmu.supervisory.StagedPlant`).
+        to_si : Callable[[np.ndarray], np.ndarray]
+            FMU outputs to SI (in place).
+
+        Returns
+        -------
+        tuple of (int, cooling_fmu.adapter.FMUError or None)
+            Rows completed and, if one failed, its error. A row with a non-finite output ends the loop after that
+            row (the caller finds it).
+
+        Raises
+        ------
+        ValueError
+            If the FMU has no C loop of its own (a site FMU is never stepped with held steps).
+        """
+        run_c = self.run_c
+        if run_c is None:
+            raise ValueError("held_staged needs the FMU's own C loop (hpctwin_run)")
+        comp, status = self.fmu.component, ctypes.c_int(0)
+        a_st, a_u, a_out, su, so = ctypes.addressof(status), u.ctypes.data, out.ctypes.data, u.strides[0], out.strides[0]
+        a_vr_in, a_vr_out, n_in, n_out, isfinite = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out, math.isfinite
+        col, kk = u.shape[1] - 1, int(k0)
+        for k, n in enumerate(n_steps.tolist()):
+            u[k, col] = schedule.command()
+            t, span = t0_s + kk * step_s, n * step_s
+            run_c(comp, 1, t, span, a_vr_in, n_in, a_u + k * su, a_vr_out, n_out, a_out + k * so, a_st)
+            if status.value:
+                try:
+                    self._raise_raw_status(status.value, t, u[k])
+                except FMUError as exc:
+                    return k, exc
+            y = out[k]
+            if not isfinite(y.sum()) and not np.isfinite(y).all():
+                return k + 1, None
+            schedule.after(n, to_si(y.copy()))
+            kk += n
+        return u.shape[0], None
 
     def held(self, u: np.ndarray, t_s: float, span_s: float) -> np.ndarray:
         """One FMU step of ``span_s`` with the inputs ``u`` held.

@@ -220,6 +220,35 @@ class StagedPlant:
         self._after(int(n_steps), y)
         return y
 
+    @property
+    def held_sequence_available(self) -> bool:
+        """bool: :meth:`advance_held_sequence` runs (the generated FMU plant with its own C loop)."""
+        return self._schedule_in_plant and bool(getattr(self._plant, "raw_run_available", False))
+
+    def advance_held_sequence(self, heat_W: np.ndarray, T_wb_K: np.ndarray, n_steps: np.ndarray,
+                              **rows: np.ndarray | None) -> np.ndarray:
+        """Long steps one after another, each as :meth:`advance_held` (its command held, the stager after it).
+
+        Parameters
+        ----------
+        heat_W : np.ndarray
+            Heat per CDU of each long step [W], shape (k, n_cdu) or (n_cdu,).
+        T_wb_K : np.ndarray
+            Wet-bulb of each long step [K], shape (k,).
+        n_steps : np.ndarray
+            Communication steps of each long step, shape (k,).
+        **rows : np.ndarray | None
+            Further held inputs of each long step (``T_db_K``, ``Q_air_side_W``), shape (k,).
+
+        Returns
+        -------
+        ndarray, shape (k, n_outputs)
+            The plant's outputs at the end of each long step (:func:`cooling_fmu.plant.advance_held_sequence`).
+        """
+        from .plant import advance_held_sequence
+
+        return advance_held_sequence(self._plant, heat_W, T_wb_K, n_steps, self, **rows)
+
     def _after(self, n: int, y_last: np.ndarray, column: int | None = None) -> None:
         """Count ``n`` steps; at a sample instant, update the stager with the last fan demand (column
         ``y_fan_demand`` of ``y_last``, or ``column``).

@@ -150,7 +150,8 @@ def _guard_c_loop(plant: CoolingPlant, worker: _Worker, timeout_s: float, hung: 
         return out
 
     def run_counted(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status):
-        blk["out"], blk["t"] = c_rows(a_out, n_steps, n_out), float(t_start)
+        # one row (a held long step): the count of calls is its progress, no row view to mark (issue 26 item 2)
+        blk["out"], blk["t"] = (c_rows(a_out, n_steps, n_out) if n_steps > 1 else None), float(t_start)
         r = run_c(comp, n_steps, t_start, h, a_vr_in, n_in, a_u, a_vr_out, n_out, a_out, a_status)
         blk["calls"] += 1
         return r

@@ -31,6 +31,7 @@ weighted ``np.bincount`` alone costs ~26 us per call at 9,472 nodes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -259,8 +260,40 @@ class PowerChain:
             raise ValueError("node_dc_W must be finite and >= 0 W")
         return self._a * p + self._b_node[nodes]
 
+    def node_it_input_w_at(self, node_dc_W: NDArray[np.float64], nodes: NDArray[np.int64],
+                           p_W: float) -> NDArray[np.float64]:
+        """:meth:`node_it_input_w_of` when every node of ``nodes`` draws the same DC power ``p_W`` [W] (a job starting or
+        changing its power), without reading ``node_dc_W`` on the affine path: ``a p + b_i``, the same values.
+
+        Parameters
+        ----------
+        node_dc_W : NDArray[np.float64]
+            Component (DC) power of every node, shape (n_nodes,) [W], ``p_W`` at ``nodes`` (read only on the general
+            path).
+        nodes : NDArray[np.int64]
+            Node indices, shape (k,).
+        p_W : float
+            DC power of each of ``nodes`` [W] (finite, >= 0).
+
+        Returns
+        -------
+        ndarray of float64, shape (k,)
+            Rack-input power attributed to each of ``nodes`` [W].
+
+        Raises
+        ------
+        ValueError
+            If ``p_W`` is NaN, infinite or negative.
+        """
+        if not self.uses_affine_path:
+            return self.node_it_input_w(node_dc_W)[nodes]
+        if not (math.isfinite(p_W) and p_W >= 0.0):
+            raise ValueError("node_dc_W must be finite and >= 0 W")
+        return self._a * float(p_W) + self._b_node[nodes]
+
     def evaluate_into(self, node_dc_W: NDArray[np.float64], cdu_heat_W: NDArray[np.float64],
-                      totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]) -> None:
+                      totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]
+                      ) -> tuple[NDArray[np.float64], float]:
         """:meth:`evaluate` on the affine path, written into the caller's arrays (the event loop's step vector).
 
         The same values bit for bit (the same expressions in the same order), without building a
@@ -278,6 +311,12 @@ class PowerChain:
         rack_input_W : NDArray[np.float64]
             Out: input power per rack, shape (n_racks,) [W].
 
+        Returns
+        -------
+        tuple[NDArray[np.float64], float]
+            The node DC power per rack, shape (n_racks,) [W], and in total [W]: what the
+            step function then keeps by difference.
+
         Raises
         ------
         ValueError
@@ -287,10 +326,33 @@ class PowerChain:
         if not self.uses_affine_path:
             raise ValueError("evaluate_into needs the affine path (both conversion stages linear)")
         p, dc_total = self._check(node_dc_W)
-        rack_in = self._a * self._sum_node_rack(p) + self._B_rack
-        sivoc_loss = conversion.linear_loss_w(dc_total, self._n_nodes, self._s)
-        rect_out = dc_total + sivoc_loss + self._O_dc_total
-        rect_loss = conversion.linear_loss_w(rect_out, self._n_rect, self._r)
+        rack_dc = self._sum_node_rack(p)
+        self.rack_dc_into(rack_dc, dc_total, cdu_heat_W, totals_W, rack_input_W)
+        return rack_dc, dc_total
+
+    def rack_dc_into(self, rack_dc_W: NDArray[np.float64], dc_total_W: float, cdu_heat_W: NDArray[np.float64],
+                     totals_W: NDArray[np.float64], rack_input_W: NDArray[np.float64]) -> None:
+        """The rest of :meth:`evaluate_into` from the DC power per rack and in total (affine path).
+
+        The event loop keeps both by difference between exact re-sums (:mod:`scheduler_sim.kernel.stepfunction`)
+        and calls this at every power change: O(n_racks), the same expressions as :meth:`evaluate_into`.
+
+        Parameters
+        ----------
+        rack_dc_W : NDArray[np.float64]
+            DC power of each rack's nodes, shape (n_racks,) [W] (as :meth:`evaluate_into` returns it).
+        dc_total_W : float
+            DC power of all nodes [W].
+        cdu_heat_W : NDArray[np.float64]
+            Out: heat per CDU, shape (n_cdus,) [W].
+        totals_W : NDArray[np.float64]
+            Out, shape (5,): node DC, SIVOC loss, rectifier loss, rack overhead, IT input [W].
+        rack_input_W : NDArray[np.float64]
+            Out: input power per rack, shape (n_racks,) [W].
+        """
+        dc_total = dc_total_W
+        rack_in = self._a * rack_dc_W + self._B_rack
+        sivoc_loss, rect_loss = self.loss_totals_w(dc_total)
         cdu = self._sum_rack_cdu(rack_in)
         if self._lf != 1.0:
             cdu *= self._lf
@@ -302,12 +364,37 @@ class PowerChain:
         totals_W[3] = self._overhead_total
         totals_W[4] = rack_in.sum()
 
+    def loss_totals_w(self, dc_total_W: float) -> tuple[float, float]:
+        """SIVOC and rectifier loss of the whole system from its node DC power, on the affine path [W].
+
+        With linear stages both totals depend only on the summed DC power (:func:`power.conversion.linear_loss_w`):
+        the expressions :meth:`evaluate` uses, in the same order.
+
+        Parameters
+        ----------
+        dc_total_W : float
+            DC power of all nodes [W].
+
+        Returns
+        -------
+        tuple[float, float]
+            SIVOC loss and rectifier loss [W].
+        """
+        sivoc_loss = conversion.linear_loss_w(dc_total_W, self._n_nodes, self._s)
+        rect_out = dc_total_W + sivoc_loss + self._O_dc_total
+        return sivoc_loss, conversion.linear_loss_w(rect_out, self._n_rect, self._r)
+
+    @property
+    def affine_coefficients(self) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """``(a, b_node, B_rack)`` of the affine path: a node's rack-input share is ``a P_i + b_i`` and a rack's input
+        ``a P_rack + B_rack`` (module docstring); NaN when the chain is not affine. Shapes: (), (n_nodes,), (n_racks,).
+        """
+        return self._a, self._b_node, self._B_rack
+
     def _affine_state(self, p: NDArray[np.float64], dc_total: float) -> ChainState:
         """The :class:`ChainState` of checked node powers ``p`` on the affine path."""
         rack_in = self._a * self._sum_node_rack(p) + self._B_rack
-        sivoc_loss = conversion.linear_loss_w(dc_total, self._n_nodes, self._s)
-        rect_out = dc_total + sivoc_loss + self._O_dc_total
-        rect_loss = conversion.linear_loss_w(rect_out, self._n_rect, self._r)
+        sivoc_loss, rect_loss = self.loss_totals_w(dc_total)
         return self._state(dc_total, sivoc_loss, rect_loss, rack_in)
 
     def _state(self, dc_total: float, sivoc_loss: float, rect_loss: float, rack_in: NDArray[np.float64]) -> ChainState:

@@ -571,10 +571,23 @@ class FacilityOverheads:
         return cols
 
     def _air_side(self, q_air: NDArray[np.float64], T_wb_K: ArrayLike | None) -> tuple:
-        """CRAH fans and chilled-water power for the air heat ``q_air`` (one relation, module docstring)."""
+        """CRAH fans and chilled-water power for the air heat ``q_air`` (one relation, module docstring).
+
+        The last answer is kept: the cooling coupler asks twice per plant call with the same inputs (the air side's
+        heat into the towers, then the overhead columns), and the chiller's curves cost more than the comparison.
+        The same arrays come back for equal inputs (new ones otherwise), so results are bit-identical.
+        """
+        memo = self.__dict__.get("_air_memo")
+        if (memo is not None and T_wb_K is not None and np.array_equal(memo[0], q_air)
+                and np.array_equal(memo[1], T_wb_K)):
+            return memo[2], memo[3]
         a = self.spec.air_side
         fan = self._fan_W_per_W * q_air
-        return fan, a.chilled_water_W(q_air + fan, T_wb_K, self._chiller_cap_W)
+        chw = a.chilled_water_W(q_air + fan, T_wb_K, self._chiller_cap_W)
+        if T_wb_K is not None:  # frozen dataclass: the memo is no field (not compared, not hashed)
+            object.__setattr__(self, "_air_memo", (np.array(q_air, dtype=float), np.array(T_wb_K, dtype=float),
+                                                    fan, chw))
+        return fan, chw
 
     def _air_heat(self, P_it: NDArray[np.float64]) -> NDArray[np.float64]:
         """Heat to room air at IT power ``P_it`` [W]: the share not on liquid, PDU and UPS losses, lighting."""

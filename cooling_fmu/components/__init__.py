@@ -16,6 +16,7 @@ pump shaft-load fraction        :func:`pump.shaft_load_fraction`            :fun
 pump staging                    :func:`pump.pumps_running`                  :func:`pump.pumps_running_expr`
 pump electrical power           :func:`pump.pump_power_W`                   :func:`pump.pump_power_expr`
 valve opening                   :func:`valve.valve_opening`                 :func:`valve.valve_opening_expr`
+valve load feed-forward         :func:`valve.feedforward_opening`           :func:`valve.feedforward_opening_expr`
 integrator with anti-windup     :func:`valve.integrator_rate`               :func:`valve.integrator_rate_expr`
 dp set-point reset              :func:`valve.reset_factor`                  :func:`valve.reset_factor_expr`
 counterflow HX (CDU, IHX)       :func:`hx.counterflow_eps`                  :func:`hx.counterflow_equations`

@@ -6,6 +6,11 @@ Relations
   ideal pressure-independent characteristic).
 * Integrator with anti-windup tracking (Astrom & Hagglund, Advanced PID Control, 2006, sec. 3.5), tracking time
   equal to the integral time (:func:`integrator_rate`): ``dI/dt = e / Ti + (y - I) / Ti``.
+* Load feed-forward (:func:`feedforward_opening`): ``u = I + k_ff Q / Q_nominal``, ``y = clip(u, y_min, 1)``, the
+  integrator tracking ``y - u`` (the feed-forward input ``u_ff`` with gain ``k_ff`` of the Modelica Standard
+  Library's ``Modelica.Blocks.Continuous.LimPID``, version 4.0, added to the controller output before the limiter,
+  with the same back-calculation anti-windup). ``k_ff = 0``: integral control alone (the plants before issue 22
+  item 8).
 * Differential-pressure set-point reset (ASHRAE 90.1 sec. 6.5.4; Guideline 36 trim-and-respond) by the neediest
   valve (:func:`reset_factor`): ``r = max(r_min, max_i y_i)``.
 """
@@ -14,8 +19,48 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integrator_rate", "integrator_rate_expr", "reset_factor", "reset_factor_expr", "valve_opening",
-           "valve_opening_expr"]
+__all__ = ["feedforward_opening", "feedforward_opening_expr", "integrator_rate", "integrator_rate_expr",
+           "reset_factor", "reset_factor_expr", "valve_opening", "valve_opening_expr"]
+
+
+def feedforward_opening(Q_W: float | np.ndarray, Q_nominal_W: float, k_ff: float):
+    """Feed-forward part of a CDU valve's opening from the CDU's heat: ``k_ff Q / Q_nominal`` (module docstring).
+
+    Parameters
+    ----------
+    Q_W : float | np.ndarray
+        Heat into the CDU [W], any shape.
+    Q_nominal_W : float
+        Design heat per CDU [W] (> 0).
+    k_ff : float
+        Feed-forward gain [1] (0 = none).
+
+    Returns
+    -------
+    float or ndarray
+        Opening added to the integrator state before the limiter [1], shape of ``Q_W``.
+    """
+    return k_ff * (np.asarray(Q_W, dtype=float) / Q_nominal_W)
+
+
+def feedforward_opening_expr(Q: str, Q_nominal: str, k_ff: str) -> str:
+    """Modelica expression of :func:`feedforward_opening`.
+
+    Parameters
+    ----------
+    Q : str
+        Name of the heat.
+    Q_nominal : str
+        Name of the design heat.
+    k_ff : str
+        Name of the gain.
+
+    Returns
+    -------
+    str
+        The expression.
+    """
+    return f"{k_ff} * ({Q} / {Q_nominal})"
 
 
 def valve_opening(I: float | np.ndarray, y_min: float):

@@ -311,8 +311,16 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         cap = cached_capacity(params, shape, h.worst_hour_T_wb_K)
         h.capacity_worst_hour_W = cap.heat_W
         if h.peak_heat_W > cap.heat_W:
-            h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W,
-                                          "the run's peak heat at its worst hour"))
+            what = "the run's peak heat at its worst hour"
+            if design is not None and h.worst_hour_T_wb_K > float(design.wet_bulb_K):
+                # a plant sized for the 0.4 % design wet-bulb is expected to fall short above it (issue 22 item 8b)
+                T_wb = np.asarray(facility["T_wb_K"], dtype=float)
+                hours = float(np.sum(T_wb > float(design.wet_bulb_K))) * interval_s / 3600.0
+                what += (f" (wet-bulb {temperature_text(h.worst_hour_T_wb_K)}, above the "
+                         f"{temperature_text(float(design.wet_bulb_K))} 0.4 % design wet-bulb the plant is sized "
+                         f"for: {hours:.1f} h of this run; a plant sized for its design day is expected to fall "
+                         f"short there, so this is a choice beyond the design day, not a sizing defect)")
+            h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W, what))
     if params is not None and design is not None:
         full = full_load_heat_w(system)
         h.full_load_heat_W = float(full.sum())

@@ -305,14 +305,14 @@ class CoolingConfig(_Strict):
         "fixed", description="'fixed' (default): one plant step per step_s; 'adaptive': while the heat is constant "
                              "the plant takes longer internal steps after fine_steps steps at step_s, outputs "
                              "interpolated on the step_s grid (cooling_fmu.coupling.AdaptiveStepper); on plant "
-                             "generator v4 (staged pumps) its cooling-energy error on the test week is 7.1e-4 "
-                             "with 240 s long steps and 2.0e-4 with 60 s, above the 1e-4 target, hence opt-in "
-                             "(docs/cooling.md)")
+                             "v5 its cooling-energy error on the test week is 2.9e-6 of a 0.25 s reference "
+                             "(fixed 15 s: 3.8e-6) with 6.8x fewer plant calls; opt-in, since it changes results "
+                             "in the last digits (docs/cooling.md)")
     fine_steps: int = Field(4, ge=1, le=1000, description="With stepping = 'adaptive': steps taken at step_s after "
                                                           "each change of the heat input")
     max_step_s: float = Field(240.0, ge=0.0, description="With stepping = 'adaptive': longest internal plant step [s] "
                                                        "(rounded down to whole steps); 0 = the plant's stability "
-                                                       "limit (default 240 s: error 2.9e-5 on the test week, see "
+                                                       "limit (default 240 s: error 2.9e-6 on the test week, see "
                                                        "docs/cooling.md)")
     weather: Literal["file", "tmy3", "constant"] = Field(
         "file", description="'file': a typical-year weather file (EPW or TMY3): weather_path, else the system's "

@@ -290,9 +290,13 @@ class NodeAllocator:
         if np.any(self.owner[nodes] != job):
             raise AllocationError(f"job {job} releases nodes it does not own")
         self.owner[nodes] = FREE
-        up = ~self.down[nodes]
-        self._free[nodes] = up
-        self._n_free += int(np.count_nonzero(up))
+        if self._n_down == 0:  # no node down: every released node is free (two numpy calls fewer per job end)
+            self._free[nodes] = True
+            self._n_free += len(nodes)
+        else:
+            up = ~self.down[nodes]
+            self._free[nodes] = up
+            self._n_free += int(np.count_nonzero(up))
         self._n_busy -= len(nodes)
 
     def set_down(self, nodes: np.ndarray) -> np.ndarray:

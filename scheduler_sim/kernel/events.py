@@ -127,7 +127,7 @@ class EventHandlers:
         st = self.sim.state
         part = self.sim.partition
         st.node_dc[part.nodes] = part.P_W[ev.row]
-        st.step.dirty = True
+        st.step.touch(part.nodes)
         st.counters.required -= 1
 
     def job_power(self, ev: JobPower, t: float) -> None:

@@ -39,6 +39,7 @@ class JobLifecycle:
 
     def __init__(self, sim: LifecyclePlatform) -> None:
         self.sim = sim
+        self._idle_W = None if sim.system.partitioned else float(sim.jobdata.idle_node_power_W)  # every node's [W]
 
     def run_duration(self, j: int) -> tuple[float, int]:
         """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
@@ -65,18 +66,18 @@ class JobLifecycle:
                 return limit_end - t0, JobOutcome.KILLED_WALLTIME
         return end - t0, JobOutcome.COMPLETED
 
-    def _node_shares(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rack-input power of ``nodes`` now [W] and its sum per CDU [W] (:meth:`power.PowerChain.node_it_input_w`:
-        exact when the conversion stages are affine, the default; with an I^2R term it is evaluated now).
+    def _node_shares(self, nodes: np.ndarray, p_node_W: float) -> tuple[np.ndarray, np.ndarray]:
+        """Rack-input power of ``nodes`` now, all at DC power ``p_node_W`` [W], and its sum per CDU [W]
+        (:meth:`power.PowerChain.node_it_input_w_at`: exact when the conversion stages are affine, the default;
+        with an I^2R term it is evaluated now from the whole machine).
         """
         sysm = self.sim.system
-        shares = self.sim.chain.node_it_input_w_of(self.sim.state.node_dc, nodes)
+        shares = self.sim.chain.node_it_input_w_at(self.sim.state.node_dc, nodes, p_node_W)
         return shares, np.bincount(sysm.node_cdu[nodes], weights=shares, minlength=sysm.n_cdus)
 
     def _share(self, j: int, p_node_W: float | None, nodes: np.ndarray, now: float) -> None:
         """Power by share on a sharing partition (:func:`~scheduler_sim.kernel.sharing.share_power`)."""
-        sim = self.sim
-        share_power(j, p_node_W, nodes, now, sim.system, sim.jobdata, sim.state, sim.chain)
+        share_power(j, p_node_W, nodes, now, self.sim.system, self.sim.jobdata, self.sim.state, self.sim.chain)
 
     def start(self, j: int, now: float, duration: float) -> None:
         """Start job ``j`` at ``now`` [s] for ``duration`` [s] on nodes chosen by the placement."""
@@ -100,7 +101,7 @@ class JobLifecycle:
                 if prof[0][k] < duration:
                     st.env.schedule(now + prof[0][k], EventKind.JOB_POWER, JobPower(j, k, now))
         if tbl is None:
-            shares, cdu_W = self._node_shares(nodes)
+            shares, cdu_W = self._node_shares(nodes, led.cur_node_power[j])
             led.set_power(j, shares, cdu_W)
             st.attempt_shares[j] = shares
         else:  # a shared node: power by share, the co-tenants re-charged
@@ -111,7 +112,7 @@ class JobLifecycle:
         end = now + duration
         st.scheduled_end[j] = end
         st.env.schedule(end, EventKind.JOB_END, JobEnd(j, end))
-        st.step.dirty = True
+        st.step.touch(nodes)
 
     def set_job_power(self, j: int, p_node_W: float) -> None:
         """Change a running job's node DC power [W] (telemetry sample) and its attributed rack-input power."""
@@ -122,9 +123,9 @@ class JobLifecycle:
             return
         st.ledger.cur_node_power[j] = p_node_W
         st.node_dc[nodes] = p_node_W
-        shares, cdu_W = self._node_shares(nodes)
+        shares, cdu_W = self._node_shares(nodes, p_node_W)
         st.ledger.set_power(j, shares, cdu_W)
-        st.step.dirty = True
+        st.step.touch(nodes)
 
     def finish(self, j: int, now: float, outcome: int) -> None:
         """End job ``j``'s attempt at ``now`` [s] with ``outcome``; free its nodes and record the attempt."""
@@ -142,7 +143,7 @@ class JobLifecycle:
             led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
         led.job_cdu_E[j] = 0.0
         st.alloc.release(j, nodes)
-        st.node_dc[nodes] = sim.jobdata.idle_node_W[nodes]
+        st.node_dc[nodes] = self._idle_W if self._idle_W is not None else sim.jobdata.idle_node_W[nodes]
         if tbl is not None:  # the co-tenants of its nodes, re-charged without it
             self._share(j, None, nodes, now)
         st.end[j] = now
@@ -153,7 +154,7 @@ class JobLifecycle:
         if varying and run > 0 and shares.sum() > 0:
             shares = shares * ((led.energy_it[j] - led.attempt_it0[j]) / run / shares.sum())
         sim.attempts.append((j, st.running_since[j], now, nodes, shares))
-        st.step.dirty = True
+        st.step.touch(nodes)
         st.jobs_left -= 1
 
     def kill(self, j: int, now: float) -> None:

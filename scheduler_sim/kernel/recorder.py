@@ -15,6 +15,16 @@ import numpy as np
 __all__ = ["StepIntegrator", "IntervalReducer"]
 
 
+def _repeat_rows(row: np.ndarray, m: int) -> np.ndarray:
+    """``np.broadcast_to(row, (m, row.size))``, made directly: the same read-only view (stride 0 over the rows) at
+    ~1 us instead of ~6 us per call (numpy's broadcast_to is Python-level; the integrator makes one per run of whole
+    steps, issue #26 item 2).
+    """
+    v = np.ndarray((m, row.size), dtype=row.dtype, buffer=row, strides=(0, row.strides[0]))
+    v.flags.writeable = False
+    return v
+
+
 class StepIntegrator:
     """Average a piecewise-constant vector signal over consecutive fixed steps, exactly.
 
@@ -128,7 +138,7 @@ class StepIntegrator:
             m += 1
         if self._fold:
             if m > 0:
-                run = np.broadcast_to(self.value.copy(), (m, self.value.size))
+                run = _repeat_rows(self.value.copy(), m)
                 block = np.empty((m + 1, self.value.size))
                 block[0] = first[0]
                 block[1:] = self.value
@@ -137,7 +147,7 @@ class StepIntegrator:
                 self._emit(k_first, first, (first,))
             self._k += m
         elif m > 0:
-            self._emit(self._k, np.broadcast_to(self.value, (m, self.value.size)))
+            self._emit(self._k, _repeat_rows(self.value, m))
             self._k += m
         start = self.boundary(self._k)
         self._acc = self.value * (t_s - start)

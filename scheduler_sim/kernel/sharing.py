@@ -286,7 +286,7 @@ def charge_tenants(table: SlotTable, nodes: np.ndarray, now: float, state: objec
         led.cur_node_power[x] = float(c.sum()) / nd.size
         led.set_power(x, it_x, np.bincount(sysm.node_cdu[nd], weights=it_x, minlength=sysm.n_cdus))
         st.attempt_shares[x] = it_x
-    st.step.dirty = True
+    st.step.touch(allnodes)
 
 
 def slot_table_of(j: int, system: System, jobs: object, alloc: object) -> SlotTable | None:

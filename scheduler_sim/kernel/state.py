@@ -94,6 +94,12 @@ class StepValue:
         DC and rack-input power of the idle (unallocated) nodes [W].
     part_dc_W, part_it_W : float
         DC and rack-input power of a co-located partition [W].
+    touched : list of ndarray
+        Node index arrays whose power or owner changed since ``vec`` was computed (:meth:`touch`); the step
+        function updates only those nodes and the sums by difference (:mod:`scheduler_sim.kernel.stepfunction`).
+    diff : object or None
+        The step function's running sums and the node states they were taken at (its ``_Sums``); None until the
+        first exact evaluation. Part of the state, so a fork goes on from the same sums.
     """
 
     vec: np.ndarray
@@ -102,6 +108,20 @@ class StepValue:
     idle_it_W: float = 0.0
     part_dc_W: float = 0.0
     part_it_W: float = 0.0
+    touched: list = field(default_factory=list)
+    diff: object = None
+
+    def touch(self, nodes: np.ndarray) -> None:
+        """Note that the power or the owner of ``nodes`` changed (after the change is made).
+
+        Parameters
+        ----------
+        nodes : np.ndarray
+            Node indices, shape (k,) (int): the array is kept until the next evaluation, so it must not be
+            changed in place afterwards.
+        """
+        self.touched.append(nodes)
+        self.dirty = True
 
 
 @dataclass

@@ -146,7 +146,9 @@ class SchedulerView:
         object.__setattr__(self, "running", tuple(self.running))
         for name in ("nodes", "estimate_s", "submit_s", "recorded_start_s", "start_s", "account_id", "queue_id",
                      "power_W"):
-            object.__setattr__(self, name, _read_only(getattr(self, name)))
+            a = getattr(self, name)
+            if not (type(a) is np.ndarray and a.base is not None and not a.flags.writeable):  # else frozen once
+                object.__setattr__(self, name, _read_only(a))
 
     def fits(self, job: int, free_nodes: int, headroom_W: float) -> bool:
         """Whether ``job`` fits in ``free_nodes`` nodes and ``headroom_W`` of facility power budget."""

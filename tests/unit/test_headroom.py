@@ -209,3 +209,29 @@ def test_n_plus_one_and_chiller_free_hours_in_the_headroom_and_its_file(theta_pl
         assert g.attrs["feed_W"] == h.feed_W and g.attrs["has_chiller"] == 1.0
         assert g.attrs["capacity_design_W"] == pytest.approx(h.capacity_design_W)
         assert lookup("run", "/headroom/chiller_free_h") is not None
+
+
+def test_worst_hour_above_the_design_wet_bulb_says_the_plant_is_sized_for_its_design_day(theta_plant):
+    # issue 22 item 8b: Theta's main job has its worst hour at a 26.7 C wet-bulb, above the 25.41 C 0.4 % value the
+    # plant is sized at; the advice (one more cell) stays, and says that the shortfall is beyond the design day
+    import types
+
+    s = load_system("theta")
+    time_s = np.arange(48) * 1800.0
+    T_wb = np.full(48, 295.0)
+    T_wb[20:23] = 299.85                                   # 1.5 h at 26.7 C, above the design wet-bulb
+    facility = {"P_facility_W": np.full(48, 1.3e6), "T_wb_K": T_wb}
+    cdu = {"Q_flow_W": np.full((48, 6), 1.194e6 / 6), "T_sec_sup": np.full((48, 6), theta_plant.cdu.T_sec_sup_set_K)}
+    design = types.SimpleNamespace(wet_bulb_K=theta_plant.tower.T_wb_design_K, source="test")
+    h = run_headroom(s, facility, cdu, time_s, theta_plant, design)
+    cap = plant_capacity(theta_plant, np.ones(6), 299.85).heat_W
+    assert h.capacity_worst_hour_W == pytest.approx(cap, rel=1e-12) and cap < 1.194e6
+    (worst,) = [a for a in h.advice if "worst hour" in a]
+    assert worst.startswith("1 more tower cell(s) of the same size (4 -> 5)")
+    assert f"{(1.194e6 - cap) / 1e3:,.0f} kW short" in worst
+    assert "(wet-bulb 26.7 C, above the 25.4 C 0.4 % design wet-bulb the plant is sized for: 1.5 h of this run" in worst
+    assert "not a sizing defect" in worst
+    # a worst hour at or below the design wet-bulb: the shortfall is a sizing defect and the advice says no more
+    h2 = run_headroom(s, facility, cdu, time_s, theta_plant, types.SimpleNamespace(wet_bulb_K=299.9, source="test"))
+    (worst2,) = [a for a in h2.advice if "worst hour" in a]
+    assert worst2.endswith("short for the run's peak heat at its worst hour")

@@ -48,6 +48,10 @@ def test_valve_opening_reset_and_integrator_hand_points():
     assert valve.reset_factor(np.array([[0.3, 0.7, 0.5], [0.1, 0.2, 0.1]]), 0.5).tolist() == [0.7, 0.5]
     # at saturation the tracking term balances the error: I = y + e is at rest
     assert valve.integrator_rate(0.25, 1.0, 1.25, 300.0) == 0.0
+    # load feed-forward (issue 22 item 8): k_ff Q / Q_nominal, added to the integrator before the limiter
+    np.testing.assert_allclose(valve.feedforward_opening(np.array([0.0, 0.3e6, 1.0e6]), 1e6, 0.85),
+                               [0.0, 0.255, 0.85], rtol=1e-15)
+    assert valve.feedforward_opening(0.5e6, 1e6, 0.0) == 0.0
 
 
 @pytest.mark.parametrize("m1,m2", [(10.0, 10.0), (10.0, 5.0), (3.0, 12.0), (10.0, 9.9995)])
@@ -216,7 +220,7 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
             "fan_power_expr", "fan_power_W", "bypass_equations", "bypass", "exit_air_fragment", "exit_air",
             "water_use", "water_use_equations"} <= used_m["tower"]
     assert {"valve_opening_expr", "valve_opening", "reset_factor_expr", "reset_factor", "integrator_rate",
-            "integrator_rate_expr"} <= used_m["valve"]
+            "integrator_rate_expr", "feedforward_opening", "feedforward_opening_expr"} <= used_m["valve"]
     assert {"tower_water_fraction_expr", "tower_water_fraction"} <= used_m["pipe"]
     assert {"trim_chiller", "trim_chiller_equations"} <= used_m["chiller"]
     # the fast plant: the same functions, not copies
@@ -272,7 +276,7 @@ def _fragment_model(theta) -> str:
               "  Real T_cells_out;", "  Real dh_air; Real T_air_hi; Real dh_air_max;"]
     ch_decl, ch_eq = chiller.trim_chiller_equations(theta, "T_cw_ret")
     lines += air_decl + dc_decl + cr_decl + ch_decl
-    outs = ("y_sec", "x_r", "x_1", "n_pumps_on", "P_pump", "y_valve", "dI", "r_dp", "eps", "w_cw_out",
+    outs = ("y_sec", "y_ff", "x_r", "x_1", "n_pumps_on", "P_pump", "y_valve", "dI", "r_dp", "eps", "w_cw_out",
             "eps_tower", "n_on", "P_fan", "Q_tower", "T_tower_out", "m_flow_air", "T_air_out", "m_flow_evap",
             "m_flow_drift", "m_flow_blowdown", "m_flow_makeup", "Q_flow_chiller", "T_chiller_out", "COP_chiller",
             "P_chiller", "Q_dc_out", "T_dc_out", "P_dc_out", "Q_crah_out", "T_air_crah_out", "T_chw_crah_out",
@@ -280,6 +284,7 @@ def _fragment_model(theta) -> str:
     lines += [f"  output Real {o};" for o in outs]
     lines += ["equation", "  der(z) = 0.0;", "  yv[1] = yv1;", "  yv[2] = yv2;", "  yv[3] = yv3;",
               f"  y_sec = {pump.secondary_flow_expr('Q', '1.0e6', '0.25')};",
+              f"  y_ff = {valve.feedforward_opening_expr('Q', '1.0e6', '0.85')};",
               f"  x_r = {pump.shaft_load_expr('w', '0.4', 'r')};",
               f"  x_1 = {pump.shaft_load_expr('w', '0.4')};",
               f"  n_pumps_on = {pump.pumps_running_expr(3, 'w')};",
@@ -315,7 +320,8 @@ def _numpy_reference(theta, u: dict) -> dict:
     Q_dc, T_dc, P_dc = drycooler.dry_cooler(DC, u["y_fan"], u["m1"], u["T_cw_ret"], u["T_db"])
     Q_cr, Ta_cr, Tw_cr, P_cr = crah.crah(CR, u["y_fan"], u["m2"], u["T_air_in"], u["T_ihx_out"])
     return {
-        "y_sec": pump.secondary_flow_fraction(u["Q"], 1e6, 0.25), "x_r": pump.shaft_load_fraction(u["w"], 0.4, u["r"]),
+        "y_sec": pump.secondary_flow_fraction(u["Q"], 1e6, 0.25),
+        "y_ff": valve.feedforward_opening(u["Q"], 1e6, 0.85), "x_r": pump.shaft_load_fraction(u["w"], 0.4, u["r"]),
         "x_1": pump.shaft_load_fraction(u["w"], 0.4), "n_pumps_on": pump.pumps_running(PUMP3, u["w"]),
         "P_pump": pump.pump_power_W(PUMP3, 100.0, 997.0, u["w"]), "y_valve": y_valve,
         "dI": valve.integrator_rate(u["e"], y_valve, u["I"], 300.0),

@@ -1,0 +1,132 @@
+"""AdaptiveStepper's plant steps in one plant call (issue 26 item 2): ``advance_held_sequence`` makes the same plant
+steps (fine steps and long steps, each run's heat) as one plant call per fine block and one ``advance_held`` call per
+long step, so the outputs are bit-identical to the per-call loop, the call schedule is the documented one, and a
+failure keeps the steps completed before it.
+
+Two plants: the exact first-order lag of ``test_adaptive_stepper.py`` (closed-form steps), and the Theta plant's FMU
+under its supervisory stager (a varying wet-bulb, dry-bulb and air-side heat, so the long steps' means and the
+stager's decisions are exercised)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cooling_fmu.coupling import AdaptiveStepper, PlantError
+
+from tests.unit.test_adaptive_stepper import ExactLag, _blocks, _drive
+
+
+class ExactLagSequence(ExactLag):
+    """ExactLag with the sequence call: one plain step or one ``advance_held`` per long step, failing as asked."""
+
+    held_sequence_available = True
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.sequence_calls = 0
+
+    def advance_held_sequence(self, heat_w, T_wb_K, n_steps):
+        self.sequence_calls += 1
+        ys = []
+        heat = np.broadcast_to(heat_w, (len(T_wb_K), np.shape(heat_w)[-1]))
+        for h, tw, n in zip(heat, T_wb_K, n_steps):
+            try:
+                ys.append(self.run(h[None, :], np.array([tw]))[0] if n == 1
+                          else self.advance_held(h, float(tw), int(n)))
+            except PlantError as exc:
+                exc.held_outputs = np.array(ys).reshape(len(ys), 3)
+                raise
+        return np.array(ys)
+
+
+def test_sequence_gives_the_per_call_outputs_bit_for_bit_and_the_same_schedule():
+    ref_plant, seq_plant = ExactLag(max_held_steps=16), ExactLagSequence(max_held_steps=16)
+    ref_st, seq_st = AdaptiveStepper(ref_plant, n_fine=4), AdaptiveStepper(seq_plant, n_fine=4)
+    ref, out = _drive(ref_st, _blocks()), _drive(seq_st, _blocks())
+    np.testing.assert_array_equal(out, ref)
+    # the schedule of test_adaptive_stepper: run of 40: 4 fine + 1, 2, 4, 8, 16, 5; run of 3: 3 fine; run of 25:
+    # 4 fine + 1, 2, 4, 8, 6 -> the same 21 plant steps, in one sequence call per AdaptiveStepper.run call (3 blocks)
+    assert seq_st.calls == ref_st.calls == (4 + 6) + 3 + (4 + 5)
+    assert seq_st.steps == ref_st.steps == 68
+    assert seq_plant.held_calls == ref_plant.held_calls == (6 - 1) + (5 - 1)
+    assert seq_plant.sequence_calls == 3
+
+
+def test_failure_inside_a_sequence_keeps_the_steps_completed_before_it():
+    # the long step of 4 fails (after 4 fine steps and the long steps of 1 and 2): 7 steps completed, as per call
+    for plant in (ExactLag(max_held_steps=16, fail_on_held_call=2),
+                  ExactLagSequence(max_held_steps=16, fail_on_held_call=2)):
+        st = AdaptiveStepper(plant, n_fine=4)
+        st.initialize(np.full(2, 1e5), 290.0)
+        with pytest.raises(PlantError) as ei:
+            st.run(np.full((40, 2), 1e5), np.full(40, 290.0))
+        assert ei.value.completed_outputs.shape == (4 + 1 + 2, 3)
+        assert st.steps == 7 and st.calls == 4 + 2
+    ref = _drive(ExactLag(), [np.full((7, 2), 1e5)])
+    np.testing.assert_allclose(ei.value.completed_outputs[-1], ref[-1], rtol=1e-12)
+
+
+@pytest.mark.fmu
+def test_fmu_long_steps_in_one_call_equal_one_call_per_long_step_bit_for_bit(fmu_cache):
+    from cooling_fmu.params import load_plant_params
+    from cooling_fmu.plant import CoolingPlant
+    from cooling_fmu.supervisory import StagedPlant
+
+    class PerCall(StagedPlant):  # the loop of one advance_held call per long step (before)
+        held_sequence_available = False
+
+    p = load_plant_params("theta")
+    q0 = np.full(p.n_cdu, 0.3 * p.cdu.Q_flow_nominal_W)
+    blocks = [3, 40, 7, 961, 2, 300, 13]
+    rng = np.random.default_rng(11)
+    heats = [np.tile(q0 * rng.uniform(0.5, 3.0, p.n_cdu), (n, 1)) for n in blocks]
+    res = []
+    with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as a, CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as b:
+        for staged in (StagedPlant(a), PerCall(b)):
+            assert staged.held_sequence_available == (type(staged) is StagedPlant)  # the path each one takes
+            st = AdaptiveStepper(staged, n_fine=4, max_held=16)
+            outs, k = [st.initialize(q0, 290.0)[None, :]], 0
+            for q in heats:
+                n = q.shape[0]
+                tw = 289.0 + 8.0 * np.sin(np.arange(k, k + n) / 400.0)  # the wet-bulb moves inside long steps
+                outs.append(st.run(q, tw, T_db_K=tw + 6.0, Q_air_side_W=np.full(n, 5e3)))
+                k += n
+            res.append((np.concatenate(outs), st.calls, list(staged.switch_times_s), staged.stager.n_on))
+    (ya, ca, swa, na), (yb, cb, swb, nb) = res
+    assert ya.shape == (1 + sum(blocks), len(a.output_names))
+    np.testing.assert_array_equal(ya, yb)
+    assert ca == cb < sum(blocks) / 3  # the same plant steps, over 3x fewer than fixed 15 s
+    assert swa == swb and na == nb
+    assert len(swa) >= 1  # the stager switched during long steps
+
+
+@pytest.mark.fmu
+def test_fmu_failure_in_a_sequence_reports_the_long_steps_completed_before_it(fmu_cache, monkeypatch):
+    from cooling_fmu.adapter import FMUError
+    from cooling_fmu.params import load_plant_params
+    from cooling_fmu.plant import CoolingPlant, PlantStepError, advance_held_sequence
+    from cooling_fmu.supervisory import StagedPlant
+
+    p = load_plant_params("theta")
+    q0 = np.full(p.n_cdu, 0.3 * p.cdu.Q_flow_nominal_W)
+    with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as a:
+        staged = StagedPlant(a)
+        staged.initialize(q0, 290.0)
+        ok = advance_held_sequence(a, q0, np.full(2, 290.0), np.array([2, 4]), staged)  # 6 steps
+        assert ok.shape == (2, len(a.output_names)) and a.time_s == 6 * 15.0
+        real = a._stepper.held_staged
+
+        def fails_at_second_row(u, t0_s, k0, n_steps, step_s, out, schedule, to_si):
+            done, _ = real(u[:1], t0_s, k0, n_steps[:1], step_s, out[:1], schedule, to_si)
+            return done, FMUError("fmi2DoStep", 3, t0_s + (k0 + int(n_steps[0])) * step_s, {}, [])
+
+        monkeypatch.setattr(a._stepper, "held_staged", fails_at_second_row)
+        with pytest.raises(PlantStepError) as ei:
+            advance_held_sequence(a, q0, np.full(3, 290.0), np.array([8, 16, 16]), staged)
+        assert ei.value.completed_outputs.shape == (0, len(a.output_names))
+        assert ei.value.held_outputs.shape == (1, len(a.output_names))  # the long step of 8 completed
+        assert a.time_s == (6 + 8) * 15.0  # the plant stays after it
+        assert ei.value.time_s == (6 + 8) * 15.0
+        with pytest.raises(ValueError, match="n_steps must be in 1"):
+            advance_held_sequence(a, q0, np.full(1, 290.0), np.array([a.max_held_steps + 1]), staged)
