@@ -201,6 +201,13 @@ def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap
         unknown or inconsistent (the message names the file and entry).
     """
     path = Path(path) if path is not None else MAPS_DIR / "hpctwin_plant.yaml"
+    try:
+        st = path.stat()
+        key = (int(n_cdu), str(path), str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:  # read_utf8 below names the file and the cause
+        key = None
+    if key is not None and key in _MAP_MEMO:  # a sweep rank's later scenario: the same (immutable) map
+        return _MAP_MEMO[key]
     try:  # the one input opener (size, encoding), then a YAML error or a nesting too deep named with the file
         data = yaml.safe_load(read_utf8(path, "variable map"))
     except yaml.YAMLError as exc:
@@ -235,7 +242,17 @@ def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap
             else:
                 entries.append(MapEntry(str(name), fmu, unit, desc, fmu_unit, scale, offset))
         sections[section] = tuple(entries)
-    return VariableMap(**sections, path=str(path))
+    vmap = VariableMap(**sections, path=str(path))
+    if key is not None:
+        _MAP_MEMO.clear()  # one map kept per process: a sweep or an ensemble runs one plant
+        _MAP_MEMO[key] = vmap
+    return vmap
+
+
+#: The last variable map parsed in this process (:func:`load_variable_map`), keyed by CDU count, path, modification
+#: time and size: parsing the YAML with the pure-Python parser was 85 % of a fast plant's set-up (0.5 s of 0.59 s
+#: per scenario under load, issue #26 item 4). :class:`VariableMap` is frozen (tuples of frozen entries): shared.
+_MAP_MEMO: dict[tuple, VariableMap] = {}
 
 
 class _Raw:

@@ -37,6 +37,7 @@ import io
 import json
 import subprocess
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from importlib import metadata
@@ -53,7 +54,7 @@ from power.facility import pue_category
 
 from ..kernel.metrics import group_metrics
 from .schema import (RL_REPORT_COLUMNS, SCHEMA_VERSION, TRAINING_REPORT_COLUMNS, SchemaError, SchemaWriter,
-                     attribution_unit, unit_of)
+                     attribution_unit, track_sources, unit_of, untrack_sources)
 
 if TYPE_CHECKING:  # types only
     from ..analysis.attribution import Attribution
@@ -136,7 +137,7 @@ class DamagedFileError(ValueError):
     """A file that is not an HDF5 file, cannot be read, or whose content no longer matches its ``content_sha256``."""
 
 
-def content_digest(f: h5py.File) -> str:
+def content_digest(f: h5py.File, sources: dict[str, weakref.ref] | None = None) -> str:
     """SHA-256 over every group, dataset and attribute of an open file, except ``content_sha256`` itself and the
     wall-clock attributes of :data:`VOLATILE_ATTRS` (so the digest, like the rest of the file, is the same for two
     runs of the same inputs).
@@ -145,8 +146,23 @@ def content_digest(f: h5py.File) -> str:
     dtype and bytes, or the text of a string) and, for a dataset, its dtype, shape and bytes (the ``repr`` of the
     values for variable-length strings). External links contribute their target. The digest depends only on the
     content, not on chunking, compression or the order objects were created in.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file.
+    sources : dict[str, weakref.ref] | None
+        The arrays just written, by dataset path (:func:`scheduler_sim.io.schema.track_sources`): a numeric
+        dataset whose array is still alive, with the file's dtype and shape, is hashed from memory, the same bytes
+        in the same order, instead of being read back and decompressed. None: everything is read back.
+
+    Returns
+    -------
+    str
+        Hex digest.
     """
     h = hashlib.sha256()
+    sources = sources or {}
 
     def value_bytes(v) -> bytes:
         if isinstance(v, bytes):
@@ -173,8 +189,12 @@ def content_digest(f: h5py.File) -> str:
             h.update(b"\0D" + str(obj.dtype).encode() + str(obj.shape).encode())
             row = max(1, int(np.prod(obj.shape[1:], dtype=np.int64)) * obj.dtype.itemsize)
             step = max(1, (1 << 23) // row)
+            ref = sources.get(obj.name)
+            src = ref() if ref is not None else None
+            if src is None or src.dtype != obj.dtype or src.shape != obj.shape:
+                src = obj  # not written through the schema writer of this file, or gone: read back
             for i in range(0, obj.shape[0], step):
-                h.update(np.ascontiguousarray(obj[i:i + step]).data)
+                h.update(np.ascontiguousarray(src[i:i + step]).data)
             return
         for name in sorted(obj.keys()):
             link = obj.get(name, getlink=True)
@@ -519,12 +539,15 @@ class atomic_h5:
         except BaseException as exc:
             self._abandon(exc)
             raise
+        track_sources(self.f)  # content_digest hashes the arrays written from memory (no read-back)
         return self.f
 
     def _abandon(self, exc: BaseException) -> None:
         """Close the HDF5 file (it cannot fail: :class:`_TrappedFile`), remove the temporary; raise the disk's
         error (one line) when a write failed, else return (the caller re-raises ``exc``).
         """
+        with contextlib.suppress(Exception):
+            untrack_sources(self.f)
         with contextlib.suppress(Exception):
             self.f.close()
         self._trap.detach()
@@ -536,7 +559,7 @@ class atomic_h5:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None and self._trap.error is None:
             try:
-                self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f)
+                self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f, untrack_sources(self.f))
                 self.f.close()
             except BaseException as failure:  # noqa: BLE001 - re-raised by _abandon
                 exc = failure

@@ -20,6 +20,7 @@ The tables per file kind (root attribute ``kind``; a file without it is a run fi
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,8 +30,9 @@ import numpy as np
 
 from jobs.table import JOB_COLUMNS
 
-__all__ = ["Entry", "SchemaError", "SchemaWriter", "TABLES", "KIND_VERSIONS", "RUN", "RUN_SUMMARY", "SWEEP_SUMMARY",
-           "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup", "validate_file", "shape_conflicts",
+__all__ = ["Entry", "SchemaError", "SchemaWriter", "chunk_rows", "TABLES", "KIND_VERSIONS", "RUN", "RUN_SUMMARY", "SWEEP_SUMMARY",
+           "track_sources", "untrack_sources", "COOLING_STANDALONE", "INCENTIVE_STUDY", "unit_of", "lookup",
+           "validate_file", "shape_conflicts",
            "check_file", "SCHEMA_VERSION", "DTYPES", "file_kind", "Metric", "METRIC_KINDS", "SHOWN_UNITS",
            "SUMMARY_METRICS", "summary_metric", "duration_unit"]
 
@@ -1207,6 +1209,70 @@ def _dtype_of(value) -> np.dtype:
     return np.asarray(value).dtype
 
 
+#: Arrays written to each file being sealed, by dataset path (weak references: nothing is kept alive here), keyed
+#: by the HDF5 identifier of the open file (:func:`track_sources`).
+_SOURCES: dict[int, dict[str, weakref.ref]] = {}
+
+
+def track_sources(f: h5py.File) -> dict[str, weakref.ref]:
+    """Start recording, for the open file ``f``, the array each :meth:`SchemaWriter.dataset` call writes.
+
+    :class:`scheduler_sim.io.hdf5.atomic_h5` calls it when it opens a file and :func:`untrack_sources` when it
+    seals it: the file's ``content_sha256`` (:func:`scheduler_sim.io.hdf5.content_digest`) is then fed from the
+    arrays still alive in memory (the run's series, held by its result) instead of reading them back and
+    decompressing them (issue #26 item 4: ~45 % of a week's file write). Only weak references are kept.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file.
+
+    Returns
+    -------
+    dict of str -> weakref.ref
+        The record (dataset path -> the array written there), filled as datasets are written.
+    """
+    return _SOURCES.setdefault(f.id.id, {})
+
+
+def untrack_sources(f: h5py.File) -> dict[str, weakref.ref]:
+    """Stop recording for ``f`` (see :func:`track_sources`); returns what was recorded (empty if nothing).
+
+    Parameters
+    ----------
+    f : h5py.File
+        The open file (before it is closed).
+
+    Returns
+    -------
+    dict of str -> weakref.ref
+        Dataset path -> the array written there.
+    """
+    return _SOURCES.pop(f.id.id, {})
+
+
+def chunk_rows(data: np.ndarray) -> int:
+    """Rows per chunk of a chunked output dataset: at most 65,536, and at most 1 MiB of data a chunk (a wide series,
+    e.g. rack input power of (n_intervals, n_racks), gets shorter chunks; a 1-D float64 series 65,536 rows).
+
+    Why (issue #26 item 3): HDF5 compresses a whole chunk at once; a 65,536-row chunk of 24 racks was 12 MiB, held
+    with its compressed copy and the contiguous copy of the series when the file was written (the end-of-run peak
+    after 30 days of Theta). The content, and so ``content_sha256``, does not depend on the chunking.
+
+    Parameters
+    ----------
+    data : np.ndarray
+        The dataset's values (at least one dimension).
+
+    Returns
+    -------
+    int
+        Rows per chunk (>= 1, <= the number of rows).
+    """
+    row_bytes = max(1, int(np.prod(data.shape[1:], dtype=np.int64)) * data.dtype.itemsize)
+    return max(1, min(data.shape[0], 65536, (1 << 20) // row_bytes))
+
+
 class SchemaWriter:
     """Writes groups, datasets and attributes of one output file, each checked against the schema table.
 
@@ -1316,8 +1382,9 @@ class SchemaWriter:
                 **create) -> h5py.Dataset:
         """Create the dataset ``path`` with its ``units`` and ``long_name`` attributes.
 
-        Arrays of more than 1,024 elements are chunked (up to 65,536 rows a chunk) and gzip-compressed (level 4,
-        shuffled) unless ``create`` gives other creation keywords.
+        Arrays of more than 1,024 elements are chunked (up to 65,536 rows and 1 MiB a chunk, :func:`chunk_rows`) and
+        gzip-compressed (level 4, shuffled) unless ``create`` gives other creation keywords; numeric ones are written
+        a chunk at a time.
 
         Parameters
         ----------
@@ -1353,12 +1420,24 @@ class SchemaWriter:
         unit = units if units is not None else e.unit
         if e.has_units and unit is None:
             raise SchemaError(f"{path}: the schema table leaves the unit to the writer, and none was given")
+        blocks = 0
         if not create and data.ndim >= 1 and data.size > 1024:
+            blocks = chunk_rows(data)
             create = {"compression": "gzip", "compression_opts": 4, "shuffle": True,
-                      "chunks": (min(data.shape[0], 65536),) + data.shape[1:]}
+                      "chunks": (blocks,) + data.shape[1:]}
         parent, _, name = path.rpartition("/")
         g = self.f.require_group(parent or "/")
-        ds = g.create_dataset(name, data=data, track_times=False, **create)
+        if blocks and data.dtype.kind in "biuf":
+            # numeric series: written a chunk at a time from the caller's array (often a strided view of the
+            # run's row block), so neither a contiguous copy of the whole series nor a chunk of it all is made
+            ds = g.create_dataset(name, shape=data.shape, dtype=data.dtype, track_times=False, **create)
+            for i in range(0, data.shape[0], blocks):  # one chunk (<= 1 MiB) a write
+                ds[i:i + blocks] = data[i:i + blocks]
+        else:
+            ds = g.create_dataset(name, data=data, track_times=False, **create)
+        sources = _SOURCES.get(self.f.id.id)
+        if sources is not None and data.dtype.kind in "biuf" and data.ndim >= 1:
+            sources[ds.name] = weakref.ref(data)
         if e.has_units:
             ds.attrs["units"] = unit
         text = long_name if long_name is not None else (e.description if e.long_name else "")

@@ -412,13 +412,21 @@ def finish_completed(sim: ResultPlatform, integ: StepIntegrator, wall0: float,
     return ResultBuilder(sim).build()
 
 
-def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
+#: Node entries (nodes of all attempts) handled at once by :func:`allocation_runs`: its temporaries (about a dozen
+#: arrays of that length) stay near 30 MiB whatever the run length (all attempts at once held ~37 MiB more at the end
+#: of 30 days of Theta, the run's peak; issue #26 item 3).
+RUN_BATCH_NODES = 1 << 18
+
+
+def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray,
+                    batch_nodes: int = RUN_BATCH_NODES) -> dict[str, np.ndarray]:
     """Rows of consecutive-node runs within one CDU (see :class:`SimulationResult`).
 
-    Vectorised over all attempts at once (one sort of every attempt's nodes by (attempt, node), one segment sum of
-    the shares): a run breaks where the attempt changes, the next node is not the previous + 1, or the CDU
+    Vectorised over a batch of attempts at once (one sort of the batch's nodes by (attempt, node), one segment sum
+    of the shares): a run breaks where the attempt changes, the next node is not the previous + 1, or the CDU
     changes. Each run's power is the sum of its nodes' shares in node order (``np.add.reduceat``, the same sum per
-    run as a per-attempt loop; ``tests/unit/test_allocation_runs.py``).
+    run as a per-attempt loop; ``tests/unit/test_allocation_runs.py``). A run never spans two attempts, so batches
+    of whole attempts (about ``batch_nodes`` node entries each) give the same rows, bit for bit, as one batch.
 
     Parameters
     ----------
@@ -429,6 +437,8 @@ def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -
         Shape (n_jobs,), int64: job id of each job index.
     node_cdu : np.ndarray
         Shape (n_nodes,), int64: CDU of each node.
+    batch_nodes : int
+        Node entries per batch (at least one whole attempt per batch).
 
     Returns
     -------
@@ -447,6 +457,20 @@ def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -
     lens = np.fromiter((len(x[3]) for x in attempts), dtype=np.int64, count=len(attempts))
     if not lens.all():
         raise ValueError(f"attempt {int(np.flatnonzero(lens == 0)[0])} has no node")
+    ends = np.cumsum(lens)
+    parts = []
+    a0 = 0
+    while a0 < len(attempts):  # whole attempts, about batch_nodes node entries a batch
+        base = int(ends[a0 - 1]) if a0 else 0
+        a1 = max(a0 + 1, int(np.searchsorted(ends, base + max(1, int(batch_nodes)), side="right")))
+        parts.append(_runs_of(attempts[a0:a1], lens[a0:a1], job_ids, node_cdu))
+        a0 = a1
+    return {k: np.asarray(np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k], dtype=dt[k])
+            for k in dt}
+
+
+def _runs_of(attempts: list, lens: np.ndarray, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
+    """The runs of one batch of attempts (:func:`allocation_runs`), columns in its order, not yet cast."""
     nodes = np.concatenate([np.asarray(x[3], dtype=np.int64) for x in attempts])
     shares = np.concatenate([np.asarray(x[4], dtype=float) for x in attempts])
     att = np.repeat(np.arange(len(attempts), dtype=np.int64), lens)
@@ -460,7 +484,6 @@ def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray) -
     job = np.fromiter((x[0] for x in attempts), dtype=np.int64, count=len(attempts))
     a = np.fromiter((x[1] for x in attempts), dtype=float, count=len(attempts))
     b = np.fromiter((x[2] for x in attempts), dtype=float, count=len(attempts))
-    cols = {"job_id": np.asarray(job_ids)[job[run_att]], "start_s": a[run_att], "end_s": b[run_att],
+    return {"job_id": np.asarray(job_ids)[job[run_att]], "start_s": a[run_att], "end_s": b[run_att],
             "node_first": nodes[firsts], "node_count": np.diff(np.append(firsts, nodes.size)),
             "cdu": cdu[firsts], "it_power_W": np.add.reduceat(shares, firsts)}
-    return {k: np.asarray(v, dtype=dt[k]) for k, v in cols.items()}

@@ -436,3 +436,44 @@ def test_content_digest_in_blocks_equals_the_whole_read_digest(tmp_path):
             else:
                 h.update(b"\0D" + str(a.dtype).encode() + str(a.shape).encode() + np.ascontiguousarray(a).tobytes())
         assert hdf5io.content_digest(f) == h.hexdigest() == f.attrs["content_sha256"]
+
+
+def test_content_digest_hashes_the_written_arrays_from_memory_and_equals_the_read_back(tmp_path, monkeypatch):
+    """Issue #26 item 4 (the per-scenario write): sealing a file hashes the numeric datasets from the arrays just
+    written (still alive: a strided view of a row block, a 2-D column slice, an integer array), with no read-back
+    and no decompression; the digest is the one read back from the file (the definition of content_sha256 is kept);
+    a dataset whose array is gone (a temporary) or that was not written through the schema writer is read back."""
+    from scheduler_sim.io.schema import SchemaWriter
+
+    rng = np.random.default_rng(11)
+    rows = rng.random((5000, 9))
+    series = {"P_it_W": rows[:, 4], "busy_nodes": rows[:, 0]}  # strided views of the row block
+    job_id = np.arange(300, dtype=np.int64)
+    cdu = rows[:, 1:4]  # a 2-D view whose rows are not contiguous
+    reads = []
+    real_getitem = h5py.Dataset.__getitem__
+
+    def counting(self, key):
+        reads.append(self.name)
+        return real_getitem(self, key)
+
+    monkeypatch.setattr(h5py.Dataset, "__getitem__", counting)
+    out = tmp_path / "mem.h5"
+    with atomic_h5(out) as f:
+        w = SchemaWriter(f, "run")
+        w.group("/timeseries")
+        w.dataset("/timeseries/time_s", np.arange(5000) * 60.0)  # a temporary: gone before the file is sealed
+        w.group("/timeseries/facility")
+        for name, arr in series.items():
+            w.dataset(f"/timeseries/facility/{name}", arr)
+        w.group("/timeseries/cdu")
+        w.dataset("/timeseries/cdu/Q_flow_W", cdu)
+        w.group("/jobs")
+        w.dataset("/jobs/job_id", job_id)
+        f.create_dataset("/timeseries/rack/P_in_W", data=rows[:, 5:9])  # not through the schema writer
+    assert sorted(set(reads)) == ["/timeseries/rack/P_in_W", "/timeseries/time_s"]
+    monkeypatch.undo()
+    with h5py.File(out) as f:
+        assert f.attrs["content_sha256"] == hdf5io.content_digest(f)  # everything read back: the same digest
+        np.testing.assert_array_equal(f["/timeseries/cdu/Q_flow_W"][()], cdu)
+    assert verify_file(out, require_digest=True)

@@ -60,6 +60,20 @@ def test_vectorised_runs_equal_the_loop_bit_for_bit(seed):
         assert got["node_count"].sum() == sum(len(a[3]) for a in att)
 
 
+@pytest.mark.parametrize("batch_nodes", [1, 7, 40, 1000])
+def test_attempts_in_batches_give_the_rows_of_one_batch_bit_for_bit(batch_nodes):
+    """Issue #26 item 3: the attempts are taken in batches of about ``batch_nodes`` node entries (whole attempts;
+    1: one attempt a batch) so the end-of-run temporaries do not grow with the run; every column equals the
+    per-attempt loop's and the one-batch result's, in the same order."""
+    job_ids = np.arange(1000, 1050, dtype=np.int64)
+    node_cdu = np.arange(512) // 64
+    att = _attempts(4)
+    one = allocation_runs(att, job_ids, node_cdu, batch_nodes=10**9)
+    got, ref = allocation_runs(att, job_ids, node_cdu, batch_nodes=batch_nodes), _loop_reference(att, job_ids, node_cdu)
+    for k in ref:
+        assert got[k].dtype == ref[k].dtype and np.array_equal(got[k], ref[k]) and np.array_equal(got[k], one[k]), k
+
+
 def test_no_attempt_gives_empty_columns_and_an_empty_attempt_is_refused():
     empty = allocation_runs([], np.zeros(0, dtype=np.int64), np.zeros(4, dtype=np.int64))
     assert all(v.size == 0 for v in empty.values()) and empty["job_id"].dtype == np.int64
