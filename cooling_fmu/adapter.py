@@ -44,6 +44,20 @@ _STATUS = ("ok", "warning", "discard", "error", "fatal", "pending")
 class FMUError(RuntimeError):
     """An FMI call returned a status worse than warning.
 
+    Parameters
+    ----------
+    function : str
+        FMI function name, e.g. ``"fmi2DoStep"``.
+    status : int
+        FMI status code returned (2 discard, 3 error, 4 fatal, 5 pending; another value is shown as "illegal").
+    time_s : float
+        Simulation time at the call [s].
+    inputs : dict[str, float]
+        Last input values set through the adapter (FMU variable name -> value, FMU units); the message shows the
+        first 40.
+    log : list[str]
+        Messages the FMU sent to the logger callback (the message shows the last 20).
+
     Attributes
     ----------
     function : str
@@ -172,7 +186,7 @@ def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap
     ----------
     n_cdu : int
         Number of CDUs (>= 1).
-    path : str or pathlib.Path, optional
+    path : str | Path | None
         Map file; default ``cooling_fmu/maps/hpctwin_plant.yaml``.
 
     Returns
@@ -265,9 +279,9 @@ class FMU2CoSimulation:
 
     Parameters
     ----------
-    fmu_path : str or pathlib.Path
+    fmu_path : str | Path
         Path of the ``.fmu`` file (must support co-simulation on this platform).
-    instance_name : str, optional
+    instance_name : str
         FMI instance name.
 
     Attributes
@@ -350,7 +364,7 @@ class FMU2CoSimulation:
             raise  # pragma: no cover - _check always raises for status > 1
         return res
 
-    def check_raw(self, function: str, status: int) -> int:
+    def check_raw(self, function: str, status: int) -> int:  # noqa: DOC502
         """Check the status of a :attr:`raw` call (hot path); see :meth:`_check`.
 
         Parameters
@@ -368,7 +382,7 @@ class FMU2CoSimulation:
         Raises
         ------
         FMUError
-            If the status is worse than warning.
+            If the status is worse than warning (raised by :meth:`_check`).
         """
         return self._check(function, status)
 
@@ -378,7 +392,7 @@ class FMU2CoSimulation:
 
         Parameters
         ----------
-        logging_on : bool, optional
+        logging_on : bool
             Passed to the FMU as ``loggingOn``.
 
         Raises
@@ -405,60 +419,60 @@ class FMU2CoSimulation:
             raise FMUError("fmi2Instantiate", 3, self.time_s, {}, list(self.log) + [str(exc)]) from exc
         self._instantiated = True
 
-    def setupExperiment(self, start_time_s: float = 0.0, stop_time_s: float | None = None) -> None:
+    def setupExperiment(self, start_time_s: float = 0.0, stop_time_s: float | None = None) -> None:  # noqa: DOC502
         """``fmi2SetupExperiment`` without tolerance.
 
         Parameters
         ----------
-        start_time_s : float, optional
+        start_time_s : float
             Start time [s].
-        stop_time_s : float, optional
+        stop_time_s : float | None
             Stop time [s]; undefined if None.
 
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         self.time_s = float(start_time_s)
         self._call("fmi2SetupExperiment", self._slave.setupExperiment, None, start_time_s, stop_time_s)
 
-    def enterInitializationMode(self) -> None:
+    def enterInitializationMode(self) -> None:  # noqa: DOC502
         """``fmi2EnterInitializationMode``.
 
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         self._call("fmi2EnterInitializationMode", self._slave.enterInitializationMode)
 
-    def exitInitializationMode(self) -> None:
+    def exitInitializationMode(self) -> None:  # noqa: DOC502
         """``fmi2ExitInitializationMode``.
 
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         self._call("fmi2ExitInitializationMode", self._slave.exitInitializationMode)
 
-    def setReal(self, vrs: list[int], values: np.ndarray | list[float]) -> None:
+    def setReal(self, vrs: list[int], values: np.ndarray | list[float]) -> None:  # noqa: DOC503
         """``fmi2SetReal``.
 
         Parameters
         ----------
-        vrs : list of int
+        vrs : list[int]
             Value references.
-        values : array_like, shape (len(vrs),)
-            Values in the FMU's units.
+        values : np.ndarray | list[float]
+            Values in the FMU's units, shape (len(vrs),).
 
         Raises
         ------
         ValueError
             If lengths differ.
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         values = [float(v) for v in np.asarray(values, dtype=float).ravel()]
         if len(values) != len(vrs):
@@ -467,12 +481,12 @@ class FMU2CoSimulation:
             self.last_inputs[vr] = v
         self._call("fmi2SetReal", self._slave.setReal, list(vrs), values)
 
-    def getReal(self, vrs: list[int]) -> np.ndarray:
+    def getReal(self, vrs: list[int]) -> np.ndarray:  # noqa: DOC502
         """``fmi2GetReal``.
 
         Parameters
         ----------
-        vrs : list of int
+        vrs : list[int]
             Value references.
 
         Returns
@@ -483,11 +497,11 @@ class FMU2CoSimulation:
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         return np.asarray(self._call("fmi2GetReal", self._slave.getReal, list(vrs)), dtype=float)
 
-    def doStep(self, current_time_s: float, step_s: float) -> None:
+    def doStep(self, current_time_s: float, step_s: float) -> None:  # noqa: DOC502
         """``fmi2DoStep`` from ``current_time_s`` over ``step_s``.
 
         Parameters
@@ -500,31 +514,31 @@ class FMU2CoSimulation:
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         self.time_s = float(current_time_s)
         self._call("fmi2DoStep", self._slave.doStep, current_time_s, step_s)
         self.time_s = float(current_time_s) + float(step_s)
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: DOC502
         """``fmi2Reset``: back to the instantiated state with default start values.
 
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         self._call("fmi2Reset", self._slave.reset)
         self.time_s = 0.0
         self.last_inputs.clear()
 
-    def terminate(self) -> None:
+    def terminate(self) -> None:  # noqa: DOC502
         """``fmi2Terminate``.
 
         Raises
         ------
         FMUError
-            On a failing status.
+            On a failing status (raised by :meth:`_check`).
         """
         self._call("fmi2Terminate", self._slave.terminate)
 
@@ -547,7 +561,7 @@ class FMU2CoSimulation:
 
         Parameters
         ----------
-        names : sequence of str
+        names : list[str] | tuple[str, ...]
             FMU variable names.
 
         Returns
@@ -565,18 +579,18 @@ class FMU2CoSimulation:
             raise KeyError(f"{self.fmu_path.name}: variables not in the FMU: {missing}")
         return [self.variables[n].valueReference for n in names]
 
-    def check_units(self, entries: tuple[MapEntry, ...]) -> None:
+    def check_units(self, entries: tuple[MapEntry, ...]) -> None:  # noqa: DOC503
         """Check that each mapped FMU variable declares the expected unit.
 
         Parameters
         ----------
-        entries : tuple of MapEntry
+        entries : tuple[MapEntry, ...]
             Map entries to check.
 
         Raises
         ------
         KeyError
-            If a variable is missing.
+            If a variable is missing (raised by :meth:`value_references`).
         ValueError
             If a declared unit differs from the map's unit (no silent conversion).
         """
@@ -600,9 +614,9 @@ class PyFMICoSimulation:
 
     Parameters
     ----------
-    fmu_path : str or pathlib.Path
+    fmu_path : str | Path
         Path of the ``.fmu`` file.
-    instance_name : str, optional
+    instance_name : str
         Unused by pyfmi (kept for the same signature).
 
     Raises
@@ -613,7 +627,7 @@ class PyFMICoSimulation:
 
     raw = None
 
-    def __init__(self, fmu_path: str | Path, instance_name: str = "hpctwin_plant"):
+    def __init__(self, fmu_path: str | Path, instance_name: str = "hpctwin_plant"):  # noqa: DOC502
         import pyfmi  # noqa: F401 - ImportError is the documented signal that the backend is unavailable
 
         from fmpy import read_model_description  # heavy: fmpy is loaded only when an FMU is built or opened
@@ -667,7 +681,7 @@ class PyFMICoSimulation:
 
         Parameters
         ----------
-        logging_on : bool, optional
+        logging_on : bool
             Ignored.
         """
 
@@ -676,9 +690,9 @@ class PyFMICoSimulation:
 
         Parameters
         ----------
-        start_time_s : float, optional
+        start_time_s : float
             Start time [s].
-        stop_time_s : float, optional
+        stop_time_s : float | None
             Stop time [s] (None: undefined).
         """
         self.time_s = float(start_time_s)
@@ -695,15 +709,15 @@ class PyFMICoSimulation:
         """``fmi2ExitInitializationMode``."""
         self._guard("fmi2ExitInitializationMode", self._model.exit_initialization_mode)
 
-    def setReal(self, vrs: list[int], values) -> None:
+    def setReal(self, vrs: list[int], values: np.ndarray | list[float]) -> None:
         """``fmi2SetReal``.
 
         Parameters
         ----------
-        vrs : list of int
+        vrs : list[int]
             Value references.
-        values : array_like, shape (len(vrs),)
-            Values in the FMU's units.
+        values : np.ndarray | list[float]
+            Values in the FMU's units, shape (len(vrs),).
         """
         v = np.asarray(values, dtype=float).ravel()
         self.last_inputs.update(zip(vrs, v.tolist()))
@@ -714,7 +728,7 @@ class PyFMICoSimulation:
 
         Parameters
         ----------
-        vrs : list of int
+        vrs : list[int]
             Value references.
 
         Returns
@@ -800,14 +814,14 @@ def backend_available(name: str) -> tuple[bool, str]:
     return True, ""
 
 
-def open_fmu(fmu_path: str | Path, backend: str = "fmpy"):
+def open_fmu(fmu_path: str | Path, backend: str = "fmpy") -> FMU2CoSimulation | PyFMICoSimulation:  # noqa: DOC503
     """Open an FMU for co-simulation with the chosen backend.
 
     Parameters
     ----------
-    fmu_path : str or pathlib.Path
+    fmu_path : str | Path
         FMU file.
-    backend : str, optional
+    backend : str
         ``"fmpy"`` (default) or ``"pyfmi"``.
 
     Returns
@@ -818,7 +832,7 @@ def open_fmu(fmu_path: str | Path, backend: str = "fmpy"):
     Raises
     ------
     ValueError
-        If the backend is unknown.
+        If the backend is unknown (raised by :func:`backend_available`).
     ImportError
         If the backend is not installed (the message gives the reason).
     """

@@ -56,6 +56,15 @@ PLANT_CACHE_VERSION = "2"
 class PlantStepError(FMUError, PlantError):
     """The FMU failed during :meth:`CoolingPlant.run`; the steps before the failing one are kept.
 
+    Parameters
+    ----------
+    cause : FMUError
+        The failing FMI call's error (its function, status, time, inputs and log are copied).
+    completed_outputs : np.ndarray
+        SI outputs of the steps completed in this call before the failure, shape (k, n_outputs).
+    output_names : list[str]
+        Column names of ``completed_outputs``.
+
     Attributes
     ----------
     completed_outputs : ndarray, shape (k, n_outputs)
@@ -190,7 +199,8 @@ def _compute_max_stable_step_s(params: PlantParams) -> float:
     raise ValueError(f"plant {params.name!r}: no stable explicit step found for its linearised modes")
 
 
-def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, *, use_cache: bool = True) -> float:
+def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, *,  # noqa: DOC502
+                      use_cache: bool = True) -> float:
     """Longest Heun sub-step of the generated FMU that is stable and accurate; the FMU splits every
     communication step into ``ceil(step / limit)`` equal sub-steps (:func:`cooling_fmu.build.install_integrator`).
 
@@ -209,9 +219,9 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     ----------
     params : PlantParams
         Plant description.
-    cache_dir : str or pathlib.Path, optional
-        Cache folder (default :func:`cooling_fmu.build.default_cache_dir`, the FMU cache).
-    use_cache : bool, optional
+    cache_dir : str | Path | None
+        Cache folder (None: :func:`cooling_fmu.build.default_cache_dir`, the FMU cache).
+    use_cache : bool
         False computes the limit without reading or writing the cache.
 
     Returns
@@ -222,7 +232,8 @@ def max_stable_step_s(params: PlantParams, cache_dir: str | Path | None = None, 
     Raises
     ------
     ValueError
-        If the linearised plant is unstable at one of the points (a controller loop that oscillates).
+        If the linearised plant is unstable at one of the points (a controller loop that oscillates; raised by
+        ``_compute_max_stable_step_s``).
     """
     if not use_cache:
         return _compute_max_stable_step_s(params)
@@ -740,7 +751,7 @@ class CoolingPlant(_ClosedOnExit):
     ...     p_cooling_w = y[plant.P_cooling_index]
     """
 
-    def __init__(
+    def __init__(  # noqa: DOC503
         self,
         params: PlantParams | str | Path,
         step_s: float = 15.0,
@@ -828,27 +839,27 @@ class CoolingPlant(_ClosedOnExit):
             raise RuntimeError("CoolingPlant is closed")
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
-    def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,
+    def initialize(self, heat_w: np.ndarray, T_wb_K: float, steady: bool = True, start_time_s: float = 0.0,  # noqa: DOC503
                    initial_state: np.ndarray | None = None, warmup_s: float = 0.0,
                    T_db_K: float | None = None, Q_air_side_W: float | None = None) -> np.ndarray:
         """Set up the experiment and initial state, and leave initialization mode.
 
         Parameters
         ----------
-        heat_w : ndarray, shape (n_cdu,)
-            Heat into each CDU for the first step [W], >= 0.
+        heat_w : np.ndarray
+            Heat into each CDU for the first step [W], shape (n_cdu,), >= 0.
         T_wb_K : float
             Wet-bulb temperature for the first step [K].
-        steady : bool, optional
+        steady : bool
             Generated plant: if True (default) start at the analytic steady state of ``heat_w`` and ``T_wb_K``
             (:func:`~cooling_fmu.modelica.analytic_steady_state`); if False at the steady state of an idle plant
             (zero heat) at ``T_wb_K``. Ignored for a site FMU (use ``warmup_s``).
-        start_time_s : float, optional
+        start_time_s : float
             Simulation time of the first communication point [s].
-        initial_state : ndarray, optional
+        initial_state : np.ndarray | None
             Explicit initial state in SI, in the order of the map's ``states`` (generated plant:
             :func:`~cooling_fmu.modelica.state_vector`); overrides ``steady``.
-        warmup_s : float, optional
+        warmup_s : float
             Run the FMU for this long [s] before ``start_time_s`` with ``heat_w`` and ``T_wb_K`` held (a whole
             number of steps; the FMU's clock starts at ``start_time_s - warmup_s``). The way to start a site FMU
             near its steady state.
@@ -870,7 +881,7 @@ class CoolingPlant(_ClosedOnExit):
         ValueError
             If inputs have the wrong shape or are out of range.
         cooling_fmu.adapter.FMUError
-            If an FMI call fails.
+            If an FMI call fails (raised by the FMU adapter).
         """
         self._require_open()
         if self._initialized:
@@ -900,13 +911,13 @@ class CoolingPlant(_ClosedOnExit):
         self._initialized = True
         return self._io.to_si_outputs(np.array(y, dtype=float))
 
-    def step(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:
+    def step(self, heat_w: np.ndarray, T_wb_K: float) -> np.ndarray:  # noqa: DOC503
         """Advance exactly one communication step with the step-average heat held constant.
 
         Parameters
         ----------
-        heat_w : ndarray, shape (n_cdu,)
-            Average heat into each CDU over this step [W], >= 0.
+        heat_w : np.ndarray
+            Average heat into each CDU over this step [W], shape (n_cdu,), >= 0.
         T_wb_K : float
             Wet-bulb temperature over this step [K].
 
@@ -922,7 +933,7 @@ class CoolingPlant(_ClosedOnExit):
         ValueError
             If ``heat_w`` has the wrong shape or negative / non-finite values, or ``T_wb_K`` is out of range.
         PlantStepError
-            If the FMU fails the step.
+            If the FMU fails the step (raised by :meth:`run`, as are the RuntimeError and the range checks).
         """
         if getattr(heat_w, "shape", None) != (self.n_cdu,):
             raise ValueError(f"heat_w must have shape ({self.n_cdu},), got {np.shape(heat_w)}")
@@ -1047,13 +1058,13 @@ class CoolingPlant(_ClosedOnExit):
         self._k += n
         return self._io.to_si_outputs(y)
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: DOC502
         """Return the FMU to its instantiated state (``fmi2Reset``); call :meth:`initialize` again before stepping.
 
         Raises
         ------
         cooling_fmu.adapter.FMUError
-            If ``fmi2Reset`` fails.
+            If ``fmi2Reset`` fails (raised by the FMU adapter).
         """
         self._require_open()
         self._fmu.reset()

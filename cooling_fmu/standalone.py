@@ -65,7 +65,7 @@ def load_power_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, PowerSe
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str | Path
         CSV with a header row; first column Unix time [s], second column power [kW].
 
     Returns
@@ -213,32 +213,32 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
 
     Parameters
     ----------
-    power_csv : str or pathlib.Path
+    power_csv : str | Path
         Power series (see :func:`load_power_series`).
-    plant : str, optional
+    plant : str
         Plant name or TOML path.
-    step_s : float, optional
+    step_s : float
         Communication step [s]; must divide the series interval.
-    days : float, optional
+    days : float | None
         Length simulated [d] (default: the whole series).
-    start_day : float, optional
+    start_day : float
         Start, days after the first non-zero sample (or the first sample with ``keep_leading_zeros``).
-    scale_to_design : float, optional
+    scale_to_design : float | None
         Scale the power so its peak over the window equals this fraction of the plant's design heat
         (``n_cdu * Q_flow_nominal``); default: no scaling.
-    weather : Weather, optional
+    weather : Weather | None
         Wet-bulb source, used as given (e.g. :meth:`Weather.constant`). Default: ``weather_file``.
-    weather_file : str or pathlib.Path, optional
+    keep_leading_zeros : bool
+        Simulate the leading 0 kW rows too.
+    interval_s : float
+        Output averaging interval [s] (a multiple of ``step_s``).
+    cache_dir : str | Path | None
+        FMU cache folder (None: the default of :class:`~cooling_fmu.plant.CoolingPlant`).
+    weather_file : str | Path | None
         EPW / TMY3 file or shipped site name (:func:`cooling_fmu.weather.resolve_weather_file`), aligned to the
         calendar of the series (its timestamps are Unix seconds; month / day / hour lookup, UTC offset from the
         file header, :meth:`Weather.at_calendar`). Default: the site of ``system`` when given, else the shipped Golden, CO TMY3.
-    keep_leading_zeros : bool, optional
-        Simulate the leading 0 kW rows too.
-    interval_s : float, optional
-        Output averaging interval [s] (a multiple of ``step_s``).
-    cache_dir : str or pathlib.Path, optional
-        FMU cache.
-    system : str or pathlib.Path, optional
+    system : str | Path | None
         A system description whose ``[facility]`` stages (electrical chain, air side, lighting; see
         :mod:`power.facility`) are counted on top of the plant, step by step, and its ``liquid_fraction`` of the
         IT power is the plant's heat (the rest goes to room air, with the UPS / PDU losses and lighting). Without

@@ -108,7 +108,7 @@ class PowerChain:
         Platform description (topology index arrays and conversion parameters).
     allow_affine : bool
         Use the per-node affine fast path when both conversion stages are linear (``k_per_W == 0``).
-        ``False`` forces the general path (used by tests to prove the two agree).
+        ``False`` forces the general path (used by tests to prove the two agree). Default True.
 
     Attributes
     ----------
@@ -172,7 +172,7 @@ class PowerChain:
             raise ValueError("node_dc_W must be finite and >= 0 W")
         return p, total
 
-    def evaluate(self, node_dc_W: ArrayLike) -> ChainState:
+    def evaluate(self, node_dc_W: ArrayLike) -> ChainState:  # noqa: DOC502
         """Evaluate the chain for one instant.
 
         Parameters
@@ -185,10 +185,11 @@ class PowerChain:
         ChainState
             Totals, per-rack input (n_racks,) and per-CDU heat (n_cdus,).
 
-        Notes
-        -----
-        Raises ValueError (from the input check) if `node_dc_W` has the wrong shape, or holds a NaN, an infinity or
-        a negative value.
+        Raises
+        ------
+        ValueError
+            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value (raised by
+            ``_check``).
 
         References
         ----------
@@ -410,7 +411,7 @@ class PowerChain:
         r_in = conversion.rectifier_input_w(load, self._r)
         return s_in, load, r_in
 
-    def node_it_input_w(self, node_dc_W: ArrayLike) -> NDArray[np.float64]:
+    def node_it_input_w(self, node_dc_W: ArrayLike) -> NDArray[np.float64]:  # noqa: DOC502
         """Rack-input (IT) power attributed to each node: its SIVOC input plus its share of its rectifier.
 
         Attribution rule (shares sum exactly to rack input, hence to IT input): in rectifier group ``g`` of
@@ -430,10 +431,11 @@ class PowerChain:
         ndarray of float64, shape (n_nodes,)
             Rack-input power attributed to each node, W; ``sum == evaluate(node_dc_W).it_input_W``.
 
-        Notes
-        -----
-        Raises ValueError (from the input check) if `node_dc_W` has the wrong shape, or holds a NaN, an infinity or
-        a negative value.
+        Raises
+        ------
+        ValueError
+            If `node_dc_W` has the wrong shape, or holds a NaN, an infinity or a negative value (raised by
+            ``_check``).
 
         References
         ----------

@@ -112,6 +112,19 @@ class TransformerSpec(_Strict):
     def efficiency(self, load_fraction: float) -> float:
         """Efficiency of one unit at ``load_fraction`` of its rated apparent power (real power out / in), 1.
 
+        ``eta = P / (P + L_0 + L_fl x^2)`` with ``P = x S_rated pf`` (no-load loss plus a load loss quadratic in
+        the current).
+
+        Parameters
+        ----------
+        load_fraction : float
+            Load of one unit per its rated apparent power ``rated_VA``, 1 (> 0; may exceed 1 when overloaded).
+
+        Returns
+        -------
+        float
+            Efficiency (real power out / in), 1, in (0, 1).
+
         Raises
         ------
         ValueError
@@ -204,6 +217,18 @@ class UpsSpec(_Strict):
 
     def efficiency(self, load_fraction: float) -> float:
         """Model efficiency (output / input) at ``load_fraction`` of ``rated_W``, 1.
+
+        ``eta = x / (x + c0 + c1 x + c2 x^2)``, the coefficients from :meth:`loss_coefficients`.
+
+        Parameters
+        ----------
+        load_fraction : float
+            Output power per ``rated_W``, 1 (> 0).
+
+        Returns
+        -------
+        float
+            Efficiency (output / input), 1.
 
         Raises
         ------
@@ -460,27 +485,28 @@ class FacilityOverheads:
             t = sp.sized(0.0).transformer
         object.__setattr__(self, "_tr_count", t.count if t is not None else 0)
 
-    def evaluate(self, P_it_W: ArrayLike, P_liquid_W: ArrayLike, T_wb_K: ArrayLike | None = None
+    def evaluate(self, P_it_W: ArrayLike, P_liquid_W: ArrayLike, T_wb_K: ArrayLike | None = None  # noqa: DOC502
                  ) -> dict[str, NDArray[np.float64]]:
         """Overhead powers for arrays of operating points.
 
         Parameters
         ----------
-        P_it_W : array_like, shape (n,), W
-            IT power (rack input), >= 0.
-        P_liquid_W : array_like, shape (n,), W
-            Liquid cooling plant power (the FMU's ``P_cooling``); 0 when no plant is modelled.
-        T_wb_K : array_like, shape (n,), K, or None
-            Outdoor wet-bulb (economiser decision); None: the economiser never runs.
+        P_it_W : ArrayLike
+            IT power (rack input) [W], shape (n,), >= 0.
+        P_liquid_W : ArrayLike
+            Liquid cooling plant power [W], shape (n,) (the FMU's ``P_cooling``); 0 when no plant is modelled.
+        T_wb_K : ArrayLike | None
+            Outdoor wet-bulb [K], shape (n,) (economiser decision); None: the economiser never runs.
 
         Returns
         -------
         dict of str -> ndarray (n,)
             :data:`SERIES` (W). Absent stages give zeros. ``Q_air_W`` is heat (not electrical power).
 
-        Notes
-        -----
-        Raises ValueError (from :meth:`evaluate_columns`) if the shapes differ or an input is negative / not finite.
+        Raises
+        ------
+        ValueError
+            If the shapes differ or an input is negative / not finite (raised by :meth:`evaluate_columns`).
         """
         P_it = np.asarray(P_it_W, dtype=float)
         cols = self.evaluate_columns(P_it, P_liquid_W, T_wb_K)

@@ -32,11 +32,11 @@ def write_standalone(out: str | Path, run: StandaloneRun, power_csv: str | Path)
 
     Parameters
     ----------
-    out : str or pathlib.Path
+    out : str | Path
         HDF5 file to write; parent folders are created.
-    run : cooling_fmu.standalone.StandaloneRun
-        The run.
-    power_csv : str or pathlib.Path
+    run : StandaloneRun
+        The run (:class:`cooling_fmu.standalone.StandaloneRun`).
+    power_csv : str | Path
         The power series it was driven by (its SHA-256 goes to ``/provenance``).
 
     Returns
@@ -73,9 +73,9 @@ def run_cooling_standalone(power_csv: str | Path, out: str | Path, **options) ->
 
     Parameters
     ----------
-    power_csv : str or pathlib.Path
+    power_csv : str | Path
         Power series (``timestamp_secs, measured_kW``).
-    out : str or pathlib.Path
+    out : str | Path
         HDF5 file to write.
     **options
         Keyword arguments of :func:`cooling_fmu.standalone.run_standalone` (plant, step_s, days, ...).

@@ -72,7 +72,7 @@ class RunOutput:
     supply: list[str] = field(default_factory=list)
 
 
-def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
+def weather_source(cfg: RunConfig, system: System | None = None) -> tuple[str, str, str]:
     """Which weather a run uses, without reading it.
 
     Precedence: ``cooling.weather = "constant"``; else ``cooling.weather_path`` (set by ``--weather PATH``, or in
@@ -83,7 +83,7 @@ def weather_source(cfg: RunConfig, system=None) -> tuple[str, str, str]:
     ----------
     cfg : RunConfig
         The run.
-    system : power.System or None
+    system : System | None
         The run's system (loaded from ``cfg.system`` when None).
 
     Returns
@@ -155,7 +155,8 @@ def run_input_files(cfg: RunConfig, system: System | None = None) -> dict[str, P
     return files
 
 
-def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
+def build_weather(cfg: RunConfig, time_origin_unix_s: float,  # noqa: DOC503
+                  system: System | None = None) -> tuple[Callable[[np.ndarray | float], np.ndarray], Path | None, str]:
     """Return (wet_bulb_K(t_s) callable, weather file path or None, one-line description) for simulation times.
 
     The weather file is chosen by :func:`weather_source`. A typical year is aligned to the trace by its Unix time
@@ -164,13 +165,34 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     at the local standard time ``origin + t + utc_offset``. The UTC offset is ``cooling.utc_offset_h`` if set,
     else the file header's. A trace without a Unix origin starts on January 1st, 00:00 of a non-leap year.
 
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run (its ``cooling`` section: ``weather``, ``weather_path``, ``T_wb_C``, ``utc_offset_h``,
+        ``accept_weather_gaps``).
+    time_origin_unix_s : float
+        Unix time [s] of simulation time 0; NaN when the trace gives none (no calendar alignment).
+    system : System | None
+        The run's system, whose site may choose the weather (loaded from ``cfg.system`` when None).
+
+    Returns
+    -------
+    wet_bulb_K : Callable[[np.ndarray | float], np.ndarray]
+        Wet-bulb temperature [K] at simulation times [s].
+    path : Path | None
+        The weather file read; None for a constant wet-bulb.
+    description : str
+        One line: site, file format and name, what chose it, and how it is aligned to the trace calendar.
+
     Raises
     ------
     FileNotFoundError
-        If the weather file does not exist and is not a shipped site name.
-    cooling_fmu.weather.WeatherFileError
-        If the file cannot be used (layout, physically impossible values: file, column and line named), or the
-        run needs a UTC offset that neither the configuration nor the file gives.
+        If the weather file does not exist and is not a shipped site name (raised by
+        :func:`cooling_fmu.weather.resolve_weather_file`).
+    WeatherFileError
+        (:class:`cooling_fmu.weather.WeatherFileError`) If the file cannot be used (layout, physically impossible
+        values: file, column and line named; raised by :meth:`cooling_fmu.weather.Weather.from_file`), or the run
+        needs a UTC offset that neither the configuration nor the file gives.
     """
     c = cfg.cooling
     spec, chosen_by, base = weather_source(cfg, system)
@@ -195,7 +217,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float, system=None):
     return weather.wet_bulb_K, wpath, desc
 
 
-def build_plant(cfg: RunConfig, system, *, progress: bool = False):
+def build_plant(cfg: RunConfig, system: System, *, progress: bool = False) -> StagedPlant | AdaptiveStepper:
     """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
 
     With ``cooling.stepping = "adaptive"`` (opt-in; the default is "fixed") the plant is returned wrapped in a
@@ -204,6 +226,23 @@ def build_plant(cfg: RunConfig, system, *, progress: bool = False):
     With ``progress`` a spinner line (elapsed time) is shown while the plant is set up: the first use of a plant
     builds its FMU (rumoca + gcc; minutes for hundreds of CDUs, see docs/cooling.md) and linearises it for the
     stability limit; later uses read both from the cache.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run (its ``cooling`` section: plant, plant_model, step_s, stepping; ``perturb`` for an ensemble
+        member).
+    system : System
+        The run's system (its ``cooling_plant`` when ``cooling.plant`` is unset, its CDU count).
+    progress : bool
+        Show a spinner line while the plant is set up.
+
+    Returns
+    -------
+    StagedPlant | AdaptiveStepper
+        The plant (FMU or, with ``cooling.plant_model = "fast"``, the quasi-steady table) behind the supervisory
+        tower-cell stager, wrapped in an :class:`~cooling_fmu.coupling.AdaptiveStepper` with
+        ``cooling.stepping = "adaptive"``.
 
     Raises
     ------
@@ -899,16 +938,33 @@ def _grid_warnings(ga) -> list[str]:
     return out
 
 
-def trace_cores_per_node(cfg: RunConfig, system) -> tuple[int, str]:
+def trace_cores_per_node(cfg: RunConfig, system: System) -> tuple[int, str]:  # noqa: DOC502
     """Processors per node for the run's batch trace, and where the value came from.
 
     Order: ``trace.cores_per_node`` (config or ``--cores-per-node``); for an SWF trace, its header (MaxProcs /
     MaxNodes, see :func:`dataloaders.swf.swf_cores_per_node`); else the system's ``trace_procs_per_node``.
 
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run (its ``trace`` section: ``cores_per_node``, path and format).
+    system : System
+        The run's system (``trace_procs_per_node``, ``n_nodes``).
+
+    Returns
+    -------
+    cores_per_node : int
+        Processors per node of the trace.
+    source : str
+        Where the value came from, for the run log.
+
     Raises
     ------
-    FileNotFoundError, dataloaders.report.TraceError
-        If the SWF header cannot be read.
+    FileNotFoundError
+        If the SWF trace does not exist (raised by :func:`dataloaders.swf.read_swf_header`).
+    TraceError
+        (:class:`dataloaders.report.TraceError`) If the SWF header cannot be read (a corrupt compressed stream,
+        UTF-16 / UTF-32 text; raised by :func:`dataloaders.swf.read_swf_header`).
     """
     if cfg.trace.cores_per_node is not None:
         return int(cfg.trace.cores_per_node), "the run configuration (trace.cores_per_node / --cores-per-node)"
@@ -935,7 +991,7 @@ def _draw_job_power(cfg: RunConfig, jobs, system):
     return jobs, info
 
 
-def default_start_day(cfg: RunConfig, jobs) -> float:
+def default_start_day(cfg: RunConfig, jobs: pd.DataFrame) -> float:
     """The window start [days] a run uses: the configured one, or the trace's first submission day.
 
     The default start (day 181, mid-year of a one-year trace) fits the embedded trace. When the configured start is
@@ -947,7 +1003,7 @@ def default_start_day(cfg: RunConfig, jobs) -> float:
     ----------
     cfg : RunConfig
         The run configuration.
-    jobs : pandas.DataFrame
+    jobs : pd.DataFrame
         The canonical job table (``submit_time_s`` [s] since the trace origin).
 
     Returns
@@ -1021,7 +1077,7 @@ def priority_params(cfg: RunConfig) -> dict:
 MAX_OUTPUT_INTERVALS = 1e8
 
 
-def check_sizes(cfg: RunConfig, system) -> None:
+def check_sizes(cfg: RunConfig, system: System) -> None:
     """Check every size the configuration asks to allocate against the machine, before anything is allocated.
 
     Downtime node ranges (``scheduler.downtime[i].nodes``) must lie on the machine (checked as ranges, never
@@ -1030,6 +1086,13 @@ def check_sizes(cfg: RunConfig, system) -> None:
     system's own node count is bounded when its file is read (:data:`power.system.MAX_NODES`), node failures by
     :func:`scheduler_sim.kernel.faults.sample_failures`, the serving partition and its power profile in
     :mod:`scheduler_sim.serving`.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run configuration (downtime ranges, ``pool_nodes``, window and output interval).
+    system : System
+        The machine it runs on (``n_nodes``, ``name``).
 
     Raises
     ------

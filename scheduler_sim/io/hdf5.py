@@ -38,7 +38,7 @@ import json
 import subprocess
 import sys
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -57,6 +57,8 @@ from .schema import (RL_REPORT_COLUMNS, SCHEMA_VERSION, TRAINING_REPORT_COLUMNS,
                      attribution_unit, track_sources, unit_of, untrack_sources)
 
 if TYPE_CHECKING:  # types only
+    from ..analysis.attribution import Attribution
+    from ..kernel.results import SimulationResult
     from ..serving.run import ServingOutput
 
 __all__ = ["SCHEMA_VERSION", "VOLATILE_ATTRS", "write_run", "read_jobs", "read_series", "read_summary",
@@ -213,7 +215,7 @@ def verify_file(path: str | Path, *, require_digest: bool = False) -> bool:
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         The file.
     require_digest : bool
         Treat a file without ``content_sha256`` (written by an older hpctwin) as damaged.
@@ -604,40 +606,45 @@ def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | N
                                                   long_name=long_name)
 
 
-def write_run(path: str | Path, result, config_json: str, *, run_name: str, system_name: str, policy: str,
+def write_run(path: str | Path, result: SimulationResult, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving: ServingOutput | None = None, attribution=None, extra_groups=None,
+              serving: ServingOutput | None = None, attribution: Attribution | None = None,
+              extra_groups: Callable[[h5py.File], None] | None = None,
               content: str = "full") -> Path:
     """Write one run's results to ``path`` (atomically).
 
     Parameters
     ----------
-    path : str or Path
+    path : str | Path
         Output file; parent folders are created.
-    result : scheduler_sim.kernel.simulation.SimulationResult
-        What the run produced.
+    result : SimulationResult
+        What the run produced (:class:`scheduler_sim.kernel.results.SimulationResult`).
     config_json : str
         Canonical JSON of the run configuration.
-    run_name, system_name, policy : str
-        Identification stored as root attributes.
+    run_name : str
+        Name of the run, stored as a root attribute.
+    system_name : str
+        Name of the simulated system, stored as a root attribute.
+    policy : str
+        Name of the scheduling policy, stored as a root attribute.
     seed : int
         Seed of the run.
-    input_checksums : dict of str -> str
+    input_checksums : dict[str, str]
         SHA-256 of every input file (trace, weather, FMU), keyed by role.
-    load_report : dict or None
+    load_report : dict | None
         The trace loader's report (:meth:`dataloaders.report.LoadReport.to_dict`).
     time_origin_unix_s : float
         Unix time of simulation time 0 (NaN when the trace gives none).
-    job_units : dict or None
+    job_units : dict[str, str] | None
         Units of job columns that are not recognisable by suffix.
-    serving : scheduler_sim.serving.run.ServingOutput or None
+    serving : ServingOutput | None
         A co-located serving partition's results, written to ``/serving`` by :func:`write_serving_group`.
-    attribution : scheduler_sim.analysis.attribution.Attribution or None
+    attribution : Attribution | None
         The run's job -> PUE attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), written to
         ``/attribution`` by :func:`write_attribution_group`; None writes no ``/attribution`` group.
-    extra_groups : callable(h5py.File) or None
-        Writes further groups into the open file before it is sealed (e.g. ``/grid``,
+    extra_groups : Callable[[h5py.File], None] | None
+        Called with the open file; writes further groups into the open file before it is sealed (e.g. ``/grid``,
         :func:`scheduler_sim.io.grid_group.write_grid_group`); None writes none.
     content : str
         ``"full"`` (a run file) or ``"summary"``: an ensemble member's record (kind ``run-summary``,
@@ -783,6 +790,13 @@ def _write_partitions(w: SchemaWriter, result) -> None:
 def check_schema(f: h5py.File, path: str | Path = "") -> None:
     """Refuse a file that is not an hpctwin run file of a compatible schema (same major version).
 
+    Parameters
+    ----------
+    f : h5py.File
+        The open file.
+    path : str | Path
+        Its name, used in the error message only.
+
     Raises
     ------
     SchemaError
@@ -904,15 +918,16 @@ def read_summary(path: str | Path, *, verify: bool = True, allow_unverified: boo
 
 
 
-def write_attribution_group(f: h5py.File, att) -> None:
+def write_attribution_group(f: h5py.File, att: Attribution) -> None:
     """Write the ``/attribution`` group (layout in docs/output_schema.md) into an open run file.
 
     Parameters
     ----------
     f : h5py.File
         The run file being written.
-    att : scheduler_sim.analysis.attribution.Attribution
-        The run's attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`).
+    att : Attribution
+        The run's attribution (:class:`scheduler_sim.analysis.attribution.Attribution`, made by
+        :func:`scheduler_sim.analysis.attribution.attribution_of_run`).
     """
     w = SchemaWriter(f, "run")
     w.group("/attribution")
@@ -982,15 +997,16 @@ def write_workload_group(f: h5py.File, training: list[dict], rl: list[dict], rl_
             w.dataset(f"{g}/step_end_s", np.asarray(pw["step_end_s"], dtype=np.float64))
 
 
-def write_serving_group(f, so: ServingOutput) -> None:
+def write_serving_group(f: h5py.File, so: ServingOutput) -> None:
     """Write ``/serving`` (requests, power series, summary) into an open HDF5 file (docs/output_schema.md).
 
     Parameters
     ----------
     f : h5py.File
         The run file being written.
-    so : scheduler_sim.serving.run.ServingOutput
-        After :func:`scheduler_sim.serving.run.finish_serving`.
+    so : ServingOutput
+        The partition's output (:class:`scheduler_sim.serving.run.ServingOutput`), after
+        :func:`scheduler_sim.serving.run.finish_serving`.
     """
     w = SchemaWriter(f, "run")
     w.group("/serving")

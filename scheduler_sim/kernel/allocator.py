@@ -34,6 +34,11 @@ class NodeAllocator:
     n_nodes : int
         Number of nodes in the system (>= 1).
 
+    Raises
+    ------
+    ValueError
+        If ``n_nodes < 1``.
+
     Attributes
     ----------
     owner : ndarray of int64, shape (n_nodes,)
@@ -125,6 +130,11 @@ class NodeAllocator:
 
     def reserve(self, nodes: np.ndarray) -> None:
         """Take idle nodes out of the batch pool for good (a partition managed elsewhere, e.g. serving).
+
+        Parameters
+        ----------
+        nodes : np.ndarray
+            Node indices, shape (k,), each idle (down nodes may be reserved; they stay down).
 
         Raises
         ------
@@ -259,6 +269,14 @@ class NodeAllocator:
 
     def release(self, job: int, nodes: np.ndarray) -> None:
         """Return ``nodes`` held by ``job`` to the pool.
+
+        Parameters
+        ----------
+        job : int
+            Job index that holds the nodes (a job on a sharing partition releases its slots; ``nodes`` is then
+            unused).
+        nodes : np.ndarray
+            Node indices, shape (k,), all owned by ``job``.
 
         Raises
         ------

@@ -37,16 +37,22 @@ class StepIntegrator:
         Step length [s] (> 0).
     n_values : int
         Length of the signal vector.
-    emit : callable(k0, block) or callable(k0, block, parts)
-        Called with the index of the first completed step and ``block``, an array of shape (m, n_values) holding
-        the averages of steps ``k0 .. k0+m-1``, in order, as soon as those steps are complete. Runs of identical
-        whole steps are emitted as one block (the caller may step a cooling plant over all of them at once).
+    emit : Callable[..., None]
+        ``emit(k0, block)`` (or ``emit(k0, block, parts)`` with ``fold``), called with the index of the first
+        completed step and ``block``, an array of shape (m, n_values) holding the averages of steps
+        ``k0 .. k0+m-1``, in order, as soon as those steps are complete. Runs of identical whole steps are emitted
+        as one block (the caller may step a cooling plant over all of them at once).
     fold : bool
         False (default): the step in progress and the run of whole steps after it are two calls ``emit(k0,
         block)``. True: one call ``emit(k0, block, parts)`` per :meth:`advance` with ``block`` all steps completed
         and ``parts`` the blocks of the two-call form, in order (a 1-row block, then the run as a read-only
         broadcast view), so the receiver can total each part exactly as before (issue #16 item 5: one plant call
         per event).
+
+    Raises
+    ------
+    ValueError
+        If ``step_s`` is not > 0.
 
     Notes
     -----
@@ -98,6 +104,11 @@ class StepIntegrator:
 
     def advance(self, t_s: float) -> None:
         """Integrate the current value up to ``t_s`` and emit every step completed on the way.
+
+        Parameters
+        ----------
+        t_s : float
+            Time to integrate up to [s], >= the time already reached.
 
         Raises
         ------
@@ -179,9 +190,14 @@ class IntervalReducer:
         Steps per output interval (>= 1).
     n_values : int
         Columns per row.
-    chunk_rows : int or None
+    chunk_rows : int | None
         Output rows buffered before being appended to the result list (memory bound); default keeps the buffer
         near 2**21 values.
+
+    Raises
+    ------
+    ValueError
+        If ``ratio < 1``.
 
     Notes
     -----

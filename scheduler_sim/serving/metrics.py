@@ -40,12 +40,12 @@ def summarize_serving(requests: pd.DataFrame, n_gpus: int, energies_J: dict[str,
 
     Parameters
     ----------
-    requests : pandas.DataFrame
+    requests : pd.DataFrame
         Output of :func:`add_slo`.
     n_gpus : int
         GPUs of the deployment.
-    energies_J : dict
-        ``E_gpu_J``, ``E_it_J``, ``E_facility_J`` of the partition over the accounting span (NaN allowed, e.g.
+    energies_J : dict[str, float]
+        Energies in J: ``E_gpu_J``, ``E_it_J``, ``E_facility_J`` of the partition over the accounting span (NaN allowed, e.g.
         facility energy without a cooling plant).
 
     Returns
