@@ -57,7 +57,6 @@ from .schema import (RL_REPORT_COLUMNS, SCHEMA_VERSION, TRAINING_REPORT_COLUMNS,
                      attribution_unit, track_sources, unit_of, untrack_sources)
 
 if TYPE_CHECKING:  # types only
-    from ..analysis.attribution import Attribution
     from ..kernel.results import SimulationResult
     from ..serving.run import ServingOutput
 
@@ -609,7 +608,7 @@ def write_dataset(group: h5py.Group, name: str, data: np.ndarray, units: str | N
 def write_run(path: str | Path, result: SimulationResult, config_json: str, *, run_name: str, system_name: str, policy: str,
               seed: int, input_checksums: dict[str, str], load_report: dict | None = None,
               time_origin_unix_s: float = float("nan"), job_units: dict[str, str] | None = None,
-              serving: ServingOutput | None = None, attribution: Attribution | None = None,
+              serving: ServingOutput | None = None, attribution: object | None = None,
               extra_groups: Callable[[h5py.File], None] | None = None,
               content: str = "full") -> Path:
     """Write one run's results to ``path`` (atomically).
@@ -640,7 +639,7 @@ def write_run(path: str | Path, result: SimulationResult, config_json: str, *, r
         Units of job columns that are not recognisable by suffix.
     serving : ServingOutput | None
         A co-located serving partition's results, written to ``/serving`` by :func:`write_serving_group`.
-    attribution : Attribution | None
+    attribution : object | None
         The run's job -> PUE attribution (:func:`scheduler_sim.analysis.attribution.attribution_of_run`), written to
         ``/attribution`` by :func:`write_attribution_group`; None writes no ``/attribution`` group.
     extra_groups : Callable[[h5py.File], None] | None
@@ -918,14 +917,14 @@ def read_summary(path: str | Path, *, verify: bool = True, allow_unverified: boo
 
 
 
-def write_attribution_group(f: h5py.File, att: Attribution) -> None:
+def write_attribution_group(f: h5py.File, att: object) -> None:
     """Write the ``/attribution`` group (layout in docs/output_schema.md) into an open run file.
 
     Parameters
     ----------
     f : h5py.File
         The run file being written.
-    att : Attribution
+    att : object
         The run's attribution (:class:`scheduler_sim.analysis.attribution.Attribution`, made by
         :func:`scheduler_sim.analysis.attribution.attribution_of_run`).
     """

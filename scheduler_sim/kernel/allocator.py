@@ -81,16 +81,6 @@ class NodeAllocator:
         self.shared[int(lo)] = t = SlotTable(lo, n, slots)
         return t
 
-    def _table(self, lo: int, hi: int) -> SlotTable | None:
-        """The slot table of the sharing partition ``lo .. hi - 1``, or None."""
-        t = self.shared.get(int(lo)) if self.shared else None
-        return t if t is not None and t.lo + t.n == hi else None
-
-    def _avail(self, t: SlotTable) -> np.ndarray:
-        """Nodes of a sharing partition that are up and in the pool, shape (t.n,)."""
-        o = self.owner[t.lo:t.lo + t.n]
-        return ~self.down[t.lo:t.lo + t.n] & (o >= FREE)
-
     def _set_shared(self, t: SlotTable, nodes: np.ndarray) -> None:
         """Refresh the node-level state of shared ``nodes`` from their tenants (owner, free and busy counts)."""
         was_busy = self.owner[nodes] >= 0
@@ -111,7 +101,7 @@ class NodeAllocator:
     @property
     def has_free(self) -> bool:
         """True when a node is idle and up, or a sharing partition has a free slot (a pass may start a job)."""
-        return self._n_free > 0 or any(t.free_slots(self._avail(t)) > 0 for t in self.shared.values())
+        return self._n_free > 0 or any(t.free_slots(_avail(self, t)) > 0 for t in self.shared.values())
 
     @property
     def n_free(self) -> int:
@@ -191,9 +181,9 @@ class NodeAllocator:
         """Number of idle, up nodes among ``lo .. hi - 1`` (a partition's range), O(hi - lo); free slots of a
         sharing partition.
         """
-        t = self._table(lo, hi)
+        t = _table(self, lo, hi)
         if t is not None:
-            return t.free_slots(self._avail(t))
+            return t.free_slots(_avail(self, t))
         if lo == 0 and hi == self.n_nodes:
             return self._n_free
         return int(np.count_nonzero(self._free[lo:hi]))
@@ -245,11 +235,11 @@ class NodeAllocator:
 
     def _allocate_in(self, job: int, n: int, order: np.ndarray | None, lo: int, hi: int) -> np.ndarray:
         """:meth:`allocate` restricted to the nodes ``lo .. hi - 1`` (``n`` slots on a sharing partition)."""
-        t = self._table(lo, hi)
+        t = _table(self, lo, hi)
         if t is not None:
             rank = np.arange(t.n) if order is None else np.argsort(order[(order >= lo) & (order < hi)] - lo)
             try:
-                nodes = t.allocate(job, n, self._avail(t), rank)
+                nodes = t.allocate(job, n, _avail(self, t), rank)
             except ValueError as exc:
                 raise AllocationError(str(exc)) from None
             self._set_shared(t, nodes)
@@ -331,3 +321,17 @@ class NodeAllocator:
         self._free[back] = self.owner[back] == FREE
         self._n_down = int(np.count_nonzero(self.down))
         self._n_free += int(np.count_nonzero(self.owner[back] == FREE))
+
+
+def _table(alloc: NodeAllocator, lo: int, hi: int) -> SlotTable | None:
+    """The slot table of ``alloc``'s sharing partition ``lo .. hi - 1``, or None (a function of the allocator: the
+    class stays under the kernel's size limit).
+    """
+    t = alloc.shared.get(int(lo)) if alloc.shared else None
+    return t if t is not None and t.lo + t.n == hi else None
+
+
+def _avail(alloc: NodeAllocator, t: SlotTable) -> np.ndarray:
+    """Nodes of ``alloc``'s sharing partition ``t`` that are up and in the pool, shape (t.n,)."""
+    o = alloc.owner[t.lo:t.lo + t.n]
+    return ~alloc.down[t.lo:t.lo + t.n] & (o >= FREE)
