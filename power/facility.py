@@ -642,6 +642,29 @@ class FacilityOverheads:
         fan, chw = self._air_side(q_air, T_wb_K)
         return q_air + fan + chw
 
+    def air_side_inputs(self, plant: object, P_it_W: ArrayLike, T_wb_K: ArrayLike | None = None) -> dict:
+        """Keyword inputs of a plant's steady state for the air side's heat into its towers.
+
+        Parameters
+        ----------
+        plant : object
+            A plant; only one with ``uses_air_side_heat`` takes the heat.
+        P_it_W : ArrayLike
+            IT power (rack input) [W], shape (n,).
+        T_wb_K : ArrayLike | None
+            Outdoor wet-bulb [K], shape (n,).
+
+        Returns
+        -------
+        dict
+            ``{"Q_air_side_W": ndarray (n,)}`` (:meth:`air_side_rejected_W`) for such a plant on a facility with an
+            air side, else empty.
+        """
+        if not getattr(plant, "uses_air_side_heat", False):
+            return {}
+        q_air = self.air_side_rejected_W(P_it_W, T_wb_K)
+        return {} if q_air is None else {"Q_air_side_W": q_air}
+
     def describe(self) -> str:
         """One line per stage (counted or left out), for the run summary and the HDF5 attributes."""
         sp = self.spec

@@ -308,11 +308,8 @@ def cooled_energy(blocks: np.ndarray, t0: float, dt: float, cooling: RolloutCool
     twb = np.asarray(cooling.wet_bulb_K(t_mid), dtype=float)
     heat = np.ascontiguousarray(blocks[:, :layout.n_cdus])
     p_it = blocks[:, layout.it]
-    kw = {}
-    if overheads is not None and getattr(cooling.plant, "uses_air_side_heat", False):
-        q_air = overheads.air_side_rejected_W(p_it, twb)  # CRAH coil -> chilled water -> towers, as the run's plant
-        if q_air is not None:
-            kw["Q_air_side_W"] = q_air
+    # CRAH coil -> chilled water -> towers, as the run's plant
+    kw = {} if overheads is None else overheads.air_side_inputs(cooling.plant, p_it, twb)
     out = cooling.plant.steady_outputs(heat, twb, **kw)
     p_liq = out[:, cooling.plant.P_cooling_index]
     extra = np.zeros(n)

@@ -139,11 +139,8 @@ class OverheadForecast:
             heat = np.full((t.size, self.n_cdus), it_W * self.liquid_fraction / self.n_cdus)
         else:
             heat = np.broadcast_to(np.asarray(heat_cdu_W, dtype=float), (t.size, self.n_cdus))
-        kw = {}
-        if self.overheads is not None and getattr(self.steady, "uses_air_side_heat", False):
-            q_air = self.overheads.air_side_rejected_W(np.full(t.size, float(it_W)), twb)  # into the towers, as the run
-            if q_air is not None:
-                kw["Q_air_side_W"] = q_air
+        kw = {} if self.overheads is None else self.overheads.air_side_inputs(self.steady, np.full(t.size, float(it_W)),
+                                                                              twb)  # into the towers, as the run
         p_liq = self.steady.steady_outputs(heat, twb, **kw)[:, self.steady.P_cooling_index]
         if self.overheads is not None and self.overheads.active:
             cols = self.overheads.evaluate_columns(np.full(t.size, float(it_W)), p_liq, twb)
