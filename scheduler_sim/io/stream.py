@@ -223,8 +223,11 @@ class SeriesStream:
     def _create(w: SchemaWriter, path: str, row_shape: tuple[int, ...], unit: str | None) -> BlockAppender:
         """An empty resizable dataset at ``path`` (through the schema table) and its appender."""
         rows = block_rows_for(row_shape)
+        # no chunk cache (rdcc_nbytes=0): each block is one whole chunk, compressed and written to the disk at once;
+        # HDF5's default cache (1 MiB per open dataset) would hold up to 16 chunks of every series in memory
         ds = w.dataset(path, np.zeros((0,) + row_shape), units=unit, maxshape=(None,) + row_shape,
-                       chunks=(rows,) + row_shape, compression="gzip", compression_opts=4, shuffle=True)
+                       chunks=(rows,) + row_shape, compression="gzip", compression_opts=4, shuffle=True,
+                       rdcc_nbytes=0, rdcc_nslots=1, rdcc_w0=1.0)  # (h5py ignores the cache keywords when all are 0)
         return BlockAppender(ds, rows)
 
     def _check(self) -> None:
