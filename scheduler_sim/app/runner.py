@@ -323,6 +323,12 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     -------
     RunOutput
 
+    Raises
+    ------
+    BaseException
+        Whatever a step after the simulation raised, re-raised once the run's streamed temporary is removed
+        (nothing is published; a failed write of the disk: its one-line ``OSError`` instead).
+
     Notes
     -----
     The steps raise ValueError if the output is an input file of the run or a folder; also (from the

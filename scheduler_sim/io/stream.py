@@ -160,9 +160,11 @@ class SeriesStream:
     path : str | Path | None
         The run's output file (written through :class:`scheduler_sim.io.hdf5.atomic_h5`, published by
         :meth:`sealing`); None: a private temporary file, removed when the stream is freed (:meth:`seal_temporary`).
-    plan : list of tuple
+    plan : list | Callable[[], list]
         ``(group, name, take, unit, row_shape)`` per dataset, in the order of the file: ``take(rows)`` gives the
-        dataset's block from a block of interval rows (shape (m, n_columns) -> (m,) + row_shape).
+        dataset's block from a block of interval rows (shape (m, n_columns) -> (m,) + row_shape); ``unit`` None
+        for the unit of the name (:func:`scheduler_sim.io.schema.unit_of`). A callable is asked for the list when
+        the first block comes (the run's layout is complete then).
     t0_s : float
         Start of interval 0 [s].
     interval_s : tuple[int, float]
