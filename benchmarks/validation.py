@@ -85,8 +85,8 @@ before the integral valve had opened); with it the step peaks +0.50 K (-10 C wet
 the 2 K target. Against the published figure: the CDU pumps are counted in the numerator here (table above); if
 Frontier meters the CDUs with the HPE Cray EX cabinets as IT, its PUE is lower than the model's by their share
 (0.66 % of IT at 8 MW, 0.75 % at 28.2 MW). The plant v5 targets above measure the facility PUE across 8-28 MW
-with these pumps; the load-sweep table comes from benchmarks/validation.py's year runs at the commit it names
-(in session 8 they were not re-run: the sweep table there still shows plant v4's constant-flow pumps).
+with these pumps, and so do the year runs of the load sweep and the top table (regenerated in session 9 with
+`--section sweep`; the stamp line under the header names the commit): 25 x 2.11 kW at 8 MW, read from the run file.
 """
 
 #: Expected range of the Theta-like main job, derived from component figures and committed before the run
@@ -119,6 +119,12 @@ Frontier.
 #: Plant changes of this round and the figures that stay outside a range, with their explanation (static text).
 PLANT_NOTES = """\
 ## Why the model moved this round (issue #11 follow-up)
+
+History of issue #11's round, kept as it was written (plant v3 to v4). Plant v5 (issue 22) has since replaced two
+of its parts: the air side's chiller follows EnergyPlus `Chiller:Electric:EIR` curves with its chilled-water and
+condenser pumps (no Carnot fraction, no COP cap), and the towers and IHX are sized N+1 at the site's 0.4 % design
+wet-bulb from its EPW (docs/cooling.md); the causes of the rows outside their range today are listed under the
+table above, from the run files.
 
 - Pumps are staged groups of identical pumps (`n_pumps` in the plant descriptions; `ceil(w N)` run, ASHRAE 90.1
   sec. 6.5.4 variable flow), and the motor part-load efficiency is the U.S. DOE (2014) curve ("Determining
@@ -253,10 +259,11 @@ def kept_sections(path: Path) -> list[str]:
 
 
 def _commit() -> str:
-    """Short hash of the checkout's HEAD, marked when tracked files differ from it."""
+    """Short hash of the checkout's HEAD, marked when tracked files outside docs/ differ from it (the page this
+    script writes is one of them)."""
     r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                       cwd=ROOT)
+    d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs"],
+                       capture_output=True, text=True, cwd=ROOT)
     return (r.stdout.strip() or "unknown") + (" (with uncommitted changes)" if d.stdout.strip() else "")
 
 
@@ -543,7 +550,7 @@ def rows_sweep(ctx: dict) -> tuple[list, dict, dict]:
         if not 1.03 <= ss["PUE"] <= 1.06:
             big = max(parts, key=parts.get)
             causes[q] = (f"From the run file: liquid plant {100 * (ss['PUE_liquid_plant'] - 1):.2f} % of IT (largest "
-                         f"part {PART_NAMES[big]} {100 * parts[big]:.2f} %), air side and lighting "
+                         f"part {PART_NAMES[big]} {100 * parts[big]:.2f} %), air side "
                          f"{100 * (ss['pPUE_mechanical'] - ss['PUE_liquid_plant']):.2f} %, electrical chain "
                          f"{100 * (ss['pPUE_electrical'] - 1):.2f} %.")
         if mw == MEAN_MW:
@@ -792,7 +799,14 @@ def rl_section(folder: Path) -> str:
         per_node = E_job / np.maximum(np.asarray(jobs["nodes"][...], dtype=float)
                                       * np.asarray(jobs["run_s"][...], dtype=float), 1e-9)
         rl_job = int(np.argmax(np.asarray(jobs["job_id"][...]) == int(sy["rl_job"])))
-        month = int(json.loads(f.attrs["config_json"])["trace"]["window_start_days"] // 30.5) + 1
+        cfg = json.loads(f.attrs["config_json"])
+        month = int(cfg["trace"]["window_start_days"] // 30.5) + 1
+    from cooling_fmu.params import load_plant_params
+    from power import load_system
+
+    sysm = load_system(cfg["system"])
+    plant = load_plant_params(sysm.cooling_plant)
+    design_W = plant.n_cdu * plant.cdu.Q_flow_nominal_W
     P_rl, P_bg = float(per_node[rl_job]), float(np.max(np.delete(per_node, rl_job)))
     span_h = float(tt[-1] - tt[0] + dts[-1]) / 3600.0
     sec_W = e_sec / (3600.0 * span_h)
@@ -801,10 +815,12 @@ def rl_section(folder: Path) -> str:
     mon = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")[month - 1]
     inside = "inside" if 1.03 <= pue <= 1.06 else ("**above**" if pue > 1.06 else "**below**")
-    why = (f"from the run file: the liquid plant is {100 * e_liq / e_it:.2f} % of IT (the {n_cdu} CDU pumps "
-           f"{100 * e_sec / e_it:.2f} %, {sec_W / 1e3:.0f} kW: load-following, at their minimum flow on a "
-           f"Frontier-sized plant built for 8-28 MW), the electrical chain {100 * e_el / e_it:.2f} % and the air "
-           f"side and lighting {100 * e_fix / e_it:.2f} %, over a {span_h:.2f} h {mon} window")
+    why = (f"from the run file: the cluster's {it_MW:.1f} MW loads the {plant.name} plant at "
+           f"{100 * s['mean_P_it_W'] * sysm.liquid_fraction / design_W:.0f} % of its design heat "
+           f"({design_W / 1e6:.1f} MW), so its fixed parts weigh: the liquid plant is {100 * e_liq / e_it:.2f} % of "
+           f"IT (the {n_cdu} CDU pumps {100 * e_sec / e_it:.2f} %, {sec_W / 1e3:.0f} kW, load-following but at their "
+           f"minimum flow), the electrical chain {100 * e_el / e_it:.2f} % and the air side and lighting "
+           f"{100 * e_fix / e_it:.2f} %, over a {span_h:.2f} h {mon} window")
     lines = [
         SECTION_HEADINGS["rl"], "",
         "Comparison of `scheduler_sim/serving/rl.py` run through the facility chain "
