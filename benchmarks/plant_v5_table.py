@@ -307,7 +307,7 @@ def row_fast(ctx: T.Ctx, r: dict) -> tuple:
     log = ctx.log.read_text() if ctx.log.is_file() else ""
     k = log.find("fast plant vs FMU", log.find("frontier_knoxville_july_fast.h5 --quiet"))
     if k >= 0:
-        line = " ".join(log[k:].split("\n", 2)[:2]).split("fast plant vs FMU", 1)[1]
+        line = "; ".join(x.strip() for x in log[k:].split("\n", 2)[:2]).split("fast plant vs FMU", 1)[1]
         extra += "; the run summary's own check: " + " ".join(line.split())
     return ("fast plant (`--cooling fast`) against the FMU, Frontier-like, Knoxville July week",
             "energy within 3e-4, PUE 7.5e-6; but peak supply 32.0 C vs FMU 34.2 C, fan peaks +23 %",
@@ -372,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.doc:
         text = "\n".join([SECTION, "", f"Measured by `nice -n 10 .venv/bin/python benchmarks/plant_v5_table.py"
                           f"{' --reuse' if a.reuse else ''} --doc {a.doc}` at commit {T._commit()} (simulator, plant "
-                          f"and power code of commit {T._code_commit()}). The issue's \"Where it stands\" table "
+                          f"and power code of commit {T._code_commit()}; its runs took "
+                          f"{T._logged_wall_s(ctx.log) / 60:.0f} min of wall time on 2 cores shared by 8 sessions). "
+                          "The issue's \"Where it stands\" table "
                           "(plant v4, measured by a data-centre mechanical engineer on 14-day windows) row by row: "
                           "the issue's figure quoted, the figure now from the run files of the command in the row "
                           "(7-day windows; `--reuse` reads the runs of benchmarks/plant_v5_targets.py where it has "
