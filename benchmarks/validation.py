@@ -584,7 +584,17 @@ def rows_design(ctx: dict) -> tuple[list, dict, dict]:
     ss = _summary(ctx["out"] / "frontier_design.h5")
     parts, _ = _energy_shares(ctx["out"] / "frontier_design.h5")
     tot = sum(parts.values())
-    note = " (" + ", ".join(f"{PART_NAMES[k]} {v / tot:.3f}" for k, v in parts.items() if k != "P_fan_tower") + ")"
+    with h5py.File(ctx["out"] / "frontier_design.h5", "r") as f:
+        fac = f["timeseries/facility"]
+        n_on, y, P_fan = (float(np.mean(fac[k][...])) for k in ("n_cells_on", "y_fan", "P_fan_tower"))
+    from cooling_fmu.params import load_plant_params
+
+    tw = load_plant_params("frontier").tower
+    note = (" (" + ", ".join(f"{PART_NAMES[k]} {v / tot:.3f}" for k, v in parts.items() if k != "P_fan_tower")
+            + f"; from the run file: {n_on:.0f} of {tw.n_cells} cells run, {tw.n_cells_standby} of them the N+1 "
+            f"standby (`hpctwin cooling` has no stager), at {100 * y:.0f} % of their air, so the fans draw "
+            f"{P_fan / 1e3:,.0f} of their {tw.n_cells * tw.P_fan_cell_nominal_W / 1e3:,.0f} kW rating, about "
+            f"{y:.2f}^3 by the fan law)")
     return [_row("Frontier-like plant at design (28.2 MW, wet-bulb 24 degC): tower-fan share of liquid-plant power",
                  ss["fan_share_of_cooling"], ".3f", "fan_share", cmd, note)], {}, {"summary": ss}
 
