@@ -665,7 +665,8 @@ def rows_theta(ctx: dict) -> tuple[list, dict, dict]:
     liquid = sum(parts.values())
     q_mech = "Theta-like main job: pPUE mechanical (liquid plant + air side)"
     q_liq = "Theta-like main job: liquid plant energy / IT energy"
-    rows = [_row("Theta-like main job (`hpctwin run`, 30-day July window, Chicago TMY3): facility PUE", s["PUE"],
+    q_pue = "Theta-like main job (`hpctwin run`, 30-day July window, Chicago TMY3): facility PUE"
+    rows = [_row(q_pue, s["PUE"],
                  ".4f", "theta_pue", cmd, f" (pPUE mech. {s['pPUE_mechanical']:.4f}, elec. "
                                           f"{s['pPUE_electrical']:.4f}; mean IT {s['mean_P_it_W'] / 1e6:.2f} MW)"),
             _row("Theta-like main job: IT power spread, IQR / median of 15-min means of P_it_W, warm-up excluded",
@@ -689,7 +690,12 @@ def rows_theta(ctx: dict) -> tuple[list, dict, dict]:
     why += (f", the fans ran above 80 % of the bank's air in {100 * np.mean(y_fan > 0.8):.0f} %"
             if y_fan is not None else "")
     why += (f" and the trim chiller ran in {100 * np.mean(P_ch > 1.0):.0f} %" if P_ch is not None else "") + "."
-    causes = {q_mech: why, q_liq: why}
+    causes = {q_mech: why, q_liq: why,
+              q_pue: (f"From the run file: the liquid plant is {100 * liquid:.2f} % of IT, above the 1.0-2.5 % "
+                      "derived before the run (its cause: the rows below), the air side "
+                      f"{100 * (s['pPUE_mechanical'] - 1 - liquid):.2f} %, the electrical chain "
+                      f"{100 * (s['pPUE_electrical'] - 1):.2f} % (inside its derived range) and lighting "
+                      f"{100 * (s['PUE'] - s['pPUE_mechanical'] - s['pPUE_electrical'] + 1):.2f} %.")}
     return rows, causes, {"category": cat}
 
 
