@@ -725,6 +725,13 @@ GROUP_RUNS = {"frontier": rows_frontier, "sweep": rows_sweep, "design": rows_des
               "theta": rows_theta, "serving": rows_serving}
 
 
+def _overheads(ss: dict) -> str:
+    """The overheads of a run summary as shares of IT: liquid plant, air side, electrical chain, lighting."""
+    liq, mech, el = ss["PUE_liquid_plant"] - 1, ss["pPUE_mechanical"] - 1, ss["pPUE_electrical"] - 1
+    return (f"liquid plant {100 * liq:.2f} %, air side {100 * (mech - liq):.2f} %, electrical chain {100 * el:.2f} %, "
+            f"lighting {100 * (ss['PUE'] - 1 - mech - el):.2f} %")
+
+
 def sweep_section(extra: dict, days: int) -> str:
     """The "Frontier-like load sweep" section from :func:`rows_sweep`'s runs.
 
@@ -755,20 +762,20 @@ def sweep_section(extra: dict, days: int) -> str:
             "down to the minimum safe flow; docs/cooling.md): at "
             f"{mw0} MW (idle is ~7.3 MW, RAPS) they draw {n} x {P_sec / n / 1e3:.2f} kW = {P_sec / 1e3:.0f} kW "
             f"({100 * parts0['P_pump_sec']:.2f} % of IT; plant v4 held them at 8.47 kW each, 2.6 % of 8 MW), at "
-            f"{mwN} MW {100 * partsN['P_pump_sec']:.2f} %. What still weighs most at light load is fixed: the "
-            f"transformer and UPS no-load losses and lighting (pPUE electrical {ss0['pPUE_electrical']:.4f} at "
-            f"{mw0} MW); at full load the tower fans, {100 * partsN['P_fan_tower']:.2f} % of IT at {mwN} MW against "
-            f"{100 * parts0['P_fan_tower']:.2f} % at {mw0} MW, and the I2R terms of transformer and switchgear grow "
-            "faster than IT. The published annual figure is compared at an assumed mean load "
+            f"{mwN} MW {100 * partsN['P_pump_sec']:.2f} %. The overheads as shares of IT, from the run files: at "
+            f"{mw0} MW {_overheads(ss0)}; at {mwN} MW {_overheads(ssN)}; the columns below give every load (the "
+            "electrical chain in pPUE electrical: its I2R terms grow with the square of the load). The published "
+            "annual figure is compared at an assumed mean load "
             f"({MEAN_MW} MW row). The cooling-only rows run the plant FMU without the cell stager, with saturated "
             "air at the wet-bulb (no dry-bulb) and without the air side's heat into the towers (`hpctwin cooling`, "
             "cooling_fmu/standalone.py); the `hpctwin run` rows and the sweep of the plant v5 targets above "
             "(fast plant, stager, dry-bulb, air-side heat; four weeks) have all three.", "",
             "| IT [MW] | facility PUE | liquid plant alone | pPUE mechanical | pPUE electrical | WUE [L/kWh] | "
-            "CDU pumps / IT | tower fans / IT |", "|---|---|---|---|---|---|---|---|"]
+            "CDU pumps / IT | tower fans / IT | air side / IT |", "|---|---|---|---|---|---|---|---|---|"]
     text += [f"| {mw} | {ss['PUE']:.4f} | {ss['PUE_liquid_plant']:.4f} | {ss['pPUE_mechanical']:.4f} | "
              f"{ss['pPUE_electrical']:.4f} | {ss['WUE_L_per_kWh']:.2f} | {100 * p['P_pump_sec']:.2f} % | "
-             f"{100 * p['P_fan_tower']:.2f} % |" for mw, ss, p in sweep]
+             f"{100 * p['P_fan_tower']:.2f} % | {100 * (ss['pPUE_mechanical'] - ss['PUE_liquid_plant']):.2f} % |"
+             for mw, ss, p in sweep]
     return "\n".join(text) + "\n"
 
 
