@@ -101,8 +101,9 @@ def row_air(ctx: T.Ctx, r: dict) -> tuple:
         ok = y > 0
         q = m[ok] / (y[ok] * p.m_air_nominal_kg_s)
         dt = _dt(r[k])
-        out.append(f"{k.replace('_', ' ')}: {q.min():.3f}-{q.max():.3f}, fans {100 * np.sum(Pf * dt) / np.sum(Pit * dt):.3f}"
-                   f" % of IT, {100 * np.sum(Pf * dt) / np.sum(Pc * dt):.0f} % of cooling")
+        E_f = float(np.sum(Pf * dt))
+        out.append(f"{k.replace('_', ' ')}: {q.min():.9f}-{q.max():.9f} ({q.size} samples), fans "
+                   f"{100 * E_f / np.sum(Pit * dt):.3f} % of IT, {100 * E_f / np.sum(Pc * dt):.0f} % of cooling")
     return ("tower air flow used by the air-side balance / air the fans move (7 d each; tower fans as a share of IT "
             "and of the liquid plant's power)",
             "1.1 (Singapore July) to 7.4 (Chicago January), above 1 in every sample; tower fans 0.015-1.4 % of IT, "
