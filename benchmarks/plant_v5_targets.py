@@ -630,9 +630,10 @@ def _code_commit() -> str:
 
 
 def _commit() -> str:
+    """Short hash of HEAD, marked when tracked files outside docs/ (where the tables are written) differ from it."""
     r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                       cwd=ROOT)
+    d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs"],
+                       capture_output=True, text=True, cwd=ROOT)
     return r.stdout.strip() + (" (with uncommitted changes)" if d.stdout.strip() else "")
 
 
