@@ -297,7 +297,9 @@ def _case_floor(ctx: T.Ctx) -> dict:
 def row_fast(ctx: T.Ctx, r: dict) -> tuple:
     """Fast plant against the FMU on the same week: peak CDU supply, peak tower-fan power, energy, PUE."""
     fmu, fast = r["knoxville_july"], r["knoxville_july_fast"]
-    Ts_m, Ts_f = _cdu(fmu, "T_sec_sup").max(), _cdu(fast, "T_sec_sup").max()
+    Tm, Tf = _cdu(fmu, "T_sec_sup").max(axis=1), _cdu(fast, "T_sec_sup").max(axis=1)  # warmest CDU per sample
+    Ts_m, Ts_f = Tm.max(), Tf.max()
+    T_lim = T._plant("frontier").cdu.T_sec_sup_set_K + 1.0
     (Pf_m,), (Pf_f,) = _fac(fmu, "P_fan_tower"), _fac(fast, "P_fan_tower")
     sm, sf = T._summary(fmu), T._summary(fast)
     with h5py.File(fast, "r") as f:
@@ -312,7 +314,9 @@ def row_fast(ctx: T.Ctx, r: dict) -> tuple:
         extra += "; the run summary's own check: " + " ".join(line.split())
     return ("fast plant (`--cooling fast`) against the FMU, Frontier-like, Knoxville July week",
             "energy within 3e-4, PUE 7.5e-6; but peak supply 32.0 C vs FMU 34.2 C, fan peaks +23 %",
-            f"peak CDU supply {Ts_f - 273.15:.2f} C vs FMU {Ts_m - 273.15:.2f} C; tower-fan peak "
+            f"peak CDU supply {Ts_f - 273.15:.2f} C vs FMU {Ts_m - 273.15:.2f} C (warmest CDU above "
+            f"{T_lim - 273.15:.0f} C in {int((Tf > T_lim).sum())} vs {int((Tm > T_lim).sum())} of {Tm.size} samples); "
+            "tower-fan peak "
             f"{100 * (Pf_f.max() / Pf_m.max() - 1):+.1f} %; PUE {sf['PUE']:.5f} vs {sm['PUE']:.5f} "
             f"({sf['PUE'] - sm['PUE']:+.1e}){extra}", "-",
             _cmd(ctx, *_labels(ctx, r, ("knoxville_july_fast", "knoxville_july"))))
