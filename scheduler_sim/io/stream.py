@@ -151,6 +151,39 @@ class StreamedGroup(MutableMapping):
     def __contains__(self, name: object) -> bool:
         return name in self._stream.names[self._group]
 
+    def blocks(self, name: str, rows: int = 1 << 16) -> Iterator[np.ndarray]:
+        """The series ``name`` in consecutive blocks of ``rows`` rows (the last one shorter), read from the file.
+
+        Parameters
+        ----------
+        name : str
+            Series name.
+        rows : int
+            Rows per block (>= 1).
+
+        Yields
+        ------
+        np.ndarray
+            Rows ``i .. i + rows - 1`` of the series, in order.
+
+        Raises
+        ------
+        KeyError
+            If the group has no such series.
+        """
+        if name not in self._stream.names[self._group]:
+            raise KeyError(name)
+        path = f"/timeseries/{self._group}/{name}"
+        if self._stream.f is not None:
+            ds = self._stream.f[path]
+            for i in range(0, ds.shape[0], rows):
+                yield ds[i:i + rows]
+            return
+        with h5py.File(self._stream.path, "r") as f:
+            ds = f[path]
+            for i in range(0, ds.shape[0], rows):
+                yield ds[i:i + rows]
+
 
 class SeriesStream:
     """The run's series streamed into its HDF5 file (or a temporary one) while the run goes.
