@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["feedforward_opening", "feedforward_opening_expr", "integrator_rate", "integrator_rate_expr",
-           "reset_factor", "reset_factor_expr", "valve_opening", "valve_opening_expr"]
+           "max_chain_expr", "reset_factor", "reset_factor_expr", "valve_opening", "valve_opening_expr"]
 
 
 def feedforward_opening(Q_W: float | np.ndarray, Q_nominal_W: float, k_ff: float):
@@ -178,7 +178,28 @@ def reset_factor_expr(y: str, n: int, r_min: str) -> str:
     str
         The expression.
     """
+    return f"max({r_min}, {max_chain_expr(y, n)})"
+
+
+def max_chain_expr(y: str, n: int) -> str:
+    """The largest of ``y[1..n]`` as nested binary ``max``: ``max(...max(y[1], y[2])..., y[n])``.
+
+    The generator writes it in :func:`reset_factor_expr`; :mod:`cooling_fmu.replicate` finds and rewrites the same
+    text when it changes the number of CDUs, so both take it from here.
+
+    Parameters
+    ----------
+    y : str
+        Name of the array.
+    n : int
+        Its length (>= 1; ``n = 1`` gives ``y[1]``).
+
+    Returns
+    -------
+    str
+        The expression.
+    """
     m = f"{y}[1]"
     for i in range(2, n + 1):
         m = f"max({m}, {y}[{i}])"
-    return f"max({r_min}, {m})"
+    return m

@@ -52,6 +52,9 @@ def test_valve_opening_reset_and_integrator_hand_points():
     np.testing.assert_allclose(valve.feedforward_opening(np.array([0.0, 0.3e6, 1.0e6]), 1e6, 0.85),
                                [0.0, 0.255, 0.85], rtol=1e-15)
     assert valve.feedforward_opening(0.5e6, 1e6, 0.0) == 0.0
+    # the reset's nested max, the one text the generator writes and the CDU replicator rewrites (replicate._resize)
+    assert valve.max_chain_expr("y", 1) == "y[1]" and valve.max_chain_expr("y", 3) == "max(max(y[1], y[2]), y[3])"
+    assert valve.reset_factor_expr("y", 3, "r0") == "max(r0, max(max(y[1], y[2]), y[3]))"
 
 
 @pytest.mark.parametrize("m1,m2", [(10.0, 10.0), (10.0, 5.0), (3.0, 12.0), (10.0, 9.9995)])
