@@ -468,7 +468,7 @@ equation
   T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
   e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
   u_fan = fan_k_p * e_fan + I_fan;
-  y_fan_demand = min(1.0, max(y_fan_floor, u_fan));
+  y_fan_demand = {valve.valve_opening_expr("u_fan", "y_fan_floor")};
   n_cells_on = {tower.cells_in_service_expr("n_cells_cmd", "y_fan_demand", N, "y_fan_min")};
   {fan_eq}
   der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
@@ -739,7 +739,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
     e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
     u_fan = t.fan_k_p * e_fan + I_fan
-    y_dem = min(1.0, max(params.y_fan_floor, u_fan))
+    y_dem = float(valve.valve_opening(u_fan, params.y_fan_floor))  # the controllers' one limiter
     n_on = float(tower.cells_in_service(n_cells_cmd, y_dem, t.n_cells, t.y_fan_min))
     _, y_fan = tower.fan_speed(y_dem, n_on, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
