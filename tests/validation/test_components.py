@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +253,133 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
         for copy in ("np.log1p(", "np.exp(-ntu", "** t.n_merkel", "s**3", "spd ** 3", "np.maximum(tl.w_flow_min",
                      "np.maximum(params.y_sec_floor", "np.maximum(p.y_sec_floor"):
             assert copy not in text, copy
+
+
+def _module_file(mod: str) -> Path | None:
+    base = ROOT / Path(*mod.split("."))
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def _call_graph(modules: list[str]) -> dict:
+    """(module, top-level function or class) -> the (module, name) pairs its body refers to, by the module's imports
+    (``pump.x`` with ``from .components import pump``, ``x`` with ``from .modelica import x``, a name of the same
+    module); methods and nested functions are folded into their top-level definition."""
+    graph = {}
+    for mod in modules:
+        path = _module_file(mod)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        pkg = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        mods, names = {}, {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                src = ".".join(pkg[:len(pkg) - node.level + 1] + (node.module or "").split(".")).strip(".") \
+                    if node.level else node.module
+                for a in node.names:
+                    if _module_file(f"{src}.{a.name}"):
+                        mods[a.asname or a.name] = f"{src}.{a.name}"
+                    else:
+                        names[a.asname or a.name] = (src, a.name)
+        top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        for n in tree.body:
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                refs = set()
+                for sub in ast.walk(n):
+                    if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in mods:
+                        refs.add((mods[sub.value.id], sub.attr))
+                    elif isinstance(sub, ast.Name) and sub.id in top:
+                        refs.add((mod, sub.id))
+                    elif isinstance(sub, ast.Name) and sub.id in names:
+                        refs.add(names[sub.id])
+                graph[(mod, n.name)] = refs
+    return graph
+
+
+def _reached(graph: dict, starts) -> set:
+    seen, todo = set(), list(starts)
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo += list(graph.get(k, ()))
+    return seen
+
+
+def _docs_relation_table() -> list[list[str]]:
+    text = (ROOT / "docs" / "cooling.md").read_text(encoding="utf-8")
+    block = text.split("| relation | numpy function", 1)[1].split("\n\n", 1)[0]
+    return [[c.strip() for c in row.strip().strip("|").split("|")] for row in block.splitlines()[2:]]
+
+
+def _table_key(token: str) -> tuple[str, str]:
+    """``pump.x`` -> the component module's ``x``; ``modelica.x`` / ``sizing.x`` -> cooling_fmu's;
+    ``power.facility.C.m`` -> class ``C`` of power.facility."""
+    parts = token.split(".")
+    if parts[0] == "power":
+        return ".".join(parts[:2]), parts[2]
+    if parts[0] in ("modelica", "sizing", "supervisory", "quasisteady"):
+        return f"cooling_fmu.{parts[0]}", parts[1]
+    return f"cooling_fmu.components.{parts[0]}", parts[1]
+
+
+def test_every_relation_of_the_docs_table_is_one_function_the_steady_state_fast_plant_and_generator_reach():
+    """docs/cooling.md's table, row by row, against the code's call graph (issue 22 item 1): each numpy function
+    is reached from the mirror / steady state (``plant_equations``, ``steady_states``) and from the fast plant
+    (:mod:`cooling_fmu.quasisteady`), each fragment from ``generate_plant_modelica``; the sizing rows from
+    :mod:`cooling_fmu.sizing`, the stager from ``supervisory.StagedPlant``, the air side's chiller from
+    ``power.facility.AirSideSpec``; and every component function the plant reaches is in the table or a helper
+    of a function that is (no relation outside the table)."""
+    import importlib
+
+    comps = [f"cooling_fmu.components.{f.stem}" for f in sorted((ROOT / "cooling_fmu" / "components").glob("*.py"))
+             if f.stem != "__init__"]
+    g = _call_graph(comps + ["cooling_fmu.modelica", "cooling_fmu.quasisteady", "cooling_fmu.sizing",
+                             "cooling_fmu.supervisory", "cooling_fmu.replicate", "power.facility"])
+    gen = _reached(g, [("cooling_fmu.modelica", "generate_plant_modelica")])
+    steady = _reached(g, [("cooling_fmu.modelica", "plant_equations"), ("cooling_fmu.modelica", "steady_states")])
+    fast = _reached(g, [k for k in g if k[0] == "cooling_fmu.quasisteady"])
+    sizing = _reached(g, [k for k in g if k[0] == "cooling_fmu.sizing"])
+    elsewhere = {"staging.CellStager": ("cooling_fmu.supervisory", "StagedPlant"),
+                 "chiller.eir_chiller": ("power.facility", "AirSideSpec")}
+    rows = _docs_relation_table()
+    assert len(rows) >= 35, len(rows)
+    named = set()
+    for relation, numpy_col, fragment_col in rows:
+        numpy_fns = [t for t in re.findall(r"`([A-Za-z_][\w.]*)`", numpy_col) if "." in t]
+        fragments = [t for t in re.findall(r"`([A-Za-z_][\w.]*)`", fragment_col) if "." in t]
+        assert numpy_fns, relation
+        for tok in numpy_fns + fragments:
+            mod, name = _table_key(tok)
+            assert hasattr(importlib.import_module(mod), name), f"{relation}: {tok} does not exist"
+            named.add((mod, name))
+        if relation.startswith("CRAH coil"):  # the table says: not in the plant (the air side is AirSideSpec)
+            assert not {_table_key(t) for t in numpy_fns + fragments} & (gen | steady | fast), relation
+            continue
+        if "sizing" in relation:
+            for tok in numpy_fns:
+                assert _table_key(tok) in sizing, f"{relation}: {tok} not used by cooling_fmu.sizing"
+            continue
+        if numpy_col.split("`")[1] in ("staging.CellStager", "power.facility.AirSideSpec.chilled_water_W"):
+            for tok in numpy_fns:
+                if tok in elsewhere:
+                    assert _table_key(tok) in _reached(g, [elsewhere[tok]]), f"{relation}: {tok}"
+            continue
+        for tok in numpy_fns:
+            assert _table_key(tok) in steady, f"{relation}: {tok} not reached by the mirror / steady state"
+            assert _table_key(tok) in fast, f"{relation}: {tok} not reached by the fast plant"
+        for tok in fragments:
+            assert _table_key(tok) in gen, f"{relation}: {tok} not reached by the generator"
+    # the reverse: a component function the plant uses is in the table, or a helper of one that is
+    helpers = _reached(g, [k for k in named if k in g])
+    unlisted = sorted(k for k in gen | steady | fast
+                      if k[0].startswith("cooling_fmu.components.") and not k[1].startswith("_")
+                      and k not in named and k not in helpers)
+    assert not unlisted, f"component functions the plant uses that docs/cooling.md's table does not account for: " \
+                         f"{unlisted}"
+    # the CDU replicator rewrites the generator's nested max with the same function, not a copy of it
+    assert ("cooling_fmu.components.valve", "max_chain_expr") in _reached(g, [("cooling_fmu.replicate", "_resize")])
 
 
 # ------------------------------------------------------------------------------ fragments compiled in a flat model
