@@ -49,6 +49,12 @@ def test_valve_opening_reset_and_integrator_hand_points():
     assert valve.reset_factor(np.array([[0.3, 0.7, 0.5], [0.1, 0.2, 0.1]]), 0.5).tolist() == [0.7, 0.5]
     # at saturation the tracking term balances the error: I = y + e is at rest
     assert valve.integrator_rate(0.25, 1.0, 1.25, 300.0) == 0.0
+    assert valve.integrator_at_rest(1.0, 0.25) == 1.25  # the steady state's saturated valve
+    # PI (the tower fans): u = k_p e + I; at rest u = y + e, so I = y + e - k_p e = 1 + 0.25 - 0.5 = 0.75
+    I_fan = valve.integrator_at_rest(1.0, 0.25, 2.0)
+    assert I_fan == 0.75 and valve.integrator_rate(0.25, 1.0, 2.0 * 0.25 + I_fan, 300.0) == 0.0
+    assert valve.control_error(np.array([299.0, 302.0]), 300.0, 4.0).tolist() == [-0.25, 0.5]
+    assert valve.control_error_expr("T", "T_set", "span") == "(T - T_set) / span"
     # load feed-forward (issue 22 item 8): k_ff Q / Q_nominal, added to the integrator before the limiter
     np.testing.assert_allclose(valve.feedforward_opening(np.array([0.0, 0.3e6, 1.0e6]), 1e6, 0.85),
                                [0.0, 0.255, 0.85], rtol=1e-15)
