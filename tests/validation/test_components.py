@@ -423,7 +423,7 @@ def _fragment_model(theta) -> str:
             "eps_tower", "n_on", "P_fan", "Q_tower", "T_tower_out", "m_flow_air", "T_air_out", "m_flow_evap",
             "m_flow_drift", "m_flow_blowdown", "m_flow_makeup", "Q_flow_chiller", "T_chiller_out", "COP_chiller",
             "P_chiller", "Q_dc_out", "T_dc_out", "P_dc_out", "Q_crah_out", "T_air_crah_out", "T_chw_crah_out",
-            "P_crah_out")
+            "P_crah_out", "e_ctl")
     lines += [f"  output Real {o};" for o in outs]
     lines += ["equation", "  der(z) = 0.0;", "  yv[1] = yv1;", "  yv[2] = yv2;", "  yv[3] = yv3;",
               f"  y_sec = {pump.secondary_flow_expr('Q', '1.0e6', '0.25')};",
@@ -434,7 +434,8 @@ def _fragment_model(theta) -> str:
               f"  P_pump = {p_pump};",
               f"  y_valve = {valve.valve_opening_expr('I', '0.2')};",
               f"  dI = {valve.integrator_rate_expr('e', 'y_valve', 'I', '300.0')};",
-              f"  r_dp = {valve.reset_factor_expr('yv', 3, '0.5')};"]
+              f"  r_dp = {valve.reset_factor_expr('yv', 3, '0.5')};",
+              f"  e_ctl = {valve.control_error_expr('T_db', 'T_wb', '2.5')};"]
     lines += ["  " + s for s in hx.counterflow_equations("eps", "C_min", "C_r", "Z", "UA", "cp", "m1", "m2")]
     lines += [f"  w_cw_out = {pipe.tower_water_fraction_expr('w', '0.5')};",
               f"  NTU_tower = {ntu};", f"  eps_tower = {eps_t};",
@@ -476,7 +477,7 @@ def _numpy_reference(theta, u: dict) -> dict:
         "m_flow_blowdown": blow, "m_flow_makeup": make, "Q_flow_chiller": Q_ch,
         "T_chiller_out": u["T_ihx_out"] - Q_ch / (u["m_flow_fac"] * 4186.0), "COP_chiller": cop, "P_chiller": P_ch,
         "Q_dc_out": Q_dc, "T_dc_out": T_dc, "P_dc_out": P_dc, "Q_crah_out": Q_cr, "T_air_crah_out": Ta_cr,
-        "T_chw_crah_out": Tw_cr, "P_crah_out": P_cr,
+        "T_chw_crah_out": Tw_cr, "P_crah_out": P_cr, "e_ctl": valve.control_error(u["T_db"], u["T_wb"], 2.5),
     }
 
 
