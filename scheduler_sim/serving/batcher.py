@@ -211,14 +211,16 @@ class Batcher:
             if not rep.running:
                 return  # idle
             s = np.asarray(rep.running, dtype=np.int64)
-            g = self.st.gen[s]
-            L = self.st.prm[s] + g - 1
-            k_fail = self.kv.decode_capacity(rep, L)
+            st = self.st
+            g = st.gen[s]
+            L = st.prm[s] + g - 1
+            left = st.out[s] - g
+            k_fail = self.kv.decode_capacity(rep, L, int(left.min()))
             if k_fail == 0:
                 self.preempt(rep)
                 preempted = True
                 continue
-            self._decode_run(rep, t, s, L, k_fail, g)
+            self._decode_run(rep, t, s, L, k_fail, g, left)
             return
 
     def _plan_prefill(self, rep: Replica, t: float) -> bool:
@@ -249,13 +251,15 @@ class Batcher:
         return True
 
     def _decode_run(self, rep: Replica, t: float, s: np.ndarray, L: np.ndarray, k_fail: int,
-                    g: np.ndarray | None = None) -> None:
+                    g: np.ndarray | None = None, left: np.ndarray | None = None) -> None:
         """Plan the decode run of sequences ``s`` from t: until the first finishes or the KV cache runs out.
 
         ``g`` (``gen[s]`` now, when the caller has it) and the tokens left are kept on the plan, so its commit
-        needs no gather of the per-request arrays (they do not change while the run is in flight).
+        needs no gather of the per-request arrays (they do not change while the run is in flight); ``left``
+        (``out[s] - g``) when the caller has it too.
         """
-        left = self.st.out[s] - (self.st.gen[s] if g is None else g)
+        if left is None:
+            left = self.st.out[s] - (self.st.gen[s] if g is None else g)
         m = int(min(int(left.min()), k_fail))
         self.counts["decode_runs"] += 1
         b = self.cost.decode_run(t, s, L, m)
