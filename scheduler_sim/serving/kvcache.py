@@ -208,7 +208,8 @@ class KVCache:
         st = self.st
         if L is None:
             L = st.prm[s] + (st.gen[s] if gen is None else gen) - 1
-        newb = -((-(L - st.shared[s])) // self.B)   # ceil(own cached tokens / B)
+        own = L - st.shared[s] if self.cache_on else L  # without prefix caching no context is shared (0)
+        newb = -((-own) // self.B)                 # ceil(own cached tokens / B)
         rep.free -= int((newb - st.nblk[s]).sum())
         st.nblk[s] = newb
         if rep.free < 0:
