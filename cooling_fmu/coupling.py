@@ -359,9 +359,11 @@ class AdaptiveStepper:
         longs = [(i, first[i], n) for i, n in enumerate(ns) if n > 1]
 
         def means(v: np.ndarray) -> np.ndarray:
-            r = v[first_arr]  # a fine step's input: its row; a long step's: the mean of its rows, as before
+            # a fine step's input: its row; a long step's: the mean of its rows, as ndarray.mean computes it (the
+            # same pairwise sum, then one division by the count), without its per-call bookkeeping
+            r = v[first_arr]
             for i, a, n in longs:
-                r[i] = v[a:a + n].mean()
+                r[i] = float(v[a:a + n].sum()) / n
             return r
 
         kw = {k: means(v) for k, v in extra.items()}

@@ -302,8 +302,10 @@ class FMUStepper:
         a_st, a_u, a_out, su, so = ctypes.addressof(status), u.ctypes.data, out.ctypes.data, u.strides[0], out.strides[0]
         a_vr_in, a_vr_out, n_in, n_out, isfinite = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out, math.isfinite
         col, kk = u.shape[1] - 1, int(k0)
+        after, command = schedule.after, schedule.command
+        cmd = command()
+        u[:, col] = cmd  # rewritten from the next row on when the command changes (the same values row by row)
         for k, n in enumerate(n_steps.tolist()):
-            u[k, col] = schedule.command()
             t, span = t0_s + kk * step_s, n * step_s
             run_c(comp, 1, t, span, a_vr_in, n_in, a_u + k * su, a_vr_out, n_out, a_out + k * so, a_st)
             if status.value:
@@ -314,8 +316,11 @@ class FMUStepper:
             y = out[k]
             if not isfinite(y.sum()) and not np.isfinite(y).all():
                 return k + 1, None
-            schedule.after(n, to_si(y.copy()))
+            after(n, to_si(y.copy()))
             kk += n
+            c = command()
+            if c != cmd:
+                u[k + 1:, col] = cmd = c
         return u.shape[0], None
 
     def held(self, u: np.ndarray, t_s: float, span_s: float) -> np.ndarray:
