@@ -788,14 +788,9 @@ def _fast_check(cfg: RunConfig, system, result, window_h: float, progress: bool 
         return {"method": "not measured: this plant's FMU is not built (run it once with --cooling fmu, then fast "
                           "runs measure their error against it)"}
     fmu_cfg = cfg.with_overrides({"cooling.model": "fmu", "cooling.stepping": "fixed"})
-    fmu = build_plant(fmu_cfg, system, progress=cfg.output.progress if progress is None else progress)
-    fast = build_plant(cfg, system)
-    try:
-        return fast_plant_check(result, fmu, fast, cfg.cooling.step_s, window_h)
-    finally:
-        for p in (fmu, fast):
-            if hasattr(p, "close"):
-                p.close()
+    show = cfg.output.progress if progress is None else progress
+    return fast_plant_check(result, lambda: build_plant(fmu_cfg, system, progress=show),
+                            lambda: build_plant(cfg, system), cfg.cooling.step_s, window_h)
 
 
 def supply_lines(result: object, limit: object) -> list[str]:
