@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
+from cooling_fmu.coupling import Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
 
 from ..policies import BasePolicy, SchedulerView, make_policy
@@ -233,7 +233,7 @@ class Simulation:
                                       self.ratio, cfg.on_implausible, pbar, dry_bulb_K=self.dry_bulb_K)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
         integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,  # one plant call per
-                               fold=not isinstance(self.plant, AdaptiveStepper))  # advance (adaptive: cut at calls)
+                               fold=True)  # advance, adaptive too (its plan cuts runs at heat changes)
         open_window(self)
         try:
             self._loop(integ)
