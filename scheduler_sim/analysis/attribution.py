@@ -418,25 +418,30 @@ def attribute(result: object, system: System | None = None, *,
     conv_tot = {k: tot[k] for k in ("E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J")}
     cv = _conversion(system)
     split = _split_conversion(J, cv, conv_tot, node_s, P_node)
+
+    def to_jobs(x: np.ndarray) -> np.ndarray:  # sum the runs of each job (consumers are runs of nodes)
+        if owner is None:
+            return x
+        acc = np.zeros(len(jobs))
+        np.add.at(acc, owner, x)
+        return acc
+
+    # Each quantity is summed per job as soon as it is known, so no more than a few per-run arrays are held at
+    # once (a million jobs have ~4.5 million runs: the per-run arrays of every quantity, held until the end,
+    # were the attribution's share of the run's end-of-run memory; issue #26). Same sums, bit for bit.
+    J = {k: to_jobs(v) for k, v in J.items()}
     H = Q * dt  # CDU heat per interval [J]
     H_fac = H.sum(axis=1)
-    J["E_cdu_pump_J"] = lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt)
+    J["E_cdu_pump_J"] = to_jobs(lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt))
+    P_tot = P_jc.sum(axis=1, keepdims=True)  # IT power of each consumer [W], (n_consumers, 1)
+    del P_jc
     for k, p in plant.items():
         q = _safe_div(p * dt, H_fac)[:, None]
-        J[k] = lf * _weighted(P_jc.sum(axis=1, keepdims=True), q, ka, kb, wa, wb, dt)
-    if owner is not None:  # sum the runs of each job
-        for k in list(J):
-            acc = np.zeros(len(jobs))
-            np.add.at(acc, owner, J[k])
-            J[k] = acc
+        J[k] = to_jobs(lf * _weighted(P_tot, q, ka, kb, wa, wb, dt))
     P_it_ts = np.asarray(fac["P_it_W"], dtype=float)
     over = {k: np.asarray(fac.get(v, np.zeros(n)), dtype=float) for k, v in _OVERHEAD.items()}
     for k, p in over.items():
-        J[k] = _weighted(P_jc.sum(axis=1, keepdims=True), _safe_div(p, P_it_ts)[:, None], ka, kb, wa, wb, dt)
-        if owner is not None:
-            acc = np.zeros(len(jobs))
-            np.add.at(acc, owner, J[k])
-            J[k] = acc
+        J[k] = to_jobs(_weighted(P_tot, _safe_div(p, P_it_ts)[:, None], ka, kb, wa, wb, dt))
     J["E_cooling_J"] = J["E_cdu_pump_J"] + sum(J[k] for k in _PLANT)
     _overhead_sums(J)
     cooled = "T_wb_K" in fac  # a plant was modelled; without one no PUE is defined (NaN, never 1.0)
@@ -473,7 +478,7 @@ def attribute(result: object, system: System | None = None, *,
         ts["P" + k[1:-2] + "_W"] = p
     ts["P_facility_W"] = np.asarray(fac["P_facility_W"], dtype=float) if "P_facility_W" in fac \
         else ts["P_it_W"] + ts["P_cooling_W"]
-    ts["P_it_jobs_W"] = _per_interval(P_jc.sum(axis=1, keepdims=True), ka, kb, wa, wb, dt, n)[:, 0] / dt
+    ts["P_it_jobs_W"] = _per_interval(P_tot, ka, kb, wa, wb, dt, n)[:, 0] / dt
     ts["P_it_other_W"] = ts["P_it_W"] - ts["P_it_jobs_W"]
     parts = ("P_node_dc_W", "P_rack_overhead_W", "P_sivoc_loss_W", "P_rectifier_loss_W", "P_cdu_pump_W",
              "P_facility_pump_W", "P_tower_pump_W", "P_tower_fan_W", "P_chiller_W") + tuple("P" + k[1:-2] + "_W"
