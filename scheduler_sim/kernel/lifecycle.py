@@ -137,12 +137,13 @@ class JobLifecycle:
         pol = sim.policies[int(sim.jobdata.partition[j])]
         if pol.wants_job_ended():  # a view per job end only for a policy that reads it
             pol.job_ended(j, sim.view(int(sim.jobdata.partition[j])))
-        led.accrue_job(j, now, st.job_nodes[j].size)
+        led.accrue_job(j, now, st.job_nodes[j].size, varying)  # per-CDU energy: read for a varying job only
         nodes = st.job_nodes.pop(j)
         run = now - st.running_since[j]
-        if varying and run > 0:  # per-CDU power of a varying job: its mean over the attempt
-            led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
-        led.job_cdu_E[j] = 0.0
+        if varying:
+            if run > 0:  # per-CDU power of a varying job: its mean over the attempt
+                led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
+            led.job_cdu_E[j] = 0.0
         st.alloc.release(j, nodes)
         st.node_dc[nodes] = self._idle_W if self._idle_W is not None else sim.jobdata.idle_node_W[nodes]
         if tbl is not None:  # the co-tenants of its nodes, re-charged without it
