@@ -442,7 +442,7 @@ equation
     m_water_sec * cp * der(T_sec[i]) = Q_flow_CDU[i] + Q_pump_sec[i] - Q_flow_hx[i];
     T_sec_ret[i] = T_sec[i];
     T_sec_sup[i] = T_sec[i] - Q_flow_hx[i] / (m_flow_sec[i] * cp);
-    e_valve[i] = (T_sec_sup[i] - T_sec_sup_set) / valve_dT_span;
+    e_valve[i] = {valve.control_error_expr("T_sec_sup[i]", "T_sec_sup_set", "valve_dT_span")};
     der(I_valve[i]) = {valve.integrator_rate_expr("e_valve[i]", "y_valve[i]", u_valve, "valve_Ti")};
     x_sec[i] = {pump.shaft_load_expr("y_sec[i]", "s_sec")};
     Q_pump_sec[i] = {pump.shaft_heat_expr("P_shaft_sec_nominal", "x_sec[i]")};
@@ -466,9 +466,9 @@ equation
   {ihx_byp_eq}
   T_cw_sup = T_cw_basin;
   T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
-  e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
+  e_fan = {valve.control_error_expr("T_pipe_sup", "T_fac_sup_set", "fan_dT_span")};
   u_fan = fan_k_p * e_fan + I_fan;
-  y_fan_demand = min(1.0, max(y_fan_floor, u_fan));
+  y_fan_demand = {valve.valve_opening_expr("u_fan", "y_fan_floor")};
   n_cells_on = {tower.cells_in_service_expr("n_cells_cmd", "y_fan_demand", N, "y_fan_min")};
   {fan_eq}
   der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
@@ -729,7 +729,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     Q_hx = eps * C_min * (T_sec - T_fs)
     T_sup = pipe.leaving_temperature(T_sec, Q_hx, m_sec, cp)
     Q_p_sec = pump.pump_shaft_heat_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
-    e_valve = (T_sup - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    e_valve = valve.control_error(T_sup, c.T_sec_sup_set_K, c.valve_dT_span_K)
     m_fac = float(np.sum(m_fac_cdu))
     w = m_fac / params.m_flow_fac_design_kg_s
     w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
@@ -737,9 +737,9 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     eps_i, Cmin_i = (float(v) for v in hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac, m_cw))
     Q_ihx, T_ihx_out = tower.bypass(eps_i * Cmin_i * (T_fr - T_cw), T_fr, m_fac, cp, params.T_ihx_bypass_K)
     T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
-    e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
+    e_fan = valve.control_error(T_fs, t.T_fac_sup_set_K, t.fan_dT_span_K)
     u_fan = t.fan_k_p * e_fan + I_fan
-    y_dem = min(1.0, max(params.y_fan_floor, u_fan))
+    y_dem = float(valve.valve_opening(u_fan, params.y_fan_floor))  # the controllers' one limiter
     n_on = float(tower.cells_in_service(n_cells_cmd, y_dem, t.n_cells, t.y_fan_min))
     _, y_fan = tower.fan_speed(y_dem, n_on, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
@@ -1168,14 +1168,15 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         idle = (Q_cdu[rows] + Q_air[rows] == 0.0) & (np.abs(T0 - loop(rows, T0, yf)[4]) < 1e-9)
         T_fs[rows] = np.where(idle, T0, T_fs[rows])
         y_v[rows], T_sec[rows], T_ret[rows], T_cw[rows], _ = loop(rows, T_fs[rows], yf)
-        e = (T_fs[rows] - T_set) / t.fan_dT_span_K
-        I_fan[rows] = yf - t.fan_k_p * e + e
+        e = valve.control_error(T_fs[rows], T_set, t.fan_dT_span_K)
+        I_fan[rows] = valve.integrator_at_rest(yf, e, t.fan_k_p)
     # valve integrators: at the setpoint u = y; saturated u = y + e (tracking time = integral time); I = u - the
     # load feed-forward
     m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
-    e_v = (T_sec - Q_hx / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    e_v = valve.control_error(pipe.leaving_temperature(T_sec, Q_hx, m_sec, cp), c.T_sec_sup_set_K, c.valve_dT_span_K)
     sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
-    I_valve = np.where(sat, y_v + e_v, y_v) - valve.feedforward_opening(q, c.Q_flow_nominal_W, c.valve_k_ff)
+    I_valve = (np.where(sat, valve.integrator_at_rest(y_v, e_v), y_v)
+               - valve.feedforward_opening(q, c.Q_flow_nominal_W, c.valve_k_ff))
     x = np.concatenate([T_sec, I_valve, np.stack([T_fs, T_ret, I_fan, T_cw], axis=-1)], axis=-1)
     return x, regime
 
