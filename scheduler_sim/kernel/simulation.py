@@ -59,6 +59,7 @@ from .progress import RunHooks, RunObserver
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
 from .view import frozen_job_arrays, scheduler_view
+from .attempts import AttemptLog
 from .results import SimulationResult, finish_completed, finish_stopped
 from .state import POWER_SERIES, SCHEDULER_SERIES, LoopCounters, PlatformState, StateLayout
 
@@ -145,7 +146,7 @@ class Simulation:
         self.failures = batch_failures(cfg, partition, system.n_nodes, self.info)
         self.horizon_s = run_horizon(self.t0, self.step_s, self.ratio, self.t1 + cfg.max_drain_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
-        self.attempts: list[tuple] = []
+        self.attempts = AttemptLog()  # compact (kernel.attempts)
         self.layout = StateLayout(system.n_cdus, system.n_racks, len(system.partitions) if system.partitioned else 0)
         self.jobdata: JobTable = build_job_table(
             jobs, system, self.chain, t0=self.t0, t1=self.t1, n_pool=batch_pool(cfg, system.n_nodes, partition),
@@ -307,7 +308,7 @@ class Simulation:
         new.plant = new.wet_bulb_K = new.dry_bulb_K = new.coupler = None
         new.observers = ()
         new.policy, new.policies = policy, partition_policies(policy, new.system)
-        new.info, new.reservation_log, new.attempts = {}, [], []
+        new.info, new.reservation_log, new.attempts = {}, [], AttemptLog()
         new.state = copy.deepcopy(self.state)
         new.state.cooling.plant_state = None
         new._wire(ratio)
