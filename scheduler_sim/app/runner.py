@@ -225,8 +225,8 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float,  # noqa: DOC503
 def build_plant(cfg: RunConfig, system: System, *, progress: bool = False) -> StagedPlant | AdaptiveStepper:
     """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
 
-    With ``cooling.stepping = "adaptive"`` (opt-in; the default is "fixed") the plant is returned wrapped in a
-    :class:`cooling_fmu.coupling.AdaptiveStepper` (same protocol; attributes forwarded).
+    With ``cooling.stepping = "adaptive"`` (the default; "fixed" steps the plant at every ``step_s``) the plant is
+    returned wrapped in a :class:`cooling_fmu.coupling.AdaptiveStepper` (same protocol; attributes forwarded).
 
     With ``progress`` a spinner line (elapsed time) is shown while the plant is set up: the first use of a plant
     builds its FMU (rumoca + gcc; minutes for hundreds of CDUs, see docs/cooling.md) and linearises it for the
