@@ -194,6 +194,13 @@ class OneCdu:
         return self.P[:, None]
 
 
+def _row_sums(P_jc: np.ndarray | OneCdu) -> np.ndarray:
+    """IT power of each consumer [W], shape (n_consumers, 1): a dense table's ``sum(axis=1, keepdims=True)`` or a
+    :class:`OneCdu`'s value (the same bits).
+    """
+    return P_jc.row_sums() if isinstance(P_jc, OneCdu) else P_jc.sum(axis=1, keepdims=True)
+
+
 def _overlaps(a: np.ndarray, b: np.ndarray, t0: float, dt: float, n: int):
     """Interval indices and seconds of overlap of ``[a, b)`` with intervals ``[t0 + k dt, t0 + (k+1) dt)``.
 
@@ -504,7 +511,7 @@ def attribute(result: object, system: System | None = None, *,
     H_fac = H.sum(axis=1)
     J["E_cdu_pump_J"] = to_jobs(lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt))
     # IT power of each consumer [W], (n_consumers, 1)
-    P_tot = P_jc.row_sums() if isinstance(P_jc, OneCdu) else P_jc.sum(axis=1, keepdims=True)
+    P_tot = _row_sums(P_jc)
     del P_jc
     for k, p in plant.items():
         q = _safe_div(p * dt, H_fac)[:, None]

@@ -32,7 +32,7 @@ import pandas as pd
 
 from power.grid import StepSignal, interval_means, straddling_intervals
 
-from .attribution import _OVERHEAD, _consumers, _cooling_components, _overlaps, _safe_div, _weighted
+from .attribution import _OVERHEAD, _consumers, _cooling_components, _overlaps, _row_sums, _safe_div, _weighted
 
 __all__ = ["GridAttribution", "GROUPS", "KINDS", "signal_in_sim_time", "grid_attribution", "grid_summary",
            "YEAR_S"]
@@ -222,7 +222,7 @@ def grid_attribution(result: object, signals: dict[str, StepSignal], attrs: dict
     jobs = result.jobs
     owner, P_jc, a, b = _consumers(result, t0, n_cdus)
     ka, kb, wa, wb = _overlaps(a, b, t0, dtk, n)
-    P_j = P_jc.sum(axis=1, keepdims=True)
+    P_j = _row_sums(P_jc)  # a OneCdu when every consumer is a run of nodes in one CDU
     E_it_tot = tot["E_it_J"]
     lf = tot["E_cdu_heat_J"] / E_it_tot if E_it_tot > 0 else 1.0
     pump, plant = _cooling_components(fac, cdu, n, n_cdus)
