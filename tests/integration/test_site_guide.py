@@ -62,7 +62,7 @@ def test_follow_the_guide(tmp_path, capsys):
     # section 6: the dry site, its set point raised until the bank holds at the design dry-bulb, N+1 with a spare
     assert "facility set point 31 -> 38 C so the dry coolers hold at the design dry-bulb 32.2 C" in out
     assert "plant capacity at the design dry-bulb: 2.798 MW vs full-load heat 1.958 MW (+30.0 % of capacity left)" in out
-    assert "N+1 (one dry-cooler unit out) at the design dry-bulb: 2.519 MW vs full-load heat 1.958 MW: holds" in out
+    assert "N+1 (one dry-cooler unit out) at the design dry-bulb, full-load heat: holds (facility supply 38.00 C" in out
     assert "all units FAILS (facility supply 32.3 C" in out
     assert "one tower cell out FAILS (facility supply 33.4 C" in out
     # the re-sized site: holds with all units (only the what-if says "all units FAILS"), not with one cell out

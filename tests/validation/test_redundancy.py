@@ -145,3 +145,61 @@ def test_frontier_towers_and_ihx_are_the_joint_n_plus_one_sizing_and_a_chiller_p
     # theta holds 24 C below its 25.41 C design wet-bulb with a trim chiller: towers alone cannot, whatever the IHX
     with pytest.raises(ValueError, match="no IHX holds the 24.00 C facility set point"):
         size_ihx_ua(load_plant_params("theta"))
+
+
+def test_theta_trim_chiller_is_sized_at_the_chicago_design_day_by_hand():
+    # issue 22 items 8b / 1 (session 9): Theta's 24 C facility set point lies below its 25.41 C design wet-bulb plus
+    # the towers' approach, so the trim chiller holds it on the design day. Sized (cooling_fmu.sizing.
+    # size_towers_and_chiller) as the smallest chiller that, with the 3 design cells (4 - 1 standby) at full fans,
+    # holds its 24.5 C set point at design heat and the 0.4 % wet-bulb of the Chicago O'Hare TMY3: 1.0039 MW,
+    # shipped rounded up to 1.004 MW.
+    from cooling_fmu.chiller_records import reference_chiller
+    from cooling_fmu.modelica import analytic_steady_state
+    from cooling_fmu.sizing import design_cells
+    from cooling_fmu.weather import resolve_weather_file
+
+    p = load_plant_params("theta")
+    t, cp = p.tower, p.cp_water_J_kgK
+    assert t.T_wb_design_K == pytest.approx(design_conditions(resolve_weather_file("chicago")).wet_bulb_K, abs=0.006)
+    assert (t.n_cells, t.n_cells_standby, p.chiller.Q_flow_max_W) == (4, 1, 1.004e6)
+    heat = [p.cdu.Q_flow_nominal_W] * p.n_cdu
+    ss = analytic_steady_state(design_cells(p), heat, t.T_wb_design_K, Q_air_side_W=t.Q_air_side_design_W)
+    assert ss["regime"] == "fan_full" and ss["y_fan"] == 1.0
+    assert ss["T_fac_sup"] == pytest.approx(t.T_fac_sup_set_K + p.chiller.dT_deadband_K, abs=1e-6)  # 24.5 C held
+    # by hand: the chiller's load is the facility water from where the IHX leaves it down to 24.5 C ...
+    m = ss["m_flow_fac"]
+    T_in = ss["T_fac_ret"] - ss["Q_flow_ihx"] / (m * cp)
+    load = m * cp * (T_in - 297.65)
+    assert load == pytest.approx(ss["Q_flow_chiller"], rel=1e-9) and load == pytest.approx(1.2253e6, rel=1e-4)
+    # ... and its available capacity is Q_ref x CAPFT (EnergyPlus Chiller:Electric:EIR, McQuay WSC 471 kW record)
+    # at the leaving water and the basin's condenser water, each clamped to the curve's range: 24.5 C -> 12.78 C,
+    # 28.47 C -> 26.67 C
+    ref = reference_chiller(p.chiller.reference)
+    assert ss["T_cw_sup"] - 273.15 == pytest.approx(28.47, abs=0.01)
+    x, y = ref.T_lchw_max_K - 273.15, ref.T_ecw_max_K - 273.15
+    assert (round(x, 2), round(y, 2)) == (12.78, 26.67)
+    capft = (0.252113 + 0.01324053 * x - 0.008637329 * x * x + 0.08581056 * y - 0.004261176 * y * y
+             + 0.008661899 * x * y)
+    assert capft == pytest.approx(1.22059, abs=1e-5)
+    cap = 1.004e6 * capft
+    # the smallest chiller that holds: just saturated (the load is within the 1.004 / 1.00390 rounding of its cap)
+    assert 0.9998 * cap < load <= cap
+    # the session-8 chiller (600 kW, "~40 % of design heat") could not: 27.1 C with every unit running
+    old = p.model_copy(update={"tower": t.model_copy(update={"n_cells_standby": 0, "NTU_nominal": 1.7164}),
+                               "chiller": p.chiller.model_copy(update={"Q_flow_max_W": 600e3})})
+    allu = n_plus_one(old, t.T_wb_design_K)[0]
+    assert not allu.ok and allu.T_fac_sup_K - 273.15 == pytest.approx(27.1, abs=0.05)
+
+
+@pytest.mark.parametrize("name", ["theta", "frontier"])
+def test_shipped_plants_hold_every_n_plus_one_row_at_their_design_day(name):
+    # one tower cell out (the standby cell), one facility pump out and one tower pump out (the standby pumps): every
+    # row holds the set points within 0.5 K at design heat and the site's 0.4 % design wet-bulb
+    p = load_plant_params(name)
+    cases = n_plus_one(p, p.tower.T_wb_design_K)
+    assert [c.name for c in cases] == ["all units", "one tower cell out", "one facility pump out",
+                                       "one tower pump out"]
+    for c in cases:
+        assert c.ok, c
+        assert c.T_fac_sup_K <= p.tower.T_fac_sup_set_K + TOLERANCE_K
+        assert c.T_sec_sup_max_K <= p.cdu.T_sec_sup_set_K + TOLERANCE_K
