@@ -9,7 +9,7 @@ step calls (FMU ``doStep``; one per step when fixed), and the median wall time o
 over ``--repeat`` runs, in this process (the FMU cache warm).
 
 Part 2 (``year``): the full year of the trace (366-day window, as ``bench_full_year.py``), EASY, 15 s steps, each
-run in a fresh child process: this checkout fixed and adaptive (opt-in), and with ``--root OLD_CHECKOUT``
+run in a fresh child process: this checkout fixed and adaptive (the default since session 9), and with ``--root OLD_CHECKOUT``
 the old checkout's default in the same invocation. Prints median wall times over ``--repeat`` runs and ratios.
 
     .venv/bin/python benchmarks/bench_plant_stepping.py table [--repeat 3]

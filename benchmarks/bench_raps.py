@@ -12,8 +12,15 @@ fresh child process per repeat (FMU already cached: the first, untimed, run buil
 median wall time of the child, simulated time / wall time (the simulated time is the submission window, 1 day;
 the issue's target is >= 20,000x), and the median peak RSS of the child (``wait4`` rusage, MiB).
 
+The run itself is printed apart (issue #26: >= 100,000x for the run itself, simulated s per wall s after
+set-up): the child times the kernel's event loop (``Simulation._loop``, wrapped by the child: from the first event
+to the end of the loop, the plant stepping inside it), and the line splits the child's wall time into set-up
+(interpreter start, imports, system, trace, plant and FMU load, up to the first event), the run itself, and the
+rest (results, attribution, HDF5 write, exit). Each part is the median over ``--repeat``; the run's speed is the
+simulated day / the loop's median wall time.
+
 ``--root OLD_CHECKOUT`` times hpctwin from that checkout too (same workload, interleaved runs) and prints the
-ratio new / old of the medians.
+ratio new / old of the medians (whole process, set-up and the run itself).
 
 RAPS (ExaDigiT, https://github.com/ExaDigiT/RAPS) is not on PyPI (PyPI's ``raps`` is an unrelated package) and
 needs Python >= 3.12. The script looks for it in ``$RAPS_DIR`` (a RAPS checkout containing ``main.py``), else in
@@ -57,6 +64,8 @@ RAPS_CMD_DEFAULT = ("{python} main.py run --system frontier --dataloader raps.da
                     "-o none")
 #: Issue #16 target for a Frontier day with the FMU: simulated time / wall time.
 TARGET_SPEEDUP = 20_000.0
+#: Issue #26 target for the run itself (the event loop, after set-up): simulated time / wall time.
+RUN_TARGET = 100_000.0
 
 
 def run_child(cmd: list[str], cwd: Path, env: dict | None = None, mem_gb: float | None = None
@@ -81,10 +90,49 @@ def run_child(cmd: list[str], cwd: Path, env: dict | None = None, mem_gb: float 
     return wall, ru.ru_maxrss / 1024.0, p.returncode
 
 
-def hpctwin_cmd(root: Path, config: Path, out: Path) -> list[str]:
-    """The hpctwin command of one run from checkout ``root``."""
-    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); from scheduler_sim.app.cli import main;"
-            f" sys.exit(main(['run', {str(config)!r}, '--quiet', '--out', {str(out)!r}]))"]
+#: The child of one timed run: the CLI of checkout ``root`` with the kernel's event loop timed (module docstring).
+CHILD = r"""
+import json, sys, time
+t_child = time.perf_counter()
+sys.path.insert(0, {root!r})
+from scheduler_sim.kernel.simulation import Simulation
+loop = []
+_orig = Simulation._loop
+def _timed(self, *a, **k):
+    t = time.perf_counter()
+    try:
+        return _orig(self, *a, **k)
+    finally:
+        loop.append((t - t_child, time.perf_counter() - t_child))
+Simulation._loop = _timed
+from scheduler_sim.app.cli import main
+rc = main(['run', {config!r}, '--quiet', '--out', {out!r}])
+with open({timing!r}, 'w') as f:
+    json.dump({{"loop": loop, "end": time.perf_counter() - t_child}}, f)
+sys.exit(rc)
+"""
+
+
+def hpctwin_cmd(root: Path, config: Path, out: Path, timing: Path | None = None) -> list[str]:
+    """The hpctwin command of one run from checkout ``root`` (its event loop timed into ``timing`` when given)."""
+    if timing is None:
+        return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); "
+                f"from scheduler_sim.app.cli import main; sys.exit(main(['run', {str(config)!r}, '--quiet', '--out', "
+                f"{str(out)!r}]))"]
+    return [sys.executable, "-c", CHILD.format(root=str(root), config=str(config), out=str(out), timing=str(timing))]
+
+
+def split_run(wall: float, timing: Path) -> tuple[float, float, float]:
+    """(set-up, run itself, rest) [s] of one timed child: wall up to the first event, the event loop, after it.
+
+    The child's clock starts after the interpreter starts; the interpreter's start-up is put into set-up (the whole
+    wall minus what the child measured from its first line to its end).
+    """
+    import json
+
+    doc = json.loads(timing.read_text())
+    (l0, l1), end = doc["loop"][0], doc["end"]
+    return wall - (end - l0), l1 - l0, end - l1
 
 
 def write_config(path: Path, swf: Path, system: str, days: float, cooling: bool) -> None:
@@ -191,17 +239,28 @@ def main() -> None:
         for _, r in roots:  # untimed warm-up: builds / caches the FMU and the plant figures
             run_child(hpctwin_cmd(r, cfg, tmp / "warm.h5"), r)
         res: dict[str, list[tuple[float, float, int]]] = {n: [] for n, _ in roots}
+        parts: dict[str, list[tuple[float, float, float]]] = {n: [] for n, _ in roots}
         for _ in range(a.repeat):
             for n, r in roots:
-                res[n].append(run_child(hpctwin_cmd(r, cfg, tmp / "out.h5"), r))
+                timing = tmp / "timing.json"
+                timing.unlink(missing_ok=True)
+                res[n].append(run_child(hpctwin_cmd(r, cfg, tmp / "out.h5", timing), r))
+                parts[n].append(split_run(res[n][-1][0], timing))
         med = {n: (statistics.median(w for w, _, _ in v), statistics.median(m for _, m, _ in v)) for n, v in res.items()}
+        mp = {n: tuple(statistics.median(x[k] for x in v) for k in range(3)) for n, v in parts.items()}
         print(f"{'program':28s} {'median wall s':>13s} {'sim/wall':>10s} {'/ target':>8s} {'peak RSS MiB':>12s}")
         for n, (w, m) in med.items():
             print(f"{n:28s} {w:13.2f} {sim_s / w:10.0f} {sim_s / w / TARGET_SPEEDUP:8.2f} {m:12.0f}   "
                   f"(runs: {' '.join(f'{x[0]:.2f}' for x in res[n])})")
+        for n, (su, loop, rest) in mp.items():
+            print(f"{n + ', the run itself':28s} {loop:13.2f} {sim_s / loop:10.0f} {sim_s / loop / RUN_TARGET:8.2f} "
+                  f"{'':12s}   (median of {a.repeat}: set-up {su:.2f} s before the first event, results + HDF5 + "
+                  f"exit {rest:.2f} s after the loop; target {RUN_TARGET:,.0f}x)")
         if a.root:
+            new, old = mp["hpctwin"], mp["hpctwin old"]
             print(f"new / old wall time: {med['hpctwin'][0] / med['hpctwin old'][0]:.2f}; peak RSS "
-                  f"{med['hpctwin'][1] / med['hpctwin old'][1]:.2f}")
+                  f"{med['hpctwin'][1] / med['hpctwin old'][1]:.2f}; set-up {new[0] / old[0]:.2f}, the run itself "
+                  f"{new[1] / old[1]:.2f}, after the loop {new[2] / old[2]:.2f}")
         raps_dir, py, why = find_raps()
         if raps_dir is None:
             print(f"RAPS: skipped: {why}")

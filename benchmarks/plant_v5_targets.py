@@ -630,9 +630,10 @@ def _code_commit() -> str:
 
 
 def _commit() -> str:
+    """Short hash of HEAD, marked when tracked files outside docs/ (where the tables are written) differ from it."""
     r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                       cwd=ROOT)
+    d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs"],
+                       capture_output=True, text=True, cwd=ROOT)
     return r.stdout.strip() + (" (with uncommitted changes)" if d.stdout.strip() else "")
 
 
@@ -673,16 +674,17 @@ def section(rows: list[Row], argv: list[str], wall_s: float) -> str:
     return "\n".join(lines + table(rows)) + "\n"
 
 
-def write_doc(path: Path, text: str, before: str = "## Frontier-like load sweep") -> None:
-    """Replace the section ``SECTION`` of ``path`` (up to the next ``## `` heading); a file without it gets it
-    before the heading ``before`` (where benchmarks/validation.py keeps it), or at the end."""
+def write_doc(path: Path, text: str, before: str = "## Frontier-like load sweep", section: str = SECTION) -> None:
+    """Replace the section ``section`` (default ``SECTION``) of ``path`` (up to the next ``## `` heading); a file
+    without it gets it before the heading ``before`` (where benchmarks/validation.py keeps it), or at the end
+    (benchmarks/plant_v5_table.py writes its own section with it)."""
     doc = path.read_text() if path.is_file() else ""
-    i = doc.find(SECTION + "\n")
+    i = doc.find(section + "\n")
     if i < 0:
         k = doc.find("\n" + before + "\n")
         doc = doc.rstrip("\n") + "\n\n" + text if k < 0 else doc[:k + 1] + text + "\n" + doc[k + 1:]
     else:
-        j = doc.find("\n## ", i + len(SECTION))
+        j = doc.find("\n## ", i + len(section))
         doc = doc[:i] + text + ("\n" + doc[j + 1:] if j >= 0 else "")
     path.write_text(doc)
 

@@ -255,6 +255,25 @@ def load_variable_map(n_cdu: int, path: str | Path | None = None) -> VariableMap
 _MAP_MEMO: dict[tuple, VariableMap] = {}
 
 
+def _named_inputs(variables: dict, last_inputs: dict[int, float]) -> dict[str, float]:
+    """The last inputs set through an adapter by FMU variable name, for :class:`FMUError` (both backends).
+
+    Parameters
+    ----------
+    variables : dict
+        The model description's variables by name (``valueReference``, ``causality``).
+    last_inputs : dict[int, float]
+        Last value set per value reference (FMU units).
+
+    Returns
+    -------
+    dict[str, float]
+        Input name (or the value reference as text, for a reference that is no input) -> value, in setting order.
+    """
+    names = {v.valueReference: n for n, v in variables.items() if v.causality == "input"}
+    return {names.get(vr, str(vr)): val for vr, val in last_inputs.items()}
+
+
 class _Raw:
     """Raw ctypes FMI functions with pointer arguments passed as integer addresses (hot path)."""
 
@@ -350,9 +369,8 @@ class FMU2CoSimulation:
         if status == 1:
             self.log.append(f"{function}: warning at t = {self.time_s} s")
             return 1
-        names = {v.valueReference: n for n, v in self.variables.items() if v.causality == "input"}
-        inputs = {names.get(vr, str(vr)): val for vr, val in self.last_inputs.items()}
-        raise FMUError(function, int(status), self.time_s, inputs, list(self.log))
+        raise FMUError(function, int(status), self.time_s, _named_inputs(self.variables, self.last_inputs),
+                       list(self.log))
 
     def _call(self, function: str, method, *args):
         from fmpy.fmi1 import FMICallException  # heavy: fmpy is loaded only when an FMU is built or opened
@@ -648,9 +666,8 @@ class PyFMICoSimulation:
                 self.log.extend(str(m) for m in self._model.get_log()[-20:])
             except Exception:  # pragma: no cover - log retrieval is best effort
                 pass
-            names = {v.valueReference: n for n, v in self.variables.items() if v.causality == "input"}
-            inputs = {names.get(vr, str(vr)): val for vr, val in self.last_inputs.items()}
-            raise FMUError(function, 3, self.time_s, inputs, list(self.log) + [str(exc)]) from exc
+            raise FMUError(function, 3, self.time_s, _named_inputs(self.variables, self.last_inputs),
+                           list(self.log) + [str(exc)]) from exc
 
     def check_raw(self, function: str, status: int) -> int:  # pragma: no cover - no raw path on pyfmi
         """Check a status code (kept for interface parity; pyfmi raises instead of returning codes).

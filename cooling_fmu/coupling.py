@@ -353,10 +353,18 @@ class AdaptiveStepper:
                 ns.append(n)
                 i += n
         n_arr = np.array(ns, dtype=np.int64)
-        first = (np.cumsum(n_arr) - n_arr).tolist()  # first row of each step of the plan
+        first_arr = np.cumsum(n_arr) - n_arr  # first row of each step of the plan
+        first = first_arr.tolist()
+        # the long steps of the plan (the fine ones, most of them, take their row as it is)
+        longs = [(i, first[i], n) for i, n in enumerate(ns) if n > 1]
 
         def means(v: np.ndarray) -> np.ndarray:
-            return np.array([v[a] if n == 1 else float(v[a:a + n].mean()) for a, n in zip(first, ns)])
+            # a fine step's input: its row; a long step's: the mean of its rows, as ndarray.mean computes it (the
+            # same pairwise sum, then one division by the count), without its per-call bookkeeping
+            r = v[first_arr]
+            for i, a, n in longs:
+                r[i] = float(v[a:a + n].sum()) / n
+            return r
 
         kw = {k: means(v) for k, v in extra.items()}
         try:

@@ -155,7 +155,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .components import chiller, drycooler, hx, pipe, pump, tower, valve
+from .components import chiller, drycooler, hx, pipe, pump, roots, tower, valve
 from .components.hx import CR_BALANCED
 from .components.moist_air import sat_air
 from .components.pump import (ETA_MOTOR_FULL, ETA_VFD, MOTOR_PLR, MOTOR_REL_EFF, MOTOR_SIZES_W, motor_drive_efficiency,
@@ -442,7 +442,7 @@ equation
     m_water_sec * cp * der(T_sec[i]) = Q_flow_CDU[i] + Q_pump_sec[i] - Q_flow_hx[i];
     T_sec_ret[i] = T_sec[i];
     T_sec_sup[i] = T_sec[i] - Q_flow_hx[i] / (m_flow_sec[i] * cp);
-    e_valve[i] = (T_sec_sup[i] - T_sec_sup_set) / valve_dT_span;
+    e_valve[i] = {valve.control_error_expr("T_sec_sup[i]", "T_sec_sup_set", "valve_dT_span")};
     der(I_valve[i]) = {valve.integrator_rate_expr("e_valve[i]", "y_valve[i]", u_valve, "valve_Ti")};
     x_sec[i] = {pump.shaft_load_expr("y_sec[i]", "s_sec")};
     Q_pump_sec[i] = {pump.shaft_heat_expr("P_shaft_sec_nominal", "x_sec[i]")};
@@ -466,9 +466,9 @@ equation
   {ihx_byp_eq}
   T_cw_sup = T_cw_basin;
   T_cw_ret = T_cw_basin + Q_flow_ihx / (m_flow_cw * cp);
-  e_fan = (T_pipe_sup - T_fac_sup_set) / fan_dT_span;
+  e_fan = {valve.control_error_expr("T_pipe_sup", "T_fac_sup_set", "fan_dT_span")};
   u_fan = fan_k_p * e_fan + I_fan;
-  y_fan_demand = min(1.0, max(y_fan_floor, u_fan));
+  y_fan_demand = {valve.valve_opening_expr("u_fan", "y_fan_floor")};
   n_cells_on = {tower.cells_in_service_expr("n_cells_cmd", "y_fan_demand", N, "y_fan_min")};
   {fan_eq}
   der(I_fan) = {valve.integrator_rate_expr("e_fan", "y_fan", "u_fan", "fan_Ti")};
@@ -729,7 +729,7 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     Q_hx = eps * C_min * (T_sec - T_fs)
     T_sup = pipe.leaving_temperature(T_sec, Q_hx, m_sec, cp)
     Q_p_sec = pump.pump_shaft_heat_W(c.pump, c.m_flow_sec_nominal_kg_s, rho, y_sec)
-    e_valve = (T_sup - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    e_valve = valve.control_error(T_sup, c.T_sec_sup_set_K, c.valve_dT_span_K)
     m_fac = float(np.sum(m_fac_cdu))
     w = m_fac / params.m_flow_fac_design_kg_s
     w_cw = pipe.tower_water_fraction(w, tl.w_flow_min)
@@ -737,9 +737,9 @@ def plant_equations(params: PlantParams, x: np.ndarray, heat_w: np.ndarray, T_wb
     eps_i, Cmin_i = (float(v) for v in hx.counterflow_eps(tl.UA_ihx_W_K, cp, m_fac, m_cw))
     Q_ihx, T_ihx_out = tower.bypass(eps_i * Cmin_i * (T_fr - T_cw), T_fr, m_fac, cp, params.T_ihx_bypass_K)
     T_cw_ret = pipe.leaving_temperature(T_cw, -Q_ihx, m_cw, cp)
-    e_fan = (T_fs - t.T_fac_sup_set_K) / t.fan_dT_span_K
+    e_fan = valve.control_error(T_fs, t.T_fac_sup_set_K, t.fan_dT_span_K)
     u_fan = t.fan_k_p * e_fan + I_fan
-    y_dem = min(1.0, max(params.y_fan_floor, u_fan))
+    y_dem = float(valve.valve_opening(u_fan, params.y_fan_floor))  # the controllers' one limiter
     n_on = float(tower.cells_in_service(n_cells_cmd, y_dem, t.n_cells, t.y_fan_min))
     _, y_fan = tower.fan_speed(y_dem, n_on, t.n_cells, t.y_fan_min)
     P_fan = tower.fan_power_W(y_fan, n_on, t.n_cells, t.P_fan_cell_nominal_W)
@@ -1010,9 +1010,40 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     return T_ret, T_cw, T_cw_ret, y_req
 
 
+def _basin_by_regula_falsi(params: PlantParams, lo: np.ndarray, hi: np.ndarray, xtol_K: float, *arrays) -> np.ndarray:
+    """:func:`tower_side_at_fan`'s basin balance solved by :func:`~cooling_fmu.components.roots.illinois` on the
+    rows still open (the balance rises with the basin temperature); rows without a sign change fall back to
+    bisection. ``arrays`` = ``(T_ret, m_fac, m_cw, Qp_cw, Q_inlet, T_wb, y_fan, T_db or None)``, broadcast to the
+    bracket's shape; returns the basin temperature [K], that shape.
+    """
+    shape = np.broadcast_shapes(np.shape(lo), np.shape(hi), *(np.shape(a) for a in arrays if a is not None))
+    flat = [None if a is None else np.broadcast_to(np.asarray(a, dtype=float), shape).ravel() for a in arrays]
+    T_ret, m, m_cw, Qp, Qa, Tw, y, T_db = flat
+    tl, cp = params.tower_loop, params.cp_water_J_kgK
+
+    def balance(T_b, r):  # the same balance as tower_side_at_fan's, on rows r
+        e_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m[r], m_cw[r])
+        q_ihx, T_ihx = tower.bypass(e_i * C_i * (T_ret[r] - T_b), T_ret[r], m[r], cp, params.T_ihx_bypass_K)
+        _, _, _, Q_cond = chiller.trim_chiller(params, m[r], T_ihx, Tw[r], T_b)
+        T_tin = T_b + (q_ihx + Q_cond + Qa[r]) / (m_cw[r] * cp)
+        return (rejected_heat_w(params, y[r], m_cw[r], T_tin, Tw[r], None if T_db is None else T_db[r])
+                - q_ihx - Q_cond - Qa[r] - Qp[r])
+
+    a = np.broadcast_to(np.asarray(lo, dtype=float), shape).ravel()
+    b = np.broadcast_to(np.asarray(hi, dtype=float), shape).ravel()
+    every = np.arange(a.size)
+    f_a, f_b = balance(a, every), balance(b, every)
+    T = roots.illinois(balance, np.zeros(a.size), a, b, f_a, f_b, xtol_K)
+    odd = np.flatnonzero(~((f_a < 0.0) & (f_b >= 0.0)))
+    if odd.size:  # no sign change on the bracket (not expected): bisection's answer, as without regula falsi
+        T[odd] = _bisect(lambda x: balance(x, odd), a[odd], b[odd], xtol=xtol_K)
+    return T.reshape(shape)
+
+
 def tower_side_at_fan(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.ndarray, m_cw_kg_s: np.ndarray,
                       Qp_cw_W: np.ndarray, Q_inlet_W: np.ndarray, T_wb_K: np.ndarray, T_fac_sup_K: np.ndarray,
-                      y_fan: np.ndarray, xtol_K: float = 0.0, T_db_K: np.ndarray | None = None) -> tuple:
+                      y_fan: np.ndarray, xtol_K: float = 0.0, T_db_K: np.ndarray | None = None,
+                      regula_falsi: bool = False) -> tuple:
     """Tower side at rest for a given facility supply and fan air-flow fraction (regimes B / C of
     :func:`steady_states`, and the fast plant's chiller regime: one derivation).
 
@@ -1049,6 +1080,11 @@ def tower_side_at_fan(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.n
     T_db_K : np.ndarray | None
         Dry-bulb [K] for a dry or hybrid bank (its heat is :func:`rejected_heat_w` against
         :func:`coil_air_temperature_k`); None: ``T_wb``; towers do not use it.
+    regula_falsi : bool
+        With ``xtol_K > 0``: find the basin by Illinois regula falsi (:func:`~cooling_fmu.components.roots
+        .illinois`) on the same bracket, evaluating only the rows still open, instead of bisection: the same root
+        to ``xtol_K`` in about a quarter of the balance evaluations (the fast plant's chiller regime). False keeps
+        the bisection, whose result the steady state, the FMU's initial state and the sizing depend on bit for bit.
 
     Returns
     -------
@@ -1072,7 +1108,11 @@ def tower_side_at_fan(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.n
         T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
         return rejected_heat_w(params, y_fan, m_cw, T_tin, Tw, T_db_K) - q_ihx - Q_cond - Qa - Qp_cw
 
-    T_cw = _bisect(basin_balance, np.minimum(Ta, T_min) - 30.0, np.maximum(T_ret, Ta) + 100.0, xtol=xtol_K)
+    lo, hi = np.minimum(Ta, T_min) - 30.0, np.maximum(T_ret, Ta) + 100.0
+    if regula_falsi and xtol_K > 0.0:
+        T_cw = _basin_by_regula_falsi(params, lo, hi, xtol_K, T_ret, m, m_cw, Qp_cw, Qa, Tw, y_fan, T_db_K)
+    else:
+        T_cw = _bisect(basin_balance, lo, hi, xtol=xtol_K)
     T_cw = np.where(T_cw - Qp_cw / C_cw < T_min, T_min + Qp_cw / C_cw, T_cw)
     _, T_ihx = ihx(T_cw)
     Q_ch = chiller.trim_chiller(params, m, T_ihx, Tw, T_cw)[0]
@@ -1186,14 +1226,15 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         idle = (Q_cdu[rows] + Q_air[rows] == 0.0) & (np.abs(T0 - loop(rows, T0, yf)[4]) < 1e-9)
         T_fs[rows] = np.where(idle, T0, T_fs[rows])
         y_v[rows], T_sec[rows], T_ret[rows], T_cw[rows], _ = loop(rows, T_fs[rows], yf)
-        e = (T_fs[rows] - T_set) / t.fan_dT_span_K
-        I_fan[rows] = yf - t.fan_k_p * e + e
+        e = valve.control_error(T_fs[rows], T_set, t.fan_dT_span_K)
+        I_fan[rows] = valve.integrator_at_rest(yf, e, t.fan_k_p)
     # valve integrators: at the setpoint u = y; saturated u = y + e (tracking time = integral time); I = u - the
     # load feed-forward
     m_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, params.y_sec_floor) * c.m_flow_sec_nominal_kg_s
-    e_v = (T_sec - Q_hx / (m_sec * cp) - c.T_sec_sup_set_K) / c.valve_dT_span_K
+    e_v = valve.control_error(pipe.leaving_temperature(T_sec, Q_hx, m_sec, cp), c.T_sec_sup_set_K, c.valve_dT_span_K)
     sat = (y_v <= c.y_valve_min) | (y_v >= 1.0)
-    I_valve = np.where(sat, y_v + e_v, y_v) - valve.feedforward_opening(q, c.Q_flow_nominal_W, c.valve_k_ff)
+    I_valve = (np.where(sat, valve.integrator_at_rest(y_v, e_v), y_v)
+               - valve.feedforward_opening(q, c.Q_flow_nominal_W, c.valve_k_ff))
     x = np.concatenate([T_sec, I_valve, np.stack([T_fs, T_ret, I_fan, T_cw], axis=-1)], axis=-1)
     return x, regime
 

@@ -752,7 +752,7 @@ def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, Q: np.ndarray, m_fac
     regime A: the plant-level table is read at the mean CDU heat and assumes equal shares, which unequal CDU loads
     do not follow (their valves set a different facility flow, so a different return temperature and IHX heat).
     One derivation: :func:`cooling_fmu.modelica.tower_side_at_fan` at ``y_fan = 1`` and that supply, the
-    basin bisected to :data:`BASIN_XTOL_K`. Rows where the chiller cannot hold the set point keep the table.
+    basin found by regula falsi to :data:`BASIN_XTOL_K`. Rows where the chiller cannot hold the set point keep the table.
     Measured before (issue 25 power cap, Theta 6 CDUs at 160 / 174 / 4 x 92 kW, wet-bulb 24.28 degC): the fast
     plant's cooling power was 60.2 kW against the FMU's 65.9 kW at rest.
     """
@@ -764,7 +764,7 @@ def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, Q: np.ndarray, m_fac
         return
     Q, m, mc, Tw, Qp, Qa = Q[rows], m_fac[rows], m_cw[rows], tw[rows], Qp_cw[rows], qa[rows]
     T_ret, T_cw, T_ihx, Q_ch, T_out = tower_side_at_fan(p, Q, m, mc, Qp, Qa, Tw, np.full(rows.size, T_set), 1.0,
-                                                        BASIN_XTOL_K)
+                                                        BASIN_XTOL_K, regula_falsi=True)
     ok = np.abs(T_out - T_set) < 1e-6
     if not np.any(ok):
         return

@@ -30,6 +30,8 @@ import xml.etree.ElementTree as ET
 from functools import lru_cache
 from pathlib import Path
 
+from .components.valve import max_chain_expr
+
 __all__ = ["K_CDUS", "REPLICATE_ABOVE_CDUS", "ReplicationError", "build_fingerprint", "drop_unused_locals",
            "gcc_optimisation", "n_cdus_of",
            "reduce_source", "replicate_c", "replicate_model_description", "replicate_tree"]
@@ -142,19 +144,14 @@ def replicate_tree(out_dir: Path, model_name: str, k: int, n: int) -> None:
     md.write_text(replicate_model_description(xml, c_src, k, n), encoding="utf-8")
 
 
-def _max_chain(name: str, n: int) -> str:
-    """``max(...max(name[1], name[2])..., name[n])`` as :func:`cooling_fmu.components.valve.reset_factor_expr`."""
-    return "max(" * (n - 1) + f"{name}[1]" + "".join(f", {name}[{i}])" for i in range(2, n + 1))
-
-
 def _resize(source: str, n_from: int, n_to: int, arrays: list[str]) -> str:
     for a in arrays:  # chains held out while the array lengths change (their last element is [n_from])
-        source = source.replace(_max_chain(a, n_from), f"\0{a}\0")
+        source = source.replace(max_chain_expr(a, n_from), f"\0{a}\0")
     source = source.replace(f"for i in 1:{n_from} loop", f"for i in 1:{n_to} loop")
     source = source.replace(f"{n_from}.0 * T_ref", f"{n_to}.0 * T_ref")
     source = source.replace(f"[{n_from}]", f"[{n_to}]")
     for a in arrays:
-        source = source.replace(f"\0{a}\0", _max_chain(a, n_to))
+        source = source.replace(f"\0{a}\0", max_chain_expr(a, n_to))
     return source
 
 

@@ -223,13 +223,20 @@ class FMUStepper:
                     return j, None
                 schedule.after(n, to_si(out[j - 1].copy()))
             return n_steps, None
-        # the C loop per piece, called as steps() calls it, with the buffers' addresses taken once
+        # the C loop per piece, called as steps() calls it, with the buffers' addresses taken once; the Python per
+        # piece kept to what the stager needs (issue 26 item 2): the command column is written for the rest of the
+        # block and rewritten only when the command changes (the same values, row by row, as setting each piece's
+        # rows before it), the piece's finiteness is tested through one sum (a non-finite element makes it
+        # non-finite; only an overflowing sum of finite values needs the element test)
         comp, status = self.fmu.component, ctypes.c_int(0)
         a_st, a_u, a_out, su, so = ctypes.addressof(status), u.ctypes.data, out.ctypes.data, u.strides[0], out.strides[0]
-        a_vr_in, a_vr_out, n_in, n_out, isfinite = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out, np.isfinite
+        a_vr_in, a_vr_out, n_in, n_out = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out
+        isfinite, after, command = math.isfinite, schedule.after, schedule.command
+        k = schedule.steps_done
+        cmd = command()
+        u[:, col] = cmd
         while j < n_steps:
-            n = min(n_steps - j, every - schedule.steps_done % every)
-            u[j:j + n, col] = schedule.command()
+            n = min(n_steps - j, every - k % every)
             t = t0_s + (k0 + j) * step_s
             done = int(run_c(comp, n, t, step_s, a_vr_in, n_in, a_u + j * su, a_vr_out, n_out, a_out + j * so, a_st))
             if status.value:
@@ -238,9 +245,14 @@ class FMUStepper:
                 except FMUError as exc:
                     return j + done, exc
             j += n
-            if not isfinite(out[j - n:j]).all():
+            k += n
+            piece = out[j - n:j]
+            if not isfinite(float(piece.sum())) and not np.isfinite(piece).all():
                 return j, None
-            schedule.after(n, to_si(out[j - 1].copy()))
+            after(n, to_si(out[j - 1].copy()))
+            c = command()
+            if c != cmd and j < n_steps:
+                u[j:, col] = cmd = c
         return n_steps, None
 
     def held_staged(self, u: np.ndarray, t0_s: float, k0: int, n_steps: np.ndarray, step_s: float, out: np.ndarray,
@@ -290,8 +302,10 @@ class FMUStepper:
         a_st, a_u, a_out, su, so = ctypes.addressof(status), u.ctypes.data, out.ctypes.data, u.strides[0], out.strides[0]
         a_vr_in, a_vr_out, n_in, n_out, isfinite = self._a_vr_in, self._a_vr_out, self.n_in, self.n_out, math.isfinite
         col, kk = u.shape[1] - 1, int(k0)
+        after, command = schedule.after, schedule.command
+        cmd = command()
+        u[:, col] = cmd  # rewritten from the next row on when the command changes (the same values row by row)
         for k, n in enumerate(n_steps.tolist()):
-            u[k, col] = schedule.command()
             t, span = t0_s + kk * step_s, n * step_s
             run_c(comp, 1, t, span, a_vr_in, n_in, a_u + k * su, a_vr_out, n_out, a_out + k * so, a_st)
             if status.value:
@@ -302,8 +316,11 @@ class FMUStepper:
             y = out[k]
             if not isfinite(y.sum()) and not np.isfinite(y).all():
                 return k + 1, None
-            schedule.after(n, to_si(y.copy()))
+            after(n, to_si(y.copy()))
             kk += n
+            c = command()
+            if c != cmd:
+                u[k + 1:, col] = cmd = c
         return u.shape[0], None
 
     def held(self, u: np.ndarray, t_s: float, span_s: float) -> np.ndarray:

@@ -322,6 +322,55 @@ def _gap_runs(column: str, miss: np.ndarray, lines: np.ndarray) -> list[list]:
     return runs
 
 
+def _fill_missing(path: Path, column: str, v: np.ndarray, miss: np.ndarray, time_s: np.ndarray,
+                  lines: np.ndarray, report: WeatherReport, code: str = "") -> np.ndarray:
+    """Record a column's missing cells in the report and fill them by periodic linear interpolation in time.
+
+    The one missing-value rule of :func:`load_tmy3` and :func:`load_epw`: the count, the rows and the gap runs go
+    into ``report`` (gaps are judged later by :meth:`WeatherReport.check_gaps`), a column with no value at all is
+    refused, and the other missing cells are interpolated over the periodic typical year (a note says how many).
+
+    Parameters
+    ----------
+    path : Path
+        The weather file (for the message).
+    column : str
+        The file's column name.
+    v : np.ndarray
+        Shape (n,). The column's values in the file's unit; not modified.
+    miss : np.ndarray
+        Shape (n,), bool. True where the cell is missing.
+    time_s : np.ndarray
+        Shape (n,). Hour stamps of the rows [s since Jan 1 00:00].
+    lines : np.ndarray
+        Shape (n,). File line of each row (for the gap runs).
+    report : WeatherReport
+        Updated in place (``missing``, ``missing_rows``, ``gaps``, ``notes``).
+    code : str
+        The file format's missing-value code as said in the messages (e.g. ``" (-9900)"``), or "".
+
+    Returns
+    -------
+    np.ndarray
+        Shape (n,). ``v`` itself when nothing is missing, else a copy with the missing cells interpolated.
+
+    Raises
+    ------
+    WeatherFileError
+        If every cell of the column is missing.
+    """
+    report.missing[column] = int(miss.sum())
+    report.missing_rows[column] = np.nonzero(miss)[0].tolist()
+    report.gaps += _gap_runs(column, miss, lines)
+    if miss.all():
+        raise WeatherFileError(f"{path}: column {column!r} is entirely missing{code}")
+    if miss.any():
+        report.notes.append(f"{column}: {int(miss.sum())} missing{code} cells linearly interpolated")
+        v = v.copy()
+        v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
+    return v
+
+
 def _check_physical(path: Path, column: str, v: np.ndarray, ok_mask: np.ndarray, key: str, lines: np.ndarray,
                     scale: float = 1.0, file_unit: str = "") -> None:
     """Reject values outside :data:`PHYSICAL_BOUNDS` (``v * scale`` in the bound's unit) among non-missing cells.
@@ -517,16 +566,7 @@ def load_tmy3(path: str | Path, *, text: str | None = None,
         miss = (v == MISSING) | ~np.isfinite(v)
         _check_physical(path, col, v, ~miss, bound[short][0], line_no, scale=bound[short][1],
                         file_unit="mbar" if short == "p_mbar" else "")
-        report.missing[col] = int(miss.sum())
-        report.missing_rows[col] = np.nonzero(miss)[0].tolist()
-        report.gaps += _gap_runs(col, miss, line_no)
-        if miss.all():
-            raise WeatherFileError(f"{path}: column {col!r} is entirely missing (-9900)")
-        if miss.any():
-            report.notes.append(f"{col}: {int(miss.sum())} missing (-9900) cells linearly interpolated")
-            v = v.copy()
-            v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
-        vals[short] = v
+        vals[short] = _fill_missing(path, col, v, miss, time_s, line_no, report, " (-9900)")
     report.check_gaps(accept_long_gaps)  # before any check on interpolated values: the gap is the cause
     dp_missing = np.asarray(report.missing_rows["Dew-point (C)"], dtype=int)
 
@@ -662,15 +702,7 @@ def load_epw(path: str | Path, *, text: str | None = None,
         v = a[:, j].copy()
         miss = v >= EPW_MISSING[short]
         _check_physical(path, col, v, ~miss, short, line_no)
-        report.missing[col] = int(miss.sum())
-        report.missing_rows[col] = np.nonzero(miss)[0].tolist()
-        report.gaps += _gap_runs(col, miss, line_no)
-        if miss.all():
-            raise WeatherFileError(f"{path}: column {col!r} is entirely missing")
-        if miss.any():
-            report.notes.append(f"{col}: {int(miss.sum())} missing cells linearly interpolated")
-            v[miss] = np.interp(time_s[miss], time_s[~miss], v[~miss], period=YEAR_S)
-        vals[short] = v
+        vals[short] = _fill_missing(path, col, v, miss, time_s, line_no, report)
     report.check_gaps(accept_long_gaps)  # before any check on interpolated values: the gap is the cause
     T_db, T_dp = vals["T_db_C"] + ZERO_C_K, vals["T_dp_C"] + ZERO_C_K
     T_dp = _check_dewpoint(path, T_db, T_dp, line_no, report)
@@ -987,6 +1019,14 @@ class Weather:
         return cls(np.array([0.0]), np.array([float(T_wb_K)]), period_s=YEAR_S)
 
     @classmethod
+    def _from_frame(cls, df: pd.DataFrame, report: WeatherReport, offset_s: float) -> Weather:
+        """The series of a loader's frame (:func:`load_weather`, :func:`load_tmy3`, :func:`load_epw`): wet-bulb and
+        dry-bulb on the hour stamps, with the loader's report.
+        """
+        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
+                   T_db_K=df["T_db_K"].to_numpy())
+
+    @classmethod
     def from_file(cls, path: str | Path, offset_s: float = 0.0, *, cache: bool = True,  # noqa: DOC502
                   accept_long_gaps: bool = False) -> Weather:
         """Weather from an EPW or TMY3 file (see :func:`load_weather`).
@@ -1013,8 +1053,7 @@ class Weather:
             As :func:`load_weather`.
         """
         df, report = load_weather(path, cache=cache, accept_long_gaps=accept_long_gaps)
-        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
-                   T_db_K=df["T_db_K"].to_numpy())
+        return cls._from_frame(df, report, offset_s)
 
     @classmethod
     def from_tmy3(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
@@ -1033,8 +1072,7 @@ class Weather:
             Periodic over the 8,760-h year.
         """
         df, report = load_tmy3(path)
-        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
-                   T_db_K=df["T_db_K"].to_numpy())
+        return cls._from_frame(df, report, offset_s)
 
     @classmethod
     def from_epw(cls, path: str | Path, offset_s: float = 0.0) -> Weather:
@@ -1053,8 +1091,7 @@ class Weather:
             Periodic over the 8,760-h year.
         """
         df, report = load_epw(path)
-        return cls(df["time_s"].to_numpy(), df["T_wb_K"].to_numpy(), offset_s=offset_s, report=report,
-                   T_db_K=df["T_db_K"].to_numpy())
+        return cls._from_frame(df, report, offset_s)
 
     @staticmethod
     def offset_for(day_of_year: int, hour: float = 0.0) -> float:

@@ -62,6 +62,7 @@ system file names its own source there.
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -251,6 +252,27 @@ class PduSpec(_Strict):
     source: str = Field(min_length=1, description="Where the figure comes from")
 
 
+@lru_cache(maxsize=32)
+def _reference_at_cop(name: str, cop: float) -> object:
+    """The reference chiller ``name`` with its reference COP set to ``cop`` (built once per pair, not per call).
+
+    Parameters
+    ----------
+    name : str
+        A reference chiller (:func:`cooling_fmu.chiller_records.reference_chiller`).
+    cop : float
+        Its reference COP [1].
+
+    Returns
+    -------
+    object
+        The :class:`cooling_fmu.chiller_records.EIRChiller` record with ``COP_ref = cop``.
+    """
+    from cooling_fmu.chiller_records import reference_chiller
+
+    return dataclasses.replace(reference_chiller(name), COP_ref=cop)
+
+
 class AirSideSpec(_Strict):
     """Air handlers / CRAH units removing the heat that goes to room air.
 
@@ -308,20 +330,24 @@ class AirSideSpec(_Strict):
             ``P_comp + k_chw L + k_cond (L + P_comp)`` [W] (module docstring), shape of ``load_W``. A load above
             the capacity runs more of the same chillers at full load (power scaled with the load).
         """
-        from cooling_fmu.components.chiller import (CHW_PUMP_W_PER_W, COND_PUMP_W_PER_W, eir_chiller,
-                                                    reference_chiller)
+        from cooling_fmu.components.chiller import CHW_PUMP_W_PER_W, COND_PUMP_W_PER_W, eir_chiller
 
-        ref = reference_chiller(self.chiller_reference)
-        ref = dataclasses.replace(ref, COP_ref=self.chiller_cop)
         L = np.asarray(load_W, dtype=float)
+        econ = None
+        if self.economiser_wb_max_K is not None and T_wb_K is not None:
+            econ = np.broadcast_to(np.asarray(T_wb_K, dtype=float), L.shape) <= self.economiser_wb_max_K
+            if econ.all():  # the economiser carries every point: no compressor, the curves are not needed
+                P = np.zeros(L.shape)
+                return P + CHW_PUMP_W_PER_W * L + COND_PUMP_W_PER_W * (L + P)
+        ref = _reference_at_cop(self.chiller_reference, self.chiller_cop)
         cap_W = self.chiller_capacity_W if self.chiller_capacity_W is not None else capacity_W
         T_lchw = self.chw_supply_K if self.chw_supply_K is not None else ref.T_lchw_ref_K
         T_ecw = ref.T_ecw_ref_K if T_wb_K is None else np.asarray(T_wb_K, dtype=float) + self.condenser_approach_K
         Q_ref = np.maximum(L, 1e-9) if cap_W is None else cap_W
         Q, P, _ = eir_chiller(ref, Q_ref, L, T_lchw, T_ecw)
         P = np.where(Q > 0.0, P * L / np.where(Q > 0.0, Q, 1.0), 0.0)
-        if self.economiser_wb_max_K is not None and T_wb_K is not None:
-            P = np.where(np.broadcast_to(np.asarray(T_wb_K, dtype=float), L.shape) <= self.economiser_wb_max_K, 0.0, P)
+        if econ is not None:
+            P = np.where(econ, 0.0, P)
         return P + CHW_PUMP_W_PER_W * L + COND_PUMP_W_PER_W * (L + P)
 
     @property

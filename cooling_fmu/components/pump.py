@@ -394,7 +394,8 @@ def pump_shaft_heat_W(pump: PumpParams, m_nominal_kg_s: float, rho_kg_m3: float,
         Shaft power dissipated in the loop [W]; the rest of :func:`pump_power_W` (motor and drive losses) goes to
         the room air.
     """
-    return shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3) * shaft_load_fraction(w, pump.static_fraction, r)
+    P_shaft_nominal = shaft_nominal_W(pump, m_nominal_kg_s, rho_kg_m3)
+    return pump_heat_split_W(0.0, P_shaft_nominal, shaft_load_fraction(w, pump.static_fraction, r))[0]
 
 
 def shaft_heat_expr(P_shaft: str, x: str) -> str:

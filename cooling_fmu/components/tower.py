@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ._mo import Fragment
+from .roots import illinois
 from .moist_air import inlet_air, inlet_air_equations, sat_air, sat_air_enthalpy, sat_air_equations
 
 __all__ = ["BRAUN_ITERATIONS", "NEWTON_STEPS", "braun_coefficients", "braun_effectiveness", "braun_equations",
@@ -792,7 +793,7 @@ def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndar
     lo, hi = np.full(shape, float(y_lo)), np.ones(shape)
     q_lo, q_hi = q_at(lo), q_at(hi)
     if ytol > 0.0:
-        y = _illinois(q_at, Q, lo.ravel(), hi.ravel(), q_lo.ravel() - Q.ravel(), q_hi.ravel() - Q.ravel(), ytol)
+        y = illinois(q_at, Q, lo.ravel(), hi.ravel(), q_lo.ravel() - Q.ravel(), q_hi.ravel() - Q.ravel(), ytol)
         y = y.reshape(shape)
         return np.where(q_lo >= Q, 0.0, np.where(q_hi < Q, np.inf, y))
     for _ in range(200):
@@ -803,35 +804,3 @@ def braun_fan_fraction(c_braun: float, n_braun: float, m_w_kg_s: float | np.ndar
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
     y = 0.5 * (lo + hi)
     return np.where(q_lo >= Q, 0.0, np.where(q_hi < Q, np.inf, y))
-
-
-def _illinois(q_at, Q: np.ndarray, lo: np.ndarray, hi: np.ndarray, f_lo: np.ndarray, f_hi: np.ndarray,
-              ytol: float) -> np.ndarray:
-    """Roots of ``q_at(y) - Q`` bracketed by ``[lo, hi]`` (``f_lo < 0 <= f_hi`` where a root is), by Illinois
-    regula falsi on the rows still open (:func:`braun_fan_fraction`); flat arrays. Rows without a sign change
-    return their bracket's midpoint (the caller replaces them).
-    """
-    Qf = np.asarray(Q, dtype=float).ravel()
-    y = 0.5 * (lo + hi)
-    open_ = np.flatnonzero((f_lo < 0.0) & (f_hi >= 0.0))
-    side = np.zeros(lo.size, dtype=np.int8)  # the end kept last time: -1 lo, +1 hi (halve its value when kept twice)
-    lo, hi, f_lo, f_hi = lo.copy(), hi.copy(), f_lo.copy(), f_hi.copy()
-    for _ in range(100):
-        if open_.size == 0:
-            break
-        a, b, fa, fb = lo[open_], hi[open_], f_lo[open_], f_hi[open_]
-        x = b - fb * (b - a) / (fb - fa)
-        x = np.where((x > a) & (x < b), x, 0.5 * (a + b))  # round-off at a tiny bracket: bisect
-        fx = q_at(x, open_) - Qf[open_]
-        y[open_] = x
-        neg = fx < 0.0
-        s = side[open_]
-        # x replaces lo where q(x) < Q; the end kept (hi) has its value halved when it was kept the last time too
-        lo[open_] = np.where(neg, x, a)
-        f_lo[open_] = np.where(neg, fx, np.where(s == -1, 0.5 * fa, fa))
-        hi[open_] = np.where(neg, b, x)
-        f_hi[open_] = np.where(neg, np.where(s == 1, 0.5 * fb, fb), fx)
-        side[open_] = np.where(neg, 1, -1)
-        done = (np.abs(fx) <= 1e-15 * np.abs(Qf[open_])) | (hi[open_] - lo[open_] <= ytol)
-        open_ = open_[~done]
-    return y

@@ -154,19 +154,44 @@ def _consumers(result: object, t0: float, n_cdus: int):
     -------
     tuple
         ``(owner, P_jc, a, b)``: row in ``result.jobs`` of each consumer (None when consumers are the jobs
-        themselves), IT power per consumer and CDU [W] shape (n_consumers, n_cdus), start and end [s] shape
-        (n_consumers,).
+        themselves), IT power per consumer and CDU [W] shape (n_consumers, n_cdus) (a :class:`OneCdu` when each
+        consumer is a run of nodes in one CDU), start and end [s] shape (n_consumers,).
     """
     jobs = result.jobs
     al = getattr(result, "allocations", None) or {}
     if "it_power_W" in al and len(al["job_id"]) > 0:
         row = pd.Series(np.arange(len(jobs)), index=jobs["job_id"].to_numpy())
         owner = row.loc[np.asarray(al["job_id"])].to_numpy()
-        P_jc = np.zeros((owner.size, n_cdus))
-        P_jc[np.arange(owner.size), np.asarray(al["cdu"], dtype=np.int64)] = np.asarray(al["it_power_W"], float)
+        P_jc = OneCdu(np.asarray(al["it_power_W"], float), np.asarray(al["cdu"], dtype=np.int64))
         return owner, P_jc, np.maximum(np.asarray(al["start_s"], dtype=float), t0), np.asarray(al["end_s"], float)
     return (None, np.asarray(result.job_cdu_it_W, dtype=float),
             np.maximum(jobs["sim_start_s"].to_numpy(float), t0), jobs["sim_end_s"].to_numpy(float))
+
+
+@dataclass
+class OneCdu:
+    """Per-consumer IT power when every consumer draws it in one CDU (a run of nodes): the (n_consumers, n_cdus)
+    table of :func:`_consumers` with one non-zero per row, held as that value and its column.
+
+    The dense table was the largest array of the attribution of a million jobs (4.5 million runs x 6 CDUs, 216 MB;
+    issue #26). Every use gives what the dense table gives, bit for bit: a row sum of one value and zeros is that
+    value, and :func:`_weighted`'s row sum of ``P_jc * per_c`` is ``P * per_c`` at the column, every other product
+    being ``+0.0`` (powers and prices are >= 0 and finite: :func:`_safe_div` leaves no inf or NaN).
+
+    Attributes
+    ----------
+    P : ndarray, shape (n_consumers,)
+        IT power of each consumer [W].
+    col : ndarray of int64, shape (n_consumers,)
+        Its CDU.
+    """
+
+    P: np.ndarray
+    col: np.ndarray
+
+    def row_sums(self) -> np.ndarray:
+        """IT power of each consumer [W], shape (n_consumers, 1) (the dense table's ``sum(axis=1, keepdims=True)``)."""
+        return self.P[:, None]
 
 
 def _overlaps(a: np.ndarray, b: np.ndarray, t0: float, dt: float, n: int):
@@ -208,11 +233,12 @@ def _per_interval(P: np.ndarray, ka, kb, wa, wb, dt: float, n: int) -> np.ndarra
 WEIGHTED_BLOCK_JOBS = 65536
 
 
-def _weighted(P: np.ndarray, q: np.ndarray, ka, kb, wa, wb, dt: float) -> np.ndarray:
+def _weighted(P: np.ndarray | OneCdu, q: np.ndarray, ka, kb, wa, wb, dt: float) -> np.ndarray:
     """Per job ``sum_k sum_c P_jc o_jk q_kc`` for a price ``q`` of shape (n, m) [J per J] -> (n_jobs,).
 
     Evaluated :data:`WEIGHTED_BLOCK_JOBS` jobs at a time: every job's value is its own row's expression and row sum,
-    so the result is the same bit for bit whatever the block.
+    so the result is the same bit for bit whatever the block. A :class:`OneCdu` ``P`` evaluates the one column
+    each consumer draws power in (the same value as the dense row's sum).
     """
     n, m = q.shape
     qp = np.vstack([q, np.zeros((2, m))])
@@ -223,6 +249,10 @@ def _weighted(P: np.ndarray, q: np.ndarray, ka, kb, wa, wb, dt: float) -> np.nda
         a, b = ka[sl], kb[sl]
         lo = a + 1
         hi = np.maximum(b, lo)
+        if isinstance(P, OneCdu):  # the consumer's column only (OneCdu: the same value)
+            c = P.col[sl]
+            out[sl] = P.P[sl] * (wa[sl] * qp[a, c] + wb[sl] * qp[b, c] + dt * (Q[hi, c] - Q[lo, c]))
+            continue
         per_c = wa[sl, None] * qp[a] + wb[sl, None] * qp[b] + dt * (Q[hi] - Q[lo])
         out[sl] = np.sum(P[sl] * per_c, axis=1)
     return out
@@ -418,25 +448,31 @@ def attribute(result: object, system: System | None = None, *,
     conv_tot = {k: tot[k] for k in ("E_sivoc_loss_J", "E_rectifier_loss_J", "E_rack_overhead_J")}
     cv = _conversion(system)
     split = _split_conversion(J, cv, conv_tot, node_s, P_node)
+
+    def to_jobs(x: np.ndarray) -> np.ndarray:  # sum the runs of each job (consumers are runs of nodes)
+        if owner is None:
+            return x
+        acc = np.zeros(len(jobs))
+        np.add.at(acc, owner, x)
+        return acc
+
+    # Each quantity is summed per job as soon as it is known, so no more than a few per-run arrays are held at
+    # once (a million jobs have ~4.5 million runs: the per-run arrays of every quantity, held until the end,
+    # were the attribution's share of the run's end-of-run memory; issue #26). Same sums, bit for bit.
+    J = {k: to_jobs(v) for k, v in J.items()}
     H = Q * dt  # CDU heat per interval [J]
     H_fac = H.sum(axis=1)
-    J["E_cdu_pump_J"] = lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt)
+    J["E_cdu_pump_J"] = to_jobs(lf * _weighted(P_jc, _safe_div(pump * dt, H), ka, kb, wa, wb, dt))
+    # IT power of each consumer [W], (n_consumers, 1)
+    P_tot = P_jc.row_sums() if isinstance(P_jc, OneCdu) else P_jc.sum(axis=1, keepdims=True)
+    del P_jc
     for k, p in plant.items():
         q = _safe_div(p * dt, H_fac)[:, None]
-        J[k] = lf * _weighted(P_jc.sum(axis=1, keepdims=True), q, ka, kb, wa, wb, dt)
-    if owner is not None:  # sum the runs of each job
-        for k in list(J):
-            acc = np.zeros(len(jobs))
-            np.add.at(acc, owner, J[k])
-            J[k] = acc
+        J[k] = to_jobs(lf * _weighted(P_tot, q, ka, kb, wa, wb, dt))
     P_it_ts = np.asarray(fac["P_it_W"], dtype=float)
     over = {k: np.asarray(fac.get(v, np.zeros(n)), dtype=float) for k, v in _OVERHEAD.items()}
     for k, p in over.items():
-        J[k] = _weighted(P_jc.sum(axis=1, keepdims=True), _safe_div(p, P_it_ts)[:, None], ka, kb, wa, wb, dt)
-        if owner is not None:
-            acc = np.zeros(len(jobs))
-            np.add.at(acc, owner, J[k])
-            J[k] = acc
+        J[k] = to_jobs(_weighted(P_tot, _safe_div(p, P_it_ts)[:, None], ka, kb, wa, wb, dt))
     J["E_cooling_J"] = J["E_cdu_pump_J"] + sum(J[k] for k in _PLANT)
     _overhead_sums(J)
     cooled = "T_wb_K" in fac  # a plant was modelled; without one no PUE is defined (NaN, never 1.0)
@@ -473,7 +509,7 @@ def attribute(result: object, system: System | None = None, *,
         ts["P" + k[1:-2] + "_W"] = p
     ts["P_facility_W"] = np.asarray(fac["P_facility_W"], dtype=float) if "P_facility_W" in fac \
         else ts["P_it_W"] + ts["P_cooling_W"]
-    ts["P_it_jobs_W"] = _per_interval(P_jc.sum(axis=1, keepdims=True), ka, kb, wa, wb, dt, n)[:, 0] / dt
+    ts["P_it_jobs_W"] = _per_interval(P_tot, ka, kb, wa, wb, dt, n)[:, 0] / dt
     ts["P_it_other_W"] = ts["P_it_W"] - ts["P_it_jobs_W"]
     parts = ("P_node_dc_W", "P_rack_overhead_W", "P_sivoc_loss_W", "P_rectifier_loss_W", "P_cdu_pump_W",
              "P_facility_pump_W", "P_tower_pump_W", "P_tower_fan_W", "P_chiller_W") + tuple("P" + k[1:-2] + "_W"

@@ -22,10 +22,10 @@ from cooling_fmu.watchdog import guard_plant
 from cooling_fmu.weather import SITES, Weather, WeatherFileError, resolve_weather_file
 from dataloaders.registry import guess_format, load_trace
 from dataloaders.report import LoadResult
-from dataloaders.swf import read_swf_header, swf_cores_per_node
+from dataloaders.swf import swf_cores_per_node
 from jobs.table import empty_job_table
 from jobs.shares import apply_node_shares
-from power import PowerChain, System, load_system, node_power_w
+from power import PowerChain, System, node_power_w
 from power.facility import pue_category
 from power.job_power import draw_job_utilisation
 
@@ -33,7 +33,7 @@ from ..analysis.attribution import T_SUPPLY_TOLERANCE_K, attribution_of_run
 from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
-from ..io.hdf5 import sha256_file, write_run, write_workload_group
+from ..io.hdf5 import write_run, write_workload_group
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.lookahead import RolloutCooling
@@ -49,6 +49,8 @@ from .config import DAY_S, RunConfig, TraceConfig
 from .grid import SIGNAL_POLICIES, build_grid_signals, carbon_policy_params, grid_file
 from ..analysis.fast_check import fast_check_lines, fast_plant_check
 from .twin import twin_from_config
+from .shared import (file_key, shared, shared_plant_params, shared_sha256, shared_steady_table, shared_swf_header,
+                     shared_system, shared_weather)
 
 __all__ = ["RunOutput", "run_one", "run_input_files", "format_summary", "pue_category", "build_plant", "build_weather",
            "weather_source"]
@@ -101,7 +103,7 @@ def weather_source(cfg: RunConfig, system: System | None = None) -> tuple[str, s
     if c.weather_path:
         return c.weather_path, "cooling.weather_path", ""
     if system is None:
-        system = load_system(cfg.system)
+        system = shared_system(cfg.system)
     if system.site_weather:
         return system.site_weather, "system site", str(Path(system.source).parent) if system.source else ""
     return "golden", "default", ""
@@ -130,7 +132,7 @@ def run_input_files(cfg: RunConfig, system: System | None = None) -> dict[str, P
         resolver (FileNotFoundError, SystemFileError, ValueError).
     """
     if system is None:
-        system = load_system(cfg.system)
+        system = shared_system(cfg.system)
     files: dict[str, Path] = {}
     if cfg.trace.enabled:
         files["trace"] = cfg.trace.resolved_path()
@@ -199,7 +201,7 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float,  # noqa: DOC503
     if spec == "constant":
         return Weather.constant(c.T_wb_C + 273.15).wet_bulb_K, None, f"constant wet-bulb {c.T_wb_C:g} degC"
     wpath = resolve_weather_file(spec, base or None)
-    weather = Weather.from_file(wpath, accept_long_gaps=c.accept_weather_gaps)
+    weather = shared_weather(wpath, c.accept_weather_gaps)  # parsed once per process (app.shared)
     rep = weather.report
     label = SITES[spec.lower()][1] if spec.lower() in SITES else (rep.station_name or wpath.name)
     if c.utc_offset_h is not None:
@@ -220,8 +222,8 @@ def build_weather(cfg: RunConfig, time_origin_unix_s: float,  # noqa: DOC503
 def build_plant(cfg: RunConfig, system: System, *, progress: bool = False) -> StagedPlant | AdaptiveStepper:
     """Build (or fetch from the cache) the cooling FMU for the system's plant and return a CoolingPlant.
 
-    With ``cooling.stepping = "adaptive"`` (opt-in; the default is "fixed") the plant is returned wrapped in a
-    :class:`cooling_fmu.coupling.AdaptiveStepper` (same protocol; attributes forwarded).
+    With ``cooling.stepping = "adaptive"`` (the default; "fixed" steps the plant at every ``step_s``) the plant is
+    returned wrapped in a :class:`cooling_fmu.coupling.AdaptiveStepper` (same protocol; attributes forwarded).
 
     With ``progress`` a spinner line (elapsed time) is shown while the plant is set up: the first use of a plant
     builds its FMU (rumoca + gcc; minutes for hundreds of CDUs, see docs/cooling.md) and linearises it for the
@@ -249,14 +251,15 @@ def build_plant(cfg: RunConfig, system: System, *, progress: bool = False) -> St
     ValueError
         If the plant description's number of CDUs differs from the system's.
     """
-    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    params = perturb_plant(cfg.perturb, shared_plant_params(cfg.cooling.plant or system.cooling_plant))
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
     if cfg.cooling.plant_model == "fast":  # quasi-steady table (cooling_fmu.quasisteady); no FMU, no stepping
         from cooling_fmu.quasisteady import QuasiSteadyPlant
 
-        return StagedPlant(QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s))
+        return StagedPlant(QuasiSteadyPlant(params, step_s=cfg.cooling.step_s, tau_s=cfg.cooling.fast_tau_s,
+                                            table=shared_steady_table(params)))  # one table per plant content
     head = f"cooling plant set-up ({params.n_cdu} CDUs; the first use builds the FMU)"
     with Spinner(head, enabled=progress) as sp:  # the line names the phase: rumoca, gcc, validation ...
         plant = CoolingPlant(params, step_s=cfg.cooling.step_s, on_phase=lambda m: sp.step(0, desc=f"{head}: {m}"))
@@ -395,7 +398,7 @@ def _check_output(cfg: RunConfig, out: str | Path | None) -> None:
 def _prepare_system(run: _Run) -> None:
     """The system description (perturbed for an ensemble member), checked; notes on what PUE leaves out."""
     cfg, say = run.cfg, run.say
-    run.system = system = perturb_system(cfg.perturb, load_system(cfg.system))  # [perturb]: an ensemble member
+    run.system = system = perturb_system(cfg.perturb, shared_system(cfg.system))  # [perturb]: an ensemble member
     check_sizes(cfg, system)
     if system.liquid_fraction < 1.0:
         if system.facility.air_side is None:
@@ -437,7 +440,7 @@ def _prepare_batch(run: _Run) -> None:
     if growth:
         say(f"growth  {growth}")
     jobs, run.spread_info = _draw_job_power(cfg, jobs, system)
-    run.checksums = {"trace": sha256_file(trace_path)}
+    run.checksums = {"trace": shared_sha256(trace_path)}
     if start != cfg.trace.window_start_days:
         say(f"note    no submission in days [{cfg.trace.window_start_days:g}, "
             f"{cfg.trace.window_start_days + cfg.trace.window_days:g}) of this trace: the window starts at its "
@@ -502,8 +505,8 @@ def _prepare_serving(run: _Run) -> None:
         if cfg.serving.workload else None
     run.serving = serving = prepare_serving(cfg.serving, run.system, sim_offset_s=t_serv, generated=gen)
     if gen is None:
-        run.checksums["request_trace"] = sha256_file(serving.trace_path)
-    run.checksums["deployment"] = sha256_file(resolve_deployment(cfg.serving.deployment))
+        run.checksums["request_trace"] = shared_sha256(serving.trace_path)
+    run.checksums["deployment"] = shared_sha256(resolve_deployment(cfg.serving.deployment))
     if not cfg.trace.enabled and math.isfinite(serving.time_origin_unix_s):
         run.origin = serving.time_origin_unix_s - t_serv  # weather follows the request trace's date
     info = serving.result.info
@@ -524,11 +527,11 @@ def _record_input_checksums(run: _Run) -> None:
     """Checksums of the system description and the plant description."""
     cfg, system = run.cfg, run.system
     if system.source and Path(system.source).is_file():
-        run.checksums["system"] = sha256_file(system.source)
+        run.checksums["system"] = shared_sha256(system.source)
     if cfg.cooling.plant_model != "off":
         ppath = plant_params_path(cfg.cooling.plant or system.cooling_plant)
         if ppath.is_file():
-            run.checksums["plant"] = sha256_file(ppath)
+            run.checksums["plant"] = shared_sha256(ppath)
 
 
 def _prepare_cooling(run: _Run) -> None:
@@ -545,7 +548,7 @@ def _prepare_cooling(run: _Run) -> None:
     run.wdesc = wdesc
     say(f"weather {wdesc}")
     if run.wpath is not None:
-        run.checksums["weather"] = sha256_file(run.wpath)
+        run.checksums["weather"] = shared_sha256(run.wpath)
         wrep = getattr(getattr(run.wet_bulb, "__self__", None), "report", None)  # the Weather's load report
         if wrep is not None and wrep.n_missing:  # from the cache as from a first parse: every run says it
             run.data_warnings += wrep.data_warnings()
@@ -571,7 +574,7 @@ def _prepare_grid(run: _Run) -> None:
     for line in grid.notes:
         run.say(f"grid    {line}")
     run.data_warnings += grid.warnings
-    run.checksums.update({k: sha256_file(v) for k, v in grid.files.items()})
+    run.checksums.update({k: shared_sha256(v) for k, v in grid.files.items()})
 
 
 def _prepare_policy(run: _Run, comm) -> None:
@@ -680,7 +683,7 @@ def _supply_limit(run: _Run):
     if run.cfg.cooling.plant_model == "off":
         return None
     name = run.cfg.cooling.plant or run.system.cooling_plant
-    return supply_limit_of_plant(load_plant_params(name), str(name))
+    return supply_limit_of_plant(shared_plant_params(name), str(name))
 
 
 def _has_workload(run: _Run) -> bool:
@@ -788,14 +791,9 @@ def _fast_check(cfg: RunConfig, system, result, window_h: float, progress: bool 
         return {"method": "not measured: this plant's FMU is not built (run it once with --cooling fmu, then fast "
                           "runs measure their error against it)"}
     fmu_cfg = cfg.with_overrides({"cooling.model": "fmu", "cooling.stepping": "fixed"})
-    fmu = build_plant(fmu_cfg, system, progress=cfg.output.progress if progress is None else progress)
-    fast = build_plant(cfg, system)
-    try:
-        return fast_plant_check(result, fmu, fast, cfg.cooling.step_s, window_h)
-    finally:
-        for p in (fmu, fast):
-            if hasattr(p, "close"):
-                p.close()
+    show = cfg.output.progress if progress is None else progress
+    return fast_plant_check(result, lambda: build_plant(fmu_cfg, system, progress=show),
+                            lambda: build_plant(cfg, system), cfg.cooling.step_s, window_h)
 
 
 def supply_lines(result: object, limit: object) -> list[str]:
@@ -971,7 +969,7 @@ def trace_cores_per_node(cfg: RunConfig, system: System) -> tuple[int, str]:  # 
     path = cfg.trace.resolved_path()
     fmt = cfg.trace.format or guess_format(path)
     if fmt == "swf":
-        return swf_cores_per_node(read_swf_header(path), system.trace_procs_per_node, system.n_nodes)
+        return swf_cores_per_node(shared_swf_header(path), system.trace_procs_per_node, system.n_nodes)
     return system.trace_procs_per_node, f"system {system.name!r} (trace_procs_per_node)"
 
 
@@ -1200,7 +1198,7 @@ def rollout_cooling(cfg: RunConfig, system: System, wet_bulb: Callable | None, o
     """
     from cooling_fmu.quasisteady import QuasiSteadyPlant
 
-    params = perturb_plant(cfg.perturb, load_plant_params(cfg.cooling.plant or system.cooling_plant))
+    params = perturb_plant(cfg.perturb, shared_plant_params(cfg.cooling.plant or system.cooling_plant))
     if params.n_cdu != system.n_cdus:
         raise ValueError(f"plant {cfg.cooling.plant or system.cooling_plant!r} has {params.n_cdu} CDUs but system "
                          f"{system.name!r} has {system.n_cdus}")
@@ -1208,10 +1206,11 @@ def rollout_cooling(cfg: RunConfig, system: System, wet_bulb: Callable | None, o
     if wet_bulb is None:
         wet_bulb = perturb_wet_bulb(cfg.perturb, build_weather(cfg.with_overrides({"cooling.model": "fast"}), origin,
                                                               system)[0])
-    return RolloutCooling(QuasiSteadyPlant(params, step_s=step), wet_bulb, step)
+    return RolloutCooling(QuasiSteadyPlant(params, step_s=step, table=shared_steady_table(params)), wet_bulb, step)
 
 
-def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
+def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int,  # noqa: DOC502
+                      opts: dict) -> LoadResult:
     """Load the run's batch trace (jobs larger than ``pool`` rejected), with the zone option when set.
 
     Parameters
@@ -1230,45 +1229,38 @@ def _load_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opt
     Returns
     -------
     LoadResult
-        The loaded trace.
+        The loaded trace: a copy of this process's parse of that file with these options, when there is one
+        (:func:`scheduler_sim.app.shared.shared`; a sweep rank's later scenarios, an ensemble's later members).
 
     Raises
     ------
     ValueError
-        If a time zone is given for a loader that reads no local clock times (one line, naming loader and file).
+        If a time zone is given for a loader that reads no local clock times (one line, naming loader and file;
+        raised by :func:`_parse_batch_trace`).
     TypeError
         Any other TypeError of the loader, as raised.
     """
+    fk = file_key(trace_path)  # shared per process (app.shared): path, inode, size, mtime + the loader's options
+    key = None if fk is None else (fk, cfg.trace.format or None, int(pool), int(cpn), bool(cfg.trace.strict),
+                                   tuple(sorted(opts.items())))
+    return _copy_loaded(shared("trace", key, lambda: _parse_batch_trace(cfg, trace_path, pool, cpn, opts)))
+
+
+def _parse_batch_trace(cfg: RunConfig, trace_path: Path, pool: int, cpn: int, opts: dict) -> LoadResult:
+    """The parse of :func:`_load_batch_trace` (it raises the errors that function documents)."""
     try:
-        st = Path(trace_path).stat()
-    except OSError:
-        st = None
-    key = (str(Path(trace_path).resolve()), st.st_mtime_ns if st else None, st.st_size if st else None,
-           cfg.trace.format or None, int(pool), int(cpn), bool(cfg.trace.strict), tuple(sorted(opts.items())))
-    if st is not None and key in _TRACE_MEMO:  # a sweep rank's later scenario, an ensemble's later member
-        return _copy_loaded(_TRACE_MEMO[key])
-    try:
-        loaded = load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
-                            strict=cfg.trace.strict, **opts)
+        return load_trace(trace_path, format=cfg.trace.format or None, max_nodes=pool, cores_per_node=cpn,
+                          strict=cfg.trace.strict, **opts)
     except TypeError as exc:
         if "timezone" not in str(exc) or "timezone" not in opts:
             raise
         fmt = cfg.trace.format or guess_format(trace_path)
         raise ValueError(f"trace.timezone = {cfg.trace.timezone!r} (--timezone): the {fmt} loader of {trace_path} "
                          f"reads no local clock times (its times carry no zone to set); leave it unset") from None
-    if st is not None:
-        _TRACE_MEMO.clear()  # one trace kept: a sweep or an ensemble replays the same file
-        _TRACE_MEMO[key] = _copy_loaded(loaded)
-    return loaded
-
-
-#: The last trace loaded in this process (:func:`_load_batch_trace`), keyed by its path, modification time, size
-#: and the loader's options; the runs get copies (they add notes to the report and derive new job tables).
-_TRACE_MEMO: dict[tuple, LoadResult] = {}
 
 
 def _copy_loaded(loaded: LoadResult) -> LoadResult:
-    """An independent copy of a loaded trace (job table, report, profiles), so no run writes into the memo."""
+    """An independent copy of a loaded trace (job table, report, profiles), so no run writes into the share."""
     import copy
 
     jobs = loaded.jobs.copy(deep=True)
@@ -1306,7 +1298,7 @@ def trace_machine_nodes(cfg: RunConfig, loaded: LoadResult, cores_per_node: int)
     """
     if loaded.report.loader == "swf":
         try:
-            h = read_swf_header(cfg.trace.resolved_path())
+            h = shared_swf_header(cfg.trace.resolved_path())
         except (OSError, ValueError):
             h = {}
         mn, mp = h.get("MaxNodes"), h.get("MaxProcs")

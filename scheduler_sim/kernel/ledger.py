@@ -81,7 +81,7 @@ class EnergyLedger:
                    energy_it=np.zeros(n), attempt_energy0=np.zeros(n), attempt_it0=np.zeros(n),
                    lost_energy_dc=np.zeros(n))
 
-    def accrue_job(self, j: int, now: float, n_nodes: int) -> None:
+    def accrue_job(self, j: int, now: float, n_nodes: int, per_cdu: bool = True) -> None:
         """Add job ``j``'s energy since its last power change (its power is constant in between).
 
         Parameters
@@ -92,16 +92,20 @@ class EnergyLedger:
             Current time [s].
         n_nodes : int
             Nodes the job runs on.
+        per_cdu : bool
+            Also add its per-CDU energy (``job_cdu_E``, read only for a job whose power varies); False leaves it
+            (a job of constant power: three numpy calls fewer at each job end, issue #26).
         """
         dt = now - self.power_since[j]
         self.energy_dc[j] += self.cur_node_power[j] * n_nodes * dt
         self.energy_it[j] += self.job_it_power[j] * dt
-        self.job_cdu_E[j] += self.job_cdu_it_W[j] * dt
+        if per_cdu:
+            self.job_cdu_E[j] += self.job_cdu_it_W[j] * dt
         self.power_since[j] = now
 
     def set_power(self, j: int, shares_W: np.ndarray, cdu_W: np.ndarray) -> None:
         """Set job ``j``'s rack-input power from its nodes' shares [W] (shape (k,)) and per CDU [W] (n_cdus,)."""
-        self.job_it_power[j] = float(shares_W.sum())
+        self.job_it_power[j] = float(np.add.reduce(shares_W))  # shares_W.sum() without its Python wrapper
         self.job_cdu_it_W[j] = cdu_W
 
     def begin_attempt(self, j: int, now: float) -> None:

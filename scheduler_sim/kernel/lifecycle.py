@@ -40,6 +40,7 @@ class JobLifecycle:
     def __init__(self, sim: LifecyclePlatform) -> None:
         self.sim = sim
         self._idle_W = None if sim.system.partitioned else float(sim.jobdata.idle_node_power_W)  # every node's [W]
+        self._whole = not (sim.system.partitioned or sim.system.shares)  # whole nodes of one pool: no slot table
 
     def run_duration(self, j: int) -> tuple[float, int]:
         """Simulated run time of job ``j`` [s] and its outcome if it runs to that time."""
@@ -84,15 +85,15 @@ class JobLifecycle:
         sim, st, jobs = self.sim, self.sim.state, self.sim.jobdata
         led = st.ledger
         order = sim.placement.node_order(st.node_dc, st.cooling)
-        if sim.system.partitioned or sim.system.shares:  # a job runs on the nodes (slots) of its partition
+        if not self._whole:  # a job runs on the nodes (slots) of its partition
             p = sim.system.partitions[int(jobs.partition[j])]
             nodes = st.alloc.allocate(j, int(jobs.slots[j]), order, p.first_node, p.first_node + p.n_nodes)
         else:
             nodes = st.alloc.allocate(j, int(jobs.nodes[j]), order)
         st.job_nodes[j] = nodes
-        prof = jobs.profiles.get(j)
+        prof = jobs.profiles.get(j) if jobs.profiles else None
         led.cur_node_power[j] = prof[1][0] if prof is not None else jobs.node_power_W[j]
-        tbl = slot_table_of(j, sim.system, jobs, st.alloc)
+        tbl = None if self._whole else slot_table_of(j, sim.system, jobs, st.alloc)
         if tbl is None:
             st.node_dc[nodes] = led.cur_node_power[j]
         led.begin_attempt(j, now)
@@ -131,17 +132,18 @@ class JobLifecycle:
         """End job ``j``'s attempt at ``now`` [s] with ``outcome``; free its nodes and record the attempt."""
         sim, st = self.sim, self.sim.state
         led = st.ledger
-        tbl = slot_table_of(j, sim.system, sim.jobdata, st.alloc)
+        tbl = None if self._whole else slot_table_of(j, sim.system, sim.jobdata, st.alloc)
         varying = j in sim.jobdata.profiles or tbl is not None  # a tenant's power changes with its co-tenants
         pol = sim.policies[int(sim.jobdata.partition[j])]
         if pol.wants_job_ended():  # a view per job end only for a policy that reads it
             pol.job_ended(j, sim.view(int(sim.jobdata.partition[j])))
-        led.accrue_job(j, now, st.job_nodes[j].size)
+        led.accrue_job(j, now, st.job_nodes[j].size, varying)  # per-CDU energy: read for a varying job only
         nodes = st.job_nodes.pop(j)
         run = now - st.running_since[j]
-        if varying and run > 0:  # per-CDU power of a varying job: its mean over the attempt
-            led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
-        led.job_cdu_E[j] = 0.0
+        if varying:
+            if run > 0:  # per-CDU power of a varying job: its mean over the attempt
+                led.job_cdu_it_W[j] = led.job_cdu_E[j] / run
+            led.job_cdu_E[j] = 0.0
         st.alloc.release(j, nodes)
         st.node_dc[nodes] = self._idle_W if self._idle_W is not None else sim.jobdata.idle_node_W[nodes]
         if tbl is not None:  # the co-tenants of its nodes, re-charged without it
@@ -186,32 +188,8 @@ class JobLifecycle:
         self.sim.info["jobs_cut_at_horizon"] = len(cut)
 
     def prefill(self) -> None:
-        """Place the jobs running at ``t0`` first, in recorded-start order, for their remaining recorded time.
-
-        A job whose wall-time limit fell at or before ``t0`` is recorded as killed there; one that no longer fits
-        (the machine is smaller than the site's) is queued instead. Both counts go to the run's info.
-        """
-        sim, st, jobs = self.sim, self.sim.state, self.sim.jobdata
-        pre = np.flatnonzero(st.prefilled)
-        pre = pre[np.argsort(jobs.recorded_start[pre], kind="stable")]
-        n_pre_failed = n_pre_past_limit = 0
-        for j in pre:
-            duration, outcome = self.prefill_duration(int(j))
-            if duration <= 0:  # its limit fell at or before t0: killed there, never on the window's nodes
-                n_pre_past_limit += 1
-                st.start[j] = jobs.recorded_start[j]
-                st.end[j] = sim.t0 + duration
-                st.outcome[j] = outcome
-                st.jobs_left -= 1
-                continue
-            if jobs.slots[j] > self.free_nodes(int(j)):
-                n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
-                st.prefilled[j] = False
-                continue
-            st.outcome_if_ends[j] = outcome
-            self.start(int(j), sim.t0, duration)
-        sim.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
-        sim.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit
+        """Place the jobs running at ``t0`` first (:func:`_prefill`)."""
+        _prefill(self)
 
     def free_nodes(self, j: int) -> int:
         """Nodes idle and up now where job ``j`` may run (its partition's; free slots of a sharing partition)."""
@@ -328,3 +306,33 @@ class JobLifecycle:
             duration, outcome = self.run_duration(j)
             st.outcome_if_ends[j] = outcome
             self.start(j, now, duration)
+
+
+def _prefill(lc: JobLifecycle) -> None:
+    """Place the jobs running at ``t0`` first, in recorded-start order, for their remaining recorded time (the
+    :class:`JobLifecycle` ``lc``'s :meth:`JobLifecycle.prefill`).
+
+    A job whose wall-time limit fell at or before ``t0`` is recorded as killed there; one that no longer fits
+    (the machine is smaller than the site's) is queued instead. Both counts go to the run's info.
+    """
+    sim, st, jobs = lc.sim, lc.sim.state, lc.sim.jobdata
+    pre = np.flatnonzero(st.prefilled)
+    pre = pre[np.argsort(jobs.recorded_start[pre], kind="stable")]
+    n_pre_failed = n_pre_past_limit = 0
+    for j in pre:
+        duration, outcome = lc.prefill_duration(int(j))
+        if duration <= 0:  # its limit fell at or before t0: killed there, never on the window's nodes
+            n_pre_past_limit += 1
+            st.start[j] = jobs.recorded_start[j]
+            st.end[j] = sim.t0 + duration
+            st.outcome[j] = outcome
+            st.jobs_left -= 1
+            continue
+        if jobs.slots[j] > lc.free_nodes(int(j)):
+            n_pre_failed += 1  # the machine is smaller than the site's; queue it instead
+            st.prefilled[j] = False
+            continue
+        st.outcome_if_ends[j] = outcome
+        lc.start(int(j), sim.t0, duration)
+    sim.info["prefill_queued_for_lack_of_nodes"] = n_pre_failed
+    sim.info["prefill_killed_at_walltime_by_window_start"] = n_pre_past_limit

@@ -38,7 +38,7 @@ __all__ = ["TAU_S", "add_job_metrics", "partition_metrics", "summarize"]
 TAU_S = 10.0
 
 
-def add_job_metrics(jobs: pd.DataFrame, window_start_s: float = -np.inf) -> pd.DataFrame:
+def add_job_metrics(jobs: pd.DataFrame, window_start_s: float = -np.inf, copy: bool = True) -> pd.DataFrame:
     """Add ``wait_s``, ``wait_before_window_s``, ``turnaround_s``, ``run_s``, ``bounded_slowdown`` to a result table.
 
     Parameters
@@ -48,13 +48,16 @@ def add_job_metrics(jobs: pd.DataFrame, window_start_s: float = -np.inf) -> pd.D
     window_start_s : float
         Window start ``t0`` [s]; wait and turnaround count from ``max(submit, t0)`` (module docstring). The default
         (no window) counts from the submit time.
+    copy : bool
+        True (default): the columns are added to a copy. False: to ``jobs`` itself (a table the caller just built:
+        the run's result table, where a copy held a second million-row table at the end of the run; issue #26).
 
     Returns
     -------
     pandas.DataFrame
-        A copy with the five columns (NaN where the job did not run).
+        A copy (or ``jobs``) with the five columns (NaN where the job did not run).
     """
-    out = jobs.copy()
+    out = jobs.copy() if copy else jobs
     sub = out["submit_time_s"].to_numpy(float)
     st = out["sim_start_s"].to_numpy(float)
     en = out["sim_end_s"].to_numpy(float)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # annotations only; none of these modules imports a service
     from power import PowerChain, System
 
     from ..policies import BasePolicy, SchedulerView
+    from .attempts import AttemptLog
     from .config import SimulationConfig
     from .coupler import CoolingCoupler
     from .jobdata import JobTable, NodePowerProfile
@@ -100,7 +101,7 @@ class LifecyclePlatform(Protocol):
     info: dict
     t0: float
     reservation_log: list
-    attempts: list
+    attempts: AttemptLog
 
     def view(self, part: int | None = None) -> SchedulerView:
         """The view a policy decides on now (of partition ``part``)."""
@@ -120,7 +121,7 @@ class ResultPlatform(Protocol):
     stepfn: StepFunction
     policy: BasePolicy | None
     info: dict
-    attempts: list
+    attempts: AttemptLog
     t0: float
     t1: float
     step_s: float

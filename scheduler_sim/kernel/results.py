@@ -20,6 +20,7 @@ from cooling_fmu.coupling import cdu_series_name, group_cdu_columns, validity_wa
 from power.facility import SERIES as OVERHEAD_SERIES
 
 from . import metrics
+from .attempts import AttemptLog
 from .coupler import PlantStopped
 from .jobdata import JobOutcome
 from .progress import RunHooks
@@ -264,7 +265,7 @@ class ResultBuilder:
         """The job table with the run's columns and the job metrics (:func:`metrics.add_job_metrics`)."""
         sim = self.sim
         st, led = sim.state, sim.state.ledger
-        jobs = sim.jobdata.frame.copy()
+        jobs = sim.jobdata.frame.copy(deep=False)  # columns are added or replaced, never written in place: no data copy
         jobs["sim_start_s"] = st.start
         jobs["sim_end_s"] = st.end
         jobs["outcome"] = st.outcome
@@ -284,7 +285,7 @@ class ResultBuilder:
             per = np.array([p.share_slots for p in sim.system.partitions], dtype=float)[sim.jobdata.partition]
             jobs["node_share"] = np.where(per > 1, sim.jobdata.slots / per, sim.jobdata.nodes)
             sim.info["share_jobs_split"] = sum(t.n_split for t in st.alloc.shared.values())
-        return metrics.add_job_metrics(jobs, window_start_s=sim.t0)
+        return metrics.add_job_metrics(jobs, window_start_s=sim.t0, copy=False)
 
     def _warnings(self, facility: dict) -> None:
         """Warnings (plant validity and bounds, a budget below idle power) and notes added to the run's info."""
@@ -418,7 +419,7 @@ def finish_completed(sim: ResultPlatform, integ: StepIntegrator, wall0: float,
 RUN_BATCH_NODES = 1 << 18
 
 
-def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray,
+def allocation_runs(attempts: list | AttemptLog, job_ids: np.ndarray, node_cdu: np.ndarray,
                     batch_nodes: int = RUN_BATCH_NODES) -> dict[str, np.ndarray]:
     """Rows of consecutive-node runs within one CDU (see :class:`SimulationResult`).
 
@@ -430,9 +431,10 @@ def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray,
 
     Parameters
     ----------
-    attempts : list
-        Every attempt as ``(job index, start [s], end [s], nodes, per-node rack-input power [W])``; each attempt
-        has at least one node.
+    attempts : list | AttemptLog
+        Every attempt as ``(job index, start [s], end [s], nodes, per-node rack-input power [W])`` (a list of
+        tuples, or the run's :class:`~scheduler_sim.kernel.attempts.AttemptLog`); each attempt has at least one
+        node.
     job_ids : np.ndarray
         Shape (n_jobs,), int64: job id of each job index.
     node_cdu : np.ndarray
@@ -452,28 +454,45 @@ def allocation_runs(attempts: list, job_ids: np.ndarray, node_cdu: np.ndarray,
     """
     dt = {"job_id": np.int64, "start_s": float, "end_s": float, "node_first": np.int64, "node_count": np.int64,
           "cdu": np.int64, "it_power_W": float}
-    if not attempts:
+    if not len(attempts):
         return {k: np.zeros(0, dtype=v) for k, v in dt.items()}
-    lens = np.fromiter((len(x[3]) for x in attempts), dtype=np.int64, count=len(attempts))
-    if not lens.all():
-        raise ValueError(f"attempt {int(np.flatnonzero(lens == 0)[0])} has no node")
-    ends = np.cumsum(lens)
+    chunks = attempts.arrays() if isinstance(attempts, AttemptLog) else [_packed(attempts)]
     parts = []
-    a0 = 0
-    while a0 < len(attempts):  # whole attempts, about batch_nodes node entries a batch
-        base = int(ends[a0 - 1]) if a0 else 0
-        a1 = max(a0 + 1, int(np.searchsorted(ends, base + max(1, int(batch_nodes)), side="right")))
-        parts.append(_runs_of(attempts[a0:a1], lens[a0:a1], job_ids, node_cdu))
-        a0 = a1
+    done = 0  # attempts of the chunks before this one
+    for job, a, b, lens, nodes, shares in chunks:
+        if not lens.all():
+            raise ValueError(f"attempt {done + int(np.flatnonzero(lens == 0)[0])} has no node")
+        done += job.size
+        ends = np.cumsum(lens)
+        a0 = 0
+        while a0 < job.size:  # whole attempts, about batch_nodes node entries a batch
+            base = int(ends[a0 - 1]) if a0 else 0
+            a1 = max(a0 + 1, int(np.searchsorted(ends, base + max(1, int(batch_nodes)), side="right")))
+            n0, n1 = base, int(ends[a1 - 1])
+            parts.append(_runs_of(job[a0:a1], a[a0:a1], b[a0:a1], lens[a0:a1], nodes[n0:n1], shares[n0:n1],
+                                  job_ids, node_cdu))
+            a0 = a1
     return {k: np.asarray(np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k], dtype=dt[k])
             for k in dt}
 
 
-def _runs_of(attempts: list, lens: np.ndarray, job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
-    """The runs of one batch of attempts (:func:`allocation_runs`), columns in its order, not yet cast."""
-    nodes = np.concatenate([np.asarray(x[3], dtype=np.int64) for x in attempts])
-    shares = np.concatenate([np.asarray(x[4], dtype=float) for x in attempts])
-    att = np.repeat(np.arange(len(attempts), dtype=np.int64), lens)
+def _packed(attempts: list) -> tuple[np.ndarray, ...]:
+    """A list of attempt tuples as the flat arrays of :meth:`AttemptLog.arrays` (one chunk)."""
+    n = len(attempts)
+    return (np.fromiter((x[0] for x in attempts), dtype=np.int64, count=n),
+            np.fromiter((x[1] for x in attempts), dtype=float, count=n),
+            np.fromiter((x[2] for x in attempts), dtype=float, count=n),
+            np.fromiter((len(x[3]) for x in attempts), dtype=np.int64, count=n),
+            np.concatenate([np.asarray(x[3], dtype=np.int64) for x in attempts]),
+            np.concatenate([np.asarray(x[4], dtype=float) for x in attempts]))
+
+
+def _runs_of(job: np.ndarray, a: np.ndarray, b: np.ndarray, lens: np.ndarray, nodes: np.ndarray, shares: np.ndarray,
+             job_ids: np.ndarray, node_cdu: np.ndarray) -> dict[str, np.ndarray]:
+    """The runs of one batch of attempts (:func:`allocation_runs`; their flat arrays), columns in its order, not yet
+    cast.
+    """
+    att = np.repeat(np.arange(job.size, dtype=np.int64), lens)
     order = np.argsort(att * (int(node_cdu.size) + 1) + nodes, kind="stable")  # nodes come sorted: ~linear
     nodes, shares = nodes[order], shares[order]
     cdu = node_cdu[nodes]
@@ -481,9 +500,6 @@ def _runs_of(attempts: list, lens: np.ndarray, job_ids: np.ndarray, node_cdu: np
     new[1:] = (np.diff(nodes) != 1) | (np.diff(cdu) != 0) | (att[1:] != att[:-1])
     firsts = np.flatnonzero(new)
     run_att = att[firsts]
-    job = np.fromiter((x[0] for x in attempts), dtype=np.int64, count=len(attempts))
-    a = np.fromiter((x[1] for x in attempts), dtype=float, count=len(attempts))
-    b = np.fromiter((x[2] for x in attempts), dtype=float, count=len(attempts))
     return {"job_id": np.asarray(job_ids)[job[run_att]], "start_s": a[run_att], "end_s": b[run_att],
             "node_first": nodes[firsts], "node_count": np.diff(np.append(firsts, nodes.size)),
             "cdu": cdu[firsts], "it_power_W": np.add.reduceat(shares, firsts)}

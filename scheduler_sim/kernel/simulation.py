@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from cooling_fmu.coupling import AdaptiveStepper, Plant, cdu_supply_columns, supply_rise_K_per_W
+from cooling_fmu.coupling import Plant, cdu_supply_columns, supply_rise_K_per_W
 from power import PowerChain, System
 
 from ..policies import BasePolicy, SchedulerView, make_policy
@@ -59,6 +59,7 @@ from .progress import RunHooks, RunObserver
 from .recorder import StepIntegrator
 from .stepfunction import StepFunction
 from .view import frozen_job_arrays, scheduler_view
+from .attempts import AttemptLog
 from .results import SimulationResult, finish_completed, finish_stopped
 from .state import POWER_SERIES, SCHEDULER_SERIES, LoopCounters, PlatformState, StateLayout
 
@@ -145,7 +146,7 @@ class Simulation:
         self.failures = batch_failures(cfg, partition, system.n_nodes, self.info)
         self.horizon_s = run_horizon(self.t0, self.step_s, self.ratio, self.t1 + cfg.max_drain_s)
         self.reservation_log: list[tuple[float, dict[int, float]]] = []
-        self.attempts: list[tuple] = []
+        self.attempts = AttemptLog()  # compact (kernel.attempts)
         self.layout = StateLayout(system.n_cdus, system.n_racks, len(system.partitions) if system.partitioned else 0)
         self.jobdata: JobTable = build_job_table(
             jobs, system, self.chain, t0=self.t0, t1=self.t1, n_pool=batch_pool(cfg, system.n_nodes, partition),
@@ -233,7 +234,7 @@ class Simulation:
                                       self.ratio, cfg.on_implausible, pbar, dry_bulb_K=self.dry_bulb_K)
         self.coupler.bind(st.cooling, lambda: self.state.jobs_left)
         integ = StepIntegrator(self.t0, self.step_s, self.layout.size, self.coupler.emit,  # one plant call per
-                               fold=not isinstance(self.plant, AdaptiveStepper))  # advance (adaptive: cut at calls)
+                               fold=True)  # advance, adaptive too (its plan cuts runs at heat changes)
         open_window(self)
         try:
             self._loop(integ)
@@ -307,7 +308,7 @@ class Simulation:
         new.plant = new.wet_bulb_K = new.dry_bulb_K = new.coupler = None
         new.observers = ()
         new.policy, new.policies = policy, partition_policies(policy, new.system)
-        new.info, new.reservation_log, new.attempts = {}, [], []
+        new.info, new.reservation_log, new.attempts = {}, [], AttemptLog()
         new.state = copy.deepcopy(self.state)
         new.state.cooling.plant_state = None
         new._wire(ratio)

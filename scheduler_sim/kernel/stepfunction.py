@@ -157,6 +157,7 @@ class StepFunction:
             self._node_part_l = np.asarray(sysm.node_partition).tolist()
             self._lf = float(sysm.liquid_fraction)
         self.layout = layout
+        self._counts = layout.counts  # first column of the scheduler counts (read at every evaluation)
         self.partition = partition
         self._idle_W = idle_node_W
         self._idle_share_W: np.ndarray | None = None  # rack-input share of each node when idle [W]
@@ -239,28 +240,29 @@ class StepFunction:
             Shape (layout.size,): CDU heat [W], :data:`~scheduler_sim.kernel.state.POWER_SERIES` [W], scheduler
             counts, rack input [W].
         """
-        lay = self.layout
         sv = st.step
         v = sv.vec
         if sv.dirty:
             d = sv.diff
-            n = sum(len(x) for x in sv.touched)
+            tl = sv.touched
+            n = len(tl[0]) if len(tl) == 1 else sum(map(len, tl))
             if d is not None and d.n_diff < self.resum_every and n <= self._diff_max and d.n_nodes + n <= RESUM_NODES:
                 self._difference(st, sv, d)
             else:
                 self._exact(st, sv)
             sv.touched = []
             sv.dirty = False
-        c = lay.counts
-        v[c] = float(st.alloc.n_busy)
+        c, alloc = self._counts, st.alloc
+        v[c] = float(alloc.n_busy)
         v[c + 1] = len(st.running)
         v[c + 2] = len(st.queue)
-        v[c + 3] = float(st.alloc.n_down)
+        v[c + 3] = float(alloc.n_down)
+        lay = self.layout
         if lay.n_parts:  # busy nodes per partition (a partitioned system)
             if sv.diff is not None:
                 v[lay.part_busy:] = sv.diff.part_busy  # kept by difference (exact integers)
             else:
-                v[lay.part_busy:] = np.bincount(self._node_part[st.alloc.owner >= 0], minlength=lay.n_parts)
+                v[lay.part_busy:] = np.bincount(self._node_part[alloc.owner >= 0], minlength=lay.n_parts)
         return v
 
     def exact(self, st: PlatformState) -> StepValue:
@@ -397,12 +399,14 @@ def _update_nodes(sf: StepFunction, d: _Sums, idx: np.ndarray, new: np.ndarray, 
     rack_dc, nr, a = d.rack_dc_W, sf._node_rack_l, sf._a
     general = sf._idle_share_W is None
     in_part, cls_l = sf._in_part, sf._cls_node_l
+    rows = zip(idx.tolist(), new.tolist(), d.p_W[idx].tolist(), own.tolist(), d.owner[idx].tolist())
+    if not general and in_part is None and not d.part_busy:  # tables, no partition: the loop without their tests
+        return _update_plain(d, rows, nr, cls_l)
     dc = d.dc_W
     racks: set = set()
     idle_dc = idle_it = part_dc = 0.0
     idle_changed = busy_changed = False
-    for i, x, old, o, o_was in zip(idx.tolist(), new.tolist(), d.p_W[idx].tolist(), own.tolist(),
-                                   d.owner[idx].tolist()):
+    for i, x, old, o, o_was in rows:
         if not x >= 0.0:
             raise ValueError("node_dc_W must be finite and >= 0 W")
         dp = x - old
@@ -433,6 +437,55 @@ def _update_nodes(sf: StepFunction, d: _Sums, idx: np.ndarray, new: np.ndarray, 
         raise ValueError("node_dc_W must be finite and >= 0 W")
     d.dc_W = dc
     return racks, (idle_dc, idle_it), part_dc, idle_changed, busy_changed
+
+def _update_plain(d: _Sums, rows: object, nr: list, cls_l: list | None
+                  ) -> tuple[set, tuple[float, float], float, bool, bool]:
+    """:func:`_update_nodes` with idle tables, no co-located partition and no partition counts (the common case):
+    the same sums in the same order, the tests those cases need left out.
+
+    Parameters
+    ----------
+    d : _Sums
+        The sums, updated in place.
+    rows : object
+        ``(node, power now, power before, owner now, owner before)`` of each touched node, in node order.
+    nr : list
+        Rack of every node.
+    cls_l : list | None
+        Idle-share class of every node (None: one class).
+
+    Returns
+    -------
+    tuple[set, tuple[float, float], float, bool, bool]
+        As :func:`_update_nodes` (the idle and partition changes are zero, no busy count changes).
+
+    Raises
+    ------
+    ValueError
+        If a touched node's power is NaN, infinite or negative.
+    """
+    rack_dc, idle_n = d.rack_dc_W, d.idle_n
+    dc = d.dc_W
+    racks: set = set()
+    idle_changed = False
+    for i, x, old, o, o_was in rows:
+        if not x >= 0.0:
+            raise ValueError("node_dc_W must be finite and >= 0 W")
+        dp = x - old
+        if dp:
+            r = nr[i]
+            rack_dc[r] += dp
+            dc += dp
+            racks.add(r)
+        idle = o == FREE or o == OUT_OF_POOL
+        if idle != (o_was == FREE or o_was == OUT_OF_POOL):
+            idle_n[0 if cls_l is None else cls_l[i]] += 1 if idle else -1
+            idle_changed = True
+    if not math.isfinite(dc):
+        raise ValueError("node_dc_W must be finite and >= 0 W")
+    d.dc_W = dc
+    return racks, (0.0, 0.0), 0.0, idle_changed, False
+
 
 def _write_racks_and_totals(sf: StepFunction, d: _Sums, racks: set, v: np.ndarray) -> None:
     """Write the input of ``racks``, the heat of their CDUs and the power totals into ``v`` from the sums ``d`` (the

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..policies import SchedulerView
+from ..policies.base import _read_only
 from .availability import known_availability
 from power.system import Partition
 
@@ -50,6 +51,16 @@ def frozen_job_arrays(jobs: JobTable) -> dict[str, np.ndarray]:
         v.flags.writeable = False
         out[name] = v
     return out
+
+
+def _frozen_start(st: PlatformState, fz: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``fz`` with ``start_s``: a read-only view of ``st.start``, made once per state (a fork has its own array)."""
+    ro = fz.get("start_s")
+    if ro is None or ro.base is not st.start:
+        ro = st.start.view()
+        ro.flags.writeable = False
+        fz["start_s"] = ro
+    return fz
 
 
 def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg: SimulationConfig,
@@ -99,10 +110,10 @@ def scheduler_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cfg
     # now always has a down count > 0, and a down count > 0 always means down (allocator)
     grows = (power is None and st.alloc.n_down == 0
              and not any(b > now for _, b, _, _ in cfg.downtimes))
-    fz = frozen if frozen is not None else frozen_job_arrays(jobs)
-    return SchedulerView(
-        now_s=now, queue=tuple(st.queue), free_nodes=st.alloc.n_free, running=running, start_s=st.start,
-        n_nodes=jobs.n_pool, power_W=power, power_headroom_W=headroom, **fz,
+    fz = _frozen_start(st, frozen if frozen is not None else frozen_job_arrays(jobs))
+    return SchedulerView.of_frozen(
+        now_s=now, queue=tuple(st.queue), free_nodes=st.alloc.n_free, running=running,
+        n_nodes=jobs.n_pool, power_W=_read_only(power), power_headroom_W=headroom, **fz,
         availability_fn=lambda: known_availability(
             now, st.alloc.owner, st.alloc.down_count, list(running), st.start, jobs.estimate,
             list(cfg.downtimes), power, facility_W, list(cfg.power_cap), jobs.nodes, st.alloc.n_free),
@@ -127,7 +138,7 @@ def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cf
     queue = tuple(j for j in st.queue if pj[j] == k)
     running = tuple(j for j in st.running if pj[j] == k)
     n_free = st.alloc.n_free_in(lo, hi)
-    fz = frozen if frozen is not None else frozen_job_arrays(jobs)
+    fz = _frozen_start(st, frozen if frozen is not None else frozen_job_arrays(jobs))
     if part.share:
         return _slot_view(st, jobs, cfg, fz, part, queue, running, n_free, (power, headroom, facility_W), lookahead)
     down = st.alloc.down_count
@@ -143,7 +154,7 @@ def _partition_view(st: PlatformState, jobs: JobTable, gov: PowerCapGovernor, cf
     grows = (power is None and not down[lo:hi].any()
              and not any(b > now and np.any((np.asarray(nd) >= lo) & (np.asarray(nd) < hi))
                          for _, b, nd, _ in cfg.downtimes))
-    return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running, start_s=st.start,
+    return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running,
                          n_nodes=int(jobs.pools[k]), power_W=power, power_headroom_W=headroom, **fz,
                          availability_fn=availability, availability_grows=grows, lookahead=lookahead)
 
@@ -182,7 +193,7 @@ def _slot_view(st: PlatformState, jobs: JobTable, cfg: SimulationConfig, fz: dic
              and not any(b > now and slots_of(nd).size for _, b, nd, _ in cfg.downtimes))
     sl = np.asarray(jobs.slots).view()
     sl.flags.writeable = False
-    return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running, start_s=st.start,
+    return SchedulerView(now_s=now, queue=queue, free_nodes=n_free, running=running,
                          n_nodes=int(jobs.pools[part.index]) * S, power_W=power, power_headroom_W=headroom,
                          **dict(fz, nodes=sl), availability_fn=availability, availability_grows=grows,
                          lookahead=lookahead)

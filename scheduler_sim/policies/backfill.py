@@ -114,23 +114,25 @@ def backfill_easy(view: SchedulerView, order: list[int], reservations: dict, pre
     now = view.now_s
     if not order:
         return []
-    idx = np.asarray(order, dtype=np.int64)
-    nodes = view.nodes[idx].tolist()
-    est = view.estimate_s[idx].astype(float).tolist()
-    power = view.power_W[idx].astype(float).tolist() if view.power_W is not None else [0.0] * len(order)
     out: list[int] = []
     i = 0
     if view.availability_grows:
         # The profile only grows (jobs only end) and every start-now reservation covers [now, now + d): free
         # nodes stay non-decreasing in time, so a start now fits iff it fits in the nodes free now. The profile
-        # is built (with the same reservations, in the same order) only when a job does not fit.
-        free = view.free_nodes
-        while i < len(order) and nodes[i] <= free:
-            free -= nodes[i]
+        # is built (with the same reservations, in the same order) only when a job does not fit; the job arrays
+        # are read only then (a pass that starts every queued job costs no numpy call).
+        free, vn = view.free_nodes, view.nodes
+        while i < len(order) and int(vn[order[i]]) <= free:
+            free -= int(vn[order[i]])
             out.append(order[i])
             i += 1
         if i >= len(order):
             return out
+    idx = np.asarray(order, dtype=np.int64)
+    nodes = view.nodes[idx].tolist()
+    est = view.estimate_s[idx].astype(float).tolist()
+    power = view.power_W[idx].astype(float).tolist() if view.power_W is not None else [0.0] * len(order)
+    if view.availability_grows:
         prof = Profile.from_view(view)
         for k in range(i):
             prof.reserve(now, est[k], nodes[k], power[k])

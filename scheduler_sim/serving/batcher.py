@@ -153,7 +153,7 @@ class Batcher:
             if b.g is not None:            # a decode run planned with its counts (_decode_run): no gather
                 gen[s] = b.g + m
                 self.kv.grow(rep, s, L=b.L + m)
-                done = s[b.left <= m]
+                done = s[b.left <= m] if m >= b.lmin else None  # none finishes before its fewest tokens left
             else:
                 g = gen[s]                 # one gather: the advanced counts serve the blocks and the finishes
                 g += m
@@ -161,7 +161,7 @@ class Batcher:
                 self.kv.grow(rep, s, g)
                 done = s[g >= st.out[s]]
             rep.outstanding -= m * s.size
-            if done.size:
+            if done is not None and done.size:
                 ds = set(done.tolist())
                 rep.running = [x for x in rep.running if x not in ds]
                 for x in done.tolist():
@@ -211,14 +211,17 @@ class Batcher:
             if not rep.running:
                 return  # idle
             s = np.asarray(rep.running, dtype=np.int64)
-            g = self.st.gen[s]
-            L = self.st.prm[s] + g - 1
-            k_fail = self.kv.decode_capacity(rep, L)
+            st = self.st
+            g = st.gen[s]
+            L = st.prm[s] + g - 1
+            left = st.out[s] - g
+            lmin = int(left.min())
+            k_fail = self.kv.decode_capacity(rep, L, lmin)
             if k_fail == 0:
                 self.preempt(rep)
                 preempted = True
                 continue
-            self._decode_run(rep, t, s, L, k_fail, g)
+            self._decode_run(rep, t, s, L, k_fail, g, left, lmin)
             return
 
     def _plan_prefill(self, rep: Replica, t: float) -> bool:
@@ -249,18 +252,23 @@ class Batcher:
         return True
 
     def _decode_run(self, rep: Replica, t: float, s: np.ndarray, L: np.ndarray, k_fail: int,
-                    g: np.ndarray | None = None) -> None:
+                    g: np.ndarray | None = None, left: np.ndarray | None = None, lmin: int | None = None) -> None:
         """Plan the decode run of sequences ``s`` from t: until the first finishes or the KV cache runs out.
 
         ``g`` (``gen[s]`` now, when the caller has it) and the tokens left are kept on the plan, so its commit
-        needs no gather of the per-request arrays (they do not change while the run is in flight).
+        needs no gather of the per-request arrays (they do not change while the run is in flight); ``left``
+        (``out[s] - g``) and ``lmin`` (its minimum) when the caller has them too. The plan keeps ``lmin``: a run
+        cut shorter than it finishes no sequence, and its commit looks for none.
         """
-        left = self.st.out[s] - (self.st.gen[s] if g is None else g)
-        m = int(min(int(left.min()), k_fail))
+        if left is None:
+            left = self.st.out[s] - (self.st.gen[s] if g is None else g)
+        if lmin is None:
+            lmin = int(left.min())
+        m = int(min(lmin, k_fail))
         self.counts["decode_runs"] += 1
         b = self.cost.decode_run(t, s, L, m)
         if g is not None:
-            b.g, b.L, b.left = g, L, left
+            b.g, b.L, b.left, b.lmin = g, L, left, lmin
         self._begin(rep, b)
 
     def _begin(self, rep: Replica, b: Bulk) -> None:

@@ -216,7 +216,7 @@ class ServingEngine:
             return r
         load = self.batcher.load
         loads = [load(R[x], t) for x in pool]
-        r = pool[int(np.argmin(loads))]
+        r = pool[min(range(len(loads)), key=loads.__getitem__)]  # the first smallest, as np.argmin (int loads)
         prefixes = self.st.ids
         if self.router == "prefix_affinity" and prefixes is not None and len(prefixes[i]):
             best = 0

@@ -147,24 +147,35 @@ class KVCache:
         st.nblk[i] = blk
         return True
 
-    def decode_capacity(self, rep: Replica, L: np.ndarray) -> int:
+    def decode_capacity(self, rep: Replica, L: np.ndarray, enough: int | None = None) -> int:
         """Decode steps the running sequences can take before one needs a block and none is left.
+
+        The capacity is ``(avail // nseq) B + o[avail % nseq]`` with ``o`` the sorted steps each sequence has
+        before its next block boundary (``(-L) mod B``), ``avail`` the free plus evictable blocks. With ``enough``
+        (the caller needs at most that many steps, >= 1), when the lower bound ``(avail // nseq) B`` already
+        reaches it the sort is skipped and ``enough`` returned: ``min(capacity, enough)`` is the same either way.
 
         Parameters
         ----------
         rep : Replica
         L : np.ndarray
             int64, shape (nseq,): cached tokens of each running sequence.
+        enough : int | None
+            Steps the caller will take at most (None: the exact capacity).
 
         Returns
         -------
         int
-            0 when the next step already needs a preemption.
+            0 when the next step already needs a preemption; with ``enough``, possibly ``enough`` in place of a
+            larger capacity.
         """
         nseq = L.size
-        o = np.sort((-L) % self.B)
         avail = rep.free + len(rep.lru) * self.bpp
-        return (avail // nseq) * self.B + int(o[avail % nseq])
+        base = (avail // nseq) * self.B
+        if enough is not None and base >= enough >= 1:
+            return enough
+        o = np.sort((-L) % self.B)
+        return base + int(o[avail % nseq])
 
     def step_blocks(self, L: np.ndarray) -> int:
         """New KV blocks one decode step of sequences with ``L`` cached tokens needs (those on a block boundary).
@@ -197,7 +208,8 @@ class KVCache:
         st = self.st
         if L is None:
             L = st.prm[s] + (st.gen[s] if gen is None else gen) - 1
-        newb = -((-(L - st.shared[s])) // self.B)   # ceil(own cached tokens / B)
+        own = L - st.shared[s] if self.cache_on else L  # without prefix caching no context is shared (0)
+        newb = -((-own) // self.B)                 # ceil(own cached tokens / B)
         rep.free -= int((newb - st.nblk[s]).sum())
         st.nblk[s] = newb
         if rep.free < 0:

@@ -42,7 +42,7 @@ class Bulk:
         ``(request row, prompt tokens)`` prefilled in the step.
     """
 
-    __slots__ = ("kind", "t_start", "ends", "P", "m", "seqs", "chunks", "g", "L", "left")
+    __slots__ = ("kind", "t_start", "ends", "P", "m", "seqs", "chunks", "g", "L", "left", "lmin")
 
     def __init__(self, kind: str, t_start: float, ends: np.ndarray | list, P: np.ndarray | list, seqs: np.ndarray,
                  chunks: Sequence = ()) -> None:
@@ -54,6 +54,7 @@ class Bulk:
         self.seqs = seqs
         self.chunks = chunks
         self.g = self.L = self.left = None  # a decode run's gen, cached tokens and tokens left at its start
+        self.lmin = 0  # the fewest tokens left at its start (with ``left``)
 
 
 class StepCost:

@@ -53,6 +53,23 @@ def test_sequence_gives_the_per_call_outputs_bit_for_bit_and_the_same_schedule()
     assert seq_plant.sequence_calls == 3
 
 
+def test_folded_kernel_blocks_give_the_unfolded_calls_outputs_bit_for_bit():
+    # the kernel hands an adaptive plant the step in progress and the run after it in ONE call (StepIntegrator
+    # fold=True, as for a fixed-step plant): the plan cuts runs at every heat change, so it is the plan of one call
+    # per part, and the outputs and plant steps are those of the unfolded calls
+    first1, run1 = np.full((1, 2), 1.5e5), np.full((40, 2), 1.0e5)
+    first2, run2 = np.full((1, 2), 2.2e5), np.full((25, 2), 2.0e5)
+    unfolded = [first1, run1, first2, run2]
+    folded = [np.concatenate([first1, run1]), np.concatenate([first2, run2])]
+    a, b = ExactLagSequence(max_held_steps=16), ExactLagSequence(max_held_steps=16)
+    sa, sb = AdaptiveStepper(a, n_fine=4), AdaptiveStepper(b, n_fine=4)
+    np.testing.assert_array_equal(_drive(sb, folded), _drive(sa, unfolded))
+    # run of 1: 1 fine; run of 40: 4 fine + 1, 2, 4, 8, 16, 5; run of 1; run of 25: 4 fine + 1, 2, 4, 8, 6
+    assert sa.calls == sb.calls == 1 + (4 + 6) + 1 + (4 + 5) and sa.steps == sb.steps == 67
+    assert a.held_calls == b.held_calls == (6 - 1) + (5 - 1)
+    assert (a.sequence_calls, b.sequence_calls) == (4, 2)
+
+
 def test_failure_inside_a_sequence_keeps_the_steps_completed_before_it():
     # the long step of 4 fails (after 4 fine steps and the long steps of 1 and 2): 7 steps completed, as per call
     for plant in (ExactLag(max_held_steps=16, fail_on_held_call=2),

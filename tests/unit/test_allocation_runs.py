@@ -81,3 +81,29 @@ def test_no_attempt_gives_empty_columns_and_an_empty_attempt_is_refused():
         allocation_runs([(0, 0.0, 1.0, np.array([1]), np.array([5.0])), (0, 0.0, 1.0, np.zeros(0, np.int64),
                                                                           np.zeros(0))],
                         np.array([7]), np.zeros(4, dtype=np.int64))
+
+
+def test_attempt_log_packs_attempts_and_gives_the_same_runs_bit_for_bit():
+    """Issue #26 (end-of-run memory): the run keeps its attempts in an AttemptLog that packs every 4,096 into flat
+    arrays. 9,000 random attempts (three chunks, the last one partly packed when read): iterating gives back every
+    tuple (job, start, end, nodes int64, shares float64) equal to the one appended, and allocation_runs of the log
+    equals allocation_runs of the list, every column and dtype (array_equal on float64), with small and default
+    batches."""
+    from scheduler_sim.kernel.attempts import CHUNK_ATTEMPTS, AttemptLog
+
+    att = _attempts(7, n_att=9000)
+    log = AttemptLog()
+    for x in att:
+        log.append((x[0], np.float64(x[1]), x[2], x[3], x[4]))
+    assert len(log) == 9000 and 9000 > 2 * CHUNK_ATTEMPTS
+    for (j, a, b, nodes, shares), (j2, a2, b2, nodes2, shares2) in zip(att, log):
+        assert (j, a, b) == (j2, a2, b2) and nodes2.dtype == np.int64
+        assert np.array_equal(nodes, nodes2) and np.array_equal(shares, shares2)
+    job_ids = np.arange(1000, 1050, dtype=np.int64)
+    node_cdu = np.arange(512) // 64
+    for batch in (300, 1 << 18):
+        ref = allocation_runs(att, job_ids, node_cdu, batch_nodes=batch)
+        got = allocation_runs(log, job_ids, node_cdu, batch_nodes=batch)
+        for k in ref:
+            assert got[k].dtype == ref[k].dtype and np.array_equal(got[k], ref[k]), k
+    assert sum(1 for _ in log) == 9000  # reading packs the rest; the log still holds every attempt

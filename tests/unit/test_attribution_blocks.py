@@ -32,3 +32,24 @@ def test_weighted_is_the_overlap_sum_of_each_job():
     for j in range(len(a)):
         o = np.array([max(0.0, min(b[j], (k + 1) * dt) - max(a[j], k * dt)) for k in range(n)])
         assert abs(got[j] - float(P[j] @ (o @ q))) <= 1e-9 * max(1.0, abs(got[j]))
+
+
+def test_one_cdu_consumers_give_the_dense_tables_sums_bit_for_bit(monkeypatch):
+    """Consumers that are runs of nodes in one CDU (issue #26: the (runs x CDUs) table held one value a row) are kept
+    as that value and its column (OneCdu): the weighted sums over 6 CDUs, with prices that are zero in some
+    intervals, and the row sums equal the dense table's, array_equal on float64, in one block and in blocks of 7."""
+    P, q, ka, kb, wa, wb, dt, _, _ = _case(m=6, seed=5)
+    rng = np.random.default_rng(9)
+    col = rng.integers(0, 6, P.shape[0])
+    p = P[:, 0].copy()
+    p[::17] = 0.0  # idle runs
+    dense = np.zeros_like(P)
+    dense[np.arange(p.size), col] = p
+    q[::5, 2] = 0.0
+    one = att.OneCdu(p, col)
+    assert np.array_equal(one.row_sums(), dense.sum(axis=1, keepdims=True))
+    for block in (65536, 7):
+        monkeypatch.setattr(att, "WEIGHTED_BLOCK_JOBS", block)
+        for price in (q, np.ones_like(q)):
+            assert np.array_equal(att._weighted(one, price, ka, kb, wa, wb, dt),
+                                  att._weighted(dense, price, ka, kb, wa, wb, dt))

@@ -70,8 +70,8 @@ def test_fmu_step_that_never_returns_stops_the_run_with_a_partial_file(tmp_path)
     warm = _hpctwin(base + ["--days", "0.05", "--out", "warm.h5"], env, tmp_path, 600)  # builds the FMU
     assert warm.returncode == 0, warm.stderr
     fmu = _make_hanging_fmu(cache)
-    r = _hpctwin(base + ["--days", "0.2", "--set", "cooling.step_timeout_s=2", "--out", "hang.h5"], env, tmp_path,
-                 120)  # before the fix: subprocess.TimeoutExpired (the run hangs forever)
+    r = _hpctwin(base + ["--days", "0.2", "--set", "cooling.step_timeout_s=2", "--set", "cooling.stepping=fixed",
+                         "--out", "hang.h5"], env, tmp_path, 120)  # before the fix: TimeoutExpired (hangs forever)
     assert r.returncode == 2, r.stderr
     err = [ln for ln in r.stderr.splitlines() if ln.startswith("hpctwin run: error:")]
     assert len(err) == 1

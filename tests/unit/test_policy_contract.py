@@ -34,6 +34,30 @@ def test_view_is_immutable_and_reads_the_live_state():
     assert v.queue == (1, 2) and v.start_s[1] == 12.0 and start.flags.writeable
 
 
+def test_view_filled_from_frozen_fields_equals_the_constructed_view_and_is_as_immutable():
+    """SchedulerView.of_frozen (the kernel's per-pass view, issue #26): with tuples and read-only views it is filled
+    in directly and equals the constructor's view field by field (defaults included) and stays immutable; with a
+    list or a writeable array it takes the constructor, which freezes them."""
+    nodes, start = np.array([2, 1, 3]), np.array([0.0, np.nan, np.nan])
+    ref = _view([1, 2], nodes, start)
+    kw = dict(now_s=10.0, queue=(1, 2), free_nodes=4, nodes=ref.nodes, estimate_s=ref.estimate_s,
+              submit_s=ref.submit_s, recorded_start_s=ref.recorded_start_s, running=(0,), start_s=ref.start_s)
+    fast = SchedulerView.of_frozen(**kw)
+    for f in dataclasses.fields(SchedulerView):
+        assert getattr(fast, f.name) is getattr(ref, f.name) or getattr(fast, f.name) == getattr(ref, f.name), f.name
+    with pytest.raises(ValueError, match="read-only"):
+        fast.start_s[0] = 1.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.free_nodes = 100
+    start[1] = 12.0  # a view of the live state
+    assert fast.start_s[1] == 12.0
+    slow = SchedulerView.of_frozen(**dict(kw, queue=[1, 2], start_s=start))  # a list and a writeable array
+    assert slow.queue == (1, 2) and isinstance(slow.queue, tuple) and not slow.start_s.flags.writeable
+    assert start.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        slow.start_s[0] = 1.0
+
+
 def test_a_policy_that_writes_into_the_view_fails_loudly():
     class Cheater(BasePolicy):
         name = "cheater"

@@ -255,3 +255,24 @@ def test_air_side_chiller_follows_the_reference_eir_curves():
     rej = fo.air_side_rejected_W(np.array([1e6]), np.array([297.15]))
     assert rej[0] == pytest.approx(out["Q_air_W"][0] + out["P_air_fan_W"][0] + out["P_air_chiller_W"][0], rel=1e-14)
 
+
+
+def test_air_side_economiser_block_skips_the_curves_and_equals_the_mixed_block_bit_for_bit():
+    # a block wholly at or below the economiser limit is answered without the EIR curves (issue 26 item 2): the
+    # same bits as those rows inside a block that needs the curves, and the pumps alone (22 / 19 W/gpm)
+    a = AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=6.28, economiser_wb_max_K=280.15,
+                    condenser_approach_K=4.0, source="test")
+    L = np.linspace(5e4, 2e5, 7)
+    cold = np.linspace(270.0, 280.15, 7)
+    mixed = a.chilled_water_W(np.append(L, 1e5), np.append(cold, 295.15), 2e5)
+    alone = a.chilled_water_W(L, cold, 2e5)
+    np.testing.assert_array_equal(alone, mixed[:7])
+    k_chw = 22.0 / (3.785411784e-3 / 60 * 997.0 * 4186.0 * 12 / 1.8)
+    k_cond = 19.0 / (3.785411784e-3 / 60 * 997.0 * 4186.0 * 10 / 1.8)
+    np.testing.assert_allclose(alone, (k_chw + k_cond) * L, rtol=1e-14)
+    assert mixed[7] == pytest.approx(_eir_by_hand(1e5, 299.15, 6.28, 2e5), rel=1e-12)
+    # the reference record at a COP is built once per (record, COP): another COP is another record
+    b = AirSideSpec(fan_W_per_cfm=0.5, delta_T_K=11.1, chiller_cop=3.14, economiser_wb_max_K=280.15,
+                    condenser_approach_K=4.0, source="test")
+    assert b.chilled_water_W(np.array([1e5]), np.array([295.15]), 2e5)[0] == pytest.approx(
+        _eir_by_hand(1e5, 299.15, 3.14, 2e5), rel=1e-12)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -48,10 +49,19 @@ def test_valve_opening_reset_and_integrator_hand_points():
     assert valve.reset_factor(np.array([[0.3, 0.7, 0.5], [0.1, 0.2, 0.1]]), 0.5).tolist() == [0.7, 0.5]
     # at saturation the tracking term balances the error: I = y + e is at rest
     assert valve.integrator_rate(0.25, 1.0, 1.25, 300.0) == 0.0
+    assert valve.integrator_at_rest(1.0, 0.25) == 1.25  # the steady state's saturated valve
+    # PI (the tower fans): u = k_p e + I; at rest u = y + e, so I = y + e - k_p e = 1 + 0.25 - 0.5 = 0.75
+    I_fan = valve.integrator_at_rest(1.0, 0.25, 2.0)
+    assert I_fan == 0.75 and valve.integrator_rate(0.25, 1.0, 2.0 * 0.25 + I_fan, 300.0) == 0.0
+    assert valve.control_error(np.array([299.0, 302.0]), 300.0, 4.0).tolist() == [-0.25, 0.5]
+    assert valve.control_error_expr("T", "T_set", "span") == "(T - T_set) / span"
     # load feed-forward (issue 22 item 8): k_ff Q / Q_nominal, added to the integrator before the limiter
     np.testing.assert_allclose(valve.feedforward_opening(np.array([0.0, 0.3e6, 1.0e6]), 1e6, 0.85),
                                [0.0, 0.255, 0.85], rtol=1e-15)
     assert valve.feedforward_opening(0.5e6, 1e6, 0.0) == 0.0
+    # the reset's nested max, the one text the generator writes and the CDU replicator rewrites (replicate._resize)
+    assert valve.max_chain_expr("y", 1) == "y[1]" and valve.max_chain_expr("y", 3) == "max(max(y[1], y[2]), y[3])"
+    assert valve.reset_factor_expr("y", 3, "r0") == "max(r0, max(max(y[1], y[2]), y[3]))"
 
 
 @pytest.mark.parametrize("m1,m2", [(10.0, 10.0), (10.0, 5.0), (3.0, 12.0), (10.0, 9.9995)])
@@ -251,6 +261,133 @@ def test_steady_state_fast_plant_and_generator_use_the_library_functions():
             assert copy not in text, copy
 
 
+def _module_file(mod: str) -> Path | None:
+    base = ROOT / Path(*mod.split("."))
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def _call_graph(modules: list[str]) -> dict:
+    """(module, top-level function or class) -> the (module, name) pairs its body refers to, by the module's imports
+    (``pump.x`` with ``from .components import pump``, ``x`` with ``from .modelica import x``, a name of the same
+    module); methods and nested functions are folded into their top-level definition."""
+    graph = {}
+    for mod in modules:
+        path = _module_file(mod)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        pkg = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        mods, names = {}, {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                src = ".".join(pkg[:len(pkg) - node.level + 1] + (node.module or "").split(".")).strip(".") \
+                    if node.level else node.module
+                for a in node.names:
+                    if _module_file(f"{src}.{a.name}"):
+                        mods[a.asname or a.name] = f"{src}.{a.name}"
+                    else:
+                        names[a.asname or a.name] = (src, a.name)
+        top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        for n in tree.body:
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                refs = set()
+                for sub in ast.walk(n):
+                    if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in mods:
+                        refs.add((mods[sub.value.id], sub.attr))
+                    elif isinstance(sub, ast.Name) and sub.id in top:
+                        refs.add((mod, sub.id))
+                    elif isinstance(sub, ast.Name) and sub.id in names:
+                        refs.add(names[sub.id])
+                graph[(mod, n.name)] = refs
+    return graph
+
+
+def _reached(graph: dict, starts) -> set:
+    seen, todo = set(), list(starts)
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo += list(graph.get(k, ()))
+    return seen
+
+
+def _docs_relation_table() -> list[list[str]]:
+    text = (ROOT / "docs" / "cooling.md").read_text(encoding="utf-8")
+    block = text.split("| relation | numpy function", 1)[1].split("\n\n", 1)[0]
+    return [[c.strip() for c in row.strip().strip("|").split("|")] for row in block.splitlines()[2:]]
+
+
+def _table_key(token: str) -> tuple[str, str]:
+    """``pump.x`` -> the component module's ``x``; ``modelica.x`` / ``sizing.x`` -> cooling_fmu's;
+    ``power.facility.C.m`` -> class ``C`` of power.facility."""
+    parts = token.split(".")
+    if parts[0] == "power":
+        return ".".join(parts[:2]), parts[2]
+    if parts[0] in ("modelica", "sizing", "supervisory", "quasisteady"):
+        return f"cooling_fmu.{parts[0]}", parts[1]
+    return f"cooling_fmu.components.{parts[0]}", parts[1]
+
+
+def test_every_relation_of_the_docs_table_is_one_function_the_steady_state_fast_plant_and_generator_reach():
+    """docs/cooling.md's table, row by row, against the code's call graph (issue 22 item 1): each numpy function
+    is reached from the mirror / steady state (``plant_equations``, ``steady_states``) and from the fast plant
+    (:mod:`cooling_fmu.quasisteady`), each fragment from ``generate_plant_modelica``; the sizing rows from
+    :mod:`cooling_fmu.sizing`, the stager from ``supervisory.StagedPlant``, the air side's chiller from
+    ``power.facility.AirSideSpec``; and every component function the plant reaches is in the table or a helper
+    of a function that is (no relation outside the table)."""
+    import importlib
+
+    comps = [f"cooling_fmu.components.{f.stem}" for f in sorted((ROOT / "cooling_fmu" / "components").glob("*.py"))
+             if f.stem != "__init__"]
+    g = _call_graph(comps + ["cooling_fmu.modelica", "cooling_fmu.quasisteady", "cooling_fmu.sizing",
+                             "cooling_fmu.supervisory", "cooling_fmu.replicate", "power.facility"])
+    gen = _reached(g, [("cooling_fmu.modelica", "generate_plant_modelica")])
+    steady = _reached(g, [("cooling_fmu.modelica", "plant_equations"), ("cooling_fmu.modelica", "steady_states")])
+    fast = _reached(g, [k for k in g if k[0] == "cooling_fmu.quasisteady"])
+    sizing = _reached(g, [k for k in g if k[0] == "cooling_fmu.sizing"])
+    elsewhere = {"staging.CellStager": ("cooling_fmu.supervisory", "StagedPlant"),
+                 "chiller.eir_chiller": ("power.facility", "AirSideSpec")}
+    rows = _docs_relation_table()
+    assert len(rows) >= 35, len(rows)
+    named = set()
+    for relation, numpy_col, fragment_col in rows:
+        numpy_fns = [t for t in re.findall(r"`([A-Za-z_][\w.]*)`", numpy_col) if "." in t]
+        fragments = [t for t in re.findall(r"`([A-Za-z_][\w.]*)`", fragment_col) if "." in t]
+        assert numpy_fns, relation
+        for tok in numpy_fns + fragments:
+            mod, name = _table_key(tok)
+            assert hasattr(importlib.import_module(mod), name), f"{relation}: {tok} does not exist"
+            named.add((mod, name))
+        if relation.startswith("CRAH coil"):  # the table says: not in the plant (the air side is AirSideSpec)
+            assert not {_table_key(t) for t in numpy_fns + fragments} & (gen | steady | fast), relation
+            continue
+        if "sizing" in relation:
+            for tok in numpy_fns:
+                assert _table_key(tok) in sizing, f"{relation}: {tok} not used by cooling_fmu.sizing"
+            continue
+        if numpy_col.split("`")[1] in ("staging.CellStager", "power.facility.AirSideSpec.chilled_water_W"):
+            for tok in numpy_fns:
+                if tok in elsewhere:
+                    assert _table_key(tok) in _reached(g, [elsewhere[tok]]), f"{relation}: {tok}"
+            continue
+        for tok in numpy_fns:
+            assert _table_key(tok) in steady, f"{relation}: {tok} not reached by the mirror / steady state"
+            assert _table_key(tok) in fast, f"{relation}: {tok} not reached by the fast plant"
+        for tok in fragments:
+            assert _table_key(tok) in gen, f"{relation}: {tok} not reached by the generator"
+    # the reverse: a component function the plant uses is in the table, or a helper of one that is
+    helpers = _reached(g, [k for k in named if k in g])
+    unlisted = sorted(k for k in gen | steady | fast
+                      if k[0].startswith("cooling_fmu.components.") and not k[1].startswith("_")
+                      and k not in named and k not in helpers)
+    assert not unlisted, f"component functions the plant uses that docs/cooling.md's table does not account for: " \
+                         f"{unlisted}"
+    # the CDU replicator rewrites the generator's nested max with the same function, not a copy of it
+    assert ("cooling_fmu.components.valve", "max_chain_expr") in _reached(g, [("cooling_fmu.replicate", "_resize")])
+
+
 # ------------------------------------------------------------------------------ fragments compiled in a flat model
 PUMP3 = PumpParams(dp_static_Pa=80e3, dp_friction_Pa=120e3, eta_pump=0.78, n_pumps=3)
 DC = drycooler.DryCoolerParams(UA_nominal_W_K=250e3, m_air_nominal_kg_s=180.0, P_fan_nominal_W=70e3)
@@ -286,7 +423,7 @@ def _fragment_model(theta) -> str:
             "eps_tower", "n_on", "P_fan", "Q_tower", "T_tower_out", "m_flow_air", "T_air_out", "m_flow_evap",
             "m_flow_drift", "m_flow_blowdown", "m_flow_makeup", "Q_flow_chiller", "T_chiller_out", "COP_chiller",
             "P_chiller", "Q_dc_out", "T_dc_out", "P_dc_out", "Q_crah_out", "T_air_crah_out", "T_chw_crah_out",
-            "P_crah_out")
+            "P_crah_out", "e_ctl")
     lines += [f"  output Real {o};" for o in outs]
     lines += ["equation", "  der(z) = 0.0;", "  yv[1] = yv1;", "  yv[2] = yv2;", "  yv[3] = yv3;",
               f"  y_sec = {pump.secondary_flow_expr('Q', '1.0e6', '0.25')};",
@@ -297,7 +434,8 @@ def _fragment_model(theta) -> str:
               f"  P_pump = {p_pump};",
               f"  y_valve = {valve.valve_opening_expr('I', '0.2')};",
               f"  dI = {valve.integrator_rate_expr('e', 'y_valve', 'I', '300.0')};",
-              f"  r_dp = {valve.reset_factor_expr('yv', 3, '0.5')};"]
+              f"  r_dp = {valve.reset_factor_expr('yv', 3, '0.5')};",
+              f"  e_ctl = {valve.control_error_expr('T_db', 'T_wb', '2.5')};"]
     lines += ["  " + s for s in hx.counterflow_equations("eps", "C_min", "C_r", "Z", "UA", "cp", "m1", "m2")]
     lines += [f"  w_cw_out = {pipe.tower_water_fraction_expr('w', '0.5')};",
               f"  NTU_tower = {ntu};", f"  eps_tower = {eps_t};",
@@ -339,7 +477,7 @@ def _numpy_reference(theta, u: dict) -> dict:
         "m_flow_blowdown": blow, "m_flow_makeup": make, "Q_flow_chiller": Q_ch,
         "T_chiller_out": u["T_ihx_out"] - Q_ch / (u["m_flow_fac"] * 4186.0), "COP_chiller": cop, "P_chiller": P_ch,
         "Q_dc_out": Q_dc, "T_dc_out": T_dc, "P_dc_out": P_dc, "Q_crah_out": Q_cr, "T_air_crah_out": Ta_cr,
-        "T_chw_crah_out": Tw_cr, "P_crah_out": P_cr,
+        "T_chw_crah_out": Tw_cr, "P_crah_out": P_cr, "e_ctl": valve.control_error(u["T_db"], u["T_wb"], 2.5),
     }
 
 
