@@ -2,8 +2,9 @@
 
 Each run length is measured in a fresh child process (so one length's peak cannot hide another's), which runs the
 main job's configuration over ``--days`` days from day 0, writes the HDF5 file to a temporary folder and prints
-its own peak resident set size (``ru_maxrss``), the RSS just before the file is written (the series and the job
-table in memory) and the file size. With ``--root OLD_CHECKOUT`` the same lengths run on that checkout too (its
+its own peak resident set size (``ru_maxrss``), the RSS just before the rest of the file is written (the job table,
+the attribution and the summary in memory; the series have been streamed into the file during the run since issue
+#26 item 3, docs/performance.md) and the file size. With ``--root OLD_CHECKOUT`` the same lengths run on that checkout too (its
 source put first on ``PYTHONPATH``, this venv's packages) and the new/old ratio of peak RSS is printed, in the same
 run. Memory that is flat in the run length shows as a per-day slope near zero.
 

@@ -258,6 +258,46 @@ def _weighted(P: np.ndarray | OneCdu, q: np.ndarray, ka, kb, wa, wb, dt: float) 
     return out
 
 
+def column_sums(group: object, name: str, n: int, rows: int = 1 << 13) -> np.ndarray:
+    """``np.asarray(group[name], dtype=float).sum(axis=0)`` of an (n, k) series, bit for bit, without holding it
+    whole when the group is streamed (:class:`scheduler_sim.io.stream.StreamedGroup`, its ``blocks``).
+
+    numpy sums the rows of a C-ordered (n, k >= 2) array one after the other (its reduction's inner loop runs over
+    the k columns), so the sum of the first blocks, continued row by row over the next block
+    (``np.add.reduce`` of the running sum stacked on the block), is the same sum in the same order; a single column
+    (k = 1) is summed pairwise along its length, so it is read whole. Tested against the whole-array sum
+    (``tests/unit/test_series_stream.py``).
+
+    Parameters
+    ----------
+    group : object
+        A mapping of series (a dict of arrays, or a streamed group).
+    name : str
+        The series; absent: no columns.
+    n : int
+        Rows of the series (the output intervals), for the empty result of an absent series.
+    rows : int
+        Rows per block read.
+
+    Returns
+    -------
+    np.ndarray
+        Shape (k,): the sum over the rows.
+    """
+    if name not in group:
+        return np.zeros((n, 0)).sum(axis=0)
+    blocks = getattr(group, "blocks", None)
+    if blocks is None:
+        return np.asarray(group[name], dtype=float).sum(axis=0)
+    acc = None
+    for block in blocks(name, rows):
+        block = np.asarray(block, dtype=float)
+        if block.ndim != 2 or block.shape[1] < 2:  # one column: numpy's pairwise sum needs it whole
+            return np.asarray(group[name], dtype=float).sum(axis=0)
+        acc = block.sum(axis=0) if acc is None else np.add.reduce(np.concatenate([acc[None, :], block]), axis=0)
+    return acc if acc is not None else np.asarray(group[name], dtype=float).sum(axis=0)
+
+
 def _safe_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(y > 0, x / np.where(y > 0, y, 1.0), 0.0)
@@ -521,9 +561,9 @@ def attribute(result: object, system: System | None = None, *,
                             else np.full(n, np.nan))
 
     # ---- per CDU and rack
-    P_rack = np.asarray(result.rack.get("P_in_W", np.zeros((n, 0))), dtype=float)
-    n_racks = P_rack.shape[1]
-    R: dict[str, np.ndarray] = {"E_it_J": P_rack.sum(axis=0) * dt}
+    P_rack_sum = column_sums(result.rack, "P_in_W", n)
+    n_racks = P_rack_sum.size
+    R: dict[str, np.ndarray] = {"E_it_J": P_rack_sum * dt}
     R["E_heat_J"] = lf * R["E_it_J"]
     if cv is not None and cv.chain.is_affine and cv.chain.system.n_racks == n_racks:
         R["E_node_dc_J"], R["E_sivoc_loss_J"], R["E_rectifier_loss_J"] = cv.chain.rack_energy_split(R["E_it_J"],

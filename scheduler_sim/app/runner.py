@@ -34,11 +34,14 @@ from ..analysis.limits import hours_above, supply_limit_of_plant
 from ..analysis.grid import grid_attribution, grid_summary
 from ..io.grid import grid_writer
 from ..io.hdf5 import write_run, write_workload_group
+from ..io.stream import SeriesStream
 from ..kernel.config import SimulationConfig
 from ..kernel.faults import sample_failures
 from ..kernel.lookahead import RolloutCooling
 from ..kernel.partitions import map_partitions
 from ..kernel.progress import Spinner
+from ..kernel.recorder import streaming
+from ..kernel.results import series_plan
 from ..kernel.simulation import Simulation
 from ..serving.hardware import resolve_deployment
 from ..serving.run import finish_serving, prepare_serving
@@ -323,6 +326,12 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     -------
     RunOutput
 
+    Raises
+    ------
+    BaseException
+        Whatever a step after the simulation raised, re-raised once the run's streamed temporary is removed
+        (nothing is published; a failed write of the disk: its one-line ``OSError`` instead).
+
     Notes
     -----
     The steps raise ValueError if the output is an input file of the run or a folder; also (from the
@@ -340,15 +349,20 @@ def run_one(cfg: RunConfig, out: str | Path | None, *, progress: bool | None = N
     _prepare_cooling(run)
     _prepare_grid(run)
     _prepare_policy(run, comm)
-    sim, result = _simulate(run)
-    _annotate_result(run, result)
-    ga, grid_content = _grid_results(run, result, sim)
-    limit = _supply_limit(run)
-    attr = _attribution(run, result, limit) if (out is not None and content == "full") or _has_workload(run) \
-        else None
-    _finish_workloads(run, result, attr)
-    room = run_headroom_of(run.cfg, run.system, result, run.wpath, run.origin) if headroom else None
-    path = _write(run, out, result, ga, grid_content, attr, room, content) if out is not None else None
+    sim, result = _simulate(run, out if content == "full" else None)
+    try:
+        _annotate_result(run, result)
+        ga, grid_content = _grid_results(run, result, sim)
+        limit = _supply_limit(run)
+        attr = _attribution(run, result, limit) if (out is not None and content == "full") or _has_workload(run) \
+            else None
+        _finish_workloads(run, result, attr)
+        room = run_headroom_of(run.cfg, run.system, result, run.wpath, run.origin) if headroom else None
+        path = _write(run, out, result, ga, grid_content, attr, room, content) if out is not None else None
+    except BaseException as exc:  # nothing published: the streamed temporary is removed (a disk error: one line)
+        if result.stream is not None:
+            result.stream.abandon(exc)
+        raise
     return _run_output(run, path, result, limit, room)
 
 
@@ -608,8 +622,11 @@ def _prepare_policy(run: _Run, comm) -> None:
                 f"{r['wall_s'] / 3600:.2f} h for {r['useful_s'] / 3600:.2f} h of training")
 
 
-def _simulate(run: _Run):
-    """Build the :class:`Simulation` and run it; the plant is closed whatever happens. Returns (sim, result)."""
+def _simulate(run: _Run, out: str | Path | None = None):
+    """Build the :class:`Simulation` and run it, its series streamed into ``out`` (or a temporary file when None,
+    closed at the end of the run: :mod:`scheduler_sim.io.stream`); the plant is closed whatever happens. Returns
+    (sim, result).
+    """
     cfg, serving, training = run.cfg, run.serving, run.training
     sim = Simulation(run.jobs, run.system, run.policy, run.sim_cfg, plant=run.plant, wet_bulb_K=run.wet_bulb,
                      dry_bulb_K=run.dry_bulb,
@@ -625,11 +642,20 @@ def _simulate(run: _Run):
                                            .cdu.T_sec_sup_set_K)
             except Exception:  # noqa: BLE001 - the limit is a label of the dashboard only
                 run.live.T_limit_K = None
+    stream = SeriesStream(out, lambda: series_plan(sim), sim.t0, (sim.ratio, sim.step_s))
     try:
-        result = sim.run()
+        with streaming(stream):
+            result = sim.run()
+    except BaseException as exc:  # nothing published, the temporary removed (a full disk: its one line)
+        stream.abandon(exc)
+        raise
     finally:
         if run.plant is not None:
             run.plant.close()
+    if result.stream is None:  # the run made no reducer of its own (nothing streamed)
+        stream.discard()
+    elif out is None:  # no output file: the series stay in the closed temporary until the result is freed
+        stream.seal_temporary()
     return sim, result
 
 

@@ -523,10 +523,25 @@ class atomic_h5:
     full disk: the ``OSError`` is trapped where it leaves the Python file object, :class:`_TrappedFile`), the
     temporary is removed, the old file is kept and the disk's error is raised as one ``OSError`` line naming the
     file.
+
+    Parameters
+    ----------
+    path : str | Path
+        The file to publish.
+    digest : bool
+        Set ``content_sha256`` before closing (default); False for a private scratch file that is never an
+        output (the streamed series of a run without an output file, :mod:`scheduler_sim.io.stream`).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, digest: bool = True) -> None:
         self.path = Path(path)
+        self.digest = bool(digest)
+
+    @property
+    def write_error(self) -> OSError | None:
+        """The first failed write (a full disk), trapped by the file object; None while every write succeeded."""
+        trap = getattr(self, "_trap", None)
+        return None if trap is None else trap.error
 
     def __enter__(self) -> h5py.File:
         if self.path.is_dir():
@@ -558,7 +573,9 @@ class atomic_h5:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None and self._trap.error is None:
             try:
-                self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f, untrack_sources(self.f))
+                sources = untrack_sources(self.f)
+                if self.digest:
+                    self.f.attrs[CONTENT_DIGEST_ATTR] = content_digest(self.f, sources)
                 self.f.close()
             except BaseException as failure:  # noqa: BLE001 - re-raised by _abandon
                 exc = failure
@@ -664,7 +681,11 @@ def write_run(path: str | Path, result: SimulationResult, config_json: str, *, r
         raise ValueError(f"write_run: content must be 'full' or 'summary', got {content!r}")
     path = Path(path)
     summary_only = content == "summary"
-    with atomic_h5(path) as f:
+    stream = getattr(result, "stream", None)
+    streamed = (stream is not None and not summary_only and not stream.sealed
+                and stream.path.resolve() == path.resolve())
+    # streamed: the series are in the file already (scheduler_sim.io.stream); the rest is added and the file sealed
+    with (stream.sealing() if streamed else atomic_h5(path)) as f:
         w = SchemaWriter(f, "run-summary" if summary_only else "run")
         if summary_only:
             w.attr("/", "kind", "run-summary")
@@ -689,23 +710,16 @@ def write_run(path: str | Path, result: SimulationResult, config_json: str, *, r
             w.attr("/allocations", "long_name", "Every run attempt of every job as runs of consecutive nodes")
             for name, arr in result.allocations.items():
                 w.dataset(f"/allocations/{name}", arr)
-        w.group("/timeseries")
-        w.dataset("/timeseries/time_s", result.time_s)
+        if not streamed:
+            _write_series(w, result)
         w.attrs("/timeseries", {
             "interval_s": float(result.time_s[1] - result.time_s[0]) if len(result.time_s) > 1 else float("nan"),
             "time_origin_unix_s": float(time_origin_unix_s)})
-        for grp, series in (("facility", result.facility), ("cdu", result.cdu)):
-            w.group(f"/timeseries/{grp}")
-            for name, arr in series.items():
-                w.dataset(f"/timeseries/{grp}/{name}", arr, units=result.units.get(name, unit_of(name)))
         if "PUE" in result.facility and "T_wb_K" not in result.facility:
             w.attr("/timeseries/facility/PUE", "undefined",
                    "no cooling plant was modelled (cooling off): PUE is not defined (NaN)")
-        w.group("/timeseries/rack")
-        for name, arr in result.rack.items():
-            w.dataset(f"/timeseries/rack/{name}", arr)
         if getattr(result, "partitions", None):  # a partitioned system (a one-partition file is unchanged)
-            _write_partitions(w, result)
+            _write_partitions(w, result, series=not streamed)
         w.group("/metrics")
         for by in ("account", "size"):
             gm = group_metrics(result.jobs, by)
@@ -772,11 +786,29 @@ def _write_summary_groups(w: SchemaWriter, result, input_checksums: dict, load_r
         w.attr("/provenance", "twin_latency_s", np.asarray(result.info["twin_latency_s"], dtype=float))
 
 
-def _write_partitions(w: SchemaWriter, result) -> None:
-    """``/timeseries/partition`` and ``/partitions`` of a partitioned system's run (docs/output_schema.md)."""
-    w.group("/timeseries/partition")
-    for name, arr in result.partition.items():
-        w.dataset(f"/timeseries/partition/{name}", arr, units=unit_of(name))
+def _write_series(w: SchemaWriter, result) -> None:
+    """``/timeseries``: interval starts, facility, per-CDU and per-rack series of a result held in memory (a
+    streamed result's are written during the run, :mod:`scheduler_sim.io.stream`).
+    """
+    w.group("/timeseries")
+    w.dataset("/timeseries/time_s", result.time_s)
+    for grp, series in (("facility", result.facility), ("cdu", result.cdu)):
+        w.group(f"/timeseries/{grp}")
+        for name, arr in series.items():
+            w.dataset(f"/timeseries/{grp}/{name}", arr, units=result.units.get(name, unit_of(name)))
+    w.group("/timeseries/rack")
+    for name, arr in result.rack.items():
+        w.dataset(f"/timeseries/rack/{name}", arr)
+
+
+def _write_partitions(w: SchemaWriter, result, series: bool = True) -> None:
+    """``/timeseries/partition`` (unless ``series`` is False: streamed already) and ``/partitions`` of a
+    partitioned system's run (docs/output_schema.md).
+    """
+    if series:
+        w.group("/timeseries/partition")
+        for name, arr in result.partition.items():
+            w.dataset(f"/timeseries/partition/{name}", arr, units=unit_of(name))
     w.group("/partitions")
     for name, arr in result.partitions.items():
         if arr.dtype == object:

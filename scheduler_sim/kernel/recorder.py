@@ -8,12 +8,41 @@ into output intervals (an integer number of steps each).
 
 from __future__ import annotations
 
+import contextlib
 import mmap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["StepIntegrator", "IntervalReducer", "mapped_array"]
+__all__ = ["StepIntegrator", "IntervalReducer", "mapped_array", "streaming"]
+
+#: Sinks waiting for the next :class:`IntervalReducer` made (:func:`streaming`).
+_NEXT_SINK: list = []
+
+
+@contextlib.contextmanager
+def streaming(sink: Callable[[np.ndarray], None]) -> Iterator[None]:
+    """Inside the block, the next :class:`IntervalReducer` made streams to ``sink`` (:meth:`IntervalReducer.stream_to`).
+
+    The run's reducer is made when its simulation starts (by the cooling coupler), before any other; reducers made
+    after it (the twin's rollouts) keep their rows as before.
+
+    Parameters
+    ----------
+    sink : Callable[[np.ndarray], None]
+        Receives each block of finished intervals.
+
+    Yields
+    ------
+    None
+        The block runs the simulation.
+    """
+    _NEXT_SINK.append(sink)
+    try:
+        yield
+    finally:
+        if sink in _NEXT_SINK:  # not claimed (no reducer was made)
+            _NEXT_SINK.remove(sink)
 
 
 def _repeat_rows(row: np.ndarray, m: int) -> np.ndarray:
@@ -201,7 +230,8 @@ class IntervalReducer:
 
     Notes
     -----
-    Rows must arrive in step order. A trailing partial interval is kept until :meth:`finish`.
+    Rows must arrive in step order. A trailing partial interval is kept until :meth:`finish`. After
+    :meth:`stream_to` the finished intervals go to a sink instead of being kept (streamed output, issue #26 item 3).
     """
 
     def __init__(self, ratio: int, n_values: int, chunk_rows: int | None = None) -> None:
@@ -214,6 +244,18 @@ class IntervalReducer:
         self._buf = np.empty((chunk_rows * self.ratio, self.n_values))
         self._fill = 0
         self._chunks: list[np.ndarray] = []
+        self.sink: Callable[[np.ndarray], None] | None = _NEXT_SINK.pop() if _NEXT_SINK else None
+
+    def stream_to(self, sink: Callable[[np.ndarray], None]) -> None:
+        """Hand every block of finished intervals to ``sink(rows)`` (shape (m, n_values), in order) instead of
+        keeping it; :meth:`finish` then returns no rows (the sink holds them: :class:`scheduler_sim.io.stream.SeriesStream`).
+
+        Parameters
+        ----------
+        sink : Callable[[np.ndarray], None]
+            Receives each block; its rows are not kept after the call.
+        """
+        self.sink = sink
 
     def push(self, rows: np.ndarray) -> None:
         """Append rows of shape (m, n_values)."""
@@ -230,8 +272,11 @@ class IntervalReducer:
     def _flush(self) -> None:
         whole = (self._fill // self.ratio) * self.ratio
         if whole:
-            chunk = mapped_array((whole // self.ratio, self.n_values))
-            self._chunks.append(self._buf[:whole].reshape(-1, self.ratio, self.n_values).mean(axis=1, out=chunk))
+            means = self._buf[:whole].reshape(-1, self.ratio, self.n_values)
+            if self.sink is not None:  # streamed: the block goes to the file, nothing is kept
+                self.sink(means.mean(axis=1))
+            else:
+                self._chunks.append(means.mean(axis=1, out=mapped_array((whole // self.ratio, self.n_values))))
             rest = self._fill - whole
             self._buf[:rest] = self._buf[whole:self._fill]
             self._fill = rest
@@ -239,10 +284,13 @@ class IntervalReducer:
     def finish(self) -> np.ndarray:
         """Return all complete intervals, shape (n_intervals, n_values); a partial last interval is dropped.
 
-        Callers run the simulation to an interval boundary so nothing is dropped.
+        Callers run the simulation to an interval boundary so nothing is dropped. With a sink
+        (:meth:`stream_to`) the last intervals go to it and the array returned has no rows.
         """
         self._flush()
         self._buf = np.empty((0, self.n_values))  # the step buffer is not needed any more (a partial interval is dropped)
+        if self.sink is not None:
+            return np.empty((0, self.n_values))
         # One copy into an array whose pages are touched only as it fills, each chunk released once copied, so the
         # peak is one copy of the series plus one chunk (np.concatenate held both whole copies: +0.5 GB on a year
         # of Theta at 60 s intervals). Same values as np.concatenate, bit for bit.

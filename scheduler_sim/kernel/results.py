@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,12 +26,12 @@ from .coupler import PlantStopped
 from .jobdata import JobOutcome
 from .progress import RunHooks
 from .recorder import StepIntegrator
-from .state import POWER_SERIES, SCHEDULER_SERIES
+from .state import POWER_SERIES, SCHEDULER_SERIES, StateLayout
 
 if TYPE_CHECKING:  # typing only: what the service uses of the platform (kernel.platform)
     from .platform import ResultPlatform
 
-__all__ = ["SimulationResult", "ResultBuilder", "allocation_runs", "finish_completed", "finish_stopped"]
+__all__ = ["SimulationResult", "ResultBuilder", "allocation_runs", "finish_completed", "finish_stopped", "series_plan"]
 
 
 @dataclass
@@ -84,6 +85,70 @@ class SimulationResult:
     allocations: dict[str, np.ndarray] = field(default_factory=dict)
     partition: dict[str, np.ndarray] = field(default_factory=dict)
     partitions: dict[str, np.ndarray] = field(default_factory=dict)
+    stream: object = None
+
+
+def _columns(spec: int | slice | list) -> Callable[[np.ndarray], np.ndarray]:
+    """``rows -> rows[:, spec]``: a view for a column or a slice, a copy for a list of columns."""
+    return lambda rows: rows[:, spec]
+
+
+def _partition_it(lay: StateLayout, parts: tuple) -> Callable[[np.ndarray], np.ndarray]:
+    """``rows -> (m, n_partitions)``: each partition's IT power, the sum of its racks' input in each row."""
+    def take(rows: np.ndarray) -> np.ndarray:
+        P_rack = rows[:, lay.rack:lay.rack + lay.n_racks]
+        return np.stack([P_rack[:, p.first_rack:p.first_rack + p.n_racks].sum(axis=1) for p in parts], axis=1)
+    return take
+
+
+def series_plan(sim: ResultPlatform) -> list[tuple[str, str, Callable[[np.ndarray], np.ndarray], str | None,
+                                                   tuple[int, ...]]]:
+    """Every output series taken from the interval rows of the reducer, in the order of the file.
+
+    Parameters
+    ----------
+    sim : ResultPlatform
+        The platform (its layout, plant, coupler and system), before or after its run.
+
+    Returns
+    -------
+    list of tuple
+        ``(group, name, take, unit, row_shape)``: ``/timeseries/<group>/<name>`` is ``take(rows)`` of a block of
+        interval rows (shape (m, n_columns) -> (m,) + row_shape); ``unit`` the plant's unit of a plant output,
+        None for a series whose name carries its unit. The facility's further series (``P_facility_W``, ``PUE`` ...) are
+        computed from these at the end of the run (:class:`ResultBuilder`).
+    """
+    lay, plant = sim.layout, sim.plant
+    nc = lay.n_cdus
+    plan: list = [("facility", name, _columns(nc + i), None, ()) for i, name in enumerate(POWER_SERIES)]
+    plan += [("facility", name, _columns(lay.counts + i), None, ()) for i, name in enumerate(SCHEDULER_SERIES)]
+    plan.append(("cdu", "Q_flow_W", _columns(slice(0, nc)), None, (nc,)))
+    plan.append(("rack", "P_in_W", _columns(slice(lay.rack, lay.rack + lay.n_racks)), None, (lay.n_racks,)))
+    if plant is not None:
+        off = lay.size
+        plan.append(("facility", "T_wb_K", _columns(off), None, ()))
+        pi = plant.P_cooling_index
+        for i, name in enumerate(plant.output_names):
+            if cdu_series_name(name) is None and i != pi:  # that one is P_cooling_W below
+                plan.append(("facility", name, _columns(off + 1 + i), plant.output_units[i], ()))
+        for base, idx in group_cdu_columns(plant.output_names).items():
+            cols = [off + 1 + i for i in idx]
+            contiguous = cols == list(range(cols[0], cols[0] + len(cols)))
+            # a view where the CDU columns are adjacent (the generated plant's): no copy of the series
+            take = _columns(slice(cols[0], cols[0] + len(cols)) if contiguous else cols)
+            plan.append(("cdu", base, take, plant.output_units[idx[0]], (len(cols),)))
+        plan.append(("facility", "P_cooling_W", _columns(off + 1 + pi), None, ()))
+    n_ovh = sim.coupler.n_overheads
+    width = lay.size + (1 + len(plant.output_names) if plant is not None else 0) + n_ovh
+    if n_ovh:
+        plan += [("facility", name, _columns(width - n_ovh + i), None, ())
+                 for i, name in enumerate(OVERHEAD_SERIES)]
+    if sim.system.partitioned:
+        plan.append(("partition", "P_it_W", _partition_it(lay, tuple(sim.system.partitions)), None,
+                     (lay.n_parts,)))
+        plan.append(("partition", "busy_nodes", _columns(slice(lay.part_busy, lay.part_busy + lay.n_parts)),
+                     None, (lay.n_parts,)))
+    return plan
 
 
 class ResultBuilder:
@@ -99,16 +164,31 @@ class ResultBuilder:
         self.sim = sim
 
     def build(self) -> SimulationResult:
-        """The result (adds the policy's and the facility's entries and the warnings to the run's info)."""
+        """The result (adds the policy's and the facility's entries and the warnings to the run's info).
+
+        With a streamed reducer (its sink a :class:`scheduler_sim.io.stream.SeriesStream`) the series are read from
+        the stream's file when used (never held whole) and the end-of-run series are written into it; the values
+        are those of the in-memory result, bit for bit.
+        """
         sim = self.sim
         sim.info.update(sim.policy.run_info())
-        rows = sim.coupler.reducer.finish()
-        n_int = rows.shape[0]
-        time_s = sim.t0 + (np.arange(n_int) * sim.ratio) * sim.step_s  # step boundaries, integer counts
-        facility, cdu, rack = self._electrical_series(rows)
+        red = sim.coupler.reducer
+        rows = red.finish()
+        stream = red.sink if hasattr(red.sink, "group") else None
+        groups: dict = {g: {} for g in ("facility", "cdu", "rack", "partition")}
+        if stream is None:
+            n_int = rows.shape[0]
+            time_s = sim.t0 + (np.arange(n_int) * sim.ratio) * sim.step_s  # step boundaries, integer counts
+            for group, name, take, _, _ in series_plan(sim):
+                groups[group][name] = take(rows)  # views of the row block where the columns are adjacent
+        else:
+            n_int = stream.finish()
+            time_s = stream.time_s()
+            groups = {g: stream.group(g) for g in groups}
+        facility, cdu, rack = groups["facility"], groups["cdu"], groups["rack"]
         totals = self._totals()
-        units = self._plant_series(rows, facility, cdu, totals)
-        self._facility_overheads(facility, totals, rows)
+        units = self._plant_series(facility, totals, n_int)
+        self._facility_overheads(facility, totals, n_int)
         jobs = self._job_table()
         allocations = allocation_runs(sim.attempts, jobs["job_id"].to_numpy(), sim.system.node_cdu)
         summary = metrics.summarize(jobs, totals, facility, n_nodes=sim.system.n_nodes, t0=sim.t0, time_s=time_s,
@@ -116,7 +196,8 @@ class ResultBuilder:
                                     cooling=sim.plant is not None)
         self._warnings(facility)
         self._counts(summary, time_s, facility)
-        series, table = self._partitions(rows, rack, jobs, time_s) if sim.system.partitioned else ({}, {})
+        series, table = (self._partitions(groups["partition"], rack, jobs) if sim.system.partitioned
+                         else ({}, {}))
         for k, name in enumerate(table.get("name", ())):  # per-partition headlines in /summary
             for m in ("utilisation", "mean_wait_s", "mean_bounded_slowdown", "E_it_J", "peak_it_W", "peak_rack_W",
                       "jobs"):
@@ -124,10 +205,9 @@ class ResultBuilder:
         return SimulationResult(jobs=jobs, time_s=time_s, facility=facility, cdu=cdu, totals=totals,
                                 summary=summary, info=dict(sim.info), units=units, rack=rack,
                                 job_cdu_it_W=sim.state.ledger.job_cdu_it_W, allocations=allocations,
-                                partition=series, partitions=table)
+                                partition=series, partitions=table, stream=stream)
 
-    def _partitions(self, rows: np.ndarray, rack: dict, jobs: pd.DataFrame,
-                    time_s: np.ndarray) -> tuple[dict, dict]:
+    def _partitions(self, series: dict, rack: dict, jobs: pd.DataFrame) -> tuple[dict, dict]:
         """Per-partition series (IT power from its racks, busy nodes) and the partition table of a partitioned
         system: its description, exact IT energy (the step sums of its racks' input), peak rack input against
         its rack limit, and the scheduling metrics of its jobs (:func:`metrics.partition_metrics`).
@@ -137,8 +217,7 @@ class ResultBuilder:
         lay = sim.layout
         P_rack = rack["P_in_W"]
         sums = sim.coupler.step_sums
-        p_it = np.stack([P_rack[:, p.first_rack:p.first_rack + p.n_racks].sum(axis=1) for p in parts], axis=1)
-        series = {"P_it_W": p_it, "busy_nodes": rows[:, lay.part_busy:lay.part_busy + lay.n_parts]}
+        p_it = series["P_it_W"]  # per-partition IT power, summed from its racks (series_plan)
         span = float(sim.info["t_final_s"] - sim.t0)
         table = {
             "name": np.array([p.name for p in parts], dtype=object),
@@ -161,19 +240,6 @@ class ResultBuilder:
         table["cdu_partitions"] = np.array(["+".join(x) for x in cdu_parts], dtype=object)
         return series, table
 
-    def _electrical_series(self, rows: np.ndarray) -> tuple[dict, dict, dict]:
-        """Facility power and scheduler series, CDU heat and rack input from the step columns."""
-        lay = self.sim.layout
-        nc = lay.n_cdus
-        facility: dict[str, np.ndarray] = {}
-        cdu: dict[str, np.ndarray] = {"Q_flow_W": rows[:, :nc]}
-        for i, name in enumerate(POWER_SERIES):
-            facility[name] = rows[:, nc + i]
-        for i, name in enumerate(SCHEDULER_SERIES):
-            facility[name] = rows[:, lay.counts + i]
-        rack = {"P_in_W": rows[:, lay.rack:lay.rack + lay.n_racks]}
-        return facility, cdu, rack
-
     def _totals(self) -> dict[str, float]:
         """Energies of the run [J] (exact integrals of the step function) and its duration [s]."""
         sim = self.sim
@@ -189,34 +255,18 @@ class ResultBuilder:
             "duration_s": float(sim.info["t_final_s"] - sim.t0),
         }
 
-    def _plant_series(self, rows: np.ndarray, facility: dict, cdu: dict, totals: dict) -> dict[str, str]:
-        """Wet-bulb, the plant's outputs (plant-level and per CDU) and cooling power / energy; returns the units."""
+    def _plant_series(self, facility: dict, totals: dict, n_int: int) -> dict[str, str]:
+        """Cooling energy (and a zero ``P_cooling_W`` without a plant); returns the units of the plant's series."""
         sim = self.sim
         plant = sim.plant
-        units: dict[str, str] = {}
         if plant is None:
             totals["E_cooling_J"] = 0.0
-            facility["P_cooling_W"] = np.zeros(rows.shape[0])
-            return units
-        off = sim.layout.size
-        facility["T_wb_K"] = rows[:, off]
-        pi = plant.P_cooling_index
-        for i, name in enumerate(plant.output_names):
-            base = cdu_series_name(name)
-            units[base or name] = plant.output_units[i]
-            if base is None and i != pi:  # that one is P_cooling_W below
-                facility[name] = rows[:, off + 1 + i]
-        for base, idx in group_cdu_columns(plant.output_names).items():
-            cols = [off + 1 + i for i in idx]
-            contiguous = cols == list(range(cols[0], cols[0] + len(cols)))
-            # a view where the CDU columns are adjacent (the generated plant's): no copy of the series (a year of
-            # 60 s intervals is 4 MB per column)
-            cdu[base] = rows[:, cols[0]:cols[0] + len(cols)] if contiguous else rows[:, cols]
-        totals["E_cooling_J"] = float(sim.coupler.plant_sums[pi])
-        facility["P_cooling_W"] = rows[:, off + 1 + pi]
-        return units
+            facility["P_cooling_W"] = np.zeros(n_int)
+            return {}
+        totals["E_cooling_J"] = float(sim.coupler.plant_sums[plant.P_cooling_index])
+        return {cdu_series_name(name) or name: plant.output_units[i] for i, name in enumerate(plant.output_names)}
 
-    def _facility_overheads(self, facility: dict, totals: dict, rows: np.ndarray) -> None:
+    def _facility_overheads(self, facility: dict, totals: dict, n_int: int) -> None:
         """Facility series and totals beyond IT and the liquid plant (:mod:`power.facility`), and the metrics.
 
         Adds ``P_<stage>_W`` series and ``E_<stage>_J`` totals, ``P_electrical_loss_W`` (transformer + switchgear
@@ -228,12 +278,10 @@ class ResultBuilder:
         counted and the PUEs are NaN.
         """
         sim = self.sim
-        n_int = rows.shape[0]
         n_ovh = sim.coupler.n_overheads
         for i, name in enumerate(OVERHEAD_SERIES):
             key = "E_air_heat_J" if name == "Q_air_W" else "E" + name[1:-2] + "_J"
-            if n_ovh:
-                facility[name] = rows[:, rows.shape[1] - n_ovh + i]
+            if n_ovh:  # the series is a column of the rows (series_plan)
                 totals[key] = float(sim.coupler.overhead_sums[i])
             else:
                 facility[name] = np.zeros(n_int)

@@ -477,3 +477,97 @@ def test_content_digest_hashes_the_written_arrays_from_memory_and_equals_the_rea
         assert f.attrs["content_sha256"] == hdf5io.content_digest(f)  # everything read back: the same digest
         np.testing.assert_array_equal(f["/timeseries/cdu/Q_flow_W"][()], cdu)
     assert verify_file(out, require_digest=True)
+
+
+# ---- streamed series (issue #26 item 3) ---------------------------------------------------------------------------
+def _stream_cfg(tmp_path: Path, days: float = 1.0, cooling: str = "false") -> Path:
+    cfg = tmp_path / "stream.toml"
+    cfg.write_text(f'name = "stream"\nsystem = "theta"\n[trace]\nwindow_start_days = 181\nwindow_days = {days}\n'
+                   f'[cooling]\nenabled = {cooling}\nmodel = "fast"\n[output]\nprogress = false\n')
+    return cfg
+
+
+def _datasets(path: Path) -> dict:
+    out = {}
+    with h5py.File(path) as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                out[name] = (obj[()], dict(obj.attrs))
+        f.visititems(visit)
+        out["/"] = {k: v for k, v in f.attrs.items()}
+    return out
+
+
+def test_streamed_file_equals_the_file_of_the_in_memory_result(tmp_path, monkeypatch):
+    """The series streamed into the file during the run (fast plant: facility, per-CDU, rack, overheads and the
+    end-of-run PUE series) give the same file as the result held in memory and written at the end: every dataset
+    equal bit for bit with the same attributes, and the same content_sha256."""
+    from scheduler_sim.app import runner
+    from scheduler_sim.app.config import load_config
+
+    cfg = load_config(_stream_cfg(tmp_path, 2.0, "true"))
+    streamed = tmp_path / "streamed.h5"
+    runner.run_one(cfg, streamed, progress=False)
+    monkeypatch.setattr(runner, "streaming", lambda sink: contextlib.nullcontext())  # no reducer takes the stream
+    held = tmp_path / "held.h5"
+    runner.run_one(cfg, held, progress=False)
+    assert verify_file(streamed) is True and verify_file(held) is True and _tmps(tmp_path) == []
+    a, b = _datasets(streamed), _datasets(held)
+    assert sorted(a) == sorted(b) and any(k.startswith("timeseries/cdu/") for k in a)
+    with h5py.File(streamed) as f:
+        assert f["timeseries/facility/P_it_W"].maxshape == (None,)  # appended by resize during the run
+        assert f["timeseries/facility/PUE"].shape == f["timeseries/time_s"].shape
+    with h5py.File(held) as f:
+        assert f["timeseries/facility/P_it_W"].maxshape != (None,)
+    for k in a:
+        if k == "/":
+            continue
+        np.testing.assert_array_equal(a[k][0], b[k][0], err_msg=k)
+        assert a[k][0].dtype == b[k][0].dtype and a[k][1] == b[k][1], k
+    assert a["/"]["content_sha256"] == b["/"]["content_sha256"]
+
+
+def test_run_killed_mid_stream_publishes_no_file(tmp_path):
+    """A run killed (SIGKILL) while its series stream into the private temporary: no file at the output name."""
+    import signal
+    import time
+
+    cfg = _stream_cfg(tmp_path, 20.0)
+    out = tmp_path / "k.h5"
+    p = subprocess.Popen([sys.executable, "-m", "scheduler_sim", "run", str(cfg), "--out", str(out), "--quiet"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        t_end = time.monotonic() + 300
+        while not _tmps(tmp_path) and p.poll() is None and time.monotonic() < t_end:
+            time.sleep(0.05)
+        assert _tmps(tmp_path), "the run should stream into its temporary before it ends"
+        size = 0
+        while p.poll() is None and time.monotonic() < t_end:  # wait for streamed blocks to reach the temporary
+            size = (tmp_path / _tmps(tmp_path)[0]).stat().st_size
+            if size > 100_000:
+                break
+            time.sleep(0.05)
+        assert p.poll() is None and size > 100_000
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert not out.exists() and len(_tmps(tmp_path)) == 1  # only the unpublished temporary, never the output
+
+
+def test_disk_full_mid_stream_is_one_line_exit_2_and_stops_the_run(tmp_path, capsys, monkeypatch):
+    """ENOSPC while the series stream (the disk fills after the first blocks reached it): one line naming the file,
+    exit 2, no file and no temporary, and the run stopped there (its result was never built)."""
+    from scheduler_sim.kernel import results
+
+    built = []
+    real_build = results.ResultBuilder.build
+    monkeypatch.setattr(results.ResultBuilder, "build", lambda self: built.append(1) or real_build(self))
+    cfg = _stream_cfg(tmp_path, 14.0)  # the reducer hands its first block over after ~9 days
+    out = tmp_path / "full.h5"
+    with _disk_full_after(3):  # a few chunks reach the disk, then it is full (chunks are written ~6 days in)
+        assert main(["run", str(cfg), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(out) in err[0] and "No space left on device" in err[0]
+    assert built == [] and not out.exists() and _tmps(tmp_path) == []
