@@ -8,7 +8,9 @@ plant description, the question's arguments and the code that computes them, so 
 the same way as the FMU's stability limit (:func:`cooling_fmu.plant.max_stable_step_s`):
 
 * the key is a SHA-256 of :func:`cooling_fmu.plant.plant_hash` (the generated Modelica source, the source text of
-  :mod:`cooling_fmu.modelica` and of the component library, the numpy version), the source text of
+  :mod:`cooling_fmu.modelica` and of the component library, the numpy version), the plant description itself (its
+  JSON: fields the Modelica does not carry, such as ``tower.Q_air_side_design_W`` or a pump group's
+  ``n_pumps_standby``, change the N+1 answers), the source text of
   :mod:`cooling_fmu.sizing`, :mod:`cooling_fmu.redundancy` and this module, the question's name and its arguments
   written exactly (every float as ``float.hex``);
 * an entry is a small JSON file ``<model>-<key16>.<question>.json`` holding the key and a SHA-256 of its payload; it
@@ -71,7 +73,8 @@ def figure_key(params: PlantParams, question: str, *args: object) -> str:
     from .plant import plant_hash
 
     h = hashlib.sha256()
-    for part in (plant_hash(params), *_source_texts(), question, *(_exact(a) for a in args)):
+    for part in (plant_hash(params), params.model_dump_json(), *_source_texts(), question,
+                 *(_exact(a) for a in args)):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()

@@ -1202,6 +1202,24 @@ def steady_states(params: PlantParams, heat_w: np.ndarray, T_wb_K: np.ndarray,
         yf = y_fan[rows]
         T_fs[rows] = _bisect(lambda T: T - loop(rows, T, yf)[4], T_air[rows] - 50.0, T_air[rows] + 150.0,
                              xtol=xtol_K)
+        # the fixed point can have a second root away from the physical one: on the wrong side of the set point (a
+        # large trim chiller running flat out while the IHX hands its condenser heat back from the basin: Theta's
+        # 1 MW chiller at 16 kW and a 19 C wet-bulb gave 31.6 C "at the fan floor"), or a runaway far above the
+        # wet-bulb (178 C for a generated 1 MW towers plant at 1.16 MW and 25.4 C). The fan controller rests at its
+        # floor only at or below the set point and at full air only at or above it, and a facility supply more than
+        # 50 K above the wet-bulb is no plant's; a row whose root lies outside that side is solved again inside it
+        # when the side holds a root (rows with a unique root keep their answer bit for bit)
+        floor = yf < 1.0
+        lo_s = np.where(floor, T_air[rows] - 50.0, T_set)
+        hi_s = np.where(floor, T_set, np.maximum(T_set, T_air[rows] + 50.0))
+        outside = (T_fs[rows] < lo_s) | (T_fs[rows] > hi_s)
+        if outside.any():
+            g_lo = lo_s - loop(rows, lo_s, yf)[4]
+            g_hi = hi_s - loop(rows, hi_s, yf)[4]
+            wrong = np.flatnonzero(outside & ((g_lo > 0) != (g_hi > 0)))
+            if wrong.size:
+                r = rows[wrong]
+                T_fs[r] = _bisect(lambda T: T - loop(r, T, yf[wrong])[4], lo_s[wrong], hi_s[wrong], xtol=xtol_K)
         # without heat every facility temperature the IHX bypass holds is at rest: take the water at the basin,
         # max(T_wb, T_tower_min), where that is a rest point (as plant v4 without the IHX bypass)
         T0 = np.maximum(T_air[rows], T_min)

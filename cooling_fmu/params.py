@@ -66,6 +66,13 @@ class PumpParams(BaseModel):
     n_pumps : int
         Identical pumps sharing the duty in parallel (1..16, default 1), staged with the flow; the heads and the
         nominal flow are those of the whole group.
+    n_pumps_standby : int
+        Identical standby pumps beside the duty group (0..4, default 0): idle (no power, no flow) while every duty
+        pump runs; one starts when a duty pump fails, so the group still moves its design flow with one pump out
+        (N+1 pumps, one standby per group: the usual primary-pump arrangement of ASHRAE Handbook HVAC Systems
+        and Equipment ch. 44 and the redundant capacity components of Uptime Institute Tier II-IV; ASSUMPTION:
+        neither text could be opened here, ../shared/notes has no site description of its pumps;
+        :func:`cooling_fmu.redundancy.n_plus_one`). The running plant and its FMU do not use it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -73,6 +80,7 @@ class PumpParams(BaseModel):
     dp_friction_Pa: float = Field(ge=0, json_schema_extra={"unit": "Pa"})
     eta_pump: float = Field(gt=0, le=1)
     n_pumps: int = Field(default=1, ge=1, le=16)
+    n_pumps_standby: int = Field(default=0, ge=0, le=4)
 
     @model_validator(mode="after")
     def _some_head(self) -> PumpParams:

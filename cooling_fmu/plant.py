@@ -864,7 +864,8 @@ class CoolingPlant(_ClosedOnExit):
             number of steps; the FMU's clock starts at ``start_time_s - warmup_s``). The way to start a site FMU
             near its steady state.
         T_db_K : float | None
-            Dry-bulb for the first step [K] (input ``T_db`` when the map has it); None: the wet-bulb.
+            Dry-bulb for the first step [K] (input ``T_db`` when the map has it; a generated plant's steady start
+            is taken at it, so a dry or hybrid bank starts settled); None: the wet-bulb.
         Q_air_side_W : float | None
             Air-side heat into the tower water for the first step [W] (input ``Q_flow_air_side``); None: 0. The
             generated plant's steady start includes it.
@@ -901,7 +902,7 @@ class CoolingPlant(_ClosedOnExit):
         elif self.own_model:
             qa = float(Q_air_side_W or 0.0) if self._io.has_air_side and steady else 0.0
             states = analytic_steady_state(self.params, q if steady else np.zeros_like(q), float(T_wb_K),
-                                           Q_air_side_W=qa)["x"]
+                                           T_db_K=None if T_db_K is None else float(T_db_K), Q_air_side_W=qa)["x"]
         u = self._io.fmu_inputs(q[None, :], np.array([float(T_wb_K)]), 0.0, T_db_K, Q_air_side_W)[0]
         t_fmu0 = float(start_time_s) - n_warm * self.step_s
         y = self._stepper.start(t_fmu0, u, None if states is None else self._io.states_to_fmu(states))

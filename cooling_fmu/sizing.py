@@ -10,7 +10,10 @@ valve and secondary temperatures follow from its own heat at that facility suppl
 (:func:`cooling_fmu.modelica._valves_at`). This is evaluated on a fine grid of scale factors of the heat shape up
 to 3 x ``cdu.Q_flow_nominal_W`` on the hottest CDU, and the capacity is the first crossing of the bound (linear
 between grid points). When nothing in that range crosses it, the capacity is *at least* the range's end and
-:attr:`Capacity.at_least` says so. With equal heat on every CDU it is the analytic steady state exactly (tested:
+:attr:`Capacity.at_least` says so. Every load carries the air side's heat into the tower water
+(:func:`air_side_heat_w`: the plant's ``tower.Q_air_side_design_W`` in proportion to the load), the heat the towers
+are sized for (below); before session 9 the capacity left it out, so a site builder's towers plant was chosen for
+less heat than it rejects. With equal heat on every CDU it is the analytic steady state exactly (tested:
 the supply sits at set point + ``tol_K`` at the capacity).
 
 Until the component library of plant v5 lands these figures come from today's plant description
@@ -46,6 +49,18 @@ approach: 30.1 C at design with every unit running, against a 29 C set point. A 
 The two sizes are coupled (the facility pumps' shaft heat, part of the towers' design heat, depends on how far the
 CDU valves open at the facility supply the IHX gives), so :func:`size_towers_and_ihx` takes their joint fixed
 point: three passes move ``NTU_nominal`` by 2e-7 on the Frontier-like plant.
+
+**Trim chiller at the design day** (:func:`size_trim_chiller`, :func:`size_towers_and_chiller`): a plant whose
+facility set point lies below ``T_wb_design + approach`` (Theta-like: 24 C against the 25.41 C 0.4 % wet-bulb of
+Chicago O'Hare, :func:`cooling_fmu.weather.design_conditions`) holds it only with its chiller, so the chiller is
+sized there: ``chiller.Q_flow_max_W`` is the smallest reference capacity at which the steady state at design heat,
+the air side's design heat and the design wet-bulb, with the design cells (``n_cells - n_cells_standby``) at full
+fans, leaves the facility supply at the chiller's set point ``T_fac_sup_set + dT_deadband`` (bisection: the supply
+falls as the capacity grows until the chiller holds it). The available capacity is ``Q_flow_max_W x CAPFT`` of the
+reference chiller's EnergyPlus curve at that leaving water and the basin's condenser water
+(:mod:`cooling_fmu.components.chiller`). The towers' design heat holds the chiller's condenser heat and the chiller's
+load the water the towers leave, so the two sizes are a joint fixed point. Before this (session 8) Theta's chiller
+was 600 kW (ASSUMPTION "40 % of design heat"): 27.1 C facility supply at design with every unit running.
 """
 
 from __future__ import annotations
@@ -60,9 +75,9 @@ from .params import PlantParams
 #: their figures are read to 0.01 K, and 1e-6 K takes about 4x fewer tower evaluations than adjacent doubles.
 SIZING_XTOL_K = 1e-6
 
-__all__ = ["Capacity", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed",
-           "design_tower_heat_w", "size_tower_ntu", "size_ihx_ua", "size_towers_and_ihx",
-           "design_cells"]
+__all__ = ["Capacity", "air_side_heat_w", "plant_capacity", "supply_temperatures_K", "with_tower_cells", "tower_cells_needed",
+           "design_tower_heat_w", "size_tower_ntu", "size_ihx_ua", "size_towers_and_ihx", "size_trim_chiller",
+           "size_towers_and_chiller", "design_cells"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,9 +105,35 @@ class Capacity:
     worst_cdu: int
 
 
+def air_side_heat_w(params: PlantParams, heat_W: np.ndarray) -> np.ndarray:
+    """Heat the air side puts into the tower water at loads ``heat_W``: the plant's design value
+    ``tower.Q_air_side_design_W`` in proportion to the total heat (the one rule of every capacity and sizing
+    question, the site builder's towers and dry paths alike).
+
+    ASSUMPTION: proportional to the load; the CRAH coils' heat and fans are (a fixed share of IT power), the
+    chilled-water power is at the design wet-bulb's COP, and the electrical chain's no-load losses and lighting,
+    a few kW, are taken at the same share.
+
+    Parameters
+    ----------
+    params : PlantParams
+        Plant description (``tower.Q_air_side_design_W`` at design heat ``n_cdu x cdu.Q_flow_nominal_W``).
+    heat_W : np.ndarray
+        Heat per CDU of each load [W], shape (k, n_cdu).
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Air side's heat into the tower water [W].
+    """
+    design = params.n_cdu * params.cdu.Q_flow_nominal_W
+    return params.tower.Q_air_side_design_W * np.asarray(heat_W, dtype=float).sum(axis=1) / design
+
+
 def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float,
                           T_db_K: float | None = None) -> np.ndarray:
-    """Steady secondary supply temperature of every CDU for loads ``heat_W`` at one wet-bulb (module docstring).
+    """Steady secondary supply temperature of every CDU for loads ``heat_W`` at one wet-bulb (module docstring),
+    with the air side's heat of each load (:func:`air_side_heat_w`) in the tower water.
 
     Parameters
     ----------
@@ -110,8 +151,7 @@ def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float
     ndarray, shape (k, n_cdu)
         Secondary supply temperature [K].
     """
-    from .modelica import cdu_loop_heat_W, secondary_supply_K
-    from .quasisteady import _steady_states
+    from .modelica import cdu_loop_heat_W, secondary_supply_K, steady_states
 
     heat = np.asarray(heat_W, dtype=float)
     k, n = heat.shape
@@ -123,8 +163,10 @@ def supply_temperatures_K(params: PlantParams, heat_W: np.ndarray, T_wb_K: float
         mid = 0.5 * (lo + hi)
         low = cdu_loop_heat_W(params, mid) < target
         lo, hi = np.where(low, mid, lo), np.where(low, hi, mid)
-    x = _steady_states(params, 0.5 * (lo + hi), np.full(k, float(T_wb_K)), xtol_K=SIZING_XTOL_K,
-                       T_db=None if T_db_K is None else np.full(k, float(T_db_K)))
+    q = 0.5 * (lo + hi)
+    x = steady_states(params, np.repeat(q[:, None], n, axis=1), np.full(k, float(T_wb_K)),
+                      Q_air_side_W=air_side_heat_w(params, heat), xtol_K=SIZING_XTOL_K,
+                      T_db_K=None if T_db_K is None else np.full(k, float(T_db_K)))[0]
     T_fs = np.repeat(x[:, 2 * n], n)
     return secondary_supply_K(params, heat.ravel(), T_fs).reshape(k, n)
 
@@ -433,6 +475,95 @@ def size_towers_and_ihx(params: PlantParams, rtol: float = 1e-6, max_iter: int =
             return ntu, ua, Q
         p = q.model_copy(update={"tower_loop": q.tower_loop.model_copy(update={"UA_ihx_W_K": ua})})
     raise ValueError(f"plant {p.name}: tower and IHX sizing did not settle in {max_iter} passes")
+
+
+def size_trim_chiller(params: PlantParams, rtol: float = 1e-5) -> float:
+    """``chiller.Q_flow_max_W`` [W] of the smallest trim chiller that holds its set point at design with the design
+    cells at full fans (module docstring, "Trim chiller at the design day").
+
+    Parameters
+    ----------
+    params : PlantParams
+        A plant with a trim chiller (``chiller.enabled``) and ``tower.T_wb_design_K`` stated.
+    rtol : float
+        Relative width of the bisection bracket in ``Q_flow_max_W`` at which it stops (the upper end is returned).
+
+    Returns
+    -------
+    float
+        Reference capacity [W]; 0 when the towers alone hold the set point there.
+
+    Raises
+    ------
+    ValueError
+        If the plant has no chiller or no design wet-bulb, or no chiller up to twice the design heat holds it.
+    """
+    from .components.chiller import chiller_setpoint_K
+    from .modelica import analytic_steady_state
+
+    t = params.tower
+    if not params.chiller.enabled:
+        raise ValueError(f"plant {params.name}: no trim chiller to size (chiller.enabled = false)")
+    if t.T_wb_design_K is None:
+        raise ValueError(f"plant {params.name}: tower.T_wb_design_K is not stated; the chiller cannot be sized")
+    base = design_cells(params)
+    heat = np.full(params.n_cdu, params.cdu.Q_flow_nominal_W)
+    T_set = chiller_setpoint_K(params)
+
+    def over(q_W: float) -> float:
+        p = base.model_copy(update={"chiller": base.chiller.model_copy(update={"Q_flow_max_W": q_W})})
+        ss = analytic_steady_state(p, heat, t.T_wb_design_K, Q_air_side_W=t.Q_air_side_design_W,
+                                   xtol_K=SIZING_XTOL_K)
+        return float(ss["T_fac_sup"]) - T_set
+
+    tol_K = 10 * SIZING_XTOL_K  # the steady state's bisection width: the set point is held below it
+    if over(0.0) <= tol_K:
+        return 0.0
+    lo, hi = 1e-3 * float(heat.sum()), 2.0 * float(heat.sum())
+    if over(hi) > tol_K:
+        raise ValueError(f"plant {params.name}: no trim chiller up to {hi / 1e6:.3f} MW holds "
+                         f"{T_set - 273.15:.2f} C at the design wet-bulb {t.T_wb_design_K - 273.15:.2f} C")
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if over(mid) > tol_K else (lo, mid)
+    return float(hi)
+
+
+def size_towers_and_chiller(params: PlantParams, rtol: float = 1e-5, max_iter: int = 10
+                            ) -> tuple[float, float, float]:
+    """Joint fixed point of :func:`size_tower_ntu` and :func:`size_trim_chiller` (module docstring, "Trim chiller at
+    the design day"): the towers' design heat holds the chiller's condenser heat, and the chiller's load the water
+    the towers leave.
+
+    Parameters
+    ----------
+    params : PlantParams
+        A chiller plant with ``tower.T_wb_design_K`` and ``tower.approach_design_K`` stated.
+    rtol : float
+        Relative change of both sizes at which the passes stop.
+    max_iter : int
+        Most passes.
+
+    Returns
+    -------
+    tuple of float
+        ``(NTU_nominal, Q_flow_max_W, Q_design_W)``: the bank's Merkel number, the chiller's reference capacity [W]
+        and the towers' design heat [W].
+
+    Raises
+    ------
+    ValueError
+        If a size cannot be found (:func:`size_tower_ntu`, :func:`size_trim_chiller`) or the passes do not settle.
+    """
+    p = params
+    for _ in range(max_iter):
+        ntu, Q = size_tower_ntu(p)
+        q = p.model_copy(update={"tower": p.tower.model_copy(update={"NTU_nominal": ntu})})
+        ch = size_trim_chiller(q)
+        if abs(ntu - p.tower.NTU_nominal) <= rtol * ntu and abs(ch - p.chiller.Q_flow_max_W) <= rtol * max(ch, 1.0):
+            return ntu, ch, Q
+        p = q.model_copy(update={"chiller": q.chiller.model_copy(update={"Q_flow_max_W": ch})})
+    raise ValueError(f"plant {p.name}: tower and chiller sizing did not settle in {max_iter} passes")
 
 
 #: Smallest entering temperature difference (water in minus air in) a dry-cooler bank is selected for at design

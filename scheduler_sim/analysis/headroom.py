@@ -320,21 +320,7 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         params_towers = None
     else:
         params_towers = params
-    if params_towers is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
-        h.worst_hour_T_wb_K = _worst_hour(np.asarray(time_s), np.asarray(facility["T_wb_K"]))
-        cap = cached_capacity(params, shape, h.worst_hour_T_wb_K)
-        h.capacity_worst_hour_W = cap.heat_W
-        if h.peak_heat_W > cap.heat_W:
-            what = "the run's peak heat at its worst hour"
-            if design is not None and h.worst_hour_T_wb_K > float(design.wet_bulb_K):
-                # a plant sized for the 0.4 % design wet-bulb is expected to fall short above it (issue 22 item 8b)
-                T_wb = np.asarray(facility["T_wb_K"], dtype=float)
-                hours = float(np.sum(T_wb > float(design.wet_bulb_K))) * interval_s / 3600.0
-                what += (f" (wet-bulb {temperature_text(h.worst_hour_T_wb_K)}, above the "
-                         f"{temperature_text(float(design.wet_bulb_K))} 0.4 % design wet-bulb the plant is sized "
-                         f"for: {hours:.1f} h of this run; a plant sized for its design day is expected to fall "
-                         f"short there, so this is a choice beyond the design day, not a sizing defect)")
-            h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W, what))
+    design_advice = None
     if params_towers is not None and design is not None:
         full = full_load_heat_w(system)
         h.full_load_heat_W = float(full.sum())
@@ -344,8 +330,19 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         h.capacity_design_W = cap.heat_W
         h.n_plus_one = cached_n_plus_one(params, h.design_T_wb_K, full)
         if h.full_load_heat_W > cap.heat_W:
-            h.advice.append(_plant_advice(params, full, h.design_T_wb_K, h.full_load_heat_W, cap.heat_W,
-                                          "full load at the design wet-bulb"))
+            design_advice = _plant_advice(params, full, h.design_T_wb_K, h.full_load_heat_W, cap.heat_W,
+                                          "full load at the design wet-bulb")
+    if params_towers is not None and "T_wb_K" in facility and Q.size and h.peak_heat_W > 0:
+        h.worst_hour_T_wb_K = _worst_hour(np.asarray(time_s), np.asarray(facility["T_wb_K"]))
+        cap = cached_capacity(params, shape, h.worst_hour_T_wb_K)
+        h.capacity_worst_hour_W = cap.heat_W
+        if h.peak_heat_W > cap.heat_W:
+            what = "the run's peak heat at its worst hour"
+            if design is not None and h.worst_hour_T_wb_K > float(design.wet_bulb_K):
+                what += _beyond_design_day(h, design, np.asarray(facility["T_wb_K"], dtype=float), interval_s)
+            h.advice.append(_plant_advice(params, shape, h.worst_hour_T_wb_K, h.peak_heat_W, cap.heat_W, what))
+    if design_advice is not None:
+        h.advice.append(design_advice)
     if params is not None and "T_wb_K" in facility:  # a run with a plant
         h.chiller_free, h.has_chiller = _chiller_free(facility, time_s, params, origin_unix_s)
     if math.isfinite(h.feed_W) and h.peak_P_facility_W > h.feed_W:
@@ -355,6 +352,26 @@ def run_headroom(system: System, facility: dict, cdu: dict, time_s: np.ndarray, 
         h.advice.append(f"{(h.peak_P_facility_W - h.feed_firm_W) / 1e3:,.0f} kW more feed to keep the peak on the "
                         f"firm feed (one unit out of service)")
     return h
+
+
+def _beyond_design_day(h: Headroom, design: object, T_wb_K: np.ndarray, interval_s: float) -> str:
+    """Why the worst hour falls short when it is above the design wet-bulb: beyond the design day when the plant
+    holds its design day (capacity and the N+1 "all units" case), a sizing defect when it does not (the N+1 line
+    says the same).
+    """
+    hours = float(np.sum(T_wb_K > float(design.wet_bulb_K))) * interval_s / 3600.0
+    head = (f" (wet-bulb {temperature_text(h.worst_hour_T_wb_K)}, above the "
+            f"{temperature_text(float(design.wet_bulb_K))} 0.4 % design wet-bulb the plant is sized for: {hours:.1f} h "
+            "of this run; ")
+    allu = next((c for c in h.n_plus_one if c.name == "all units"), None)
+    holds = h.full_load_heat_W <= h.capacity_design_W and (allu is None or allu.ok)
+    if holds:
+        # a plant sized for the 0.4 % design wet-bulb is expected to fall short above it (issue 22 item 8b)
+        return head + ("the plant holds its design day, so falling short above it is a choice beyond the design "
+                       "day, not a sizing defect)")
+    why = (f"N+1 all units FAILS there ({_why(allu)})" if allu is not None and not allu.ok else
+           "its capacity there is below the full-load heat")
+    return head + f"but the plant does not hold its design day either: {why}, a sizing defect)"
 
 
 def _plant_advice(params, shape: np.ndarray, T_wb_K: float, need_W: float, have_W: float, what: str) -> str:

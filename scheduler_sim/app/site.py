@@ -45,7 +45,8 @@ from power import PowerChain, System, node_power_w
 from power.nodetypes import load_node_type
 from power.sizing import sized_facility
 
-__all__ = ["SiteSpec", "PartitionSpec", "parse_partition", "build_site", "check_site", "CDU_TARGET_W", "CELL_W"]
+__all__ = ["SiteSpec", "PartitionSpec", "parse_partition", "build_site", "check_site", "design_air_side_w",
+           "CDU_TARGET_W", "CELL_W"]
 
 #: Full-load heat a generated CDU serves at most when racks_per_cdu is not given [W]. ASSUMPTION: 1.2 MW, the
 #: order of Frontier's CDUs (28.2 MW full IT / 25 CDUs = 1.13 MW; RAPS Frontier config).
@@ -57,6 +58,11 @@ DRY_SET_MAX_K = 318.15
 
 #: Design heat per tower cell [W]: the template's 1.6 MW / 4 cells (cooling_fmu/plants/theta.toml, ASSUMPTION there).
 CELL_W = 400e3
+#: Merkel number of the template's bank of 400 kW cells at its ``LG_nominal`` (theta.toml's 4-cell bank as sized for
+#: all 4 cells in session 8). Theta's own bank is now sized for 3 design cells + 1 standby together with its 1 MW
+#: trim chiller (cooling_fmu.sizing.size_towers_and_chiller), which a generated plant does not have: the builder keeps
+#: the cell it was calibrated with and chooses the cell count itself (module docstring, step 4).
+CELL_NTU = 1.7164
 #: The template plant and its design heats [W].
 TEMPLATE = "theta"
 _T_CDU_W, _T_TOTAL_W = 266.7e3, 6 * 266.7e3
@@ -314,9 +320,34 @@ def set_points_k(design_wb_K: float) -> tuple[float, float]:
     return fac, fac + 3.0
 
 
+def design_air_side_w(system: System, q_cdu: float, design: object) -> float:
+    """The air side's heat into the tower water at a generated plant's design point (both paths, towers and dry).
+
+    Parameters
+    ----------
+    system : System
+        The site's system (its ``[facility.air_side]``).
+    q_cdu : float
+        Design heat per CDU [W] (``cdu.Q_flow_nominal_W`` of the plant).
+    design : object
+        The site's design conditions (:func:`cooling_fmu.weather.design_conditions`; its ``wet_bulb_K``).
+
+    Returns
+    -------
+    float
+        ``tower.Q_air_side_design_W`` [W]: :func:`power.sizing.design_air_side_heat_w` at the plant's design heat
+        ``n_cdus x q_cdu`` and the design wet-bulb (0 without an air side).
+    """
+    from power.sizing import design_air_side_heat_w
+
+    return design_air_side_heat_w(system, system.n_cdus * q_cdu, design.wet_bulb_K)
+
+
 def _plant_dict(n_cdu: int, q_cdu: float, q_total: float, cells: int, chiller: bool, ua_boost: float,
-                p_atm: float, design_wb_K: float = 292.15) -> dict:
-    """The scaled template (module docstring, step 3) as a plant-description mapping."""
+                p_atm: float, design_wb_K: float = 292.15, q_air_W: float = 0.0) -> dict:
+    """The scaled template (module docstring, step 3) as a plant-description mapping, with the site's design
+    wet-bulb and the air side's design heat ``q_air_W`` (:func:`design_air_side_w`) in its tower section.
+    """
     t = tomllib.loads(_template_path().read_text())
     fac, sec = set_points_k(design_wb_K)
     t["cdu"]["T_sec_sup_set_K"] = sec
@@ -329,7 +360,8 @@ def _plant_dict(n_cdu: int, q_cdu: float, q_total: float, cells: int, chiller: b
     f.update(m_water_sup_kg=20000.0 * sp, m_water_ret_kg=10000.0 * sp)
     tl.update(m_flow_nominal_kg_s=m_fac, UA_ihx_W_K=647.7e3 * m_fac / 63.6, m_water_basin_kg=15000.0 * sp)
     per_cell = q_total / cells
-    tw.update(n_cells=cells, P_fan_cell_nominal_W=6250.0 * per_cell / CELL_W, p_atm_Pa=p_atm)
+    tw.update(n_cells=cells, NTU_nominal=CELL_NTU, P_fan_cell_nominal_W=6250.0 * per_cell / CELL_W, p_atm_Pa=p_atm,
+              T_wb_design_K=design_wb_K, Q_air_side_design_W=q_air_W, n_cells_standby=0)
     ch.update(enabled=chiller, Q_flow_max_W=0.4 * q_total if chiller else 0.0)
     t.update(n_cdu=n_cdu)
     return t
@@ -420,6 +452,9 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
            f"design heat x (1 + {m:g}): CDU {q_cdu / 1e3:.0f} kW, plant {q_total / 1e6:.3f} MW",
            f"design wet-bulb {design.wet_bulb_K - 273.15:.1f} C (0.4 %, {Path(wpath).name}); station pressure "
            f"{p_atm:.0f} Pa (mean of the weather file)"]
+    q_air = design_air_side_w(system, q_cdu, design)
+    log.append(f"air side's heat into the heat rejection at design {q_air / 1e3:.1f} kW (power.sizing."
+               "design_air_side_heat_w), counted in every capacity and sizing answer")
     if spec.cooling in ("dry", "hybrid"):
         plant_path.write_text(_dry_plant_toml(spec, system, plant_path, q_cdu, q_total, cells0, p_atm, design, log))
         load_plant_params(plant_path)  # validated (plausibility of the design heat included)
@@ -427,7 +462,7 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
     boost, cells = 1.0, cells0
     for _ in range(4):
         d = _plant_dict(system.n_cdus, q_cdu, q_total, cells0, spec.cooling == "chiller", boost, p_atm,
-                        design.wet_bulb_K)
+                        design.wet_bulb_K, q_air)
         params = _params_of(d, plant_path, spec.name)
         k = tower_cells_needed(params, heat, design.wet_bulb_K, need, max_extra=16)
         if k is not None:
@@ -441,10 +476,10 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
     from cooling_fmu.sizing import with_tower_cells
 
     params = with_tower_cells(_params_of(_plant_dict(system.n_cdus, q_cdu, q_total, cells0,
-                                                     spec.cooling == "chiller", boost, p_atm, design.wet_bulb_K),
-                                         plant_path, spec.name), cells - cells0)
+                                                     spec.cooling == "chiller", boost, p_atm, design.wet_bulb_K,
+                                                     q_air), plant_path, spec.name), cells - cells0)
     d = _plant_dict(system.n_cdus, q_cdu, q_total, cells0, spec.cooling == "chiller", boost, p_atm,
-                    design.wet_bulb_K)
+                    design.wet_bulb_K, q_air)
     d["tower"].update(n_cells=params.tower.n_cells, NTU_nominal=params.tower.NTU_nominal,
                       LG_nominal=params.tower.LG_nominal)
     log.append(f"towers: {cells0} cells of {CELL_W / 1e3:.0f} kW design heat {cells - cells0:+d} for the design day "
@@ -457,10 +492,14 @@ def build_site(spec: SiteSpec, out_dir: str | Path) -> tuple[Path, Path, list[st
              "tower_loop.UA_ihx_W_K": "template 2 K cold-end approach per W, scaled",
              "tower.n_cells": f"{cells0} cells at {CELL_W / 1e3:.0f} kW, {cells - cells0:+d}: the fewest that hold the "
                               f"design day",
-             "tower.NTU_nominal": f"template 1.1 x ({cells}/{cells0})^n_merkel (more air per water)",
+             "tower.NTU_nominal": f"template cell's {CELL_NTU:g} x ({cells}/{cells0})^n_merkel (more air per water)",
              "tower.LG_nominal": f"template 1.2 x {cells0}/{cells}", "tower.p_atm_Pa": "mean station pressure of "
              "the weather file", "tower.P_fan_cell_nominal_W": "template 6.25 kW per 400 kW cell, scaled",
              "chiller.enabled": f"--cooling {spec.cooling}",
+             "tower.T_wb_design_K": "0.4 % design wet-bulb of the weather file (cooling_fmu.weather)",
+             "tower.Q_air_side_design_W": "power.sizing.design_air_side_heat_w of the system at the design heat "
+                                          "(counted in the capacity the cells are chosen by)",
+             "tower.n_cells_standby": "0: every cell counted at design (hpctwin site check prints N+1)",
              "tower.T_fac_sup_set_K": f"max(24 C, design wet-bulb + {APPROACH_K:g} K approach) (ASSUMPTION)",
              "cdu.T_sec_sup_set_K": "facility set point + 3 K (the template's W27 difference)",
              "chiller.Q_flow_max_W": "template 40 % of design heat"
@@ -480,13 +519,11 @@ def _dry_plant_toml(spec: SiteSpec, system: System, plant_path: Path, q_cdu: flo
     from cooling_fmu.components.drycooler import SPECIFIC_FAN_POWER_W_PER_W
     from cooling_fmu.sizing import DRY_AIR_RISE_FRACTION, DRY_EPS_WATER_MAX, DRY_ITD_MIN_K, PAD_EFFECTIVENESS
     from cooling_fmu.sizing import size_dry_cooler
-    from power.sizing import design_air_side_heat_w
-
-    q_air = design_air_side_heat_w(system, system.n_cdus * q_cdu, design.wet_bulb_K)
+    q_air = design_air_side_w(system, q_cdu, design)
     fac0 = fac = set_points_k(design.wet_bulb_K)[0]
     for _ in range(8):  # raise the facility set point until the bank holds at the design dry-bulb (W45 at most)
-        d = _plant_dict(system.n_cdus, q_cdu, q_total, units, False, 1.0, p_atm, design.wet_bulb_K)
-        d["tower"].update(T_wb_design_K=design.wet_bulb_K, Q_air_side_design_W=q_air, T_fac_sup_set_K=fac)
+        d = _plant_dict(system.n_cdus, q_cdu, q_total, units, False, 1.0, p_atm, design.wet_bulb_K, q_air)
+        d["tower"].update(T_fac_sup_set_K=fac)
         d["cdu"]["T_sec_sup_set_K"] = fac + 3.0
         plant, Q, T_air, short = size_dry_cooler(_params_of(d, plant_path, spec.name), design.dry_bulb_K,
                                                  spec.cooling, design.mcwb_K)
@@ -558,29 +595,34 @@ def _params_of(d: dict, path: Path, name: str):
     return load_plant_params(path)
 
 
-def _dry_bank_lines(params, heat: np.ndarray, design, cap_W: float) -> list[str]:
-    """``site check`` lines of a dry or hybrid bank: its size, the heat it is sized for, and N+1 (one unit out:
-    conductance, air and fans of ``n - 1`` units) at the design dry-bulb.
+def _dry_bank_lines(params, heat: np.ndarray, design) -> list[str]:
+    """``site check`` line of a dry or hybrid bank: its size and the heat it is sized for (its N+1 is
+    :func:`_n_plus_one_lines`).
     """
     from cooling_fmu.sizing import design_tower_heat_w
 
     dc, t = params.dry_cooler, params.tower
     n = t.n_cells
-    L = [f"dry coolers ({params.heat_rejection}): {n} units, UA {dc.UA_nominal_W_K / 1e3:,.0f} kW/K, air "
-         f"{dc.m_air_nominal_kg_s:,.0f} kg/s, fans {n * t.P_fan_cell_nominal_W / 1e3:.1f} kW at full speed"
-         + (f", pads {dc.eps_pad:g} above {dc.T_db_pad_on_K - 273.15:.1f} C" if dc.eps_pad > 0 else "")
-         + f"; sized for {design_tower_heat_w(params) / 1e6:.3f} MW (rack heat, pumps' shaft work, air side "
-         f"{t.Q_air_side_design_W / 1e3:.0f} kW)"]
-    if n > 1:
-        k = (n - 1) / n
-        d = params.model_dump()
-        d["dry_cooler"].update(UA_nominal_W_K=dc.UA_nominal_W_K * k, m_air_nominal_kg_s=dc.m_air_nominal_kg_s * k)
-        d["tower"]["n_cells"] = n - 1
-        red = plant_capacity(type(params).model_validate(d), heat, design.mcwb_K, n_grid=300,
-                             T_db_K=design.dry_bulb_K)
-        L.append(f"N+1 (one dry-cooler unit out) at the design dry-bulb: {red.heat_W / 1e6:.3f} MW vs full-load heat "
-                 f"{heat.sum() / 1e6:.3f} MW: " + ("holds" if red.heat_W >= heat.sum() else "FAILS")
-                 + f" (all units {cap_W / 1e6:.3f} MW)")
+    return [f"dry coolers ({params.heat_rejection}): {n} units, UA {dc.UA_nominal_W_K / 1e3:,.0f} kW/K, air "
+            f"{dc.m_air_nominal_kg_s:,.0f} kg/s, fans {n * t.P_fan_cell_nominal_W / 1e3:.1f} kW at full speed"
+            + (f", pads {dc.eps_pad:g} above {dc.T_db_pad_on_K - 273.15:.1f} C" if dc.eps_pad > 0 else "")
+            + f"; sized for {design_tower_heat_w(params) / 1e6:.3f} MW (rack heat, pumps' shaft work, air side "
+            f"{t.Q_air_side_design_W / 1e3:.0f} kW)"]
+
+
+def _n_plus_one_lines(params, heat: np.ndarray, T_wb_K: float, T_db_K: float | None) -> list[str]:
+    """``site check`` N+1 lines at full-load heat and the design day: :func:`cooling_fmu.redundancy.n_plus_one`,
+    the one N+1 path (towers at the design wet-bulb; a dry or hybrid bank at the design dry-bulb).
+    """
+    from cooling_fmu.redundancy import n_plus_one
+
+    day = "dry-bulb" if T_db_K is not None else "wet-bulb"
+    L = []
+    for c in n_plus_one(params, T_wb_K, heat, T_db_K):
+        why = (f"facility supply {c.T_fac_sup_K - 273.15:.2f} C, warmest CDU {c.T_sec_sup_max_K - 273.15:.2f} C"
+               if math.isfinite(c.T_fac_sup_K) else c.note)
+        L.append(f"N+1 ({c.name}) at the design {day}, full-load heat: " + ("holds" if c.ok else "FAILS")
+                 + f" ({why})")
     return L
 
 
@@ -654,11 +696,12 @@ def check_site(system_path: str | Path) -> tuple[bool, list[str]]:
              f"{params.facility.pump.n_pumps}, tower water {P_tw / 1e3:.1f} kW x {params.tower_loop.pump.n_pumps} "
              f"(flows {params.cdu.m_flow_sec_nominal_kg_s:.1f} kg/s per CDU, {m_cw:.1f} kg/s facility and towers)")
     if dry:
-        L += _dry_bank_lines(params, heat, design, float(cap.heat_W))
+        L += _dry_bank_lines(params, heat, design)
     else:
         L.append(f"towers: {params.tower.n_cells} cells, Merkel number {params.tower.NTU_nominal:.3f} at full air, "
                  f"fans {params.tower.n_cells * params.tower.P_fan_cell_nominal_W / 1e3:.1f} kW; chiller "
                  + (f"{params.chiller.Q_flow_max_W / 1e3:.0f} kW" if params.chiller.enabled else "none"))
+    L += _n_plus_one_lines(params, heat, T_wb_d, T_db_d)
     ss = analytic_steady_state(params, heat, T_wb_d, T_db_d)
     fo = FacilityOverheads(sized_facility(system), system.liquid_fraction)  # ratings from the system
     cols = fo.evaluate_columns(np.array([st.it_input_W]), np.array([float(ss["P_cooling"])]),

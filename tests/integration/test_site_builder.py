@@ -109,3 +109,37 @@ def test_unsupported_topologies_are_refused(tmp_path, capsys):
     assert "--cooling air: not supported" in err and len(err.strip().splitlines()) == 1
     assert main(["site", "check", "nowhere", "--dir", str(tmp_path)]) == 2
     assert "no site 'nowhere'" in capsys.readouterr().err
+
+
+def test_towers_path_counts_the_air_side_heat_in_its_capacity(site):
+    # #23 gap (session 9): the towers path chose its cells with a capacity that left out the air side's heat (and
+    # wrote the template's Theta figures, 298.56 K and 11.7 kW, into the plant); now both paths write the site's
+    # design wet-bulb and the system's air-side heat at the design heat (scheduler_sim.app.site.design_air_side_w),
+    # and the capacity counts that heat in proportion to the load (cooling_fmu.sizing.air_side_heat_w)
+    from cooling_fmu.modelica import analytic_steady_state
+    from cooling_fmu.sizing import air_side_heat_w
+    from power.sizing import design_air_side_heat_w
+
+    s = load_system(site / "demo.toml")
+    p = load_plant_params(s.cooling_plant)
+    d = design_conditions(resolve_weather_file("chicago"))
+    design_heat = p.n_cdu * p.cdu.Q_flow_nominal_W
+    assert p.tower.T_wb_design_K == pytest.approx(d.wet_bulb_K, abs=1e-3)
+    q_air = design_air_side_heat_w(s, design_heat, d.wet_bulb_K)
+    assert p.tower.Q_air_side_design_W == pytest.approx(q_air, rel=1e-5)
+    assert q_air == pytest.approx(79.0e3, abs=100.0)  # 79.0 kW, as the builder's log says
+    heat = full_load_heat_w(s)
+    # by hand: the air side at a load is the design value times load / design heat (one CDU here)
+    assert air_side_heat_w(p, heat[None, :])[0] == pytest.approx(q_air * heat.sum() / design_heat, rel=1e-5)
+    cap = plant_capacity(p, heat, d.wet_bulb_K).heat_W
+    # at the capacity the steady state WITH that air-side heat puts the CDU supply at set point + 1 K
+    ss = analytic_steady_state(p, heat / heat.sum() * cap, d.wet_bulb_K,
+                               Q_air_side_W=p.tower.Q_air_side_design_W * cap / design_heat)
+    assert ss["T_sec_sup"].max() == pytest.approx(p.cdu.T_sec_sup_set_K + 1.0, abs=2e-3)
+    # the rule without the air side overstated the capacity: at its answer the real plant is above the bound
+    bare = p.model_copy(update={"tower": p.tower.model_copy(update={"Q_air_side_design_W": 0.0})})
+    cap0 = plant_capacity(bare, heat, d.wet_bulb_K).heat_W
+    assert cap0 > cap
+    over = analytic_steady_state(p, heat / heat.sum() * cap0, d.wet_bulb_K,
+                                 Q_air_side_W=p.tower.Q_air_side_design_W * cap0 / design_heat)
+    assert over["T_sec_sup"].max() > p.cdu.T_sec_sup_set_K + 1.0 + 2e-3

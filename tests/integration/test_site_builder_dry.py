@@ -84,8 +84,34 @@ def test_site_check_reports_the_bank_n_plus_1_and_holds(sites, kind, capsys):
     assert "plant capacity at the design dry-bulb" in out
     assert re.search(rf"dry coolers \({kind}\): 4 units, .* sized for 1\.18\d MW \(rack heat, pumps' shaft work, "
                      r"air side \d+ kW\)", out)
-    assert re.search(r"N\+1 \(one dry-cooler unit out\) at the design dry-bulb: [0-9.]+ MW vs full-load heat "
-                     r"0\.979 MW: holds", out)
+    # the one N+1 path (cooling_fmu.redundancy.n_plus_one): set points held at full-load heat and the design
+    # dry-bulb with one unit out; the standby pumps of the template cover a pump out
+    set_fac = {"dry": "38.00", "hybrid": "31.00"}[kind]
+    for case in ("all units", "one dry-cooler unit out", "one facility pump out", "one tower pump out"):
+        assert (f"N+1 ({case}) at the design dry-bulb, full-load heat: holds (facility supply {set_fac} C" in out), case
+
+
+def test_dry_bank_unit_out_is_three_quarters_of_the_bank_and_holds_at_the_design_dry_bulb(sites):
+    # cooling_fmu.redundancy.unit_out: 4 identical units, one out: conductance and air x 3/4 (the water spread over
+    # the other three), and the bank still holds its 38 C set point at full-load heat and the 32.2 C design dry-bulb
+    from cooling_fmu.redundancy import TOLERANCE_K, n_plus_one, unit_out
+
+    system = load_system(sites / "sdry.toml")
+    p = load_plant_params(system.cooling_plant)
+    one = unit_out(p)
+    assert one.tower.n_cells == 3 and p.tower.n_cells == 4
+    assert one.dry_cooler.UA_nominal_W_K == pytest.approx(0.75 * p.dry_cooler.UA_nominal_W_K, rel=1e-15)
+    assert one.dry_cooler.m_air_nominal_kg_s == pytest.approx(0.75 * p.dry_cooler.m_air_nominal_kg_s, rel=1e-15)
+    design = design_conditions(resolve_weather_file("chicago"))
+    heat = full_load_heat_w(system)
+    cases = {c.name: c for c in n_plus_one(p, design.mcwb_K, heat, design.dry_bulb_K)}
+    c = cases["one dry-cooler unit out"]
+    assert c.ok and c.T_fac_sup_K == pytest.approx(p.tower.T_fac_sup_set_K, abs=1e-5) and c.y_fan < 1.0
+    # the three remaining units run faster than the four did (less coil: more air per unit for the same heat)
+    assert c.y_fan > cases["all units"].y_fan
+    # two units out is more than N+1: the bank misses its set point at the design dry-bulb
+    two = n_plus_one(one, design.mcwb_K, heat, design.dry_bulb_K)[1]
+    assert not two.ok and two.T_fac_sup_K > p.tower.T_fac_sup_set_K + TOLERANCE_K
 
 
 def test_site_check_refuses_a_set_point_below_the_dry_bulb(sites, tmp_path, capsys):

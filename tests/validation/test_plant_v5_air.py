@@ -119,14 +119,23 @@ def test_approach_at_design_is_the_sized_approach_and_at_least_2_K(name):
     if t.n_cells_standby:
         every = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), t.T_wb_design_K,
                                       Q_air_side_W=t.Q_air_side_design_W)
-        assert every["regime"] == "setpoint" and every["T_tower_out"] - t.T_wb_design_K >= 2.0
+        if p.chiller.enabled:
+            # theta (session 9): the trim chiller holds its 24.5 C set point with every cell at full fans, the 4th
+            # cell taking load off the chiller (sized for the 3 design cells); a third more air than the rating
+            # point leaves the water 1.62 K above the wet-bulb (the 2 K bound is the selection's, checked below at
+            # the sized point)
+            assert every["regime"] == "fan_full" and every["T_fac_sup"] == pytest.approx(
+                t.T_fac_sup_set_K + p.chiller.dT_deadband_K, abs=1e-6)
+            assert every["T_tower_out"] - t.T_wb_design_K == pytest.approx(1.62, abs=0.01)
+        else:
+            assert every["regime"] == "setpoint" and every["T_tower_out"] - t.T_wb_design_K >= 2.0
         p = design_cells(p)
     ss = analytic_steady_state(p, np.full(p.n_cdu, p.cdu.Q_flow_nominal_W), t.T_wb_design_K,
                                Q_air_side_W=t.Q_air_side_design_W)
     appr = ss["T_tower_out"] - t.T_wb_design_K
     assert appr >= 2.0
     at_rating = ss["regime"] == "fan_full" and ss["m_flow_cw"] == pytest.approx(p.tower_loop.m_flow_nominal_kg_s)
-    if t.n_cells_standby:
+    if t.n_cells_standby and not p.chiller.enabled:
         # the IHX is sized to put this point at the set point with fans just full (4-digit UA); the CDU valves then
         # sit at their design opening (~85 %), the tower water follows the facility flow (577 of 675 kg/s), so the
         # tower leaves closer to the wet-bulb than at its 675 kg/s rating: 2.22 K, not 3 K
