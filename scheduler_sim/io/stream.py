@@ -240,14 +240,15 @@ class SeriesStream:
         plan = self._plan_of() if callable(self._plan_of) else self._plan_of
         w = SchemaWriter(self.f, "run")
         w.group("/timeseries")
-        self._time = self._create(w, "/timeseries/time_s", (), None)
+        gz = self._tmpdir is None  # a temporary stream is read back once and removed: not worth compressing
+        self._time = self._create(w, "/timeseries/time_s", (), None, gz)
         for group, name, take, unit, row_shape in plan:
             if not self.names[group]:
                 w.group(f"/timeseries/{group}")
             unit = unit if unit is not None else unit_of(name)
             self.names[group].append(name)
             self.units[name] = unit
-            self._plan.append((take, self._create(w, f"/timeseries/{group}/{name}", tuple(row_shape), unit)))
+            self._plan.append((take, self._create(w, f"/timeseries/{group}/{name}", tuple(row_shape), unit, gz)))
 
     @property
     def opened(self) -> bool:
@@ -255,14 +256,19 @@ class SeriesStream:
         return self._writer is not None
 
     @staticmethod
-    def _create(w: SchemaWriter, path: str, row_shape: tuple[int, ...], unit: str | None) -> BlockAppender:
-        """An empty resizable dataset at ``path`` (through the schema table) and its appender."""
+    def _create(w: SchemaWriter, path: str, row_shape: tuple[int, ...], unit: str | None,
+                compress: bool = True) -> BlockAppender:
+        """An empty resizable dataset at ``path`` (through the schema table) and its appender; gzip level 4 with
+        shuffle when ``compress`` (the run's output file), none for a temporary stream (the same values, no
+        compression CPU: a year of the main job's series cost ~20 s of gzip in a run without an output file).
+        """
         rows = block_rows_for(row_shape)
+        gz = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress else {}
         # no chunk cache (rdcc_nbytes=0): each block is one whole chunk, compressed and written to the disk at once;
         # HDF5's default cache (1 MiB per open dataset) would hold up to 16 chunks of every series in memory
         ds = w.dataset(path, np.zeros((0,) + row_shape), units=unit, maxshape=(None,) + row_shape,
-                       chunks=(rows,) + row_shape, compression="gzip", compression_opts=4, shuffle=True,
-                       rdcc_nbytes=0, rdcc_nslots=1, rdcc_w0=1.0)  # (h5py ignores the cache keywords when all are 0)
+                       chunks=(rows,) + row_shape, **gz, rdcc_nbytes=0, rdcc_nslots=1,
+                       rdcc_w0=1.0)  # (h5py ignores the cache keywords when all are 0)
         return BlockAppender(ds, rows)
 
     def _check(self) -> None:
