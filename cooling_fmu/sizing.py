@@ -443,7 +443,7 @@ def size_ihx_ua(params: PlantParams, rtol: float = 1e-6) -> float:
     return float(np.exp(hi))
 
 
-def size_towers_and_ihx(params: PlantParams, rtol: float = 1e-6, max_iter: int = 10) -> tuple[float, float, float]:
+def size_towers_and_ihx(params: PlantParams, rtol: float = 1e-6, max_iter: int = 10) -> tuple[float, float, float]:  # noqa: DOC502
     """Joint fixed point of :func:`size_tower_ntu` and :func:`size_ihx_ua` (module docstring, "N+1 at design").
 
     Parameters
@@ -466,15 +466,7 @@ def size_towers_and_ihx(params: PlantParams, rtol: float = 1e-6, max_iter: int =
     ValueError
         If a size cannot be found (:func:`size_tower_ntu`, :func:`size_ihx_ua`) or the passes do not settle.
     """
-    p = params
-    for _ in range(max_iter):
-        ntu, Q = size_tower_ntu(p)
-        q = p.model_copy(update={"tower": p.tower.model_copy(update={"NTU_nominal": ntu})})
-        ua = size_ihx_ua(q)
-        if abs(ntu - p.tower.NTU_nominal) <= rtol * ntu and abs(ua - p.tower_loop.UA_ihx_W_K) <= rtol * ua:
-            return ntu, ua, Q
-        p = q.model_copy(update={"tower_loop": q.tower_loop.model_copy(update={"UA_ihx_W_K": ua})})
-    raise ValueError(f"plant {p.name}: tower and IHX sizing did not settle in {max_iter} passes")
+    return _with_towers(params, size_ihx_ua, "tower_loop", "UA_ihx_W_K", "IHX", rtol, max_iter, floor=0.0)
 
 
 def size_trim_chiller(params: PlantParams, rtol: float = 1e-5) -> float:
@@ -529,7 +521,7 @@ def size_trim_chiller(params: PlantParams, rtol: float = 1e-5) -> float:
     return float(hi)
 
 
-def size_towers_and_chiller(params: PlantParams, rtol: float = 1e-5, max_iter: int = 10
+def size_towers_and_chiller(params: PlantParams, rtol: float = 1e-5, max_iter: int = 10  # noqa: DOC502
                             ) -> tuple[float, float, float]:
     """Joint fixed point of :func:`size_tower_ntu` and :func:`size_trim_chiller` (module docstring, "Trim chiller at
     the design day"): the towers' design heat holds the chiller's condenser heat, and the chiller's load the water
@@ -555,15 +547,26 @@ def size_towers_and_chiller(params: PlantParams, rtol: float = 1e-5, max_iter: i
     ValueError
         If a size cannot be found (:func:`size_tower_ntu`, :func:`size_trim_chiller`) or the passes do not settle.
     """
+    return _with_towers(params, size_trim_chiller, "chiller", "Q_flow_max_W", "chiller", rtol, max_iter, floor=1.0)
+
+
+def _with_towers(params: PlantParams, size_other, section: str, field: str, what: str, rtol: float, max_iter: int,
+                 floor: float) -> tuple[float, float, float]:
+    """The joint fixed point of :func:`size_tower_ntu` and a second size (``size_other(plant)``, written to
+    ``params.<section>.<field>``): passes of both until neither moves by more than ``rtol`` (of the new value, and
+    for the second size of at least ``floor``). Returns ``(NTU_nominal, the second size, Q_design_W)``; raises
+    ``ValueError`` (naming ``what``) when the passes do not settle, or as a size function raises.
+    """
     p = params
     for _ in range(max_iter):
         ntu, Q = size_tower_ntu(p)
         q = p.model_copy(update={"tower": p.tower.model_copy(update={"NTU_nominal": ntu})})
-        ch = size_trim_chiller(q)
-        if abs(ntu - p.tower.NTU_nominal) <= rtol * ntu and abs(ch - p.chiller.Q_flow_max_W) <= rtol * max(ch, 1.0):
-            return ntu, ch, Q
-        p = q.model_copy(update={"chiller": q.chiller.model_copy(update={"Q_flow_max_W": ch})})
-    raise ValueError(f"plant {p.name}: tower and chiller sizing did not settle in {max_iter} passes")
+        x = size_other(q)
+        if abs(ntu - p.tower.NTU_nominal) <= rtol * ntu and \
+                abs(x - getattr(getattr(p, section), field)) <= rtol * max(x, floor):
+            return ntu, x, Q
+        p = q.model_copy(update={section: getattr(q, section).model_copy(update={field: x})})
+    raise ValueError(f"plant {p.name}: tower and {what} sizing did not settle in {max_iter} passes")
 
 
 #: Smallest entering temperature difference (water in minus air in) a dry-cooler bank is selected for at design
