@@ -1010,6 +1010,21 @@ def setpoint_tower_side(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np
     return T_ret, T_cw, T_cw_ret, y_req
 
 
+def _basin_balance(params: PlantParams, T_b: np.ndarray, eps_C_ihx: np.ndarray, T_ret: np.ndarray, m: np.ndarray,
+                   m_cw: np.ndarray, Qp_cw: np.ndarray, Qa: np.ndarray, Tw: np.ndarray, y_fan: np.ndarray,
+                   T_db: np.ndarray | None) -> np.ndarray:
+    """:func:`tower_side_at_fan`'s basin balance at basin temperature ``T_b`` [K]: the bank's heat at ``y_fan``
+    (:func:`rejected_heat_w`) minus everything the tower water takes up (the IHX behind its bypass, with
+    ``eps_C_ihx`` = its effectiveness x C_min [W/K]; the trim chiller's condenser heat; the inlet heat ``Qa``; the
+    tower pumps' heat ``Qp_cw``) [W], elementwise. The one expression of the balance, for bisection and regula falsi.
+    """
+    cp = params.cp_water_J_kgK
+    q_ihx, T_ihx = tower.bypass(eps_C_ihx * (T_ret - T_b), T_ret, m, cp, params.T_ihx_bypass_K)
+    _, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
+    T_tin = T_b + (q_ihx + Q_cond + Qa) / (m_cw * cp)
+    return rejected_heat_w(params, y_fan, m_cw, T_tin, Tw, T_db) - q_ihx - Q_cond - Qa - Qp_cw
+
+
 def _basin_by_regula_falsi(params: PlantParams, lo: np.ndarray, hi: np.ndarray, xtol_K: float, *arrays) -> np.ndarray:
     """:func:`tower_side_at_fan`'s basin balance solved by :func:`~cooling_fmu.components.roots.illinois` on the
     rows still open (the balance rises with the basin temperature); rows without a sign change fall back to
@@ -1019,15 +1034,11 @@ def _basin_by_regula_falsi(params: PlantParams, lo: np.ndarray, hi: np.ndarray, 
     shape = np.broadcast_shapes(np.shape(lo), np.shape(hi), *(np.shape(a) for a in arrays if a is not None))
     flat = [None if a is None else np.broadcast_to(np.asarray(a, dtype=float), shape).ravel() for a in arrays]
     T_ret, m, m_cw, Qp, Qa, Tw, y, T_db = flat
-    tl, cp = params.tower_loop, params.cp_water_J_kgK
 
-    def balance(T_b, r):  # the same balance as tower_side_at_fan's, on rows r
-        e_i, C_i = hx.counterflow_eps(tl.UA_ihx_W_K, cp, m[r], m_cw[r])
-        q_ihx, T_ihx = tower.bypass(e_i * C_i * (T_ret[r] - T_b), T_ret[r], m[r], cp, params.T_ihx_bypass_K)
-        _, _, _, Q_cond = chiller.trim_chiller(params, m[r], T_ihx, Tw[r], T_b)
-        T_tin = T_b + (q_ihx + Q_cond + Qa[r]) / (m_cw[r] * cp)
-        return (rejected_heat_w(params, y[r], m_cw[r], T_tin, Tw[r], None if T_db is None else T_db[r])
-                - q_ihx - Q_cond - Qa[r] - Qp[r])
+    def balance(T_b, r):  # tower_side_at_fan's balance, on rows r
+        e_i, C_i = hx.counterflow_eps(params.tower_loop.UA_ihx_W_K, params.cp_water_J_kgK, m[r], m_cw[r])
+        return _basin_balance(params, T_b, e_i * C_i, T_ret[r], m[r], m_cw[r], Qp[r], Qa[r], Tw[r], y[r],
+                              None if T_db is None else T_db[r])
 
     a = np.broadcast_to(np.asarray(lo, dtype=float), shape).ravel()
     b = np.broadcast_to(np.asarray(hi, dtype=float), shape).ravel()
@@ -1102,11 +1113,8 @@ def tower_side_at_fan(params: PlantParams, Q_fac_W: np.ndarray, m_fac_kg_s: np.n
     def ihx(T_b):  # IHX heat and facility leaving water behind the IHX bypass, basin at T_b
         return tower.bypass(eps_i * C_i * (T_ret - T_b), T_ret, m, cp, T_lo)
 
-    def basin_balance(T_b):  # tower heat minus everything the tower water takes up, basin at T_b
-        q_ihx, T_ihx = ihx(T_b)
-        Q_ch, _, _, Q_cond = chiller.trim_chiller(params, m, T_ihx, Tw, T_b)
-        T_tin = T_b + (q_ihx + Q_cond + Qa) / C_cw
-        return rejected_heat_w(params, y_fan, m_cw, T_tin, Tw, T_db_K) - q_ihx - Q_cond - Qa - Qp_cw
+    def basin_balance(T_b):
+        return _basin_balance(params, T_b, eps_i * C_i, T_ret, m, m_cw, Qp_cw, Qa, Tw, y_fan, T_db_K)
 
     lo, hi = np.minimum(Ta, T_min) - 30.0, np.maximum(T_ret, Ta) + 100.0
     if regula_falsi and xtol_K > 0.0:
