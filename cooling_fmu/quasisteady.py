@@ -705,8 +705,9 @@ def _cdu_and_flow_columns(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarra
         Facility supply [K], shape (m,).
     exact : bool
         Solve the valves (:func:`cooling_fmu.modelica._valves_at`, the steady state's bisection) instead of reading
-        the CDU table; for the few rows of the chiller regime, whose load is the small difference of the facility
-        heat and the IHX heat and so carries the valves' interpolation error about 100-fold.
+        the CDU table; for the few rows between the table's regimes (:func:`_solve_regimes`): the chiller's load is
+        the small difference of the facility heat and the IHX heat and would carry the valves' interpolation error
+        about 100-fold.
 
     Returns
     -------
@@ -816,10 +817,17 @@ def _solve_regimes(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: 
         sub[r[ok]] = part[ok]
         done[r[ok]] = True
         hot[r[ok]] = False
-    # the brackets of steady_states' fixed point on the side of the set point each saturation rests on (twr is
-    # the table's air axis: the wet-bulb, or a dry bank's coil air)
-    for sel, y, lo, hi in ((hot, 1.0, np.full(rows.size, T_set), np.maximum(T_set, twr + 50.0)),
-                           (cold, p.y_fan_floor, twr - 50.0, np.full(rows.size, T_set))):
+    # the fixed point on the side of the set point each saturation rests on (steady_states' brackets, narrowed
+    # where the root is known to lie: a chiller that did not hold its set point is idle there, so a dead-band root
+    # is below it; the IHX bypass keeps the supply at the fan floor at or above T_ihx_bypass_K, so below that
+    # T - T_out(T) < 0). twr is the table's air axis: the wet-bulb, or a dry bank's coil air
+    n = rows.size
+    wide = np.maximum(T_set, twr + 50.0)
+    T_band = chiller.chiller_setpoint_K(p) if p.chiller.enabled else wide
+    for sel, y, lo, hi in ((hot, 1.0, np.full(n, T_set), np.minimum(T_band, wide)),
+                           (hot, 1.0, np.full(n, T_set), wide),
+                           (cold, p.y_fan_floor, np.maximum(twr - 50.0, p.T_ihx_bypass_K - 0.01), np.full(n, T_set))):
+        sel = sel & ~done
         if np.any(sel):
             r = np.flatnonzero(sel)
             part = sub[r]
@@ -964,10 +972,11 @@ def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: n
 def _fixed_point_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: np.ndarray, qa: np.ndarray,
                       y: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Rows with the fans saturated at ``y`` (1: full air; ``y_fan_floor``: the floor) solved for the facility supply
-    ``T = T_out(T)`` (regimes B / C of :func:`cooling_fmu.modelica.steady_states`: the same loop, the valves from the
-    CDU table, the tower side by :func:`cooling_fmu.modelica.tower_side_at_fan` with its basin by regula falsi), by
-    Illinois regula falsi (:func:`~cooling_fmu.components.roots.illinois`) on ``[lo, hi]`` to 1e-9 K; written (in
-    place) where the bracket holds a sign change.
+    ``T = T_out(T)`` (regimes B / C of :func:`cooling_fmu.modelica.steady_states`: the same loop, the steady state's
+    valves (:func:`cooling_fmu.modelica._valves_at`; the CDU table's put 5e-5 K on the supply), the tower side by
+    :func:`cooling_fmu.modelica.tower_side_at_fan` with its basin by regula falsi), by Illinois regula falsi
+    (:func:`~cooling_fmu.components.roots.illinois`) on ``[lo, hi]`` to 1e-9 K; written (in place) where the
+    bracket holds a sign change.
 
     Parameters
     ----------
@@ -997,7 +1006,7 @@ def _fixed_point_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, t
     scratch = out.copy()
 
     def loop(T, r):
-        Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, scratch[r], q[r], T)
+        Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, scratch[r], q[r], T, exact=True)
         return Q, m, mc, Qp, tower_side_at_fan(p, Q, m, mc, Qp, qa[r], tw[r], T, y, BASIN_XTOL_K,
                                                regula_falsi=True)
 
@@ -1012,7 +1021,7 @@ def _fixed_point_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, t
     if k.size:
         part = out[k]
         _, m, mc, Qp, side = loop(T[k], k)
-        _cdu_and_flow_columns(plant, part, q[k], T[k])
+        _cdu_and_flow_columns(plant, part, q[k], T[k], exact=True)
         _tower_side_columns(plant, part, T[k], side, m, mc, tw[k], Qp, qa[k], y)
         out[k] = part
     return ok

@@ -143,3 +143,26 @@ def test_unequal_cdu_heat_in_the_chiller_regime_follows_the_analytic_steady_stat
     assert out[names.index("T_fac_sup")] == pytest.approx(float(ref["T_fac_sup"]), abs=1e-9)
     for name in ("P_cooling", "Q_flow_chiller", "P_chiller", "Q_flow_ihx", "Q_flow_tower", "T_fac_ret", "T_cw_sup"):
         assert out[names.index(name)] == pytest.approx(float(np.asarray(ref[name]).ravel()[0]), rel=1e-7), name
+
+
+@pytest.mark.parametrize("scale, T_wb_C, regime", [
+    (0.6, 23.28, "setpoint"),  # read as 24.06 degC between a set-point and a full-fan node: 21.29 vs 17.81 kW
+    (0.6, 24.28, "fan_full"),  # the chiller's dead band, towers alone at 24.48 degC: read as 24.29 degC, +14 %
+    (0.2, 6.28, "fan_floor"),  # at the floor above the IHX bypass's 23.75 degC: read as 23.88 vs 23.77 degC
+    (0.2, 9.28, "setpoint"),  # read as 23.91 degC between a floor node and a set-point node
+])
+def test_rows_between_regimes_of_the_table_solve_the_steady_state_of_their_own_regime(theta, scale, T_wb_C, regime):
+    # a table row whose grid cell spans two regimes used to read an interpolated supply that is neither regime's
+    # (the numbers in the comments: session 9's code on Theta sized at its design day); every such row is now solved
+    # in the regime the steady state finds, by the steady state's own derivations (quasisteady._solve_regimes)
+    p, _ = theta
+    plant = QuasiSteadyPlant(p, step_s=15.0)
+    heat = scale * np.array([160147.4, 174189.8, 93137.3, 92154.8, 92154.8, 92154.8])
+    T_wb = 273.15 + T_wb_C
+    ref = analytic_steady_state(p, heat, T_wb, xtol_K=1e-9)
+    assert ref["regime"] == regime
+    out = plant.steady_outputs(heat[None, :], np.array([T_wb]))[0]
+    names = list(plant.output_names)
+    assert out[names.index("T_fac_sup")] == pytest.approx(float(ref["T_fac_sup"]), abs=1e-6)
+    for name in ("P_cooling", "P_fan_tower", "Q_flow_ihx", "Q_flow_tower", "T_fac_ret", "T_cw_sup"):
+        assert out[names.index(name)] == pytest.approx(float(np.asarray(ref[name]).ravel()[0]), rel=1e-6), name
