@@ -611,9 +611,12 @@ def _print_tower_cells(params, s: dict, cells: int | None) -> None:
     if cells:
         print(f"  tower cells: {cells} of {bank} held throughout (--cells); fans {s['E_fan_J'] / 3.6e6:,.1f} kWh")
         return
-    print(f"  tower cells: staged by the supervisory controller (as hpctwin run): {s['tower_cells_min']:.0f} to "
-          f"{s['tower_cells_max']:.0f} of {bank} running, mean {s['tower_cells_mean']:.2f}, "
-          f"{s['tower_cell_switches']:.0f} stage change(s); fans {s['E_fan_J'] / 3.6e6:,.1f} kWh")
+    lo, hi, k = s["tower_cells_min"], s["tower_cells_max"], s["tower_cell_switches"]
+    ran = (f"{lo:.0f} of {bank} running throughout" if lo == hi else
+           f"{lo:.0f} to {hi:.0f} of {bank} running, mean {s['tower_cells_mean']:.2f}, {k:.0f} stage "
+           f"change{'s' if k != 1 else ''}")
+    print(f"  tower cells: staged by the supervisory controller (as hpctwin run): {ran}; fans "
+          f"{s['E_fan_J'] / 3.6e6:,.1f} kWh")
 
 
 def cmd_cooling(a: argparse.Namespace) -> int:
