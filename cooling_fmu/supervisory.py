@@ -13,37 +13,16 @@ and the plant's own C loop runs the steps of one sample period in one call.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from .components.staging import CellStager
 from .coupling import PlantError
 
-__all__ = ["SAMPLE_PERIOD_S", "StagedPlant", "initial_stage"]
+__all__ = ["SAMPLE_PERIOD_S", "StagedPlant"]
 
 #: Sampling period of the supervisory stager [s] (ASSUMPTION: a one-minute building-automation scan).
 SAMPLE_PERIOD_S = 60.0
-
-
-def initial_stage(y_demand: float, n_cells: int, s_up: float) -> int:
-    """The stage the stager starts with: the fewest cells whose speed stays at or below ``s_up``.
-
-    Parameters
-    ----------
-    y_demand : float
-        Bank air-flow demand at the start (0..1).
-    n_cells : int
-        Cells in the bank.
-    s_up : float
-        Speed above which the stager adds a cell.
-
-    Returns
-    -------
-    int
-        ``clip(ceil(y N / s_up), 1, N)``.
-    """
-    return int(min(n_cells, max(1, math.ceil(y_demand * n_cells / s_up - 1e-12))))
 
 
 class StagedPlant:
@@ -133,7 +112,7 @@ class StagedPlant:
         """
         y = self._plant.initialize(heat_W, T_wb_K, **kw)
         st = self.stager
-        st.n_on = initial_stage(float(y[self._i_dem]), st.n_cells, st.s_up)
+        st.n_on = st.initial_stage(float(y[self._i_dem]))
         st.update(0.0, float(y[self._i_dem]))
         self._k = 0
         self.switch_times_s = []

@@ -16,7 +16,7 @@ from cooling_fmu.modelica import analytic_steady_state, plant_equations, state_v
 from cooling_fmu.params import load_plant_params
 from cooling_fmu.quasisteady import QuasiSteadyPlant
 from cooling_fmu.sizing import design_cells, design_tower_heat_w, size_tower_ntu
-from cooling_fmu.supervisory import StagedPlant, initial_stage
+from cooling_fmu.supervisory import StagedPlant
 from cooling_fmu.weather import Weather, design_conditions, resolve_weather_file
 from power.sizing import design_air_side_heat_w
 from power.system import load_system
@@ -55,7 +55,10 @@ def test_fan_speed_and_commanded_cells_hand_values():
     assert tower.cells_in_service(0.0, 0.3, 8, 0.2) == 8.0  # algebraic: as many cells as possible
     assert tower.cells_in_service(3.0, 0.3, 8, 0.2) == 3.0
     assert tower.cells_in_service(12.0, 0.3, 8, 0.2) == 8.0
-    assert initial_stage(0.3, 8, 0.5) == 5 and initial_stage(0.0, 8, 0.5) == 1 and initial_stage(1.0, 8, 0.5) == 8
+    # the stager's starting stage: the most cells at or above s_add = 0.3 (ASHRAE 90.1 sec. 6.5.5.2.2), at least the
+    # cells that can move the air: 0.3 x 8 = 2.4 -> 8 cells at 0.3; 0.1 x 8 = 0.8 -> 2 at 0.4 (3 would run at 0.27)
+    st = CellStager(8)
+    assert [st.initial_stage(y) for y in (0.3, 0.1, 0.0, 1.0, 0.03)] == [8, 2, 1, 8, 1]
 
 
 def test_braun_coefficient_does_not_change_when_a_cell_is_taken_out():
@@ -206,9 +209,9 @@ def test_fast_plant_staging_switches_at_most_six_times_a_day_on_a_knoxville_july
 def test_stager_hysteresis_holds_the_stage_inside_its_deadband():
     st = CellStager(8, tau_filter_s=1e-9, t_min_stage_s=900.0)
     st.n_on = 4
-    # speed 0.45 on 4 cells: inside [s_down_after (0.3 with 3 cells -> 0.3375 on 4), s_up 0.5]: no change, ever
+    # speed 0.3 on 4 cells: at or above s_drop 0.25, and a fifth cell would run at 0.24 < s_add 0.3: no change, ever
     for k in range(200):
-        assert st.update(60.0 * k, 0.45 * 4 / 8) == 4
+        assert st.update(60.0 * k, 0.3 * 4 / 8) == 4
 
 
 @pytest.mark.parametrize("T_wb", [263.15, 293.15])

@@ -113,12 +113,29 @@ def test_tower_sized_at_the_knoxville_design_wet_bulb_meets_its_approach():
 
 def test_cell_stager_hysteresis_and_minimum_stage_time_hand_sequence():
     st = CellStager(8, tau_filter_s=1e-9, t_min_stage_s=900.0)
-    assert st.update(0.0, 0.1) == 2  # 0.1 x 8 / 1 = 0.8 > s_up: one more cell
-    assert st.update(60.0, 0.1) == 2  # held: minimum stage time
-    assert st.update(900.0, 0.1) == 2  # 0.1 x 8 / 2 = 0.4: inside the deadband (0.3 .. 0.5)
-    assert st.update(1800.0, 0.03) == 1  # 0.03 x 8 / 1 = 0.24 < 0.3: one cell fewer
+    assert st.update(0.0, 0.1) == 2  # 0.1 x 8 / 2 = 0.4 >= s_add 0.3: one more cell
+    assert st.update(60.0, 0.1) == 2  # held: minimum stage time (3 cells would run at 0.27 anyway)
+    assert st.update(900.0, 0.1) == 2  # 0.8 / 3 = 0.27 < s_add, 0.8 / 2 = 0.4 >= s_drop 0.25: the deadband
+    assert st.update(1800.0, 0.05) == 1  # 0.4 / 2 = 0.2 < s_drop: one cell fewer
     assert st.update(1900.0, 0.2) == 1  # held although 1.6 > 1: minimum stage time
     assert st.update(2700.0, 0.2) == 2
+
+
+def test_cell_stager_runs_the_most_cells_the_fans_minimum_speed_allows():
+    # ASHRAE 90.1-2019 sec. 6.5.5.2.2: multicell towers run the most fans allowed, all at one speed. A held demand of
+    # 0.37 of a 4-cell bank settles on 4 cells at 0.37 (3 would need 0.49): by the fan law the same air costs
+    # (3/4)^2 = 0.5625 of the power of 3 cells (the rule before session 10 stayed on 3 below 0.5)
+    st = CellStager(4, tau_filter_s=1e-9, t_min_stage_s=900.0)
+    st.n_on = st.initial_stage(0.37)
+    assert st.n_on == 4
+    st.n_on = 3
+    assert [st.update(900.0 * k, 0.37) for k in range(3)] == [4, 4, 4]
+    P3 = tower.fan_power_W(0.37, 3.0, 4, 1.0)
+    P4 = tower.fan_power_W(0.37, 4.0, 4, 1.0)
+    assert P4 / P3 == pytest.approx((3 / 4) ** 2, rel=1e-12)
+    # and no more than the minimum speed allows: 0.2 of the bank is 0.27 a cell on 3 cells, 0.2 on 4 (< s_add)
+    st.n_on, st._t_last_s = 3, -np.inf
+    assert st.update(1e5, 0.2) == 3
 
 
 def test_cell_staging_knoxville_july_week_at_most_six_switches_a_day():
