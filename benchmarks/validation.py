@@ -592,7 +592,7 @@ def rows_design(ctx: dict) -> tuple[list, dict, dict]:
     tw = load_plant_params("frontier").tower
     note = (" (" + ", ".join(f"{PART_NAMES[k]} {v / tot:.3f}" for k, v in parts.items() if k != "P_fan_tower")
             + f"; from the run file: {n_on:.0f} of {tw.n_cells} cells run, {tw.n_cells_standby} of them the N+1 "
-            f"standby (`hpctwin cooling` has no stager), at {100 * y:.0f} % of their air, so the fans draw "
+            f"standby (the supervisory stager keeps all of them at this demand), at {100 * y:.0f} % of their air, so the fans draw "
             f"{P_fan / 1e3:,.0f} of their {tw.n_cells * tw.P_fan_cell_nominal_W / 1e3:,.0f} kW rating, about "
             f"{y:.2f}^3 by the fan law)")
     return [_row("Frontier-like plant at design (28.2 MW, wet-bulb 24 degC): tower-fan share of liquid-plant power",

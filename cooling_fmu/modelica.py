@@ -1040,10 +1040,24 @@ def _basin_by_regula_falsi(params: PlantParams, lo: np.ndarray, hi: np.ndarray, 
         return _basin_balance(params, T_b, e_i * C_i, T_ret[r], m[r], m_cw[r], Qp[r], Qa[r], Tw[r], y[r],
                               None if T_db is None else T_db[r])
 
-    a = np.broadcast_to(np.asarray(lo, dtype=float), shape).ravel()
-    b = np.broadcast_to(np.asarray(hi, dtype=float), shape).ravel()
+    a = np.broadcast_to(np.asarray(lo, dtype=float), shape).ravel().copy()
+    b = np.broadcast_to(np.asarray(hi, dtype=float), shape).ravel().copy()
     every = np.arange(a.size)
     f_a, f_b = balance(a, every), balance(b, every)
+    # a trim chiller far above its range (a basin near the bracket's top, 100 K above the return) takes so much
+    # power that its condenser heat outruns the towers and the balance turns negative again: the bracket's top has
+    # the wrong sign. Halve from the top as the bisection does (its lower end moves while the balance is <= 0), until
+    # the top is positive: the bracket then holds the root the bisection finds, in a few halvings instead of the
+    # ~40 of a bisection to 1e-9 K over the 150 K bracket
+    for _ in range(60):
+        wrong = np.flatnonzero((f_a < 0.0) & (f_b < 0.0))
+        if wrong.size == 0:
+            break
+        mid = 0.5 * (a[wrong] + b[wrong])
+        f_m = balance(mid, wrong)
+        up = f_m > 0.0
+        b[wrong[up]], f_b[wrong[up]] = mid[up], f_m[up]
+        a[wrong[~up]], f_a[wrong[~up]] = mid[~up], f_m[~up]
     T = roots.illinois(balance, np.zeros(a.size), a, b, f_a, f_b, xtol_K)
     odd = np.flatnonzero(~((f_a < 0.0) & (f_b >= 0.0)))
     if odd.size:  # no sign change on the bracket (not expected): bisection's answer, as without regula falsi

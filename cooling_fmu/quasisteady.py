@@ -40,7 +40,7 @@ import numpy as np
 
 from .adapter import load_variable_map
 from .coupling import PlantError
-from .components import chiller, drycooler, pipe, pump, tower, valve
+from .components import chiller, drycooler, pipe, pump, roots, tower, valve
 from .modelica import (_valves_at, cdu_loop_heat_W, facility_flows, plant_equations, setpoint_tower_side, steady_states,
                        tower_side_at_fan)
 from .modelica import coil_air_temperature_k
@@ -517,35 +517,6 @@ class QuasiSteadyPlant:
         self._memo = dict(zip(kb, base))
         return out
 
-    def _setpoint_fans(self, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray,
-                       T_wb: np.ndarray, Qp_cw: np.ndarray, Q_air: np.ndarray) -> None:
-        """Where the table is at the facility setpoint (regime A of ``analytic_steady_state``), redo the tower side
-        in closed form with the actual facility flow (in place): :func:`cooling_fmu.modelica.setpoint_tower_side`
-        (the steady state's own derivation: Braun's tower, :func:`~cooling_fmu.components.tower.braun_fan_fraction`)
-        for the return and tower-water temperatures and the fan air flow, then cells on and fan power. ``Q`` is the
-        facility heat (CDU heat exchangers + facility pump heat), ``Qp_cw`` the tower pumps' heat, ``Q_air`` the air
-        side's (into the tower entering water). Rows whose required fan speed leaves ``[y_fan_floor, 1]`` keep the
-        table's values.
-        """
-        p, t = self.params, self.params.tower
-        idx = self._idx
-        T_set = t.T_fac_sup_set_K
-        rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (Q > 0.0))
-        if rows.size == 0:
-            return
-        Q, m, w_cw, T_wb, Qp_cw, Q_air = Q[rows], m_fac[rows], w_cw[rows], T_wb[rows], Qp_cw[rows], Q_air[rows]
-        T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air, FAN_YTOL)
-        ok = np.isfinite(y) & (y >= p.y_fan_floor) & (y <= 1.0)
-        rows, y = rows[ok], y[ok]
-        n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
-        m_cw = w_cw[ok] * p.tower_loop.m_flow_nominal_kg_s
-        for name, v in (("T_fac_sup", np.full(rows.size, T_set)), ("T_fac_ret", T_ret[ok]), ("T_cw_sup", T_cw[ok]),
-                        ("T_tower_out", T_cw[ok] - Qp_cw[ok] / (m_cw * p.cp_water_J_kgK)),
-                        ("T_cw_ret", T_cw_ret[ok]), ("Q_flow_ihx", Q[ok]), ("Q_flow_tower", Q[ok] + Qp_cw[ok] + Q_air[ok]),
-                        ("y_fan", y), ("y_fan_demand", y), ("m_flow_air", y * p.m_air_nominal_kg_s),
-                        ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
-            out[rows, idx[name]] = v
-
     def _staged_fans(self, out: np.ndarray, n_cmd: np.ndarray) -> None:
         """Fans of the commanded cells (in place): the FMU's relations :func:`~cooling_fmu.components.tower.cells_in_service`
         and :func:`~cooling_fmu.components.tower.fan_speed` at the tabulated demand. Where the commanded cells at
@@ -707,13 +678,50 @@ def _base_rows(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray, qa: np.nd
     vals = _bilinear(tab.q_W, tab.T_wb_K, tab.values, qm + qa / plant.n_cdu, tw)
     out[:, plant._col_table] = vals
     T_fs = vals[:, TABLE_OUTPUTS.index("T_fac_sup")]
-    p, c = plant.params, plant.params.cdu
+    Q, m_fac, w_cw, _, Qp_cw = _cdu_and_flow_columns(plant, out, q, T_fs)
+    _solve_regimes(plant, out, q, tw, qa, Q, m_fac, w_cw, Qp_cw)
+    return out
+
+
+def _cdu_and_flow_columns(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray,
+                          T_fs: np.ndarray, exact: bool = False) -> tuple:
+    """Write the per-CDU columns and the facility / tower-water flows and pumps of each row at the facility supply
+    ``T_fs`` (in place), and return what the tower side needs.
+
+    Per CDU: the valve and secondary return temperature from the CDU table at (own heat, ``T_fs``), the secondary
+    flow and pumps in closed form (:func:`~cooling_fmu.components.pump.secondary_flow_fraction`,
+    :func:`~cooling_fmu.components.pump.pump_power_W`); the facility flow is the sum of the valves
+    (:func:`cooling_fmu.modelica.facility_flows`), not the plant-level table's equal shares.
+
+    Parameters
+    ----------
+    plant : QuasiSteadyPlant
+        The fast plant (its parameters, tables and column indices).
+    out : np.ndarray
+        Output rows, shape (m, n_outputs), written in place.
+    q : np.ndarray
+        Heat per CDU [W], shape (m, n_cdu).
+    T_fs : np.ndarray
+        Facility supply [K], shape (m,).
+    exact : bool
+        Solve the valves (:func:`cooling_fmu.modelica._valves_at`, the steady state's bisection) instead of reading
+        the CDU table; for the few rows between the table's regimes (:func:`_solve_regimes`): the chiller's load is
+        the small difference of the facility heat and the IHX heat and would carry the valves' interpolation error
+        about 100-fold.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(Q_fac [W], m_fac [kg/s], w_cw [1], m_cw [kg/s], Q_pump_cw [W])``, each shape (m,): the facility heat (CDU
+        heat exchangers + facility pumps' heat) and the flows of :func:`cooling_fmu.modelica.facility_flows`.
+    """
+    tab, p, c = plant.table, plant.params, plant.params.cdu
     cp = p.cp_water_J_kgK
-    # per CDU: valves and secondary temperature at (own heat, facility supply), flows and pumps in closed form
-    qf = q.ravel()
-    fsf = np.repeat(T_fs, plant.n_cdu)
-    both = _bilinear(tab.q_W, tab.T_fs_K, plant._cdu_table, qf, fsf)
-    y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
+    if exact:
+        y_v, T_sec = _valves_at(p, q, T_fs[:, None])
+    else:
+        both = _bilinear(tab.q_W, tab.T_fs_K, plant._cdu_table, q.ravel(), np.repeat(T_fs, plant.n_cdu))
+        y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
     y_sec = pump.secondary_flow_fraction(q, c.Q_flow_nominal_W, p.y_sec_floor)
     m_sec = y_sec * c.m_flow_sec_nominal_kg_s
     P_sec = pump.pump_power_W(c.pump, c.m_flow_sec_nominal_kg_s, p.rho_water_kg_m3, y_sec)
@@ -727,8 +735,6 @@ def _base_rows(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray, qa: np.nd
     out[:, cc["Q_flow_hx"]] = Q_hx
     out[:, cc["P_pump_sec"]] = P_sec
     idx = plant._idx
-    # facility flow from the per-CDU valves; the facility and tower pumps in closed form from it (the
-    # plant-level table assumed equal shares, which the valves do not follow)
     f, tl = p.facility, p.tower_loop
     m_fac, w_cw, m_cw, Qp_fac, Qp_cw = facility_flows(p, y_v)
     w = m_fac / p.m_flow_fac_design_kg_s
@@ -738,42 +744,284 @@ def _base_rows(plant: QuasiSteadyPlant, q: np.ndarray, tw: np.ndarray, qa: np.nd
     out[:, idx["P_pump_fac"]] = pump.pump_power_W(f.pump, p.m_flow_fac_design_kg_s, p.rho_water_kg_m3, w, r_dp)
     out[:, idx["P_pump_tower"]] = pump.pump_power_W(tl.pump, tl.m_flow_nominal_kg_s, p.rho_water_kg_m3, w_cw)
     out[:, idx["Q_flow_pump_heat"]] = (Q_hx - q).sum(axis=1) + Qp_fac + Qp_cw
-    plant._setpoint_fans(out, Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, T_wb=tw, Qp_cw=Qp_cw, Q_air=qa)
-    _chiller_rows(plant, out, Q_hx.sum(axis=1) + Qp_fac, m_fac, m_cw, tw, Qp_cw, qa)
-    return out
+    return Q_hx.sum(axis=1) + Qp_fac, m_fac, w_cw, m_cw, Qp_cw
 
 
-def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, Q: np.ndarray, m_fac: np.ndarray, m_cw: np.ndarray,
-                  tw: np.ndarray, Qp_cw: np.ndarray, qa: np.ndarray) -> None:
-    """Where the table has the fans at full air flow and the trim chiller holding the facility supply at its set
-    point (regime C of :func:`cooling_fmu.modelica.steady_states`: the supply at the chiller's set point,
-    :func:`~cooling_fmu.components.chiller.chiller_setpoint_K`), redo the tower side and the chiller with the
-    actual facility flow of the per-CDU valves (in place), as :meth:`QuasiSteadyPlant._setpoint_fans` does in
-    regime A: the plant-level table is read at the mean CDU heat and assumes equal shares, which unequal CDU loads
-    do not follow (their valves set a different facility flow, so a different return temperature and IHX heat).
-    One derivation: :func:`cooling_fmu.modelica.tower_side_at_fan` at ``y_fan = 1`` and that supply, the
-    basin found by regula falsi to :data:`BASIN_XTOL_K`. Rows where the chiller cannot hold the set point keep the table.
-    Measured before (issue 25 power cap, Theta 6 CDUs at 160 / 174 / 4 x 92 kW, wet-bulb 24.28 degC): the fast
-    plant's cooling power was 60.2 kW against the FMU's 65.9 kW at rest.
+def _solve_regimes(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: np.ndarray, qa: np.ndarray,
+                   Q: np.ndarray, m_fac: np.ndarray, w_cw: np.ndarray, Qp_cw: np.ndarray) -> None:
+    """Redo each row's plant-level state at its own facility flow, in the regime of
+    :func:`cooling_fmu.modelica.steady_states` the row is in (in place).
+
+    The plant-level table is read at the mean CDU heat and assumes equal shares, which unequal CDU loads do not
+    follow (their valves set another facility flow, so another return temperature, IHX heat and chiller load); and
+    it interpolates linearly across the regime switches (fans at their floor / facility supply at its set point /
+    fans at full air, and the trim chiller's dead band between the fans' set point and the chiller's), where a row
+    reads a supply between two regimes that is neither's. So:
+
+    1. Rows the table has at the set point: regime A in closed form at the row's own flows (:func:`_setpoint_rows`).
+    2. Rows the table has at the fan floor below the set point keep the table (regime B, interpolated inside it).
+    3. Every other row with heat is tried in regime A at the set point with its valves there; if its fans would
+       need more than full air it is tried at the chiller's set point (:func:`_chiller_rows`), and otherwise solved
+       at full air for the supply ``T = T_out(T)`` (:func:`_fixed_point_rows`: the dead band, a chiller at its
+       capacity, or a plant without one); if its fans would go below their floor, at the floor. A row none of
+       these solves keeps the table.
+
+    Each is the steady state's own derivation at the row (:func:`cooling_fmu.modelica.setpoint_tower_side`,
+    :func:`cooling_fmu.modelica.tower_side_at_fan`): one relation, not a second copy.
+
+    Parameters
+    ----------
+    plant : QuasiSteadyPlant
+        The fast plant.
+    out : np.ndarray
+        Rows of the table and the per-CDU columns at the table's supply, shape (m, n_outputs), written in place.
+    q : np.ndarray
+        Heat per CDU [W], shape (m, n_cdu).
+    tw : np.ndarray
+        Wet-bulb (the table's air axis) [K], shape (m,).
+    qa : np.ndarray
+        Air-side heat into the tower water [W], shape (m,).
+    Q : np.ndarray
+        Facility heat at the table's supply (CDU heat exchangers + facility pumps' heat) [W], shape (m,).
+    m_fac : np.ndarray
+        Facility flow at the table's supply [kg/s], shape (m,).
+    w_cw : np.ndarray
+        Tower-water flow fraction at the table's supply [1], shape (m,).
+    Qp_cw : np.ndarray
+        Tower pumps' heat at the table's supply [W], shape (m,).
     """
     p, idx = plant.params, plant._idx
-    T_set = chiller.chiller_setpoint_K(p)
-    rows = np.flatnonzero((np.abs(out[:, idx["T_fac_sup"]] - T_set) < 1e-9) & (out[:, idx["y_fan"]] == 1.0)
-                          & (out[:, idx["Q_flow_chiller"]] > 0.0) & (Q > 0.0))
+    T_set = p.tower.T_fac_sup_set_K
+    T_fs, y_tab = out[:, idx["T_fac_sup"]], out[:, idx["y_fan"]]
+    heat = Q > 0.0
+    settled = np.zeros(out.shape[0], dtype=bool)
+    rows = np.flatnonzero(heat & (np.abs(T_fs - T_set) < 1e-9))
+    if rows.size:
+        sub = out[rows]
+        ok, _ = _setpoint_rows(plant, sub, Q[rows], m_fac[rows], w_cw[rows], tw[rows], Qp_cw[rows], qa[rows])
+        out[rows[ok]] = sub[ok]
+        settled[rows[ok]] = True
+    floor = (y_tab <= p.y_fan_floor + 1e-12) & (T_fs < T_set - 1e-9)
+    rows = np.flatnonzero(heat & ~settled & ~floor)
     if rows.size == 0:
         return
-    Q, m, mc, Tw, Qp, Qa = Q[rows], m_fac[rows], m_cw[rows], tw[rows], Qp_cw[rows], qa[rows]
-    T_ret, T_cw, T_ihx, Q_ch, T_out = tower_side_at_fan(p, Q, m, mc, Qp, Qa, Tw, np.full(rows.size, T_set), 1.0,
-                                                        BASIN_XTOL_K, regula_falsi=True)
-    ok = np.abs(T_out - T_set) < 1e-6
-    if not np.any(ok):
-        return
-    rows = rows[ok]
-    T_ret, T_cw, T_ihx, Q_ch, m, mc, Tw, Qp, Qa = (a[ok] for a in (T_ret, T_cw, T_ihx, Q_ch, m, mc, Tw, Qp, Qa))
+    sub, qr, twr, qar = out[rows], q[rows], tw[rows], qa[rows]
+    Qs, ms, wcs, _, Qps = _cdu_and_flow_columns(plant, sub, qr, np.full(rows.size, T_set))
+    done, y_req = _setpoint_rows(plant, sub, Qs, ms, wcs, twr, Qps, qar)
+    cold = ~done & (y_req < p.y_fan_floor)
+    hot = ~done & ~cold  # above full air, or no finite answer
+    if p.chiller.enabled and np.any(hot):
+        r = np.flatnonzero(hot)
+        part = sub[r]
+        ok = _chiller_rows(plant, part, qr[r], twr[r], qar[r])
+        sub[r[ok]] = part[ok]
+        done[r[ok]] = True
+        hot[r[ok]] = False
+    # the fixed point on the side of the set point each saturation rests on (steady_states' brackets, narrowed
+    # where the root is known to lie: a chiller that did not hold its set point is idle there, so a dead-band root
+    # is below it; the IHX bypass keeps the supply at the fan floor at or above T_ihx_bypass_K, so below that
+    # T - T_out(T) < 0). twr is the table's air axis: the wet-bulb, or a dry bank's coil air
+    n = rows.size
+    wide = np.maximum(T_set, twr + 50.0)
+    T_band = chiller.chiller_setpoint_K(p) if p.chiller.enabled else wide
+    for sel, y, lo, hi in ((hot, 1.0, np.full(n, T_set), np.minimum(T_band, wide)),
+                           (hot, 1.0, np.full(n, T_set), wide),
+                           (cold, p.y_fan_floor, np.maximum(twr - 50.0, p.T_ihx_bypass_K - 0.01), np.full(n, T_set))):
+        sel = sel & ~done
+        if np.any(sel):
+            r = np.flatnonzero(sel)
+            part = sub[r]
+            ok = _fixed_point_rows(plant, part, qr[r], twr[r], qar[r], y, lo[r], hi[r])
+            sub[r[ok]] = part[ok]
+            done[r[ok]] = True
+    out[rows[done]] = sub[done]
+
+
+def _fan_columns(plant: QuasiSteadyPlant, out: np.ndarray, y: np.ndarray) -> None:
+    """Write the bank's fan columns of each row at the air-flow fraction ``y`` [1], shape (m,) (in place): the
+    algebraic staging of the generated model, :func:`~cooling_fmu.components.tower.cells_running` and the fan
+    affinity law :func:`~cooling_fmu.components.tower.fan_power_W`.
+    """
+    p, t, idx = plant.params, plant.params.tower, plant._idx
+    y = np.broadcast_to(np.asarray(y, dtype=float), (out.shape[0],))
+    n_on = np.asarray(tower.cells_running(y, t.n_cells, t.y_fan_min), dtype=float)
+    for name, v in (("y_fan", y), ("y_fan_demand", y), ("m_flow_air", y * p.m_air_nominal_kg_s),
+                    ("n_cells_on", n_on), ("P_fan_tower", tower.fan_power_W(y, n_on, t.n_cells, t.P_fan_cell_nominal_W))):
+        out[:, idx[name]] = v
+
+
+def _setpoint_rows(plant: QuasiSteadyPlant, out: np.ndarray, Q: np.ndarray, m: np.ndarray, w_cw: np.ndarray,
+                   T_wb: np.ndarray, Qp_cw: np.ndarray, Q_air: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Regime A of :func:`cooling_fmu.modelica.steady_states` at each row's own flows: the tower side in closed form
+    (:func:`cooling_fmu.modelica.setpoint_tower_side`, Braun's tower solved for the fan air,
+    :func:`~cooling_fmu.components.tower.braun_fan_fraction`, to :data:`FAN_YTOL`), written (in place) where the
+    fans can hold the set point (``y_fan_floor <= y <= 1``).
+
+    Parameters
+    ----------
+    plant : QuasiSteadyPlant
+        The fast plant.
+    out : np.ndarray
+        Rows whose per-CDU columns are at the set point, shape (m, n_outputs).
+    Q : np.ndarray
+        Facility heat (CDU heat exchangers + facility pumps' heat) [W], shape (m,).
+    m : np.ndarray
+        Facility flow [kg/s], shape (m,).
+    w_cw : np.ndarray
+        Tower-water flow fraction [1], shape (m,).
+    T_wb : np.ndarray
+        Wet-bulb [K], shape (m,).
+    Qp_cw : np.ndarray
+        Tower pumps' heat [W], shape (m,).
+    Q_air : np.ndarray
+        Air side's heat into the tower entering water [W], shape (m,).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(ok, y_req)``: the rows written, bool, shape (m,), and the fan air each row needs [1], shape (m,).
+    """
+    p = plant.params
+    idx = plant._idx
+    T_ret, T_cw, T_cw_ret, y = setpoint_tower_side(p, Q, m, w_cw, T_wb, Qp_cw, Q_air, FAN_YTOL)
+    ok = np.isfinite(y) & (y >= p.y_fan_floor) & (y <= 1.0)
+    k = np.flatnonzero(ok)
+    m_cw = w_cw[k] * p.tower_loop.m_flow_nominal_kg_s
+    sub = out[k]
+    for name, v in (("T_fac_sup", np.full(k.size, p.tower.T_fac_sup_set_K)), ("T_fac_ret", T_ret[k]),
+                    ("T_cw_sup", T_cw[k]), ("T_tower_out", T_cw[k] - Qp_cw[k] / (m_cw * p.cp_water_J_kgK)),
+                    ("T_cw_ret", T_cw_ret[k]), ("Q_flow_ihx", Q[k]), ("Q_flow_chiller", np.zeros(k.size)),
+                    ("P_chiller", np.zeros(k.size)), ("Q_flow_tower", Q[k] + Qp_cw[k] + Q_air[k])):
+        sub[:, idx[name]] = v
+    _fan_columns(plant, sub, y[k])
+    out[k] = sub
+    return ok, y
+
+
+def _tower_side_columns(plant: QuasiSteadyPlant, out: np.ndarray, T_fs: np.ndarray, side: tuple, m: np.ndarray,
+                        mc: np.ndarray, Tw: np.ndarray, Qp: np.ndarray, Qa: np.ndarray, y: float) -> None:
+    """Write the facility and tower-water columns of each row from :func:`cooling_fmu.modelica.tower_side_at_fan`'s
+    ``side`` at the supply ``T_fs`` [K] and fan air ``y`` [1] (in place); ``m``, ``mc`` the facility and tower-water
+    flows [kg/s], ``Tw`` the wet-bulb [K], ``Qp`` the tower pumps' and ``Qa`` the air side's heat [W], shape (m,).
+    The chiller's power and condenser heat from :func:`~cooling_fmu.components.chiller.trim_chiller`.
+    """
+    p, idx = plant.params, plant._idx
+    T_ret, T_cw, T_ihx, Q_ch, _ = side
     cp = p.cp_water_J_kgK
     q_ihx = m * cp * (T_ret - T_ihx)
     _, P_ch, _, Q_cond = chiller.trim_chiller(p, m, T_ihx, Tw, T_cw)
-    for name, v in (("T_fac_ret", T_ret), ("T_cw_sup", T_cw), ("T_tower_out", T_cw - Qp / (mc * cp)),
-                    ("T_cw_ret", T_cw + q_ihx / (mc * cp)), ("Q_flow_ihx", q_ihx), ("Q_flow_chiller", Q_ch),
-                    ("P_chiller", P_ch), ("Q_flow_tower", q_ihx + Q_cond + Qa + Qp)):
-        out[rows, idx[name]] = v
+    for name, v in (("T_fac_sup", T_fs), ("T_fac_ret", T_ret), ("T_cw_sup", T_cw),
+                    ("T_tower_out", T_cw - Qp / (mc * cp)), ("T_cw_ret", T_cw + q_ihx / (mc * cp)),
+                    ("Q_flow_ihx", q_ihx), ("Q_flow_chiller", Q_ch), ("P_chiller", P_ch),
+                    ("Q_flow_tower", q_ihx + Q_cond + Qa + Qp)):
+        out[:, idx[name]] = v
+    _fan_columns(plant, out, np.full(out.shape[0], y))
+
+
+def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: np.ndarray,
+                  qa: np.ndarray) -> np.ndarray:
+    """Rows at full fan air tried with the trim chiller holding its set point (regime C of
+    :func:`cooling_fmu.modelica.steady_states` with the chiller on, :func:`~cooling_fmu.components.chiller
+    .chiller_setpoint_K`), written (in place) where it does.
+
+    The valves, the facility flow and the pumps at that supply (:func:`_cdu_and_flow_columns` with the steady
+    state's valves: the chiller's load is the small difference of the facility heat and the IHX heat and would carry
+    the CDU table's interpolation error about 100-fold), and the tower side by
+    :func:`cooling_fmu.modelica.tower_side_at_fan` at ``y_fan = 1`` (the basin by regula falsi to
+    :data:`BASIN_XTOL_K`). A row is the chiller's where its leaving water is within 1e-6 K of the set point with a
+    positive load.
+
+    Measured (issue 25's power cap, Theta's 6 CDUs at 160 / 174 / 4 x 92 kW, wet-bulb 24.28 degC, the plant sized
+    at its design day): the fast plant's cooling power was 43.61 kW (the table read at a 24.35 degC supply between
+    a chiller point and a dead-band point) against the analytic steady state's 40.01 kW; 6e-9 relative since
+    (tests/unit/test_quasisteady.py).
+
+    Parameters
+    ----------
+    plant : QuasiSteadyPlant
+        The fast plant.
+    out : np.ndarray
+        Output rows, shape (m, n_outputs).
+    q : np.ndarray
+        Heat per CDU [W], shape (m, n_cdu).
+    tw : np.ndarray
+        Wet-bulb [K], shape (m,).
+    qa : np.ndarray
+        Air side's heat into the tower water [W], shape (m,).
+
+    Returns
+    -------
+    ndarray
+        The rows written, bool, shape (m,).
+    """
+    p = plant.params
+    T_set = chiller.chiller_setpoint_K(p)
+    T_fs = np.full(out.shape[0], T_set)
+    sub = out.copy()
+    Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, sub, q, T_fs, exact=True)
+    side = tower_side_at_fan(p, Q, m, mc, Qp, qa, tw, T_fs, 1.0, BASIN_XTOL_K, regula_falsi=True)
+    ok = (np.abs(side[4] - T_set) < 1e-6) & (side[3] > 0.0)
+    k = np.flatnonzero(ok)
+    if k.size:
+        part = sub[k]
+        _tower_side_columns(plant, part, T_fs[k], tuple(a[k] for a in side), m[k], mc[k], tw[k], Qp[k], qa[k], 1.0)
+        out[k] = part
+    return ok
+
+
+def _fixed_point_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: np.ndarray, qa: np.ndarray,
+                      y: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Rows with the fans saturated at ``y`` (1: full air; ``y_fan_floor``: the floor) solved for the facility supply
+    ``T = T_out(T)`` (regimes B / C of :func:`cooling_fmu.modelica.steady_states`: the same loop, the steady state's
+    valves (:func:`cooling_fmu.modelica._valves_at`; the CDU table's put 5e-5 K on the supply), the tower side by
+    :func:`cooling_fmu.modelica.tower_side_at_fan` with its basin by regula falsi), by Illinois regula falsi
+    (:func:`~cooling_fmu.components.roots.illinois`) on ``[lo, hi]`` to 1e-9 K; written (in place) where the
+    bracket holds a sign change.
+
+    Parameters
+    ----------
+    plant : QuasiSteadyPlant
+        The fast plant.
+    out : np.ndarray
+        Output rows, shape (m, n_outputs).
+    q : np.ndarray
+        Heat per CDU [W], shape (m, n_cdu).
+    tw : np.ndarray
+        Wet-bulb [K], shape (m,).
+    qa : np.ndarray
+        Air side's heat into the tower water [W], shape (m,).
+    y : float
+        Fan air-flow fraction [1].
+    lo : np.ndarray
+        Lower end of the supply bracket [K], shape (m,).
+    hi : np.ndarray
+        Upper end [K], shape (m,).
+
+    Returns
+    -------
+    ndarray
+        The rows written, bool, shape (m,).
+    """
+    p = plant.params
+    scratch = out.copy()
+
+    def loop(T, r):
+        Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, scratch[r], q[r], T, exact=True)
+        return Q, m, mc, Qp, tower_side_at_fan(p, Q, m, mc, Qp, qa[r], tw[r], T, y, BASIN_XTOL_K,
+                                               regula_falsi=True)
+
+    def g(T, r):
+        return T - loop(T, r)[4][4]
+
+    every = np.arange(out.shape[0])
+    f_lo, f_hi = g(lo, every), g(hi, every)
+    ok = (f_lo < 0.0) & (f_hi >= 0.0)
+    T = roots.illinois(g, np.zeros(out.shape[0]), lo, hi, f_lo, f_hi, 1e-9)
+    k = np.flatnonzero(ok)
+    if k.size:
+        part = out[k]
+        _, m, mc, Qp, side = loop(T[k], k)
+        _cdu_and_flow_columns(plant, part, q[k], T[k], exact=True)
+        _tower_side_columns(plant, part, T[k], side, m, mc, tw[k], Qp, qa[k], y)
+        out[k] = part
+    return ok

@@ -203,13 +203,16 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
                    days: float | None = None, start_day: float = 0.0, scale_to_design: float | None = None,
                    weather: Weather | None = None, keep_leading_zeros: bool = False, interval_s: float = 900.0,
                    cache_dir: str | Path | None = None, weather_file: str | Path | None = None,
-                   system: str | Path | None = None) -> StandaloneRun:
+                   system: str | Path | None = None, cells: int | None = None) -> StandaloneRun:
     """Drive a cooling plant from a measured IT power series.
 
     The plant gets plant v5's inputs as a scheduled run gives them (:mod:`scheduler_sim.kernel.coupler`): its tower
-    cells staged by the supervisory controller (:class:`~cooling_fmu.supervisory.StagedPlant`), the weather's
-    dry-bulb where the FMU takes ``T_db``, and, with ``system``, the air side's heat into the tower water
-    (:meth:`power.facility.FacilityOverheads.air_side_rejected_W`).
+    cells staged by the supervisory controller (:class:`~cooling_fmu.supervisory.StagedPlant`, the one wrapper
+    ``hpctwin run`` uses too, :func:`scheduler_sim.app.runner.build_plant`), the weather's dry-bulb where the FMU
+    takes ``T_db``, and, with ``system``, the air side's heat into the tower water
+    (:meth:`power.facility.FacilityOverheads.air_side_rejected_W`). With ``cells`` the bank runs that many cells
+    throughout instead (the FMU input ``n_cells_cmd`` held): the stager's hysteresis lets the same demand run at
+    either of two stages, so two runs compare fan energy at one cell rule only this way (docs/cooling.md).
 
     Parameters
     ----------
@@ -244,18 +247,23 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         IT power is the plant's heat (the rest goes to room air, with the UPS / PDU losses and lighting). Without
         it the whole IT power is the plant's heat and ``PUE`` counts the liquid plant only (file attribute
         ``pue_counts`` says which).
+    cells : int | None
+        Tower cells run throughout (1 .. ``tower.n_cells``, standby cells included); None (default): staged by the
+        supervisory controller, as in ``hpctwin run``.
 
     Returns
     -------
     StandaloneRun
         Interval averages of the power, the wet-bulb and every plant output, and the summary: energies [J],
-        ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts; with ``system`` also ``E_<stage>_J``,
+        ``PUE``, ``WUE_L_per_kWh``, fan share, scale factor, report counts, ``tower_cells_held`` (``cells``, 0 when
+        staged), ``tower_cell_switches`` (the stager's stage changes) and ``tower_cells_min`` / ``_max`` / ``_mean``
+        (cells running over the steps); with ``system`` also ``E_<stage>_J``,
         ``E_facility_J``, ``pPUE_mechanical``, ``pPUE_electrical`` and ``PUE_liquid_plant`` (the plant-only ratio).
 
     Raises
     ------
     ValueError
-        If steps do not divide the series interval or the window is empty.
+        If steps do not divide the series interval, the window is empty or ``cells`` is outside the bank.
     """
     t, P, rep = load_power_series(power_csv)
     first = 0 if keep_leading_zeros else rep.leading_zero_rows
@@ -274,6 +282,9 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
     t_mid = t0 + (np.arange(n_steps) + 0.5) * step_s
     P_step = P[np.clip(np.searchsorted(t, t_mid, side="right") - 1, 0, len(P) - 1)]  # piecewise constant
     params = load_plant_params(plant)
+    if cells is not None and not (isinstance(cells, (int, np.integer)) and 1 <= cells <= params.tower.n_cells):
+        raise ValueError(f"plant {params.name}: cells = {cells!r}; expected a whole number of tower cells in "
+                         f"1..{params.tower.n_cells}")
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     scale = 1.0 if scale_to_design is None else scale_to_design * design / max(P_step.max(), 1.0)
     P_step = P_step * scale
@@ -298,8 +309,10 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         fo = FacilityOverheads(sized_facility(sysm), liquid_fraction=lf)
     with CoolingPlant(params, step_s=step_s, cache_dir=cache_dir) as raw:
         # plant v5's inputs, as a run gives them (scheduler_sim.kernel.coupler): tower cells staged by the
-        # supervisory controller, the outdoor dry-bulb, and the air side's heat into the tower water
-        pl = StagedPlant(raw)
+        # supervisory controller (or held at ``cells``), the outdoor dry-bulb, and the air side's heat into the
+        # tower water
+        pl = StagedPlant(raw) if cells is None else raw
+        held = {} if cells is None else {"n_cells_cmd": float(cells)}
         rows: dict[str, np.ndarray] = {}
         T_db = weather.dry_bulb_K(t_mid - t0) if raw.uses_dry_bulb else None
         if T_db is not None:
@@ -307,7 +320,8 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         if fo is not None and raw.uses_air_side_heat and fo.spec.air_side is not None:
             rows["Q_air_side_W"] = np.asarray(fo.air_side_rejected_W(P_step, T_wb), dtype=float)
         y0 = pl.initialize(heat[0], float(T_wb[0]), **{k: float(v[0]) for k, v in rows.items()})
-        y = pl.run(heat, T_wb, **rows)
+        y = pl.run(heat, T_wb, **held, **rows)
+        switches = len(pl.switch_times_s) if cells is None else 0
         names, units = pl.output_names, pl.output_units
         fmu_path, fmu_sha256 = pl.fmu_path, pl.fmu_sha256
     col = {n: i for i, n in enumerate(names)}
@@ -332,7 +346,12 @@ def run_standalone(power_csv: str | Path, *, plant: str = "frontier", step_s: fl
         "fan_share_of_cooling": float(y[-1, col["E_fan_out"]]) / E_cool if E_cool > 0 else float("nan"),
         "power_scale": scale, "mean_P_it_W": E_it / (n_steps * step_s),
         "leading_zero_rows_skipped": float(0 if keep_leading_zeros else rep.leading_zero_rows),
+        "tower_cells_held": float(cells or 0), "tower_cell_switches": float(switches),
     }
+    if "n_cells_on" in col:  # cells with the fan running, step by step (the command, or the FMU's own rule at 0)
+        n_on = y[:, col["n_cells_on"]]
+        summary.update({"tower_cells_min": float(n_on.min()), "tower_cells_max": float(n_on.max()),
+                        "tower_cells_mean": float(n_on.mean())})
     ovh_series: dict[str, np.ndarray] = {}
     counts = "liquid plant only"
     if fo is not None:

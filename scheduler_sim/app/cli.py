@@ -264,6 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--system", metavar="SYSTEM",
                    help="also count this system description's facility overheads (electrical chain, air side, "
                         "lighting: its [facility] table); default: the PUE counts the liquid plant only")
+    c.add_argument("--cells", type=int, metavar="N",
+                   help="run N tower cells throughout (1 to the bank's cells, standby included) instead of staging "
+                        "them with the supervisory controller of hpctwin run (default): compares fan energy at one "
+                        "cell rule")
 
     v = sub.add_parser("validate", help="load a trace and print its load report; or check an output HDF5 file",
                        description="Load a trace and print what was read, repaired and rejected. Exit status: 0 "

@@ -602,6 +602,23 @@ def _print_free_cooling(params, out: Path) -> None:
                                                           for k, (free, tot) in months.items()))
 
 
+def _print_tower_cells(params, s: dict, cells: int | None) -> None:
+    """Print how the tower cells ran in a cooling-only run: held at ``--cells``, or staged as in ``hpctwin run``."""
+    if "tower_cells_min" not in s:
+        return
+    n, sb = params.tower.n_cells, params.tower.n_cells_standby
+    bank = f"{n} (standby {sb})" if sb else f"{n}"
+    if cells:
+        print(f"  tower cells: {cells} of {bank} held throughout (--cells); fans {s['E_fan_J'] / 3.6e6:,.1f} kWh")
+        return
+    lo, hi, k = s["tower_cells_min"], s["tower_cells_max"], s["tower_cell_switches"]
+    ran = (f"{lo:.0f} of {bank} running throughout" if lo == hi else
+           f"{lo:.0f} to {hi:.0f} of {bank} running, mean {s['tower_cells_mean']:.2f}, {k:.0f} stage "
+           f"change{'s' if k != 1 else ''}")
+    print(f"  tower cells: staged by the supervisory controller (as hpctwin run): {ran}; fans "
+          f"{s['E_fan_J'] / 3.6e6:,.1f} kWh")
+
+
 def cmd_cooling(a: argparse.Namespace) -> int:
     """``hpctwin cooling``: drive a plant from a measured IT power series and write its HDF5 file."""
     if a.design_day:
@@ -626,7 +643,7 @@ def cmd_cooling(a: argparse.Namespace) -> int:
           f"{day0:%Y-%m-%d %H:%M} to {day1:%Y-%m-%d %H:%M} UTC, weather {wx}, step {a.step:g} s")
     s = run_cooling_standalone(a.power, out, plant=a.plant, step_s=a.step, days=a.days, start_day=a.start_day,
                                weather_file=a.weather, scale_to_design=a.scale_to_design, weather=weather,
-                               system=a.system)
+                               system=a.system, cells=a.cells)
     design = params.n_cdu * params.cdu.Q_flow_nominal_W
     sel = (t >= t0) & (t < t1)
     peak = float(P[sel].max()) * s["power_scale"] if sel.any() else 0.0
@@ -641,6 +658,7 @@ def cmd_cooling(a: argparse.Namespace) -> int:
               f"[facility] stages of system {a.system}")
     else:
         print("  PUE counts the liquid plant only (give --system NAME to count its electrical chain and lighting)")
+    _print_tower_cells(params, s, a.cells)
     if a.wet_bulb is None:
         _print_n_plus_one(params, site_weather_file(a.weather, load_system(a.system) if a.system else None))
     if peak > design * (1 + 1e-9):
@@ -683,7 +701,7 @@ def cmd_design_day(a: argparse.Namespace) -> int:
               f"(mean wet-bulb {info['mean_T_wb_K'] - 273.15:.1f} C, max {info['max_T_wb_K'] - 273.15:.1f} C; "
               f"0.4 % design wet-bulb {info['design_T_wb_K'] - 273.15:.1f} C)")
         s = run_cooling_standalone(csv, out, plant=plant, step_s=a.step, weather_file=info["weather_path"],
-                                   system=a.system)
+                                   system=a.system, cells=a.cells)
     import h5py
 
     with h5py.File(out, "r") as f:
@@ -695,6 +713,7 @@ def cmd_design_day(a: argparse.Namespace) -> int:
     print(f"  CDU supply: highest {T.max() - 273.15:.2f} C (set point {params.cdu.T_sec_sup_set_K - 273.15:.1f} C); "
           f"{hours:.2f} h above set point + 1 K")
     print(f"  IT energy {s['E_it_J'] / 3.6e9:,.1f} MWh, cooling {s['E_cooling_J'] / 3.6e9:,.2f} MWh, PUE {s['PUE']:.4f}")
+    _print_tower_cells(params, s, a.cells)
     print(f"wrote {out}")
     return 0
 

@@ -367,6 +367,16 @@ SUMMARY_METRICS: tuple[Metric, ...] = (
        "series", "g"),
     _M("leading_zero_rows_skipped", "other", "leading zero rows skipped", "1", "count", "", "rows of 0 kW before "
        "the series starts, left out", _CNT),
+    _M("tower_cells_held", "cooling", "tower cells held", "1", "count", "", "tower cells run throughout (hpctwin "
+       "cooling --cells); 0: staged by the supervisory controller (cooling-only mode)", _CNT),
+    _M("tower_cell_switches", "cooling", "tower cell stage changes", "1", "count", "", "changes of the supervisory "
+       "stager's command (cooling-only mode)", _CNT),
+    _M("tower_cells_min", "cooling", "fewest tower cells running", "1", "count", "", "fewest cells with the fan "
+       "running in any step (cooling-only mode)", _CNT),
+    _M("tower_cells_max", "cooling", "most tower cells running", "1", "count", "", "most cells with the fan running "
+       "in any step (cooling-only mode)", _CNT),
+    _M("tower_cells_mean", "cooling", "mean tower cells running", "1", "count", "", "time average of the cells "
+       "with the fan running (cooling-only mode)", ".2f"),
     # water
     _M("water_makeup_kg", "water", "tower make-up water", "kg", "volume", "m3", "evaporation + drift + blowdown "
        "replaced (997 kg/m3)", ",.1f"),

@@ -21,7 +21,7 @@ still catching up with a warming morning reports a ratio below its own steady st
 stands until the plant reaches it (on the 7-day cap80 study the FMU's ratio was 0.077 at an admission against a
 steady 0.089, and peaked at 0.119 three hours later). The forecast's steady state carries the air side's heat into
 the towers (as the run's plant and the twin's rollouts) and the CDUs' own heat shares (the fast plant's chiller
-regime with the actual facility flow, :func:`cooling_fmu.quasisteady._chiller_rows`).
+regimes at the actual facility flow, :func:`cooling_fmu.quasisteady._solve_regimes`).
 
 With a forecast, a share ``m`` of the budget is held back at admission (``scheduler.power_cap_forecast_margin``,
 default :data:`FORECAST_MARGIN`): the predicted facility power is the above plus ``m x budget``. The forecast
