@@ -291,6 +291,12 @@ class _Raw:
             self.hpctwin_set_max_substep = fn("hpctwin_set_max_substep", c_void_p, c_double)
             self.hpctwin_run = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_double, c_double, c_void_p, c_size_t,
                                                 c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)(("hpctwin_run", dll))
+        # the sub-steps' error control and its piece count (cooling_fmu.build, BUILD_SCRIPT_VERSION >= 4)
+        self.hpctwin_set_tolerance = None
+        self.hpctwin_pieces = None
+        if self.hpctwin_run is not None and hasattr(dll, "hpctwin_set_tolerance"):
+            self.hpctwin_set_tolerance = fn("hpctwin_set_tolerance", c_void_p, c_double, c_double)
+            self.hpctwin_pieces = ctypes.CFUNCTYPE(c_double, c_void_p)(("hpctwin_pieces", dll))
 
 
 class FMU2CoSimulation:

@@ -47,11 +47,12 @@ __all__ = [
     "fetch_fmu_bytes",
     "fix_model_description",
     "install_integrator",
+    "quadrature_states",
     "order_algebraics",
 ]
 
 #: Bump whenever this module changes what ends up in the FMU (part of the cache key).
-BUILD_SCRIPT_VERSION = "3"
+BUILD_SCRIPT_VERSION = "4"
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -312,6 +313,9 @@ def order_algebraics(c_source: str) -> tuple[str, int]:
     return c_source[:start + len(head)] + "\n".join(new_body) + c_source[end:], moved
 
 
+#: Deepest bisection of a nominal Heun sub-step by the error control (2**6 = 64 pieces; :func:`install_integrator`).
+MAX_BISECTIONS = 6
+
 #: C that replaces the body of rumoca's fmi2DoStep (see :func:`install_integrator`).
 _DOSTEP_C = """FMI2_EXPORT fmi2Status fmi2DoStep(
     fmi2Component c,
@@ -323,7 +327,12 @@ _DOSTEP_C = """FMI2_EXPORT fmi2Status fmi2DoStep(
     ModelInstance* m = (ModelInstance*)c;
     /* hpctwin: Heun's method (explicit trapezoidal rule, 2nd-order Runge-Kutta; Hairer, Norsett & Wanner,
        Solving ODEs I, 2nd ed., sec. II.1) in n equal sub-steps of at most hpctwin_h_max seconds
-       (hpctwin_set_max_substep); unset, 10 sub-steps as rumoca's forward Euler had. Inputs are held. */
+       (hpctwin_set_max_substep); unset, 10 sub-steps as rumoca's forward Euler had. Inputs are held.
+       With a tolerance (hpctwin_set_tolerance), a piece whose local error estimate (Heun minus Euler,
+       0.5 h |k2 - k1| per state; Hairer et al. sec. II.4) exceeds it is bisected, HPCTWIN_MAX_DEPTH levels at
+       most: a dynamic state's estimate against tol_x (its own units), a running integral's (E_*, M_*) against
+       tol_q times its increment over the piece. The pieces form a fixed binary tree on the nominal sub-step:
+       the result depends on the states and inputs only, and a sub-step not bisected is the plain Heun step. */
     const double H = communicationStepSize;
     int n = 10;
     if (m->hpctwin_h_max > 0.0) {
@@ -333,24 +342,55 @@ _DOSTEP_C = """FMI2_EXPORT fmi2Status fmi2DoStep(
     const double dt = H / (double)n;
 #if N_STATES > 0
     double x0[N_STATES], k1[N_STATES];
+    const int control = m->hpctwin_tol_x > 0.0 || m->hpctwin_tol_q > 0.0;
+    const unsigned full = control ? 1u << HPCTWIN_MAX_DEPTH : 1u;
 #endif
     for (int s = 0; s < n; s++) {
         const double t = currentCommunicationPoint + (double)s * dt;
-        m->time = t;
-        m->dirty_values = 1;
-        compute_derivatives(m);
 #if N_STATES > 0
-        for (int i = 0; i < N_STATES; i++) {
-            x0[i] = m->x[i];
-            k1[i] = m->xdot[i];
-            m->x[i] = x0[i] + dt * k1[i];
+        unsigned pos = 0, level = 0;
+        int have_k1 = 0;
+        while (pos < full) {
+            const unsigned size = full >> level;
+            const double h = dt * (double)size / (double)full;
+            const double tp = t + dt * (double)pos / (double)full;
+            if (!have_k1) {
+                m->time = tp;
+                m->dirty_values = 1;
+                compute_derivatives(m);
+                for (int i = 0; i < N_STATES; i++) {
+                    x0[i] = m->x[i];
+                    k1[i] = m->xdot[i];
+                }
+                have_k1 = 1;
+            }
+            for (int i = 0; i < N_STATES; i++) m->x[i] = x0[i] + h * k1[i];
+            m->time = tp + h;
+            m->dirty_values = 1;
+            compute_derivatives(m);
+            int ok = 1;
+            if (control && level < (unsigned)HPCTWIN_MAX_DEPTH) {
+                for (int i = 0; i < N_STATES; i++) {
+                    const double e = 0.5 * h * fabs(m->xdot[i] - k1[i]);
+                    const double lim = hpctwin_quadrature[i]
+                        ? m->hpctwin_tol_q * 0.5 * h * (fabs(k1[i]) + fabs(m->xdot[i]))
+                        : m->hpctwin_tol_x;
+                    if (e > lim) { ok = 0; break; }
+                }
+            }
+            if (!ok) {  /* bisect: the first half from the same start, k1 kept */
+                for (int i = 0; i < N_STATES; i++) m->x[i] = x0[i];
+                level++;
+                continue;
+            }
+            for (int i = 0; i < N_STATES; i++) m->x[i] = x0[i] + 0.5 * h * (k1[i] + m->xdot[i]);
+            m->hpctwin_pieces += 1.0;
+            have_k1 = 0;
+            pos += size;
+            while (level > 0 && pos % (full >> (level - 1)) == 0) level--;  /* both halves done: one level up */
         }
-        m->time = t + dt;
-        m->dirty_values = 1;
-        compute_derivatives(m);
-        for (int i = 0; i < N_STATES; i++) {
-            m->x[i] = x0[i] + 0.5 * dt * (k1[i] + m->xdot[i]);
-        }
+#else
+        (void)t;
 #endif
     }
     m->time = currentCommunicationPoint + H;
@@ -369,6 +409,23 @@ FMI2_EXPORT int hpctwin_set_max_substep(fmi2Component c, double h_max)
     if (!(h_max >= 0.0)) return 1;
     m->hpctwin_h_max = h_max;
     return 0;
+}
+
+/* Error control of the sub-steps (fmi2DoStep): tol_x for dynamic states [their units], tol_q relative to a running
+   integral's increment; both 0 (the default) = plain equal sub-steps. */
+FMI2_EXPORT int hpctwin_set_tolerance(fmi2Component c, double tol_x, double tol_q)
+{
+    ModelInstance* m = (ModelInstance*)c;
+    if (!(tol_x >= 0.0) || !(tol_q >= 0.0)) return 1;
+    m->hpctwin_tol_x = tol_x;
+    m->hpctwin_tol_q = tol_q;
+    return 0;
+}
+
+/* Heun pieces taken since instantiation (sub-steps, counting each bisected piece). */
+FMI2_EXPORT double hpctwin_pieces(fmi2Component c)
+{
+    return ((ModelInstance*)c)->hpctwin_pieces;
 }
 
 /* Advance n communication steps of length h from t0: row j of u (n_in values) is set, the step is taken and row
@@ -427,7 +484,8 @@ def install_integrator(c_source: str) -> str:
     struct_end = "} ModelInstance;"
     if c_source.count(struct_end) != 1:
         raise FMUBuildError("install_integrator: 'typedef struct {...} ModelInstance;' not found once in the C source")
-    c_source = c_source.replace(struct_end, "    fmi2Real    hpctwin_h_max;\n" + struct_end, 1)
+    fields = "".join(f"    fmi2Real    {f};\n" for f in ("hpctwin_h_max", "hpctwin_tol_x", "hpctwin_tol_q", "hpctwin_pieces"))
+    c_source = c_source.replace(struct_end, fields + struct_end, 1)
     head = "FMI2_EXPORT fmi2Status fmi2DoStep("
     start = c_source.find(head)
     end = c_source.find("\n}\n", start)
@@ -435,7 +493,42 @@ def install_integrator(c_source: str) -> str:
         raise FMUBuildError("install_integrator: rumoca's forward-Euler fmi2DoStep not found in the C source")
     if "#include <math.h>" not in c_source:
         c_source = "#include <math.h>\n" + c_source
-    return c_source[:start] + _DOSTEP_C.rstrip("\n") + c_source[end + 2:] + _HELPERS_C
+    quad = quadrature_states(c_source)
+    table = (f"#define HPCTWIN_MAX_DEPTH {MAX_BISECTIONS}\n"
+             "/* hpctwin: 1 = a running integral (E_*, M_*: nothing depends on it), its error taken relative */\n"
+             "static const unsigned char hpctwin_quadrature[N_STATES > 0 ? N_STATES : 1] = {"
+             + (", ".join("1" if q else "0" for q in quad) or "0") + "};\n")
+    return c_source[:start] + table + _DOSTEP_C.rstrip("\n") + c_source[end + 2:] + _HELPERS_C
+
+
+#: rumoca 0.9.13's start value of a state in ``fmi2Instantiate``: ``m->x[i] = <value>;  /* <name> */``.
+_STATE_START = re.compile(r"m->x\[(\d+)\] = [^;\n]*;\s*/\* ([A-Za-z_][A-Za-z0-9_]*)(?:\[\d+\])? \*/")
+#: Names of the running integrals in the generated plant (cooling_fmu.modelica: ``der(E_x) = P_x``, ``M_makeup``).
+_QUADRATURE_NAME = re.compile(r"^(E|M)_")
+
+
+def quadrature_states(c_source: str) -> list[bool]:
+    """Which states of rumoca's C are running integrals (energy ``E_*`` and mass ``M_*`` totals of the plant).
+
+    Their derivative feeds no other equation, so their local error is judged against their own increment, not an
+    absolute tolerance (:data:`_DOSTEP_C`'s error control).
+
+    Parameters
+    ----------
+    c_source : str
+        rumoca 0.9.13's C, whose ``fmi2Instantiate`` sets each state's start value with its name in a comment.
+
+    Returns
+    -------
+    list of bool
+        One per state index ``0 .. N_STATES - 1`` (True: a running integral); empty when no state is named (then
+        every state is judged as a dynamic one, or there is none).
+    """
+    names: dict[int, str] = {}
+    for mt in _STATE_START.finditer(c_source):
+        names.setdefault(int(mt.group(1)), mt.group(2))
+    n = max(names) + 1 if names else 0
+    return [bool(_QUADRATURE_NAME.match(names.get(i, ""))) for i in range(n)]
 
 
 def _codegen(source: str, model_name: str, out_dir: Path, phase=lambda _msg: None) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["Plant", "PlantError", "HeldStepPlant", "AdaptiveStepper", "STEPPING", "StepAverager", "AVERAGED_BY_TOTAL",
            "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name", "group_cdu_columns", "supply_rise_K_per_W",
-           "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings"]
+           "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings", "wet_bulb_switches_K"]
 
 #: Per-CDU output holding the CDU's secondary (rack-side) supply temperature [K].
 CDU_SUPPLY_T = "T_sec_sup"
@@ -136,6 +136,29 @@ class HeldStepPlant(Plant, Protocol):
 STEPPING = ("adaptive", "fixed")
 
 
+def wet_bulb_switches_K(plant: object) -> tuple[float, ...]:
+    """Wet-bulbs at which a generated plant's equations jump: the trim chiller's economiser switch-over
+    (``T_wb > T_wb_switch``, :mod:`cooling_fmu.modelica`), where the chiller's whole load starts or stops at once.
+
+    Parameters
+    ----------
+    plant : object
+        A plant (wrappers forward ``own_model`` and ``params``); a site FMU (``own_model`` False) or a plant
+        without parameters has none known.
+
+    Returns
+    -------
+    tuple of float
+        The switch wet-bulbs [K], possibly empty.
+    """
+    if not getattr(plant, "own_model", False):
+        return ()
+    chiller = getattr(getattr(plant, "params", None), "chiller", None)
+    if chiller is None or not chiller.enabled:
+        return ()
+    return (float(chiller.T_wb_switch_K),)
+
+
 class AdaptiveStepper:
     """Step a plant on its fixed output grid, but with longer internal steps while the heat input is constant.
 
@@ -145,7 +168,9 @@ class AdaptiveStepper:
     ``max_held_steps`` (for :class:`cooling_fmu.plant.CoolingPlant`: 10 Heun sub-steps of
     :func:`cooling_fmu.plant.max_stable_step_s`) and never
     beyond the constant run. The wet-bulb input of a long step is the mean of its steps' wet-bulbs (the exact
-    average of the piecewise-linear weather over the step, since every step has the same length).
+    average of the piecewise-linear weather over the step, since every step has the same length). A run also ends
+    where the wet-bulb crosses a switch of the plant's equations (:func:`wet_bulb_switches_K`, the trim chiller's
+    economiser switch-over), so no long step averages the wet-bulb across it.
 
     The run's output grid does not change: the steps inside a long step get every output linearly interpolated
     between its start and end values. The running energy totals ``E_*_out`` are therefore linear inside it, so
@@ -200,7 +225,11 @@ class AdaptiveStepper:
         self.P_cooling_index = plant.P_cooling_index
         self.calls = 0
         self.steps = 0
-        self._last_heat: np.ndarray | None = None
+        self._last_heat: np.ndarray | None = None  # the run key of the last row (heat, sides of the switches)
+        self._switches = np.asarray(wet_bulb_switches_K(plant), dtype=float)
+        #: a supervisory stager's sampling period in steps (cooling_fmu.supervisory.StagedPlant.sample_steps); long
+        #: steps end on its sample instants, so it decides at the instants and on the outputs of a fixed step
+        self._every = max(0, int(getattr(plant, "sample_steps", 0) or 0))
         self._since_change = 0
         self._held = 1
         self._y: np.ndarray | None = None
@@ -290,12 +319,13 @@ class AdaptiveStepper:
             self._run_sequence(q, tw, extra, out, pos)
             return
         # start of each run of identical rows (the kernel hands over broadcast blocks: usually a single run)
-        starts = np.flatnonzero(np.any(q[1:] != q[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
+        key = self._run_key(q, tw)
+        starts = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
         bounds = np.concatenate(([0], starts, [m]))
         for a, b in zip(bounds[:-1], bounds[1:]):
             h = q[a]
-            if self._last_heat is None or not np.array_equal(h, self._last_heat):
-                self._last_heat = h.copy()
+            if self._last_heat is None or not np.array_equal(key[a], self._last_heat):
+                self._last_heat = key[a].copy()
                 self._since_change, self._held = 0, 1
             i = pos[0] = a
             while i < b:
@@ -305,7 +335,7 @@ class AdaptiveStepper:
                     self.calls += n
                     self._since_change += n
                 else:
-                    n = min(self._held, b - i)
+                    n = min(self._held, b - i, self._to_sample(0))
                     if n == 1:
                         out[i] = self.plant.run(q[i:i + 1], tw[i:i + 1], **db(i, i + 1))[0]
                     else:
@@ -335,12 +365,13 @@ class AdaptiveStepper:
         instead of some hundred. On a failure ``out`` holds the steps completed and ``pos[0]`` their count.
         """
         m = q.shape[0]
-        starts = np.flatnonzero(np.any(q[1:] != q[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
+        key = self._run_key(q, tw)
+        starts = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
         bounds = np.concatenate(([0], starts, [m])).tolist()
         ns: list[int] = []
         for a, b in zip(bounds[:-1], bounds[1:]):
-            if self._last_heat is None or not np.array_equal(q[a], self._last_heat):
-                self._last_heat = q[a].copy()
+            if self._last_heat is None or not np.array_equal(key[a], self._last_heat):
+                self._last_heat = key[a].copy()
                 self._since_change, self._held = 0, 1
             i = a
             while i < b:
@@ -348,7 +379,7 @@ class AdaptiveStepper:
                     n = 1
                     self._since_change += 1
                 else:
-                    n = min(self._held, b - i)
+                    n = min(self._held, b - i, self._to_sample(i))
                     self._held = min(self._held * self.growth, self.max_held)
                 ns.append(n)
                 i += n
@@ -376,6 +407,27 @@ class AdaptiveStepper:
             raise
         self._fill_held(Y, n_arr, out, 0)
         pos[0] = m
+
+    def _to_sample(self, ahead: int) -> int:
+        """Steps to the stager's next sample instant from ``ahead`` steps after the stager's count of steps taken
+        (``steps_done``); no bound without a stager. A long step thus never spans a sample: a 240 s long step
+        under a 60 s stager is four of 60 s (the same Heun sub-steps), and the stager decides at the instants, and
+        on the outputs, of a fixed step.
+        """
+        if not self._every:
+            return self.max_held
+        return self._every - (int(self.plant.steps_done) + ahead) % self._every
+
+    def _run_key(self, q: np.ndarray, tw: np.ndarray) -> np.ndarray:
+        """What a run of rows held in one long step must share: the heat per CDU and, for each wet-bulb at which
+        the plant's equations switch (:func:`wet_bulb_switches_K`), the side of it the wet-bulb is on. A long
+        step then never straddles a switch (its mean wet-bulb is on the side of all its rows), and a crossing
+        restarts the fine steps, as a change of the heat does: the switch falls on the step it falls on at a
+        fixed step.
+        """
+        if not self._switches.size:
+            return q
+        return np.concatenate([q, (tw[:, None] > self._switches[None, :]).astype(float)], axis=1)
 
     def _fill_held(self, Y: np.ndarray, n_arr: np.ndarray, out: np.ndarray, i: int) -> None:
         """Rows of the long steps ending in ``Y`` (their sizes ``n_arr``, from row ``i``), interpolated linearly

@@ -19,7 +19,18 @@ import numpy as np
 
 from .adapter import FMUError
 
-__all__ = ["FMUStepper"]
+__all__ = ["FMUStepper", "SUBSTEP_TOL_Q", "SUBSTEP_TOL_X"]
+
+#: Error control of the generated FMU's Heun sub-steps (:func:`cooling_fmu.build.install_integrator`): largest local
+#: error estimate ``0.5 h |k2 - k1|`` of a dynamic state in one piece, in its own units (1 mK for the temperatures,
+#: 1e-3 for the controllers' integrators, which run over 0..1). ASSUMPTION, chosen by measurement: a one-hour step
+#: after a 30 -> 80 % heat step on the Theta plant then ends 1.8e-5 off 240 steps of 15 s in cooling energy
+#: (6.6e-4 without it) and 8.5e-6 off a 0.94 s reference, with 248 Heun pieces instead of 56 (docs/cooling.md).
+SUBSTEP_TOL_X = 1e-3
+#: The same for a running integral (``E_*``, ``M_*``), relative to its increment over the piece: a power that jumps
+#: or kinks inside a sub-step (pump staging, the chiller starting, a valve or fan reaching its limit) has the piece
+#: bisected around it.
+SUBSTEP_TOL_Q = 0.1
 
 
 class FMUStepper:
@@ -36,8 +47,9 @@ class FMUStepper:
     vr_out : list
         Value references of the outputs, in output order.
     own_loop_substep_s : float | None
-        For an FMU built here: the longest Heun sub-step [s], handed to ``hpctwin_set_max_substep``, and the FMU's
-        own C loop is used; None for a site FMU (Python loop).
+        For an FMU built here: the longest Heun sub-step [s], handed to ``hpctwin_set_max_substep`` (with the error
+        control :data:`SUBSTEP_TOL_X` / :data:`SUBSTEP_TOL_Q`, ``hpctwin_set_tolerance``), and the FMU's own C loop
+        is used; None for a site FMU (Python loop).
 
     Attributes
     ----------
@@ -60,6 +72,8 @@ class FMUStepper:
         self.run_c = raw.hpctwin_run if raw is not None and own_loop_substep_s is not None else None
         if self.run_c is not None:  # limit > 0 and finite (max_stable_step_s), which the FMU accepts
             raw.hpctwin_set_max_substep(fmu.component, own_loop_substep_s)
+            if getattr(raw, "hpctwin_set_tolerance", None) is not None:  # the sub-steps' error control
+                raw.hpctwin_set_tolerance(fmu.component, SUBSTEP_TOL_X, SUBSTEP_TOL_Q)
 
     def start(self, t_start_s: float, u: np.ndarray, states: np.ndarray | None) -> np.ndarray:
         """Set up the experiment, set inputs and initial states, leave initialisation mode.

@@ -56,7 +56,9 @@ def test_week_of_the_main_job_within_1e_4_of_a_quarter_second_reference(tmp_path
 
     assert err(fixed) <= 1e-5  # the default scheme, 2.1e-6 measured (forward Euler: 3.9e-5)
     assert err(a60) <= 1e-4 and err(ada) <= 1e-4  # the opt-in schemes meet the target too
-    assert err(a60) < err(ada)  # ... and converge as the long steps shorten
+    # under the plant's 60 s cell stager a long step ends on each of its sample instants (AdaptiveStepper._to_sample:
+    # the stager decides at the instants and on the outputs of a fixed step), so the 240 s cap takes the 60 s plan
+    assert ada.summary["E_cooling_J"] == a60.summary["E_cooling_J"] and ada.plant_calls == a60.plant_calls
     for r in (fixed, a60, ada):
         assert abs(r.summary["PUE"] - ref.summary["PUE"]) / ref.summary["PUE"] <= 1e-5
     # the adaptive scheme is no free lunch: it differs from the fixed 15 s run (long steps were taken) ...

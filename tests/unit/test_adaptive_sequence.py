@@ -147,3 +147,84 @@ def test_fmu_failure_in_a_sequence_reports_the_long_steps_completed_before_it(fm
         assert ei.value.time_s == (6 + 8) * 15.0
         with pytest.raises(ValueError, match="n_steps must be in 1"):
             advance_held_sequence(a, q0, np.full(1, 290.0), np.array([a.max_held_steps + 1]), staged)
+
+
+class _Recording:
+    """Mix-in for the exact lag: a generated plant's switch (``own_model``, ``params.chiller``) and a 4-step stager's
+    ``sample_steps`` / ``steps_done``; every plant step is recorded as (first step, steps, wet-bulbs given)."""
+
+    own_model = True
+    params = type("P", (), {"chiller": type("C", (), {"enabled": True, "T_wb_switch_K": 291.15})()})()
+    sample_steps = 4
+
+    def initialize(self, heat_w, T_wb_K):
+        self.steps_done, self.plan = 0, []
+        return super().initialize(heat_w, T_wb_K)
+
+    def run(self, heat_w, T_wb_K):
+        for tw in np.asarray(T_wb_K):
+            self.plan.append((self.steps_done, 1, float(tw)))
+            self.steps_done += 1
+        return super().run(heat_w, T_wb_K)
+
+    def advance_held(self, heat_w, T_wb_K, n_steps):
+        self.plan.append((self.steps_done, int(n_steps), float(T_wb_K)))
+        self.steps_done += int(n_steps)
+        return super().advance_held(heat_w, T_wb_K, n_steps)
+
+
+class _RecordingLag(_Recording, ExactLag):
+    pass
+
+
+class _RecordingLagSequence(_Recording, ExactLagSequence):
+    pass
+
+
+@pytest.mark.parametrize("cls", [_RecordingLag, _RecordingLagSequence])
+def test_long_steps_end_on_the_stager_samples_and_never_straddle_the_chiller_switch(cls):
+    """A long step covers no sample instant of the stager (every 4 steps) and no crossing of the trim chiller's
+    wet-bulb switch (291.15 K); a crossing restarts the fine steps, as a heat change does."""
+    plant = cls(max_held_steps=16)
+    st = AdaptiveStepper(plant, n_fine=4)
+    tw = np.concatenate([np.linspace(290.0, 291.0, 30), np.linspace(291.3, 292.0, 38)])  # crosses at row 30
+    st.initialize(np.full(2, 1e5), 290.0)
+    st.run(np.full((68, 2), 1e5), tw)
+    assert sum(n for _, n, _ in plant.plan) == 68
+    longs = [(k, n) for k, n, _ in plant.plan if n > 1]
+    assert longs and all(k // 4 == (k + n - 1) // 4 for k, n in longs)  # inside one sample period each
+    assert all(not (k < 30 < k + n) for k, n in longs)  # none across the switch
+    assert [(k, n) for k, n, _ in plant.plan if 30 <= k < 34] == [(30, 1), (31, 1), (32, 1), (33, 1)]  # fine again
+    # without a stager or a switch (a site plant), the long steps grow to the cap as before: 4 fine, 1, 2, 4, 8, 16
+    free = ExactLag(max_held_steps=16)
+    st2 = AdaptiveStepper(free, n_fine=4)
+    st2.initialize(np.full(2, 1e5), 290.0)
+    st2.run(np.full((35, 2), 1e5), tw[:35])
+    assert st2.calls == 4 + 5 and free.held_calls == 4
+
+
+@pytest.mark.fmu
+def test_fmu_adaptive_under_its_stager_across_the_chiller_switch_is_the_fixed_step_run(fmu_cache):
+    """One hour after a 30 -> 80 % heat step, the wet-bulb rising 290 -> 296 K across the chiller's 291.15 K switch,
+    the Theta plant under its stager: adaptive within 1e-4 of fixed 15 s in cooling energy and 1e-3 in fan energy.
+    Long steps across the switch and over the stager's samples gave -2.5e-2 and +1.15e-1 (the chiller enabled for a
+    whole long step by its mean wet-bulb; cells added up to 240 s late)."""
+    from cooling_fmu.params import load_plant_params
+    from cooling_fmu.plant import CoolingPlant
+    from cooling_fmu.supervisory import StagedPlant
+
+    p = load_plant_params("theta")
+    q = p.cdu.Q_flow_nominal_W
+    tw = np.linspace(290.0, 296.0, 240)
+    ends = []
+    for adaptive in (False, True):
+        with CoolingPlant(p, step_s=15.0, cache_dir=fmu_cache) as plant:
+            st = StagedPlant(plant)
+            st = AdaptiveStepper(st, max_held=16) if adaptive else st
+            st.initialize(np.full(6, 0.3 * q), 290.0)
+            out = st.run(np.full((240, 6), 0.8 * q), tw)
+            ends.append(dict(zip(plant.output_names, out[-1])))
+    (fx, ad) = ends
+    assert fx["P_chiller"] > 0.0  # the chiller was enabled on the way
+    assert abs(ad["E_cooling_out"] / fx["E_cooling_out"] - 1.0) < 1e-4
+    assert abs(ad["E_fan_out"] / fx["E_fan_out"] - 1.0) < 1e-3
