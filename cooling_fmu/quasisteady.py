@@ -56,6 +56,9 @@ TABLE_VERSION = "2"
 #: 3e-12 relative against the bisection to adjacent doubles of the steady states, for about 6x fewer tower
 #: evaluations (plant v5 made this solve ~90 % of a fast-plant run's time).
 FAN_YTOL = 1e-12
+#: Tolerance of the fast plant's valve solve on the opening [-] in rows between the table's regimes
+#: (:func:`_cdu_and_flow_columns` with ``exact``; :func:`cooling_fmu.modelica._valves_at` by regula falsi).
+VALVE_YTOL = 1e-13
 #: Bisection width of the basin temperature in the chiller regime of the fast plant [K] (:func:`_chiller_rows`).
 BASIN_XTOL_K = 1e-9
 #: Heat per CDU of the table grid as fractions of ``cdu.Q_flow_nominal_W``: 0 to 1.5 in steps of 0.025.
@@ -718,7 +721,7 @@ def _cdu_and_flow_columns(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarra
     tab, p, c = plant.table, plant.params, plant.params.cdu
     cp = p.cp_water_J_kgK
     if exact:
-        y_v, T_sec = _valves_at(p, q, T_fs[:, None])
+        y_v, T_sec = _valves_at(p, q, T_fs[:, None], ytol=VALVE_YTOL)
     else:
         both = _bilinear(tab.q_W, tab.T_fs_K, plant._cdu_table, q.ravel(), np.repeat(T_fs, plant.n_cdu))
         y_v, T_sec = both[:, 0].reshape(q.shape), both[:, 1].reshape(q.shape)
