@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["Plant", "PlantError", "HeldStepPlant", "AdaptiveStepper", "STEPPING", "StepAverager", "AVERAGED_BY_TOTAL",
            "average_pairs", "WATER_CP_J_PER_KG_K", "cdu_series_name", "group_cdu_columns", "supply_rise_K_per_W",
-           "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings", "wet_bulb_switches_K"]
+           "CDU_SUPPLY_T", "cdu_supply_columns", "validity_warnings", "wet_bulb_switches_k"]
 
 #: Per-CDU output holding the CDU's secondary (rack-side) supply temperature [K].
 CDU_SUPPLY_T = "T_sec_sup"
@@ -136,7 +136,7 @@ class HeldStepPlant(Plant, Protocol):
 STEPPING = ("adaptive", "fixed")
 
 
-def wet_bulb_switches_K(plant: object) -> tuple[float, ...]:
+def wet_bulb_switches_k(plant: object) -> tuple[float, ...]:
     """Wet-bulbs at which a generated plant's equations jump: the trim chiller's economiser switch-over
     (``T_wb > T_wb_switch``, :mod:`cooling_fmu.modelica`), where the chiller's whole load starts or stops at once.
 
@@ -169,7 +169,7 @@ class AdaptiveStepper:
     :func:`cooling_fmu.plant.max_stable_step_s`) and never
     beyond the constant run. The wet-bulb input of a long step is the mean of its steps' wet-bulbs (the exact
     average of the piecewise-linear weather over the step, since every step has the same length). A run also ends
-    where the wet-bulb crosses a switch of the plant's equations (:func:`wet_bulb_switches_K`, the trim chiller's
+    where the wet-bulb crosses a switch of the plant's equations (:func:`wet_bulb_switches_k`, the trim chiller's
     economiser switch-over), so no long step averages the wet-bulb across it.
 
     The run's output grid does not change: the steps inside a long step get every output linearly interpolated
@@ -226,7 +226,7 @@ class AdaptiveStepper:
         self.calls = 0
         self.steps = 0
         self._last_heat: np.ndarray | None = None  # the run key of the last row (heat, sides of the switches)
-        self._switches = np.asarray(wet_bulb_switches_K(plant), dtype=float)
+        self._switches = np.asarray(wet_bulb_switches_k(plant), dtype=float)
         #: a supervisory stager's sampling period in steps (cooling_fmu.supervisory.StagedPlant.sample_steps); long
         #: steps end on its sample instants, so it decides at the instants and on the outputs of a fixed step
         self._every = max(0, int(getattr(plant, "sample_steps", 0) or 0))
@@ -420,7 +420,7 @@ class AdaptiveStepper:
 
     def _run_key(self, q: np.ndarray, tw: np.ndarray) -> np.ndarray:
         """What a run of rows held in one long step must share: the heat per CDU and, for each wet-bulb at which
-        the plant's equations switch (:func:`wet_bulb_switches_K`), the side of it the wet-bulb is on. A long
+        the plant's equations switch (:func:`wet_bulb_switches_k`), the side of it the wet-bulb is on. A long
         step then never straddles a switch (its mean wet-bulb is on the side of all its rows), and a crossing
         restarts the fine steps, as a change of the heat does: the switch falls on the step it falls on at a
         fixed step.

@@ -329,7 +329,11 @@ def test_long_communication_step_is_split_into_substeps(theta_fmu):
     assert 56 < pieces < 400  # 56 nominal sub-steps, bisected around the kinks (248 measured); never 64 x 56
     plain, n_plain = _hour_after_a_heat_step(p, cache, 3600.0, 1, tol=(0.0, 0.0))
     assert n_plain == 56
-    assert abs(plain["E_cooling_out"] / fine["E_cooling_out"] - 1.0) > 4e-4  # the defect this control mends
+    # the defect this control mends: with the valve feed-forward of session 10 the parts' errors with the control off
+    # (facility pumps +2.1e-3, tower pumps +1.1e-3, chiller -1.1e-4) cancel in the total to 9.4e-5, so the parts
+    # are asserted, not the total
+    worst = max(abs(plain[e] / fine[e] - 1.0) for e in ("E_chiller_elec_out", "E_pump_fac_out", "E_pump_tower_out"))
+    assert worst > 1e-3
 
 
 def test_error_control_meets_a_fine_reference_and_leaves_smooth_steps_alone(theta_fmu):
