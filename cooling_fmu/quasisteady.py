@@ -921,6 +921,40 @@ def _tower_side_columns(plant: QuasiSteadyPlant, out: np.ndarray, T_fs: np.ndarr
     _fan_columns(plant, out, np.full(out.shape[0], y))
 
 
+def _loop_at(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: np.ndarray, qa: np.ndarray,
+             T_fs: np.ndarray, y: float) -> tuple:
+    """The steady loop of each row at the facility supply ``T_fs`` [K] and fan air ``y`` [1]: the per-CDU, flow and
+    pump columns written into ``out`` (in place, with the steady state's valves, :func:`_cdu_and_flow_columns`) and
+    the tower side by :func:`cooling_fmu.modelica.tower_side_at_fan` (its basin by regula falsi to
+    :data:`BASIN_XTOL_K`); what :func:`_chiller_rows` tries at the chiller's set point and :func:`_fixed_point_rows`
+    iterates on.
+
+    Parameters
+    ----------
+    plant : QuasiSteadyPlant
+        The fast plant.
+    out : np.ndarray
+        Output rows, shape (m, n_outputs), written in place.
+    q : np.ndarray
+        Heat per CDU [W], shape (m, n_cdu).
+    tw : np.ndarray
+        Wet-bulb [K], shape (m,).
+    qa : np.ndarray
+        Air side's heat into the tower water [W], shape (m,).
+    T_fs : np.ndarray
+        Facility supply [K], shape (m,).
+    y : float
+        Fan air-flow fraction [1].
+
+    Returns
+    -------
+    tuple
+        ``(m_fac [kg/s], m_cw [kg/s], Q_pump_cw [W], side)``, ``side`` the tuple of ``tower_side_at_fan``.
+    """
+    Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, out, q, T_fs, exact=True)
+    return m, mc, Qp, tower_side_at_fan(plant.params, Q, m, mc, Qp, qa, tw, T_fs, y, BASIN_XTOL_K, regula_falsi=True)
+
+
 def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: np.ndarray,
                   qa: np.ndarray) -> np.ndarray:
     """Rows at full fan air tried with the trim chiller holding its set point (regime C of
@@ -957,12 +991,10 @@ def _chiller_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, tw: n
     ndarray
         The rows written, bool, shape (m,).
     """
-    p = plant.params
-    T_set = chiller.chiller_setpoint_K(p)
+    T_set = chiller.chiller_setpoint_K(plant.params)
     T_fs = np.full(out.shape[0], T_set)
     sub = out.copy()
-    Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, sub, q, T_fs, exact=True)
-    side = tower_side_at_fan(p, Q, m, mc, Qp, qa, tw, T_fs, 1.0, BASIN_XTOL_K, regula_falsi=True)
+    m, mc, Qp, side = _loop_at(plant, sub, q, tw, qa, T_fs, 1.0)
     ok = (np.abs(side[4] - T_set) < 1e-6) & (side[3] > 0.0)
     k = np.flatnonzero(ok)
     if k.size:
@@ -1005,16 +1037,8 @@ def _fixed_point_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, t
     ndarray
         The rows written, bool, shape (m,).
     """
-    p = plant.params
-    scratch = out.copy()
-
-    def loop(T, r):
-        Q, m, _, mc, Qp = _cdu_and_flow_columns(plant, scratch[r], q[r], T, exact=True)
-        return Q, m, mc, Qp, tower_side_at_fan(p, Q, m, mc, Qp, qa[r], tw[r], T, y, BASIN_XTOL_K,
-                                               regula_falsi=True)
-
-    def g(T, r):
-        return T - loop(T, r)[4][4]
+    def g(T, r):  # out[r] is a copy: the trial's columns are not kept
+        return T - _loop_at(plant, out[r], q[r], tw[r], qa[r], T, y)[3][4]
 
     every = np.arange(out.shape[0])
     f_lo, f_hi = g(lo, every), g(hi, every)
@@ -1023,8 +1047,7 @@ def _fixed_point_rows(plant: QuasiSteadyPlant, out: np.ndarray, q: np.ndarray, t
     k = np.flatnonzero(ok)
     if k.size:
         part = out[k]
-        _, m, mc, Qp, side = loop(T[k], k)
-        _cdu_and_flow_columns(plant, part, q[k], T[k], exact=True)
+        m, mc, Qp, side = _loop_at(plant, part, q[k], tw[k], qa[k], T[k], y)
         _tower_side_columns(plant, part, T[k], side, m, mc, tw[k], Qp, qa[k], y)
         out[k] = part
     return ok
