@@ -310,7 +310,6 @@ class AdaptiveStepper:
 
     def _run_long(self, q: np.ndarray, tw: np.ndarray, extra: dict, out: np.ndarray, pos: list) -> None:
         """:meth:`run` with long steps (fine steps after each change, then growing held steps) into ``out``."""
-        m = q.shape[0]
 
         def db(a, b):  # the further per-step inputs of rows a..b
             return {k: v[a:b] for k, v in extra.items()}
@@ -318,10 +317,7 @@ class AdaptiveStepper:
         if getattr(self.plant, "held_sequence_available", False):  # every plant step of this call in one call
             self._run_sequence(q, tw, extra, out, pos)
             return
-        # start of each run of identical rows (the kernel hands over broadcast blocks: usually a single run)
-        key = self._run_key(q, tw)
-        starts = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
-        bounds = np.concatenate(([0], starts, [m]))
+        key, bounds = self._runs(q, tw)
         for a, b in zip(bounds[:-1], bounds[1:]):
             h = q[a]
             if self._last_heat is None or not np.array_equal(key[a], self._last_heat):
@@ -365,9 +361,8 @@ class AdaptiveStepper:
         instead of some hundred. On a failure ``out`` holds the steps completed and ``pos[0]`` their count.
         """
         m = q.shape[0]
-        key = self._run_key(q, tw)
-        starts = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
-        bounds = np.concatenate(([0], starts, [m])).tolist()
+        key, bounds = self._runs(q, tw)
+        bounds = bounds.tolist()
         ns: list[int] = []
         for a, b in zip(bounds[:-1], bounds[1:]):
             if self._last_heat is None or not np.array_equal(key[a], self._last_heat):
@@ -417,6 +412,15 @@ class AdaptiveStepper:
         if not self._every:
             return self.max_held
         return self._every - (int(self.plant.steps_done) + ahead) % self._every
+
+    def _runs(self, q: np.ndarray, tw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The run key of each row (:meth:`_run_key`) and the bounds of its runs of identical keys, ``[0, starts...,
+        m]`` (the kernel hands over broadcast blocks: usually a single run); for both plan paths.
+        """
+        m = q.shape[0]
+        key = self._run_key(q, tw)
+        starts = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1 if m > 1 else np.empty(0, dtype=np.intp)
+        return key, np.concatenate(([0], starts, [m]))
 
     def _run_key(self, q: np.ndarray, tw: np.ndarray) -> np.ndarray:
         """What a run of rows held in one long step must share: the heat per CDU and, for each wet-bulb at which

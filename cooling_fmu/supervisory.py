@@ -13,7 +13,6 @@ and the plant's own C loop runs the steps of one sample period in one call.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .components.staging import CellStager
